@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syncbridge — common definitions shared by every public header.
+ *
+ * Conventions used throughout the API:
+ *  - Functions return 0 on success or a negative errno value on failure; they
+ *    never set errno as their result and never abort the process.
+ *  - On failure every fd the caller passed in is left untouched and open, and
+ *    every output fd is left at -1.
+ *  - Every fd the library creates has O_CLOEXEC (FD_CLOEXEC) set.
+ *  - Timeouts are relative, in nanoseconds: SB_TIMEOUT_INFINITE waits forever,
+ *    0 polls without blocking. A wait interrupted by a signal resumes with the
+ *    remaining time; it never restarts the full timeout and never returns
+ *    early with -EINTR.
+ */
+#ifndef SYNCBRIDGE_COMMON_H
+#define SYNCBRIDGE_COMMON_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define SB_EXPORT __attribute__((visibility("default")))
+#else
+#define SB_EXPORT
+#endif
+
+/** Wait without a time limit. */
+#define SB_TIMEOUT_INFINITE INT64_C(-1)
+
+/**
+ * Access a party wants to a shared buffer. A reader must wait for earlier
+ * writers only; a writer must wait for every earlier reader and writer.
+ */
+enum sb_access {
+	SB_ACCESS_READ = 1,
+	SB_ACCESS_WRITE = 2,
+};
+
+/** Library version, "MAJOR.MINOR.PATCH". */
+SB_EXPORT const char *sb_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

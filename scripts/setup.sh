@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# syncbridge setup: install build + test dependencies and cache the guest kernel.
+#
+# Idempotent. On Debian 12 (bookworm) it:
+#   1. adds a bookworm-backports apt entry that reuses the URIs of the machine's
+#      existing Debian entry (no mirror host name lives in this repository);
+#   2. installs the toolchain, Mesa 25 / libdrm / wayland from backports, and the
+#      test-VM tools (qemu, busybox-static, cpio, xz);
+#   3. downloads (does not install) the backports linux-image package and unpacks
+#      it into the guest-kernel cache used by scripts/vm-run.sh.
+# On any other system it lists what is missing and exits 1.
+#
+# Environment:
+#   SYNCBRIDGE_CACHE   cache folder (default: ${XDG_CACHE_HOME:-$HOME/.cache}/syncbridge)
+#   SYNCBRIDGE_SETUP_SKIP_APT=1   skip apt (for machines already set up by hand)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache=${SYNCBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/syncbridge}
+log() { printf 'setup: %s\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+# Packages from plain bookworm.
+base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
+	libvulkan-dev vulkan-tools
+	qemu-system-x86 busybox-static cpio xz-utils kmod
+	valgrind strace)
+# Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
+# SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
+# drmSyncobjEventfd; wayland-protocols 1.43 has linux-drm-syncobj-v1).
+bp_pkgs=(meson libdrm-dev libdrm2 mesa-vulkan-drivers libegl-mesa0 libgbm1 libgbm-dev
+	libgl1-mesa-dri libglapi-mesa libegl-dev libgles-dev
+	libwayland-dev libwayland-client0 libwayland-server0 wayland-protocols)
+
+# Commands the build and the test VM need; used to explain a non-Debian host.
+needed_cmds=(cc meson ninja pkg-config qemu-system-x86_64 cpio xz)
+report_missing() {
+	local missing=()
+	for c in "${needed_cmds[@]}"; do command -v "$c" >/dev/null || missing+=("$c"); done
+	pkg-config --exists libdrm 2>/dev/null || missing+=("libdrm (pkg-config)")
+	pkg-config --exists vulkan 2>/dev/null || missing+=("vulkan loader headers (pkg-config vulkan)")
+	[ -e /usr/bin/busybox ] || [ -e /bin/busybox ] || missing+=("busybox (static)")
+	if [ ${#missing[@]} -gt 0 ]; then
+		printf 'setup: this is not Debian 12, so nothing was installed automatically.\n' >&2
+		printf 'setup: missing: %s\n' "${missing[@]}" >&2
+		printf 'setup: install them with your package manager, then put a Linux >= 6.6 kernel\n' >&2
+		printf 'setup: package (vmlinuz + modules) under %s/kernel (see docs/testing.md).\n' "$cache" >&2
+		exit 1
+	fi
+	log "non-Debian host, but every needed command is present"
+}
+
+. /etc/os-release 2>/dev/null || true
+if [ "${ID:-}" != debian ] || [ "${VERSION_CODENAME:-}" != bookworm ]; then
+	report_missing
+	[ -d "$cache/kernel/boot" ] || die "no guest kernel in $cache/kernel; see docs/testing.md"
+	exit 0
+fi
+[ "$(id -u)" = 0 ] || die "run as root (apt-get and the kernel download need it)"
+
+# --- 1. backports entry ------------------------------------------------------
+# Find the URIs that serve the 'bookworm' suite in the existing sources, in either
+# the deb822 (*.sources) or the one-line (*.list) format.
+find_debian_uris() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk 'BEGIN{RS=""; FS="\n"}
+		{ uris=""; suites=""; en=1
+		  for (i=1;i<=NF;i++) {
+		    if ($i ~ /^URIs:/)    { sub(/^URIs:[ \t]*/,"",$i); uris=$i }
+		    if ($i ~ /^Suites:/)  { sub(/^Suites:[ \t]*/,"",$i); suites=" " $i " " }
+		    if ($i ~ /^Enabled:[ \t]*no/) en=0
+		  }
+		  if (en && suites ~ / bookworm /) print uris }' "$f"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		awk '$1=="deb" { for (i=2;i<=NF;i++) if ($i !~ /^\[/ && $i ~ /:\/\//) { if ($(i+1)=="bookworm") print $i; break } }' "$f"
+	done
+}
+bp_file=/etc/apt/sources.list.d/syncbridge-backports.sources
+have_bp() { grep -rqsE 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; }
+if ! have_bp; then
+	uris=$(find_debian_uris | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ')
+	[ -n "$uris" ] || die "no apt entry for the 'bookworm' suite found to reuse for bookworm-backports"
+	log "adding bookworm-backports from: $uris"
+	cat >"$bp_file" <<SRC
+# Added by syncbridge scripts/setup.sh: the same URIs as the Debian 'bookworm' entry.
+Types: deb
+URIs: $uris
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	rm -f /var/lib/syncbridge-apt-updated
+fi
+
+# --- 2. packages -------------------------------------------------------------
+export DEBIAN_FRONTEND=noninteractive
+apt_install_needed() {
+	local want=() p
+	for p in "${base_pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || want+=("$p"); done
+	# A backports package counts as installed only at its backports version.
+	for p in "${bp_pkgs[@]}"; do
+		local inst cand
+		inst=$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || true)
+		cand=$(apt-cache policy "$p" 2>/dev/null | awk '/bookworm-backports/{print prev} {prev=$1}' | head -n1)
+		if [ -z "$inst" ] || { [ -n "$cand" ] && [ "$inst" != "$cand" ]; }; then want+=("$p"); fi
+	done
+	printf '%s\n' "${want[@]}"
+}
+if [ "${SYNCBRIDGE_SETUP_SKIP_APT:-0}" != 1 ]; then
+	if [ ! -e /var/lib/syncbridge-apt-updated ] || [ -n "$(find /var/lib/syncbridge-apt-updated -mmin +720 2>/dev/null)" ]; then
+		log "apt-get update"
+		apt-get update -q >/dev/null
+		touch /var/lib/syncbridge-apt-updated
+	fi
+	mapfile -t want < <(apt_install_needed)
+	if [ ${#want[@]} -gt 0 ]; then
+		log "installing: ${want[*]}"
+		apt-get install -y -q --no-install-recommends "${base_pkgs[@]}" >/dev/null
+		apt-get install -y -q --no-install-recommends -t bookworm-backports "${bp_pkgs[@]}" >/dev/null
+	else
+		log "packages already installed"
+	fi
+fi
+
+# --- 3. guest kernel ---------------------------------------------------------
+# linux-image-amd64 is a metapackage: resolve it to the versioned image package.
+mkdir -p "$cache"
+if [ ! -e "$cache/kernel/.complete" ]; then
+	img=$(apt-cache depends -t bookworm-backports linux-image-amd64 2>/dev/null |
+		awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+	[ -n "$img" ] || die "cannot resolve linux-image-amd64 in bookworm-backports"
+	log "downloading guest kernel $img"
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	(cd "$tmp" && apt-get download -q -t bookworm-backports "$img" >/dev/null)
+	rm -rf "$cache/kernel"
+	mkdir -p "$cache/kernel"
+	dpkg-deb -x "$tmp"/*.deb "$cache/kernel"
+	ls "$cache"/kernel/boot/vmlinuz-* >/dev/null 2>&1 || die "kernel package has no vmlinuz"
+	touch "$cache/kernel/.complete"
+fi
+log "guest kernel: $(basename "$(ls "$cache"/kernel/boot/vmlinuz-* | head -n1)")"
+log "done"

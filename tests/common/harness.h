@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Minimal test harness shared by both tiers. Each test program is one
+ * behaviour, runnable alone (also under gdb / valgrind), and exits with
+ *   0  every check passed
+ *   1  a check failed
+ *   77 skipped (meson counts it as SKIP, never as a pass): say why.
+ * Checks print "ok"/"not ok" lines so a failure says what and where.
+ */
+#ifndef SB_TEST_HARNESS_H
+#define SB_TEST_HARNESS_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int sb_test_failures;
+static int sb_test_checks;
+
+#define CHECK(cond, ...)                                                           \
+	do {                                                                       \
+		sb_test_checks++;                                                  \
+		if (cond) {                                                        \
+			if (getenv("SB_TEST_VERBOSE")) {                           \
+				printf("ok %d - ", sb_test_checks);               \
+				printf(__VA_ARGS__);                               \
+				printf("\n");                                      \
+			}                                                          \
+		} else {                                                           \
+			sb_test_failures++;                                        \
+			printf("not ok %d - %s:%d: (%s) ", sb_test_checks, __FILE__, \
+			       __LINE__, #cond);                                   \
+			printf(__VA_ARGS__);                                       \
+			printf("\n");                                              \
+			fflush(stdout);                                            \
+		}                                                                  \
+	} while (0)
+
+/* Compare two ints (errno codes, counts), printing both on failure. */
+#define CHECK_EQ(a, b, what)                                                         \
+	do {                                                                         \
+		long long sb_a_ = (long long)(a), sb_b_ = (long long)(b);            \
+		CHECK(sb_a_ == sb_b_, "%s: got %lld (%s), want %lld (%s)", (what),   \
+		      sb_a_, sb_a_ < 0 ? strerror((int)-sb_a_) : "-", sb_b_,         \
+		      sb_b_ < 0 ? strerror((int)-sb_b_) : "-");                      \
+	} while (0)
+
+/* Abort the test (fail) when a precondition needed to go on is not met. */
+#define REQUIRE(cond, ...)                                                          \
+	do {                                                                        \
+		if (!(cond)) {                                                      \
+			printf("Bail out! %s:%d: (%s) ", __FILE__, __LINE__, #cond); \
+			printf(__VA_ARGS__);                                        \
+			printf("\n");                                               \
+			exit(1);                                                    \
+		}                                                                   \
+	} while (0)
+
+static inline void __attribute__((noreturn, format(printf, 1, 2)))
+sb_test_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("SKIP: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(77);
+}
+
+static inline void
+sb_test_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Number of open fds of this process (from /proc/self/fd), or -1. */
+static inline int
+sb_test_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1; /* the DIR's own fd */
+}
+
+static inline int
+sb_test_finish(void)
+{
+	printf("%s: %d checks, %d failed\n", sb_test_failures ? "FAIL" : "PASS", sb_test_checks,
+	       sb_test_failures);
+	return sb_test_failures ? 1 : 0;
+}
+
+#endif
