@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync_file helpers over the kernel's uapi (include/uapi/linux/sync_file.h).
+ */
+#include <syncbridge/sync_file.h>
+
+#include <linux/sync_file.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sync_file_internal.h"
+#include "util.h"
+
+#ifndef SYNC_IOC_SET_DEADLINE
+/* Linux 6.5 (uapi sync_file.h): "struct sync_set_deadline - SYNC_IOC_SET_DEADLINE". */
+struct sync_set_deadline {
+	__u64 deadline_ns;
+	__u64 pad; /* must be zero */
+};
+#define SYNC_IOC_SET_DEADLINE _IOW(SYNC_IOC_MAGIC, 5, struct sync_set_deadline)
+#endif
+
+static const char merge_name[] = "syncbridge";
+
+int
+sb_sync_file_check(int fd, int32_t *status, uint32_t *num_fences)
+{
+	struct sync_file_info info;
+	int ret;
+
+	ret = sb_fd_check_open(fd);
+	if (ret)
+		return ret;
+
+	/* num_fences = 0 asks only for the count and the aggregate status. */
+	memset(&info, 0, sizeof(info));
+	ret = sb_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
+	if (ret < 0)
+		return ret == -EBADF ? -EBADF : -EINVAL; /* ENOTTY etc: not a sync_file */
+
+	if (status)
+		*status = info.status;
+	if (num_fences)
+		*num_fences = info.num_fences;
+	return 0;
+}
+
+bool
+sb_sync_file_is_valid(int fd)
+{
+	return sb_sync_file_check(fd, NULL, NULL) == 0;
+}
+
+int
+sb_sync_file_get_status(int fd, int *status)
+{
+	int32_t st;
+	int ret = sb_sync_file_check(fd, &st, NULL);
+
+	if (ret)
+		return ret;
+	*status = st;
+	return 0;
+}
+
+int
+sb_sync_file_wait(int fd, int64_t timeout_ns)
+{
+	int64_t deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
+	int32_t status;
+	int ret;
+
+	ret = sb_sync_file_check(fd, &status, NULL);
+	if (ret)
+		return ret;
+
+	while (status == 0) {
+		/* sync_file_poll(): EPOLLIN once the fence is signalled, nothing before. */
+		ret = sb_poll_until(fd, POLLIN, deadline);
+		if (ret < 0)
+			return ret;
+		ret = sb_sync_file_check(fd, &status, NULL);
+		if (ret)
+			return ret;
+	}
+
+	if (status < 0) {
+		sb_debug("sync_file %d signalled with error %d (from the fence's driver)", fd, status);
+		return status;
+	}
+	return 0;
+}
+
+int
+sb_sync_file_get_info(int fd, struct sb_sync_file_info **out)
+{
+	struct sync_file_info info;
+	struct sync_fence_info *fences = NULL;
+	struct sb_sync_file_info *res;
+	uint32_t n;
+	int ret;
+
+	*out = NULL;
+
+	ret = sb_sync_file_check(fd, NULL, &n);
+	if (ret)
+		return ret;
+
+	if (n) {
+		fences = calloc(n, sizeof(*fences));
+		if (!fences)
+			return -ENOMEM;
+	}
+
+	/* A sync_file's fence set never changes, so the count read above holds. */
+	memset(&info, 0, sizeof(info));
+	info.num_fences = n;
+	info.sync_fence_info = (uint64_t)(uintptr_t)fences;
+	ret = sb_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
+	if (ret < 0) {
+		ret = ret == -EBADF ? -EBADF : -EINVAL;
+		goto err_free_fences;
+	}
+	if (info.num_fences < n)
+		n = info.num_fences;
+
+	res = calloc(1, sizeof(*res) + (size_t)n * sizeof(res->fences[0]));
+	if (!res) {
+		ret = -ENOMEM;
+		goto err_free_fences;
+	}
+
+	memcpy(res->name, info.name, sizeof(res->name));
+	res->name[sizeof(res->name) - 1] = '\0';
+	res->status = info.status;
+	res->num_fences = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct sb_fence_info *f = &res->fences[i];
+
+		memcpy(f->driver, fences[i].driver_name, sizeof(f->driver));
+		f->driver[sizeof(f->driver) - 1] = '\0';
+		memcpy(f->timeline, fences[i].obj_name, sizeof(f->timeline));
+		f->timeline[sizeof(f->timeline) - 1] = '\0';
+		f->status = fences[i].status;
+		f->timestamp_ns = fences[i].timestamp_ns;
+	}
+
+	free(fences);
+	*out = res;
+	return 0;
+
+err_free_fences:
+	free(fences);
+	return ret;
+}
+
+void
+sb_sync_file_info_free(struct sb_sync_file_info *info)
+{
+	free(info);
+}
+
+/* Both inputs already validated. */
+static int
+merge_two(int a, int b, int *out_fd)
+{
+	struct sync_merge_data data;
+	int ret;
+
+	memset(&data, 0, sizeof(data));
+	memcpy(data.name, merge_name, sizeof(merge_name));
+	data.fd2 = b;
+	/* The kernel allocates data.fence with O_CLOEXEC (sync_file_merge()). */
+	ret = sb_ioctl(a, SYNC_IOC_MERGE, &data);
+	if (ret < 0) {
+		sb_log_errno(SB_LOG_DEBUG, ret, "SYNC_IOC_MERGE(%d, %d) failed", a, b);
+		return ret;
+	}
+	*out_fd = data.fence;
+	return 0;
+}
+
+int
+sb_sync_file_merge(int a, int b, int *out_fd)
+{
+	int ret;
+
+	*out_fd = -1;
+	ret = sb_sync_file_check(a, NULL, NULL);
+	if (ret)
+		return ret;
+	ret = sb_sync_file_check(b, NULL, NULL);
+	if (ret)
+		return ret;
+	return merge_two(a, b, out_fd);
+}
+
+int
+sb_sync_file_merge_array(const int *fds, size_t n, int *out_fd)
+{
+	int acc = -1;
+	int ret;
+
+	*out_fd = -1;
+	if (!fds || n == 0)
+		return -EINVAL;
+
+	for (size_t i = 0; i < n; i++) {
+		ret = sb_sync_file_check(fds[i], NULL, NULL);
+		if (ret)
+			return ret;
+	}
+
+	ret = sb_fd_dup(fds[0]);
+	if (ret < 0)
+		return ret;
+	acc = ret;
+
+	for (size_t i = 1; i < n; i++) {
+		int merged;
+
+		ret = merge_two(acc, fds[i], &merged);
+		if (ret)
+			goto err_close_acc;
+		fd_replace(&acc, merged);
+	}
+
+	*out_fd = fd_move(&acc);
+	return 0;
+
+err_close_acc:
+	fd_clear(&acc);
+	return ret;
+}
+
+int
+sb_sync_file_accumulate(int *acc_fd, int fd)
+{
+	int merged;
+	int ret;
+
+	ret = sb_sync_file_check(fd, NULL, NULL);
+	if (ret)
+		return ret;
+
+	if (*acc_fd < 0) {
+		ret = sb_fd_dup(fd);
+		if (ret < 0)
+			return ret;
+		*acc_fd = ret;
+		return 0;
+	}
+
+	ret = sb_sync_file_check(*acc_fd, NULL, NULL);
+	if (ret)
+		return ret;
+	ret = merge_two(*acc_fd, fd, &merged);
+	if (ret)
+		return ret;
+	/* Commit point: the old accumulator goes only once the merge exists. */
+	fd_replace(acc_fd, merged);
+	return 0;
+}
+
+int
+sb_sync_file_set_deadline(int fd, uint64_t deadline_ns)
+{
+	struct sync_set_deadline args;
+	int ret;
+
+	ret = sb_sync_file_check(fd, NULL, NULL);
+	if (ret)
+		return ret;
+
+	memset(&args, 0, sizeof(args));
+	args.deadline_ns = deadline_ns;
+	ret = sb_ioctl(fd, SYNC_IOC_SET_DEADLINE, &args);
+	if (ret == -ENOTTY) {
+		/* Before Linux 6.5 there is no deadline hint; nothing is lost. */
+		sb_debug("SYNC_IOC_SET_DEADLINE not supported by this kernel; ignoring the hint");
+		return 0;
+	}
+	return ret < 0 ? ret : 0;
+}

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DRM syncobj bridge (include/uapi/drm/drm.h, drivers/gpu/drm/drm_syncobj.c).
+ * The ioctls are issued directly through sb_ioctl() so every call shares the
+ * same EINTR/EAGAIN handling and the same 0 / -errno convention; libdrm
+ * provides the uapi header.
+ */
+#include <syncbridge/syncobj.h>
+
+#include <drm.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+
+#include "log.h"
+#include "sync_file_internal.h"
+#include "util.h"
+
+#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
+/* Linux 6.6: "DRM_IOCTL_SYNCOBJ_EVENTFD - register an eventfd ..." */
+struct drm_syncobj_eventfd {
+	__u32 handle;
+	__u32 flags;
+	__u64 point;
+	__s32 fd;
+	__u32 pad;
+};
+#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
+#endif
+
+/* How long the fallback thread sleeps in one wait before checking for destroy. */
+#define WAITER_SLICE_NS (20 * 1000 * 1000)
+
+/*
+ * A non-DRM fd answers DRM ioctls with ENOTTY: report it as a bad argument.
+ * A DRM driver without DRIVER_SYNCOBJ(_TIMELINE) answers EOPNOTSUPP itself.
+ */
+static int
+drm_ioctl(int drm_fd, unsigned long request, void *arg)
+{
+	int ret;
+
+	ret = sb_fd_check_open(drm_fd);
+	if (ret)
+		return ret;
+	ret = sb_ioctl(drm_fd, request, arg);
+	if (ret == -ENOTTY)
+		return -EINVAL;
+	return ret < 0 ? ret : 0;
+}
+
+static int
+syncobj_create(int drm_fd, uint32_t *handle)
+{
+	struct drm_syncobj_create args;
+	int ret;
+
+	memset(&args, 0, sizeof(args));
+	ret = drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
+	if (ret)
+		return ret;
+	*handle = args.handle;
+	return 0;
+}
+
+static void
+syncobj_destroy(int drm_fd, uint32_t handle)
+{
+	struct drm_syncobj_destroy args;
+
+	memset(&args, 0, sizeof(args));
+	args.handle = handle;
+	drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+}
+
+static int
+transfer(int drm_fd, uint32_t src, uint64_t src_point, uint32_t dst, uint64_t dst_point)
+{
+	struct drm_syncobj_transfer args;
+
+	memset(&args, 0, sizeof(args));
+	args.src_handle = src;
+	args.src_point = src_point;
+	args.dst_handle = dst;
+	args.dst_point = dst_point;
+	return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_TRANSFER, &args);
+}
+
+/* Binary payload → sync_file (the kernel allocates the fd O_CLOEXEC). */
+static int
+export_binary(int drm_fd, uint32_t handle, int *out_fd)
+{
+	struct drm_syncobj_handle args;
+	int ret;
+
+	memset(&args, 0, sizeof(args));
+	args.handle = handle;
+	args.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE;
+	args.fd = -1;
+	ret = drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &args);
+	if (ret)
+		return ret;
+	*out_fd = args.fd;
+	return 0;
+}
+
+static int
+import_binary(int drm_fd, uint32_t handle, int sync_file_fd)
+{
+	struct drm_syncobj_handle args;
+
+	memset(&args, 0, sizeof(args));
+	args.handle = handle;
+	args.flags = DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE;
+	args.fd = sync_file_fd;
+	return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &args);
+}
+
+int
+sb_syncobj_export_sync_file(int drm_fd, uint32_t handle, uint64_t point, int *out_fd)
+{
+	uint32_t tmp;
+	int ret;
+
+	*out_fd = -1;
+	if (point == 0)
+		return export_binary(drm_fd, handle, out_fd);
+
+	/*
+	 * A timeline point cannot be exported directly: move its fence into a
+	 * temporary binary syncobj first (what Mesa's vk_drm_syncobj does).
+	 * An unmaterialised point makes the transfer fail with EINVAL.
+	 */
+	ret = syncobj_create(drm_fd, &tmp);
+	if (ret)
+		return ret;
+	ret = transfer(drm_fd, handle, point, tmp, 0);
+	if (ret)
+		goto out_destroy_tmp;
+	ret = export_binary(drm_fd, tmp, out_fd);
+
+out_destroy_tmp:
+	syncobj_destroy(drm_fd, tmp);
+	return ret;
+}
+
+int
+sb_syncobj_import_sync_file(int drm_fd, uint32_t handle, uint64_t point, int sync_file_fd)
+{
+	uint32_t tmp;
+	int ret;
+
+	/* Validate the foreign fd before handing it to the kernel. */
+	ret = sb_fd_check_open(drm_fd);
+	if (ret)
+		return ret;
+	ret = sb_sync_file_check(sync_file_fd, NULL, NULL);
+	if (ret)
+		return ret;
+
+	if (point == 0)
+		return import_binary(drm_fd, handle, sync_file_fd);
+
+	ret = syncobj_create(drm_fd, &tmp);
+	if (ret)
+		return ret;
+	ret = import_binary(drm_fd, tmp, sync_file_fd);
+	if (ret)
+		goto out_destroy_tmp;
+	ret = transfer(drm_fd, tmp, 0, handle, point);
+
+out_destroy_tmp:
+	syncobj_destroy(drm_fd, tmp);
+	return ret;
+}
+
+int
+sb_syncobj_signal(int drm_fd, uint32_t handle, uint64_t point)
+{
+	if (point == 0) {
+		struct drm_syncobj_array args;
+
+		memset(&args, 0, sizeof(args));
+		args.handles = (uint64_t)(uintptr_t)&handle;
+		args.count_handles = 1;
+		return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_SIGNAL, &args);
+	}
+
+	struct drm_syncobj_timeline_array args;
+
+	memset(&args, 0, sizeof(args));
+	args.handles = (uint64_t)(uintptr_t)&handle;
+	args.points = (uint64_t)(uintptr_t)&point;
+	args.count_handles = 1;
+	return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &args);
+}
+
+int
+sb_syncobj_query(int drm_fd, uint32_t handle, uint64_t *point)
+{
+	struct drm_syncobj_timeline_array args;
+	uint64_t value = 0;
+	int ret;
+
+	memset(&args, 0, sizeof(args));
+	args.handles = (uint64_t)(uintptr_t)&handle;
+	args.points = (uint64_t)(uintptr_t)&value;
+	args.count_handles = 1;
+	ret = drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_QUERY, &args);
+	if (ret)
+		return ret;
+	*point = value;
+	return 0;
+}
+
+/* Wait until an absolute CLOCK_MONOTONIC deadline (INT64_MAX: none). */
+static int
+wait_until(int drm_fd, uint32_t handle, uint64_t point, int64_t deadline_ns, uint32_t flags)
+{
+	/*
+	 * WAIT_FOR_SUBMIT: "wait for a fence to be attached" instead of failing
+	 * with EINVAL on an unmaterialised point. The DRM timeout is absolute,
+	 * so retrying after EINTR (sb_ioctl) keeps the same deadline.
+	 */
+	uint32_t drm_flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT;
+
+	if (point == 0 && !(flags & SB_SYNCOBJ_WAIT_AVAILABLE)) {
+		struct drm_syncobj_wait args;
+
+		memset(&args, 0, sizeof(args));
+		args.handles = (uint64_t)(uintptr_t)&handle;
+		args.count_handles = 1;
+		args.timeout_nsec = deadline_ns;
+		args.flags = drm_flags;
+		return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_WAIT, &args);
+	}
+
+	struct drm_syncobj_timeline_wait args;
+
+	if (flags & SB_SYNCOBJ_WAIT_AVAILABLE)
+		drm_flags |= DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE;
+	memset(&args, 0, sizeof(args));
+	args.handles = (uint64_t)(uintptr_t)&handle;
+	args.points = (uint64_t)(uintptr_t)&point;
+	args.count_handles = 1;
+	args.timeout_nsec = deadline_ns;
+	args.flags = drm_flags;
+	return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &args);
+}
+
+int
+sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64_t timeout_ns, uint32_t flags)
+{
+	if (flags & ~(uint32_t)SB_SYNCOBJ_WAIT_AVAILABLE)
+		return -EINVAL;
+	return wait_until(drm_fd, handle, point, sb_deadline_from_timeout(sb_now_ns(), timeout_ns),
+			  flags);
+}
+
+/* ---- asynchronous waiter ------------------------------------------------- */
+
+struct sb_syncobj_waiter {
+	int drm_fd; /* borrowed */
+	uint32_t handle;
+	uint64_t point;
+	uint32_t flags;
+	int event_fd; /* owned; what the caller polls */
+	bool uses_eventfd;
+	bool has_thread;
+	pthread_t thread;
+	atomic_bool stop;
+};
+
+static void
+fire(struct sb_syncobj_waiter *w)
+{
+	uint64_t one = 1;
+
+	if (write(w->event_fd, &one, sizeof(one)) != sizeof(one))
+		sb_log_errno(SB_LOG_ERROR, errno, "syncobj waiter: eventfd write failed (ours)");
+}
+
+/*
+ * Fallback for kernels without DRM_IOCTL_SYNCOBJ_EVENTFD (< 6.6): a thread
+ * blocks in the DRM wait in short slices, so destroy() can stop it promptly,
+ * and writes the eventfd exactly once.
+ */
+static void *
+waiter_thread(void *data)
+{
+	struct sb_syncobj_waiter *w = data;
+
+	while (!atomic_load(&w->stop)) {
+		int ret = wait_until(w->drm_fd, w->handle, w->point, sb_now_ns() + WAITER_SLICE_NS,
+				     w->flags);
+		if (ret == 0) {
+			fire(w);
+			break;
+		}
+		if (ret != -ETIME) {
+			sb_log_errno(SB_LOG_ERROR, ret,
+				     "syncobj waiter: DRM wait on handle %u point %llu failed; "
+				     "it will never fire",
+				     w->handle, (unsigned long long)w->point);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static bool
+eventfd_ioctl_allowed(void)
+{
+	const char *v = getenv("SYNCBRIDGE_SYNCOBJ_EVENTFD");
+	return !(v && strcmp(v, "0") == 0);
+}
+
+int
+sb_syncobj_waiter_create(int drm_fd, uint32_t handle, uint64_t point, uint32_t flags,
+			 struct sb_syncobj_waiter **out)
+{
+	struct sb_syncobj_waiter *w;
+	int ret;
+
+	*out = NULL;
+	if (flags & ~(uint32_t)SB_SYNCOBJ_WAIT_AVAILABLE)
+		return -EINVAL;
+	ret = sb_fd_check_open(drm_fd);
+	if (ret)
+		return ret;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->drm_fd = drm_fd;
+	w->handle = handle;
+	w->point = point;
+	w->flags = flags;
+	atomic_init(&w->stop, false);
+
+	w->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->event_fd < 0) {
+		ret = -errno;
+		goto err_free;
+	}
+
+	if (eventfd_ioctl_allowed()) {
+		struct drm_syncobj_eventfd args;
+
+		memset(&args, 0, sizeof(args));
+		args.handle = handle;
+		args.point = point;
+		args.fd = w->event_fd;
+		if (flags & SB_SYNCOBJ_WAIT_AVAILABLE)
+			args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE;
+		ret = drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_EVENTFD, &args);
+		if (ret == 0) {
+			w->uses_eventfd = true;
+			*out = w;
+			return 0;
+		}
+		/*
+		 * Before 6.6 the core DRM ioctl table ends earlier and an unknown
+		 * core ioctl is EINVAL (ENOTTY mapped to EINVAL above): fall back.
+		 * A missing handle or a driver without syncobjs is final.
+		 */
+		if (ret != -EINVAL)
+			goto err_close_eventfd;
+		sb_debug("DRM_IOCTL_SYNCOBJ_EVENTFD unavailable; using a waiter thread");
+	}
+
+	/* Validate the handle (and catch an already signalled point) first. */
+	ret = wait_until(drm_fd, handle, point, 0, flags);
+	if (ret == 0) {
+		fire(w);
+		*out = w;
+		return 0;
+	}
+	if (ret != -ETIME)
+		goto err_close_eventfd;
+
+	ret = -pthread_create(&w->thread, NULL, waiter_thread, w);
+	if (ret) {
+		ret = -EAGAIN;
+		goto err_close_eventfd;
+	}
+	w->has_thread = true;
+	*out = w;
+	return 0;
+
+err_close_eventfd:
+	fd_clear(&w->event_fd);
+err_free:
+	free(w);
+	return ret;
+}
+
+int
+sb_syncobj_waiter_get_fd(const struct sb_syncobj_waiter *waiter)
+{
+	return waiter->event_fd;
+}
+
+int
+sb_syncobj_waiter_uses_eventfd(const struct sb_syncobj_waiter *waiter)
+{
+	return waiter->uses_eventfd;
+}
+
+void
+sb_syncobj_waiter_destroy(struct sb_syncobj_waiter *waiter)
+{
+	if (!waiter)
+		return;
+	if (waiter->has_thread) {
+		atomic_store(&waiter->stop, true);
+		pthread_join(waiter->thread, NULL);
+	}
+	/*
+	 * With the kernel eventfd path, closing our fd is enough: the kernel
+	 * holds its own eventfd_ctx reference until the point fires or the
+	 * syncobj is destroyed, and signalling an unreferenced-by-us eventfd is
+	 * harmless.
+	 */
+	fd_clear(&waiter->event_fd);
+	free(waiter);
+}
