@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+/* Real kernel objects for the VM test tier (see kernel.h). */
+#include "kernel.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/dma-buf.h>
+#include <linux/dma-heap.h>
+#include <linux/sync_file.h>
+#include <linux/udmabuf.h>
+
+#include <drm.h>
+#include <drm_mode.h>
+
+/*
+ * vgem's uapi (include/uapi/drm/vgem_drm.h) is not shipped by libdrm; the
+ * numbers are those of drivers/gpu/drm/vgem/vgem_drv.c (DRM_VGEM_FENCE_ATTACH
+ * 0x1, DRM_VGEM_FENCE_SIGNAL 0x2).
+ */
+struct sbk_vgem_fence_attach {
+	__u32 handle;
+	__u32 flags;
+#define SBK_VGEM_FENCE_WRITE 0x1
+	__u32 out_fence;
+	__u32 pad;
+};
+
+struct sbk_vgem_fence_signal {
+	__u32 fence;
+	__u32 flags;
+};
+
+#define SBK_IOCTL_VGEM_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct sbk_vgem_fence_attach)
+#define SBK_IOCTL_VGEM_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct sbk_vgem_fence_signal)
+
+static int
+xioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+	return ret == -1 ? -errno : ret;
+}
+
+int64_t
+sbk_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void
+sbk_sleep_ns(int64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / 1000000000,
+		.tv_nsec = ns % 1000000000,
+	};
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+bool
+sbk_fd_is_open(int fd)
+{
+	return fd >= 0 && fcntl(fd, F_GETFD) != -1;
+}
+
+int
+sbk_drm_driver_name(int fd, char *buf, size_t len)
+{
+	struct drm_version v;
+	int ret;
+
+	if (!buf || len < 2)
+		return -EINVAL;
+	memset(&v, 0, sizeof(v));
+	memset(buf, 0, len);
+	v.name = buf;
+	v.name_len = len - 1;
+	ret = xioctl(fd, DRM_IOCTL_VERSION, &v);
+	if (ret < 0)
+		return ret;
+	buf[len - 1] = '\0';
+	return 0;
+}
+
+int
+sbk_drm_open_driver(const char *driver, bool render)
+{
+	const char *prefix = render ? "renderD" : "card";
+	struct dirent *e;
+	int found = -ENODEV;
+	DIR *d;
+
+	d = opendir("/dev/dri");
+	if (!d)
+		return -ENODEV;
+	while (found < 0 && (e = readdir(d))) {
+		char path[300], name[64];
+		int fd;
+
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		/* "card" must not match "card0-..." connectors or similar. */
+		if (e->d_name[strlen(prefix)] < '0' || e->d_name[strlen(prefix)] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/dev/dri/%s", e->d_name);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (sbk_drm_driver_name(fd, name, sizeof(name)) == 0 && strcmp(name, driver) == 0)
+			found = fd;
+		else
+			close(fd);
+	}
+	closedir(d);
+	return found;
+}
+
+int
+sbk_vgem_open(void)
+{
+	return sbk_drm_open_driver(SBK_DRIVER_VGEM, false);
+}
+
+const char *
+sbk_buf_kind_name(enum sbk_buf_kind kind)
+{
+	switch (kind) {
+	case SBK_BUF_VGEM:
+		return "vgem";
+	case SBK_BUF_UDMABUF:
+		return "udmabuf";
+	case SBK_BUF_HEAP:
+		return "heap";
+	}
+	return "?";
+}
+
+int
+sbk_buf_kind_parse(const char *name, enum sbk_buf_kind *kind)
+{
+	if (!name)
+		return -EINVAL;
+	if (strcmp(name, "vgem") == 0)
+		*kind = SBK_BUF_VGEM;
+	else if (strcmp(name, "udmabuf") == 0)
+		*kind = SBK_BUF_UDMABUF;
+	else if (strcmp(name, "heap") == 0)
+		*kind = SBK_BUF_HEAP;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static size_t
+page_round(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (size == 0)
+		size = 1;
+	return (size + page - 1) / page * page;
+}
+
+static int
+vgem_create(int vgem_fd, size_t size, struct sbk_buf *buf)
+{
+	struct drm_mode_create_dumb create;
+	struct drm_prime_handle prime;
+	int ret;
+
+	if (vgem_fd < 0)
+		return -ENODEV;
+	/* A 32 bpp buffer 1024 pixels wide: one row is 4 KiB. */
+	memset(&create, 0, sizeof(create));
+	create.width = 1024;
+	create.height = (uint32_t)((size + 4095) / 4096);
+	create.bpp = 32;
+	ret = xioctl(vgem_fd, DRM_IOCTL_MODE_CREATE_DUMB, &create);
+	if (ret < 0)
+		return ret;
+	buf->handle = create.handle;
+	buf->vgem_fd = vgem_fd;
+	buf->size = (size_t)create.size;
+
+	memset(&prime, 0, sizeof(prime));
+	prime.handle = create.handle;
+	prime.flags = DRM_CLOEXEC | DRM_RDWR;
+	ret = xioctl(vgem_fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime);
+	if (ret < 0)
+		return ret;
+	buf->fd = prime.fd;
+	return 0;
+}
+
+static int
+udmabuf_create(size_t size, struct sbk_buf *buf)
+{
+	struct udmabuf_create create;
+	int dev, memfd, ret;
+
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return errno == ENOENT ? -ENODEV : -errno;
+	size = page_round(size);
+	memfd = memfd_create("sbk-udmabuf", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (memfd < 0) {
+		ret = -errno;
+		close(dev);
+		return ret;
+	}
+	if (ftruncate(memfd, (off_t)size) < 0 || fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	memset(&create, 0, sizeof(create));
+	create.memfd = (__u32)memfd;
+	create.flags = UDMABUF_FLAGS_CLOEXEC;
+	create.offset = 0;
+	create.size = size;
+	ret = xioctl(dev, UDMABUF_CREATE, &create);
+	if (ret >= 0) {
+		buf->fd = ret;
+		buf->size = size;
+		ret = 0;
+	}
+out:
+	close(memfd); /* the udmabuf holds its own reference to the pages */
+	close(dev);
+	return ret;
+}
+
+static int
+heap_create(size_t size, struct sbk_buf *buf)
+{
+	struct dma_heap_allocation_data alloc;
+	int heap, ret;
+
+	heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+	if (heap < 0)
+		return errno == ENOENT ? -ENODEV : -errno;
+	size = page_round(size);
+	memset(&alloc, 0, sizeof(alloc));
+	alloc.len = size;
+	alloc.fd_flags = O_RDWR | O_CLOEXEC;
+	ret = xioctl(heap, DMA_HEAP_IOCTL_ALLOC, &alloc);
+	close(heap);
+	if (ret < 0)
+		return ret;
+	buf->fd = (int)alloc.fd;
+	buf->size = size;
+	return 0;
+}
+
+int
+sbk_buf_create(enum sbk_buf_kind kind, int vgem_fd, size_t size, struct sbk_buf *buf)
+{
+	int ret;
+
+	memset(buf, 0, sizeof(*buf));
+	buf->kind = kind;
+	buf->fd = -1;
+	buf->vgem_fd = -1;
+	buf->map = NULL;
+
+	switch (kind) {
+	case SBK_BUF_VGEM:
+		ret = vgem_create(vgem_fd, size, buf);
+		break;
+	case SBK_BUF_UDMABUF:
+		ret = udmabuf_create(size, buf);
+		break;
+	case SBK_BUF_HEAP:
+		ret = heap_create(size, buf);
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	if (ret == 0) {
+		void *map = mmap(NULL, buf->size, PROT_READ | PROT_WRITE, MAP_SHARED, buf->fd, 0);
+
+		if (map == MAP_FAILED)
+			ret = -errno;
+		else
+			buf->map = map;
+	}
+	if (ret < 0)
+		sbk_buf_destroy(buf);
+	return ret;
+}
+
+void
+sbk_buf_destroy(struct sbk_buf *buf)
+{
+	if (buf->map)
+		munmap(buf->map, buf->size);
+	buf->map = NULL;
+	if (buf->fd >= 0)
+		close(buf->fd);
+	buf->fd = -1;
+	if (buf->vgem_fd >= 0 && buf->handle) {
+		struct drm_gem_close gc = { .handle = buf->handle };
+
+		xioctl(buf->vgem_fd, DRM_IOCTL_GEM_CLOSE, &gc);
+	}
+	buf->handle = 0;
+	buf->vgem_fd = -1;
+}
+
+int
+sbk_vgem_fence_attach(int vgem_fd, uint32_t handle, bool write, uint32_t *fence_id)
+{
+	struct sbk_vgem_fence_attach arg;
+	int ret;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.handle = handle;
+	arg.flags = write ? SBK_VGEM_FENCE_WRITE : 0;
+	ret = xioctl(vgem_fd, SBK_IOCTL_VGEM_FENCE_ATTACH, &arg);
+	if (ret < 0)
+		return ret;
+	*fence_id = arg.out_fence;
+	return 0;
+}
+
+int
+sbk_vgem_fence_signal(int vgem_fd, uint32_t fence_id)
+{
+	struct sbk_vgem_fence_signal arg;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.fence = fence_id;
+	return xioctl(vgem_fd, SBK_IOCTL_VGEM_FENCE_SIGNAL, &arg);
+}
+
+int
+sbk_dmabuf_export_raw(int dmabuf_fd, uint32_t flags, int *out_fd)
+{
+	struct dma_buf_export_sync_file arg = { .flags = flags, .fd = -1 };
+	int ret;
+
+	*out_fd = -1;
+	ret = xioctl(dmabuf_fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &arg);
+	if (ret < 0)
+		return ret;
+	*out_fd = arg.fd;
+	return 0;
+}
+
+int
+sbk_dmabuf_import_raw(int dmabuf_fd, uint32_t flags, int sync_file_fd)
+{
+	struct dma_buf_import_sync_file arg = { .flags = flags, .fd = sync_file_fd };
+
+	return xioctl(dmabuf_fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &arg);
+}
+
+int
+sbk_dmabuf_poll_raw(int dmabuf_fd)
+{
+	struct pollfd p = { .fd = dmabuf_fd, .events = POLLIN | POLLOUT };
+	int ret = poll(&p, 1, 0);
+
+	if (ret < 0)
+		return -errno;
+	return p.revents;
+}
+
+int
+sbk_fence_create(int vgem_fd, bool write, struct sbk_fence *f)
+{
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->vgem_fd = vgem_fd;
+	f->write = write;
+	f->sync_file = -1;
+	ret = sbk_buf_create(SBK_BUF_VGEM, vgem_fd, 4096, &f->bo);
+	if (ret < 0)
+		return ret;
+	ret = sbk_vgem_fence_attach(vgem_fd, f->bo.handle, write, &f->fence_id);
+	if (ret < 0)
+		goto fail;
+	/* A reader waits for the write fence; a writer also for read fences. */
+	ret = sbk_dmabuf_export_raw(f->bo.fd, write ? DMA_BUF_SYNC_READ : DMA_BUF_SYNC_WRITE,
+				    &f->sync_file);
+	if (ret < 0) {
+		sbk_vgem_fence_signal(vgem_fd, f->fence_id);
+		goto fail;
+	}
+	return 0;
+fail:
+	sbk_buf_destroy(&f->bo);
+	return ret;
+}
+
+int
+sbk_fence_signal(struct sbk_fence *f)
+{
+	int ret;
+
+	if (f->signalled)
+		return 0;
+	ret = sbk_vgem_fence_signal(f->vgem_fd, f->fence_id);
+	if (ret == 0)
+		f->signalled = true;
+	return ret;
+}
+
+void
+sbk_fence_destroy(struct sbk_fence *f)
+{
+	if (f->sync_file >= 0)
+		close(f->sync_file);
+	f->sync_file = -1;
+	sbk_buf_destroy(&f->bo);
+}
+
+int
+sbk_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index,
+		       int *fence_status)
+{
+	struct sync_file_info info;
+	struct sync_fence_info *fences = NULL;
+	uint32_t n;
+	int ret;
+
+	memset(&info, 0, sizeof(info));
+	ret = xioctl(fd, SYNC_IOC_FILE_INFO, &info);
+	if (ret < 0)
+		return ret;
+	if (status)
+		*status = info.status;
+	if (num_fences)
+		*num_fences = info.num_fences;
+	if (!fence_status)
+		return 0;
+	if (index >= info.num_fences)
+		return -ERANGE;
+	fences = calloc(info.num_fences, sizeof(*fences));
+	if (!fences)
+		return -ENOMEM;
+	n = info.num_fences;
+	memset(&info, 0, sizeof(info));
+	info.num_fences = n; /* the kernel wants room for all of them */
+	info.sync_fence_info = (__u64)(uintptr_t)fences;
+	ret = xioctl(fd, SYNC_IOC_FILE_INFO, &info);
+	if (ret == 0)
+		*fence_status = fences[index].status;
+	free(fences);
+	return ret < 0 ? ret : 0;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syncobj-wait-available: sb_syncobj_wait() with SB_SYNCOBJ_WAIT_AVAILABLE
+ * waits for a point to materialise, not to signal. A thread imports a pending
+ * vgem sync_file into point 5 at +200 ms: the AVAILABLE wait returns then,
+ * while a plain wait on point 5 still times out until vgem signals. A plain
+ * wait on a not-yet-materialised point 8 waits for it (signalled at +200 ms).
+ */
+#include "vmtest.h"
+
+struct import_args {
+	int drm;
+	uint32_t h;
+	uint64_t point;
+	int sync_file;
+};
+
+static int
+do_import(void *p)
+{
+	struct import_args *a = p;
+
+	return sb_syncobj_import_sync_file(a->drm, a->h, a->point, a->sync_file);
+}
+
+static int
+do_signal(void *p)
+{
+	struct import_args *a = p;
+
+	return sb_syncobj_signal(a->drm, a->h, a->point);
+}
+
+int
+main(void)
+{
+	int drm = vm_require_syncobj_node();
+	int vgem = vm_require_vgem();
+	struct sbk_fence f;
+	struct vm_later later;
+	struct import_args args;
+	uint32_t h;
+	int64_t t0, dt;
+	int ret;
+
+	REQUIRE(drmSyncobjCreate(drm, 0, &h) == 0, "drmSyncobjCreate");
+	vm_require_fence(vgem, true, &f);
+
+	CHECK_EQ(sb_syncobj_wait(drm, h, 5, 0, SB_SYNCOBJ_WAIT_AVAILABLE), -ETIME,
+		 "point 5 not materialised (poll)");
+	t0 = sbk_now_ns();
+	ret = sb_syncobj_wait(drm, h, 5, 100 * MS, SB_SYNCOBJ_WAIT_AVAILABLE);
+	dt = sbk_now_ns() - t0;
+	CHECK_EQ(ret, -ETIME, "AVAILABLE wait times out before materialisation");
+	CHECK(dt >= 99 * MS && dt <= 100 * MS + VM_SLACK_NS, "after ~100 ms (%.1f)", vm_ms(dt));
+
+	args = (struct import_args){ .drm = drm, .h = h, .point = 5, .sync_file = f.sync_file };
+	vm_later_start(&later, 200 * MS, do_import, &args);
+	t0 = sbk_now_ns();
+	ret = sb_syncobj_wait(drm, h, 5, 5000 * MS, SB_SYNCOBJ_WAIT_AVAILABLE);
+	dt = sbk_now_ns() - t0;
+	CHECK_EQ(vm_later_join(&later), 0, "helper imported into point 5");
+	sb_test_note("AVAILABLE wait = %d after %.1f ms (import at +%.1f ms)", ret, vm_ms(dt),
+		     vm_ms(later.done_ns - t0));
+	CHECK_EQ(ret, 0, "AVAILABLE wait returns once point 5 materialised");
+	CHECK(dt >= 195 * MS && dt <= 200 * MS + VM_SLACK_NS, "at ~200 ms (%.1f)", vm_ms(dt));
+	CHECK_EQ(vm_status(f.sync_file), 0, "vgem still pending");
+	CHECK_EQ(sb_syncobj_wait(drm, h, 5, 50 * MS, 0), -ETIME, "point 5 not signalled yet");
+
+	vm_later_start(&later, 200 * MS, vm_later_signal_fence, &f);
+	t0 = sbk_now_ns();
+	ret = sb_syncobj_wait(drm, h, 5, SB_TIMEOUT_INFINITE, 0);
+	dt = sbk_now_ns() - t0;
+	CHECK_EQ(vm_later_join(&later), 0, "helper signalled vgem");
+	CHECK_EQ(ret, 0, "point 5 signals with vgem");
+	CHECK(dt >= 195 * MS && dt <= 200 * MS + VM_SLACK_NS, "at ~200 ms (%.1f)", vm_ms(dt));
+
+	/* A plain wait on an unmaterialised point waits for it to appear and signal. */
+	args.point = 8;
+	vm_later_start(&later, 200 * MS, do_signal, &args);
+	t0 = sbk_now_ns();
+	ret = sb_syncobj_wait(drm, h, 8, 5000 * MS, 0);
+	dt = sbk_now_ns() - t0;
+	CHECK_EQ(vm_later_join(&later), 0, "helper signalled point 8");
+	sb_test_note("plain wait on unmaterialised point 8 = %d after %.1f ms", ret, vm_ms(dt));
+	CHECK_EQ(ret, 0, "plain wait on an unmaterialised point");
+	CHECK(dt >= 195 * MS && dt <= 200 * MS + VM_SLACK_NS, "at ~200 ms (%.1f)", vm_ms(dt));
+
+	drmSyncobjDestroy(drm, h);
+	sbk_fence_destroy(&f);
+	close(vgem);
+	close(drm);
+	return sb_test_finish();
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vgem-fence-self-timeout: a vgem fence nobody signals signals itself after
+ * ~10 s (vgem_fence.c: a timer calls dma_fence_signal() — no error is set).
+ * The program measures what the kernel then reports (raw SYNC_IOC_FILE_INFO,
+ * aggregate and per fence) and asserts that the library surfaces exactly
+ * that through sb_sync_file_wait(), get_status() and get_info(). The late
+ * FENCE_SIGNAL must be ETIMEDOUT. The only slow (~11 s) program of the tier.
+ */
+#include "vmtest.h"
+
+int
+main(void)
+{
+	int vgem = vm_require_vgem();
+	struct sbk_fence f;
+	struct sb_sync_file_info *info = NULL;
+	int raw_status = -99, raw_fence = -99, lib_status = -99, wret, ret;
+	uint32_t n = 0;
+	int64_t t0, dt;
+
+	vm_require_fence(vgem, true, &f);
+	t0 = sbk_now_ns();
+	CHECK_EQ(sb_sync_file_wait(f.sync_file, 100 * MS), -ETIME, "pending at first");
+
+	wret = sb_sync_file_wait(f.sync_file, 20000 * MS);
+	dt = sbk_now_ns() - t0;
+
+	CHECK_EQ(sbk_sync_file_info_raw(f.sync_file, &raw_status, &n, 0, &raw_fence), 0, "raw info");
+	CHECK_EQ(sb_sync_file_get_status(f.sync_file, &lib_status), 0, "sb_sync_file_get_status");
+	ret = sb_sync_file_get_info(f.sync_file, &info);
+	CHECK_EQ(ret, 0, "sb_sync_file_get_info");
+
+	printf("# self-timeout after %.3f s: sb_sync_file_wait = %d (%s); kernel status %d, fence status %d;"
+	       " library status %d",
+	       (double)dt / 1e9, wret, wret < 0 ? strerror(-wret) : "ok", raw_status, raw_fence, lib_status);
+	if (ret == 0 && info->num_fences >= 1)
+		printf(", info status %d, fence status %d, timestamp %llu", info->status,
+		       info->fences[0].status, (unsigned long long)info->fences[0].timestamp_ns);
+	printf("\n");
+
+	CHECK(dt >= 9000 * MS && dt <= 13000 * MS, "signalled itself after ~10 s (%.3f s)", (double)dt / 1e9);
+	/* What the kernel reports is what the library must report. */
+	CHECK_EQ(lib_status, raw_status, "get_status == kernel aggregate status");
+	if (ret == 0 && info->num_fences >= 1) {
+		CHECK_EQ(info->status, raw_status, "info.status == kernel aggregate status");
+		CHECK_EQ(info->fences[0].status, raw_fence, "info.fences[0].status == kernel fence status");
+		CHECK(info->fences[0].timestamp_ns > 0, "timestamp set");
+	}
+	/* A completed fence: wait is 0 for success, the fence's error otherwise. */
+	CHECK_EQ(wret, raw_status == 1 ? 0 : raw_status, "sb_sync_file_wait result matches the status");
+	/* Measured on 6.12: vgem's timer signals without an error → status 1, wait 0. */
+	CHECK_EQ(raw_status, 1, "vgem's self-timeout completes without an error (status 1)");
+	sb_sync_file_info_free(info);
+
+	CHECK_EQ(sbk_vgem_fence_signal(vgem, f.fence_id), -ETIMEDOUT, "late FENCE_SIGNAL is ETIMEDOUT");
+	f.signalled = true;
+	CHECK_EQ(vm_busy(f.bo.fd, SB_ACCESS_WRITE), 0, "the buffer is idle again");
+
+	sbk_fence_destroy(&f);
+	close(vgem);
+	return sb_test_finish();
+}
