@@ -99,6 +99,8 @@ sb_dmabuf_export_sync_file(int dmabuf_fd, enum sb_access access, int *out_fd)
 	struct dma_buf_export_sync_file args;
 	int ret;
 
+	if (!out_fd)
+		return -EINVAL;
 	*out_fd = -1;
 	memset(&args, 0, sizeof(args));
 	args.fd = -1;
@@ -189,8 +191,11 @@ sb_dmabuf_wait(int dmabuf_fd, enum sb_access access, int64_t timeout_ns)
 int
 sb_dmabuf_is_busy(int dmabuf_fd, enum sb_access access, bool *busy)
 {
-	int ret = sb_dmabuf_wait(dmabuf_fd, access, 0);
+	int ret;
 
+	if (!busy)
+		return -EINVAL;
+	ret = sb_dmabuf_wait(dmabuf_fd, access, 0);
 	if (ret == 0 || ret == -ETIME) {
 		*busy = ret == -ETIME;
 		return 0;

@@ -38,7 +38,7 @@ sb_sync_file_check(int fd, int32_t *status, uint32_t *num_fences)
 	memset(&info, 0, sizeof(info));
 	ret = sb_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
 	if (ret < 0)
-		return ret == -EBADF ? -EBADF : -EINVAL; /* ENOTTY etc: not a sync_file */
+		return -EINVAL; /* open, but not a sync_file (ENOTTY; EBADF for O_PATH) */
 
 	if (status)
 		*status = info.status;
@@ -57,8 +57,11 @@ int
 sb_sync_file_get_status(int fd, int *status)
 {
 	int32_t st;
-	int ret = sb_sync_file_check(fd, &st, NULL);
+	int ret;
 
+	if (!status)
+		return -EINVAL;
+	ret = sb_sync_file_check(fd, &st, NULL);
 	if (ret)
 		return ret;
 	*status = st;
@@ -102,6 +105,8 @@ sb_sync_file_get_info(int fd, struct sb_sync_file_info **out)
 	uint32_t n;
 	int ret;
 
+	if (!out)
+		return -EINVAL;
 	*out = NULL;
 
 	ret = sb_sync_file_check(fd, NULL, &n);
@@ -120,7 +125,7 @@ sb_sync_file_get_info(int fd, struct sb_sync_file_info **out)
 	info.sync_fence_info = (uint64_t)(uintptr_t)fences;
 	ret = sb_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
 	if (ret < 0) {
-		ret = ret == -EBADF ? -EBADF : -EINVAL;
+		ret = -EINVAL;
 		goto err_free_fences;
 	}
 	if (info.num_fences < n)
@@ -187,6 +192,8 @@ sb_sync_file_merge(int a, int b, int *out_fd)
 {
 	int ret;
 
+	if (!out_fd)
+		return -EINVAL;
 	*out_fd = -1;
 	ret = sb_sync_file_check(a, NULL, NULL);
 	if (ret)
@@ -203,6 +210,8 @@ sb_sync_file_merge_array(const int *fds, size_t n, int *out_fd)
 	int acc = -1;
 	int ret;
 
+	if (!out_fd)
+		return -EINVAL;
 	*out_fd = -1;
 	if (!fds || n == 0)
 		return -EINVAL;
@@ -241,6 +250,8 @@ sb_sync_file_accumulate(int *acc_fd, int fd)
 	int merged;
 	int ret;
 
+	if (!acc_fd)
+		return -EINVAL;
 	ret = sb_sync_file_check(fd, NULL, NULL);
 	if (ret)
 		return ret;

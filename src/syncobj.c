@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "log.h"
 #include "sync_file_internal.h"
@@ -34,16 +36,34 @@ struct drm_syncobj_eventfd {
 /* How long the fallback thread sleeps in one wait before checking for destroy. */
 #define WAITER_SLICE_NS (20 * 1000 * 1000)
 
+/* include/uapi/drm/drm.h: "#define DRM_MAJOR 226" (Linux only). */
+#define DRM_CHAR_MAJOR 226
+
+/* -EBADF if not open, -EINVAL if open but not a DRM device node. */
+static int
+check_drm_fd(int drm_fd)
+{
+	struct stat st;
+	int ret;
+
+	ret = sb_fd_check_open(drm_fd);
+	if (ret)
+		return ret;
+	if (fstat(drm_fd, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != DRM_CHAR_MAJOR)
+		return -EINVAL;
+	return 0;
+}
+
 /*
- * A non-DRM fd answers DRM ioctls with ENOTTY: report it as a bad argument.
- * A DRM driver without DRIVER_SYNCOBJ(_TIMELINE) answers EOPNOTSUPP itself.
+ * Validate the fd as a DRM device, then issue the ioctl. A DRM driver without
+ * DRIVER_SYNCOBJ(_TIMELINE) answers EOPNOTSUPP itself.
  */
 static int
 drm_ioctl(int drm_fd, unsigned long request, void *arg)
 {
 	int ret;
 
-	ret = sb_fd_check_open(drm_fd);
+	ret = check_drm_fd(drm_fd);
 	if (ret)
 		return ret;
 	ret = sb_ioctl(drm_fd, request, arg);
@@ -125,6 +145,8 @@ sb_syncobj_export_sync_file(int drm_fd, uint32_t handle, uint64_t point, int *ou
 	uint32_t tmp;
 	int ret;
 
+	if (!out_fd)
+		return -EINVAL;
 	*out_fd = -1;
 	if (point == 0)
 		return export_binary(drm_fd, handle, out_fd);
@@ -154,7 +176,7 @@ sb_syncobj_import_sync_file(int drm_fd, uint32_t handle, uint64_t point, int syn
 	int ret;
 
 	/* Validate the foreign fd before handing it to the kernel. */
-	ret = sb_fd_check_open(drm_fd);
+	ret = check_drm_fd(drm_fd);
 	if (ret)
 		return ret;
 	ret = sb_sync_file_check(sync_file_fd, NULL, NULL);
@@ -205,6 +227,8 @@ sb_syncobj_query(int drm_fd, uint32_t handle, uint64_t *point)
 	uint64_t value = 0;
 	int ret;
 
+	if (!point)
+		return -EINVAL;
 	memset(&args, 0, sizeof(args));
 	args.handles = (uint64_t)(uintptr_t)&handle;
 	args.points = (uint64_t)(uintptr_t)&value;
@@ -325,10 +349,12 @@ sb_syncobj_waiter_create(int drm_fd, uint32_t handle, uint64_t point, uint32_t f
 	struct sb_syncobj_waiter *w;
 	int ret;
 
+	if (!out)
+		return -EINVAL;
 	*out = NULL;
 	if (flags & ~(uint32_t)SB_SYNCOBJ_WAIT_AVAILABLE)
 		return -EINVAL;
-	ret = sb_fd_check_open(drm_fd);
+	ret = check_drm_fd(drm_fd);
 	if (ret)
 		return ret;
 

@@ -64,6 +64,10 @@ sb_deadline_remaining(int64_t now_ns, int64_t deadline_ns)
 int
 sb_poll_until(int fd, short events, int64_t deadline_ns)
 {
+	/* poll() ignores negative fds: that would be a silent wait for nothing. */
+	if (fd < 0)
+		return -EBADF;
+
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = events };
 		int64_t left = sb_deadline_remaining(sb_now_ns(), deadline_ns);

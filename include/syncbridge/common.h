@@ -8,6 +8,10 @@
  *  - On failure every fd the caller passed in is left untouched and open, and
  *    every output fd is left at -1.
  *  - Every fd the library creates has O_CLOEXEC (FD_CLOEXEC) set.
+ *  - -EBADF means "not an open fd"; -EINVAL means "open, but not the kind of
+ *    file this function takes" (a pipe where a sync_file is expected, an
+ *    O_PATH fd, a non-DRM fd where a DRM device is expected), or a NULL
+ *    pointer where the function must write a result.
  *  - Timeouts are relative, in nanoseconds: SB_TIMEOUT_INFINITE waits forever,
  *    0 polls without blocking. A wait interrupted by a signal resumes with the
  *    remaining time; it never restarts the full timeout and never returns

@@ -28,6 +28,11 @@ struct sb_fence_info {
 	uint64_t timestamp_ns; /**< CLOCK_MONOTONIC signal time, 0 while active */
 };
 
+#if defined(__cplusplus) && defined(__GNUC__)
+/* The flexible array member is C99; C++ compilers accept it as an extension. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#endif
 /** Snapshot of a sync_file, as returned by sb_sync_file_get_info(). */
 struct sb_sync_file_info {
 	char name[32];       /**< the sync_file's own name */
@@ -35,6 +40,9 @@ struct sb_sync_file_info {
 	uint32_t num_fences; /**< entries in fences[] */
 	struct sb_fence_info fences[]; /**< flexible array, num_fences entries */
 };
+#if defined(__cplusplus) && defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 /**
  * Whether fd is an open sync_file (answers SYNC_IOC_FILE_INFO).

@@ -7,6 +7,8 @@
  * fence is attached to it (a submission or a signal); it "signals" when that
  * fence does.
  *
+ * drm_fd must be a DRM device node (else -EINVAL); -EBADF means not open.
+ *
  * Syncobjs themselves are created and destroyed with libdrm
  * (drmSyncobjCreate / drmSyncobjDestroy); these functions bridge them to
  * sync_files and to pollable fds.

@@ -73,7 +73,7 @@ sb_test_skip(const char *fmt, ...)
 	exit(77);
 }
 
-static inline void
+static inline void __attribute__((format(printf, 1, 2)))
 sb_test_note(const char *fmt, ...)
 {
 	va_list ap;
