@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syncbridge-info dmabuf FD|/proc/PID/fd/N
+ *
+ * What a dma-buf is and what it is waiting on, without changing it:
+ *  - size, exporter, name and reference count from /proc/PID/fdinfo/N
+ *    (dma_buf_show_fdinfo);
+ *  - the fences in its reservation object with their usage (write, read,
+ *    kernel) from debugfs dma_buf/bufinfo, matched by inode, when readable;
+ *  - what a reader and what a writer would have to wait for: a READ and a
+ *    WRITE sync_file exported with DMA_BUF_IOCTL_EXPORT_SYNC_FILE (a snapshot;
+ *    exporting adds nothing to the buffer) and decoded. Nothing is imported,
+ *    nothing is waited on, and the buffer is not poll()ed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "info.h"
+
+#ifndef DEBUGFS_MAGIC
+#define DEBUGFS_MAGIC 0x64626720
+#endif
+
+struct dmabuf_report {
+	struct dmabuf_fdinfo fdinfo;
+	int fdinfo_err;
+	struct bufinfo_entry bufinfo;
+	char bufinfo_reason[PATH_MAX + 256]; /* empty when bufinfo was read */
+	struct sb_sync_file_info *access[2]; /* [0] read, [1] write */
+	int access_err[2];
+};
+
+static const char *
+debugfs_root(void)
+{
+	const char *env = getenv("SYNCBRIDGE_DEBUGFS");
+
+	return env && *env ? env : "/sys/kernel/debug";
+}
+
+static void
+read_bufinfo(struct dmabuf_report *r)
+{
+	char path[PATH_MAX];
+	const char *root = debugfs_root();
+	struct statfs sfs;
+	char *text;
+	int ret;
+
+	if (!r->fdinfo.inode) {
+		snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
+			 "fdinfo has no inode number to match (kernel before 5.14)");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/dma_buf/bufinfo", root);
+	ret = read_text_file(path, &text, NULL);
+	if (ret == -ENOENT) {
+		if (statfs(root, &sfs) == 0 && sfs.f_type == DEBUGFS_MAGIC)
+			snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
+				 "%s has no dma_buf/bufinfo (kernel without CONFIG_DEBUG_FS for dma-buf)",
+				 root);
+		else
+			snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
+				 "debugfs is not mounted at %s (as root: mount -t debugfs none %s)",
+				 root, root);
+		return;
+	}
+	if (ret == -EACCES || ret == -EPERM) {
+		snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
+			 "%s: permission denied (debugfs is root-only)", path);
+		return;
+	}
+	if (ret < 0) {
+		snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason), "%s: %s", path, strerror(-ret));
+		return;
+	}
+	ret = bufinfo_find(text, r->fdinfo.inode, &r->bufinfo);
+	free(text);
+	if (ret < 0)
+		snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
+			 "%s: not in the expected format", path);
+	else if (!r->bufinfo.found)
+		snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
+			 "inode %llu is not listed in %s", (unsigned long long)r->fdinfo.inode, path);
+}
+
+void
+info_dmabuf_export_access(int fd, struct sb_sync_file_info *out[2], int err[2])
+{
+	static const enum sb_access acc[2] = { SB_ACCESS_READ, SB_ACCESS_WRITE };
+
+	for (int i = 0; i < 2; i++) {
+		int sync_fd = -1;
+		int ret = sb_dmabuf_export_sync_file(fd, acc[i], &sync_fd);
+
+		out[i] = NULL;
+		if (ret == 0) {
+			ret = sb_sync_file_get_info(sync_fd, &out[i]);
+			close(sync_fd);
+		}
+		err[i] = ret;
+	}
+}
+
+static const char *
+access_error_text(int err, char *buf, size_t len)
+{
+	if (err == -EOPNOTSUPP || err == -ENOTTY)
+		snprintf(buf, len, "unknown: this kernel cannot export a dma-buf's fences "
+				   "(DMA_BUF_IOCTL_EXPORT_SYNC_FILE needs Linux 6.0)");
+	else
+		snprintf(buf, len, "unknown: exporting a sync_file failed: %s", strerror(-err));
+	return buf;
+}
+
+static void
+print_human(const struct info_target *t, const struct dmabuf_report *r)
+{
+	static const char *const who[2] = { "a reader", "a writer" };
+	char name[96], err[256];
+	const struct dmabuf_fdinfo *fi = &r->fdinfo;
+
+	printf("%s: dma-buf", info_target_name(t, name, sizeof(name)));
+	if (fi->inode)
+		printf(", inode %llu", (unsigned long long)fi->inode);
+	printf("\n");
+	if (fi->valid) {
+		printf("  size:        %llu bytes\n", (unsigned long long)fi->size);
+		printf("  exporter:    %s\n", fi->exp_name);
+		printf("  name:        %s\n", fi->has_name ? fi->name : "(none)");
+		if (fi->count >= 0)
+			printf("  references:  %lld (open files, mappings and importers)\n", fi->count);
+	} else {
+		printf("  fdinfo:      unreadable: %s\n",
+		       r->fdinfo_err ? strerror(-r->fdinfo_err) : "no dma-buf fields");
+	}
+
+	if (r->bufinfo_reason[0]) {
+		printf("  attached fences (debugfs): not available: %s\n", r->bufinfo_reason);
+	} else {
+		const struct bufinfo_entry *b = &r->bufinfo;
+
+		printf("  attached fences (debugfs dma_buf/bufinfo): %u%s\n", b->nfences,
+		       b->nfences ? "" : " (idle)");
+		for (unsigned i = 0; i < b->nfences; i++)
+			printf("    %-8s %-16s %-24s seqno %-8llu %s\n", b->fences[i].usage,
+			       b->fences[i].driver, b->fences[i].timeline,
+			       (unsigned long long)b->fences[i].seqno,
+			       b->fences[i].signalled ? "signalled" : "unsignalled");
+		if (b->fences_truncated)
+			printf("    (more fences not shown)\n");
+		printf("  attached devices: ");
+		if (!b->ndevices)
+			printf("none");
+		for (unsigned i = 0; i < b->ndevices; i++)
+			printf("%s%s", i ? ", " : "", b->devices[i]);
+		printf("\n");
+	}
+
+	for (int i = 0; i < 2; i++) {
+		const struct sb_sync_file_info *info = r->access[i];
+
+		if (!info) {
+			printf("  %s would wait for: %s\n", who[i],
+			       access_error_text(r->access_err[i], err, sizeof(err)));
+			continue;
+		}
+		if (info->status > 0) {
+			printf("  %s would wait for: nothing (every fence has signalled)\n", who[i]);
+		} else {
+			char st[96];
+
+			printf("  %s would wait for: %u fence%s, %s\n", who[i], info->num_fences,
+			       info->num_fences == 1 ? "" : "s",
+			       info_status_text(info->status, st, sizeof(st)));
+		}
+		info_print_fences(stdout, info, "    ");
+	}
+}
+
+static void
+print_json(const struct info_target *t, const struct dmabuf_report *r)
+{
+	static const char *const keys[2] = { "read", "write" };
+	struct json_writer w;
+	char err[256];
+
+	json_init(&w, stdout, true);
+	json_object_begin(&w, NULL);
+	json_string(&w, "kind", "dma-buf");
+	info_json_target(&w, t);
+	if (r->fdinfo.valid) {
+		if (r->fdinfo.inode)
+			json_uint(&w, "inode", r->fdinfo.inode);
+		else
+			json_null(&w, "inode");
+		json_uint(&w, "size", r->fdinfo.size);
+		json_string(&w, "exporter", r->fdinfo.exp_name);
+		json_string(&w, "name", r->fdinfo.has_name ? r->fdinfo.name : NULL);
+		if (r->fdinfo.count >= 0)
+			json_int(&w, "references", r->fdinfo.count);
+		else
+			json_null(&w, "references");
+	} else {
+		json_null(&w, "inode");
+		json_null(&w, "size");
+		json_null(&w, "exporter");
+	}
+
+	json_object_begin(&w, "bufinfo");
+	json_bool(&w, "available", !r->bufinfo_reason[0]);
+	if (r->bufinfo_reason[0]) {
+		json_string(&w, "reason", r->bufinfo_reason);
+	} else {
+		json_array_begin(&w, "fences");
+		for (unsigned i = 0; i < r->bufinfo.nfences; i++) {
+			const struct bufinfo_fence *f = &r->bufinfo.fences[i];
+
+			json_object_begin(&w, NULL);
+			json_string(&w, "usage", f->usage);
+			json_string(&w, "driver", f->driver);
+			json_string(&w, "timeline", f->timeline);
+			json_uint(&w, "seqno", f->seqno);
+			json_bool(&w, "signalled", f->signalled);
+			json_object_end(&w);
+		}
+		json_array_end(&w);
+		json_bool(&w, "fences_truncated", r->bufinfo.fences_truncated);
+		json_array_begin(&w, "devices");
+		for (unsigned i = 0; i < r->bufinfo.ndevices; i++)
+			json_string(&w, NULL, r->bufinfo.devices[i]);
+		json_array_end(&w);
+	}
+	json_object_end(&w);
+
+	for (int i = 0; i < 2; i++) {
+		json_object_begin(&w, keys[i]);
+		json_bool(&w, "available", r->access[i] != NULL);
+		if (r->access[i]) {
+			json_bool(&w, "must_wait", r->access[i]->status <= 0);
+			info_json_fences(&w, r->access[i]);
+		} else {
+			json_string(&w, "reason", access_error_text(r->access_err[i], err, sizeof(err)));
+		}
+		json_object_end(&w);
+	}
+	json_object_end(&w);
+}
+
+int
+info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o)
+{
+	struct info_target t;
+	struct dmabuf_report r;
+	char *text;
+	char name[96];
+
+	if (argc != 2) {
+		info_err("usage: " INFO_PROG " [--json] dmabuf FD|/proc/PID/fd/N");
+		return INFO_EXIT_USAGE;
+	}
+	if (info_target_resolve(argv[1], &t) < 0)
+		return INFO_EXIT_FAIL;
+	if (t.kind != FD_KIND_DMABUF) {
+		info_wrong_kind(&t, argv[1], "a dma-buf");
+		info_target_release(&t);
+		return INFO_EXIT_FAIL;
+	}
+	if (!sb_dmabuf_is_dmabuf(t.fd)) {
+		info_err("%s: the file obtained is not a dma-buf%s", info_target_name(&t, name, sizeof(name)),
+			 t.via && strcmp(t.via, "open") == 0
+				 ? " (re-opened through /proc: this kernel needs pidfd_getfd(), Linux 5.6)"
+				 : "");
+		info_target_release(&t);
+		return INFO_EXIT_FAIL;
+	}
+
+	memset(&r, 0, sizeof(r));
+	text = info_target_fdinfo(&t, &r.fdinfo_err);
+	if (text) {
+		dmabuf_fdinfo_parse(text, &r.fdinfo);
+		free(text);
+		/* pidfd_getfd() took a reference of its own: do not count it */
+		if (t.owned && r.fdinfo.count > 0)
+			r.fdinfo.count--;
+	}
+	read_bufinfo(&r);
+	info_dmabuf_export_access(t.fd, r.access, r.access_err);
+
+	if (o->json)
+		print_json(&t, &r);
+	else
+		print_human(&t, &r);
+
+	sb_sync_file_info_free(r.access[0]);
+	sb_sync_file_info_free(r.access[1]);
+	info_target_release(&t);
+	return fflush(stdout) == 0 ? INFO_EXIT_OK : INFO_EXIT_FAIL;
+}

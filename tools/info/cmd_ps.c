@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syncbridge-info ps [PID]
+ *
+ * Every dma-buf, sync_file and DRM syncobj fd one process (or every process
+ * we may look at) holds, one line each. The kind comes from the fd's
+ * /proc link; dma-buf details from its fdinfo; fence states from a copy of
+ * the fd taken with pidfd_getfd() (when allowed), exactly as `fence` and
+ * `dmabuf` do — looking only.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "info.h"
+
+struct ps_fd {
+	int fd;
+	enum fd_kind kind;
+	char link[PATH_MAX];
+	struct dmabuf_fdinfo fdinfo; /* dma-buf */
+	bool have_fd;                /* we got a copy to look at the fences */
+	int access_err;              /* why not */
+	struct sb_sync_file_info *sync;      /* sync_file */
+	struct sb_sync_file_info *access[2]; /* dma-buf: reader, writer */
+	int export_err[2];
+};
+
+struct ps_totals {
+	unsigned processes, dmabufs, sync_files, syncobjs, inaccessible;
+};
+
+static int
+cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The numeric entries of a /proc directory, sorted. Returns count or -errno. */
+static int
+list_numeric(const char *path, int **out)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int *v = NULL, n = 0, cap = 0;
+
+	*out = NULL;
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char *end;
+		long x;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		x = strtol(e->d_name, &end, 10);
+		if (*end || x < 0 || x > INT32_MAX)
+			continue;
+		if (n == cap) {
+			int *nv = realloc(v, (size_t)(cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = cap ? cap * 2 : 64;
+		}
+		v[n++] = (int)x;
+	}
+	closedir(d);
+	qsort(v, (size_t)n, sizeof(*v), cmp_int);
+	*out = v;
+	return n;
+}
+
+static void
+ps_fd_free(struct ps_fd *p)
+{
+	sb_sync_file_info_free(p->sync);
+	sb_sync_file_info_free(p->access[0]);
+	sb_sync_file_info_free(p->access[1]);
+	p->sync = p->access[0] = p->access[1] = NULL;
+}
+
+/* Fill p for fd `fd` of pid. Returns false if the fd is of no interest or vanished. */
+static bool
+inspect_fd(pid_t pid, int fd, struct ps_fd *p)
+{
+	char path[64];
+	ssize_t n;
+	struct info_target t;
+	char *text;
+
+	memset(p, 0, sizeof(*p));
+	p->fd = fd;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	n = readlink(path, p->link, sizeof(p->link) - 1);
+	if (n < 0)
+		return false;
+	p->link[n] = '\0';
+	p->kind = fd_kind_from_link(p->link);
+	if (p->kind != FD_KIND_DMABUF && p->kind != FD_KIND_SYNC_FILE && p->kind != FD_KIND_SYNCOBJ)
+		return false;
+
+	if (p->kind == FD_KIND_DMABUF) {
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+		if (read_text_file(path, &text, NULL) == 0) {
+			dmabuf_fdinfo_parse(text, &p->fdinfo);
+			free(text);
+		}
+	}
+	if (p->kind == FD_KIND_SYNCOBJ)
+		return true;
+
+	p->access_err = info_target_get(pid, fd, &t, true);
+	if (p->access_err < 0)
+		return true;
+	p->have_fd = true;
+	if (p->kind == FD_KIND_DMABUF) {
+		if (t.owned && p->fdinfo.count > 0)
+			p->fdinfo.count--; /* our own copy */
+		info_dmabuf_export_access(t.fd, p->access, p->export_err);
+	} else {
+		p->access_err = sb_sync_file_get_info(t.fd, &p->sync);
+		if (p->access_err < 0)
+			p->have_fd = false;
+	}
+	info_target_release(&t);
+	return true;
+}
+
+/* "vgem/unbound active, vgem/unbound signalled" (at most 4) */
+static void
+fence_list(const struct sb_sync_file_info *info, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < info->num_fences && used + 1 < len; i++) {
+		int k;
+
+		if (i == 4) {
+			snprintf(buf + used, len - used, ", +%u more", info->num_fences - 4);
+			return;
+		}
+		k = snprintf(buf + used, len - used, "%s%s/%s %s", i ? ", " : "", info->fences[i].driver,
+			     info->fences[i].timeline, info_status_word(info->fences[i].status));
+		if (k < 0)
+			return;
+		used += (size_t)k;
+	}
+}
+
+static void
+wait_summary(const struct sb_sync_file_info *info, int err, char *buf, size_t len)
+{
+	uint32_t active = 0;
+
+	if (!info) {
+		snprintf(buf, len, "? (%s)", strerror(-err));
+		return;
+	}
+	for (uint32_t i = 0; i < info->num_fences; i++)
+		active += info->fences[i].status == 0;
+	if (info->status > 0)
+		snprintf(buf, len, "no");
+	else if (info->status < 0)
+		snprintf(buf, len, "error %d", info->status);
+	else
+		snprintf(buf, len, "yes (%u active fence%s)", active, active == 1 ? "" : "s");
+}
+
+static void
+print_line(pid_t pid, const char *comm, const struct ps_fd *p)
+{
+	char details[PATH_MAX + 1024], r[64], w[64], list[512];
+
+	switch (p->kind) {
+	case FD_KIND_DMABUF:
+		if (p->fdinfo.valid)
+			snprintf(details, sizeof(details), "inode %llu, %llu bytes, exporter %s%s%s%s",
+				 (unsigned long long)p->fdinfo.inode,
+				 (unsigned long long)p->fdinfo.size, p->fdinfo.exp_name,
+				 p->fdinfo.has_name ? ", name \"" : "",
+				 p->fdinfo.has_name ? p->fdinfo.name : "", p->fdinfo.has_name ? "\"" : "");
+		else
+			snprintf(details, sizeof(details), "(fdinfo unreadable)");
+		if (p->have_fd) {
+			wait_summary(p->access[0], p->export_err[0], r, sizeof(r));
+			wait_summary(p->access[1], p->export_err[1], w, sizeof(w));
+			snprintf(details + strlen(details), sizeof(details) - strlen(details),
+				 "; reader waits: %s; writer waits: %s", r, w);
+		} else {
+			snprintf(details + strlen(details), sizeof(details) - strlen(details),
+				 "; fences: ? (%s)", strerror(-p->access_err));
+		}
+		break;
+	case FD_KIND_SYNC_FILE:
+		if (p->have_fd && p->sync) {
+			fence_list(p->sync, list, sizeof(list));
+			snprintf(details, sizeof(details), "%s, %u fence%s: %s",
+				 info_status_word(p->sync->status), p->sync->num_fences,
+				 p->sync->num_fences == 1 ? "" : "s", list);
+		} else {
+			snprintf(details, sizeof(details), "fences: ? (%s)", strerror(-p->access_err));
+		}
+		break;
+	default:
+		snprintf(details, sizeof(details), "%s", p->link);
+		break;
+	}
+	printf("%-7d %-15s %-5d %-10s %s\n", (int)pid, comm, p->fd, fd_kind_name(p->kind), details);
+}
+
+static void
+json_line(struct json_writer *w, const struct ps_fd *p)
+{
+	json_object_begin(w, NULL);
+	json_int(w, "fd", p->fd);
+	json_string(w, "kind", fd_kind_name(p->kind));
+	json_string(w, "link", p->link);
+	if (p->kind == FD_KIND_DMABUF && p->fdinfo.valid) {
+		json_uint(w, "inode", p->fdinfo.inode);
+		json_uint(w, "size", p->fdinfo.size);
+		json_string(w, "exporter", p->fdinfo.exp_name);
+		json_string(w, "name", p->fdinfo.has_name ? p->fdinfo.name : NULL);
+		json_int(w, "references", p->fdinfo.count);
+	}
+	if (p->kind == FD_KIND_DMABUF || p->kind == FD_KIND_SYNC_FILE) {
+		json_bool(w, "inspected", p->have_fd);
+		if (!p->have_fd)
+			json_string(w, "reason", strerror(-p->access_err));
+	}
+	if (p->kind == FD_KIND_SYNC_FILE && p->sync) {
+		json_string(w, "name", p->sync->name);
+		info_json_fences(w, p->sync);
+	}
+	if (p->kind == FD_KIND_DMABUF && p->have_fd) {
+		static const char *const keys[2] = { "read", "write" };
+
+		for (int i = 0; i < 2; i++) {
+			json_object_begin(w, keys[i]);
+			if (p->access[i]) {
+				json_bool(w, "must_wait", p->access[i]->status <= 0);
+				info_json_fences(w, p->access[i]);
+			} else {
+				json_null(w, "must_wait");
+				json_string(w, "reason", strerror(-p->export_err[i]));
+			}
+			json_object_end(w);
+		}
+	}
+	json_object_end(w);
+}
+
+/* One process. Returns the number of interesting fds, or -errno if /proc/PID/fd is unreadable. */
+static int
+scan_process(pid_t pid, const struct info_opts *o, struct json_writer *w, struct ps_totals *tot)
+{
+	char path[64], comm[32];
+	int *fds, n, shown = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	n = list_numeric(path, &fds);
+	if (n < 0)
+		return n;
+	proc_comm(pid, comm, sizeof(comm));
+	for (int i = 0; i < n; i++) {
+		struct ps_fd p;
+
+		if (!inspect_fd(pid, fds[i], &p))
+			continue;
+		if (o->json) {
+			if (shown == 0) {
+				json_object_begin(w, NULL);
+				json_int(w, "pid", pid);
+				json_string(w, "comm", comm);
+				json_array_begin(w, "fds");
+			}
+			json_line(w, &p);
+		} else {
+			print_line(pid, comm, &p);
+		}
+		tot->dmabufs += p.kind == FD_KIND_DMABUF;
+		tot->sync_files += p.kind == FD_KIND_SYNC_FILE;
+		tot->syncobjs += p.kind == FD_KIND_SYNCOBJ;
+		shown++;
+		ps_fd_free(&p);
+	}
+	if (o->json && shown) {
+		json_array_end(w);
+		json_object_end(w);
+	}
+	if (shown)
+		tot->processes++;
+	free(fds);
+	return shown;
+}
+
+int
+info_cmd_ps(int argc, char **argv, const struct info_opts *o)
+{
+	struct ps_totals tot = { 0 };
+	struct json_writer w;
+	pid_t one = 0;
+	int ret;
+
+	if (argc > 2) {
+		info_err("usage: " INFO_PROG " [--json] ps [PID]");
+		return INFO_EXIT_USAGE;
+	}
+	if (argc == 2) {
+		char *end;
+		long v = strtol(argv[1], &end, 10);
+
+		if (*end || end == argv[1] || v <= 0 || v > INT32_MAX) {
+			info_err("ps: '%s' is not a process id", argv[1]);
+			return INFO_EXIT_USAGE;
+		}
+		one = (pid_t)v;
+	}
+
+	if (o->json) {
+		json_init(&w, stdout, true);
+		json_object_begin(&w, NULL);
+		json_array_begin(&w, "processes");
+	} else {
+		printf("%-7s %-15s %-5s %-10s %s\n", "PID", "COMM", "FD", "KIND", "DETAILS");
+	}
+
+	if (one) {
+		ret = scan_process(one, o, &w, &tot);
+		if (ret < 0) {
+			if (o->json) {
+				json_array_end(&w);
+				json_object_end(&w);
+			}
+			if (ret == -ENOENT)
+				info_err("no process %d", (int)one);
+			else if (ret == -EACCES || ret == -EPERM)
+				info_err("/proc/%d/fd: permission denied (only the process's owner or "
+					 "root may list its fds)",
+					 (int)one);
+			else
+				info_err("/proc/%d/fd: %s", (int)one, strerror(-ret));
+			return INFO_EXIT_FAIL;
+		}
+	} else {
+		int *pids, n = list_numeric("/proc", &pids);
+
+		if (n < 0) {
+			info_err("/proc: %s (is procfs mounted?)", strerror(-n));
+			return INFO_EXIT_FAIL;
+		}
+		for (int i = 0; i < n; i++) {
+			if (pids[i] == getpid())
+				continue;
+			ret = scan_process(pids[i], o, &w, &tot);
+			if (ret == -EACCES || ret == -EPERM)
+				tot.inaccessible++;
+		}
+		free(pids);
+	}
+
+	if (o->json) {
+		json_array_end(&w);
+		json_uint(&w, "dmabufs", tot.dmabufs);
+		json_uint(&w, "sync_files", tot.sync_files);
+		json_uint(&w, "syncobjs", tot.syncobjs);
+		json_uint(&w, "inaccessible_processes", tot.inaccessible);
+		json_object_end(&w);
+	} else {
+		printf("# %u dma-buf%s, %u sync_file%s, %u syncobj fd%s in %u process%s\n", tot.dmabufs,
+		       tot.dmabufs == 1 ? "" : "s", tot.sync_files, tot.sync_files == 1 ? "" : "s",
+		       tot.syncobjs, tot.syncobjs == 1 ? "" : "s", tot.processes,
+		       tot.processes == 1 ? "" : "es");
+		if (tot.inaccessible)
+			printf("# %u process%s could not be inspected (permission): run as root to see "
+			       "them\n",
+			       tot.inaccessible, tot.inaccessible == 1 ? "" : "es");
+	}
+	return fflush(stdout) == 0 ? INFO_EXIT_OK : INFO_EXIT_FAIL;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* syncbridge-info: shared declarations of the subcommands. */
+#ifndef INFO_H
+#define INFO_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <syncbridge/syncbridge.h>
+
+#include "json.h"
+#include "procfs.h"
+
+#define INFO_PROG "syncbridge-info"
+
+/* Exit statuses (trace passes the command's own status through). */
+#define INFO_EXIT_OK 0
+#define INFO_EXIT_FAIL 1
+#define INFO_EXIT_USAGE 2
+
+struct info_opts {
+	bool json;
+};
+
+/* "syncbridge-info: " + message + newline, to stderr. */
+void info_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * An fd named on the command line: a number (an fd this process inherited)
+ * or /proc/PID/fd/N (another process's fd, fetched with pidfd_getfd()).
+ */
+struct info_target {
+	int fd;          /* usable in this process */
+	bool owned;      /* fd was created here and must be closed */
+	pid_t pid;       /* the process holding it (ours for a plain number) */
+	int remote_fd;   /* its number in that process */
+	bool self;       /* pid is this process */
+	char link[PATH_MAX]; /* readlink() of /proc/PID/fd/N */
+	enum fd_kind kind;
+	const char *via; /* "inherited", "pidfd_getfd" or "open" */
+};
+
+/*
+ * Resolve arg into t. Prints the reason on failure (not open, no such
+ * process, no permission, ...) and returns -errno; t->fd is then -1.
+ */
+int info_target_resolve(const char *arg, struct info_target *t);
+
+/*
+ * Like info_target_resolve() for fd `fd` of process `pid`, but only to look
+ * (quiet: no messages). Returns -errno when the fd cannot be had.
+ */
+int info_target_get(pid_t pid, int fd, struct info_target *t, bool quiet);
+
+void info_target_release(struct info_target *t);
+
+/* "fd 3" or "/proc/123/fd/4 (comm)" into buf. */
+const char *info_target_name(const struct info_target *t, char *buf, size_t len);
+
+/* /proc/PID/fdinfo/N of the target, NUL-terminated text (free()), or NULL. */
+char *info_target_fdinfo(const struct info_target *t, int *err);
+
+/* "signalled", "active" or "error -ETIMEDOUT (Timer expired)" for a sync_file status. */
+const char *info_status_text(int32_t status, char *buf, size_t len);
+/* "signalled"/"active"/"error" */
+const char *info_status_word(int32_t status);
+
+/* The fences of a sync_file, human form: one line per fence, each prefixed by indent. */
+void info_print_fences(FILE *f, const struct sb_sync_file_info *info, const char *indent);
+/* JSON form: "status", "status_text", "num_fences", "fences": [...] members (into an open object). */
+void info_json_fences(struct json_writer *w, const struct sb_sync_file_info *info);
+
+/* The "target" member: pid, comm, fd, link, via. */
+void info_json_target(struct json_writer *w, const struct info_target *t);
+/* Report that the fd is not `wanted` ("a sync_file"), saying what it is and what to run instead. */
+void info_wrong_kind(const struct info_target *t, const char *arg, const char *wanted);
+
+/*
+ * What a reader ([0]) and a writer ([1]) of dma-buf fd would wait for: READ
+ * and WRITE sync_files exported and decoded (nothing is added to the buffer).
+ * out[i] is NULL and err[i] < 0 where that failed; free with sb_sync_file_info_free().
+ */
+void info_dmabuf_export_access(int fd, struct sb_sync_file_info *out[2], int err[2]);
+
+int info_cmd_fence(int argc, char **argv, const struct info_opts *o);
+int info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o);
+int info_cmd_ps(int argc, char **argv, const struct info_opts *o);
+int info_cmd_trace(int argc, char **argv, const struct info_opts *o);
+
+#endif

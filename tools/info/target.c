@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Naming fds on the command line.
+ *
+ * A number is an fd this process inherited (`syncbridge-info fence 3 3<&...`).
+ * /proc/PID/fd/N names another process's fd. Opening that path does not work
+ * for sync_files and dma-bufs: both are anonymous files with no open()
+ * method of their own, so the kernel either refuses (ENXIO) or hands out a
+ * new file without the fence state. pidfd_getfd() (Linux 5.6) instead
+ * duplicates the very file the process holds; it needs ptrace access to the
+ * process (same user with a permissive kernel.yama.ptrace_scope, or
+ * CAP_SYS_PTRACE). Only if the kernel lacks it is open() tried, and the
+ * caller then checks that what it got really is the right kind of file.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "info.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+void
+info_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs(INFO_PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static bool
+parse_int(const char *s, const char *end, int *out)
+{
+	long v = 0;
+
+	if (s == end)
+		return false;
+	for (const char *p = s; p < end; p++) {
+		if (!isdigit((unsigned char)*p))
+			return false;
+		v = v * 10 + (*p - '0');
+		if (v > INT_MAX)
+			return false;
+	}
+	*out = (int)v;
+	return true;
+}
+
+/* "/proc/PID/fd/N" or "/proc/self/fd/N" */
+static bool
+parse_proc_path(const char *arg, pid_t *pid, int *fd)
+{
+	const char *p, *slash;
+	int v;
+
+	if (strncmp(arg, "/proc/", 6) != 0)
+		return false;
+	p = arg + 6;
+	slash = strchr(p, '/');
+	if (!slash || strncmp(slash, "/fd/", 4) != 0)
+		return false;
+	if ((size_t)(slash - p) == 4 && strncmp(p, "self", 4) == 0)
+		*pid = getpid();
+	else if (parse_int(p, slash, &v))
+		*pid = v;
+	else
+		return false;
+	p = slash + 4;
+	return parse_int(p, p + strlen(p), fd);
+}
+
+static int
+pidfd_getfd_of(pid_t pid, int fd, int *out)
+{
+	int pidfd, ret;
+
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	ret = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	if (ret < 0) {
+		ret = -errno;
+		close(pidfd);
+		return ret;
+	}
+	close(pidfd);
+	*out = ret; /* the kernel sets FD_CLOEXEC on it */
+	return 0;
+}
+
+int
+info_target_get(pid_t pid, int fd, struct info_target *t, bool quiet)
+{
+	char path[64];
+	ssize_t n;
+	int ret, got = -1;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	t->pid = pid;
+	t->remote_fd = fd;
+	t->self = pid == getpid();
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	n = readlink(path, t->link, sizeof(t->link) - 1);
+	if (n < 0) {
+		ret = -errno;
+		if (quiet)
+			return ret;
+		if (ret == -ENOENT) {
+			char dir[32];
+
+			snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+			if (access(dir, F_OK) != 0)
+				info_err("no process %d", (int)pid);
+			else if (t->self)
+				info_err("fd %d is not open in %s (pass it as %d<&OTHER_FD, or name "
+					 "another process's fd as /proc/PID/fd/N)",
+					 fd, INFO_PROG, fd);
+			else
+				info_err("process %d has no fd %d", (int)pid, fd);
+		} else if (ret == -EACCES || ret == -EPERM) {
+			info_err("%s: permission denied (only the process's owner or root may look "
+				 "at its fds)",
+				 path);
+		} else {
+			info_err("%s: %s", path, strerror(-ret));
+		}
+		return ret;
+	}
+	t->link[n] = '\0';
+	t->kind = fd_kind_from_link(t->link);
+
+	if (t->self) {
+		t->fd = fd;
+		t->via = "inherited";
+		return 0;
+	}
+
+	ret = pidfd_getfd_of(pid, fd, &got);
+	if (ret == 0) {
+		t->fd = got;
+		t->owned = true;
+		t->via = "pidfd_getfd";
+		return 0;
+	}
+	if (ret == -ENOSYS) {
+		/* Linux < 5.6: a new open of the same file is the best there is. */
+		got = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (got >= 0) {
+			t->fd = got;
+			t->owned = true;
+			t->via = "open";
+			return 0;
+		}
+		ret = -errno;
+		if (!quiet)
+			info_err("%s: this kernel has no pidfd_getfd() (Linux 5.6) and opening the "
+				 "link failed: %s",
+				 path, strerror(-ret));
+		return ret;
+	}
+	if (!quiet) {
+		if (ret == -EPERM || ret == -EACCES)
+			info_err("%s: pidfd_getfd() needs ptrace access to process %d (run as its "
+				 "user with kernel.yama.ptrace_scope=0, or as root): %s",
+				 path, (int)pid, strerror(-ret));
+		else if (ret == -ESRCH)
+			info_err("process %d exited", (int)pid);
+		else if (ret == -EBADF)
+			info_err("process %d closed fd %d", (int)pid, fd);
+		else
+			info_err("%s: pidfd_getfd(): %s", path, strerror(-ret));
+	}
+	return ret;
+}
+
+int
+info_target_resolve(const char *arg, struct info_target *t)
+{
+	pid_t pid;
+	int fd;
+
+	if (parse_int(arg, arg + strlen(arg), &fd))
+		return info_target_get(getpid(), fd, t, false);
+	if (parse_proc_path(arg, &pid, &fd))
+		return info_target_get(pid, fd, t, false);
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	info_err("'%s' is neither an fd number nor /proc/PID/fd/N", arg);
+	return -EINVAL;
+}
+
+void
+info_target_release(struct info_target *t)
+{
+	if (t->owned && t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	t->owned = false;
+}
+
+const char *
+info_target_name(const struct info_target *t, char *buf, size_t len)
+{
+	char comm[32];
+
+	if (t->self)
+		snprintf(buf, len, "fd %d", t->remote_fd);
+	else
+		snprintf(buf, len, "/proc/%d/fd/%d (%s)", (int)t->pid, t->remote_fd,
+			 proc_comm(t->pid, comm, sizeof(comm)));
+	return buf;
+}
+
+char *
+info_target_fdinfo(const struct info_target *t, int *err)
+{
+	char path[64], *text;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)t->pid, t->remote_fd);
+	ret = read_text_file(path, &text, NULL);
+	if (err)
+		*err = ret;
+	return ret < 0 ? NULL : text;
+}
+
+const char *
+info_status_word(int32_t status)
+{
+	if (status > 0)
+		return "signalled";
+	if (status == 0)
+		return "active";
+	return "error";
+}
+
+const char *
+info_status_text(int32_t status, char *buf, size_t len)
+{
+	const char *name;
+
+	if (status >= 0) {
+		snprintf(buf, len, "%s", info_status_word(status));
+		return buf;
+	}
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+	name = strerrorname_np(-status);
+#else
+	name = NULL;
+#endif
+	if (name)
+		snprintf(buf, len, "error -%s (%s)", name, strerror(-status));
+	else
+		snprintf(buf, len, "error %d (%s)", (int)status, strerror(-status));
+	return buf;
+}

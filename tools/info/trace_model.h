@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fence story told by the kernel's dma_fence tracepoints
+ * (include/trace/events/dma_fence.h), rebuilt from the text of a tracefs
+ * `trace` file:
+ *
+ *   dma_fence_init     a fence object was created     (driver, timeline, context, seqno)
+ *   dma_fence_emit     it was handed to the hardware  (most drivers; vgem does not emit)
+ *   dma_fence_enable_signal  someone asked to be told when it signals
+ *   dma_fence_signaled it signalled
+ *   dma_fence_wait_start / _wait_end   a thread blocked in dma_fence_wait()
+ *   dma_fence_destroy  the last reference went away
+ *
+ * plus trace_marker lines starting with "syncbridge:" (see trace_marker_parse).
+ * A fence is identified by (context, seqno); a track is one (driver,
+ * timeline) pair, split into lanes where its fences overlap in time.
+ */
+#ifndef INFO_TRACE_MODEL_H
+#define INFO_TRACE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TR_NONE INT64_MIN /* a time that was not seen */
+#define TR_NAME_LEN 64
+#define TR_COMM_LEN 32
+
+/* One line of tracefs `trace` output, split into its columns. */
+struct tr_line {
+	char comm[TR_COMM_LEN];
+	int tid;
+	int tgid;  /* -1 unless options/record-tgid was on */
+	int cpu;
+	int64_t ts_ns;
+	char event[64];
+	const char *data; /* the event's text: points into the parsed line */
+};
+
+/*
+ * Split one line. Returns 1 for an event line, 0 for a line that carries no
+ * event (comments, blank lines, "CPU buffer started" notes), -EINVAL for a
+ * line that looks like neither.
+ */
+int tr_line_parse(const char *line, struct tr_line *out);
+
+/* "driver=%s timeline=%s context=%u seqno=%u" (the timeline may hold blanks). */
+int tr_fence_fields_parse(const char *data, char *driver, size_t driver_len, char *timeline,
+			  size_t timeline_len, uint64_t *context, uint64_t *seqno);
+
+struct tr_thread {
+	int tid;
+	int tgid; /* -1 if unknown */
+	char comm[TR_COMM_LEN];
+};
+
+struct tr_fence {
+	char driver[TR_NAME_LEN];
+	char timeline[TR_NAME_LEN];
+	uint64_t context, seqno;
+	int64_t init_ns, emit_ns, enable_ns, signaled_ns, destroy_ns; /* TR_NONE if not seen */
+	int init_thread;   /* index into threads, -1 if not seen */
+	int signal_thread; /* the context the signal came from (thread, irq or worker) */
+	int track, lane;   /* set by tr_model_finish(); -1 for hidden fences */
+	bool hidden;       /* only destroy seen: created and signalled before the trace */
+};
+
+struct tr_wait {
+	int fence;
+	int thread;
+	int64_t start_ns, end_ns; /* end_ns is TR_NONE until wait_end; finish() closes it */
+	bool unfinished;
+};
+
+/*
+ * A "syncbridge:" trace_marker line:
+ *   syncbridge: NAME [key=value ...]          an instant event
+ *   syncbridge: begin NAME [key=value ...]    opens a span on the writing thread
+ *   syncbridge: end NAME [key=value ...]      closes the innermost open NAME span
+ */
+struct tr_marker {
+	int thread;
+	int64_t ts_ns;
+	int64_t end_ns; /* spans only: TR_NONE until closed */
+	bool span;
+	bool unfinished;
+	char *name;
+	char *args; /* the rest of the line (key=value words), may be "" */
+};
+
+struct tr_track {
+	char driver[TR_NAME_LEN];
+	char timeline[TR_NAME_LEN];
+	int lanes;
+	size_t nfences;
+};
+
+struct tr_model {
+	struct tr_thread *threads;
+	size_t nthreads, threads_cap;
+	struct tr_fence *fences;
+	size_t nfences, fences_cap;
+	struct tr_wait *waits;
+	size_t nwaits, waits_cap;
+	struct tr_marker *markers;
+	size_t nmarkers, markers_cap;
+	struct tr_track *tracks;
+	size_t ntracks;
+
+	/* fence look-up: open addressing over (context, seqno) -> index + 1 */
+	size_t *hash;
+	size_t hash_cap;
+
+	int64_t first_ns, last_ns;  /* first and last event seen (TR_NONE if none) */
+	int64_t begin_ns, end_ns;   /* the window shown: set by the caller or from first/last */
+
+	unsigned long lines, events, fence_events, other_events, malformed;
+	unsigned long unmatched_wait_ends, unmatched_marker_ends;
+	long long entries_in_buffer, entries_written; /* from the header, -1 if absent */
+	bool failed; /* out of memory */
+};
+
+void tr_model_init(struct tr_model *m);
+void tr_model_free(struct tr_model *m);
+
+/* Feed one line of `trace` text (with or without its newline). */
+void tr_model_feed_line(struct tr_model *m, const char *line);
+/* Feed a whole text (several lines). */
+void tr_model_feed_text(struct tr_model *m, const char *text);
+/* Read and feed a whole FILE. Returns 0 or -errno. */
+int tr_model_feed_file(struct tr_model *m, FILE *f);
+
+/*
+ * Close what the trace left open (waits, marker spans), set begin/end if the
+ * caller did not (first/last event), build the tracks and lanes.
+ * Returns 0 or -ENOMEM.
+ */
+int tr_model_finish(struct tr_model *m);
+
+/* Start and end of a fence's bar: emit (else init, else begin) .. signaled (else end). */
+int64_t tr_fence_start(const struct tr_model *m, const struct tr_fence *f);
+int64_t tr_fence_end(const struct tr_model *m, const struct tr_fence *f);
+
+/* "comm[tid]" of a thread index (or "?"), into buf. */
+const char *tr_thread_label(const struct tr_model *m, int thread, char *buf, size_t len);
+
+/* Number of events lost to a full ring buffer (from the header), 0 if none/unknown. */
+long long tr_model_lost_events(const struct tr_model *m);
+
+#endif

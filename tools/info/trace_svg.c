@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A hand-written SVG timeline of a tr_model, readable without any viewer
+ * beyond a browser or an image converter:
+ *
+ *   title, command, summary
+ *   time axis (ms from the start of the trace) with a grid
+ *   "Fences"  one row per driver/timeline lane; a bar from emit (or init) to
+ *             signaled, hatched red if it never signalled; a tick where
+ *             someone enabled signalling
+ *   "Waits"   one row per thread that blocked in dma_fence_wait()
+ *   "Markers" one row per thread that wrote syncbridge: markers
+ *   legend
+ *
+ * Every bar carries a <title> tooltip with the fence's details.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "trace_output.h"
+
+#define SVG_W 1200
+#define LABEL_W 240
+#define RIGHT_PAD 30
+#define PLOT_W (SVG_W - LABEL_W - RIGHT_PAD)
+#define ROW_H 22
+#define BAR_H 14
+#define SECTION_H 24
+#define TOP 96
+#define MAX_LANES_DRAWN 16
+#define CHAR_W 6.6 /* average glyph width at font-size 11, for fitting labels */
+
+static const char *const palette[] = {
+	"#4e79a7", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7",
+};
+
+struct svg_ctx {
+	FILE *f;  /* foreground: labels, bars, markers */
+	FILE *bg; /* background: row stripes (under the grid) */
+	const struct tr_model *m;
+	double t0, span; /* ns */
+	double y;        /* next row's top */
+	int row;         /* for striping */
+};
+
+static void
+xml_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&apos;", f);
+			break;
+		default: {
+			size_t n;
+
+			/* control characters are not allowed in XML 1.0: drop them */
+			if ((unsigned char)*s < 0x20 && *s != '\t')
+				break;
+			n = utf8_seq_len((const unsigned char *)s, strlen(s));
+			if (n == 0) {
+				fputs("\xef\xbf\xbd", f); /* U+FFFD for a byte that is not UTF-8 */
+				break;
+			}
+			fwrite(s, 1, n, f);
+			s += n - 1;
+			break;
+		}
+		}
+	}
+}
+
+static double
+xpos(const struct svg_ctx *c, int64_t ns)
+{
+	double x = LABEL_W + ((double)ns - c->t0) / c->span * PLOT_W;
+
+	if (x < LABEL_W)
+		x = LABEL_W;
+	if (x > LABEL_W + PLOT_W)
+		x = LABEL_W + PLOT_W;
+	return x;
+}
+
+static double
+ms(const struct svg_ctx *c, int64_t ns)
+{
+	return ((double)ns - c->t0) / 1e6;
+}
+
+/* A step of 1, 2 or 5 times a power of ten giving about `target` intervals. */
+static double
+nice_step(double range, int target)
+{
+	double raw = range / target, p = pow(10, floor(log10(raw))), r = raw / p;
+
+	if (r <= 1)
+		return p;
+	if (r <= 2)
+		return 2 * p;
+	if (r <= 5)
+		return 5 * p;
+	return 10 * p;
+}
+
+static void
+row_label(struct svg_ctx *c, const char *label, bool sub)
+{
+	char buf[48];
+	size_t n = strlen(label);
+
+	/* stripe and label */
+	fprintf(c->bg, "<rect x=\"0\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n", c->y,
+		SVG_W, ROW_H, c->row % 2 ? "#f4f6f8" : "#ffffff");
+	if (n > 36) {
+		/* keep the head and the tail, cut on UTF-8 character boundaries */
+		size_t head = 17, tail = n - 16;
+
+		while (head > 0 && ((unsigned char)label[head] & 0xc0) == 0x80)
+			head--;
+		while (tail < n && ((unsigned char)label[tail] & 0xc0) == 0x80)
+			tail++;
+		snprintf(buf, sizeof(buf), "%.*s\xe2\x80\xa6%s", (int)head, label, label + tail);
+		label = buf;
+	}
+	fprintf(c->f, "<text x=\"%d\" y=\"%.1f\" class=\"%s\">", sub ? 22 : 10, c->y + 15,
+		sub ? "lbl sub" : "lbl");
+	xml_text(c->f, label);
+	fputs("</text>\n", c->f);
+	c->row++;
+}
+
+static void
+section(struct svg_ctx *c, const char *title, const char *note)
+{
+	c->y += 6;
+	fprintf(c->f, "<text x=\"10\" y=\"%.1f\" class=\"sec\">", c->y + 14);
+	xml_text(c->f, title);
+	fputs("</text>", c->f);
+	if (note) {
+		fprintf(c->f, "<text x=\"%d\" y=\"%.1f\" class=\"note\">", LABEL_W, c->y + 14);
+		xml_text(c->f, note);
+		fputs("</text>", c->f);
+	}
+	fputc('\n', c->f);
+	c->y += SECTION_H - 6;
+}
+
+/* A bar with a tooltip and, if it fits, a label inside. */
+static void
+bar(struct svg_ctx *c, double x0, double x1, const char *fill, const char *extra_class,
+    const char *label, const char *tooltip)
+{
+	double w = x1 - x0;
+
+	if (w < 2) {
+		x0 -= (2 - w) / 2;
+		w = 2;
+	}
+	fprintf(c->f, "<g><title>");
+	xml_text(c->f, tooltip);
+	fprintf(c->f, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" rx=\"2\" "
+		      "fill=\"%s\" class=\"bar%s%s\"/>",
+		x0, c->y + (ROW_H - BAR_H) / 2.0, w, BAR_H, fill, extra_class ? " " : "",
+		extra_class ? extra_class : "");
+	if (label && w >= CHAR_W * (double)strlen(label) + 6) {
+		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"%s\">", x0 + 3, c->y + 15,
+			extra_class && strcmp(extra_class, "pend") == 0 ? "in dark" : "in");
+		xml_text(c->f, label);
+		fputs("</text>", c->f);
+	}
+	fputs("</g>\n", c->f);
+}
+
+static int
+count_rows(const struct tr_model *m, int *fence_rows, int *wait_rows, int *marker_rows)
+{
+	*fence_rows = *wait_rows = *marker_rows = 0;
+	for (size_t t = 0; t < m->ntracks; t++)
+		*fence_rows += m->tracks[t].lanes < MAX_LANES_DRAWN ? m->tracks[t].lanes
+								  : MAX_LANES_DRAWN;
+	for (size_t i = 0; i < m->nthreads; i++) {
+		bool w = false, mk = false;
+
+		for (size_t k = 0; k < m->nwaits && !w; k++)
+			w = m->waits[k].thread == (int)i;
+		for (size_t k = 0; k < m->nmarkers && !mk; k++)
+			mk = m->markers[k].thread == (int)i;
+		*wait_rows += w;
+		*marker_rows += mk;
+	}
+	return *fence_rows + *wait_rows + *marker_rows;
+}
+
+static void
+draw_fences(struct svg_ctx *c)
+{
+	const struct tr_model *m = c->m;
+	char label[TR_NAME_LEN * 2 + 32], tip[512], who[64], created[128], signalled[128];
+
+	for (size_t t = 0; t < m->ntracks; t++) {
+		const struct tr_track *tr = &m->tracks[t];
+		const char *color = palette[t % (sizeof(palette) / sizeof(palette[0]))];
+		int lanes = tr->lanes < MAX_LANES_DRAWN ? tr->lanes : MAX_LANES_DRAWN;
+
+		for (int lane = 0; lane < lanes; lane++) {
+			if (lane == 0)
+				snprintf(label, sizeof(label), "%s / %s (%zu)", tr->driver, tr->timeline,
+					 tr->nfences);
+			else if (lane == MAX_LANES_DRAWN - 1 && tr->lanes > MAX_LANES_DRAWN)
+				snprintf(label, sizeof(label), "lanes %d-%d (overlaid)", lane + 1,
+					 tr->lanes);
+			else
+				snprintf(label, sizeof(label), "lane %d", lane + 1);
+			row_label(c, label, lane > 0);
+
+			for (size_t i = 0; i < m->nfences; i++) {
+				const struct tr_fence *f = &m->fences[i];
+				int flane = f->lane < MAX_LANES_DRAWN ? f->lane : MAX_LANES_DRAWN - 1;
+				int64_t s, e;
+				bool pending;
+				char in[48];
+
+				if (f->track != (int)t || flane != lane)
+					continue;
+				s = tr_fence_start(m, f);
+				e = tr_fence_end(m, f);
+				pending = f->signaled_ns == TR_NONE;
+				snprintf(in, sizeof(in), "%llu:%llu", (unsigned long long)f->context,
+					 (unsigned long long)f->seqno);
+				if (f->init_ns == TR_NONE)
+					snprintf(created, sizeof(created), "created before the trace");
+				else
+					snprintf(created, sizeof(created), "created at %.3f ms%s%s",
+						 ms(c, f->init_ns), f->init_thread >= 0 ? " by " : "",
+						 f->init_thread >= 0 ? tr_thread_label(m, f->init_thread, who,
+											sizeof(who))
+								     : "");
+				if (pending)
+					snprintf(signalled, sizeof(signalled),
+						 "NOT signalled by the end of the trace");
+				else
+					snprintf(signalled, sizeof(signalled), "signalled at %.3f ms%s%s",
+						 ms(c, f->signaled_ns), f->signal_thread >= 0 ? " from " : "",
+						 f->signal_thread >= 0
+							 ? tr_thread_label(m, f->signal_thread, who, sizeof(who))
+							 : "");
+				snprintf(tip, sizeof(tip), "%s %s context %llu seqno %llu\n%s\n%s\n%s %.3f ms",
+					 f->driver, f->timeline, (unsigned long long)f->context,
+					 (unsigned long long)f->seqno, created, signalled,
+					 pending ? "pending for at least" : "pending for",
+					 (double)(e - s) / 1e6);
+				bar(c, xpos(c, s), xpos(c, e), pending ? "url(#pending)" : color,
+				    pending ? "pend" : NULL, in, tip);
+				if (f->enable_ns != TR_NONE) {
+					double x = xpos(c, f->enable_ns);
+
+					fprintf(c->f,
+						"<path d=\"M%.1f %.1f l-4 -5 h8 z\" class=\"enable\"/>\n", x,
+						c->y + (ROW_H - BAR_H) / 2.0 + 1);
+				}
+			}
+			c->y += ROW_H;
+		}
+	}
+}
+
+static void
+draw_waits(struct svg_ctx *c)
+{
+	const struct tr_model *m = c->m;
+	char label[96], tip[512];
+
+	for (size_t i = 0; i < m->nthreads; i++) {
+		bool any = false;
+
+		for (size_t k = 0; k < m->nwaits; k++) {
+			const struct tr_wait *w = &m->waits[k];
+			const struct tr_fence *f = &m->fences[w->fence];
+			char in[48];
+
+			if (w->thread != (int)i)
+				continue;
+			if (!any) {
+				row_label(c, tr_thread_label(m, (int)i, label, sizeof(label)), false);
+				any = true;
+			}
+			snprintf(in, sizeof(in), "%llu:%llu", (unsigned long long)f->context,
+				 (unsigned long long)f->seqno);
+			snprintf(tip, sizeof(tip),
+				 "%s waited for %s %s %llu:%llu\nfrom %.3f ms for %.3f ms%s", label,
+				 f->driver, f->timeline, (unsigned long long)f->context,
+				 (unsigned long long)f->seqno, ms(c, w->start_ns),
+				 (double)(w->end_ns - w->start_ns) / 1e6,
+				 w->unfinished ? " (still waiting at the end)" : "");
+			bar(c, xpos(c, w->start_ns), xpos(c, w->end_ns), "#e15759", "wait", in, tip);
+		}
+		if (any)
+			c->y += ROW_H;
+	}
+}
+
+static void
+draw_markers(struct svg_ctx *c)
+{
+	const struct tr_model *m = c->m;
+	char label[96], tip[512];
+
+	for (size_t i = 0; i < m->nthreads; i++) {
+		bool any = false;
+		double label_end = 0;
+
+		for (size_t k = 0; k < m->nmarkers; k++) {
+			const struct tr_marker *mk = &m->markers[k];
+			double x;
+
+			if (mk->thread != (int)i)
+				continue;
+			if (!any) {
+				row_label(c, tr_thread_label(m, (int)i, label, sizeof(label)), false);
+				any = true;
+			}
+			x = xpos(c, mk->ts_ns);
+			if (mk->span) {
+				snprintf(tip, sizeof(tip), "%s %s\nfrom %.3f ms for %.3f ms", mk->name,
+					 mk->args, ms(c, mk->ts_ns),
+					 (double)(mk->end_ns - mk->ts_ns) / 1e6);
+				bar(c, x, xpos(c, mk->end_ns), "#8a6bbe", "mark", mk->name, tip);
+				continue;
+			}
+			snprintf(tip, sizeof(tip), "%s %s\nat %.3f ms", mk->name, mk->args,
+				 ms(c, mk->ts_ns));
+			fprintf(c->f, "<g><title>");
+			xml_text(c->f, tip);
+			fprintf(c->f, "</title><path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" class=\"mk\"/>",
+				x, c->y + 6);
+			if (x + 7 > label_end && x + 7 + CHAR_W * (double)strlen(mk->name) < SVG_W) {
+				fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"mkl\">", x + 7, c->y + 15);
+				xml_text(c->f, mk->name);
+				fputs("</text>", c->f);
+				label_end = x + 7 + CHAR_W * (double)strlen(mk->name) + 4;
+			}
+			fputs("</g>\n", c->f);
+		}
+		if (any)
+			c->y += ROW_H;
+	}
+}
+
+static void
+draw_axis(struct svg_ctx *c, double y_top, double y_bottom)
+{
+	double range_ms = c->span / 1e6, step = nice_step(range_ms, 10);
+	int decimals = step >= 1 ? 0 : (int)ceil(-log10(step));
+
+	for (double t = 0; t <= range_ms + step * 1e-6; t += step) {
+		double x = LABEL_W + t / range_ms * PLOT_W;
+
+		fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n",
+			x, y_top, x, y_bottom);
+		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%.*f</text>\n", x, y_top - 6,
+			decimals, t);
+		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%.*f</text>\n", x,
+			y_bottom + 14, decimals, t);
+	}
+	fprintf(c->f, "<text x=\"%d\" y=\"%.1f\" class=\"axis\">time (ms)</text>\n", 10, y_top - 6);
+	fprintf(c->f, "<text x=\"%d\" y=\"%.1f\" class=\"axis\">time (ms)</text>\n", 10,
+		y_bottom + 14);
+}
+
+enum legend_symbol { SYM_BAR, SYM_PENDING, SYM_WAIT, SYM_SPAN, SYM_ENABLE, SYM_MARKER };
+
+/* One legend entry; wraps to a new line when it would not fit. */
+static void
+legend_item(struct svg_ctx *c, double *x, double *y, enum legend_symbol sym, const char *text)
+{
+	double w = 28 + CHAR_W * (double)strlen(text) + 18;
+	const char *fill = NULL, *cls = NULL;
+
+	if (*x + w > SVG_W && *x > 10) {
+		*x = 10;
+		*y += 18;
+	}
+	switch (sym) {
+	case SYM_BAR:
+		fill = palette[0], cls = "bar";
+		break;
+	case SYM_PENDING:
+		fill = "url(#pending)", cls = "bar pend";
+		break;
+	case SYM_WAIT:
+		fill = "#e15759", cls = "bar wait";
+		break;
+	case SYM_SPAN:
+		fill = "#8a6bbe", cls = "bar mark";
+		break;
+	case SYM_ENABLE:
+		fprintf(c->f, "<path d=\"M%.1f %.1f l-4 -5 h8 z\" class=\"enable\"/>", *x + 11, *y + 9);
+		break;
+	case SYM_MARKER:
+		fprintf(c->f, "<path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" class=\"mk\"/>", *x + 11,
+			*y + 1);
+		break;
+	}
+	if (fill)
+		fprintf(c->f,
+			"<rect x=\"%.1f\" y=\"%.1f\" width=\"22\" height=\"12\" rx=\"2\" "
+			"fill=\"%s\" class=\"%s\"/>",
+			*x, *y, fill, cls);
+	fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">%s</text>\n", *x + 28, *y + 10,
+		text);
+	*x += w;
+}
+
+static void
+legend(struct svg_ctx *c, double y)
+{
+	double x = 10;
+
+	legend_item(c, &x, &y, SYM_BAR, "fence: emit (or init) until signalled");
+	legend_item(c, &x, &y, SYM_PENDING, "not signalled by the end");
+	legend_item(c, &x, &y, SYM_WAIT, "thread blocked in dma_fence_wait()");
+	legend_item(c, &x, &y, SYM_SPAN, "marker span");
+	legend_item(c, &x, &y, SYM_ENABLE, "enable_signal");
+	legend_item(c, &x, &y, SYM_MARKER, "syncbridge: marker");
+}
+
+static int
+copy_stream(FILE *to, char *buf, size_t len)
+{
+	return fwrite(buf, 1, len, to) == len ? 0 : -1;
+}
+
+int
+tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
+{
+	struct svg_ctx c = { .m = m };
+	int fence_rows, wait_rows, marker_rows, ret = 0;
+	double height, y_axis_top, y_rows_end;
+	char cmd[512], summary[512];
+	size_t signalled = 0, shown = 0;
+	char *fg_buf = NULL, *bg_buf = NULL;
+	size_t fg_len = 0, bg_len = 0;
+
+	count_rows(m, &fence_rows, &wait_rows, &marker_rows);
+	y_rows_end = TOP + SECTION_H * 3 +
+		     ROW_H * ((fence_rows ? fence_rows : 1) + (wait_rows ? wait_rows : 1) +
+			      (marker_rows ? marker_rows : 1)) +
+		     4;
+	height = y_rows_end + 84; /* axis labels and up to two legend lines */
+
+	c.t0 = (double)m->begin_ns;
+	c.span = (double)(m->end_ns - m->begin_ns);
+	if (c.span < 1e6)
+		c.span = 1e6; /* at least 1 ms, so an empty trace still has an axis */
+
+	for (size_t i = 0; i < m->nfences; i++) {
+		if (m->fences[i].hidden)
+			continue;
+		shown++;
+		signalled += m->fences[i].signaled_ns != TR_NONE;
+	}
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
+		   "viewBox=\"0 0 %d %.0f\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\">\n",
+		SVG_W, height, SVG_W, height);
+	fputs("<defs>\n"
+	      "<pattern id=\"pending\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+	      "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fbe3e3\"/>"
+	      "<rect width=\"3\" height=\"6\" fill=\"#e8a0a0\"/></pattern>\n"
+	      "<style>\n"
+	      ".title{font-size:16px;font-weight:bold;fill:#222}\n"
+	      ".note{font-size:11px;fill:#555}\n"
+	      ".sec{font-size:12px;font-weight:bold;fill:#333}\n"
+	      ".lbl{font-size:11px;fill:#222}.sub{fill:#777}\n"
+	      ".tick{font-size:10px;fill:#666;text-anchor:middle}\n"
+	      ".axis{font-size:10px;fill:#666}\n"
+	      ".grid{stroke:#d5dae0;stroke-width:1}\n"
+	      ".bar{stroke:#333;stroke-width:0.6}.pend{stroke:#c0392b;stroke-dasharray:3 2}\n"
+	      ".in{font-size:10px;fill:#fff}.dark{fill:#7b1d1d}\n"
+	      ".enable{fill:#222}.mk{fill:#8a6bbe;stroke:#4b2f7a;stroke-width:0.6}\n"
+	      ".mkl{font-size:10px;fill:#4b2f7a}\n"
+	      "</style>\n</defs>\n", f);
+	fprintf(f, "<rect width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n", SVG_W, height);
+
+	fputs("<text x=\"10\" y=\"24\" class=\"title\">", f);
+	if (meta->argv) {
+		fputs("syncbridge-info trace: ", f);
+		xml_text(f, tr_meta_command(meta, cmd, sizeof(cmd)));
+	} else {
+		fputs("syncbridge-info trace of ", f);
+		xml_text(f, meta->input ? meta->input : "?");
+	}
+	fputs("</text>\n", f);
+	snprintf(summary, sizeof(summary),
+		 "%.1f ms, %zu fence%s on %zu timeline%s (%zu signalled), %zu wait%s, %zu marker%s; "
+		 "clock %s%s%s",
+		 (double)(m->end_ns - m->begin_ns) / 1e6, shown, shown == 1 ? "" : "s", m->ntracks,
+		 m->ntracks == 1 ? "" : "s", signalled, m->nwaits, m->nwaits == 1 ? "" : "s",
+		 m->nmarkers, m->nmarkers == 1 ? "" : "s", meta->clock ? meta->clock : "?",
+		 meta->exit_status >= 0 ? "; command exited " : "",
+		 tr_model_lost_events(m) ? "; EVENTS LOST (ring buffer full)" : "");
+	fputs("<text x=\"10\" y=\"44\" class=\"note\">", f);
+	xml_text(f, summary);
+	if (meta->exit_status >= 0)
+		fprintf(f, "%d", meta->exit_status);
+	fputs("</text>\n", f);
+
+	/* rows: stripes into bg, everything else into fg; then bg, grid, fg */
+	c.f = open_memstream(&fg_buf, &fg_len);
+	c.bg = open_memstream(&bg_buf, &bg_len);
+	if (!c.f || !c.bg) {
+		if (c.f)
+			fclose(c.f);
+		if (c.bg)
+			fclose(c.bg);
+		free(fg_buf);
+		free(bg_buf);
+		return -1;
+	}
+	y_axis_top = TOP - 8;
+	c.y = TOP;
+	section(&c, "Fences (driver / timeline)", fence_rows ? NULL : "no dma_fence events");
+	if (!fence_rows)
+		c.y += ROW_H;
+	draw_fences(&c);
+	section(&c, "Waits in dma_fence_wait()",
+		wait_rows ? NULL : "none (waits through poll() on a sync_file or dma-buf do not show here)");
+	if (!wait_rows)
+		c.y += ROW_H;
+	draw_waits(&c);
+	section(&c, "Markers (syncbridge:)", marker_rows ? NULL : "none");
+	if (!marker_rows)
+		c.y += ROW_H;
+	draw_markers(&c);
+	legend(&c, y_rows_end + 30);
+	fclose(c.f);
+	fclose(c.bg);
+
+	if (copy_stream(f, bg_buf, bg_len) < 0)
+		ret = -1;
+	c.f = f;
+	draw_axis(&c, y_axis_top, y_rows_end);
+	if (copy_stream(f, fg_buf, fg_len) < 0)
+		ret = -1;
+	free(fg_buf);
+	free(bg_buf);
+	fputs("</svg>\n", f);
+	return ret || ferror(f) ? -1 : 0;
+}
