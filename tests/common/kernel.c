@@ -133,6 +133,18 @@ sbk_drm_open_driver(const char *driver, bool render)
 	return found;
 }
 
+bool
+sbk_drm_has_syncobj_eventfd(int drm_fd)
+{
+	struct drm_syncobj_eventfd arg;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.handle = 0; /* never a valid handle */
+	arg.point = 1;
+	arg.fd = -1;
+	return xioctl(drm_fd, DRM_IOCTL_SYNCOBJ_EVENTFD, &arg) == -ENOENT;
+}
+
 int
 sbk_vgem_open(void)
 {

@@ -30,6 +30,12 @@ int sbk_drm_open_driver(const char *driver, bool render);
 /* The driver name of a DRM fd (DRM_IOCTL_VERSION) into buf. */
 int sbk_drm_driver_name(int fd, char *buf, size_t len);
 
+/*
+ * Whether the kernel has DRM_IOCTL_SYNCOBJ_EVENTFD (Linux 6.6): probed with
+ * an unknown handle, which such a kernel answers ENOENT (older ones EINVAL).
+ */
+bool sbk_drm_has_syncobj_eventfd(int drm_fd);
+
 /* vgem's primary node (dumb buffers need it: the render node gives EACCES). */
 int sbk_vgem_open(void);
 

@@ -47,7 +47,7 @@ owner_main(void *p)
 	struct owner *o = p;
 	struct timespec until;
 
-	clock_gettime(CLOCK_REALTIME, &until);
+	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_nsec += 300 * MS;
 	if (until.tv_nsec >= 1000000000) {
 		until.tv_sec++;
@@ -147,7 +147,14 @@ main(int argc, char **argv)
 	o.map = b.map;
 	o.write = access == SB_ACCESS_WRITE;
 	pthread_mutex_init(&o.lock, NULL);
-	pthread_cond_init(&o.cond, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&o.cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	REQUIRE(pthread_create(&th, NULL, owner_main, &o) == 0, "pthread_create");
 
 	t0 = sbk_now_ns();

@@ -69,7 +69,7 @@ main(void)
 
 	vm_later_start(&later, 200 * MS, vm_later_signal_fence, &f);
 	t0 = sbk_now_ns();
-	ret = sb_syncobj_wait(drm, h, 5, SB_TIMEOUT_INFINITE, 0);
+	ret = sb_syncobj_wait(drm, h, 5, 5000 * MS, 0);
 	dt = sbk_now_ns() - t0;
 	CHECK_EQ(vm_later_join(&later), 0, "helper signalled vgem");
 	CHECK_EQ(ret, 0, "point 5 signals with vgem");

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 static bool fallback;
+static int want_eventfd; /* what sb_syncobj_waiter_uses_eventfd() must say */
 
 static struct sb_syncobj_waiter *
 make(int drm, uint32_t h, uint64_t point, uint32_t flags, const char *what)
@@ -25,8 +26,9 @@ make(int drm, uint32_t h, uint64_t point, uint32_t flags, const char *what)
 	int fd;
 
 	REQUIRE(ret == 0 && w, "sb_syncobj_waiter_create(%s): %s", what, strerror(-ret));
-	CHECK_EQ(sb_syncobj_waiter_uses_eventfd(w), fallback ? 0 : 1,
-		 fallback ? "SYNCBRIDGE_SYNCOBJ_EVENTFD=0 forces the thread" : "6.12 kernel: eventfd path");
+	CHECK_EQ(sb_syncobj_waiter_uses_eventfd(w), want_eventfd,
+		 fallback ? "SYNCBRIDGE_SYNCOBJ_EVENTFD=0 forces the thread"
+			  : "the kernel's SYNCOBJ_EVENTFD is used when it exists");
 	fd = sb_syncobj_waiter_get_fd(w);
 	CHECK(fd >= 0, "waiter fd");
 	CHECK(fcntl(fd, F_GETFL) & O_NONBLOCK, "waiter fd is non-blocking");
@@ -72,6 +74,9 @@ main(int argc, char **argv)
 		setenv("SYNCBRIDGE_SYNCOBJ_EVENTFD", "0", 1);
 	drm = vm_require_syncobj_node();
 	vgem = vm_require_vgem();
+	want_eventfd = !fallback && sbk_drm_has_syncobj_eventfd(drm);
+	sb_test_note("kernel SYNCOBJ_EVENTFD: %s; expecting the %s path",
+		     sbk_drm_has_syncobj_eventfd(drm) ? "yes" : "no", want_eventfd ? "eventfd" : "thread");
 	REQUIRE(drmSyncobjCreate(drm, 0, &ht) == 0, "drmSyncobjCreate");
 	REQUIRE(drmSyncobjCreate(drm, 0, &ha) == 0, "drmSyncobjCreate");
 	REQUIRE(drmSyncobjCreate(drm, 0, &hb) == 0, "drmSyncobjCreate");

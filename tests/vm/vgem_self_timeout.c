@@ -49,8 +49,14 @@ main(void)
 	}
 	/* A completed fence: wait is 0 for success, the fence's error otherwise. */
 	CHECK_EQ(wret, raw_status == 1 ? 0 : raw_status, "sb_sync_file_wait result matches the status");
-	/* Measured on 6.12: vgem's timer signals without an error → status 1, wait 0. */
-	CHECK_EQ(raw_status, 1, "vgem's self-timeout completes without an error (status 1)");
+	/*
+	 * Measured on 6.12: vgem's timer calls dma_fence_signal() without an
+	 * error, so the status is 1 and the wait 0. That is the kernel's choice;
+	 * the checks above hold the library to whatever the kernel reports.
+	 */
+	CHECK(raw_status != 0, "the fence completed (kernel status %d)", raw_status);
+	if (raw_status != 1)
+		sb_test_note("NOTE: this kernel completes a timed-out vgem fence with error %d", raw_status);
 	sb_sync_file_info_free(info);
 
 	CHECK_EQ(sbk_vgem_fence_signal(vgem, f.fence_id), -ETIMEDOUT, "late FENCE_SIGNAL is ETIMEDOUT");
