@@ -4,6 +4,11 @@
  * (its own fence context/timeline), imported as READ onto one buffer. Readers
  * are never blocked (READ export signalled); the WRITE export holds all 16
  * (info num_fences, driver "vgem") and signals only after the last one.
+ *
+ *   dmabuf_many_readers [--kind vgem|udmabuf|heap] [--control]
+ *
+ * --control skips the imports: writers are then not blocked although all 16
+ * readers are still pending (the race the imports prevent).
  */
 #include "vmtest.h"
 
@@ -13,6 +18,7 @@ int
 main(int argc, char **argv)
 {
 	const char *kind_name = vm_arg_value(argc, argv, "--kind", "vgem");
+	bool control = vm_has_arg(argc, argv, "--control");
 	enum sbk_buf_kind kind;
 	struct sbk_fence r[N];
 	struct sbk_buf b;
@@ -25,8 +31,30 @@ main(int argc, char **argv)
 
 	for (int i = 0; i < N; i++) {
 		vm_require_fence(vgem, false, &r[i]);
+		if (control)
+			continue;
 		ret = sb_dmabuf_import_sync_file(b.fd, SB_ACCESS_READ, r[i].sync_file);
 		CHECK_EQ(ret, 0, "import read fence as READ");
+	}
+
+	if (control) {
+		int pending = 0;
+
+		sb_test_note("CONTROL: 16 pending readers, none imported");
+		for (int i = 0; i < N; i++)
+			pending += vm_status(r[i].sync_file) == 0;
+		CHECK_EQ(pending, N, "control: all 16 readers pending");
+		CHECK_EQ(vm_busy(b.fd, SB_ACCESS_WRITE), 0, "control: a writer is not blocked");
+		ew = vm_export(b.fd, SB_ACCESS_WRITE);
+		CHECK_EQ(vm_status(ew), 1, "control: WRITE export already signalled");
+		close(ew);
+		for (int i = 0; i < N; i++) {
+			sbk_fence_signal(&r[i]);
+			sbk_fence_destroy(&r[i]);
+		}
+		sbk_buf_destroy(&b);
+		close(vgem);
+		return sb_test_finish();
 	}
 
 	CHECK_EQ(vm_busy(b.fd, SB_ACCESS_READ), 0, "16 readers do not block a reader");
