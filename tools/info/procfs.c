@@ -322,10 +322,13 @@ bufinfo_find(const char *text, uint64_t ino, struct bufinfo_entry *out)
 					copy_field(out->devices[out->ndevices++], sizeof(out->devices[0]),
 						   line + 1, line + llen);
 			}
-		} else if (parse_buf_row(line, llen, &row) && row.inode == ino) {
-			*out = row;
-			out->found = true;
-			in_entry = true;
+		} else {
+			memset(&row, 0, sizeof(row));
+			if (parse_buf_row(line, llen, &row) && row.inode == ino) {
+				*out = row;
+				out->found = true;
+				in_entry = true;
+			}
 		}
 		line = nl ? nl + 1 : NULL;
 	}
