@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * VK_LAYER_SYNCBRIDGE_implicit_sync: the loader interface, instances and
+ * devices.
+ *
+ * The loader contract (LoaderLayerInterface.md, interface version 2):
+ *  - the only exported symbol is vkNegotiateLoaderLayerInterfaceVersion;
+ *  - vkCreateInstance / vkCreateDevice find the VK_LAYER_LINK_INFO element in
+ *    the create info's pNext chain, take the next layer's GetInstanceProcAddr
+ *    (and GetDeviceProcAddr) from it and advance it before calling down;
+ *  - vkGetInstanceProcAddr / vkGetDeviceProcAddr return our function for the
+ *    names we intercept (only when the next layer has the command too) and
+ *    the next layer's for everything else.
+ */
+#include "layer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sbl_map instances; /* dispatch key → struct sbl_instance */
+static struct sbl_map devices;   /* dispatch key → struct sbl_device */
+
+const char *
+sbl_mode_name(enum sbl_mode mode)
+{
+	switch (mode) {
+	case SBL_MODE_OFF:
+		return "off";
+	case SBL_MODE_TRANSFERS:
+		return "transfers";
+	case SBL_MODE_ALL:
+		return "all";
+	}
+	return "?";
+}
+
+struct sbl_instance *
+sbl_instance_lookup(const void *dispatchable)
+{
+	pthread_mutex_lock(&global_lock);
+	struct sbl_instance *inst =
+		sbl_map_get(&instances, (uint64_t)(uintptr_t)sbl_dispatch_key(dispatchable));
+	pthread_mutex_unlock(&global_lock);
+	return inst;
+}
+
+struct sbl_device *
+sbl_device_lookup(const void *dispatchable)
+{
+	pthread_mutex_lock(&global_lock);
+	struct sbl_device *dev =
+		sbl_map_get(&devices, (uint64_t)(uintptr_t)sbl_dispatch_key(dispatchable));
+	pthread_mutex_unlock(&global_lock);
+	return dev;
+}
+
+bool
+sbl_device_warn_once(struct sbl_device *dev, enum sbl_warn bit)
+{
+	return !(atomic_fetch_or(&dev->warned, (unsigned)bit) & (unsigned)bit);
+}
+
+/*
+ * SYNCBRIDGE_DISABLE: set to anything → off. That is what the loader does
+ * with the implicit manifest's disable_environment (it tests presence, not
+ * the value), so the layer behaves the same when it is enabled by name.
+ * SYNCBRIDGE_MODE: transfers (default) | all | off.
+ */
+static enum sbl_mode
+mode_from_env(void)
+{
+	if (getenv("SYNCBRIDGE_DISABLE"))
+		return SBL_MODE_OFF;
+
+	const char *m = getenv("SYNCBRIDGE_MODE");
+	if (!m || !*m || strcmp(m, "transfers") == 0)
+		return SBL_MODE_TRANSFERS;
+	if (strcmp(m, "all") == 0)
+		return SBL_MODE_ALL;
+	if (strcmp(m, "off") == 0)
+		return SBL_MODE_OFF;
+	sb_warn("layer: SYNCBRIDGE_MODE=%s is not transfers|all|off (caller); using transfers", m);
+	return SBL_MODE_TRANSFERS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Instances                                                                 */
+
+static VkLayerInstanceCreateInfo *
+find_instance_link(const VkInstanceCreateInfo *info)
+{
+	for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
+		if (s->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
+		    ((const VkLayerInstanceCreateInfo *)s)->function == VK_LAYER_LINK_INFO)
+			return (VkLayerInstanceCreateInfo *)s;
+	}
+	return NULL;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+sbl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
+		   VkInstance *out)
+{
+	VkLayerInstanceCreateInfo *link = find_instance_link(info);
+	if (!link || !link->u.pLayerInfo) {
+		sb_error("layer: vkCreateInstance without a loader link (loader bug or not a loader)");
+		return VK_ERROR_INITIALIZATION_FAILED;
+	}
+
+	PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+	PFN_vkCreateInstance create = (PFN_vkCreateInstance)next_gipa(NULL, "vkCreateInstance");
+	if (!create)
+		return VK_ERROR_INITIALIZATION_FAILED;
+
+	struct sbl_instance *inst = calloc(1, sizeof(*inst));
+	if (!inst)
+		return VK_ERROR_OUT_OF_HOST_MEMORY;
+
+	/* Advance the chain for the next layer before calling down. */
+	link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+	VkResult res = create(info, alloc, out);
+	if (res != VK_SUCCESS) {
+		free(inst);
+		return res;
+	}
+
+	inst->handle = *out;
+	inst->key = sbl_dispatch_key(*out);
+	inst->next_gipa = next_gipa;
+	inst->mode = mode_from_env();
+#define GET(name) (PFN_vk##name) next_gipa(*out, "vk" #name)
+	inst->DestroyInstance = GET(DestroyInstance);
+	inst->EnumerateDeviceExtensionProperties = GET(EnumerateDeviceExtensionProperties);
+	inst->GetPhysicalDeviceExternalSemaphoreProperties =
+		GET(GetPhysicalDeviceExternalSemaphoreProperties);
+	if (!inst->GetPhysicalDeviceExternalSemaphoreProperties)
+		inst->GetPhysicalDeviceExternalSemaphoreProperties =
+			(PFN_vkGetPhysicalDeviceExternalSemaphoreProperties)next_gipa(
+				*out, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR");
+#undef GET
+
+	pthread_mutex_lock(&global_lock);
+	int ret = sbl_map_put(&instances, (uint64_t)(uintptr_t)inst->key, inst);
+	pthread_mutex_unlock(&global_lock);
+	if (ret < 0) {
+		inst->DestroyInstance(*out, alloc);
+		free(inst);
+		*out = VK_NULL_HANDLE;
+		return VK_ERROR_OUT_OF_HOST_MEMORY;
+	}
+
+	/* One line per instance: tests count these to prove single loading. */
+	sb_info("layer: vkCreateInstance: " SBL_LAYER_NAME " active, mode %s",
+		sbl_mode_name(inst->mode));
+	return VK_SUCCESS;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+sbl_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc)
+{
+	if (!instance)
+		return;
+
+	pthread_mutex_lock(&global_lock);
+	struct sbl_instance *inst =
+		sbl_map_remove(&instances, (uint64_t)(uintptr_t)sbl_dispatch_key(instance));
+	if (instances.count == 0)
+		sbl_map_finish(&instances);
+	pthread_mutex_unlock(&global_lock);
+	if (!inst)
+		return;
+
+	inst->DestroyInstance(instance, alloc);
+	free(inst);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Devices                                                                   */
+
+static const char *const required_exts[] = {
+	VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
+	VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
+	VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME,
+};
+
+/* Promoted to Vulkan 1.1; enabled too when the driver lists them, for a
+ * Vulkan 1.0 device or application. */
+static const char *const optional_exts[] = {
+	VK_KHR_EXTERNAL_SEMAPHORE_EXTENSION_NAME,
+	VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME,
+};
+
+static VkLayerDeviceCreateInfo *
+find_device_link(const VkDeviceCreateInfo *info)
+{
+	for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
+		if (s->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
+		    ((const VkLayerDeviceCreateInfo *)s)->function == VK_LAYER_LINK_INFO)
+			return (VkLayerDeviceCreateInfo *)s;
+	}
+	return NULL;
+}
+
+static bool
+has_ext(const VkExtensionProperties *props, uint32_t n, const char *name)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(props[i].extensionName, name) == 0)
+			return true;
+	return false;
+}
+
+static bool
+enabled_ext(const VkDeviceCreateInfo *info, const char *name)
+{
+	for (uint32_t i = 0; i < info->enabledExtensionCount; i++)
+		if (strcmp(info->ppEnabledExtensionNames[i], name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Decide whether the layer can work on this physical device. On success
+ * *names is a new array (free it) holding the app's extensions plus the ones
+ * we add, and *count its length. Returns NULL (pass-through) with *why set
+ * when the driver lacks something.
+ */
+static const char **
+plan_extensions(struct sbl_instance *inst, VkPhysicalDevice physical,
+		const VkDeviceCreateInfo *info, uint32_t *count, const char **why,
+		char *why_buf, size_t why_size)
+{
+	if (!inst->EnumerateDeviceExtensionProperties ||
+	    !inst->GetPhysicalDeviceExternalSemaphoreProperties) {
+		*why = "the loader gave no external semaphore capability query";
+		return NULL;
+	}
+
+	uint32_t n = 0;
+	if (inst->EnumerateDeviceExtensionProperties(physical, NULL, &n, NULL) != VK_SUCCESS) {
+		*why = "cannot enumerate device extensions";
+		return NULL;
+	}
+	VkExtensionProperties *props = calloc(n ? n : 1, sizeof(*props));
+	if (!props) {
+		*why = "out of memory";
+		return NULL;
+	}
+	VkResult res = inst->EnumerateDeviceExtensionProperties(physical, NULL, &n, props);
+	if (res != VK_SUCCESS && res != VK_INCOMPLETE) {
+		free(props);
+		*why = "cannot enumerate device extensions";
+		return NULL;
+	}
+
+	for (size_t i = 0; i < sizeof(required_exts) / sizeof(required_exts[0]); i++) {
+		if (!has_ext(props, n, required_exts[i])) {
+			free(props);
+			snprintf(why_buf, why_size, "the driver lacks %s", required_exts[i]);
+			*why = why_buf;
+			return NULL;
+		}
+	}
+
+	/* Binary SYNC_FD semaphores, exportable and importable. */
+	VkPhysicalDeviceExternalSemaphoreInfo sem_info = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO,
+		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
+	};
+	VkExternalSemaphoreProperties sem_props = {
+		.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES,
+	};
+	inst->GetPhysicalDeviceExternalSemaphoreProperties(physical, &sem_info, &sem_props);
+	const VkExternalSemaphoreFeatureFlags need =
+		VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT |
+		VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
+	if ((sem_props.externalSemaphoreFeatures & need) != need) {
+		free(props);
+		*why = "the driver cannot export and import SYNC_FD binary semaphores";
+		return NULL;
+	}
+
+	const size_t extra = sizeof(required_exts) / sizeof(required_exts[0]) +
+			     sizeof(optional_exts) / sizeof(optional_exts[0]);
+	const char **names = calloc(info->enabledExtensionCount + extra, sizeof(*names));
+	if (!names) {
+		free(props);
+		*why = "out of memory";
+		return NULL;
+	}
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < info->enabledExtensionCount; i++)
+		names[k++] = info->ppEnabledExtensionNames[i];
+	for (size_t i = 0; i < sizeof(optional_exts) / sizeof(optional_exts[0]); i++)
+		if (has_ext(props, n, optional_exts[i]) && !enabled_ext(info, optional_exts[i]))
+			names[k++] = optional_exts[i];
+	for (size_t i = 0; i < sizeof(required_exts) / sizeof(required_exts[0]); i++)
+		if (!enabled_ext(info, required_exts[i]))
+			names[k++] = required_exts[i];
+
+	free(props);
+	*count = k;
+	return names;
+}
+
+static void
+load_device_dispatch(struct sbl_device *dev)
+{
+	VkDevice d = dev->handle;
+	PFN_vkGetDeviceProcAddr gdpa = dev->next_gdpa;
+#define GET(name) dev->name = (PFN_vk##name)gdpa(d, "vk" #name)
+#define GET_ALIAS(field, type, name) dev->field = (type)gdpa(d, name)
+	GET(DestroyDevice);
+	GET(AllocateMemory);
+	GET(FreeMemory);
+	GET(GetMemoryFdKHR);
+	GET(BindBufferMemory);
+	GET(BindBufferMemory2);
+	GET_ALIAS(BindBufferMemory2KHR, PFN_vkBindBufferMemory2, "vkBindBufferMemory2KHR");
+	GET(BindImageMemory);
+	GET(BindImageMemory2);
+	GET_ALIAS(BindImageMemory2KHR, PFN_vkBindImageMemory2, "vkBindImageMemory2KHR");
+	GET(DestroyBuffer);
+	GET(DestroyImage);
+	GET(AllocateCommandBuffers);
+	GET(FreeCommandBuffers);
+	GET(BeginCommandBuffer);
+	GET(ResetCommandBuffer);
+	GET(ResetCommandPool);
+	GET(DestroyCommandPool);
+	GET(CmdPipelineBarrier);
+	GET(CmdPipelineBarrier2);
+	GET_ALIAS(CmdPipelineBarrier2KHR, PFN_vkCmdPipelineBarrier2, "vkCmdPipelineBarrier2KHR");
+	GET(CmdExecuteCommands);
+	GET(QueueSubmit);
+	GET(QueueSubmit2);
+	GET_ALIAS(QueueSubmit2KHR, PFN_vkQueueSubmit2, "vkQueueSubmit2KHR");
+	GET(QueueWaitIdle);
+	GET(CreateSemaphore);
+	GET(DestroySemaphore);
+	GET(ImportSemaphoreFdKHR);
+	GET(GetSemaphoreFdKHR);
+	GET(CreateFence);
+	GET(DestroyFence);
+	GET(GetFenceStatus);
+	GET(ResetFences);
+#undef GET
+#undef GET_ALIAS
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+sbl_CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
+		 const VkAllocationCallbacks *alloc, VkDevice *out)
+{
+	VkLayerDeviceCreateInfo *link = find_device_link(info);
+	struct sbl_instance *inst = sbl_instance_lookup(physical);
+	if (!link || !link->u.pLayerInfo || !inst) {
+		sb_error("layer: vkCreateDevice without a loader link or instance (loader bug)");
+		return VK_ERROR_INITIALIZATION_FAILED;
+	}
+
+	VkLayerDeviceLink *my_link = link->u.pLayerInfo;
+	PFN_vkGetInstanceProcAddr next_gipa = my_link->pfnNextGetInstanceProcAddr;
+	PFN_vkGetDeviceProcAddr next_gdpa = my_link->pfnNextGetDeviceProcAddr;
+	PFN_vkCreateDevice create = (PFN_vkCreateDevice)next_gipa(inst->handle, "vkCreateDevice");
+	if (!create)
+		return VK_ERROR_INITIALIZATION_FAILED;
+
+	struct sbl_device *dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return VK_ERROR_OUT_OF_HOST_MEMORY;
+	dev->physical = physical;
+	dev->next_gdpa = next_gdpa;
+	dev->mode = inst->mode;
+
+	char why_buf[128];
+	const char *why = "disabled by the environment (SYNCBRIDGE_DISABLE / SYNCBRIDGE_MODE=off)";
+	const char **names = NULL;
+	uint32_t name_count = 0;
+	if (dev->mode != SBL_MODE_OFF)
+		names = plan_extensions(inst, physical, info, &name_count, &why, why_buf,
+					sizeof(why_buf));
+	bool active = names != NULL;
+
+	VkResult res;
+	link->u.pLayerInfo = my_link->pNext; /* advance before calling down */
+	if (active) {
+		VkDeviceCreateInfo copy = *info;
+		copy.enabledExtensionCount = name_count;
+		copy.ppEnabledExtensionNames = names;
+		res = create(physical, &copy, alloc, out);
+		if (res == VK_ERROR_EXTENSION_NOT_PRESENT) {
+			/* The driver listed them but refuses them: run the app unchanged. */
+			why = "the driver refused extensions it lists";
+			active = false;
+			link->u.pLayerInfo = my_link->pNext;
+			res = create(physical, info, alloc, out);
+		}
+	} else {
+		res = create(physical, info, alloc, out);
+	}
+	link->u.pLayerInfo = my_link; /* leave the loader's chain as we found it */
+	free(names);
+	if (res != VK_SUCCESS) {
+		free(dev);
+		return res;
+	}
+
+	dev->handle = *out;
+	dev->key = sbl_dispatch_key(*out);
+	load_device_dispatch(dev);
+	if (active && (!dev->GetMemoryFdKHR || !dev->ImportSemaphoreFdKHR ||
+		       !dev->GetSemaphoreFdKHR || !dev->CreateSemaphore || !dev->QueueSubmit)) {
+		why = "the driver did not return the external fd entry points";
+		active = false;
+	}
+	if (!active)
+		dev->mode = SBL_MODE_OFF;
+	pthread_mutex_init(&dev->lock, NULL);
+	sbl_device_tables_init(dev);
+
+	pthread_mutex_lock(&global_lock);
+	int ret = sbl_map_put(&devices, (uint64_t)(uintptr_t)dev->key, dev);
+	pthread_mutex_unlock(&global_lock);
+	if (ret < 0) {
+		dev->DestroyDevice(*out, alloc);
+		sbl_device_tables_finish(dev);
+		pthread_mutex_destroy(&dev->lock);
+		free(dev);
+		*out = VK_NULL_HANDLE;
+		return VK_ERROR_OUT_OF_HOST_MEMORY;
+	}
+
+	if (active)
+		sb_debug("layer: device %p: mode %s", (void *)*out, sbl_mode_name(dev->mode));
+	else
+		sb_debug("layer: device %p: pass-through: %s", (void *)*out, why);
+	return VK_SUCCESS;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+sbl_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
+{
+	if (!device)
+		return;
+
+	pthread_mutex_lock(&global_lock);
+	struct sbl_device *dev =
+		sbl_map_remove(&devices, (uint64_t)(uintptr_t)sbl_dispatch_key(device));
+	if (devices.count == 0)
+		sbl_map_finish(&devices);
+	pthread_mutex_unlock(&global_lock);
+	if (!dev)
+		return;
+
+	/* The app has waited for its work (a valid vkDestroyDevice needs it), and
+	 * ours only ever rides on the app's submits. */
+	sbl_device_pools_finish(dev);
+	sbl_device_tables_finish(dev);
+	dev->DestroyDevice(device, alloc);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Proc addresses                                                            */
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL sbl_GetDeviceProcAddr(VkDevice device,
+								      const char *name);
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL sbl_GetInstanceProcAddr(VkInstance instance,
+									const char *name);
+
+struct entry {
+	const char *name;
+	PFN_vkVoidFunction func;
+};
+
+#define ENTRY(name) { "vk" #name, (PFN_vkVoidFunction)sbl_##name }
+
+/* Device-level commands the layer implements while a device is active. */
+static const struct entry device_entries[] = {
+	ENTRY(AllocateMemory),
+	ENTRY(FreeMemory),
+	ENTRY(BindBufferMemory),
+	ENTRY(BindBufferMemory2),
+	ENTRY(BindBufferMemory2KHR),
+	ENTRY(BindImageMemory),
+	ENTRY(BindImageMemory2),
+	ENTRY(BindImageMemory2KHR),
+	ENTRY(DestroyBuffer),
+	ENTRY(DestroyImage),
+	ENTRY(AllocateCommandBuffers),
+	ENTRY(FreeCommandBuffers),
+	ENTRY(BeginCommandBuffer),
+	ENTRY(ResetCommandBuffer),
+	ENTRY(ResetCommandPool),
+	ENTRY(DestroyCommandPool),
+	ENTRY(CmdPipelineBarrier),
+	ENTRY(CmdPipelineBarrier2),
+	ENTRY(CmdPipelineBarrier2KHR),
+	ENTRY(CmdExecuteCommands),
+	ENTRY(QueueSubmit),
+	ENTRY(QueueSubmit2),
+	ENTRY(QueueSubmit2KHR),
+};
+
+static PFN_vkVoidFunction
+find_entry(const struct entry *entries, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(entries[i].name, name) == 0)
+			return entries[i].func;
+	return NULL;
+}
+
+#define FIND_DEVICE_ENTRY(name) \
+	find_entry(device_entries, sizeof(device_entries) / sizeof(device_entries[0]), name)
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
+sbl_GetDeviceProcAddr(VkDevice device, const char *name)
+{
+	if (!device || !name)
+		return NULL;
+	if (strcmp(name, "vkGetDeviceProcAddr") == 0)
+		return (PFN_vkVoidFunction)sbl_GetDeviceProcAddr;
+
+	struct sbl_device *dev = sbl_device_lookup(device);
+	if (!dev)
+		return NULL;
+	if (strcmp(name, "vkDestroyDevice") == 0)
+		return (PFN_vkVoidFunction)sbl_DestroyDevice;
+
+	PFN_vkVoidFunction next = dev->next_gdpa(device, name);
+	/* Ours only where the driver has the command too; NULL stays NULL. */
+	if (!next || dev->mode == SBL_MODE_OFF)
+		return next;
+	PFN_vkVoidFunction mine = FIND_DEVICE_ENTRY(name);
+	return mine ? mine : next;
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
+sbl_GetInstanceProcAddr(VkInstance instance, const char *name)
+{
+	if (!name)
+		return NULL;
+	if (strcmp(name, "vkGetInstanceProcAddr") == 0)
+		return (PFN_vkVoidFunction)sbl_GetInstanceProcAddr;
+	if (strcmp(name, "vkCreateInstance") == 0)
+		return (PFN_vkVoidFunction)sbl_CreateInstance;
+	if (!instance)
+		return NULL; /* other global commands are the loader's */
+
+	struct sbl_instance *inst = sbl_instance_lookup(instance);
+	if (!inst)
+		return NULL;
+	if (strcmp(name, "vkDestroyInstance") == 0)
+		return (PFN_vkVoidFunction)sbl_DestroyInstance;
+	if (strcmp(name, "vkCreateDevice") == 0)
+		return (PFN_vkVoidFunction)sbl_CreateDevice;
+	if (strcmp(name, "vkGetDeviceProcAddr") == 0)
+		return (PFN_vkVoidFunction)sbl_GetDeviceProcAddr;
+	if (strcmp(name, "vkDestroyDevice") == 0)
+		return (PFN_vkVoidFunction)sbl_DestroyDevice;
+
+	PFN_vkVoidFunction next = inst->next_gipa(instance, name);
+	if (!next || inst->mode == SBL_MODE_OFF)
+		return next;
+	/* A device command through vkGetInstanceProcAddr works on every device:
+	 * ours checks the device's mode on each call. */
+	PFN_vkVoidFunction mine = FIND_DEVICE_ENTRY(name);
+	return mine ? mine : next;
+}
+
+SBL_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
+vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *version)
+{
+	if (!version || version->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT)
+		return VK_ERROR_INITIALIZATION_FAILED;
+	/* Version 2 is the first with this struct; we need nothing newer. */
+	if (version->loaderLayerInterfaceVersion < 2)
+		return VK_ERROR_INITIALIZATION_FAILED;
+	version->loaderLayerInterfaceVersion = 2;
+	version->pfnGetInstanceProcAddr = sbl_GetInstanceProcAddr;
+	version->pfnGetDeviceProcAddr = sbl_GetDeviceProcAddr;
+	version->pfnGetPhysicalDeviceProcAddr = NULL; /* no physical-device commands */
+	return VK_SUCCESS;
+}
