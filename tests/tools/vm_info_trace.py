@@ -51,7 +51,7 @@ def main(argv):
     ok = r.returncode == 0
     print(f"{'ok' if ok else 'not ok'} - trace exits with the command's status 0 (got {r.returncode})")
     c = subprocess.run([sys.executable, os.path.join(here, "check_trace.py"), js, "--svg", svg,
-                        "--png", png, "--min-fences", f"vgem:{frames}", "--markers", "2",
+                        "--png", png, "--min-fences", f"vgem:{frames}", "--markers", "1",
                         "--exit-status", "0"], capture_output=True, text=True)
     print(c.stdout, end="")
     ok = ok and c.returncode == 0

@@ -270,10 +270,8 @@ info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o)
 		return INFO_EXIT_FAIL;
 	}
 	if (!sb_dmabuf_is_dmabuf(t.fd)) {
-		info_err("%s: the file obtained is not a dma-buf%s", info_target_name(&t, name, sizeof(name)),
-			 t.via && strcmp(t.via, "open") == 0
-				 ? " (re-opened through /proc: this kernel needs pidfd_getfd(), Linux 5.6)"
-				 : "");
+		info_err("%s: links to /dmabuf: but is not on the dma-buf file system",
+			 info_target_name(&t, name, sizeof(name)));
 		info_target_release(&t);
 		return INFO_EXIT_FAIL;
 	}

@@ -150,11 +150,8 @@ info_cmd_fence(int argc, char **argv, const struct info_opts *o)
 	}
 	ret = sb_sync_file_get_info(t.fd, &info);
 	if (ret < 0) {
-		info_err("%s: SYNC_IOC_FILE_INFO failed: %s%s", info_target_name(&t, name, sizeof(name)),
-			 strerror(-ret),
-			 t.via && strcmp(t.via, "open") == 0
-				 ? " (re-opened through /proc: this kernel needs pidfd_getfd(), Linux 5.6)"
-				 : "");
+		info_err("%s: SYNC_IOC_FILE_INFO failed: %s", info_target_name(&t, name, sizeof(name)),
+			 strerror(-ret));
 		info_target_release(&t);
 		return INFO_EXIT_FAIL;
 	}

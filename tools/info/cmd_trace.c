@@ -14,6 +14,13 @@
  * CMD gets SYNCBRIDGE_TRACE=1 and SYNCBRIDGE_TRACE_MARKER=<instance>/trace_marker
  * in its environment: text written there ("syncbridge: NAME k=v ...") lands
  * in the same buffer and shows up as markers.
+ *
+ * Userspace waits for a sync_file or a dma-buf with poll(), which no
+ * dma_fence event records (dma_fence_wait_start/_end are for waits inside the
+ * kernel). So a second instance (….sys) records the poll-family syscalls of
+ * CMD and its descendants only (set_event_pid + options/event-fork; the
+ * child waits on a pipe until its pid is in place), to show who blocked
+ * when. --no-syscalls leaves it out.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -38,13 +45,20 @@ struct trace_opts {
 	const char *text;
 	const char *input;
 	unsigned long buffer_kb;
+	bool syscalls;
 	char **argv;
 };
 
 struct tracefs {
 	char root[PATH_MAX];     /* the tracefs mount */
 	char instance[PATH_MAX]; /* our instance directory, "" if none */
+	char sys_instance[PATH_MAX]; /* the syscall instance, "" if none */
 	char clock[32];
+};
+
+/* The syscalls by which userspace blocks on fds (sync_files, dma-bufs, eventfds). */
+static const char *const poll_syscalls[] = {
+	"poll", "ppoll", "select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2",
 };
 
 static int64_t
@@ -165,7 +179,7 @@ remove_stale_instances(const struct tracefs *tfs)
 		if (strncmp(e->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)) != 0)
 			continue;
 		pid = strtol(e->d_name + strlen(INSTANCE_PREFIX), &end, 10);
-		if (*end || pid <= 0 || pid == getpid())
+		if ((*end && strcmp(end, ".sys") != 0) || pid <= 0 || pid == getpid())
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
@@ -229,39 +243,107 @@ instance_create(struct tracefs *tfs, unsigned long buffer_kb)
 	return 0;
 }
 
+/*
+ * The syscall instance: poll-family enter/exit events, limited to the pids
+ * in set_event_pid and their descendants (event-fork). Optional: without
+ * syscall tracepoints (CONFIG_FTRACE_SYSCALLS) the trace just lacks them.
+ */
+static void
+sys_instance_create(struct tracefs *tfs, unsigned long buffer_kb)
+{
+	char buf[64];
+	int enabled = 0;
+
+	snprintf(tfs->sys_instance, sizeof(tfs->sys_instance),
+		 "%s/instances/" INSTANCE_PREFIX "%d.sys", tfs->root, (int)getpid());
+	if (mkdir(tfs->sys_instance, 0700) < 0 && errno != EEXIST) {
+		tfs->sys_instance[0] = '\0';
+		return;
+	}
+	write_file(tfs->sys_instance, "tracing_on", "0");
+	write_file(tfs->sys_instance, "trace_clock", tfs->clock);
+	write_file(tfs->sys_instance, "options/record-tgid", "1");
+	snprintf(buf, sizeof(buf), "%lu", buffer_kb / 4 > 256 ? buffer_kb / 4 : 256);
+	write_file(tfs->sys_instance, "buffer_size_kb", buf);
+	if (write_file(tfs->sys_instance, "options/event-fork", "1") == 0) {
+		for (size_t i = 0; i < sizeof(poll_syscalls) / sizeof(poll_syscalls[0]); i++) {
+			snprintf(buf, sizeof(buf), "events/syscalls/sys_enter_%s/enable", poll_syscalls[i]);
+			if (write_file(tfs->sys_instance, buf, "1") < 0)
+				continue;
+			snprintf(buf, sizeof(buf), "events/syscalls/sys_exit_%s/enable", poll_syscalls[i]);
+			if (write_file(tfs->sys_instance, buf, "1") == 0)
+				enabled++;
+		}
+	}
+	if (!enabled) {
+		rmdir(tfs->sys_instance);
+		tfs->sys_instance[0] = '\0';
+	}
+}
+
+/* Called with the command's pid before it may exec: follow it and its children. */
+static void
+sys_instance_follow(struct tracefs *tfs, pid_t pid)
+{
+	char buf[32];
+
+	if (!tfs->sys_instance[0])
+		return;
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	if (write_file(tfs->sys_instance, "set_event_pid", buf) < 0 ||
+	    write_file(tfs->sys_instance, "tracing_on", "1") < 0) {
+		rmdir(tfs->sys_instance);
+		tfs->sys_instance[0] = '\0';
+	}
+}
+
 static void
 instance_stop(struct tracefs *tfs)
 {
-	if (!tfs->instance[0])
-		return;
-	write_file(tfs->instance, "tracing_on", "0");
-	write_file(tfs->instance, "events/dma_fence/enable", "0");
+	if (tfs->instance[0]) {
+		write_file(tfs->instance, "tracing_on", "0");
+		write_file(tfs->instance, "events/dma_fence/enable", "0");
+	}
+	if (tfs->sys_instance[0]) {
+		write_file(tfs->sys_instance, "tracing_on", "0");
+		write_file(tfs->sys_instance, "events/enable", "0");
+	}
 }
 
 static void
 instance_remove(struct tracefs *tfs)
 {
-	if (!tfs->instance[0])
-		return;
 	instance_stop(tfs);
-	if (rmdir(tfs->instance) < 0)
+	if (tfs->instance[0] && rmdir(tfs->instance) < 0)
 		info_err("warning: could not remove %s: %s", tfs->instance, strerror(errno));
-	tfs->instance[0] = '\0';
+	if (tfs->sys_instance[0] && rmdir(tfs->sys_instance) < 0)
+		info_err("warning: could not remove %s: %s", tfs->sys_instance, strerror(errno));
+	tfs->instance[0] = tfs->sys_instance[0] = '\0';
 }
 
-/* Run argv; returns its exit status (128+N for a signal), or -errno if it could not start. */
+/*
+ * Run argv; returns its exit status (128+N for a signal), or -errno if it
+ * could not start. The child waits on a pipe until follow() has seen its pid.
+ */
 static int
-run_command(char **argv, const char *marker_path)
+run_command(char **argv, const char *marker_path, struct tracefs *tfs)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
-	int status, exec_err[2];
+	int status, exec_err[2], gate[2];
 	pid_t pid;
 	ssize_t n;
 	int err = 0;
+	char c;
 
-	/* a CLOEXEC pipe tells us whether exec() worked */
+	/* exec_err: a CLOEXEC pipe tells us whether exec() worked; gate: "go" */
 	if (pipe2(exec_err, O_CLOEXEC) < 0)
 		return -errno;
+	if (pipe2(gate, O_CLOEXEC) < 0) {
+		err = -errno;
+		close(exec_err[0]);
+		close(exec_err[1]);
+		return err;
+	}
 	/* like system(): ^C goes to the command; we stay to write the trace */
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
@@ -272,12 +354,17 @@ run_command(char **argv, const char *marker_path)
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(exec_err[0]);
 		close(exec_err[1]);
+		close(gate[0]);
+		close(gate[1]);
 		return err;
 	}
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(exec_err[0]);
+		close(gate[1]);
+		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+			;
 		setenv("SYNCBRIDGE_TRACE", "1", 1);
 		setenv("SYNCBRIDGE_TRACE_MARKER", marker_path, 1);
 		execvp(argv[0], argv);
@@ -287,6 +374,9 @@ run_command(char **argv, const char *marker_path)
 		_exit(127);
 	}
 	close(exec_err[1]);
+	close(gate[0]);
+	sys_instance_follow(tfs, pid);
+	close(gate[1]); /* go */
 	do
 		n = read(exec_err[0], &err, sizeof(err));
 	while (n < 0 && errno == EINTR);
@@ -389,6 +479,7 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 		json_uint(&w, "unsignalled", pending);
 		json_uint(&w, "timelines", m->ntracks);
 		json_uint(&w, "waits", m->nwaits);
+		json_uint(&w, "blocking_syscalls", m->nblocks);
 		json_uint(&w, "markers", m->nmarkers);
 		json_int(&w, "lost_events", tr_model_lost_events(m));
 		json_object_end(&w);
@@ -397,10 +488,10 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 	}
 	fprintf(stderr,
 		INFO_PROG ": trace: %.1f ms, %zu fence%s on %zu timeline%s (%zu signalled, %zu not), "
-			  "%zu wait%s, %zu marker%s\n",
+			  "%zu wait%s, %zu poll-family call%s, %zu marker%s\n",
 		(double)(m->end_ns - m->begin_ns) / 1e6, shown, shown == 1 ? "" : "s", m->ntracks,
 		m->ntracks == 1 ? "" : "s", signalled, pending, m->nwaits, m->nwaits == 1 ? "" : "s",
-		m->nmarkers, m->nmarkers == 1 ? "" : "s");
+		m->nblocks, m->nblocks == 1 ? "" : "s", m->nmarkers, m->nmarkers == 1 ? "" : "s");
 	fprintf(stderr, INFO_PROG ": trace: wrote %s (open in https://ui.perfetto.dev or "
 			  "chrome://tracing) and %s\n",
 		json_path, svg_path);
@@ -412,6 +503,25 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 	if (m->malformed)
 		fprintf(stderr, INFO_PROG ": trace: warning: %lu lines could not be parsed\n",
 			m->malformed);
+}
+
+/* Feed every line of in to the model (and copy it to raw). Returns 0 or -EIO. */
+static int
+feed(struct tr_model *m, FILE *in, FILE *raw)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	while ((n = getline(&line, &cap, in)) >= 0) {
+		if (raw)
+			fwrite(line, 1, (size_t)n, raw);
+		if (n > 0 && line[n - 1] == '\n')
+			line[n - 1] = '\0';
+		tr_model_feed_line(m, line);
+	}
+	free(line);
+	return ferror(in) ? -EIO : 0;
 }
 
 static void
@@ -426,6 +536,7 @@ trace_usage(FILE *f)
 		"      --text FILE     also keep the raw tracefs text\n"
 		"      --input FILE    convert saved tracefs text instead of running a command\n"
 		"      --buffer-kb N   ring buffer per CPU in KiB (default 4096)\n"
+		"      --no-syscalls   do not record CMD's poll()/select()/epoll_wait() calls\n"
 		"CMD runs with SYNCBRIDGE_TRACE=1 and SYNCBRIDGE_TRACE_MARKER=<instance>/trace_marker;\n"
 		"lines \"syncbridge: NAME [k=v...]\" written there become markers.\n"
 		"Exit status: CMD's (128+N if a signal ended it); 1 if tracing failed; 2 usage.\n");
@@ -440,12 +551,14 @@ parse_trace_opts(int argc, char **argv, struct trace_opts *t)
 		{ "text", required_argument, NULL, 't' },
 		{ "input", required_argument, NULL, 'i' },
 		{ "buffer-kb", required_argument, NULL, 'b' },
+		{ "no-syscalls", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int c;
 
-	*t = (struct trace_opts){ .output = "syncbridge-trace.json", .buffer_kb = 4096 };
+	*t = (struct trace_opts){ .output = "syncbridge-trace.json", .buffer_kb = 4096,
+				  .syscalls = true };
 	optind = 1;
 	/* "+": stop at the first non-option, so CMD's own options stay CMD's */
 	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
@@ -473,6 +586,9 @@ parse_trace_opts(int argc, char **argv, struct trace_opts *t)
 			}
 			break;
 		}
+		case 'n':
+			t->syscalls = false;
+			break;
 		case 'h':
 			trace_usage(stdout);
 			exit(INFO_EXIT_OK);
@@ -537,9 +653,11 @@ info_cmd_trace(int argc, char **argv, const struct info_opts *o)
 			free(svg);
 			return INFO_EXIT_FAIL;
 		}
+		if (t.syscalls)
+			sys_instance_create(&tfs, t.buffer_kb);
 		snprintf(path, sizeof(path), "%s/trace_marker", tfs.instance);
 		begin = mono_ns();
-		status = run_command(t.argv, path);
+		status = run_command(t.argv, path, &tfs);
 		end = mono_ns();
 		instance_stop(&tfs);
 		if (status < 0) {
@@ -570,22 +688,21 @@ info_cmd_trace(int argc, char **argv, const struct info_opts *o)
 		if (!raw)
 			info_err("warning: %s: %s", t.text, strerror(errno));
 	}
-	{
-		char *line = NULL;
-		size_t cap = 0;
-		ssize_t n;
-
-		while ((n = getline(&line, &cap, in)) >= 0) {
-			if (raw)
-				fwrite(line, 1, (size_t)n, raw);
-			if (n > 0 && line[n - 1] == '\n')
-				line[n - 1] = '\0';
-			tr_model_feed_line(&m, line);
-		}
-		free(line);
-	}
-	ret = ferror(in) ? -EIO : 0;
+	ret = feed(&m, in, raw);
 	fclose(in);
+	if (ret == 0 && tfs.sys_instance[0]) {
+		/* the syscall instance: same clock, its own buffer */
+		snprintf(path, sizeof(path), "%s/trace", tfs.sys_instance);
+		in = fopen(path, "re");
+		if (in) {
+			if (raw)
+				fprintf(raw, "# syncbridge-info: poll-family syscalls of the command "
+					     "(instance %s)\n",
+					tfs.sys_instance);
+			ret = feed(&m, in, raw);
+			fclose(in);
+		}
+	}
 	if (raw && fclose(raw) != 0)
 		info_err("warning: %s: write failed", t.text);
 	instance_remove(&tfs);

@@ -40,7 +40,7 @@ struct info_target {
 	bool self;       /* pid is this process */
 	char link[PATH_MAX]; /* readlink() of /proc/PID/fd/N */
 	enum fd_kind kind;
-	const char *via; /* "inherited", "pidfd_getfd" or "open" */
+	const char *via; /* "inherited" or "pidfd_getfd" */
 };
 
 /*

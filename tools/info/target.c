@@ -4,13 +4,11 @@
  *
  * A number is an fd this process inherited (`syncbridge-info fence 3 3<&...`).
  * /proc/PID/fd/N names another process's fd. Opening that path does not work
- * for sync_files and dma-bufs: both are anonymous files with no open()
- * method of their own, so the kernel either refuses (ENXIO) or hands out a
- * new file without the fence state. pidfd_getfd() (Linux 5.6) instead
- * duplicates the very file the process holds; it needs ptrace access to the
- * process (same user with a permissive kernel.yama.ptrace_scope, or
- * CAP_SYS_PTRACE). Only if the kernel lacks it is open() tried, and the
- * caller then checks that what it got really is the right kind of file.
+ * for sync_files and dma-bufs: both live on pseudo file systems without an
+ * open() of their own, and open() of the link fails with ENXIO (measured on
+ * Linux 6.12). pidfd_getfd() (Linux 5.6) instead duplicates the very file the
+ * process holds; it needs ptrace access to the process (same user with a
+ * permissive kernel.yama.ptrace_scope, or CAP_SYS_PTRACE).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -160,19 +158,15 @@ info_target_get(pid_t pid, int fd, struct info_target *t, bool quiet)
 		return 0;
 	}
 	if (ret == -ENOSYS) {
-		/* Linux < 5.6: a new open of the same file is the best there is. */
-		got = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (got >= 0) {
-			t->fd = got;
-			t->owned = true;
-			t->via = "open";
-			return 0;
-		}
-		ret = -errno;
+		/*
+		 * Opening the /proc link is no substitute: for sync_files and
+		 * dma-bufs it fails with ENXIO (measured on 6.12).
+		 */
 		if (!quiet)
-			info_err("%s: this kernel has no pidfd_getfd() (Linux 5.6) and opening the "
-				 "link failed: %s",
-				 path, strerror(-ret));
+			info_err("%s: this kernel has no pidfd_getfd() (Linux 5.6), and a sync_file or "
+				 "dma-buf cannot be re-opened through /proc (ENXIO): run "
+				 INFO_PROG " inside that process's fd table instead (FD number)",
+				 path);
 		return ret;
 	}
 	if (!quiet) {

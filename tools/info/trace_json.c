@@ -213,6 +213,9 @@ write_fence_events(struct json_writer *w, const struct tr_model *m)
 		if (f->signal_thread >= 0)
 			json_string(w, "signalled_from",
 				    tr_thread_label(m, f->signal_thread, label, sizeof(label)));
+		if (f->destroy_thread >= 0)
+			json_string(w, "released_by",
+				    tr_thread_label(m, f->destroy_thread, label, sizeof(label)));
 		json_object_end(w);
 		json_object_end(w);
 
@@ -281,6 +284,30 @@ write_wait_events(struct json_writer *w, const struct tr_model *m)
 			json_int(w, "tid", tid);
 			json_object_end(w);
 		}
+	}
+}
+
+static void
+write_block_events(struct json_writer *w, const struct tr_model *m)
+{
+	for (size_t i = 0; i < m->nblocks; i++) {
+		const struct tr_block *b = &m->blocks[i];
+
+		json_object_begin(w, NULL);
+		json_string(w, "name", b->name);
+		json_string(w, "cat", "syscall");
+		json_string(w, "ph", "X");
+		json_double(w, "ts", us(b->start_ns), 3);
+		json_double(w, "dur", us(b->end_ns - b->start_ns), 3);
+		json_int(w, "pid", thread_pid(m, b->thread));
+		json_int(w, "tid", m->threads[b->thread].tid);
+		json_object_begin(w, "args");
+		if (b->unfinished)
+			json_bool(w, "unfinished", true);
+		else
+			json_int(w, "ret", b->ret);
+		json_object_end(w);
+		json_object_end(w);
 	}
 }
 
@@ -381,6 +408,10 @@ write_summary(struct json_writer *w, const struct tr_model *m, const struct tr_m
 			    f->signal_thread >= 0
 				    ? tr_thread_label(m, f->signal_thread, label, sizeof(label))
 				    : NULL);
+		json_string(w, "released_by",
+			    f->destroy_thread >= 0
+				    ? tr_thread_label(m, f->destroy_thread, label, sizeof(label))
+				    : NULL);
 		json_object_end(w);
 	}
 	json_array_end(w);
@@ -397,6 +428,26 @@ write_summary(struct json_writer *w, const struct tr_model *m, const struct tr_m
 		json_int(w, "start_ns", wt->start_ns);
 		json_int(w, "end_ns", wt->end_ns);
 		json_bool(w, "unfinished", wt->unfinished);
+		json_object_end(w);
+	}
+	json_array_end(w);
+
+	json_array_begin(w, "blocking_syscalls");
+	for (size_t i = 0; i < m->nblocks; i++) {
+		const struct tr_block *b = &m->blocks[i];
+
+		json_object_begin(w, NULL);
+		json_string(w, "name", b->name);
+		json_int(w, "pid", thread_pid(m, b->thread));
+		json_int(w, "tid", m->threads[b->thread].tid);
+		json_string(w, "comm", m->threads[b->thread].comm);
+		json_int(w, "start_ns", b->start_ns);
+		json_int(w, "end_ns", b->end_ns);
+		if (b->unfinished)
+			json_null(w, "ret");
+		else
+			json_int(w, "ret", b->ret);
+		json_bool(w, "unfinished", b->unfinished);
 		json_object_end(w);
 	}
 	json_array_end(w);
@@ -440,6 +491,7 @@ tr_write_chrome_json(const struct tr_model *m, const struct tr_meta *meta, FILE 
 	write_metadata(&w, m);
 	write_fence_events(&w, m);
 	write_wait_events(&w, m);
+	write_block_events(&w, m);
 	write_marker_events(&w, m);
 	json_array_end(&w);
 

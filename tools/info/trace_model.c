@@ -142,6 +142,21 @@ tr_line_parse(const char *line, struct tr_line *out)
 	ev = ts_end + 2;
 	while (*ev == ' ')
 		ev++;
+	if (strncmp(ev, "sys_", 4) == 0) {
+		/* syscall events: "sys_NAME(args)" or "sys_NAME -> RET" */
+		const char *name = ev + 4, *ne = name;
+
+		while (*ne && (isalnum((unsigned char)*ne) || *ne == '_'))
+			ne++;
+		if (*ne == '(' || strncmp(ne, " -> ", 4) == 0) {
+			bool enter = *ne == '(';
+
+			snprintf(out->event, sizeof(out->event), "%s%.*s",
+				 enter ? "sys_enter_" : "sys_exit_", (int)(ne - name), name);
+			out->data = enter ? ne + 1 : ne + 4;
+			return 1;
+		}
+	}
 	ev_end = strstr(ev, ": ");
 	if (!ev_end) {
 		ev_end = ev + strcspn(ev, ":\n");
@@ -210,6 +225,7 @@ tr_model_free(struct tr_model *m)
 	free(m->fences);
 	free(m->waits);
 	free(m->markers);
+	free(m->blocks);
 	free(m->tracks);
 	free(m->hash);
 	memset(m, 0, sizeof(*m));
@@ -344,7 +360,7 @@ fence_new(struct tr_model *m, const char *driver, const char *timeline, uint64_t
 	f->context = context;
 	f->seqno = seqno;
 	f->init_ns = f->emit_ns = f->enable_ns = f->signaled_ns = f->destroy_ns = TR_NONE;
-	f->init_thread = f->signal_thread = -1;
+	f->init_thread = f->signal_thread = f->destroy_thread = -1;
 	f->track = f->lane = -1;
 	hash_put(m, m->nfences);
 	return (int)m->nfences++;
@@ -394,6 +410,7 @@ fence_event(struct tr_model *m, const struct tr_line *l, const char *what)
 		}
 	} else if (strcmp(what, "destroy") == 0) {
 		f->destroy_ns = l->ts_ns;
+		f->destroy_thread = thread;
 	} else if (strcmp(what, "wait_start") == 0) {
 		struct tr_wait *w;
 
@@ -519,6 +536,49 @@ marker_event(struct tr_model *m, const struct tr_line *l)
 	m->nmarkers++;
 }
 
+static const char *const blocking_syscalls[] = {
+	"poll", "ppoll", "select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2",
+};
+
+static bool
+is_blocking_syscall(const char *name)
+{
+	for (size_t i = 0; i < sizeof(blocking_syscalls) / sizeof(blocking_syscalls[0]); i++)
+		if (strcmp(name, blocking_syscalls[i]) == 0)
+			return true;
+	return false;
+}
+
+static void
+syscall_event(struct tr_model *m, const struct tr_line *l, bool enter, const char *name)
+{
+	int thread = thread_get(m, l);
+	struct tr_block *b;
+
+	if (thread < 0)
+		return;
+	if (enter) {
+		if (!grow(m, (void **)&m->blocks, m->nblocks, &m->blocks_cap, sizeof(*m->blocks)))
+			return;
+		b = &m->blocks[m->nblocks++];
+		memset(b, 0, sizeof(*b));
+		b->thread = thread;
+		snprintf(b->name, sizeof(b->name), "%s", name);
+		b->start_ns = l->ts_ns;
+		b->end_ns = TR_NONE;
+		return;
+	}
+	for (size_t i = m->nblocks; i-- > 0;) {
+		b = &m->blocks[i];
+		if (b->thread == thread && b->end_ns == TR_NONE && strcmp(b->name, name) == 0) {
+			b->end_ns = l->ts_ns;
+			b->ret = strtoll(l->data, NULL, 0);
+			return;
+		}
+	}
+	m->unmatched_syscall_exits++; /* entered before the trace began */
+}
+
 static void
 header_line(struct tr_model *m, const char *line)
 {
@@ -566,6 +626,12 @@ tr_model_feed_line(struct tr_model *m, const char *line)
 	} else if (strcmp(l.event, "tracing_mark_write") == 0 &&
 		   strncmp(l.data, "syncbridge:", 11) == 0) {
 		marker_event(m, &l);
+		return;
+	} else if (strncmp(l.event, "sys_enter_", 10) == 0 && is_blocking_syscall(l.event + 10)) {
+		syscall_event(m, &l, true, l.event + 10);
+		return;
+	} else if (strncmp(l.event, "sys_exit_", 9) == 0 && is_blocking_syscall(l.event + 9)) {
+		syscall_event(m, &l, false, l.event + 9);
 		return;
 	}
 	m->other_events++;
@@ -671,6 +737,12 @@ tr_model_finish(struct tr_model *m)
 		if (m->waits[i].end_ns == TR_NONE) {
 			m->waits[i].end_ns = m->end_ns;
 			m->waits[i].unfinished = true;
+		}
+	}
+	for (size_t i = 0; i < m->nblocks; i++) {
+		if (m->blocks[i].end_ns == TR_NONE) {
+			m->blocks[i].end_ns = m->end_ns;
+			m->blocks[i].unfinished = true;
 		}
 	}
 	for (size_t i = 0; i < m->nmarkers; i++) {

@@ -11,7 +11,8 @@
  *   dma_fence_wait_start / _wait_end   a thread blocked in dma_fence_wait()
  *   dma_fence_destroy  the last reference went away
  *
- * plus trace_marker lines starting with "syncbridge:" (see trace_marker_parse).
+ * plus trace_marker lines starting with "syncbridge:" (see struct tr_marker)
+ * and the poll-family syscalls of the traced command (struct tr_block).
  * A fence is identified by (context, seqno); a track is one (driver,
  * timeline) pair, split into lanes where its fences overlap in time.
  */
@@ -45,6 +46,13 @@ struct tr_line {
  */
 int tr_line_parse(const char *line, struct tr_line *out);
 
+/*
+ * Syscall events print without an event name: "sys_ppoll(ufds: 0x.., ...)"
+ * and "sys_ppoll -> 0x1". tr_line_parse() reports them as events
+ * "sys_enter_ppoll" (data: the arguments) and "sys_exit_ppoll" (data: the
+ * return value).
+ */
+
 /* "driver=%s timeline=%s context=%u seqno=%u" (the timeline may hold blanks). */
 int tr_fence_fields_parse(const char *data, char *driver, size_t driver_len, char *timeline,
 			  size_t timeline_len, uint64_t *context, uint64_t *seqno);
@@ -60,8 +68,9 @@ struct tr_fence {
 	char timeline[TR_NAME_LEN];
 	uint64_t context, seqno;
 	int64_t init_ns, emit_ns, enable_ns, signaled_ns, destroy_ns; /* TR_NONE if not seen */
-	int init_thread;   /* index into threads, -1 if not seen */
-	int signal_thread; /* the context the signal came from (thread, irq or worker) */
+	int init_thread;    /* index into threads, -1 if not seen */
+	int signal_thread;  /* the context the signal came from (thread, irq or worker) */
+	int destroy_thread; /* who dropped the last reference */
 	int track, lane;   /* set by tr_model_finish(); -1 for hidden fences */
 	bool hidden;       /* only destroy seen: created and signalled before the trace */
 };
@@ -89,6 +98,20 @@ struct tr_marker {
 	char *args; /* the rest of the line (key=value words), may be "" */
 };
 
+/*
+ * A blocking syscall of the traced command (poll, ppoll, select, pselect6,
+ * epoll_wait, epoll_pwait, epoll_pwait2) from the raw "sys_NAME(args)" /
+ * "sys_NAME -> RET" lines of tracefs syscall events: how userspace waits for
+ * a sync_file or a dma-buf, which dma_fence_wait_* events never show.
+ */
+struct tr_block {
+	int thread;
+	char name[16];
+	int64_t start_ns, end_ns; /* end_ns is TR_NONE until the exit; finish() closes it */
+	long long ret;
+	bool unfinished;
+};
+
 struct tr_track {
 	char driver[TR_NAME_LEN];
 	char timeline[TR_NAME_LEN];
@@ -105,6 +128,8 @@ struct tr_model {
 	size_t nwaits, waits_cap;
 	struct tr_marker *markers;
 	size_t nmarkers, markers_cap;
+	struct tr_block *blocks;
+	size_t nblocks, blocks_cap;
 	struct tr_track *tracks;
 	size_t ntracks;
 
@@ -116,7 +141,7 @@ struct tr_model {
 	int64_t begin_ns, end_ns;   /* the window shown: set by the caller or from first/last */
 
 	unsigned long lines, events, fence_events, other_events, malformed;
-	unsigned long unmatched_wait_ends, unmatched_marker_ends;
+	unsigned long unmatched_wait_ends, unmatched_marker_ends, unmatched_syscall_exits;
 	long long entries_in_buffer, entries_written; /* from the header, -1 if absent */
 	bool failed; /* out of memory */
 };

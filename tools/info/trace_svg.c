@@ -31,6 +31,9 @@
 #define TOP 96
 #define MAX_LANES_DRAWN 16
 #define CHAR_W 6.6 /* average glyph width at font-size 11, for fitting labels */
+#define MIN_BLOCK_NS 100000 /* poll()s shorter than 0.1 ms are left out of the picture */
+#define BLOCK_COLOR "#f1a340"
+#define TITLE_CHARS 100 /* of the command, after "syncbridge-info trace: " */
 
 static const char *const palette[] = {
 	"#4e79a7", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7",
@@ -43,6 +46,7 @@ struct svg_ctx {
 	double t0, span; /* ns */
 	double y;        /* next row's top */
 	int row;         /* for striping */
+	double *fence_y; /* per fence: the top of its bar's row, -1 if not drawn */
 };
 
 static void
@@ -68,9 +72,11 @@ xml_text(FILE *f, const char *s)
 		default: {
 			size_t n;
 
-			/* control characters are not allowed in XML 1.0: drop them */
-			if ((unsigned char)*s < 0x20 && *s != '\t')
+			/* control characters are not allowed in XML 1.0: a blank instead */
+			if ((unsigned char)*s < 0x20) {
+				fputc(' ', f);
 				break;
+			}
 			n = utf8_seq_len((const unsigned char *)s, strlen(s));
 			if (n == 0) {
 				fputs("\xef\xbf\xbd", f); /* U+FFFD for a byte that is not UTF-8 */
@@ -179,7 +185,9 @@ bar(struct svg_ctx *c, double x0, double x1, const char *fill, const char *extra
 		extra_class ? extra_class : "");
 	if (label && w >= CHAR_W * (double)strlen(label) + 6) {
 		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"%s\">", x0 + 3, c->y + 15,
-			extra_class && strcmp(extra_class, "pend") == 0 ? "in dark" : "in");
+			extra_class && strcmp(extra_class, "pend") == 0    ? "in dark"
+			: extra_class && strcmp(extra_class, "block") == 0 ? "in blk"
+									   : "in");
 		xml_text(c->f, label);
 		fputs("</text>", c->f);
 	}
@@ -198,6 +206,9 @@ count_rows(const struct tr_model *m, int *fence_rows, int *wait_rows, int *marke
 
 		for (size_t k = 0; k < m->nwaits && !w; k++)
 			w = m->waits[k].thread == (int)i;
+		for (size_t k = 0; k < m->nblocks && !w; k++)
+			w = m->blocks[k].thread == (int)i &&
+			    m->blocks[k].end_ns - m->blocks[k].start_ns >= MIN_BLOCK_NS;
 		for (size_t k = 0; k < m->nmarkers && !mk; k++)
 			mk = m->markers[k].thread == (int)i;
 		*wait_rows += w;
@@ -259,13 +270,20 @@ draw_fences(struct svg_ctx *c)
 						 f->signal_thread >= 0
 							 ? tr_thread_label(m, f->signal_thread, who, sizeof(who))
 							 : "");
-				snprintf(tip, sizeof(tip), "%s %s context %llu seqno %llu\n%s\n%s\n%s %.3f ms",
+				snprintf(tip, sizeof(tip),
+					 "%s %s context %llu seqno %llu\n%s\n%s\n%s %.3f ms%s%s",
 					 f->driver, f->timeline, (unsigned long long)f->context,
 					 (unsigned long long)f->seqno, created, signalled,
 					 pending ? "pending for at least" : "pending for",
-					 (double)(e - s) / 1e6);
+					 (double)(e - s) / 1e6,
+					 f->destroy_thread >= 0 ? "\nlast reference dropped by " : "",
+					 f->destroy_thread >= 0 ? tr_thread_label(m, f->destroy_thread, who,
+										    sizeof(who))
+								: "");
 				bar(c, xpos(c, s), xpos(c, e), pending ? "url(#pending)" : color,
 				    pending ? "pend" : NULL, in, tip);
+				if (c->fence_y)
+					c->fence_y[i] = c->y;
 				if (f->enable_ns != TR_NONE) {
 					double x = xpos(c, f->enable_ns);
 
@@ -288,6 +306,21 @@ draw_waits(struct svg_ctx *c)
 	for (size_t i = 0; i < m->nthreads; i++) {
 		bool any = false;
 
+		for (size_t k = 0; k < m->nblocks; k++) {
+			const struct tr_block *b = &m->blocks[k];
+
+			if (b->thread != (int)i || b->end_ns - b->start_ns < MIN_BLOCK_NS)
+				continue;
+			if (!any) {
+				row_label(c, tr_thread_label(m, (int)i, label, sizeof(label)), false);
+				any = true;
+			}
+			snprintf(tip, sizeof(tip), "%s blocked in %s()\nfrom %.3f ms for %.3f ms%s", label,
+				 b->name, ms(c, b->start_ns), (double)(b->end_ns - b->start_ns) / 1e6,
+				 b->unfinished ? " (still blocked at the end)" : "");
+			bar(c, xpos(c, b->start_ns), xpos(c, b->end_ns), BLOCK_COLOR, "block", b->name,
+			    tip);
+		}
 		for (size_t k = 0; k < m->nwaits; k++) {
 			const struct tr_wait *w = &m->waits[k];
 			const struct tr_fence *f = &m->fences[w->fence];
@@ -302,8 +335,8 @@ draw_waits(struct svg_ctx *c)
 			snprintf(in, sizeof(in), "%llu:%llu", (unsigned long long)f->context,
 				 (unsigned long long)f->seqno);
 			snprintf(tip, sizeof(tip),
-				 "%s waited for %s %s %llu:%llu\nfrom %.3f ms for %.3f ms%s", label,
-				 f->driver, f->timeline, (unsigned long long)f->context,
+				 "%s waited in dma_fence_wait() for %s %s %llu:%llu\nfrom %.3f ms for %.3f ms%s",
+				 label, f->driver, f->timeline, (unsigned long long)f->context,
 				 (unsigned long long)f->seqno, ms(c, w->start_ns),
 				 (double)(w->end_ns - w->start_ns) / 1e6,
 				 w->unfinished ? " (still waiting at the end)" : "");
@@ -311,6 +344,36 @@ draw_waits(struct svg_ctx *c)
 		}
 		if (any)
 			c->y += ROW_H;
+	}
+}
+
+/*
+ * A dashed line from each fence's signal down through the waits, so a wait
+ * that ends at a signal lines up with it (skipped when there are too many).
+ */
+static void
+draw_signal_lines(struct svg_ctx *c, double y_end)
+{
+	const struct tr_model *m = c->m;
+	size_t n = 0;
+
+	if (!c->fence_y)
+		return;
+	for (size_t i = 0; i < m->nfences; i++)
+		n += c->fence_y[i] >= 0 && m->fences[i].signaled_ns != TR_NONE;
+	if (n == 0 || n > 64)
+		return;
+	for (size_t i = 0; i < m->nfences; i++) {
+		const struct tr_fence *f = &m->fences[i];
+		double x;
+
+		if (c->fence_y[i] < 0 || f->signaled_ns == TR_NONE)
+			continue;
+		x = xpos(c, f->signaled_ns);
+		fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"sig\" "
+			      "stroke=\"%s\"/>\n",
+			x, c->fence_y[i] + (ROW_H + BAR_H) / 2.0, x, y_end,
+			palette[f->track % (int)(sizeof(palette) / sizeof(palette[0]))]);
 	}
 }
 
@@ -382,7 +445,7 @@ draw_axis(struct svg_ctx *c, double y_top, double y_bottom)
 		y_bottom + 14);
 }
 
-enum legend_symbol { SYM_BAR, SYM_PENDING, SYM_WAIT, SYM_SPAN, SYM_ENABLE, SYM_MARKER };
+enum legend_symbol { SYM_BAR, SYM_PENDING, SYM_WAIT, SYM_BLOCK, SYM_SPAN, SYM_ENABLE, SYM_MARKER };
 
 /* One legend entry; wraps to a new line when it would not fit. */
 static void
@@ -404,6 +467,9 @@ legend_item(struct svg_ctx *c, double *x, double *y, enum legend_symbol sym, con
 		break;
 	case SYM_WAIT:
 		fill = "#e15759", cls = "bar wait";
+		break;
+	case SYM_BLOCK:
+		fill = BLOCK_COLOR, cls = "bar block";
 		break;
 	case SYM_SPAN:
 		fill = "#8a6bbe", cls = "bar mark";
@@ -433,7 +499,8 @@ legend(struct svg_ctx *c, double y)
 
 	legend_item(c, &x, &y, SYM_BAR, "fence: emit (or init) until signalled");
 	legend_item(c, &x, &y, SYM_PENDING, "not signalled by the end");
-	legend_item(c, &x, &y, SYM_WAIT, "thread blocked in dma_fence_wait()");
+	legend_item(c, &x, &y, SYM_WAIT, "in dma_fence_wait()");
+	legend_item(c, &x, &y, SYM_BLOCK, "blocked in poll()/select()/epoll_wait()");
 	legend_item(c, &x, &y, SYM_SPAN, "marker span");
 	legend_item(c, &x, &y, SYM_ENABLE, "enable_signal");
 	legend_item(c, &x, &y, SYM_MARKER, "syncbridge: marker");
@@ -491,8 +558,10 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	      ".tick{font-size:10px;fill:#666;text-anchor:middle}\n"
 	      ".axis{font-size:10px;fill:#666}\n"
 	      ".grid{stroke:#d5dae0;stroke-width:1}\n"
+	      ".sig{stroke-width:1;stroke-dasharray:2 3;opacity:0.8}\n"
 	      ".bar{stroke:#333;stroke-width:0.6}.pend{stroke:#c0392b;stroke-dasharray:3 2}\n"
 	      ".in{font-size:10px;fill:#fff}.dark{fill:#7b1d1d}\n"
+	      ".block .in, .in.blk{fill:#4a2c00}\n"
 	      ".enable{fill:#222}.mk{fill:#8a6bbe;stroke:#4b2f7a;stroke-width:0.6}\n"
 	      ".mkl{font-size:10px;fill:#4b2f7a}\n"
 	      "</style>\n</defs>\n", f);
@@ -501,18 +570,27 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	fputs("<text x=\"10\" y=\"24\" class=\"title\">", f);
 	if (meta->argv) {
 		fputs("syncbridge-info trace: ", f);
-		xml_text(f, tr_meta_command(meta, cmd, sizeof(cmd)));
+		tr_meta_command(meta, cmd, sizeof(cmd));
+		if (strlen(cmd) > TITLE_CHARS) {
+			size_t cut = TITLE_CHARS - 3;
+
+			while (cut > 0 && ((unsigned char)cmd[cut] & 0xc0) == 0x80)
+				cut--;
+			strcpy(cmd + cut, "...");
+		}
+		xml_text(f, cmd);
 	} else {
 		fputs("syncbridge-info trace of ", f);
 		xml_text(f, meta->input ? meta->input : "?");
 	}
 	fputs("</text>\n", f);
 	snprintf(summary, sizeof(summary),
-		 "%.1f ms, %zu fence%s on %zu timeline%s (%zu signalled), %zu wait%s, %zu marker%s; "
-		 "clock %s%s%s",
+		 "%.1f ms, %zu fence%s on %zu timeline%s (%zu signalled), %zu dma_fence_wait%s, "
+		 "%zu poll-family call%s, %zu marker%s; clock %s%s%s",
 		 (double)(m->end_ns - m->begin_ns) / 1e6, shown, shown == 1 ? "" : "s", m->ntracks,
 		 m->ntracks == 1 ? "" : "s", signalled, m->nwaits, m->nwaits == 1 ? "" : "s",
-		 m->nmarkers, m->nmarkers == 1 ? "" : "s", meta->clock ? meta->clock : "?",
+		 m->nblocks, m->nblocks == 1 ? "" : "s", m->nmarkers, m->nmarkers == 1 ? "" : "s",
+		 meta->clock ? meta->clock : "?",
 		 meta->exit_status >= 0 ? "; command exited " : "",
 		 tr_model_lost_events(m) ? "; EVENTS LOST (ring buffer full)" : "");
 	fputs("<text x=\"10\" y=\"44\" class=\"note\">", f);
@@ -522,6 +600,11 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	fputs("</text>\n", f);
 
 	/* rows: stripes into bg, everything else into fg; then bg, grid, fg */
+	if (m->nfences) {
+		c.fence_y = malloc(m->nfences * sizeof(*c.fence_y));
+		for (size_t i = 0; c.fence_y && i < m->nfences; i++)
+			c.fence_y[i] = -1;
+	}
 	c.f = open_memstream(&fg_buf, &fg_len);
 	c.bg = open_memstream(&bg_buf, &bg_len);
 	if (!c.f || !c.bg) {
@@ -531,6 +614,7 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 			fclose(c.bg);
 		free(fg_buf);
 		free(bg_buf);
+		free(c.fence_y);
 		return -1;
 	}
 	y_axis_top = TOP - 8;
@@ -539,11 +623,13 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	if (!fence_rows)
 		c.y += ROW_H;
 	draw_fences(&c);
-	section(&c, "Waits in dma_fence_wait()",
-		wait_rows ? NULL : "none (waits through poll() on a sync_file or dma-buf do not show here)");
+	section(&c, "Waits (per thread)",
+		wait_rows ? NULL : "no thread blocked in dma_fence_wait() or, for 0.1 ms or more, in poll()");
 	if (!wait_rows)
 		c.y += ROW_H;
 	draw_waits(&c);
+	if (wait_rows)
+		draw_signal_lines(&c, c.y);
 	section(&c, "Markers (syncbridge:)", marker_rows ? NULL : "none");
 	if (!marker_rows)
 		c.y += ROW_H;
@@ -551,6 +637,8 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	legend(&c, y_rows_end + 30);
 	fclose(c.f);
 	fclose(c.bg);
+	free(c.fence_y);
+	c.fence_y = NULL;
 
 	if (copy_stream(f, bg_buf, bg_len) < 0)
 		ret = -1;
