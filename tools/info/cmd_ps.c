@@ -75,7 +75,8 @@ list_numeric(const char *path, int **out)
 		v[n++] = (int)x;
 	}
 	closedir(d);
-	qsort(v, (size_t)n, sizeof(*v), cmp_int);
+	if (n > 1)
+		qsort(v, (size_t)n, sizeof(*v), cmp_int);
 	*out = v;
 	return n;
 }
