@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Acquire ordering: a foreign producer (the CPU behind a vgem WRITE fence)
+ * still owns the dma-buf when the app submits a copy that acquires it from
+ * FOREIGN. The producer writes new data only after the submit, then signals.
+ *
+ *   main:    attach vgem WRITE fence ─ submit(acquire + copy) ─ wait ─ check
+ *   helper:                  wait ≤1.5 s for the app's VkFence ─ write NEW ─ signal
+ *
+ * With the layer the copy waits for the vgem fence and sees NEW (and the
+ * app's fence cannot signal before the producer's). With --control
+ * (SYNCBRIDGE_DISABLE=1) the copy runs at once and sees OLD: the race the
+ * layer exists for.
+ *
+ * Options (vkt.h): --image --sync2 --secondary --no-barriers --validation --control
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+#include "kernel.h"
+#include "vkt.h"
+
+#define SIZE 16384 /* 64×64 RGBA8 for images */
+#define OLD 0x11
+#define NEW 0x22
+
+struct producer {
+	struct vkt *t;
+	VkFence fence;
+	struct sbk_buf *buf;
+	int vgem;
+	uint32_t fence_id;
+	atomic_bool app_done_early;
+	int signal_ret;
+};
+
+static void *
+producer_main(void *arg)
+{
+	struct producer *p = arg;
+
+	/* If the app's work finishes while our fence is pending, it did not wait. */
+	VkResult r = vkWaitForFences(p->t->device, 1, &p->fence, VK_TRUE, 1500ull * 1000 * 1000);
+	atomic_store(&p->app_done_early, r == VK_SUCCESS);
+	memset(p->buf->map, NEW, p->buf->size);
+	p->signal_ret = sbk_vgem_fence_signal(p->vgem, p->fence_id);
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct vkt_options opt;
+	vkt_parse_args(argc, argv, &opt);
+	vkt_env_from_options(&opt);
+
+	int vgem = sbk_vgem_open();
+	if (vgem == -ENODEV)
+		sb_test_skip("no vgem (run in the test guest)");
+	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
+
+	struct vkt t;
+	vkt_init(&t, &opt, true);
+
+	struct sbk_buf buf;
+	/* Room for a LINEAR image's row padding. */
+	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, opt.image ? 2 * SIZE : SIZE, &buf);
+	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
+	memset(buf.map, OLD, buf.size);
+
+	struct vkt_shared shared = { .is_image = opt.image };
+	if (opt.image)
+		vkt_import_image(&t, buf.fd, buf.size, 64, 64, &shared.img);
+	else
+		vkt_import_buffer(&t, buf.fd, SIZE, &shared.buf);
+
+	struct vkt_buffer dst;
+	vkt_host_buffer(&t, SIZE, &dst);
+
+	struct vkt_rec rec;
+	vkt_begin(&t, &opt, true, &rec);
+	vkt_acquire(&t, &opt, vkt_cmd(&rec), &shared, VK_ACCESS_TRANSFER_READ_BIT);
+	vkt_copy_from_shared(vkt_cmd(&rec), &shared, &dst);
+	vkt_host_read_barrier(vkt_cmd(&rec));
+	vkt_end(&t, &rec);
+
+	/* The foreign producer starts writing: a WRITE fence on the dma-buf. */
+	struct producer p = { .t = &t, .buf = &buf, .vgem = vgem, .fence = vkt_fence(&t) };
+	ret = sbk_vgem_fence_attach(vgem, buf.handle, true, &p.fence_id);
+	REQUIRE(ret == 0, "vgem fence attach: %s", strerror(-ret));
+
+	pthread_t th;
+	REQUIRE(pthread_create(&th, NULL, producer_main, &p) == 0, "pthread_create");
+	int64_t t0 = sbk_now_ns();
+	VkResult r = vkt_submit(&t, &opt, rec.primary, VK_NULL_HANDLE, 0, p.fence);
+	int64_t t1 = sbk_now_ns();
+	CHECK(r == VK_SUCCESS, "vkQueueSubmit: %s", vkt_result_name(r));
+	r = vkWaitForFences(t.device, 1, &p.fence, VK_TRUE, 20ull * 1000 * 1000 * 1000);
+	CHECK(r == VK_SUCCESS, "vkWaitForFences: %s", vkt_result_name(r));
+	pthread_join(th, NULL);
+	CHECK_EQ(p.signal_ret, 0, "vgem fence signal");
+	sb_test_note("submit took %.1f ms", (t1 - t0) / 1e6);
+
+	size_t n_new = vkt_count_bytes(dst.map, SIZE, NEW);
+	size_t n_old = vkt_count_bytes(dst.map, SIZE, OLD);
+	sb_test_note("copy saw %zu NEW, %zu OLD bytes of %d; app fence before producer: %s",
+		     n_new, n_old, SIZE, atomic_load(&p.app_done_early) ? "yes" : "no");
+	if (!opt.control) {
+		CHECK(n_new == SIZE, "the acquiring copy waited for the foreign writer");
+		CHECK(!atomic_load(&p.app_done_early), "the app's work waited for the vgem fence");
+	} else {
+		CHECK(n_old == SIZE, "control: without the layer the copy raced ahead (old data)");
+		CHECK(atomic_load(&p.app_done_early), "control: app finished before the producer");
+	}
+	if (opt.validation)
+		CHECK_EQ(vkt_validation_errors, 0, "validation errors");
+
+	vkDestroyFence(t.device, p.fence, NULL);
+	vkt_rec_free(&t, &rec);
+	vkt_buffer_destroy(&t, &dst);
+	if (opt.image)
+		vkt_image_destroy(&t, &shared.img);
+	else
+		vkt_buffer_destroy(&t, &shared.buf);
+	vkt_finish(&t);
+	sbk_buf_destroy(&buf);
+	close(vgem);
+	return sb_test_finish();
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the layer intercepts, and pass-through when the driver lacks what it
+ * needs. One program, two expectations:
+ *  - on a device without SYNC_FD semaphores (lavapipe on the host): the layer
+ *    loads, logs "pass-through" once, every device command the app gets from
+ *    vkGetDeviceProcAddr is the next layer's/driver's (none lives in the
+ *    layer's .so), the app's extension list is unchanged, and its work runs;
+ *  - on a capable device (--expect-active, the guest): the commands the layer
+ *    implements resolve into the layer, everything else still does not, the
+ *    layer enabled VK_KHR_external_semaphore_fd behind the app's back, and
+ *    the app's work runs.
+ * Either way: unknown names are NULL.
+ */
+#include <string.h>
+
+#include "harness.h"
+#include "vkt.h"
+
+static const char *const intercepted[] = {
+	"vkQueueSubmit", "vkQueueSubmit2", "vkCmdPipelineBarrier", "vkCmdPipelineBarrier2",
+	"vkCmdExecuteCommands", "vkAllocateMemory", "vkFreeMemory", "vkBindBufferMemory",
+	"vkBindImageMemory2", "vkBeginCommandBuffer", "vkDestroyCommandPool",
+};
+static const char *const passed_through[] = {
+	"vkCmdDraw", "vkCmdCopyBuffer", "vkCreateBuffer", "vkQueueWaitIdle", "vkCreateSemaphore",
+	"vkWaitForFences", "vkMapMemory", "vkCmdBeginRenderPass",
+};
+
+int
+main(int argc, char **argv)
+{
+	bool expect_active = argc > 1 && strcmp(argv[1], "--expect-active") == 0;
+	struct vkt_options opt = { 0 };
+
+	setenv("SYNCBRIDGE_DEBUG", "debug", 1);
+	unsetenv("SYNCBRIDGE_DISABLE");
+	unsetenv("SYNCBRIDGE_MODE");
+	vkt_env_activate(VKT_ACTIVATE_IMPLICIT, NULL);
+
+	struct vkt t;
+	vkt_capture_begin();
+	vkt_init(&t, &opt, false);
+	char *log = vkt_capture_end();
+
+	int instance_lines = vkt_count(log, "vkCreateInstance: " VKT_LAYER_NAME " active");
+	int passthrough_lines = vkt_count(log, ": pass-through: ");
+	int active_lines = vkt_count(log, ": mode transfers");
+	CHECK_EQ(instance_lines, 1, "the layer announced one instance");
+	if (expect_active) {
+		if (passthrough_lines)
+			sb_test_skip("this driver lacks SYNC_FD semaphores / dma-buf memory");
+		CHECK_EQ(active_lines, 1, "device active");
+	} else {
+		if (active_lines)
+			sb_test_skip("this driver has what the layer needs: not a pass-through case");
+		CHECK_EQ(passthrough_lines, 1, "one pass-through line for the device");
+	}
+	free(log);
+
+	uint32_t n = 0;
+	VK_CHECK(vkEnumerateDeviceLayerProperties(t.physical, &n, NULL));
+	VkLayerProperties props[32];
+	n = n > 32 ? 32 : n;
+	vkEnumerateDeviceLayerProperties(t.physical, &n, props);
+	int listed = 0;
+	for (uint32_t i = 0; i < n; i++)
+		listed += strcmp(props[i].layerName, VKT_LAYER_NAME) == 0;
+	CHECK_EQ(listed, 1, "the layer is in the device's layer list once");
+
+	for (size_t i = 0; i < sizeof(intercepted) / sizeof(intercepted[0]); i++) {
+		PFN_vkVoidFunction f = vkGetDeviceProcAddr(t.device, intercepted[i]);
+		CHECK(f != NULL, "%s resolves", intercepted[i]);
+		if (expect_active)
+			CHECK(vkt_in_layer((void *)f), "%s is the layer's", intercepted[i]);
+		else
+			CHECK(!vkt_in_layer((void *)f), "pass-through: %s is not the layer's",
+			      intercepted[i]);
+	}
+	for (size_t i = 0; i < sizeof(passed_through) / sizeof(passed_through[0]); i++) {
+		PFN_vkVoidFunction f = vkGetDeviceProcAddr(t.device, passed_through[i]);
+		CHECK(f != NULL && !vkt_in_layer((void *)f), "%s is passed through",
+		      passed_through[i]);
+	}
+	CHECK(vkGetDeviceProcAddr(t.device, "vkNoSuchCommandSYNCBRIDGE") == NULL,
+	      "unknown device command is NULL");
+	CHECK(vkGetInstanceProcAddr(t.instance, "vkNoSuchCommandSYNCBRIDGE") == NULL,
+	      "unknown instance command is NULL");
+
+	/* The app never enabled VK_KHR_external_semaphore_fd. */
+	PFN_vkVoidFunction get_sem_fd = vkGetDeviceProcAddr(t.device, "vkGetSemaphoreFdKHR");
+	if (expect_active)
+		CHECK(get_sem_fd != NULL, "the layer enabled VK_KHR_external_semaphore_fd");
+	else
+		CHECK(get_sem_fd == NULL, "pass-through: the app's extensions are unchanged");
+
+	/* The app's work, unchanged: copy between two host buffers. */
+	struct vkt_buffer a, b;
+	vkt_host_buffer(&t, 4096, &a);
+	vkt_host_buffer(&t, 4096, &b);
+	memset(a.map, 0x5a, 4096);
+	struct vkt_rec rec;
+	vkt_begin(&t, &opt, true, &rec);
+	VkBufferCopy region = { .size = 4096 };
+	vkCmdCopyBuffer(rec.primary, a.buffer, b.buffer, 1, &region);
+	vkt_host_read_barrier(rec.primary);
+	vkt_end(&t, &rec);
+	VkFence fence = vkt_fence(&t);
+	VK_CHECK(vkt_submit(&t, &opt, rec.primary, VK_NULL_HANDLE, 0, fence));
+	VK_CHECK(vkWaitForFences(t.device, 1, &fence, VK_TRUE, 10ull * 1000 * 1000 * 1000));
+	CHECK_EQ(vkt_count_bytes(b.map, 4096, 0x5a), 4096, "the copy ran");
+
+	vkDestroyFence(t.device, fence, NULL);
+	vkt_rec_free(&t, &rec);
+	vkt_buffer_destroy(&t, &a);
+	vkt_buffer_destroy(&t, &b);
+	vkt_finish(&t);
+	return sb_test_finish();
+}
