@@ -117,21 +117,57 @@ tool_run(const char *a1, const char *a2, const char *a3, int pass_fd)
 	return r;
 }
 
-/* jsonq.py: the document parses and every expression holds. */
+/*
+ * jsonq.py: the document parses and every expression holds. Python starts
+ * slowly under emulation and a vgem fence signals by itself after ~10 s, so
+ * the checks are queued and run once the case's fences are done with.
+ */
+struct json_check {
+	char *doc, *what;
+	char *exprs[24];
+};
+static struct json_check json_queue[32];
+static size_t json_queued;
+
 static void
 check_json(const char *doc, const char *what, const char *const *exprs)
 {
-	const char *argv[32] = { python, jsonq };
-	size_t n = 2;
-	struct result r;
+	struct json_check *c;
+	size_t n = 0;
 
-	for (; *exprs && n < 31; exprs++)
-		argv[n++] = *exprs;
-	argv[n] = NULL;
-	r = run(argv, -1, doc);
-	fputs(r.out, stdout);
-	CHECK(r.status == 0, "%s: the JSON loads and every expression holds", what);
-	result_free(&r);
+	REQUIRE(json_queued < sizeof(json_queue) / sizeof(json_queue[0]), "too many JSON checks");
+	c = &json_queue[json_queued++];
+	c->doc = strdup(doc);
+	c->what = strdup(what);
+	for (; *exprs && n < sizeof(c->exprs) / sizeof(c->exprs[0]) - 1; exprs++)
+		c->exprs[n++] = strdup(*exprs);
+	c->exprs[n] = NULL;
+}
+
+static void
+run_json_checks(void)
+{
+	for (size_t i = 0; i < json_queued; i++) {
+		struct json_check *c = &json_queue[i];
+		const char *argv[32] = { python, jsonq };
+		size_t n = 2;
+		struct result r;
+
+		for (char **e = c->exprs; *e && n < 31; e++)
+			argv[n++] = *e;
+		argv[n] = NULL;
+		printf("# JSON checks: %s\n", c->what);
+		r = run(argv, -1, c->doc);
+		fputs(r.out, stdout);
+		fputs(r.err, stdout);
+		CHECK(r.status == 0, "%s: the JSON loads and every expression holds", c->what);
+		result_free(&r);
+		for (char **e = c->exprs; *e; e++)
+			free(*e);
+		free(c->doc);
+		free(c->what);
+	}
+	json_queued = 0;
 }
 
 #define JSON(doc, what, ...) check_json((doc), (what), (const char *const[]){ __VA_ARGS__, NULL })
@@ -401,5 +437,6 @@ main(int argc, char **argv)
 	else
 		REQUIRE(false, "unknown case '%s'", which);
 	close(vgem);
+	run_json_checks();
 	return sb_test_finish();
 }
