@@ -99,13 +99,14 @@ is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static bool
+/* 0 if dir/name exists, else -errno (-EACCES: dir not searchable by us). */
+static int
 has_file(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return access(path, F_OK) == 0;
+	return access(path, F_OK) == 0 ? 0 : -errno;
 }
 
 /* Find a mounted tracefs; explain what is missing otherwise. */
@@ -115,9 +116,16 @@ tracefs_find(struct tracefs *tfs)
 	const char *env = getenv("SYNCBRIDGE_TRACEFS");
 	const char *candidates[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	char path[PATH_MAX];
+	bool denied = false;
+	int ret;
 
 	if (env && *env) {
-		if (!has_file(env, "trace")) {
+		ret = has_file(env, "trace");
+		if (ret == -EACCES || ret == -EPERM) {
+			info_err("%s: permission denied: tracing needs root", env);
+			return ret;
+		}
+		if (ret < 0) {
 			info_err("SYNCBRIDGE_TRACEFS=%s is not a tracefs mount (no 'trace' file there)",
 				 env);
 			return -ENOENT;
@@ -126,20 +134,21 @@ tracefs_find(struct tracefs *tfs)
 	} else {
 		tfs->root[0] = '\0';
 		for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-			if (has_file(candidates[i], "trace")) {
+			ret = has_file(candidates[i], "trace");
+			if (ret == 0) {
 				snprintf(tfs->root, sizeof(tfs->root), "%s", candidates[i]);
 				break;
 			}
+			denied |= ret == -EACCES || ret == -EPERM;
 		}
 		if (!tfs->root[0]) {
-			if (access("/sys/kernel/tracing", F_OK) != 0 &&
-			    access("/sys/kernel/debug", R_OK | X_OK) != 0 && errno == EACCES)
+			if (denied)
 				info_err("tracefs: permission denied: tracing needs root");
 			else
 				info_err("tracefs is not mounted (as root: mount -t tracefs nodev "
 					 "/sys/kernel/tracing), or this kernel has no tracing "
 					 "(CONFIG_FTRACE)");
-			return -ENOENT;
+			return denied ? -EACCES : -ENOENT;
 		}
 	}
 	snprintf(path, sizeof(path), "%s/trace", tfs->root);
@@ -539,7 +548,8 @@ trace_usage(FILE *f)
 		"      --no-syscalls   do not record CMD's poll()/select()/epoll_wait() calls\n"
 		"CMD runs with SYNCBRIDGE_TRACE=1 and SYNCBRIDGE_TRACE_MARKER=<instance>/trace_marker;\n"
 		"lines \"syncbridge: NAME [k=v...]\" written there become markers.\n"
-		"Exit status: CMD's (128+N if a signal ended it); 1 if tracing failed; 2 usage.\n");
+		"Exit status: CMD's (128+N if a signal ended it); 1 if tracing failed; 2 usage;\n"
+		"127 CMD not found, 126 CMD could not be run.\n");
 }
 
 static int
