@@ -4,6 +4,7 @@
  *   trace-line   tracefs `trace` lines: columns, tgid, odd comms, non-event lines
  *   fence-fields dma_fence event fields, timelines with blanks
  *   model        tests/tools/data/handoff-trace.txt: fences, tracks, lanes, waits, markers
+ *   syscalls     poll-family syscall lines: enter/exit pairs per thread
  *   bufinfo      debugfs dma_buf/bufinfo: the entry of one inode, its fences and devices
  *   fdinfo       /proc/PID/fdinfo of a dma-buf
  *   links        fd kinds from /proc/PID/fd links
@@ -211,6 +212,44 @@ test_model(void)
 }
 
 static void
+test_syscalls(void)
+{
+	struct tr_model m;
+	struct tr_line l;
+
+	CHECK_EQ(tr_line_parse(" demo-7 (7) [001] ..... 3.5: sys_ppoll(ufds: 0x7ffe, nfds: 1, "
+			       "tsp: 0, sigmask: 0, sigsetsize: 8)",
+			       &l),
+		 1, "syscall enter line");
+	CHECK(strcmp(l.event, "sys_enter_ppoll") == 0, "event '%s'", l.event);
+	CHECK(strncmp(l.data, "ufds: 0x7ffe", 12) == 0, "data '%s'", l.data);
+	CHECK_EQ(tr_line_parse(" demo-7 (7) [001] ..... 3.6: sys_ppoll -> 0x1", &l), 1,
+		 "syscall exit line");
+	CHECK(strcmp(l.event, "sys_exit_ppoll") == 0 && strcmp(l.data, "0x1") == 0, "%s %s",
+	      l.event, l.data);
+
+	tr_model_init(&m);
+	tr_model_feed_text(&m,
+			   " demo-7 (7) [001] ..... 3.000000: sys_poll -> 0x0\n"
+			   " demo-7 (7) [001] ..... 3.500000: sys_ppoll(ufds: 0x7ffe, nfds: 1)\n"
+			   " demo-8 (7) [000] ..... 3.550000: sys_epoll_wait(epfd: 3)\n"
+			   " demo-8 (7) [000] ..... 3.560000: sys_read(fd: 3)\n"
+			   " demo-7 (7) [001] ..... 3.600000: sys_ppoll -> 0x1\n");
+	CHECK_EQ(tr_model_finish(&m), 0, "finish");
+	CHECK_EQ(m.malformed, 0, "malformed");
+	CHECK_EQ(m.nblocks, 2, "ppoll and epoll_wait (read is not a blocking wait here)");
+	CHECK(strcmp(m.blocks[0].name, "ppoll") == 0 && m.blocks[0].ret == 1 &&
+		      m.blocks[0].end_ns - m.blocks[0].start_ns == INT64_C(100000000) &&
+		      !m.blocks[0].unfinished,
+	      "ppoll span of 100 ms returning 1");
+	CHECK(strcmp(m.blocks[1].name, "epoll_wait") == 0 && m.blocks[1].unfinished &&
+		      m.blocks[1].end_ns == m.end_ns,
+	      "an epoll_wait still blocked at the end");
+	CHECK_EQ(m.unmatched_syscall_exits, 1, "the exit of a poll entered before the trace");
+	tr_model_free(&m);
+}
+
+static void
 test_bufinfo(void)
 {
 	char *text = load("bufinfo.txt");
@@ -311,7 +350,8 @@ main(int argc, char **argv)
 		void (*fn)(void);
 	} cases[] = {
 		{ "trace-line", test_trace_line }, { "fence-fields", test_fence_fields },
-		{ "model", test_model },           { "bufinfo", test_bufinfo },
+		{ "model", test_model },           { "syscalls", test_syscalls },
+		{ "bufinfo", test_bufinfo },
 		{ "fdinfo", test_fdinfo },         { "links", test_links },
 		{ "json", test_json },
 	};
