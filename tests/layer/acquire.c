@@ -5,7 +5,7 @@
  * FOREIGN. The producer writes new data only after the submit, then signals.
  *
  *   main:    attach vgem WRITE fence ─ submit(acquire + copy) ─ wait ─ check
- *   helper:                  wait ≤1.5 s for the app's VkFence ─ write NEW ─ signal
+ *   helper:        wait ≤1.5 s for the app's VkFence (once submitted) ─ write NEW ─ signal
  *
  * With the layer the copy waits for the vgem fence and sees NEW (and the
  * app's fence cannot signal before the producer's). With --control
@@ -33,6 +33,7 @@ struct producer {
 	struct sbk_buf *buf;
 	int vgem;
 	uint32_t fence_id;
+	atomic_bool submitted;
 	atomic_bool app_done_early;
 	int signal_ret;
 };
@@ -42,8 +43,16 @@ producer_main(void *arg)
 {
 	struct producer *p = arg;
 
-	/* If the app's work finishes while our fence is pending, it did not wait. */
-	VkResult r = vkWaitForFences(p->t->device, 1, &p->fence, VK_TRUE, 1500ull * 1000 * 1000);
+	/* If the app's work finishes while our fence is pending, it did not wait.
+	 * The VkFence may be waited on only once vkQueueSubmit has returned (the
+	 * submit synchronises it externally); give up after 1.5 s either way. */
+	int64_t deadline = sbk_now_ns() + 1500ll * 1000 * 1000;
+	while (!atomic_load(&p->submitted) && sbk_now_ns() < deadline)
+		sbk_sleep_ns(1000 * 1000);
+	int64_t left = deadline - sbk_now_ns();
+	VkResult r = VK_TIMEOUT;
+	if (atomic_load(&p->submitted) && left > 0)
+		r = vkWaitForFences(p->t->device, 1, &p->fence, VK_TRUE, (uint64_t)left);
 	atomic_store(&p->app_done_early, r == VK_SUCCESS);
 	memset(p->buf->map, NEW, p->buf->size);
 	p->signal_ret = sbk_vgem_fence_signal(p->vgem, p->fence_id);
@@ -97,6 +106,7 @@ main(int argc, char **argv)
 	int64_t t0 = sbk_now_ns();
 	VkResult r = vkt_submit(&t, &opt, rec.primary, VK_NULL_HANDLE, 0, p.fence);
 	int64_t t1 = sbk_now_ns();
+	atomic_store(&p.submitted, true);
 	CHECK(r == VK_SUCCESS, "vkQueueSubmit: %s", vkt_result_name(r));
 	r = vkWaitForFences(t.device, 1, &p.fence, VK_TRUE, 20ull * 1000 * 1000 * 1000);
 	CHECK(r == VK_SUCCESS, "vkWaitForFences: %s", vkt_result_name(r));

@@ -494,7 +494,7 @@ vkt_import_image(struct vkt *t, int dmabuf_fd, VkDeviceSize dmabuf_size, uint32_
 		.samples = VK_SAMPLE_COUNT_1_BIT,
 		.tiling = VK_IMAGE_TILING_LINEAR,
 		.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
-		.initialLayout = VK_IMAGE_LAYOUT_PREINITIALIZED,
+		.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED, /* required for external memory */
 	};
 	VK_CHECK(vkCreateImage(t->device, &info, NULL, &img->image));
 	VkMemoryRequirements req;
@@ -517,8 +517,8 @@ vkt_import_image(struct vkt *t, int dmabuf_fd, VkDeviceSize dmabuf_size, uint32_
 	img->offset = layout.offset;
 	img->row_pitch = layout.rowPitch;
 
-	/* PREINITIALIZED → GENERAL once (keeps the contents), then the tests
-	 * move it between families in GENERAL. */
+	/* UNDEFINED → GENERAL once (lavapipe keeps a LINEAR image's bytes), then
+	 * the tests move it between families in GENERAL. */
 	VkCommandBufferAllocateInfo ai = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
 		.commandPool = t->pool,
@@ -534,16 +534,16 @@ vkt_import_image(struct vkt *t, int dmabuf_fd, VkDeviceSize dmabuf_size, uint32_
 	VK_CHECK(vkBeginCommandBuffer(cb, &bi));
 	VkImageMemoryBarrier b = {
 		.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
-		.srcAccessMask = VK_ACCESS_HOST_WRITE_BIT,
+		.srcAccessMask = 0,
 		.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-		.oldLayout = VK_IMAGE_LAYOUT_PREINITIALIZED,
+		.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
 		.newLayout = VK_IMAGE_LAYOUT_GENERAL,
 		.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
 		.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
 		.image = img->image,
 		.subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 },
 	};
-	vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
+	vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
 			     NULL, 0, NULL, 1, &b);
 	VK_CHECK(vkEndCommandBuffer(cb));
 	VkSubmitInfo si = {
