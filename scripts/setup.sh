@@ -22,7 +22,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # Packages from plain bookworm.
 base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
-	libvulkan-dev vulkan-tools
+	libvulkan-dev vulkan-tools vulkan-validationlayers
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	valgrind strace librsvg2-bin)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
