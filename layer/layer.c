@@ -121,8 +121,10 @@ sbl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks
 		return VK_ERROR_OUT_OF_HOST_MEMORY;
 
 	/* Advance the chain for the next layer before calling down. */
-	link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+	VkLayerInstanceLink *my_link = link->u.pLayerInfo;
+	link->u.pLayerInfo = my_link->pNext;
 	VkResult res = create(info, alloc, out);
+	link->u.pLayerInfo = my_link; /* leave the loader's chain as we found it */
 	if (res != VK_SUCCESS) {
 		free(inst);
 		return res;
@@ -132,9 +134,13 @@ sbl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks
 	inst->key = sbl_dispatch_key(*out);
 	inst->next_gipa = next_gipa;
 	inst->mode = mode_from_env();
+	inst->api_version = info->pApplicationInfo && info->pApplicationInfo->apiVersion
+				    ? info->pApplicationInfo->apiVersion
+				    : VK_API_VERSION_1_0;
 #define GET(name) (PFN_vk##name) next_gipa(*out, "vk" #name)
 	inst->DestroyInstance = GET(DestroyInstance);
 	inst->EnumerateDeviceExtensionProperties = GET(EnumerateDeviceExtensionProperties);
+	inst->GetPhysicalDeviceProperties = GET(GetPhysicalDeviceProperties);
 	inst->GetPhysicalDeviceExternalSemaphoreProperties =
 		GET(GetPhysicalDeviceExternalSemaphoreProperties);
 	if (!inst->GetPhysicalDeviceExternalSemaphoreProperties)
@@ -187,8 +193,8 @@ static const char *const required_exts[] = {
 	VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME,
 };
 
-/* Promoted to Vulkan 1.1; enabled too when the driver lists them, for a
- * Vulkan 1.0 device or application. */
+/* Promoted to Vulkan 1.1; enabled too (when listed) if the device or the
+ * app's instance is Vulkan 1.0. */
 static const char *const optional_exts[] = {
 	VK_KHR_EXTERNAL_SEMAPHORE_EXTENSION_NAME,
 	VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME,
@@ -295,9 +301,20 @@ plan_extensions(struct sbl_instance *inst, VkPhysicalDevice physical,
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < info->enabledExtensionCount; i++)
 		names[k++] = info->ppEnabledExtensionNames[i];
-	for (size_t i = 0; i < sizeof(optional_exts) / sizeof(optional_exts[0]); i++)
-		if (has_ext(props, n, optional_exts[i]) && !enabled_ext(info, optional_exts[i]))
-			names[k++] = optional_exts[i];
+	/* Device-level core functionality is min(app's apiVersion, device's). */
+	uint32_t version = inst->api_version;
+	if (inst->GetPhysicalDeviceProperties) {
+		VkPhysicalDeviceProperties dp;
+		inst->GetPhysicalDeviceProperties(physical, &dp);
+		if (dp.apiVersion < version)
+			version = dp.apiVersion;
+	}
+	if (version < VK_API_VERSION_1_1) {
+		for (size_t i = 0; i < sizeof(optional_exts) / sizeof(optional_exts[0]); i++)
+			if (has_ext(props, n, optional_exts[i]) &&
+			    !enabled_ext(info, optional_exts[i]))
+				names[k++] = optional_exts[i];
+	}
 	for (size_t i = 0; i < sizeof(required_exts) / sizeof(required_exts[0]); i++)
 		if (!enabled_ext(info, required_exts[i]))
 			names[k++] = required_exts[i];

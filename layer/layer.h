@@ -51,7 +51,9 @@ struct sbl_instance {
 	PFN_vkDestroyInstance DestroyInstance;
 	PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
 	PFN_vkGetPhysicalDeviceExternalSemaphoreProperties GetPhysicalDeviceExternalSemaphoreProperties;
-	enum sbl_mode mode; /* from the environment at vkCreateInstance */
+	PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
+	uint32_t api_version; /* the app's VkApplicationInfo::apiVersion (1.0 if none) */
+	enum sbl_mode mode;   /* from the environment at vkCreateInstance */
 };
 
 /* A dma-buf backed VkDeviceMemory. Refcounted: buffers, images and recorded
