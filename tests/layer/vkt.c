@@ -45,6 +45,8 @@ vkt_parse_args(int argc, char **argv, struct vkt_options *opt)
 			opt->no_barriers = true;
 		else if (strcmp(a, "--validation") == 0)
 			opt->validation = true;
+		else if (strcmp(a, "--by-name") == 0)
+			opt->by_name = true;
 		else if (strcmp(a, "--iterations") == 0 && i + 1 < argc)
 			opt->iterations = strtol(argv[++i], NULL, 0);
 		else if (strcmp(a, "--seconds") == 0 && i + 1 < argc)
@@ -103,7 +105,8 @@ vkt_env_activate(enum vkt_activation how, const char *extra_layers)
 void
 vkt_env_from_options(const struct vkt_options *opt)
 {
-	vkt_env_activate(VKT_ACTIVATE_IMPLICIT, opt->validation ? VKT_VALIDATION_LAYER : NULL);
+	vkt_env_activate(opt->by_name ? VKT_ACTIVATE_BY_NAME : VKT_ACTIVATE_IMPLICIT,
+			 opt->validation ? VKT_VALIDATION_LAYER : NULL);
 	unsetenv("SYNCBRIDGE_DISABLE");
 	unsetenv("SYNCBRIDGE_MODE");
 	if (opt->control)

@@ -14,6 +14,9 @@
  *   --no-barriers  no ownership transfers at all; SYNCBRIDGE_MODE=all
  *   --validation   stack VK_LAYER_KHRONOS_validation below the layer and
  *                  fail on any validation error
+ *   --by-name      activate the layer through VK_INSTANCE_LAYERS (explicit
+ *                  manifest) instead of the implicit manifest; with --control
+ *                  the layer is loaded but SYNCBRIDGE_DISABLE=1 turns it off
  *   --iterations N (programs that loop)
  */
 #ifndef SB_TEST_VKT_H
@@ -35,6 +38,7 @@ struct vkt_options {
 	bool secondary;
 	bool no_barriers;
 	bool validation;
+	bool by_name;
 	long iterations;
 	double seconds;
 };
