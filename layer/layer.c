@@ -87,6 +87,29 @@ mode_from_env(void)
 	return SBL_MODE_TRANSFERS;
 }
 
+static unsigned
+faults_from_env(void)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {
+		{ "acquire-export", SBL_FAULT_ACQUIRE_EXPORT },
+		{ "acquire-import", SBL_FAULT_ACQUIRE_IMPORT },
+		{ "release-export", SBL_FAULT_RELEASE_EXPORT },
+		{ "release-import", SBL_FAULT_RELEASE_IMPORT },
+	};
+	const char *v = getenv("SYNCBRIDGE_LAYER_FAULTS");
+	unsigned faults = 0;
+
+	for (size_t i = 0; v && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strstr(v, names[i].name))
+			faults |= names[i].bit;
+	if (faults)
+		sb_warn("layer: SYNCBRIDGE_LAYER_FAULTS=%s: injecting failures (testing only)", v);
+	return faults;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Instances                                                                 */
 
@@ -393,6 +416,7 @@ sbl_CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
 	dev->physical = physical;
 	dev->next_gdpa = next_gdpa;
 	dev->mode = inst->mode;
+	dev->faults = faults_from_env();
 
 	char why_buf[128];
 	const char *why = "disabled by the environment (SYNCBRIDGE_DISABLE / SYNCBRIDGE_MODE=off)";

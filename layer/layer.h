@@ -149,6 +149,19 @@ struct sbl_device {
 	uint32_t inflight_count, inflight_capacity;
 
 	atomic_uint warned; /* SBL_WARN_* bits: each fallback is logged once */
+	unsigned faults;    /* SBL_FAULT_* bits, for testing the fallbacks */
+};
+
+/*
+ * Test-only fault injection (SYNCBRIDGE_LAYER_FAULTS=name[,name...]): make the
+ * named step fail as if the kernel or driver had refused it, so the tests can
+ * prove that each CPU-wait fallback keeps the ordering.
+ */
+enum sbl_fault {
+	SBL_FAULT_ACQUIRE_EXPORT = 1u << 0, /* "acquire-export": DMA_BUF export */
+	SBL_FAULT_ACQUIRE_IMPORT = 1u << 1, /* "acquire-import": semaphore import */
+	SBL_FAULT_RELEASE_EXPORT = 1u << 2, /* "release-export": semaphore export */
+	SBL_FAULT_RELEASE_IMPORT = 1u << 3, /* "release-import": DMA_BUF import */
 };
 
 enum sbl_warn {

@@ -271,16 +271,16 @@ plan_finish(struct submit_plan *plan)
 	free(plan->batches);
 }
 
-static void
-warn_once(struct sbl_device *dev, enum sbl_warn bit, int err, const char *msg)
-{
-	if (!sbl_device_warn_once(dev, bit))
-		return;
-	if (err)
-		sb_log_errno(SB_LOG_WARN, err, "layer: %s", msg);
-	else
-		sb_warn("layer: %s", msg);
-}
+/* Log a fallback once per device and kind, at the call site's file:line. */
+#define warn_once(dev, bit, err, msg)                                       \
+	do {                                                                \
+		if (sbl_device_warn_once((dev), (bit))) {                   \
+			if (err)                                            \
+				sb_log_errno(SB_LOG_WARN, (err), "layer: %s", (msg)); \
+			else                                                \
+				sb_warn("layer: %s", (msg));                \
+		}                                                           \
+	} while (0)
 
 /* Under dev->lock: what the batch's command buffers acquire and release. */
 static bool
@@ -333,7 +333,9 @@ prepare_acquire(struct sbl_device *dev, struct batch_plan *b, bool can_add_semap
 	for (uint32_t i = 0; i < b->acquire.count; i++) {
 		struct set_entry *e = &b->acquire.e[i];
 		int fence = -1;
-		int ret = sb_dmabuf_export_sync_file(e->mem->fd, e->access, &fence);
+		int ret = (dev->faults & SBL_FAULT_ACQUIRE_EXPORT)
+				  ? -EOPNOTSUPP
+				  : sb_dmabuf_export_sync_file(e->mem->fd, e->access, &fence);
 		if (ret == 0)
 			ret = sb_sync_file_accumulate(&merged, fence);
 		if (ret < 0) {
@@ -367,7 +369,8 @@ prepare_acquire(struct sbl_device *dev, struct batch_plan *b, bool can_add_semap
 			.fd = merged,
 		};
 		/* On success the driver owns the fd; on failure we still do. */
-		if (dev->ImportSemaphoreFdKHR(dev->handle, &import) == VK_SUCCESS) {
+		if (!(dev->faults & SBL_FAULT_ACQUIRE_IMPORT) &&
+		    dev->ImportSemaphoreFdKHR(dev->handle, &import) == VK_SUCCESS) {
 			merged = -1;
 			b->wait = sem;
 			return;
@@ -418,7 +421,8 @@ finish_release(struct sbl_device *dev, VkQueue queue, struct batch_plan *b, bool
 		.semaphore = b->signal,
 		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
 	};
-	if (dev->GetSemaphoreFdKHR(dev->handle, &get, &fd) != VK_SUCCESS) {
+	if ((dev->faults & SBL_FAULT_RELEASE_EXPORT) ||
+	    dev->GetSemaphoreFdKHR(dev->handle, &get, &fd) != VK_SUCCESS) {
 		warn_once(dev, SBL_WARN_RELEASE_EXPORT, 0,
 			  "release: vkGetSemaphoreFdKHR(SYNC_FD) failed (driver); waiting for "
 			  "the queue on the CPU instead");
@@ -438,7 +442,9 @@ finish_release(struct sbl_device *dev, VkQueue queue, struct batch_plan *b, bool
 	bool waited = false;
 	for (uint32_t i = 0; i < b->release.count; i++) {
 		struct set_entry *e = &b->release.e[i];
-		int ret = sb_dmabuf_import_sync_file(e->mem->fd, e->access, fd);
+		int ret = (dev->faults & SBL_FAULT_RELEASE_IMPORT)
+				  ? -EOPNOTSUPP
+				  : sb_dmabuf_import_sync_file(e->mem->fd, e->access, fd);
 		if (ret < 0 && !waited) {
 			warn_once(dev, SBL_WARN_RELEASE_IMPORT, ret,
 				  "release: cannot attach our fence to the dma-buf (kernel); "
@@ -448,6 +454,34 @@ finish_release(struct sbl_device *dev, VkQueue queue, struct batch_plan *b, bool
 		}
 	}
 	fd_clear(&fd);
+}
+
+/* The out-of-memory fallback: poll every dma-buf of the device as a writer
+ * would, without holding the lock while waiting (no allocation: a fixed batch
+ * of references at a time). */
+static void
+wait_all_memories(struct sbl_device *dev)
+{
+	struct sbl_memory *batch[64];
+	uint32_t start = 0;
+
+	for (;;) {
+		uint32_t n = 0, slot;
+		pthread_mutex_lock(&dev->lock);
+		for (slot = start; slot < dev->memories.capacity && n < 64; slot++)
+			if (dev->memories.keys[slot])
+				batch[n++] = sbl_memory_ref(dev->memories.values[slot]);
+		bool done = slot >= dev->memories.capacity;
+		pthread_mutex_unlock(&dev->lock);
+
+		for (uint32_t i = 0; i < n; i++) {
+			sb_dmabuf_wait(batch[i]->fd, SB_ACCESS_WRITE, SB_TIMEOUT_INFINITE);
+			sbl_memory_unref(batch[i]);
+		}
+		if (done)
+			return;
+		start = slot;
+	}
 }
 
 /*
@@ -736,14 +770,16 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 	struct submit_plan plan = { .dev = dev, .queue = queue };
 
 	if (!plan_gather(&plan, count, s1, s2)) {
-		/* Out of memory: keep the guarantee the slow way. */
-		warn_once(dev, SBL_WARN_TRACK, 0, "submit: out of memory (ours); only waiting "
-			  "for the queue before and after the submit, foreign fences are not "
-			  "waited for");
+		/* Out of memory (ours): we do not know what this submit shares, so
+		 * wait on the CPU for every dma-buf of the device before, and for
+		 * the queue after. */
+		warn_once(dev, SBL_WARN_TRACK, 0, "submit: out of memory (ours); waiting on the "
+			  "CPU for every dma-buf and for the queue instead");
 		plan_finish(&plan);
-		dev->QueueWaitIdle(queue);
+		wait_all_memories(dev);
 		VkResult res = call_next(dev, kind, queue, count, submits, fence);
-		dev->QueueWaitIdle(queue);
+		if (res == VK_SUCCESS)
+			dev->QueueWaitIdle(queue);
 		return res;
 	}
 	if (!plan.any) {
@@ -765,7 +801,6 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 			wait_count++;
 	}
 
-	VkResult res = VK_ERROR_OUT_OF_HOST_MEMORY;
 	const void *built = s1 ? (const void *)build_submits(&plan, s1)
 			       : (const void *)build_submits2(&plan, s2);
 	VkSemaphore *waits = wait_count ? malloc(wait_count * sizeof(*waits)) : NULL;
@@ -773,14 +808,38 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 	if (wait_count && waits)
 		ours = fence_get(dev);
 
-	if (built && (!wait_count || (waits && ours))) {
-		/* Our fence rides in the app's slot when it is free. */
-		res = call_next(dev, kind, queue, count, built,
-				fence ? fence : ours);
+	if (!built || (wait_count && (!waits || !ours))) {
+		/* Out of memory (ours): keep the guarantee on the CPU. Our semaphores
+		 * were never submitted, so they can go; the dma-bufs still hold the
+		 * producers' fences, so polling them waits for at least as much. */
+		warn_once(dev, SBL_WARN_TRACK, 0, "submit: out of memory (ours); waiting on the "
+			  "CPU instead");
+		bool any_release = false;
+		for (uint32_t i = 0; i < count; i++) {
+			struct batch_plan *b = &plan.batches[i];
+			if (b->wait)
+				dev->DestroySemaphore(dev->handle, b->wait, NULL);
+			if (b->signal)
+				dev->DestroySemaphore(dev->handle, b->signal, NULL);
+			for (uint32_t k = 0; k < b->acquire.count; k++)
+				sb_dmabuf_wait(b->acquire.e[k].mem->fd, b->acquire.e[k].access,
+					       SB_TIMEOUT_INFINITE);
+			any_release |= b->release.count > 0;
+		}
+		if (ours)
+			dev->DestroyFence(dev->handle, ours, NULL);
+		free(waits);
+		VkResult res = call_next(dev, kind, queue, count, submits, fence);
+		if (res == VK_SUCCESS && any_release)
+			dev->QueueWaitIdle(queue);
+		plan_finish(&plan);
+		return res;
 	}
 
+	/* Our fence rides in the app's slot when it is free. */
+	VkResult res = call_next(dev, kind, queue, count, built, fence ? fence : ours);
 	if (res != VK_SUCCESS) {
-		/* Nothing of ours is known to be pending: drop it all. */
+		/* The driver took nothing: drop what we prepared. */
 		for (uint32_t i = 0; i < count; i++) {
 			struct batch_plan *b = &plan.batches[i];
 			if (b->wait)
@@ -791,8 +850,6 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 		if (ours)
 			dev->DestroyFence(dev->handle, ours, NULL);
 		free(waits);
-		if (res == VK_ERROR_OUT_OF_HOST_MEMORY && !built)
-			warn_once(dev, SBL_WARN_TRACK, 0, "submit: out of memory (ours)");
 		plan_finish(&plan);
 		return res;
 	}

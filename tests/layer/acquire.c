@@ -12,7 +12,8 @@
  * (SYNCBRIDGE_DISABLE=1) the copy runs at once and sees OLD: the race the
  * layer exists for.
  *
- * Options (vkt.h): --image --sync2 --secondary --no-barriers --validation --control
+ * Options (vkt.h): --image --sync2 --secondary --no-barriers --by-name --validation
+ *                  --fault NAME --control
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -72,6 +73,7 @@ main(int argc, char **argv)
 	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
 
 	struct vkt t;
+	vkt_fault_begin(&opt);
 	vkt_init(&t, &opt, true);
 
 	struct sbk_buf buf;
@@ -118,6 +120,7 @@ main(int argc, char **argv)
 	size_t n_old = vkt_count_bytes(dst.map, SIZE, OLD);
 	sb_test_note("copy saw %zu NEW, %zu OLD bytes of %d; app fence before producer: %s",
 		     n_new, n_old, SIZE, atomic_load(&p.app_done_early) ? "yes" : "no");
+	vkt_fault_check(&opt, &sb_test_failures);
 	if (!opt.control) {
 		CHECK(n_new == SIZE, "the acquiring copy waited for the foreign writer");
 		CHECK(!atomic_load(&p.app_done_early), "the app's work waited for the vgem fence");

@@ -15,7 +15,8 @@
  * The timeline wait goes through VkTimelineSemaphoreSubmitInfo (or
  * VkSemaphoreSubmitInfo with --sync2), which the layer must extend correctly.
  *
- * Options (vkt.h): --image --sync2 --secondary --no-barriers --validation --control
+ * Options (vkt.h): --image --sync2 --secondary --no-barriers --by-name --validation
+ *                  --fault NAME --control
  */
 #include <poll.h>
 #include <pthread.h>
@@ -83,6 +84,7 @@ main(int argc, char **argv)
 	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
 
 	struct vkt t;
+	vkt_fault_begin(&opt);
 	vkt_init(&t, &opt, true);
 
 	struct sbk_buf buf;
@@ -147,6 +149,7 @@ main(int argc, char **argv)
 	CHECK(r == VK_SUCCESS, "vkWaitForFences: %s", vkt_result_name(r));
 	CHECK(pr == 1 && (pfd.revents & POLLIN), "poll: the dma-buf became readable");
 
+	vkt_fault_check(&opt, &sb_test_failures);
 	if (!opt.control) {
 		CHECK(n_new == total, "the consumer saw the released data complete");
 	} else {

@@ -47,6 +47,8 @@ vkt_parse_args(int argc, char **argv, struct vkt_options *opt)
 			opt->validation = true;
 		else if (strcmp(a, "--by-name") == 0)
 			opt->by_name = true;
+		else if (strcmp(a, "--fault") == 0 && i + 1 < argc)
+			opt->fault = argv[++i];
 		else if (strcmp(a, "--iterations") == 0 && i + 1 < argc)
 			opt->iterations = strtol(argv[++i], NULL, 0);
 		else if (strcmp(a, "--seconds") == 0 && i + 1 < argc)
@@ -113,6 +115,33 @@ vkt_env_from_options(const struct vkt_options *opt)
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 	if (opt->no_barriers)
 		setenv("SYNCBRIDGE_MODE", "all", 1);
+	unsetenv("SYNCBRIDGE_LAYER_FAULTS");
+	if (opt->fault) {
+		setenv("SYNCBRIDGE_LAYER_FAULTS", opt->fault, 1);
+		setenv("SYNCBRIDGE_DEBUG", "warn", 1);
+	}
+}
+
+void
+vkt_fault_begin(const struct vkt_options *opt)
+{
+	if (opt->fault)
+		vkt_capture_begin();
+}
+
+void
+vkt_fault_check(const struct vkt_options *opt, int *failures)
+{
+	if (!opt->fault)
+		return;
+	char *log = vkt_capture_end();
+	int n = vkt_count(log, "on the CPU instead");
+	printf("# fault %s: %d fallback warning(s)\n", opt->fault, n);
+	if (n != 1) {
+		printf("not ok - the layer should warn exactly once about its fallback\n");
+		(*failures)++;
+	}
+	free(log);
 }
 
 static int capture_saved_fd = -1;

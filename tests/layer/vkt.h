@@ -17,6 +17,9 @@
  *   --by-name      activate the layer through VK_INSTANCE_LAYERS (explicit
  *                  manifest) instead of the implicit manifest; with --control
  *                  the layer is loaded but SYNCBRIDGE_DISABLE=1 turns it off
+ *   --fault NAME   SYNCBRIDGE_LAYER_FAULTS=NAME (acquire-export, acquire-import,
+ *                  release-export, release-import): the layer must keep the
+ *                  ordering through its CPU-wait fallback and warn once
  *   --iterations N (programs that loop)
  */
 #ifndef SB_TEST_VKT_H
@@ -39,6 +42,7 @@ struct vkt_options {
 	bool no_barriers;
 	bool validation;
 	bool by_name;
+	const char *fault;
 	long iterations;
 	double seconds;
 };
@@ -62,6 +66,11 @@ void vkt_env_activate(enum vkt_activation how, const char *extra_layers);
 
 /* The usual setup from options: implicit activation, control, mode, validation. */
 void vkt_env_from_options(const struct vkt_options *opt);
+
+/* With --fault: start capturing stderr (vkt_fault_check() ends it). */
+void vkt_fault_begin(const struct vkt_options *opt);
+/* With --fault: the layer warned exactly once about its CPU-wait fallback. */
+void vkt_fault_check(const struct vkt_options *opt, int *failures);
 
 /* Redirect stderr (fd 2) into a temporary file until vkt_capture_end(), which
  * returns its text (malloc'd; free it) and restores stderr. */
