@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The EGL bridge (libsyncbridge-egl, pkg-config syncbridge-egl): GL work as
+ * sync_files, sync_files as GL waits, and dma-buf hand-off between GL and
+ * everybody else who uses the buffer's kernel fences. See docs/egl.md.
+ *
+ * Conventions, on top of those in <syncbridge/common.h>:
+ *  - Every function takes the app's initialised EGLDisplay. Functions that
+ *    order GL work need a context of that display current on the calling
+ *    thread (they act on that context); without one they return -ENOENT.
+ *  - A sync_file fd of -1 stands for "already signalled", as in Vulkan's
+ *    SYNC_FD handles: sb_egl_export_sync_file() may return it and
+ *    sb_egl_wait_sync_file() accepts it. Any other negative fd is -EBADF.
+ *  - GPU-side when the display can (EGL_ANDROID_native_fence_sync +
+ *    EGL_KHR_wait_sync or EGL 1.5), else on the CPU: the ordering is the same,
+ *    only the calling thread blocks. sb_egl_display_get_caps() says which.
+ *  - SYNCBRIDGE_DISABLE (set to any value) turns the bridge off for tests and
+ *    bug hunts: waits and attaches check their arguments and return 0 without
+ *    ordering anything, and exports return the fd -1 without waiting.
+ *  - The bridge's own EGL calls change what eglGetError() returns next.
+ *
+ * Works with EGL 1.4 + KHR extensions and with EGL 1.5 core entry points.
+ */
+#ifndef SYNCBRIDGE_EGL_H
+#define SYNCBRIDGE_EGL_H
+
+#include <stdint.h>
+
+#include <EGL/egl.h>
+
+#include <syncbridge/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What the bridge does on a display; bits of sb_egl_display_get_caps(). */
+enum sb_egl_caps {
+	/** Exports are real sync_files (EGL_ANDROID_native_fence_sync). */
+	SB_EGL_CAP_NATIVE_FENCE = 1 << 0,
+	/** Waits are GPU-side (native fences + EGL_KHR_wait_sync or EGL 1.5). */
+	SB_EGL_CAP_GPU_WAIT = 1 << 1,
+	/**
+	 * CPU fallbacks wait for GL with an EGL fence sync (EGL_KHR_fence_sync or
+	 * EGL 1.5); without it they call glFinish().
+	 */
+	SB_EGL_CAP_FENCE_SYNC = 1 << 2,
+	/** Sync objects go through EGL 1.5 core entry points (no KHR extension). */
+	SB_EGL_CAP_CORE_SYNC = 1 << 3,
+	/** SYNCBRIDGE_DISABLE is set: waits and attaches are no-ops. */
+	SB_EGL_CAP_DISABLED = 1 << 4,
+};
+
+/**
+ * What the bridge can do on `dpy` (a mask of enum sb_egl_caps). The display's
+ * extensions are probed once and remembered; no context is needed.
+ * Returns 0; -EINVAL (EGL_NO_DISPLAY, not an initialised display, or NULL
+ * caps; *caps is then 0).
+ */
+SB_EXPORT int sb_egl_display_get_caps(EGLDisplay dpy, uint32_t *caps);
+
+/**
+ * A sync_file that signals when the GL work issued so far on the current
+ * context has completed. Flushes the context.
+ * On success *out_fd is either a new sync_file (close-on-exec) owned by the
+ * caller, or -1 — "already signalled" — when the display has no native fence
+ * sync (the bridge then waited on the CPU until GL was done) or the bridge is
+ * disabled. Vulkan accepts -1 for SYNC_FD imports. On failure *out_fd is -1.
+ * Returns 0; -EINVAL (bad display, NULL out_fd); -ENOENT (no context of dpy
+ * current); -ENOMEM; -EMFILE; -EIO (the driver failed to give a fence).
+ */
+SB_EXPORT int sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd);
+
+/**
+ * Make GL commands issued on the current context after this call wait until
+ * the sync_file has signalled: GPU-side (eglWaitSyncKHR on a native-fence
+ * EGLSync), or on the CPU (this call blocks until it signals).
+ * sync_file_fd: borrowed, never closed (EGL gets and consumes a duplicate);
+ * -1 means already signalled (returns 0 at once).
+ * Returns 0; a negative fence error (CPU path only: the fence completed with
+ * an error); -EBADF; -EINVAL (not a sync_file, bad display); -ENOENT (no
+ * context of dpy current); -ENOMEM; -EMFILE.
+ */
+SB_EXPORT int sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd);
+
+/**
+ * Before GL accesses a dma-buf: make the current context's later commands
+ * wait for the buffer's earlier users — its writers for SB_ACCESS_READ,
+ * everybody for SB_ACCESS_WRITE (a snapshot of the buffer's fences, exported
+ * and waited on as sb_egl_wait_sync_file() does; a CPU poll on kernels
+ * before 6.0).
+ * dmabuf_fd: borrowed, never closed.
+ * Returns 0; a negative fence error; -EBADF; -EINVAL (not a dma-buf, bad
+ * access or display); -ENOENT (no context of dpy current); -ENOMEM; -EMFILE.
+ */
+SB_EXPORT int sb_egl_dmabuf_wait(EGLDisplay dpy, int dmabuf_fd, enum sb_access access);
+
+/**
+ * After GL commands that read (SB_ACCESS_READ) or wrote (SB_ACCESS_WRITE) a
+ * dma-buf were issued on the current context: attach their fence to the
+ * buffer as a read (shared) or write (exclusive) fence, so that later users
+ * who wait for the buffer's fences wait for GL. Flushes the context. Without
+ * native fence sync (or on kernels before 6.0) it waits on the CPU until GL
+ * is done instead and attaches nothing: the buffer is then already safe.
+ * dmabuf_fd: borrowed, never closed.
+ * Returns 0; -EBADF; -EINVAL (not a dma-buf, bad access or display); -ENOENT
+ * (no context of dpy current); -ENOMEM; -EMFILE; -EIO.
+ */
+SB_EXPORT int sb_egl_dmabuf_attach(EGLDisplay dpy, int dmabuf_fd, enum sb_access access);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The EGL bridge (include/syncbridge/egl.h, docs/egl.md): GL work <-> sync_file
+ * <-> dma-buf fences, through EGL_ANDROID_native_fence_sync when the display
+ * has it, and CPU waits when it does not.
+ *
+ * EGL 1.0 functions are called directly (libEGL is linked: libglvnd's
+ * dispatcher, or the driver's own libEGL); everything about sync objects is
+ * resolved with eglGetProcAddress and used only when the display says it
+ * supports it — the KHR entry points (EGL 1.4 + EGL_KHR_fence_sync) first,
+ * the EGL 1.5 core ones when there are no KHR extensions.
+ */
+#include <syncbridge/egl.h>
+
+#include <EGL/eglext.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <syncbridge/dmabuf.h>
+#include <syncbridge/sync_file.h>
+
+#include "log.h"
+#include "sync_file_internal.h"
+#include "util.h"
+
+/* The GL entry points the fallbacks need (signatures of glFlush/glFinish). */
+typedef void (*gl_void_proc)(void);
+
+/* ---- process-wide: environment and entry points, resolved once ---- */
+
+static struct {
+	bool disabled;    /* SYNCBRIDGE_DISABLE: waits / attaches are no-ops */
+	bool force_cpu;   /* SYNCBRIDGE_EGL_FALLBACK=1: ignore native fences */
+	bool force_core;  /* SYNCBRIDGE_EGL_CORE=1: prefer EGL 1.5 core sync functions */
+
+	/* EGL_KHR_fence_sync, EGL_KHR_wait_sync (EGL 1.4) */
+	PFNEGLCREATESYNCKHRPROC create_sync_khr;
+	PFNEGLDESTROYSYNCKHRPROC destroy_sync_khr;
+	PFNEGLCLIENTWAITSYNCKHRPROC client_wait_sync_khr;
+	PFNEGLWAITSYNCKHRPROC wait_sync_khr;
+	/* EGL 1.5 core */
+	PFNEGLCREATESYNCPROC create_sync;
+	PFNEGLDESTROYSYNCPROC destroy_sync;
+	PFNEGLCLIENTWAITSYNCPROC client_wait_sync;
+	PFNEGLWAITSYNCPROC wait_sync;
+	/* EGL_ANDROID_native_fence_sync */
+	PFNEGLDUPNATIVEFENCEFDANDROIDPROC dup_native_fence_fd;
+	/* GL (valid only with EGL 1.5 or EGL_KHR_get_all_proc_addresses) */
+	gl_void_proc gl_flush;
+	gl_void_proc gl_finish;
+} egl;
+
+static pthread_once_t egl_once = PTHREAD_ONCE_INIT;
+
+static bool
+env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+static void
+egl_init_once(void)
+{
+	/* Same rule as the Vulkan layer (the loader's disable_environment): set = off. */
+	egl.disabled = getenv("SYNCBRIDGE_DISABLE") != NULL;
+	egl.force_cpu = env_flag("SYNCBRIDGE_EGL_FALLBACK");
+	egl.force_core = env_flag("SYNCBRIDGE_EGL_CORE");
+
+#define RESOLVE(field, name) egl.field = (__typeof__(egl.field))eglGetProcAddress(name)
+	RESOLVE(create_sync_khr, "eglCreateSyncKHR");
+	RESOLVE(destroy_sync_khr, "eglDestroySyncKHR");
+	RESOLVE(client_wait_sync_khr, "eglClientWaitSyncKHR");
+	RESOLVE(wait_sync_khr, "eglWaitSyncKHR");
+	RESOLVE(create_sync, "eglCreateSync");
+	RESOLVE(destroy_sync, "eglDestroySync");
+	RESOLVE(client_wait_sync, "eglClientWaitSync");
+	RESOLVE(wait_sync, "eglWaitSync");
+	RESOLVE(dup_native_fence_fd, "eglDupNativeFenceFDANDROID");
+	RESOLVE(gl_flush, "glFlush");
+	RESOLVE(gl_finish, "glFinish");
+#undef RESOLVE
+	if (egl.disabled)
+		sb_info("egl: SYNCBRIDGE_DISABLE is set: waits and attaches are no-ops");
+}
+
+/* ---- per display: what it supports, probed once ---- */
+
+struct display_info {
+	EGLDisplay dpy;
+	uint32_t caps;      /* enum sb_egl_caps */
+	bool gl_procs;      /* eglGetProcAddress may be used for GL functions */
+};
+
+/*
+ * A small table: apps use one or two displays. When it is full, displays
+ * beyond it are probed on every call (correct, only slower).
+ */
+#define MAX_DISPLAYS 16
+static struct display_info displays[MAX_DISPLAYS];
+static unsigned num_displays;
+static pthread_mutex_t displays_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Whether the space-separated extension list `exts` contains `name`. */
+static bool
+has_extension(const char *exts, const char *name)
+{
+	size_t len = strlen(name);
+
+	while (exts && *exts) {
+		const char *end = strchr(exts, ' ');
+		size_t n = end ? (size_t)(end - exts) : strlen(exts);
+
+		if (n == len && strncmp(exts, name, len) == 0)
+			return true;
+		exts = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+static int
+probe_display(EGLDisplay dpy, struct display_info *info)
+{
+	const char *version, *exts, *client_exts;
+	int major = 0, minor = 0;
+	bool core15, khr_fence, khr_wait, native;
+
+	version = eglQueryString(dpy, EGL_VERSION);
+	if (!version) {
+		sb_debug("egl: eglQueryString(%p, EGL_VERSION) failed (EGL error 0x%x): caller passed "
+			 "a display that is not initialised",
+			 (void *)dpy, (unsigned)eglGetError());
+		return -EINVAL;
+	}
+	exts = eglQueryString(dpy, EGL_EXTENSIONS);
+	if (!exts)
+		exts = "";
+	client_exts = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+	if (!client_exts) {
+		(void)eglGetError(); /* EGL 1.4 without client extensions: EGL_BAD_DISPLAY */
+		client_exts = "";
+	}
+	if (sscanf(version, "%d.%d", &major, &minor) != 2)
+		major = minor = 0;
+	core15 = major > 1 || (major == 1 && minor >= 5);
+
+	khr_fence = has_extension(exts, "EGL_KHR_fence_sync") && egl.create_sync_khr &&
+		    egl.destroy_sync_khr && egl.client_wait_sync_khr;
+	khr_wait = has_extension(exts, "EGL_KHR_wait_sync") && egl.wait_sync_khr;
+	native = has_extension(exts, "EGL_ANDROID_native_fence_sync") && egl.dup_native_fence_fd;
+
+	memset(info, 0, sizeof(*info));
+	info->dpy = dpy;
+	if (core15 && egl.create_sync && egl.destroy_sync && egl.client_wait_sync &&
+	    egl.wait_sync && (egl.force_core || !khr_fence)) {
+		info->caps |= SB_EGL_CAP_FENCE_SYNC | SB_EGL_CAP_CORE_SYNC;
+		if (native && !egl.force_cpu)
+			info->caps |= SB_EGL_CAP_NATIVE_FENCE | SB_EGL_CAP_GPU_WAIT;
+	} else if (khr_fence) {
+		info->caps |= SB_EGL_CAP_FENCE_SYNC;
+		if (native && !egl.force_cpu) {
+			info->caps |= SB_EGL_CAP_NATIVE_FENCE;
+			if (khr_wait)
+				info->caps |= SB_EGL_CAP_GPU_WAIT;
+		}
+	}
+	if (egl.disabled)
+		info->caps |= SB_EGL_CAP_DISABLED;
+	info->gl_procs = core15 || has_extension(exts, "EGL_KHR_get_all_proc_addresses") ||
+			 has_extension(client_exts, "EGL_KHR_client_get_all_proc_addresses");
+
+	sb_info("egl: display %p: EGL %d.%d, %s sync entry points, exports: %s, waits: %s%s",
+		(void *)dpy, major, minor,
+		(info->caps & SB_EGL_CAP_CORE_SYNC) ? "1.5 core" :
+		(info->caps & SB_EGL_CAP_FENCE_SYNC) ? "KHR" : "no",
+		(info->caps & SB_EGL_CAP_NATIVE_FENCE) ? "sync_file" : "CPU wait, fd -1",
+		(info->caps & SB_EGL_CAP_GPU_WAIT) ? "GPU-side" : "CPU",
+		egl.force_cpu ? " (SYNCBRIDGE_EGL_FALLBACK)" : "");
+	return 0;
+}
+
+/* The display's info (probed on first use). -EINVAL for a bad display. */
+static int
+display_get(EGLDisplay dpy, struct display_info *out)
+{
+	int ret;
+
+	if (dpy == EGL_NO_DISPLAY)
+		return -EINVAL;
+	pthread_once(&egl_once, egl_init_once);
+
+	pthread_mutex_lock(&displays_lock);
+	for (unsigned i = 0; i < num_displays; i++) {
+		if (displays[i].dpy == dpy) {
+			*out = displays[i];
+			pthread_mutex_unlock(&displays_lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&displays_lock);
+
+	/* Probe unlocked: EGL calls may take their own locks. */
+	ret = probe_display(dpy, out);
+	if (ret)
+		return ret;
+
+	pthread_mutex_lock(&displays_lock);
+	bool found = false;
+	for (unsigned i = 0; i < num_displays; i++)
+		found = found || displays[i].dpy == dpy;
+	if (!found && num_displays < MAX_DISPLAYS)
+		displays[num_displays++] = *out;
+	else if (!found)
+		sb_debug("egl: more than %d displays: display %p is probed on every call",
+			 MAX_DISPLAYS, (void *)dpy);
+	pthread_mutex_unlock(&displays_lock);
+	return 0;
+}
+
+/* -ENOENT unless a context of dpy is current on this thread. */
+static int
+check_current(EGLDisplay dpy)
+{
+	if (eglGetCurrentContext() == EGL_NO_CONTEXT || eglGetCurrentDisplay() != dpy) {
+		sb_debug("egl: no context of display %p is current on this thread (caller's bug)",
+			 (void *)dpy);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int
+egl_error_to_errno(EGLint err)
+{
+	switch (err) {
+	case EGL_BAD_ALLOC:
+		return -ENOMEM;
+	case EGL_BAD_DISPLAY:
+	case EGL_NOT_INITIALIZED:
+	case EGL_BAD_ATTRIBUTE:
+	case EGL_BAD_PARAMETER:
+		return -EINVAL;
+	case EGL_BAD_MATCH:
+	case EGL_BAD_CONTEXT:
+		return -ENOENT;
+	default:
+		return -EIO;
+	}
+}
+
+/*
+ * Rate limit for the warnings on paths that may run every frame: the first
+ * few are logged, then nothing.
+ */
+static bool
+warn_budget(void)
+{
+	static atomic_int left = 5;
+
+	return atomic_fetch_sub(&left, 1) > 0;
+}
+
+/* ---- sync objects through the KHR or the 1.5 core entry points ---- */
+
+static EGLSyncKHR
+sync_create(const struct display_info *d, EGLenum type, const EGLint *attribs)
+{
+	if (d->caps & SB_EGL_CAP_CORE_SYNC) {
+		EGLAttrib a[8];
+		size_t i = 0;
+
+		for (; attribs && attribs[i] != EGL_NONE && i + 2 < SB_ARRAY_SIZE(a); i += 2) {
+			a[i] = attribs[i];
+			a[i + 1] = attribs[i + 1];
+		}
+		a[i] = EGL_NONE;
+		return egl.create_sync(d->dpy, type, a);
+	}
+	return egl.create_sync_khr(d->dpy, type, attribs);
+}
+
+static void
+sync_destroy(const struct display_info *d, EGLSyncKHR sync)
+{
+	if (d->caps & SB_EGL_CAP_CORE_SYNC)
+		egl.destroy_sync(d->dpy, sync);
+	else
+		egl.destroy_sync_khr(d->dpy, sync);
+}
+
+/* EGL_CONDITION_SATISFIED / EGL_TIMEOUT_EXPIRED, or EGL_FALSE on error. */
+static EGLint
+sync_client_wait(const struct display_info *d, EGLSyncKHR sync, EGLint flags, EGLTimeKHR timeout)
+{
+	if (d->caps & SB_EGL_CAP_CORE_SYNC)
+		return egl.client_wait_sync(d->dpy, sync, flags, timeout);
+	return egl.client_wait_sync_khr(d->dpy, sync, flags, timeout);
+}
+
+static bool
+sync_server_wait(const struct display_info *d, EGLSyncKHR sync)
+{
+	if (d->caps & SB_EGL_CAP_CORE_SYNC)
+		return egl.wait_sync(d->dpy, sync, 0) == EGL_TRUE;
+	return egl.wait_sync_khr(d->dpy, sync, 0) == EGL_TRUE;
+}
+
+/* ---- the paths ---- */
+
+/*
+ * CPU fallback for "GL work so far": wait on the CPU until the current
+ * context has finished it — an EGL fence sync when there is one, else glFinish.
+ */
+static int
+finish_on_cpu(const struct display_info *d)
+{
+	if (d->caps & SB_EGL_CAP_FENCE_SYNC) {
+		EGLSyncKHR sync = sync_create(d, EGL_SYNC_FENCE_KHR, NULL);
+
+		if (sync != EGL_NO_SYNC_KHR) {
+			EGLint r = sync_client_wait(d, sync, EGL_SYNC_FLUSH_COMMANDS_BIT_KHR,
+						    EGL_FOREVER_KHR);
+			sync_destroy(d, sync);
+			if (r == EGL_CONDITION_SATISFIED_KHR)
+				return 0;
+		}
+		if (warn_budget())
+			sb_warn("egl: fence sync wait failed (driver, EGL error 0x%x): using glFinish",
+				(unsigned)eglGetError());
+	}
+	if (d->gl_procs && egl.gl_finish) {
+		egl.gl_finish();
+		return 0;
+	}
+	sb_error("egl: display %p has neither fence sync nor glFinish through eglGetProcAddress: "
+		 "cannot wait for GL (driver)", (void *)d->dpy);
+	return -EIO;
+}
+
+/*
+ * A native fence for the work issued so far. *out_fd: a new sync_file owned
+ * by the caller on success; -1 on failure.
+ */
+static int
+export_native(const struct display_info *d, int *out_fd)
+{
+	static const EGLint attribs[] = {
+		EGL_SYNC_NATIVE_FENCE_FD_ANDROID, EGL_NO_NATIVE_FENCE_FD_ANDROID, EGL_NONE,
+	};
+	EGLSyncKHR sync;
+	int fd, ret;
+
+	*out_fd = -1;
+	sync = sync_create(d, EGL_SYNC_NATIVE_FENCE_ANDROID, attribs);
+	if (sync == EGL_NO_SYNC_KHR) {
+		EGLint err = eglGetError();
+
+		sb_debug("egl: eglCreateSync(NATIVE_FENCE) failed: EGL error 0x%x", (unsigned)err);
+		return egl_error_to_errno(err);
+	}
+	/*
+	 * EGL_ANDROID_native_fence_sync: the fence fd exists only once the fence
+	 * command has been flushed. FLUSH_COMMANDS with a zero timeout flushes
+	 * the current context's API without needing GL symbols; glFlush is the
+	 * second resort for drivers that still have no fd.
+	 */
+	sync_client_wait(d, sync, EGL_SYNC_FLUSH_COMMANDS_BIT_KHR, 0);
+	fd = egl.dup_native_fence_fd(d->dpy, sync);
+	if (fd == EGL_NO_NATIVE_FENCE_FD_ANDROID && d->gl_procs && egl.gl_flush) {
+		egl.gl_flush();
+		fd = egl.dup_native_fence_fd(d->dpy, sync);
+	}
+	sync_destroy(d, sync);
+	if (fd < 0) {
+		sb_warn("egl: eglDupNativeFenceFDANDROID gave no fd after a flush (driver, EGL error 0x%x)",
+			(unsigned)eglGetError());
+		return -EIO;
+	}
+
+	/* Ours now. Keep the library's promise (close-on-exec) and check it. */
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	ret = sb_sync_file_check(fd, NULL, NULL);
+	if (ret) {
+		sb_error("egl: eglDupNativeFenceFDANDROID returned fd %d, which is not a sync_file "
+			 "(driver bug)", fd);
+		close(fd);
+		return -EIO;
+	}
+	*out_fd = fd;
+	return 0;
+}
+
+/* The work so far as a sync_file, or -1 after a CPU wait. */
+static int
+export_fence(const struct display_info *d, int *out_fd)
+{
+	*out_fd = -1;
+	if (d->caps & SB_EGL_CAP_NATIVE_FENCE) {
+		int ret = export_native(d, out_fd);
+
+		if (ret == 0)
+			return 0;
+		if (warn_budget())
+			sb_warn("egl: native fence export failed (%s): waiting for GL on the CPU",
+				strerror(-ret));
+	}
+	return finish_on_cpu(d);
+}
+
+/*
+ * Make later GL work wait for a validated sync_file (borrowed). GPU-side when
+ * the display can; every failure there falls back to a CPU wait, which needs
+ * no new fd or EGL object, so ordering is kept whatever EGL does.
+ */
+static int
+wait_fence(const struct display_info *d, int sync_file_fd)
+{
+	if (d->caps & SB_EGL_CAP_GPU_WAIT) {
+		int dup_fd = sb_fd_dup(sync_file_fd);
+
+		if (dup_fd >= 0) {
+			const EGLint attribs[] = {
+				EGL_SYNC_NATIVE_FENCE_FD_ANDROID, dup_fd, EGL_NONE,
+			};
+			/*
+			 * EGL takes ownership of the fd only when the sync is created
+			 * (and closes it when the sync is destroyed); on failure it is
+			 * still ours to close.
+			 */
+			EGLSyncKHR sync = sync_create(d, EGL_SYNC_NATIVE_FENCE_ANDROID, attribs);
+
+			if (sync != EGL_NO_SYNC_KHR) {
+				bool ok = sync_server_wait(d, sync);
+
+				/* Deletion is deferred until the server wait is done. */
+				sync_destroy(d, sync);
+				if (ok)
+					return 0;
+			} else {
+				close(dup_fd);
+			}
+			if (warn_budget())
+				sb_warn("egl: GPU-side wait failed (driver, EGL error 0x%x): waiting on the CPU",
+					(unsigned)eglGetError());
+		} else if (warn_budget()) {
+			sb_warn("egl: cannot duplicate the sync_file (%s): waiting on the CPU",
+				strerror(-dup_fd));
+		}
+	}
+	return sb_sync_file_wait(sync_file_fd, SB_TIMEOUT_INFINITE);
+}
+
+static int
+check_access(enum sb_access access)
+{
+	return access == SB_ACCESS_READ || access == SB_ACCESS_WRITE ? 0 : -EINVAL;
+}
+
+static int
+check_dmabuf(int fd)
+{
+	int ret = sb_fd_check_open(fd);
+
+	if (ret)
+		return ret;
+	return sb_dmabuf_is_dmabuf(fd) ? 0 : -EINVAL;
+}
+
+/* ---- public ---- */
+
+int
+sb_egl_display_get_caps(EGLDisplay dpy, uint32_t *caps)
+{
+	struct display_info d;
+	int ret;
+
+	if (!caps)
+		return -EINVAL;
+	*caps = 0;
+	ret = display_get(dpy, &d);
+	if (ret)
+		return ret;
+	*caps = d.caps;
+	return 0;
+}
+
+int
+sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd)
+{
+	struct display_info d;
+	int ret;
+
+	if (!out_fd)
+		return -EINVAL;
+	*out_fd = -1;
+	ret = display_get(dpy, &d);
+	if (ret)
+		return ret;
+	ret = check_current(dpy);
+	if (ret)
+		return ret;
+	if (d.caps & SB_EGL_CAP_DISABLED)
+		return 0;
+	return export_fence(&d, out_fd);
+}
+
+int
+sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd)
+{
+	struct display_info d;
+	int ret;
+
+	if (sync_file_fd != -1) {
+		ret = sb_sync_file_check(sync_file_fd, NULL, NULL);
+		if (ret)
+			return ret;
+	}
+	ret = display_get(dpy, &d);
+	if (ret)
+		return ret;
+	ret = check_current(dpy);
+	if (ret)
+		return ret;
+	if (sync_file_fd == -1 || (d.caps & SB_EGL_CAP_DISABLED))
+		return 0;
+	return wait_fence(&d, sync_file_fd);
+}
+
+int
+sb_egl_dmabuf_wait(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
+{
+	struct display_info d;
+	int fence_fd = -1;
+	int ret;
+
+	ret = check_dmabuf(dmabuf_fd);
+	if (ret)
+		return ret;
+	ret = check_access(access);
+	if (ret)
+		return ret;
+	ret = display_get(dpy, &d);
+	if (ret)
+		return ret;
+	ret = check_current(dpy);
+	if (ret)
+		return ret;
+	if (d.caps & SB_EGL_CAP_DISABLED)
+		return 0;
+
+	ret = sb_dmabuf_export_sync_file(dmabuf_fd, access, &fence_fd);
+	if (ret) {
+		/* Kernel < 6.0, or out of fds: poll() the buffer, same ordering. */
+		if (ret != -EOPNOTSUPP && warn_budget())
+			sb_warn("egl: cannot export the dma-buf's fences (%s): waiting on the CPU",
+				strerror(-ret));
+		return sb_dmabuf_wait(dmabuf_fd, access, SB_TIMEOUT_INFINITE);
+	}
+	ret = wait_fence(&d, fence_fd);
+	fd_clear(&fence_fd);
+	return ret;
+}
+
+int
+sb_egl_dmabuf_attach(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
+{
+	struct display_info d;
+	int fence_fd = -1;
+	int ret;
+
+	ret = check_dmabuf(dmabuf_fd);
+	if (ret)
+		return ret;
+	ret = check_access(access);
+	if (ret)
+		return ret;
+	ret = display_get(dpy, &d);
+	if (ret)
+		return ret;
+	ret = check_current(dpy);
+	if (ret)
+		return ret;
+	if (d.caps & SB_EGL_CAP_DISABLED)
+		return 0;
+
+	ret = export_fence(&d, &fence_fd);
+	if (ret || fence_fd < 0)
+		return ret; /* error, or GL is already done (CPU wait): nothing to attach */
+
+	ret = sb_dmabuf_import_sync_file(dmabuf_fd, access, fence_fd);
+	if (ret) {
+		/* Kernel < 6.0 (or no memory): make the buffer safe by waiting here. */
+		if (ret != -EOPNOTSUPP && warn_budget())
+			sb_warn("egl: cannot attach GL's fence to the dma-buf (%s): waiting on the CPU",
+				strerror(-ret));
+		ret = sb_sync_file_wait(fence_fd, SB_TIMEOUT_INFINITE);
+	}
+	fd_clear(&fence_fd);
+	return ret;
+}

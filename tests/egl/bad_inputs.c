@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egl-bad-inputs: every sb_egl_* function answers bad inputs with its
+ * documented error, leaves *out_fd at -1, closes none of the caller's fds and
+ * leaks none of its own (the process's fd count is the same before and after):
+ *  - EGL_NO_DISPLAY, a display that is not initialised, NULL out-pointers: -EINVAL;
+ *  - no current context, or one of another display: -ENOENT;
+ *  - fds: -1 (a sync_file "already signalled") is accepted by the wait, any
+ *    other negative or closed fd is -EBADF, an open fd of the wrong kind
+ *    (pipe, /dev/null, a sync_file where a dma-buf is wanted) -EINVAL;
+ *  - bad access values: -EINVAL.
+ * With vgem (the VM tier) the same with real sync_files and dma-bufs.
+ *
+ *   egl-bad-inputs [--disabled]
+ * --disabled sets SYNCBRIDGE_DISABLE=1 first: the checks must not change.
+ */
+#include <fcntl.h>
+#include <stdbool.h>
+
+#include <syncbridge/egl.h>
+#include <syncbridge/syncbridge.h>
+
+#include "eglt.h"
+#include "harness.h"
+#include "kernel.h"
+
+static bool
+has_arg(int argc, char **argv, const char *arg)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], arg) == 0)
+			return true;
+	return false;
+}
+
+/* A closed fd number: open and close one. */
+static int
+closed_fd(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	close(fd);
+	return fd;
+}
+
+/* The fd-taking functions on one display with inputs that must all fail. */
+static void
+bad_fds(EGLDisplay dpy, const char *when, int pipe_fd, int null_fd, int sync_file)
+{
+	int gone = closed_fd();
+
+	CHECK_EQ(sb_egl_wait_sync_file(dpy, -2), -EBADF, "wait(-2)");
+	CHECK_EQ(sb_egl_wait_sync_file(dpy, gone), -EBADF, "wait(closed fd)");
+	CHECK_EQ(sb_egl_wait_sync_file(dpy, pipe_fd), -EINVAL, "wait(pipe)");
+	CHECK_EQ(sb_egl_wait_sync_file(dpy, null_fd), -EINVAL, "wait(/dev/null)");
+
+	for (int a = SB_ACCESS_READ; a <= SB_ACCESS_WRITE; a++) {
+		CHECK_EQ(sb_egl_dmabuf_wait(dpy, -1, a), -EBADF, "dmabuf_wait(-1)");
+		CHECK_EQ(sb_egl_dmabuf_wait(dpy, gone, a), -EBADF, "dmabuf_wait(closed fd)");
+		CHECK_EQ(sb_egl_dmabuf_wait(dpy, pipe_fd, a), -EINVAL, "dmabuf_wait(pipe)");
+		CHECK_EQ(sb_egl_dmabuf_wait(dpy, null_fd, a), -EINVAL, "dmabuf_wait(/dev/null)");
+		CHECK_EQ(sb_egl_dmabuf_attach(dpy, -1, a), -EBADF, "dmabuf_attach(-1)");
+		CHECK_EQ(sb_egl_dmabuf_attach(dpy, gone, a), -EBADF, "dmabuf_attach(closed fd)");
+		CHECK_EQ(sb_egl_dmabuf_attach(dpy, pipe_fd, a), -EINVAL, "dmabuf_attach(pipe)");
+		CHECK_EQ(sb_egl_dmabuf_attach(dpy, null_fd, a), -EINVAL, "dmabuf_attach(/dev/null)");
+		if (sync_file >= 0) {
+			CHECK_EQ(sb_egl_dmabuf_wait(dpy, sync_file, a), -EINVAL,
+				 "dmabuf_wait(a sync_file)");
+			CHECK_EQ(sb_egl_dmabuf_attach(dpy, sync_file, a), -EINVAL,
+				 "dmabuf_attach(a sync_file)");
+		}
+	}
+	sb_test_note("bad fds checked (%s)", when);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct eglt t, t2;
+	int pipe_fds[2], null_fd, vgem = -1, before, after, out, have_second;
+	struct sbk_buf buf = { .fd = -1, .vgem_fd = -1 };
+	struct sbk_fence fence = { .sync_file = -1, .bo = { .fd = -1, .vgem_fd = -1 } };
+	uint32_t caps;
+	EGLDisplay early;
+
+	if (has_arg(argc, argv, "--disabled"))
+		setenv("SYNCBRIDGE_DISABLE", "1", 1);
+
+	/* EGL_NO_DISPLAY before anything else touched EGL. */
+	caps = 0xdead;
+	CHECK_EQ(sb_egl_display_get_caps(EGL_NO_DISPLAY, &caps), -EINVAL, "caps(EGL_NO_DISPLAY)");
+	CHECK_EQ(caps, 0, "caps zeroed on failure");
+	out = 1234;
+	CHECK_EQ(sb_egl_export_sync_file(EGL_NO_DISPLAY, &out), -EINVAL, "export(EGL_NO_DISPLAY)");
+	CHECK_EQ(out, -1, "export: *out_fd = -1 on failure");
+	CHECK_EQ(sb_egl_wait_sync_file(EGL_NO_DISPLAY, -1), -EINVAL, "wait(EGL_NO_DISPLAY, -1)");
+
+	/* A display handle that is not initialised yet. */
+	{
+		PFNEGLGETPLATFORMDISPLAYEXTPROC get_display =
+			(PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
+		early = get_display ? get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL)
+				    : EGL_NO_DISPLAY;
+	}
+	if (early != EGL_NO_DISPLAY) {
+		CHECK_EQ(sb_egl_display_get_caps(early, &caps), -EINVAL, "caps(uninitialised display)");
+		out = 1234;
+		CHECK_EQ(sb_egl_export_sync_file(early, &out), -EINVAL, "export(uninitialised display)");
+		CHECK_EQ(out, -1, "export: *out_fd = -1");
+		CHECK_EQ(sb_egl_wait_sync_file(early, -1), -EINVAL, "wait(uninitialised display)");
+	}
+
+	int ret = eglt_open(&t, EGLT_SURFACELESS);
+	if (ret == -ENODEV)
+		sb_test_skip("no surfaceless EGL display with a GLES2 context");
+	REQUIRE(ret == 0, "eglt_open");
+	if (early != EGL_NO_DISPLAY) {
+		CHECK(t.dpy == early, "same display handle once initialised");
+		/* A failed probe is not remembered: now it works. */
+		CHECK_EQ(sb_egl_display_get_caps(early, &caps), 0, "caps(display, now initialised)");
+	}
+	CHECK_EQ(sb_egl_display_get_caps(t.dpy, NULL), -EINVAL, "caps(NULL)");
+	CHECK_EQ(sb_egl_export_sync_file(t.dpy, NULL), -EINVAL, "export(NULL)");
+
+	REQUIRE(pipe2(pipe_fds, O_CLOEXEC) == 0, "pipe2");
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	REQUIRE(null_fd >= 0, "open /dev/null");
+
+	/* Real kernel objects where the machine has them (the VM tier). */
+	vgem = sbk_vgem_open();
+	if (vgem >= 0) {
+		REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 64 * 4096, &buf) == 0, "vgem buffer");
+		REQUIRE(sbk_fence_create(vgem, true, &fence) == 0, "vgem fence");
+		REQUIRE(sbk_fence_signal(&fence) == 0, "signal the fence");
+	} else {
+		sb_test_note("no vgem (%s): host checks only", strerror(-vgem));
+	}
+
+	have_second = eglt_open(&t2, EGLT_DEVICE_SW) == 0 && t2.dpy != t.dpy;
+	if (!have_second)
+		sb_test_note("no second (software device) display: skipping the other-display checks");
+	REQUIRE(eglMakeCurrent(t.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, t.ctx), "make current");
+
+	before = sb_test_count_fds();
+
+	/* Context current: bad fds and bad access values. */
+	bad_fds(t.dpy, "context current", pipe_fds[0], null_fd, fence.sync_file);
+	if (buf.fd >= 0) {
+		CHECK_EQ(sb_egl_dmabuf_wait(t.dpy, buf.fd, 0), -EINVAL, "dmabuf_wait(access 0)");
+		CHECK_EQ(sb_egl_dmabuf_wait(t.dpy, buf.fd, 3), -EINVAL, "dmabuf_wait(access 3)");
+		CHECK_EQ(sb_egl_dmabuf_attach(t.dpy, buf.fd, 0), -EINVAL, "dmabuf_attach(access 0)");
+		CHECK_EQ(sb_egl_dmabuf_attach(t.dpy, buf.fd, 3), -EINVAL, "dmabuf_attach(access 3)");
+	}
+	CHECK_EQ(sb_egl_wait_sync_file(t.dpy, -1), 0, "wait(-1) = already signalled");
+
+	/* No current context. */
+	REQUIRE(eglMakeCurrent(t.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT), "release");
+	CHECK_EQ(sb_egl_display_get_caps(t.dpy, &caps), 0, "caps need no context");
+	out = 1234;
+	CHECK_EQ(sb_egl_export_sync_file(t.dpy, &out), -ENOENT, "export without a context");
+	CHECK_EQ(out, -1, "export: *out_fd = -1");
+	CHECK_EQ(sb_egl_wait_sync_file(t.dpy, -1), -ENOENT, "wait(-1) without a context");
+	if (fence.sync_file >= 0)
+		CHECK_EQ(sb_egl_wait_sync_file(t.dpy, fence.sync_file), -ENOENT,
+			 "wait(sync_file) without a context");
+	if (buf.fd >= 0) {
+		CHECK_EQ(sb_egl_dmabuf_wait(t.dpy, buf.fd, SB_ACCESS_READ), -ENOENT,
+			 "dmabuf_wait without a context");
+		CHECK_EQ(sb_egl_dmabuf_attach(t.dpy, buf.fd, SB_ACCESS_WRITE), -ENOENT,
+			 "dmabuf_attach without a context");
+	}
+	bad_fds(t.dpy, "no context: fds are checked first", pipe_fds[0], null_fd, fence.sync_file);
+
+	/* A context of another display is current. */
+	if (have_second) {
+		REQUIRE(eglMakeCurrent(t2.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, t2.ctx), "current on 2nd");
+		out = 1234;
+		CHECK_EQ(sb_egl_export_sync_file(t.dpy, &out), -ENOENT,
+			 "export with another display's context current");
+		CHECK_EQ(out, -1, "export: *out_fd = -1");
+		CHECK_EQ(sb_egl_wait_sync_file(t.dpy, -1), -ENOENT,
+			 "wait with another display's context current");
+		if (buf.fd >= 0)
+			CHECK_EQ(sb_egl_dmabuf_wait(t.dpy, buf.fd, SB_ACCESS_READ), -ENOENT,
+				 "dmabuf_wait with another display's context current");
+	}
+
+	after = sb_test_count_fds();
+	CHECK_EQ(after, before, "fd count unchanged by the failed calls");
+	CHECK(sbk_fd_is_open(pipe_fds[0]) && sbk_fd_is_open(pipe_fds[1]), "the pipe is still open");
+	CHECK(sbk_fd_is_open(null_fd), "/dev/null is still open");
+	if (fence.sync_file >= 0)
+		CHECK(sb_sync_file_is_valid(fence.sync_file), "the sync_file is still open and valid");
+	if (buf.fd >= 0)
+		CHECK(sb_dmabuf_is_dmabuf(buf.fd), "the dma-buf is still open");
+
+	if (have_second)
+		eglt_close(&t2);
+	eglt_close(&t);
+	sbk_fence_destroy(&fence);
+	sbk_buf_destroy(&buf);
+	if (vgem >= 0)
+		close(vgem);
+	close(pipe_fds[0]);
+	close(pipe_fds[1]);
+	close(null_fd);
+	return sb_test_finish();
+}

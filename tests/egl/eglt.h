@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * EGL/GLES scaffolding for the EGL bridge's tests: a display with a current
+ * GLES2 context and no surface, dma-bufs imported as render targets, uniform
+ * fills and readbacks. Every function returns 0 or a negative errno;
+ * -ENODEV means "not possible on this machine" (the caller skips).
+ *
+ * Platforms (see docs/egl.md and the shared facts):
+ *  - EGLT_DEVICE_SW: the EGL device platform's software device (the one whose
+ *    extensions list EGL_MESA_device_software): pure llvmpipe, which maps
+ *    dma-bufs — the only display on which a vgem dma-buf imported as an
+ *    EGLImage reads back what the CPU wrote.
+ *  - EGLT_SURFACELESS: EGL_PLATFORM_SURFACELESS_MESA (the host's default).
+ *  - EGLT_ANY: the software device if there is one, else surfaceless.
+ */
+#ifndef SB_TEST_EGLT_H
+#define SB_TEST_EGLT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <GLES2/gl2.h>
+#include <GLES2/gl2ext.h>
+
+enum eglt_platform {
+	EGLT_ANY,
+	EGLT_DEVICE_SW,
+	EGLT_SURFACELESS,
+};
+
+struct eglt {
+	EGLDisplay dpy;
+	EGLContext ctx;
+	const char *platform; /* "device-sw" or "surfaceless" */
+};
+
+/* Open, initialise, create a GLES2 context without config and make it current. */
+int eglt_open(struct eglt *t, enum eglt_platform platform);
+/* Release the context, terminate the display. Safe on a failed/zeroed struct. */
+void eglt_close(struct eglt *t);
+
+/* A colour target: a texture (own storage or an imported dma-buf) in an FBO. */
+struct eglt_target {
+	EGLImageKHR image; /* EGL_NO_IMAGE_KHR for own storage */
+	GLuint tex;
+	GLuint fbo;
+	int width, height;
+};
+
+/* A width x height RGBA texture of GL's own, in an FBO. */
+int eglt_target_create(struct eglt *t, int width, int height, struct eglt_target *out);
+
+/*
+ * A dma-buf (ARGB8888, LINEAR, `pitch` bytes per row, offset 0) imported as an
+ * EGLImage (EGL_EXT_image_dma_buf_import), bound to a texture in an FBO.
+ * dmabuf_fd: borrowed (EGL takes its own reference). -ENODEV when the display
+ * cannot import dma-bufs.
+ */
+int eglt_target_import(struct eglt *t, int dmabuf_fd, int width, int height, int pitch,
+		       struct eglt_target *out);
+void eglt_target_destroy(struct eglt *t, struct eglt_target *target);
+
+/* Fill the whole target with one byte value in every channel (glClear). */
+void eglt_fill(struct eglt_target *target, uint8_t value);
+
+/*
+ * Read the target back (glReadPixels, RGBA) and count the pixels whose four
+ * channels all equal `value`. Returns that count, or -1 on a GL error; the
+ * first pixel's red channel goes to *first when first is not NULL.
+ */
+long eglt_count(struct eglt_target *target, uint8_t value, int *first);
+
+/* The GL error, if any, as a string ("GL_NO_ERROR" when none). */
+const char *eglt_gl_error(void);
+
+#endif
