@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egl-dmabuf-wait: GL uses a vgem dma-buf (an EGLImage on the EGL device
+ * platform's software device) that another party is still using, after the
+ * bridge made GL wait for that party's fence.
+ *
+ *  --access read (GL samples; the other party writes): the buffer holds OLD
+ *    and a pending vgem WRITE fence; another thread writes NEW after 500 ms,
+ *    then signals. GL waits (sb_egl_dmabuf_wait READ), then reads back: all NEW.
+ *  --access write (GL renders; the other party reads): the buffer holds OLD
+ *    and a pending vgem READ fence; another thread reads the buffer after
+ *    500 ms, then signals. GL waits (sb_egl_dmabuf_wait WRITE), then clears
+ *    to NEW: the reader saw all OLD, and the buffer ends all NEW.
+ *
+ *  --via sync-file: the same through sb_dmabuf_export_sync_file() +
+ *    sb_egl_wait_sync_file() instead of sb_egl_dmabuf_wait().
+ *  --fallback: SYNCBRIDGE_EGL_FALLBACK=1 (CPU waits); --core:
+ *    SYNCBRIDGE_EGL_CORE=1 (EGL 1.5 core entry points); otherwise the display
+ *    must wait GPU-side (native fence sync + wait sync, as in the guest).
+ *  --control: SYNCBRIDGE_DISABLE=1 — the bridge's wait is a no-op, and the
+ *    program asserts the race: GL reads OLD / the reader sees NEW.
+ *
+ * Needs root, vgem and the software EGL device (the VM tier); else exit 77.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include <syncbridge/egl.h>
+#include <syncbridge/syncbridge.h>
+
+#include "eglt.h"
+#include "harness.h"
+#include "kernel.h"
+
+#define SIZE 64
+#define PITCH 4096 /* the test helper's vgem buffers are 1024 px wide */
+#define OLD 0x11
+#define NEW 0xee
+#define MS INT64_C(1000000)
+#define DELAY_NS (500 * MS)
+
+struct other {
+	pthread_t thread;
+	struct sbk_buf *buf;
+	int vgem;
+	uint32_t fence_id;
+	bool writer;        /* writes NEW; else reads (snapshot) */
+	long old_seen;      /* reader: bytes of OLD in the rows it read */
+	long new_seen;      /* reader: bytes of NEW */
+	int signal_ret;
+	int64_t done_ns;
+};
+
+static bool
+has_arg(int argc, char **argv, const char *arg)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], arg) == 0)
+			return true;
+	return false;
+}
+
+static const char *
+arg_value(int argc, char **argv, const char *opt, const char *def)
+{
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], opt) == 0)
+			return argv[i + 1];
+	return def;
+}
+
+static void
+cpu_fill(struct sbk_buf *buf, uint8_t value)
+{
+	for (int y = 0; y < SIZE; y++)
+		memset((uint8_t *)buf->map + (size_t)y * PITCH, value, SIZE * 4);
+}
+
+static void *
+other_main(void *p)
+{
+	struct other *o = p;
+
+	sbk_sleep_ns(DELAY_NS);
+	if (o->writer) {
+		cpu_fill(o->buf, NEW);
+	} else {
+		for (int y = 0; y < SIZE; y++) {
+			const uint8_t *row = (const uint8_t *)o->buf->map + (size_t)y * PITCH;
+
+			for (int x = 0; x < SIZE * 4; x++) {
+				o->old_seen += row[x] == OLD;
+				o->new_seen += row[x] == NEW;
+			}
+		}
+	}
+	o->signal_ret = sbk_vgem_fence_signal(o->vgem, o->fence_id);
+	o->done_ns = sbk_now_ns();
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *access_name = arg_value(argc, argv, "--access", "read");
+	const char *via = arg_value(argc, argv, "--via", "dmabuf");
+	bool control = has_arg(argc, argv, "--control");
+	bool fallback = has_arg(argc, argv, "--fallback");
+	bool core = has_arg(argc, argv, "--core");
+	bool read = strcmp(access_name, "read") == 0;
+	enum sb_access access = read ? SB_ACCESS_READ : SB_ACCESS_WRITE;
+	struct sbk_buf buf = { .fd = -1, .vgem_fd = -1 };
+	struct other other;
+	struct eglt t;
+	struct eglt_target target;
+	uint32_t caps = 0;
+	int vgem, ret, before, first = -1;
+	int64_t t0, waited;
+	long n;
+
+	if (!read && strcmp(access_name, "write") != 0) {
+		fprintf(stderr, "usage: %s [--access read|write] [--via dmabuf|sync-file] "
+				"[--fallback] [--core] [--control]\n", argv[0]);
+		return 2;
+	}
+	if (control)
+		setenv("SYNCBRIDGE_DISABLE", "1", 1);
+	if (fallback)
+		setenv("SYNCBRIDGE_EGL_FALLBACK", "1", 1);
+	if (core)
+		setenv("SYNCBRIDGE_EGL_CORE", "1", 1);
+
+	vgem = sbk_vgem_open();
+	if (vgem < 0)
+		sb_test_skip("no vgem node (%s): run in the VM tier as root", strerror(-vgem));
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, (size_t)SIZE * PITCH, &buf) == 0, "vgem buffer");
+	cpu_fill(&buf, OLD);
+
+	ret = eglt_open(&t, EGLT_DEVICE_SW);
+	if (ret == -ENODEV)
+		sb_test_skip("no EGL software device (EGL_MESA_device_software)");
+	REQUIRE(ret == 0, "eglt_open");
+	ret = eglt_target_import(&t, buf.fd, SIZE, SIZE, PITCH, &target);
+	if (ret == -ENODEV)
+		sb_test_skip("the software device cannot import the vgem dma-buf");
+	REQUIRE(ret == 0, "import the dma-buf");
+	REQUIRE(sb_egl_display_get_caps(t.dpy, &caps) == 0, "caps");
+	sb_test_note("caps 0x%x; access %s via %s%s%s%s", caps, access_name, via,
+		     fallback ? ", fallback" : "", core ? ", core" : "", control ? ", CONTROL" : "");
+	if (!fallback && !control)
+		REQUIRE(caps & SB_EGL_CAP_GPU_WAIT, "the display waits GPU-side (native fence + wait sync)");
+	if (fallback)
+		CHECK(!(caps & SB_EGL_CAP_GPU_WAIT), "fallback: CPU waits");
+	if (core)
+		CHECK(caps & SB_EGL_CAP_CORE_SYNC, "EGL 1.5 core entry points");
+
+	/* GL sees what the CPU wrote: otherwise the test proves nothing. */
+	n = eglt_count(&target, OLD, &first);
+	REQUIRE(n == SIZE * SIZE, "readback of the imported buffer shows OLD (%ld pixels, first %d)",
+		n, first);
+	before = sb_test_count_fds();
+
+	memset(&other, 0, sizeof(other));
+	other.buf = &buf;
+	other.vgem = vgem;
+	other.writer = read; /* GL reads: the other party writes; and vice versa */
+	REQUIRE(sbk_vgem_fence_attach(vgem, buf.handle, other.writer, &other.fence_id) == 0,
+		"attach a pending vgem %s fence", other.writer ? "write" : "read");
+	REQUIRE(pthread_create(&other.thread, NULL, other_main, &other) == 0, "pthread_create");
+
+	t0 = sbk_now_ns();
+	if (strcmp(via, "sync-file") == 0) {
+		int fence_fd = -1;
+
+		REQUIRE(sb_dmabuf_export_sync_file(buf.fd, access, &fence_fd) == 0, "export");
+		ret = sb_egl_wait_sync_file(t.dpy, fence_fd);
+		CHECK(sb_sync_file_is_valid(fence_fd), "the wait borrowed the sync_file");
+		close(fence_fd);
+	} else {
+		ret = sb_egl_dmabuf_wait(t.dpy, buf.fd, access);
+	}
+	waited = sbk_now_ns() - t0;
+	CHECK_EQ(ret, 0, "the bridge's wait");
+	sb_test_note("the wait returned after %.1f ms", (double)waited / 1e6);
+
+	if (read) {
+		/* GL's reads after the wait. */
+		n = eglt_count(&target, NEW, &first);
+		pthread_join(other.thread, NULL);
+		sb_test_note("GL read %ld NEW pixels of %d (first byte 0x%02x)", n, SIZE * SIZE, first);
+		if (control)
+			CHECK(n == 0 && first == OLD,
+			      "control: without the wait GL reads OLD — the race the bridge prevents");
+		else
+			CHECK_EQ(n, SIZE * SIZE, "GL reads the data written before the fence signalled");
+	} else {
+		/* GL's writes after the wait. */
+		eglt_fill(&target, NEW);
+		glFinish();
+		pthread_join(other.thread, NULL);
+		sb_test_note("the reader saw %ld OLD and %ld NEW bytes of %d", other.old_seen,
+			     other.new_seen, SIZE * SIZE * 4);
+		if (control)
+			CHECK(other.new_seen > 0,
+			      "control: without the wait GL overwrote the buffer under its reader");
+		else
+			CHECK_EQ(other.old_seen, SIZE * SIZE * 4,
+				 "the reader read OLD untouched: GL wrote after it was done");
+		CHECK_EQ(eglt_count(&target, NEW, NULL), SIZE * SIZE, "GL's NEW is in the buffer");
+	}
+	CHECK_EQ(other.signal_ret, 0, "the other party signalled its fence");
+	/* A CPU wait blocks until the signal; a GPU-side one need not (llvmpipe's does). */
+	if (!control && !(caps & SB_EGL_CAP_GPU_WAIT))
+		CHECK(waited >= DELAY_NS - 5 * MS && t0 + waited >= other.done_ns - 5 * MS,
+		      "the wait lasted until the fence signalled (%.1f ms)", (double)waited / 1e6);
+	CHECK_EQ(sb_test_count_fds(), before, "no fd leaked");
+
+	eglt_target_destroy(&t, &target);
+	eglt_close(&t);
+	sbk_buf_destroy(&buf);
+	close(vgem);
+	return sb_test_finish();
+}
