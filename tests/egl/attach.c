@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egl-attach: GL renders into a vgem dma-buf (an EGLImage on the EGL device
+ * platform's software device) and the bridge attaches GL's fence to it
+ * (sb_egl_dmabuf_attach WRITE); then the buffer is handed to a consumer
+ * thread that does what every implicit-sync consumer does — poll() the
+ * dma-buf for reading (sb_dmabuf_wait READ) — and reads it with the CPU: it
+ * must see GL's complete frame. No GL call happens between the attach and
+ * the consumer's read, so nothing but the bridge can have pushed GL's work out.
+ *
+ * llvmpipe finishes its work before its native fence exists, so the attached
+ * fence is already signalled (the buffer's export then holds a stub): what the
+ * bridge contributes here is the flush and the fence that bounds the work.
+ * (egl-mock-attach-* shows a pending GL fence on the buffer.)
+ *
+ *   egl-attach [--fallback] [--control]
+ * --fallback: SYNCBRIDGE_EGL_FALLBACK=1 (CPU wait instead of a fence);
+ * --control: SYNCBRIDGE_DISABLE=1 — the attach is a no-op and the program
+ * asserts that the consumer then reads a frame GL has not rendered yet.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <syncbridge/egl.h>
+#include <syncbridge/syncbridge.h>
+
+#include "eglt.h"
+#include "harness.h"
+#include "kernel.h"
+
+#define SIZE 64
+#define PITCH 4096
+#define OLD 0x11
+#define NEW 0xee
+#define MS INT64_C(1000000)
+
+struct consumer {
+	pthread_t thread;
+	struct sbk_buf *buf;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool handed_over;
+	int wait_ret;
+	long new_bytes, old_bytes;
+};
+
+static bool
+has_arg(int argc, char **argv, const char *arg)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], arg) == 0)
+			return true;
+	return false;
+}
+
+static void *
+consumer_main(void *p)
+{
+	struct consumer *c = p;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->handed_over)
+		pthread_cond_wait(&c->cond, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+
+	c->wait_ret = sb_dmabuf_wait(c->buf->fd, SB_ACCESS_READ, 10000 * MS);
+	for (int y = 0; y < SIZE; y++) {
+		const uint8_t *row = (const uint8_t *)c->buf->map + (size_t)y * PITCH;
+
+		for (int x = 0; x < SIZE * 4; x++) {
+			c->new_bytes += row[x] == NEW;
+			c->old_bytes += row[x] == OLD;
+		}
+	}
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	bool control = has_arg(argc, argv, "--control");
+	bool fallback = has_arg(argc, argv, "--fallback");
+	struct sbk_buf buf = { .fd = -1, .vgem_fd = -1 };
+	struct consumer c;
+	struct eglt t;
+	struct eglt_target target;
+	struct sb_sync_file_info *info = NULL;
+	uint32_t caps = 0;
+	int vgem, ret, before, fence_fd = -1;
+
+	if (control)
+		setenv("SYNCBRIDGE_DISABLE", "1", 1);
+	if (fallback)
+		setenv("SYNCBRIDGE_EGL_FALLBACK", "1", 1);
+
+	vgem = sbk_vgem_open();
+	if (vgem < 0)
+		sb_test_skip("no vgem node (%s): run in the VM tier as root", strerror(-vgem));
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, (size_t)SIZE * PITCH, &buf) == 0, "vgem buffer");
+	for (int y = 0; y < SIZE; y++)
+		memset((uint8_t *)buf.map + (size_t)y * PITCH, OLD, SIZE * 4);
+
+	ret = eglt_open(&t, EGLT_DEVICE_SW);
+	if (ret == -ENODEV)
+		sb_test_skip("no EGL software device (EGL_MESA_device_software)");
+	REQUIRE(ret == 0, "eglt_open");
+	ret = eglt_target_import(&t, buf.fd, SIZE, SIZE, PITCH, &target);
+	if (ret == -ENODEV)
+		sb_test_skip("the software device cannot import the vgem dma-buf");
+	REQUIRE(ret == 0, "import the dma-buf");
+	REQUIRE(sb_egl_display_get_caps(t.dpy, &caps) == 0, "caps");
+	sb_test_note("caps 0x%x%s%s", caps, fallback ? ", fallback" : "", control ? ", CONTROL" : "");
+	REQUIRE(eglt_count(&target, OLD, NULL) == SIZE * SIZE, "GL sees the buffer's OLD contents");
+	if (!fallback && !control)
+		REQUIRE(caps & SB_EGL_CAP_NATIVE_FENCE, "the display has native fences");
+
+	memset(&c, 0, sizeof(c));
+	c.buf = &buf;
+	pthread_mutex_init(&c.lock, NULL);
+	pthread_cond_init(&c.cond, NULL);
+	REQUIRE(pthread_create(&c.thread, NULL, consumer_main, &c) == 0, "pthread_create");
+	before = sb_test_count_fds();
+
+	/* GL renders NEW (issued, not flushed), then the bridge attaches its fence. */
+	eglt_fill(&target, NEW);
+	ret = sb_egl_dmabuf_attach(t.dpy, buf.fd, SB_ACCESS_WRITE);
+	CHECK_EQ(ret, 0, "attach GL's write");
+
+	/* What a reader of the buffer now waits for (a snapshot, for the log). */
+	REQUIRE(sb_dmabuf_export_sync_file(buf.fd, SB_ACCESS_READ, &fence_fd) == 0, "export");
+	if (sb_sync_file_get_info(fence_fd, &info) == 0) {
+		sb_test_note("the buffer's write fences: %u, status %d", info->num_fences, info->status);
+		for (uint32_t i = 0; i < info->num_fences; i++)
+			sb_test_note("  fence %u: %s / %s, status %d", i, info->fences[i].driver,
+				     info->fences[i].timeline, info->fences[i].status);
+		sb_sync_file_info_free(info);
+	}
+	close(fence_fd);
+
+	/* Hand over; no GL call until the consumer is done. */
+	pthread_mutex_lock(&c.lock);
+	c.handed_over = true;
+	pthread_cond_signal(&c.cond);
+	pthread_mutex_unlock(&c.lock);
+	pthread_join(c.thread, NULL);
+
+	CHECK_EQ(c.wait_ret, 0, "the consumer's poll");
+	sb_test_note("the consumer read %ld NEW and %ld OLD bytes of %d", c.new_bytes, c.old_bytes,
+		     SIZE * SIZE * 4);
+	if (control)
+		CHECK(c.new_bytes < SIZE * SIZE * 4,
+		      "control: without the attach the consumer reads a frame GL has not rendered");
+	else
+		CHECK_EQ(c.new_bytes, SIZE * SIZE * 4, "the consumer reads GL's complete frame");
+	CHECK_EQ(sb_test_count_fds(), before, "no fd leaked");
+	CHECK_EQ(eglt_count(&target, NEW, NULL), SIZE * SIZE, "GL's frame is NEW in the end");
+
+	eglt_target_destroy(&t, &target);
+	eglt_close(&t);
+	sbk_buf_destroy(&buf);
+	close(vgem);
+	return sb_test_finish();
+}
