@@ -1,0 +1,667 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The client helper (include/syncbridge/wayland-client.h, docs/wayland.md):
+ * linux-drm-syncobj-v1, else zwp_linux_explicit_synchronization_v1, else
+ * implicit sync through the buffer's dma-buf.
+ *
+ * Every proxy the helper makes lives on its private event queue (the
+ * registry, the managers, the per-surface objects, release objects), so
+ * waiting for a release never dispatches the application's events.
+ */
+#include <syncbridge/wayland-client.h>
+
+#include <drm.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wayland-client-core.h>
+
+#include <syncbridge/dmabuf.h>
+#include <syncbridge/sync_file.h>
+#include <syncbridge/syncobj.h>
+
+#include "linux-drm-syncobj-v1-client-protocol.h"
+#include "linux-explicit-synchronization-unstable-v1-client-protocol.h"
+#include "log.h"
+#include "sync_file_internal.h"
+#include "util.h"
+
+struct sb_wl_client {
+	struct wl_display *display;
+	struct wl_event_queue *queue;
+	int drm_fd; /* borrowed; -1 */
+	uint32_t flags;
+	enum sb_wl_client_protocol protocol;
+	struct wp_linux_drm_syncobj_manager_v1 *syncobj;
+	struct zwp_linux_explicit_synchronization_v1 *explicit_sync;
+	uint32_t explicit_version;
+	uint32_t syncobj_name, explicit_name;
+};
+
+/* A syncobj of ours (or the app's) imported as a wp_linux_drm_syncobj_timeline_v1. */
+struct timeline {
+	struct wl_list link;
+	uint32_t handle;     /* on client->drm_fd */
+	bool owned;          /* created by the helper (destroy the handle with it) */
+	struct wp_linux_drm_syncobj_timeline_v1 *proxy;
+	uint64_t next;       /* last point used */
+};
+
+struct sb_wl_surface_sync {
+	struct sb_wl_client *client;
+	struct wl_surface *surface;
+	struct wp_linux_drm_syncobj_surface_v1 *syncobj_surface;
+	struct zwp_linux_surface_synchronization_v1 *explicit_surface;
+	struct timeline *acquire;  /* drm-syncobj: sync_files are imported here */
+	struct wl_list imported;   /* timeline.link: the app's handles */
+	struct wl_list free_release; /* timeline.link: release timelines not in use */
+	struct wl_list releases;   /* sb_wl_release.link: live releases */
+};
+
+struct sb_wl_release {
+	struct sb_wl_surface_sync *sync; /* NULL once the sync object is gone */
+	struct sb_wl_client *client;
+	struct wl_list link;
+	enum sb_wl_client_protocol protocol;
+	/* explicit-sync v1 */
+	struct zwp_linux_buffer_release_v1 *proxy;
+	bool arrived;
+	int fence_fd; /* owned; -1: immediate */
+	/* drm-syncobj */
+	struct timeline *timeline; /* owned while in use */
+	uint64_t point;
+	/* implicit */
+	int dmabuf_fd; /* borrowed */
+	bool fenced;
+};
+
+/* ---- syncobj helpers on the client's DRM fd -------------------------------- */
+
+static int
+syncobj_create(int drm_fd, uint32_t *handle)
+{
+	struct drm_syncobj_create args;
+	int ret;
+
+	memset(&args, 0, sizeof(args));
+	ret = sb_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
+	if (ret < 0)
+		return ret;
+	*handle = args.handle;
+	return 0;
+}
+
+static void
+syncobj_destroy(int drm_fd, uint32_t handle)
+{
+	struct drm_syncobj_destroy args;
+
+	memset(&args, 0, sizeof(args));
+	args.handle = handle;
+	sb_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+}
+
+static void
+timeline_destroy(struct sb_wl_client *client, struct timeline *tl)
+{
+	if (!tl)
+		return;
+	if (tl->proxy)
+		wp_linux_drm_syncobj_timeline_v1_destroy(tl->proxy);
+	if (tl->owned)
+		syncobj_destroy(client->drm_fd, tl->handle);
+	wl_list_remove(&tl->link);
+	free(tl);
+}
+
+/* Import `handle` as a protocol timeline (create one when handle is 0). */
+static int
+timeline_create(struct sb_wl_client *client, uint32_t handle, struct timeline **out)
+{
+	struct drm_syncobj_handle args;
+	struct timeline *tl;
+	int ret;
+
+	*out = NULL;
+	tl = calloc(1, sizeof(*tl));
+	if (!tl)
+		return -ENOMEM;
+	wl_list_init(&tl->link);
+	if (handle == 0) {
+		ret = syncobj_create(client->drm_fd, &tl->handle);
+		if (ret)
+			goto err_free;
+		tl->owned = true;
+	} else {
+		tl->handle = handle;
+	}
+	/* drmSyncobjHandleToFD: the syncobj itself (not a sync_file). */
+	memset(&args, 0, sizeof(args));
+	args.handle = tl->handle;
+	args.fd = -1;
+	ret = sb_ioctl(client->drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &args);
+	if (ret < 0)
+		goto err_destroy;
+	tl->proxy = wp_linux_drm_syncobj_manager_v1_import_timeline(client->syncobj, args.fd);
+	close(args.fd); /* libwayland sent its own duplicate */
+	if (!tl->proxy) {
+		ret = -ENOMEM;
+		goto err_destroy;
+	}
+	*out = tl;
+	return 0;
+
+err_destroy:
+	if (tl->owned)
+		syncobj_destroy(client->drm_fd, tl->handle);
+err_free:
+	free(tl);
+	return ret;
+}
+
+/* ---- the private queue ---------------------------------------------------- */
+
+/*
+ * Read and dispatch events for the helper's queue, waiting until the absolute
+ * deadline at most. Returns 0 (something may have been dispatched), -ETIME or
+ * -EPIPE.
+ */
+static int
+pump_queue(struct sb_wl_client *client, int64_t deadline_ns)
+{
+	struct wl_display *d = client->display;
+	int ret;
+
+	if (wl_display_prepare_read_queue(d, client->queue) != 0)
+		return wl_display_dispatch_queue_pending(d, client->queue) < 0 ? -EPIPE : 0;
+	if (wl_display_flush(d) < 0 && errno != EAGAIN) {
+		wl_display_cancel_read(d);
+		return -EPIPE;
+	}
+	ret = sb_poll_until(wl_display_get_fd(d), POLLIN, deadline_ns);
+	if (ret < 0) {
+		wl_display_cancel_read(d);
+		return ret == -ETIME ? -ETIME : -EPIPE;
+	}
+	if (wl_display_read_events(d) < 0)
+		return -EPIPE;
+	return wl_display_dispatch_queue_pending(d, client->queue) < 0 ? -EPIPE : 0;
+}
+
+/* ---- the client object -------------------------------------------------------- */
+
+static bool
+drm_has_timelines(int drm_fd)
+{
+	struct drm_get_cap cap;
+
+	memset(&cap, 0, sizeof(cap));
+	cap.capability = DRM_CAP_SYNCOBJ_TIMELINE;
+	return sb_ioctl(drm_fd, DRM_IOCTL_GET_CAP, &cap) == 0 && cap.value;
+}
+
+static void
+registry_global(void *data, struct wl_registry *registry, uint32_t name, const char *iface,
+		uint32_t version)
+{
+	struct sb_wl_client *c = data;
+
+	if (strcmp(iface, wp_linux_drm_syncobj_manager_v1_interface.name) == 0 && !c->syncobj &&
+	    c->drm_fd >= 0 && !(c->flags & SB_WL_CLIENT_NO_DRM_SYNCOBJ)) {
+		c->syncobj = wl_registry_bind(registry, name, &wp_linux_drm_syncobj_manager_v1_interface, 1);
+		c->syncobj_name = name;
+	} else if (strcmp(iface, zwp_linux_explicit_synchronization_v1_interface.name) == 0 &&
+		   !c->explicit_sync && !(c->flags & SB_WL_CLIENT_NO_EXPLICIT_V1)) {
+		c->explicit_version = version < 2 ? version : 2;
+		c->explicit_sync = wl_registry_bind(registry, name,
+						    &zwp_linux_explicit_synchronization_v1_interface,
+						    c->explicit_version);
+		c->explicit_name = name;
+	}
+}
+
+static void
+registry_global_remove(void *data, struct wl_registry *registry, uint32_t name)
+{
+}
+
+static const struct wl_registry_listener registry_listener = {
+	.global = registry_global,
+	.global_remove = registry_global_remove,
+};
+
+int
+sb_wl_client_create(struct wl_display *display, int drm_fd, uint32_t flags,
+		    struct sb_wl_client **out)
+{
+	struct sb_wl_client *c;
+	struct wl_display *wrapper;
+	struct wl_registry *registry;
+	int ret;
+
+	if (out)
+		*out = NULL;
+	if (!display || !out || (flags & ~(uint32_t)(SB_WL_CLIENT_NO_DRM_SYNCOBJ |
+						    SB_WL_CLIENT_NO_EXPLICIT_V1)))
+		return -EINVAL;
+	if (drm_fd >= 0) {
+		ret = sb_fd_check_open(drm_fd);
+		if (ret)
+			return ret;
+	}
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->display = display;
+	c->flags = flags;
+	c->drm_fd = drm_fd >= 0 && drm_has_timelines(drm_fd) ? drm_fd : -1;
+	if (drm_fd >= 0 && c->drm_fd < 0)
+		sb_info("the client's DRM fd has no timeline syncobjs; not using linux-drm-syncobj-v1");
+	c->queue = wl_display_create_queue(display);
+	if (!c->queue)
+		goto err_nomem;
+	wrapper = wl_proxy_create_wrapper(display);
+	if (!wrapper)
+		goto err_nomem;
+	wl_proxy_set_queue((struct wl_proxy *)wrapper, c->queue);
+	registry = wl_display_get_registry(wrapper);
+	wl_proxy_wrapper_destroy(wrapper);
+	if (!registry)
+		goto err_nomem;
+	wl_registry_add_listener(registry, &registry_listener, c);
+	ret = wl_display_roundtrip_queue(display, c->queue);
+	wl_registry_destroy(registry);
+	if (ret < 0) {
+		ret = -EPIPE;
+		goto err;
+	}
+
+	if (c->syncobj) {
+		c->protocol = SB_WL_CLIENT_DRM_SYNCOBJ;
+		if (c->explicit_sync) {
+			zwp_linux_explicit_synchronization_v1_destroy(c->explicit_sync);
+			c->explicit_sync = NULL;
+		}
+	} else if (c->explicit_sync) {
+		c->protocol = SB_WL_CLIENT_EXPLICIT_V1;
+	} else {
+		c->protocol = SB_WL_CLIENT_IMPLICIT;
+	}
+	sb_debug("wayland client: using %s",
+		 c->protocol == SB_WL_CLIENT_DRM_SYNCOBJ ? "wp_linux_drm_syncobj_manager_v1" :
+		 c->protocol == SB_WL_CLIENT_EXPLICIT_V1 ? "zwp_linux_explicit_synchronization_v1" :
+		 "implicit sync (dma-buf fences)");
+	*out = c;
+	return 0;
+
+err_nomem:
+	ret = -ENOMEM;
+err:
+	sb_wl_client_destroy(c);
+	return ret;
+}
+
+void
+sb_wl_client_destroy(struct sb_wl_client *client)
+{
+	if (!client)
+		return;
+	if (client->syncobj)
+		wp_linux_drm_syncobj_manager_v1_destroy(client->syncobj);
+	if (client->explicit_sync)
+		zwp_linux_explicit_synchronization_v1_destroy(client->explicit_sync);
+	if (client->queue)
+		wl_event_queue_destroy(client->queue);
+	free(client);
+}
+
+enum sb_wl_client_protocol
+sb_wl_client_get_protocol(const struct sb_wl_client *client)
+{
+	return client ? client->protocol : SB_WL_CLIENT_IMPLICIT;
+}
+
+/* ---- per-surface ---------------------------------------------------------------- */
+
+int
+sb_wl_client_get_surface_sync(struct sb_wl_client *client, struct wl_surface *surface,
+			      struct sb_wl_surface_sync **out)
+{
+	struct sb_wl_surface_sync *s;
+	int ret;
+
+	if (out)
+		*out = NULL;
+	if (!client || !surface || !out)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->client = client;
+	s->surface = surface;
+	wl_list_init(&s->imported);
+	wl_list_init(&s->free_release);
+	wl_list_init(&s->releases);
+
+	switch (client->protocol) {
+	case SB_WL_CLIENT_DRM_SYNCOBJ:
+		s->syncobj_surface = wp_linux_drm_syncobj_manager_v1_get_surface(client->syncobj, surface);
+		if (!s->syncobj_surface) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		ret = timeline_create(client, 0, &s->acquire);
+		if (ret)
+			goto err;
+		break;
+	case SB_WL_CLIENT_EXPLICIT_V1:
+		s->explicit_surface = zwp_linux_explicit_synchronization_v1_get_synchronization(
+			client->explicit_sync, surface);
+		if (!s->explicit_surface) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		break;
+	case SB_WL_CLIENT_IMPLICIT:
+		break;
+	}
+	*out = s;
+	return 0;
+
+err:
+	sb_wl_surface_sync_destroy(s);
+	return ret;
+}
+
+void
+sb_wl_surface_sync_destroy(struct sb_wl_surface_sync *sync)
+{
+	struct timeline *tl, *tmp;
+	struct sb_wl_release *r, *rtmp;
+
+	if (!sync)
+		return;
+	wl_list_for_each_safe(r, rtmp, &sync->releases, link) {
+		wl_list_remove(&r->link);
+		wl_list_init(&r->link);
+		r->sync = NULL; /* it keeps (and later frees) its own timeline */
+	}
+	wl_list_for_each_safe(tl, tmp, &sync->free_release, link)
+		timeline_destroy(sync->client, tl);
+	wl_list_for_each_safe(tl, tmp, &sync->imported, link)
+		timeline_destroy(sync->client, tl);
+	timeline_destroy(sync->client, sync->acquire);
+	if (sync->syncobj_surface)
+		wp_linux_drm_syncobj_surface_v1_destroy(sync->syncobj_surface);
+	if (sync->explicit_surface)
+		zwp_linux_surface_synchronization_v1_destroy(sync->explicit_surface);
+	free(sync);
+}
+
+static void
+set_point(struct sb_wl_surface_sync *sync, struct timeline *tl, uint64_t point)
+{
+	wp_linux_drm_syncobj_surface_v1_set_acquire_point(sync->syncobj_surface, tl->proxy,
+							  (uint32_t)(point >> 32), (uint32_t)point);
+}
+
+int
+sb_wl_surface_sync_set_acquire_fence(struct sb_wl_surface_sync *sync, int sync_file_fd,
+				     int dmabuf_fd)
+{
+	struct sb_wl_client *client;
+	uint64_t point;
+	int ret;
+
+	if (!sync)
+		return -EINVAL;
+	client = sync->client;
+	if (sync_file_fd != -1) {
+		ret = sb_sync_file_check(sync_file_fd, NULL, NULL);
+		if (ret)
+			return ret;
+	}
+
+	switch (client->protocol) {
+	case SB_WL_CLIENT_DRM_SYNCOBJ:
+		point = sync->acquire->next + 1;
+		if (sync_file_fd == -1)
+			ret = sb_syncobj_signal(client->drm_fd, sync->acquire->handle, point);
+		else
+			ret = sb_syncobj_import_sync_file(client->drm_fd, sync->acquire->handle, point,
+							  sync_file_fd);
+		if (ret)
+			return ret;
+		sync->acquire->next = point;
+		set_point(sync, sync->acquire, point);
+		return 0;
+	case SB_WL_CLIENT_EXPLICIT_V1:
+		if (sync_file_fd != -1) /* libwayland sends a duplicate */
+			zwp_linux_surface_synchronization_v1_set_acquire_fence(sync->explicit_surface,
+									       sync_file_fd);
+		return 0;
+	case SB_WL_CLIENT_IMPLICIT:
+		if (sync_file_fd == -1)
+			return 0;
+		if (dmabuf_fd < 0)
+			return -EINVAL;
+		return sb_dmabuf_import_sync_file(dmabuf_fd, SB_ACCESS_WRITE, sync_file_fd);
+	}
+	return -EINVAL;
+}
+
+int
+sb_wl_surface_sync_set_acquire_point(struct sb_wl_surface_sync *sync, uint32_t handle,
+				     uint64_t point, int dmabuf_fd)
+{
+	struct sb_wl_client *client;
+	struct timeline *tl;
+	int fd, ret;
+
+	if (!sync || handle == 0)
+		return -EINVAL;
+	client = sync->client;
+	if (client->drm_fd < 0)
+		return -ENODEV;
+
+	if (client->protocol == SB_WL_CLIENT_DRM_SYNCOBJ) {
+		wl_list_for_each(tl, &sync->imported, link)
+			if (tl->handle == handle)
+				goto found;
+		ret = timeline_create(client, handle, &tl);
+		if (ret)
+			return ret;
+		wl_list_insert(&sync->imported, &tl->link);
+found:
+		set_point(sync, tl, point);
+		return 0;
+	}
+
+	ret = sb_syncobj_export_sync_file(client->drm_fd, handle, point, &fd);
+	if (ret == -EINVAL)
+		return -EAGAIN; /* not materialised */
+	if (ret)
+		return ret;
+	ret = sb_wl_surface_sync_set_acquire_fence(sync, fd, dmabuf_fd);
+	close(fd);
+	return ret;
+}
+
+/* ---- releases ------------------------------------------------------------------------ */
+
+static void
+release_fenced(void *data, struct zwp_linux_buffer_release_v1 *proxy, int32_t fence)
+{
+	struct sb_wl_release *r = data;
+
+	r->arrived = true;
+	r->fenced = true;
+	r->fence_fd = fence; /* ours */
+	zwp_linux_buffer_release_v1_destroy(proxy);
+	r->proxy = NULL;
+}
+
+static void
+release_immediate(void *data, struct zwp_linux_buffer_release_v1 *proxy)
+{
+	struct sb_wl_release *r = data;
+
+	r->arrived = true;
+	zwp_linux_buffer_release_v1_destroy(proxy);
+	r->proxy = NULL;
+}
+
+static const struct zwp_linux_buffer_release_v1_listener release_listener = {
+	.fenced_release = release_fenced,
+	.immediate_release = release_immediate,
+};
+
+int
+sb_wl_surface_sync_get_release(struct sb_wl_surface_sync *sync, int dmabuf_fd,
+			       struct sb_wl_release **out)
+{
+	struct sb_wl_client *client;
+	struct sb_wl_release *r;
+	int ret;
+
+	if (out)
+		*out = NULL;
+	if (!sync || !out)
+		return -EINVAL;
+	client = sync->client;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->sync = sync;
+	r->client = client;
+	r->protocol = client->protocol;
+	r->fence_fd = -1;
+	r->dmabuf_fd = dmabuf_fd;
+
+	switch (client->protocol) {
+	case SB_WL_CLIENT_DRM_SYNCOBJ:
+		if (!wl_list_empty(&sync->free_release)) {
+			r->timeline = wl_container_of(sync->free_release.next, r->timeline, link);
+			wl_list_remove(&r->timeline->link);
+			wl_list_init(&r->timeline->link);
+		} else {
+			ret = timeline_create(client, 0, &r->timeline);
+			if (ret) {
+				free(r);
+				return ret;
+			}
+		}
+		r->point = ++r->timeline->next;
+		r->fenced = true;
+		wp_linux_drm_syncobj_surface_v1_set_release_point(sync->syncobj_surface,
+								  r->timeline->proxy,
+								  (uint32_t)(r->point >> 32),
+								  (uint32_t)r->point);
+		break;
+	case SB_WL_CLIENT_EXPLICIT_V1:
+		r->proxy = zwp_linux_surface_synchronization_v1_get_release(sync->explicit_surface);
+		if (!r->proxy) {
+			free(r);
+			return -ENOMEM;
+		}
+		zwp_linux_buffer_release_v1_add_listener(r->proxy, &release_listener, r);
+		break;
+	case SB_WL_CLIENT_IMPLICIT:
+		if (dmabuf_fd < 0 || !sb_dmabuf_is_dmabuf(dmabuf_fd)) {
+			free(r);
+			return -EINVAL;
+		}
+		r->fenced = true;
+		break;
+	}
+	wl_list_insert(&sync->releases, &r->link);
+	*out = r;
+	return 0;
+}
+
+int
+sb_wl_release_get_fence(struct sb_wl_release *r, int *out_fd)
+{
+	int ret;
+
+	if (out_fd)
+		*out_fd = -1;
+	if (!r || !out_fd)
+		return -EINVAL;
+	switch (r->protocol) {
+	case SB_WL_CLIENT_DRM_SYNCOBJ:
+		ret = sb_syncobj_export_sync_file(r->client->drm_fd, r->timeline->handle, r->point,
+						  out_fd);
+		return ret == -EINVAL ? -EAGAIN : ret;
+	case SB_WL_CLIENT_EXPLICIT_V1:
+		if (!r->arrived) {
+			ret = pump_queue(r->client, 0);
+			if (ret == -EPIPE)
+				return ret;
+		}
+		if (!r->arrived)
+			return -EAGAIN;
+		if (r->fence_fd < 0)
+			return 0;
+		ret = sb_fd_dup(r->fence_fd);
+		if (ret < 0)
+			return ret;
+		*out_fd = ret;
+		return 0;
+	case SB_WL_CLIENT_IMPLICIT:
+		return sb_dmabuf_export_sync_file(r->dmabuf_fd, SB_ACCESS_WRITE, out_fd);
+	}
+	return -EINVAL;
+}
+
+int
+sb_wl_release_wait(struct sb_wl_release *r, int64_t timeout_ns)
+{
+	int64_t deadline;
+	int ret;
+
+	if (!r)
+		return -EINVAL;
+	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
+	switch (r->protocol) {
+	case SB_WL_CLIENT_DRM_SYNCOBJ:
+		return sb_syncobj_wait(r->client->drm_fd, r->timeline->handle, r->point, timeout_ns, 0);
+	case SB_WL_CLIENT_EXPLICIT_V1:
+		while (!r->arrived) {
+			ret = pump_queue(r->client, deadline);
+			if (ret)
+				return ret;
+		}
+		if (r->fence_fd < 0)
+			return 0;
+		return sb_sync_file_wait(r->fence_fd, sb_deadline_remaining(sb_now_ns(), deadline));
+	case SB_WL_CLIENT_IMPLICIT:
+		return sb_dmabuf_wait(r->dmabuf_fd, SB_ACCESS_WRITE, timeout_ns);
+	}
+	return -EINVAL;
+}
+
+bool
+sb_wl_release_is_fenced(const struct sb_wl_release *r)
+{
+	return r && r->fenced;
+}
+
+void
+sb_wl_release_destroy(struct sb_wl_release *r)
+{
+	if (!r)
+		return;
+	if (r->proxy)
+		zwp_linux_buffer_release_v1_destroy(r->proxy);
+	fd_clear(&r->fence_fd);
+	if (r->timeline) {
+		if (r->sync) /* back to the pool, for a later (higher) point */
+			wl_list_insert(&r->sync->free_release, &r->timeline->link);
+		else
+			timeline_destroy(r->client, r->timeline);
+	}
+	wl_list_remove(&r->link);
+	free(r);
+}
