@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers shared by the demos (examples/): fds, clocks, unix-socket
+ * messages carrying fds, vgem dumb buffers and fences, PNG files.
+ *
+ * Every function returns 0 (or a new fd) on success and a negative errno on
+ * failure, and says what it does with the fds it is given. Every fd made
+ * here is close-on-exec.
+ */
+#ifndef SB_DEMO_UTIL_H
+#define SB_DEMO_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- fds and time ------------------------------------------------------ */
+
+/* Close *fd if it is open and set it to -1. */
+void demo_fd_clear(int *fd);
+/* Open descriptors of this process, or -1 without /proc. */
+int demo_count_fds(void);
+/* CLOCK_MONOTONIC in ns. */
+int64_t demo_now_ns(void);
+/* Sleep for ns nanoseconds (resumes after signals). */
+void demo_sleep_ns(int64_t ns);
+/* ioctl() retried on EINTR/EAGAIN; 0/-errno. */
+int demo_ioctl(int fd, unsigned long request, void *arg);
+
+/* ---- messages over a SOCK_SEQPACKET socket ------------------------------ */
+
+#define DEMO_MAX_FDS 16
+
+/*
+ * Send one datagram of len bytes with n_fds descriptors (SCM_RIGHTS).
+ * fds: borrowed; the receiver gets its own copies. Returns 0 or -errno
+ * (-EPIPE when the peer went away).
+ */
+int demo_send(int sock, const void *msg, size_t len, const int *fds, int n_fds);
+
+/*
+ * Receive one datagram of exactly len bytes. Up to max_fds descriptors go
+ * to fds[] (owned by the caller, close-on-exec); *n_fds says how many (pass
+ * NULL/0 when none may come: any received fd is then closed and -EPROTO
+ * returned). timeout_ms < 0 waits forever. Returns 0, -EPIPE (peer gone),
+ * -ETIME, -EPROTO (wrong size, truncated fds) or -errno.
+ */
+int demo_recv(int sock, void *msg, size_t len, int *fds, int max_fds, int *n_fds,
+	      int timeout_ms);
+
+/* ---- vgem --------------------------------------------------------------- */
+
+/*
+ * Open vgem's card node (dumb buffers are refused on its render node).
+ * Returns the fd, -ENODEV when there is no vgem, -EACCES when a card node
+ * could not be opened and none of the others is vgem.
+ */
+int demo_vgem_open(void);
+
+/* A vgem dumb buffer exported as a dma-buf. */
+struct demo_vgem_buf {
+	int vgem_fd;     /* borrowed */
+	uint32_t handle; /* GEM handle, 0: none */
+	int dmabuf_fd;   /* owned, -1: none */
+	uint32_t width, height, pitch;
+	uint64_t size;
+	void *map;       /* NULL unless demo_vgem_buf_map() */
+};
+
+/*
+ * Create a width×height buffer of bpp bits per pixel and export it
+ * (O_RDWR | O_CLOEXEC). vgem_fd: borrowed, must outlive the buffer.
+ * On failure *buf holds nothing to free (handle 0, dmabuf_fd -1).
+ */
+int demo_vgem_buf_create(int vgem_fd, uint32_t width, uint32_t height, uint32_t bpp,
+			 struct demo_vgem_buf *buf);
+/* mmap the buffer (MAP_SHARED, read/write) into buf->map. */
+int demo_vgem_buf_map(struct demo_vgem_buf *buf);
+/* Unmap, close the dma-buf, close the GEM handle. Safe on a zeroed buf. */
+void demo_vgem_buf_destroy(struct demo_vgem_buf *buf);
+
+/*
+ * Attach a pending vgem fence to the buffer: a write (exclusive) fence, or a
+ * read (shared) one. It signals on demo_vgem_fence_signal(), when the vgem
+ * fd closes, or by itself after ~10 s. -EBUSY over a conflicting fence.
+ */
+int demo_vgem_fence_attach(int vgem_fd, uint32_t handle, bool write, uint32_t *fence_id);
+/* -ETIMEDOUT: the fence had expired already; -ENOENT: signalled twice. */
+int demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id);
+
+/* ---- PNG ---------------------------------------------------------------- */
+
+/*
+ * Write an 8-bit RGB PNG from rows of `channels` (3 or 4; alpha is dropped)
+ * bytes per pixel, `stride` bytes apart, top row first. Returns 0 or -errno.
+ */
+int demo_png_write(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
+		   uint32_t stride, int channels);
+
+/* mkdir -p; 0 or -errno. */
+int demo_mkdir_p(const char *path);
+
+#endif

@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syncbridge-demo-cube: a vkcube-style producer/consumer pair that checks
+ * every frame it shows.
+ *
+ *   producer (child process, Vulkan)          consumer (parent, EGL/GLES or Vulkan)
+ *   ────────────────────────────────          ─────────────────────────────────────
+ *   ring of vgem dma-bufs, imported as
+ *   LINEAR images; fds sent once ──SCM_RIGHTS──► import each (EGLImage / VkImage)
+ *   per frame N, buffer I = N % ring:
+ *     wait until the consumer released I ◄──── "released I"
+ *     acquire I from FOREIGN                   │
+ *     clear, cube, stamp pass (alpha = N)      │
+ *     release I to FOREIGN, vkQueueSubmit      │
+ *     "frame N in I" ────────────────────────► bridge wait for I's writers
+ *                                              composite I into its own target
+ *                                              bridge: attach the read's fence
+ *                                              "released I", read back, check:
+ *                                                every pixel stamped N   → complete
+ *                                                every pixel as before   → stale
+ *                                                anything else           → torn
+ *
+ * The bridge is VK_LAYER_SYNCBRIDGE_implicit_sync in the producer (it turns
+ * the FOREIGN transfers into the dma-buf's kernel fences) and libsyncbridge-egl
+ * (or the layer again) in the consumer. With --no-bridge (SYNCBRIDGE_DISABLE=1)
+ * the loader skips the layer and the EGL bridge's calls do nothing: the
+ * consumer reads while the GPU is still drawing, and the checks say so.
+ *
+ * Prints `frames=N torn=T stale=S`; with --output DIR writes a few frames,
+ * the first torn and stale ones, and a contact sheet as PNG files.
+ * Needs root, vgem and a Vulkan driver that imports dma-bufs (lavapipe in the
+ * test guest: scripts/vm-run.sh -- build/examples/syncbridge-demo-cube).
+ * Exit status: 0 as expected, 1 not (or an error), 2 usage, 77 cannot run here.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <syncbridge/syncbridge.h>
+
+#include "cube.h"
+#include "demo_util.h"
+
+#define PROG "syncbridge-demo-cube"
+#define EXIT_USAGE 2
+#define EXIT_SKIP 77
+#define FRAME_TIMEOUT_MS 60000
+
+/* The contact sheet: SHEET_COLS × SHEET_ROWS frames picked evenly over the run. */
+#define SHEET_COLS 8
+#define SHEET_ROWS 3
+#define SHEET_BORDER 3
+#define SHEET_GAP 4
+/* Individual frames written as PNG. */
+#define SAVED_FRAMES 4
+
+enum verdict { FRAME_COMPLETE, FRAME_STALE, FRAME_TORN };
+
+static const uint8_t verdict_rgb[3][3] = {
+	{ 60, 200, 90 },  /* complete: green */
+	{ 240, 170, 40 }, /* stale: amber */
+	{ 230, 50, 50 },  /* torn: red */
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [OPTIONS]\n"
+		"  --frames N        frames to render (default 120)\n"
+		"  --buffers N       dma-bufs in the ring, 2..%d (default 3)\n"
+		"  --size WxH        frame size (default 160x120)\n"
+		"  --work N          fragment shader iterations per pixel (default 48)\n"
+		"  --consumer KIND   egl (default) or vulkan\n"
+		"  --no-bridge       run without syncbridge (SYNCBRIDGE_DISABLE=1)\n"
+		"  --expect-race     succeed only if frames were torn or stale (the control)\n"
+		"  --output DIR      write PNGs: frames, first torn/stale, contact sheet\n"
+		"  --layer-dir DIR   XDG data dir holding vulkan/implicit_layer.d/ with the\n"
+		"                    syncbridge layer (default: this build tree's, if present)\n"
+		"  --verbose         one line per frame\n",
+		CUBE_MAX_BUFFERS);
+}
+
+static int
+parse_args(int argc, char **argv, struct cube_options *opt)
+{
+	static const struct option longopts[] = {
+		{ "frames", required_argument, NULL, 'f' },
+		{ "buffers", required_argument, NULL, 'b' },
+		{ "size", required_argument, NULL, 's' },
+		{ "work", required_argument, NULL, 'w' },
+		{ "consumer", required_argument, NULL, 'c' },
+		{ "no-bridge", no_argument, NULL, 'n' },
+		{ "expect-race", no_argument, NULL, 'x' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "layer-dir", required_argument, NULL, 'l' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	*opt = (struct cube_options){
+		.frames = 120, .buffers = 3, .width = 160, .height = 120, .work = 48,
+		.consumer = "egl",
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		char *end = NULL;
+		switch (c) {
+		case 'f':
+			opt->frames = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || opt->frames == 0 || opt->frames > 1000000)
+				goto bad;
+			break;
+		case 'b':
+			opt->buffers = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || opt->buffers < 2 || opt->buffers > CUBE_MAX_BUFFERS)
+				goto bad;
+			break;
+		case 's':
+			if (sscanf(optarg, "%ux%u", &opt->width, &opt->height) != 2 ||
+			    opt->width < 16 || opt->height < 16 || opt->width > 4096 ||
+			    opt->height > 4096)
+				goto bad;
+			break;
+		case 'w':
+			opt->work = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || opt->work > 100000)
+				goto bad;
+			break;
+		case 'c':
+			if (strcmp(optarg, "egl") != 0 && strcmp(optarg, "vulkan") != 0)
+				goto bad;
+			opt->consumer = optarg;
+			break;
+		case 'n':
+			opt->no_bridge = true;
+			break;
+		case 'x':
+			opt->expect_race = true;
+			break;
+		case 'o':
+			opt->output = optarg;
+			break;
+		case 'l':
+			opt->layer_dir = optarg;
+			break;
+		case 'v':
+			opt->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+		continue;
+bad:
+		for (const struct option *o = longopts; o->name; o++)
+			if (o->val == c)
+				fprintf(stderr, PROG ": bad value '%s' for --%s\n", optarg, o->name);
+		return -EINVAL;
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (getenv("SYNCBRIDGE_DISABLE"))
+		opt->no_bridge = true;
+	return 0;
+}
+
+/*
+ * The environment both processes start with: the build tree's layer manifest
+ * on the loader's XDG path (Debian 12's loader finds implicit layers only
+ * there), and SYNCBRIDGE_DISABLE=1 for the run without the bridge — which
+ * makes the loader skip the implicit layer and libsyncbridge-egl do nothing.
+ */
+static void
+setup_environment(struct cube_options *opt)
+{
+	const char *dir = opt->layer_dir;
+	struct stat st;
+
+#ifdef CUBE_BUILD_LAYER_DIR
+	if (!dir && stat(CUBE_BUILD_LAYER_DIR "/vulkan/implicit_layer.d", &st) == 0)
+		dir = CUBE_BUILD_LAYER_DIR;
+#endif
+	if (dir && stat(dir, &st) == 0) {
+		const char *old = getenv("XDG_DATA_DIRS");
+		char buf[4096];
+		snprintf(buf, sizeof(buf), "%s:%s", dir,
+			 old && *old ? old : "/usr/local/share:/usr/share");
+		setenv("XDG_DATA_DIRS", buf, 1);
+		opt->layer_dir = dir;
+	}
+	if (opt->no_bridge)
+		setenv("SYNCBRIDGE_DISABLE", "1", 1);
+}
+
+/* ---- the consumer's bookkeeping ------------------------------------------ */
+
+struct run {
+	const struct cube_options *opt;
+	unsigned frames, torn, stale;
+	double latency_ms_sum;     /* vkQueueSubmit returned → consumer started reading */
+	int first_torn, first_stale;
+	uint8_t *sheet;
+	uint32_t sheet_w, sheet_h;
+	unsigned sheet_cells;
+};
+
+static unsigned
+sheet_frame(const struct cube_options *opt, unsigned cell)
+{
+	return (unsigned)((uint64_t)cell * opt->frames / (SHEET_COLS * SHEET_ROWS));
+}
+
+static bool
+is_saved_frame(const struct cube_options *opt, unsigned frame)
+{
+	for (unsigned k = 0; k < SAVED_FRAMES; k++)
+		if (frame == (unsigned)((uint64_t)k * (opt->frames - 1) / (SAVED_FRAMES - 1)))
+			return true;
+	return false;
+}
+
+static void
+save_png(const struct cube_options *opt, const char *name, unsigned frame, const uint8_t *rgba)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s-%03u.png", opt->output, name, frame);
+	int ret = demo_png_write(path, rgba, opt->width, opt->height, opt->width * 4, 4);
+	if (ret < 0)
+		fprintf(stderr, PROG ": writing %s: %s\n", path, strerror(-ret));
+}
+
+static void
+sheet_put(struct run *run, unsigned cell, const uint8_t *rgba, enum verdict v)
+{
+	const struct cube_options *opt = run->opt;
+	uint32_t cw = opt->width + 2 * SHEET_BORDER, ch = opt->height + 2 * SHEET_BORDER;
+	uint32_t x0 = SHEET_GAP + (cell % SHEET_COLS) * (cw + SHEET_GAP);
+	uint32_t y0 = SHEET_GAP + (cell / SHEET_COLS) * (ch + SHEET_GAP);
+
+	for (uint32_t y = 0; y < ch; y++) {
+		uint8_t *row = run->sheet + ((size_t)(y0 + y) * run->sheet_w + x0) * 3;
+		for (uint32_t x = 0; x < cw; x++) {
+			uint8_t *px = row + x * 3;
+			bool inside = x >= SHEET_BORDER && y >= SHEET_BORDER &&
+				      x < cw - SHEET_BORDER && y < ch - SHEET_BORDER;
+			const uint8_t *src = inside ? rgba + ((size_t)(y - SHEET_BORDER) * opt->width +
+							      (x - SHEET_BORDER)) * 4
+						    : verdict_rgb[v];
+			memcpy(px, src, 3);
+		}
+	}
+}
+
+static enum verdict
+check_frame(const struct cube_options *opt, unsigned frame, const uint8_t *rgba,
+	    size_t *n_new, size_t *n_old)
+{
+	size_t n = (size_t)opt->width * opt->height;
+	uint8_t want = cube_stamp(frame);
+	/* What the buffer held before: the frame one ring earlier, or nothing. */
+	uint8_t old = frame >= opt->buffers ? cube_stamp(frame - opt->buffers) : CUBE_ALPHA_INITIAL;
+
+	*n_new = *n_old = 0;
+	for (size_t i = 0; i < n; i++) {
+		*n_new += rgba[4 * i + 3] == want;
+		*n_old += rgba[4 * i + 3] == old;
+	}
+	if (*n_new == n)
+		return FRAME_COMPLETE;
+	/* Pixels of a frame in progress (CUBE_ALPHA_CLEAR) or of two frames: torn. */
+	return *n_old == n ? FRAME_STALE : FRAME_TORN;
+}
+
+static int
+run_consumer(int sock, const struct cube_options *opt, struct run *run)
+{
+	const struct cube_backend *backend =
+		strcmp(opt->consumer, "vulkan") == 0 ? &cube_backend_vulkan : &cube_backend_egl;
+	struct cube_consumer *c = NULL;
+	struct cube_buffers bufs = { .count = 0 };
+	uint8_t *rgba = NULL;
+	struct cube_msg m;
+	int n_fds = 0, ret;
+
+	ret = demo_recv(sock, &m, sizeof(m), bufs.fds, CUBE_MAX_BUFFERS, &n_fds, FRAME_TIMEOUT_MS);
+	if (ret < 0)
+		return ret; /* the producer could not start: it says why */
+	bufs.count = (unsigned)n_fds;
+	if (m.type != CUBE_MSG_BUFFERS || m.count != (uint32_t)n_fds || m.count != opt->buffers ||
+	    m.width != opt->width || m.height != opt->height) {
+		fprintf(stderr, PROG ": consumer: malformed buffer message\n");
+		ret = -EPROTO;
+		goto out;
+	}
+	/* Every fd from the other process is checked before use. */
+	for (unsigned i = 0; i < bufs.count; i++) {
+		if (!sb_dmabuf_is_dmabuf(bufs.fds[i])) {
+			fprintf(stderr, PROG ": consumer: fd %u is not a dma-buf\n", i);
+			ret = -EPROTO;
+			goto out;
+		}
+	}
+	bufs.width = m.width;
+	bufs.height = m.height;
+	bufs.pitch = m.pitch;
+	bufs.offset = m.offset;
+	bufs.drm_format = m.drm_format;
+	bufs.size = m.size;
+
+	ret = backend->init(&c, &bufs, opt->verbose); /* takes the fds */
+	bufs.count = 0;
+	if (ret < 0)
+		goto out;
+	printf("consumer: %s\n", backend->describe(c));
+	fflush(stdout);
+	rgba = malloc((size_t)opt->width * opt->height * 4);
+	if (!rgba) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	m = (struct cube_msg){ .type = CUBE_MSG_READY };
+	ret = demo_send(sock, &m, sizeof(m), NULL, 0);
+	if (ret < 0)
+		goto out;
+
+	for (;;) {
+		ret = demo_recv(sock, &m, sizeof(m), NULL, 0, NULL, FRAME_TIMEOUT_MS);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": consumer: waiting for a frame: %s\n",
+				ret == -EPIPE ? "the producer went away" : strerror(-ret));
+			goto out;
+		}
+		if (m.type == CUBE_MSG_END)
+			break;
+		if (m.type != CUBE_MSG_FRAME || m.index >= opt->buffers || m.frame != run->frames) {
+			fprintf(stderr, PROG ": consumer: unexpected message %u (frame %u, buffer %u)\n",
+				m.type, m.frame, m.index);
+			ret = -EPROTO;
+			goto out;
+		}
+		int64_t t_read = demo_now_ns();
+		ret = backend->composite(c, m.index);
+		if (ret < 0)
+			goto out;
+		struct cube_msg rel = { .type = CUBE_MSG_RELEASE, .frame = m.frame, .index = m.index };
+		ret = demo_send(sock, &rel, sizeof(rel), NULL, 0);
+		if (ret < 0)
+			goto out;
+		ret = backend->read_back(c, rgba);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": consumer: read back failed\n");
+			goto out;
+		}
+
+		size_t n_new, n_old;
+		enum verdict v = check_frame(opt, m.frame, rgba, &n_new, &n_old);
+		run->frames++;
+		run->latency_ms_sum += (double)(t_read - m.submit_ns) / 1e6;
+		if (v == FRAME_TORN)
+			run->torn++;
+		if (v == FRAME_STALE)
+			run->stale++;
+		if (opt->verbose || v != FRAME_COMPLETE)
+			if (opt->verbose || run->torn + run->stale <= 5)
+				printf("consumer: frame %u (buffer %u): %s — %zu px of this frame, %zu of "
+				       "the previous one, of %zu; read %.1f ms after submit\n",
+				       m.frame, m.index,
+				       v == FRAME_COMPLETE ? "complete" : v == FRAME_STALE ? "STALE" : "TORN",
+				       n_new, n_old, (size_t)opt->width * opt->height,
+				       (double)(t_read - m.submit_ns) / 1e6);
+
+		if (opt->output) {
+			if (is_saved_frame(opt, m.frame))
+				save_png(opt, "frame", m.frame, rgba);
+			if (v == FRAME_TORN && run->first_torn < 0) {
+				run->first_torn = (int)m.frame;
+				save_png(opt, "torn", m.frame, rgba);
+			}
+			if (v == FRAME_STALE && run->first_stale < 0) {
+				run->first_stale = (int)m.frame;
+				save_png(opt, "stale", m.frame, rgba);
+			}
+			for (unsigned cell = 0; cell < SHEET_COLS * SHEET_ROWS; cell++)
+				if (sheet_frame(opt, cell) == m.frame &&
+				    (cell == 0 || sheet_frame(opt, cell - 1) != m.frame)) {
+					sheet_put(run, cell, rgba, v);
+					run->sheet_cells = cell + 1;
+				}
+		}
+	}
+	ret = 0;
+out:
+	if (c)
+		backend->destroy(c);
+	for (unsigned i = 0; i < bufs.count; i++)
+		demo_fd_clear(&bufs.fds[i]);
+	free(rgba);
+	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct cube_options opt;
+	int sv[2];
+
+	if (parse_args(argc, argv, &opt) < 0)
+		return EXIT_USAGE;
+	setup_environment(&opt);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	printf("%s: %u frames of %ux%u, ring of %u vgem dma-bufs, consumer: %s, bridge: %s\n",
+	       PROG, opt.frames, opt.width, opt.height, opt.buffers, opt.consumer,
+	       opt.no_bridge ? "OFF (SYNCBRIDGE_DISABLE=1)" : "on");
+
+	struct run run = { .opt = &opt, .first_torn = -1, .first_stale = -1 };
+	if (opt.output) {
+		int ret = demo_mkdir_p(opt.output);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": cannot create %s: %s\n", opt.output, strerror(-ret));
+			return 1;
+		}
+		run.sheet_w = SHEET_GAP + SHEET_COLS * (opt.width + 2 * SHEET_BORDER + SHEET_GAP);
+		run.sheet_h = SHEET_GAP + SHEET_ROWS * (opt.height + 2 * SHEET_BORDER + SHEET_GAP);
+		run.sheet = calloc((size_t)run.sheet_w * run.sheet_h, 3);
+		if (!run.sheet)
+			return 1;
+		memset(run.sheet, 40, (size_t)run.sheet_w * run.sheet_h * 3);
+	}
+
+	int fds_before = demo_count_fds();
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		perror(PROG ": socketpair");
+		return 1;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror(PROG ": fork");
+		return 1;
+	}
+	if (pid == 0) {
+		/* The producer: its own process, its own Vulkan instance. */
+		close(sv[0]);
+		int ret = cube_producer_run(sv[1], &opt);
+		close(sv[1]);
+		fflush(NULL);
+		_exit(ret == -ENODEV ? EXIT_SKIP : ret < 0 ? 1 : 0);
+	}
+	close(sv[1]);
+	int ret = run_consumer(sv[0], &opt, &run);
+	close(sv[0]);
+
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	int producer_rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (producer_rc == EXIT_SKIP || ret == -ENODEV) {
+		printf("%s: SKIP: cannot run here (see above)\n", PROG);
+		free(run.sheet);
+		return EXIT_SKIP;
+	}
+
+	if (opt.output && run.sheet_cells) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/contact-sheet.png", opt.output);
+		int r = demo_png_write(path, run.sheet, run.sheet_w, run.sheet_h, run.sheet_w * 3, 3);
+		if (r < 0)
+			fprintf(stderr, PROG ": writing %s: %s\n", path, strerror(-r));
+	}
+	free(run.sheet);
+
+	int fds_after = demo_count_fds();
+	if (run.frames)
+		printf("consumer: frames read %.1f ms after vkQueueSubmit returned, on average\n",
+		       run.latency_ms_sum / run.frames);
+	printf("frames=%u torn=%u stale=%u\n", run.frames, run.torn, run.stale);
+	if (opt.output)
+		printf("pictures: %s/ (contact-sheet.png: green border = complete, amber = stale, "
+		       "red = torn)\n", opt.output);
+
+	bool ok = ret == 0 && producer_rc == 0 && run.frames == opt.frames;
+	if (ret != 0 || producer_rc != 0)
+		fprintf(stderr, PROG ": %s\n", ret != 0 ? "the consumer failed" : "the producer failed");
+	if (run.frames != opt.frames)
+		fprintf(stderr, PROG ": only %u of %u frames arrived\n", run.frames, opt.frames);
+	if (fds_before >= 0 && fds_after != fds_before) {
+		fprintf(stderr, PROG ": consumer: %d fds open at the end, %d at the start\n",
+			fds_after, fds_before);
+		ok = false;
+	}
+	if (opt.expect_race) {
+		bool raced = run.torn + run.stale > 0;
+		printf("%s\n", raced ? "as expected without the bridge: the consumer saw unfinished frames"
+				     : "UNEXPECTED: no torn or stale frame without the bridge");
+		return ok && raced ? 0 : 1;
+	}
+	return ok && run.torn == 0 && run.stale == 0 ? 0 : 1;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syncbridge-demo-cube: what the producer and the consumer processes share
+ * (see cube.c for the whole picture).
+ */
+#ifndef SB_DEMO_CUBE_H
+#define SB_DEMO_CUBE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CUBE_MAX_BUFFERS 8
+
+struct cube_options {
+	unsigned frames;
+	unsigned buffers;   /* ring size */
+	uint32_t width, height;
+	unsigned work;      /* fragment shader iterations */
+	bool no_bridge;     /* SYNCBRIDGE_DISABLE=1: no layer, EGL bridge off */
+	bool expect_race;   /* exit 0 only if torn + stale > 0 (the control) */
+	const char *consumer; /* "egl" or "vulkan" */
+	const char *output; /* folder for PNGs, or NULL */
+	const char *layer_dir; /* XDG data dir with the layer's manifest, or NULL */
+	bool verbose;
+};
+
+/* Messages on the SOCK_SEQPACKET socket between the two processes. */
+enum cube_msg_type {
+	CUBE_MSG_BUFFERS = 1, /* producer → consumer: the ring, fds attached */
+	CUBE_MSG_FRAME,       /* producer → consumer: frame N is in buffer I */
+	CUBE_MSG_RELEASE,     /* consumer → producer: done with buffer I */
+	CUBE_MSG_END,         /* producer → consumer: no more frames */
+	CUBE_MSG_READY,       /* consumer → producer: buffers imported */
+};
+
+struct cube_msg {
+	uint32_t type;
+	uint32_t frame;
+	uint32_t index;
+	uint32_t count;       /* BUFFERS: number of fds */
+	uint32_t width, height;
+	uint32_t pitch, offset; /* BUFFERS: LINEAR layout of every buffer */
+	uint32_t drm_format;  /* BUFFERS: DRM_FORMAT_ARGB8888 */
+	uint32_t pad;
+	uint64_t size;        /* BUFFERS: bytes per buffer */
+	int64_t submit_ns;    /* FRAME: when vkQueueSubmit returned (CLOCK_MONOTONIC) */
+};
+
+/*
+ * Every pixel's alpha says which frame finished it: frame N's stamp pass,
+ * drawn last, writes cube_stamp(N) (1..254). The clear writes CUBE_ALPHA_CLEAR
+ * (a frame in progress), and the producer fills new buffers with
+ * CUBE_ALPHA_INITIAL (nothing rendered yet).
+ */
+#define CUBE_ALPHA_CLEAR 0
+#define CUBE_ALPHA_INITIAL 255
+
+static inline uint8_t
+cube_stamp(unsigned frame)
+{
+	return (uint8_t)(frame % 254 + 1);
+}
+
+/* The producer: runs until all frames are sent; 0 or a negative errno. */
+int cube_producer_run(int sock, const struct cube_options *opt);
+
+/* What a consumer reads for one frame: the composited pixels, RGBA, rows top first. */
+struct cube_consumer;
+struct cube_buffers {
+	int fds[CUBE_MAX_BUFFERS]; /* owned by the consumer backend after init */
+	unsigned count;
+	uint32_t width, height, pitch, offset, drm_format;
+	uint64_t size;
+};
+
+/* A consumer backend: EGL/GLES (consumer_egl.c) or Vulkan (consumer_vk.c). */
+struct cube_backend {
+	const char *name;
+	/* Import the ring; takes ownership of bufs->fds on success and failure. */
+	int (*init)(struct cube_consumer **out, struct cube_buffers *bufs, bool verbose);
+	/*
+	 * Before reading buffer `index`: wait for its writers (through the
+	 * bridge), composite it into the backend's own target, and make the
+	 * buffer's later writers wait for this read. Returns 0 or -errno.
+	 */
+	int (*composite)(struct cube_consumer *c, unsigned index);
+	/* The composited pixels (RGBA8, width*4 bytes per row, memory row order). */
+	int (*read_back)(struct cube_consumer *c, uint8_t *rgba);
+	/* One line describing the bridge path (e.g. GPU-side waits). */
+	const char *(*describe)(struct cube_consumer *c);
+	void (*destroy)(struct cube_consumer *c);
+};
+
+extern const struct cube_backend cube_backend_egl;
+extern const struct cube_backend cube_backend_vulkan;
+
+#endif

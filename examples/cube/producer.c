@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cube demo's producer: renders a rotating, lit cube with Vulkan into a
+ * ring of vgem dma-bufs (imported as LINEAR images), one frame per buffer,
+ * each frame's render pass bracketed by ownership transfers with FOREIGN:
+ *
+ *   acquire  FOREIGN → us   (the layer: wait for the buffer's readers)
+ *   render   clear, cube (heavy fragment shader), stamp pass (alpha = stamp)
+ *   release  us → FOREIGN   (the layer: attach our work's fence to the dma-buf)
+ *
+ * and tells the consumer "frame N is in buffer I" right after vkQueueSubmit
+ * returns — the moment an implicit-sync consumer may start using it. Without
+ * the layer nothing on the dma-buf says the GPU is still writing.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <drm_fourcc.h>
+
+#include "cube.h"
+#include "demo_util.h"
+#include "vk_common.h"
+
+#include "cube.frag.h"
+#include "cube.vert.h"
+#include "stamp.frag.h"
+#include "stamp.vert.h"
+
+#define PROG "syncbridge-demo-cube"
+#define COLOR_FORMAT VK_FORMAT_B8G8R8A8_UNORM
+#define DEPTH_FORMAT VK_FORMAT_D32_SFLOAT
+/* A consumer that stops answering for this long is gone. */
+#define RELEASE_TIMEOUT_MS 60000
+
+struct params {
+	float angle, aspect, stamp, work;
+};
+
+struct slot {
+	struct demo_vgem_buf buf;
+	VkImage image;
+	VkDeviceMemory memory;
+	VkImageView view;
+	VkCommandBuffer cb;
+	VkFence fence;
+	bool free; /* the consumer has released it (or never had it) */
+};
+
+struct producer {
+	const struct cube_options *opt;
+	int vgem_fd;
+	struct cube_vk vk;
+	struct slot slots[CUBE_MAX_BUFFERS];
+	VkImage depth;
+	VkDeviceMemory depth_memory;
+	VkImageView depth_view;
+	VkPipelineLayout layout;
+	VkPipeline cube_pipeline, stamp_pipeline;
+};
+
+#define TRY(call)                                                                           \
+	do {                                                                                \
+		VkResult r_ = (call);                                                       \
+		if (r_ != VK_SUCCESS) {                                                     \
+			fprintf(stderr, PROG ": producer: %s: %s\n", #call, cube_vk_result(r_)); \
+			return -EIO;                                                        \
+		}                                                                           \
+	} while (0)
+
+static int
+create_shader(struct producer *p, const uint32_t *code, size_t size, VkShaderModule *out)
+{
+	VkShaderModuleCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+		.codeSize = size,
+		.pCode = code,
+	};
+	TRY(vkCreateShaderModule(p->vk.device, &info, NULL, out));
+	return 0;
+}
+
+static int
+create_pipeline(struct producer *p, VkShaderModule vs, VkShaderModule fs, bool stamp,
+		VkPipeline *out)
+{
+	VkPipelineShaderStageCreateInfo stages[2] = {
+		{ .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+		  .stage = VK_SHADER_STAGE_VERTEX_BIT, .module = vs, .pName = "main" },
+		{ .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+		  .stage = VK_SHADER_STAGE_FRAGMENT_BIT, .module = fs, .pName = "main" },
+	};
+	VkPipelineVertexInputStateCreateInfo vi = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO,
+	};
+	VkPipelineInputAssemblyStateCreateInfo ia = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO,
+		.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST,
+	};
+	VkPipelineViewportStateCreateInfo vp = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO,
+		.viewportCount = 1,
+		.scissorCount = 1,
+	};
+	VkPipelineRasterizationStateCreateInfo rs = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO,
+		.polygonMode = VK_POLYGON_MODE_FILL,
+		.cullMode = VK_CULL_MODE_NONE,
+		.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE,
+		.lineWidth = 1.0f,
+	};
+	VkPipelineMultisampleStateCreateInfo ms = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO,
+		.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT,
+	};
+	VkPipelineDepthStencilStateCreateInfo ds = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO,
+		.depthTestEnable = !stamp,
+		.depthWriteEnable = !stamp,
+		.depthCompareOp = VK_COMPARE_OP_LESS,
+	};
+	VkPipelineColorBlendAttachmentState att = {
+		/* The stamp pass writes alpha only, over everything the frame drew. */
+		.colorWriteMask = stamp ? VK_COLOR_COMPONENT_A_BIT
+					: VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
+						  VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT,
+	};
+	VkPipelineColorBlendStateCreateInfo cb = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO,
+		.attachmentCount = 1,
+		.pAttachments = &att,
+	};
+	VkDynamicState dyn[] = { VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR };
+	VkPipelineDynamicStateCreateInfo dy = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO,
+		.dynamicStateCount = 2,
+		.pDynamicStates = dyn,
+	};
+	VkFormat color = COLOR_FORMAT;
+	VkPipelineRenderingCreateInfo rendering = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO,
+		.colorAttachmentCount = 1,
+		.pColorAttachmentFormats = &color,
+		.depthAttachmentFormat = DEPTH_FORMAT,
+	};
+	VkGraphicsPipelineCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO,
+		.pNext = &rendering,
+		.stageCount = 2,
+		.pStages = stages,
+		.pVertexInputState = &vi,
+		.pInputAssemblyState = &ia,
+		.pViewportState = &vp,
+		.pRasterizationState = &rs,
+		.pMultisampleState = &ms,
+		.pDepthStencilState = &ds,
+		.pColorBlendState = &cb,
+		.pDynamicState = &dy,
+		.layout = p->layout,
+	};
+	TRY(vkCreateGraphicsPipelines(p->vk.device, VK_NULL_HANDLE, 1, &info, NULL, out));
+	return 0;
+}
+
+static int
+create_pipelines(struct producer *p)
+{
+	VkPushConstantRange range = {
+		.stageFlags = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT,
+		.size = sizeof(struct params),
+	};
+	VkPipelineLayoutCreateInfo li = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+		.pushConstantRangeCount = 1,
+		.pPushConstantRanges = &range,
+	};
+	TRY(vkCreatePipelineLayout(p->vk.device, &li, NULL, &p->layout));
+
+	VkShaderModule m[4] = { VK_NULL_HANDLE };
+	int ret = create_shader(p, cube_vert_spv, sizeof(cube_vert_spv), &m[0]);
+	if (!ret)
+		ret = create_shader(p, cube_frag_spv, sizeof(cube_frag_spv), &m[1]);
+	if (!ret)
+		ret = create_shader(p, stamp_vert_spv, sizeof(stamp_vert_spv), &m[2]);
+	if (!ret)
+		ret = create_shader(p, stamp_frag_spv, sizeof(stamp_frag_spv), &m[3]);
+	if (!ret)
+		ret = create_pipeline(p, m[0], m[1], false, &p->cube_pipeline);
+	if (!ret)
+		ret = create_pipeline(p, m[2], m[3], true, &p->stamp_pipeline);
+	for (int i = 0; i < 4; i++)
+		if (m[i])
+			vkDestroyShaderModule(p->vk.device, m[i], NULL);
+	return ret;
+}
+
+static int
+create_view(struct producer *p, VkImage image, VkFormat format, VkImageAspectFlags aspect,
+	    VkImageView *out)
+{
+	VkImageViewCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
+		.image = image,
+		.viewType = VK_IMAGE_VIEW_TYPE_2D,
+		.format = format,
+		.subresourceRange = { aspect, 0, 1, 0, 1 },
+	};
+	TRY(vkCreateImageView(p->vk.device, &info, NULL, out));
+	return 0;
+}
+
+static int
+create_depth(struct producer *p)
+{
+	VkImageCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
+		.imageType = VK_IMAGE_TYPE_2D,
+		.format = DEPTH_FORMAT,
+		.extent = { p->opt->width, p->opt->height, 1 },
+		.mipLevels = 1,
+		.arrayLayers = 1,
+		.samples = VK_SAMPLE_COUNT_1_BIT,
+		.tiling = VK_IMAGE_TILING_OPTIMAL,
+		.usage = VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT,
+	};
+	TRY(vkCreateImage(p->vk.device, &info, NULL, &p->depth));
+	VkMemoryRequirements req;
+	vkGetImageMemoryRequirements(p->vk.device, p->depth, &req);
+	int type = cube_vk_memory_type(&p->vk, req.memoryTypeBits, 0);
+	if (type < 0)
+		return -EIO;
+	VkMemoryAllocateInfo mai = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.allocationSize = req.size,
+		.memoryTypeIndex = (uint32_t)type,
+	};
+	TRY(vkAllocateMemory(p->vk.device, &mai, NULL, &p->depth_memory));
+	TRY(vkBindImageMemory(p->vk.device, p->depth, p->depth_memory, 0));
+	return create_view(p, p->depth, DEPTH_FORMAT, VK_IMAGE_ASPECT_DEPTH_BIT, &p->depth_view);
+}
+
+static int
+create_ring(struct producer *p)
+{
+	VkImage images[CUBE_MAX_BUFFERS];
+
+	for (unsigned i = 0; i < p->opt->buffers; i++) {
+		struct slot *s = &p->slots[i];
+		int ret = demo_vgem_buf_create(p->vgem_fd, p->opt->width, p->opt->height, 32, &s->buf);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": producer: vgem dumb buffer: %s\n", strerror(-ret));
+			return ret;
+		}
+		/* Black, alpha CUBE_ALPHA_INITIAL: "no frame yet". */
+		ret = demo_vgem_buf_map(&s->buf);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": producer: mmap of a vgem buffer: %s\n", strerror(-ret));
+			return ret;
+		}
+		for (uint32_t y = 0; y < s->buf.height; y++) {
+			uint32_t *row = (uint32_t *)((uint8_t *)s->buf.map + (size_t)y * s->buf.pitch);
+			for (uint32_t x = 0; x < s->buf.width; x++)
+				row[x] = (uint32_t)CUBE_ALPHA_INITIAL << 24;
+		}
+		ret = cube_vk_import_image(&p->vk, s->buf.dmabuf_fd, p->opt->width, p->opt->height,
+					   s->buf.pitch, 0, VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT,
+					   &s->image, &s->memory);
+		if (ret < 0)
+			return ret;
+		ret = create_view(p, s->image, COLOR_FORMAT, VK_IMAGE_ASPECT_COLOR_BIT, &s->view);
+		if (ret < 0)
+			return ret;
+		VkCommandBufferAllocateInfo ai = {
+			.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+			.commandPool = p->vk.pool,
+			.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+			.commandBufferCount = 1,
+		};
+		TRY(vkAllocateCommandBuffers(p->vk.device, &ai, &s->cb));
+		VkFenceCreateInfo fi = {
+			.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO,
+			.flags = VK_FENCE_CREATE_SIGNALED_BIT,
+		};
+		TRY(vkCreateFence(p->vk.device, &fi, NULL, &s->fence));
+		s->free = true;
+		images[i] = s->image;
+	}
+	/* Once: UNDEFINED → GENERAL, the layout the buffers have "outside". */
+	return cube_vk_images_to_general(&p->vk, images, p->opt->buffers);
+}
+
+static int
+record(struct producer *p, struct slot *s, unsigned frame)
+{
+	const struct cube_options *opt = p->opt;
+	VkCommandBuffer cb = s->cb;
+
+	TRY(vkResetCommandBuffer(cb, 0));
+	VkCommandBufferBeginInfo bi = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+		.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+	};
+	TRY(vkBeginCommandBuffer(cb, &bi));
+
+	/* Take the buffer from the outside world (the consumer). */
+	cube_vk_transfer(&p->vk, cb, s->image, true, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+			 VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+			 VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+	VkImageMemoryBarrier depth = {
+		.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
+		.srcAccessMask = VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
+		.dstAccessMask = VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_READ_BIT |
+				 VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
+		.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+		.newLayout = VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
+		.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+		.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+		.image = p->depth,
+		.subresourceRange = { VK_IMAGE_ASPECT_DEPTH_BIT, 0, 1, 0, 1 },
+	};
+	vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_LATE_FRAGMENT_TESTS_BIT,
+			     VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT, 0, 0, NULL, 0, NULL, 1,
+			     &depth);
+
+	VkRenderingAttachmentInfo color = {
+		.sType = VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO,
+		.imageView = s->view,
+		.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+		.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR,
+		.storeOp = VK_ATTACHMENT_STORE_OP_STORE,
+		/* Alpha CUBE_ALPHA_CLEAR: "frame in progress". */
+		.clearValue.color.float32 = { 0.06f, 0.07f, 0.12f, CUBE_ALPHA_CLEAR / 255.0f },
+	};
+	VkRenderingAttachmentInfo depth_att = {
+		.sType = VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO,
+		.imageView = p->depth_view,
+		.imageLayout = VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
+		.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR,
+		.storeOp = VK_ATTACHMENT_STORE_OP_DONT_CARE,
+		.clearValue.depthStencil = { 1.0f, 0 },
+	};
+	VkRenderingInfo ri = {
+		.sType = VK_STRUCTURE_TYPE_RENDERING_INFO,
+		.renderArea = { { 0, 0 }, { opt->width, opt->height } },
+		.layerCount = 1,
+		.colorAttachmentCount = 1,
+		.pColorAttachments = &color,
+		.pDepthAttachment = &depth_att,
+	};
+	vkCmdBeginRendering(cb, &ri);
+	VkViewport viewport = { 0, 0, (float)opt->width, (float)opt->height, 0, 1 };
+	VkRect2D scissor = { { 0, 0 }, { opt->width, opt->height } };
+	vkCmdSetViewport(cb, 0, 1, &viewport);
+	vkCmdSetScissor(cb, 0, 1, &scissor);
+	struct params pc = {
+		.angle = (float)frame * 0.05f,
+		.aspect = (float)opt->width / (float)opt->height,
+		.stamp = (float)cube_stamp(frame),
+		.work = (float)opt->work,
+	};
+	vkCmdPushConstants(cb, p->layout, VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT,
+			   0, sizeof(pc), &pc);
+	vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, p->cube_pipeline);
+	vkCmdDraw(cb, 36, 1, 0, 0);
+	vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, p->stamp_pipeline);
+	vkCmdDraw(cb, 3, 1, 0, 0);
+	vkCmdEndRendering(cb);
+
+	/* Hand it back to the outside world: the layer fences the dma-buf here. */
+	cube_vk_transfer(&p->vk, cb, s->image, false, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+			 VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+			 VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+	TRY(vkEndCommandBuffer(cb));
+	return 0;
+}
+
+/* Wait for RELEASE messages until slot `want` is free. */
+static int
+wait_free(struct producer *p, int sock, unsigned want)
+{
+	while (!p->slots[want].free) {
+		struct cube_msg m;
+		int ret = demo_recv(sock, &m, sizeof(m), NULL, 0, NULL, RELEASE_TIMEOUT_MS);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": producer: waiting for the consumer: %s\n",
+				ret == -EPIPE ? "it went away" : strerror(-ret));
+			return ret;
+		}
+		if (m.type != CUBE_MSG_RELEASE || m.index >= p->opt->buffers ||
+		    p->slots[m.index].free) {
+			fprintf(stderr, PROG ": producer: unexpected message %u (buffer %u)\n",
+				m.type, m.index);
+			return -EPROTO;
+		}
+		p->slots[m.index].free = true;
+	}
+	return 0;
+}
+
+static void
+producer_finish(struct producer *p)
+{
+	VkDevice dev = p->vk.device;
+
+	if (dev) {
+		vkDeviceWaitIdle(dev);
+		for (unsigned i = 0; i < CUBE_MAX_BUFFERS; i++) {
+			struct slot *s = &p->slots[i];
+			if (s->fence)
+				vkDestroyFence(dev, s->fence, NULL);
+			if (s->view)
+				vkDestroyImageView(dev, s->view, NULL);
+			if (s->image)
+				vkDestroyImage(dev, s->image, NULL);
+			if (s->memory)
+				vkFreeMemory(dev, s->memory, NULL);
+		}
+		if (p->cube_pipeline)
+			vkDestroyPipeline(dev, p->cube_pipeline, NULL);
+		if (p->stamp_pipeline)
+			vkDestroyPipeline(dev, p->stamp_pipeline, NULL);
+		if (p->layout)
+			vkDestroyPipelineLayout(dev, p->layout, NULL);
+		if (p->depth_view)
+			vkDestroyImageView(dev, p->depth_view, NULL);
+		if (p->depth)
+			vkDestroyImage(dev, p->depth, NULL);
+		if (p->depth_memory)
+			vkFreeMemory(dev, p->depth_memory, NULL);
+	}
+	cube_vk_finish(&p->vk);
+	for (unsigned i = 0; i < CUBE_MAX_BUFFERS; i++)
+		demo_vgem_buf_destroy(&p->slots[i].buf);
+	demo_fd_clear(&p->vgem_fd);
+}
+
+int
+cube_producer_run(int sock, const struct cube_options *opt)
+{
+	struct producer p = { .opt = opt, .vgem_fd = -1 };
+	int ret;
+
+	ret = demo_vgem_open();
+	if (ret < 0) {
+		fprintf(stderr, PROG ": producer: no vgem card node (%s): run it in the test guest "
+			"(scripts/vm-run.sh) or after `modprobe vgem`, as root\n", strerror(-ret));
+		return ret == -EACCES ? ret : -ENODEV;
+	}
+	p.vgem_fd = ret;
+
+	ret = cube_vk_init(&p.vk, "producer");
+	if (ret < 0)
+		goto out;
+	printf("producer: Vulkan on %s; layer VK_LAYER_SYNCBRIDGE_implicit_sync %s\n",
+	       p.vk.device_name,
+	       p.vk.layer_active ? "active" : opt->no_bridge ? "not loaded (SYNCBRIDGE_DISABLE=1)"
+							     : "NOT active");
+	fflush(stdout);
+	if (!p.vk.layer_active && !opt->no_bridge) {
+		fprintf(stderr, PROG ": producer: the syncbridge layer is not in the Vulkan call "
+			"chain (is the build-tree manifest visible? see docs/layer.md), so the "
+			"bridged run would prove nothing\n");
+		ret = -ENOENT;
+		goto out;
+	}
+
+	ret = create_ring(&p);
+	if (!ret)
+		ret = create_depth(&p);
+	if (!ret)
+		ret = create_pipelines(&p);
+	if (ret < 0)
+		goto out;
+
+	/* The ring, once: every buffer's fd, and their shared layout. */
+	struct cube_msg m = {
+		.type = CUBE_MSG_BUFFERS,
+		.count = opt->buffers,
+		.width = opt->width,
+		.height = opt->height,
+		.pitch = p.slots[0].buf.pitch,
+		.offset = 0,
+		.drm_format = DRM_FORMAT_ARGB8888,
+		.size = p.slots[0].buf.size,
+	};
+	int fds[CUBE_MAX_BUFFERS];
+	for (unsigned i = 0; i < opt->buffers; i++)
+		fds[i] = p.slots[i].buf.dmabuf_fd;
+	ret = demo_send(sock, &m, sizeof(m), fds, (int)opt->buffers);
+	if (ret < 0) {
+		fprintf(stderr, PROG ": producer: sending the buffers: %s\n", strerror(-ret));
+		goto out;
+	}
+	ret = demo_recv(sock, &m, sizeof(m), NULL, 0, NULL, RELEASE_TIMEOUT_MS);
+	if (ret == 0 && m.type != CUBE_MSG_READY)
+		ret = -EPROTO;
+	if (ret < 0) {
+		fprintf(stderr, PROG ": producer: the consumer did not get ready: %s\n",
+			ret == -EPIPE ? "it went away" : strerror(-ret));
+		goto out;
+	}
+
+	double submit_ms = 0;
+	for (unsigned frame = 0; frame < opt->frames; frame++) {
+		unsigned i = frame % opt->buffers;
+		struct slot *s = &p.slots[i];
+
+		ret = wait_free(&p, sock, i);
+		if (ret < 0)
+			goto out;
+		/* Our own previous use of the slot's command buffer. */
+		VkResult r = vkWaitForFences(p.vk.device, 1, &s->fence, VK_TRUE, UINT64_MAX);
+		if (r == VK_SUCCESS)
+			r = vkResetFences(p.vk.device, 1, &s->fence);
+		if (r != VK_SUCCESS) {
+			fprintf(stderr, PROG ": producer: fence: %s\n", cube_vk_result(r));
+			ret = -EIO;
+			goto out;
+		}
+		ret = record(&p, s, frame);
+		if (ret < 0)
+			goto out;
+		VkSubmitInfo si = {
+			.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+			.commandBufferCount = 1,
+			.pCommandBuffers = &s->cb,
+		};
+		int64_t t0 = demo_now_ns();
+		r = vkQueueSubmit(p.vk.queue, 1, &si, s->fence);
+		int64_t t1 = demo_now_ns();
+		if (r != VK_SUCCESS) {
+			fprintf(stderr, PROG ": producer: vkQueueSubmit: %s\n", cube_vk_result(r));
+			ret = -EIO;
+			goto out;
+		}
+		submit_ms += (double)(t1 - t0) / 1e6;
+		if (opt->verbose)
+			printf("producer: frame %u → buffer %u, vkQueueSubmit took %.1f ms\n", frame,
+			       i, (double)(t1 - t0) / 1e6);
+		s->free = false;
+		struct cube_msg f = { .type = CUBE_MSG_FRAME, .frame = frame, .index = i,
+				      .submit_ns = t1 };
+		ret = demo_send(sock, &f, sizeof(f), NULL, 0);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": producer: sending frame %u: %s\n", frame,
+				strerror(-ret));
+			goto out;
+		}
+	}
+	struct cube_msg end = { .type = CUBE_MSG_END, .frame = opt->frames };
+	ret = demo_send(sock, &end, sizeof(end), NULL, 0);
+	printf("producer: %u frames submitted, vkQueueSubmit %.1f ms on average%s\n", opt->frames,
+	       opt->frames ? submit_ms / opt->frames : 0.0,
+	       p.vk.layer_active ? " (lavapipe's SYNC_FD export waits for the frame)" : "");
+	fflush(stdout);
+	/* Keep our side alive until the consumer is done with the last frames. */
+	for (;;) {
+		struct cube_msg m2;
+		int r2 = demo_recv(sock, &m2, sizeof(m2), NULL, 0, NULL, RELEASE_TIMEOUT_MS);
+		if (r2 < 0)
+			break;
+	}
+out:
+	producer_finish(&p);
+	return ret;
+}
