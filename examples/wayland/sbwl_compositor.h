@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A minimal headless Wayland compositor built on the syncbridge compositor
+ * helper (<syncbridge/wayland-server.h>): wl_compositor/wl_surface/wl_region
+ * implemented here, wl_shm from libwayland, zwp_linux_dmabuf_v1 (version 3,
+ * single-plane LINEAR ARGB8888/XRGB8888), and both explicit-sync globals from
+ * the helper. Nothing is drawn: "using" a buffer means reading its first
+ * 32-bit word on the CPU, which is what the tests observe.
+ *
+ * The example program (compositor.c) runs it from main(); the tests run it
+ * on a thread of their own and watch it through the hooks.
+ */
+#ifndef SBWL_COMPOSITOR_H
+#define SBWL_COMPOSITOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <syncbridge/wayland-server.h>
+
+struct wl_client;
+struct wl_display;
+struct sbwl_comp;
+
+/** One buffer use: a commit applied with a buffer. */
+struct sbwl_used {
+	struct wl_client *client;
+	uint32_t surface_id;        /* the wl_surface's protocol id (per client) */
+	uint64_t seq;               /* this surface's applied-commit counter, from 1 */
+	uint32_t content;           /* first 32-bit word of the buffer (0xdeadbeef: unreadable) */
+	bool dmabuf;
+	int64_t time_ns;            /* CLOCK_MONOTONIC */
+	enum sb_wl_sync_protocol protocol;
+	struct sb_wl_server_stats stats; /* the helper's counters right then */
+};
+
+/** A release handed to the helper. */
+struct sbwl_released {
+	struct wl_client *client;
+	uint32_t surface_id;
+	uint64_t seq;
+	/** The compositor's render fence the release waits for (owned by the
+	 * compositor; valid during the hook only), or -1 for an immediate release. */
+	int render_fence_fd;
+};
+
+struct sbwl_comp_hooks {
+	/* Run on the compositor's thread. */
+	void (*buffer_used)(void *data, const struct sbwl_used *used);
+	void (*released)(void *data, const struct sbwl_released *released);
+	/* Each render fence the compositor signalled (render_delay_ms). */
+	void (*render_done)(void *data, int64_t time_ns);
+};
+
+struct sbwl_comp_options {
+	const char *socket;      /* NULL: wl_display_add_socket_auto() */
+	int drm_fd;              /* borrowed; -1: no linux-drm-syncobj */
+	uint32_t helper_flags;   /* SB_WL_SERVER_* */
+	uint32_t max_pending;    /* 0: the helper's default */
+	/*
+	 * "Render" with a GPU-like fence: each use makes a vgem fence (on this
+	 * borrowed vgem card fd) that signals render_delay_ms later, and the
+	 * commit is released with it. -1: release immediately after the read.
+	 */
+	int vgem_fd;
+	int render_delay_ms;
+	/*
+	 * The naive compositor (control): with SB_WL_SERVER_NO_WAIT, block the
+	 * event loop in the commit handler until the acquire fence signals (at
+	 * most this long; 0: don't).
+	 */
+	int blocking_wait_ms;
+	const struct sbwl_comp_hooks *hooks;
+	void *hook_data;
+	bool verbose;            /* print a line per use/release on stdout */
+};
+
+/* Returns NULL on failure (errno-style code in *err when err is not NULL). */
+struct sbwl_comp *sbwl_comp_create(const struct sbwl_comp_options *options, int *err);
+const char *sbwl_comp_get_socket(const struct sbwl_comp *comp);
+struct wl_display *sbwl_comp_get_display(const struct sbwl_comp *comp);
+struct sb_wl_server *sbwl_comp_get_helper(const struct sbwl_comp *comp);
+/* Run the event loop until sbwl_comp_terminate(). */
+void sbwl_comp_run(struct sbwl_comp *comp);
+/* Stop sbwl_comp_run(); safe from another thread or a signal handler. */
+void sbwl_comp_terminate(struct sbwl_comp *comp);
+void sbwl_comp_destroy(struct sbwl_comp *comp);
+
+/* Find a DRM render node with timeline syncobjs; returns an fd or -errno. */
+int sbwl_open_syncobj_drm(void);
+/* Open vgem's card node (for render fences); returns an fd or -errno. */
+int sbwl_open_vgem(void);
+
+#endif

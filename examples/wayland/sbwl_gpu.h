@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel objects the Wayland examples need, made without a GPU driver:
+ * dumb buffers exported as dma-bufs (vgem or virtio_gpu card nodes) and
+ * vgem fences as sync_files. 0 / fd on success, -errno on failure; every fd
+ * is close-on-exec.
+ */
+#ifndef SBWL_GPU_H
+#define SBWL_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The first /dev/dri node (card or render) whose driver is `driver`; -ENODEV if none. */
+int sbwl_drm_open(const char *driver, bool render);
+
+/* The first render node whose driver has timeline syncobjs (DRM_CAP_SYNCOBJ_TIMELINE); -ENODEV if none. */
+int sbwl_drm_open_syncobj(void);
+
+/* A dumb buffer (XRGB8888-sized) as a dma-buf with a CPU mapping. */
+struct sbwl_dumb {
+	int drm_fd;      /* borrowed card node */
+	uint32_t handle;
+	int fd;          /* the dma-buf */
+	uint32_t width, height, stride;
+	size_t size;
+	uint32_t *map;
+};
+
+int sbwl_dumb_create(int card_fd, uint32_t width, uint32_t height, struct sbwl_dumb *out);
+void sbwl_dumb_destroy(struct sbwl_dumb *b);
+
+/*
+ * A pending vgem fence as a sync_file: a private 4 KiB vgem buffer gets a
+ * write fence, exported with DMA_BUF_IOCTL_EXPORT_SYNC_FILE. It signals on
+ * sbwl_fence_signal(), or by itself after ~10 s (vgem's timeout).
+ */
+struct sbwl_fence {
+	int vgem_fd;     /* borrowed */
+	struct sbwl_dumb bo;
+	uint32_t fence_id;
+	bool signalled;
+	int sync_file;   /* owned */
+};
+
+int sbwl_fence_create(int vgem_fd, struct sbwl_fence *out);
+int sbwl_fence_signal(struct sbwl_fence *f);
+void sbwl_fence_destroy(struct sbwl_fence *f);
+
+int64_t sbwl_now_ns(void);
+
+#endif

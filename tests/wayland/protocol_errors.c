@@ -1,0 +1,661 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wl-protocol-errors: every protocol error of both explicit-sync globals,
+ * reached by a scripted raw-protocol client against the example compositor
+ * (syncbridge-wl-compositor, started as a child process), each answered with
+ * the interface, object and code the protocol XML specifies; and after each
+ * case the compositor still serves a bystander client that connected first.
+ * Positive cases (legal sequences) must raise nothing.
+ *
+ *   wl-protocol-errors COMPOSITOR [--require-all]
+ *
+ * Cases that need kernel objects (a valid sync_file, a dma-buf, a DRM syncobj
+ * timeline) are skipped where those cannot be made (the host tier) and say
+ * so; --require-all (the VM tier) turns any such skip into a failure.
+ * Finally the compositor's open fds must be back where they started.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <drm.h>
+#include <sys/ioctl.h>
+
+#include "harness.h"
+#include "kernel.h"
+#include "wlt.h"
+
+struct env {
+	const char *socket;
+	int vgem_fd;          /* vgem card node, or -1 */
+	int syncobj_fd;       /* render node with timeline syncobjs, or -1 */
+	struct sbk_buf buf;   /* a vgem dma-buf for wl_buffers (fd -1: none) */
+	bool require_all;
+	int skipped;
+	int ran;
+};
+
+/* What a case needs. */
+enum need {
+	NEED_NONE = 0,
+	NEED_FENCE = 1 << 0,   /* valid sync_files */
+	NEED_DMABUF = 1 << 1,  /* a dma-buf wl_buffer */
+	NEED_SYNCOBJ = 1 << 2, /* the linux-drm-syncobj global + a client timeline */
+};
+
+/* A case's client: everything a script may use. */
+struct cc {
+	struct env *env;
+	struct wlt_client c;
+	/* Expected error (iface NULL: none expected). */
+	const char *iface;
+	uint32_t code;
+	uint32_t id;
+};
+
+static int
+fence_fd(struct cc *cc)
+{
+	struct sbk_fence f;
+	int fd;
+
+	/* A signalled vgem fence as a sync_file (valid, and never holds anything up). */
+	if (sbk_fence_create(cc->env->vgem_fd, true, &f) < 0)
+		return -1;
+	sbk_fence_signal(&f);
+	fd = dup(f.sync_file);
+	sbk_fence_destroy(&f);
+	return fd;
+}
+
+static int
+pipe_fd(void)
+{
+	int p[2];
+
+	if (pipe(p) < 0)
+		return -1;
+	close(p[1]);
+	return p[0];
+}
+
+static struct wl_buffer *
+dmabuf_buffer(struct cc *cc)
+{
+	return wlt_dmabuf_buffer(&cc->c, cc->env->buf.fd, 16, 16, 64);
+}
+
+/* A client timeline (a new syncobj on the render node) imported over the wire. */
+static struct wp_linux_drm_syncobj_timeline_v1 *
+timeline(struct cc *cc)
+{
+	struct drm_syncobj_create create = { 0 };
+	struct drm_syncobj_handle h = { 0 };
+	struct wp_linux_drm_syncobj_timeline_v1 *tl;
+
+	if (ioctl(cc->env->syncobj_fd, DRM_IOCTL_SYNCOBJ_CREATE, &create) < 0)
+		return NULL;
+	h.handle = create.handle;
+	h.fd = -1;
+	if (ioctl(cc->env->syncobj_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) < 0)
+		return NULL;
+	tl = wp_linux_drm_syncobj_manager_v1_import_timeline(cc->c.syncobj, h.fd);
+	close(h.fd);
+	/* The syncobj lives on in the compositor's import; drop our handle. */
+	struct drm_syncobj_destroy d = { .handle = create.handle };
+	ioctl(cc->env->syncobj_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
+	return tl;
+}
+
+static void
+expect(struct cc *cc, const struct wl_interface *iface, void *proxy, uint32_t code)
+{
+	cc->iface = iface->name;
+	cc->id = wl_proxy_get_id(proxy);
+	cc->code = code;
+}
+
+#define V1_SURF(e) ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_##e
+#define SO_SURF(e) WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_##e
+
+/* ---- zwp_linux_explicit_synchronization_v1 ------------------------------------------- */
+
+static void
+v1_synchronization_exists(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	expect(cc, &zwp_linux_explicit_synchronization_v1_interface, cc->c.explicit_sync,
+	       ZWP_LINUX_EXPLICIT_SYNCHRONIZATION_V1_ERROR_SYNCHRONIZATION_EXISTS);
+}
+
+static void
+v1_invalid_fence_pipe(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	int fd = pipe_fd();
+	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
+	close(fd);
+	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(INVALID_FENCE));
+}
+
+static void
+v1_invalid_fence_dmabuf(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	/* A dma-buf is a fine fd, but not a fence. */
+	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, cc->env->buf.fd);
+	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(INVALID_FENCE));
+}
+
+static void
+v1_duplicate_fence(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	int a = fence_fd(cc), b = fence_fd(cc);
+	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, a);
+	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, b);
+	close(a);
+	close(b);
+	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(DUPLICATE_FENCE));
+}
+
+static void
+v1_duplicate_release(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	zwp_linux_surface_synchronization_v1_get_release(sync);
+	zwp_linux_surface_synchronization_v1_get_release(sync);
+	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(DUPLICATE_RELEASE));
+}
+
+static void
+v1_no_surface_release(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	wl_surface_destroy(s);
+	zwp_linux_surface_synchronization_v1_get_release(sync);
+	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(NO_SURFACE));
+}
+
+static void
+v1_no_surface_fence(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	int fd = fence_fd(cc);
+	wl_surface_destroy(s);
+	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
+	close(fd);
+	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(NO_SURFACE));
+}
+
+static void
+v1_unsupported_buffer(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	int fd = fence_fd(cc);
+	wl_surface_attach(s, wlt_shm_buffer(&cc->c, 1), 0, 0);
+	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
+	close(fd);
+	wl_surface_commit(s);
+	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(UNSUPPORTED_BUFFER));
+}
+
+static void
+v1_no_buffer_fence(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	int fd = fence_fd(cc);
+	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
+	close(fd);
+	wl_surface_commit(s);
+	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(NO_BUFFER));
+}
+
+static void
+v1_no_buffer_release(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	zwp_linux_surface_synchronization_v1_get_release(sync);
+	wl_surface_commit(s);
+	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(NO_BUFFER));
+}
+
+static void
+v1_no_buffer_null_attach(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	wl_surface_attach(s, NULL, 0, 0);
+	zwp_linux_surface_synchronization_v1_get_release(sync);
+	wl_surface_commit(s);
+	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(NO_BUFFER));
+}
+
+/* Legal: a dma-buf with fence + release; shm with a release only; recreate after destroy. */
+static void
+v1_ok(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	int fd = fence_fd(cc);
+	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
+	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
+	zwp_linux_surface_synchronization_v1_get_release(sync);
+	close(fd);
+	wl_surface_commit(s);
+	wl_surface_attach(s, wlt_shm_buffer(&cc->c, 2), 0, 0);
+	zwp_linux_surface_synchronization_v1_get_release(sync);
+	wl_surface_commit(s);
+	wl_surface_commit(s); /* nothing attached, nothing set */
+	zwp_linux_surface_synchronization_v1_destroy(sync);
+	sync = zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	wl_surface_attach(s, NULL, 0, 0);
+	wl_surface_commit(s);
+}
+
+/* Legal without kernel objects: get_release with shm, destroy + recreate. */
+static void
+v1_ok_shm(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	struct zwp_linux_surface_synchronization_v1 *sync =
+		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	wl_surface_attach(s, wlt_shm_buffer(&cc->c, 3), 0, 0);
+	zwp_linux_surface_synchronization_v1_get_release(sync);
+	wl_surface_commit(s);
+	zwp_linux_surface_synchronization_v1_destroy(sync);
+	sync = zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	wl_surface_commit(s);
+	/* The sync object outlives its surface harmlessly until it is used. */
+	wl_surface_destroy(s);
+	zwp_linux_surface_synchronization_v1_destroy(sync);
+}
+
+/* ---- wp_linux_drm_syncobj_manager_v1 -------------------------------------------------- */
+
+static void
+so_surface_exists(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, s);
+	wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, s);
+	expect(cc, &wp_linux_drm_syncobj_manager_v1_interface, cc->c.syncobj,
+	       WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_SURFACE_EXISTS);
+}
+
+static void
+so_invalid_timeline_pipe(struct cc *cc)
+{
+	int fd = pipe_fd();
+	wp_linux_drm_syncobj_manager_v1_import_timeline(cc->c.syncobj, fd);
+	close(fd);
+	expect(cc, &wp_linux_drm_syncobj_manager_v1_interface, cc->c.syncobj,
+	       WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_INVALID_TIMELINE);
+}
+
+static void
+so_invalid_timeline_sync_file(struct cc *cc)
+{
+	/* A sync_file is a fence, not a syncobj. */
+	int fd = fence_fd(cc);
+	wp_linux_drm_syncobj_manager_v1_import_timeline(cc->c.syncobj, fd);
+	close(fd);
+	expect(cc, &wp_linux_drm_syncobj_manager_v1_interface, cc->c.syncobj,
+	       WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_INVALID_TIMELINE);
+}
+
+static struct wp_linux_drm_syncobj_surface_v1 *
+so_setup(struct cc *cc, struct wl_surface **s)
+{
+	*s = wl_compositor_create_surface(cc->c.compositor);
+	return wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, *s);
+}
+
+static void
+so_no_surface_acquire(struct cc *cc)
+{
+	struct wl_surface *s;
+	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
+	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
+	wl_surface_destroy(s);
+	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 1);
+	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_SURFACE));
+}
+
+static void
+so_no_surface_release(struct cc *cc)
+{
+	struct wl_surface *s;
+	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
+	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
+	wl_surface_destroy(s);
+	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 1);
+	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_SURFACE));
+}
+
+static void
+so_no_buffer(struct cc *cc)
+{
+	struct wl_surface *s;
+	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
+	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
+	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 1);
+	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 2);
+	wl_surface_commit(s);
+	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_BUFFER));
+}
+
+static void
+so_no_buffer_release_only(struct cc *cc)
+{
+	struct wl_surface *s;
+	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
+	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
+	wl_surface_attach(s, NULL, 0, 0);
+	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 2);
+	wl_surface_commit(s);
+	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_BUFFER));
+}
+
+static void
+so_no_acquire_point(struct cc *cc)
+{
+	struct wl_surface *s;
+	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
+	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
+	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
+	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 2);
+	wl_surface_commit(s);
+	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_ACQUIRE_POINT));
+}
+
+static void
+so_no_release_point(struct cc *cc)
+{
+	struct wl_surface *s;
+	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
+	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
+	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
+	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 1);
+	wl_surface_commit(s);
+	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_RELEASE_POINT));
+}
+
+static void
+so_unsupported_buffer(struct cc *cc)
+{
+	struct wl_surface *s;
+	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
+	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
+	wl_surface_attach(s, wlt_shm_buffer(&cc->c, 4), 0, 0);
+	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 1);
+	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 2);
+	wl_surface_commit(s);
+	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(UNSUPPORTED_BUFFER));
+}
+
+static void
+so_conflicting_equal(struct cc *cc)
+{
+	struct wl_surface *s;
+	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
+	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
+	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
+	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 5);
+	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 5);
+	wl_surface_commit(s);
+	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(CONFLICTING_POINTS));
+}
+
+static void
+so_conflicting_after(struct cc *cc)
+{
+	struct wl_surface *s;
+	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
+	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
+	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
+	/* 64-bit points: hi word compared too. */
+	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 1, 0);
+	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 0xffffffff);
+	wl_surface_commit(s);
+	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(CONFLICTING_POINTS));
+}
+
+static void
+cross_v1_then_syncobj(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, s);
+	expect(cc, &wp_linux_drm_syncobj_manager_v1_interface, cc->c.syncobj,
+	       WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_SURFACE_EXISTS);
+}
+
+static void
+cross_syncobj_then_v1(struct cc *cc)
+{
+	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
+	wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, s);
+	zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	expect(cc, &zwp_linux_explicit_synchronization_v1_interface, cc->c.explicit_sync,
+	       ZWP_LINUX_EXPLICIT_SYNCHRONIZATION_V1_ERROR_SYNCHRONIZATION_EXISTS);
+}
+
+/* Legal: points on two timelines or ordered on one; no buffer, no points; re-create. */
+static void
+so_ok(struct cc *cc)
+{
+	struct wl_surface *s;
+	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
+	struct wp_linux_drm_syncobj_timeline_v1 *a = timeline(cc), *b = timeline(cc);
+	/* The points are signalled by nobody: the commits stay pending, which is legal. */
+	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
+	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, a, 0, 1);
+	wp_linux_drm_syncobj_surface_v1_set_release_point(so, a, 0, 2);
+	wl_surface_commit(s);
+	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
+	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, b, 0, 7);
+	wp_linux_drm_syncobj_surface_v1_set_release_point(so, a, 0, 3);
+	wl_surface_commit(s);
+	wl_surface_commit(s);
+	wp_linux_drm_syncobj_timeline_v1_destroy(a); /* points already set stay */
+	wp_linux_drm_syncobj_surface_v1_destroy(so);
+	so = wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, s);
+	wl_surface_attach(s, NULL, 0, 0);
+	wl_surface_commit(s);
+	/* Destroying the surface with commits still waiting is fine too. */
+	wl_surface_destroy(s);
+	wp_linux_drm_syncobj_surface_v1_destroy(so);
+	wp_linux_drm_syncobj_timeline_v1_destroy(b);
+}
+
+struct case_def {
+	const char *name;
+	void (*run)(struct cc *cc);
+	unsigned need;
+	bool v1, syncobj; /* which globals the case needs */
+};
+
+static const struct case_def cases[] = {
+	{ "v1-synchronization-exists", v1_synchronization_exists, NEED_NONE, true, false },
+	{ "v1-invalid-fence-pipe", v1_invalid_fence_pipe, NEED_NONE, true, false },
+	{ "v1-invalid-fence-dmabuf", v1_invalid_fence_dmabuf, NEED_DMABUF, true, false },
+	{ "v1-duplicate-fence", v1_duplicate_fence, NEED_FENCE, true, false },
+	{ "v1-duplicate-release", v1_duplicate_release, NEED_NONE, true, false },
+	{ "v1-no-surface-get-release", v1_no_surface_release, NEED_NONE, true, false },
+	{ "v1-no-surface-set-acquire-fence", v1_no_surface_fence, NEED_FENCE, true, false },
+	{ "v1-unsupported-buffer-shm", v1_unsupported_buffer, NEED_FENCE, true, false },
+	{ "v1-no-buffer-acquire-fence", v1_no_buffer_fence, NEED_FENCE, true, false },
+	{ "v1-no-buffer-release", v1_no_buffer_release, NEED_NONE, true, false },
+	{ "v1-no-buffer-null-attach", v1_no_buffer_null_attach, NEED_NONE, true, false },
+	{ "v1-legal-sequences", v1_ok, NEED_FENCE | NEED_DMABUF, true, false },
+	{ "v1-legal-sequences-shm", v1_ok_shm, NEED_NONE, true, false },
+	{ "syncobj-surface-exists", so_surface_exists, NEED_SYNCOBJ, false, true },
+	{ "syncobj-invalid-timeline-pipe", so_invalid_timeline_pipe, NEED_SYNCOBJ, false, true },
+	{ "syncobj-invalid-timeline-sync-file", so_invalid_timeline_sync_file,
+	  NEED_SYNCOBJ | NEED_FENCE, false, true },
+	{ "syncobj-no-surface-acquire", so_no_surface_acquire, NEED_SYNCOBJ, false, true },
+	{ "syncobj-no-surface-release", so_no_surface_release, NEED_SYNCOBJ, false, true },
+	{ "syncobj-no-buffer", so_no_buffer, NEED_SYNCOBJ, false, true },
+	{ "syncobj-no-buffer-release-only", so_no_buffer_release_only, NEED_SYNCOBJ, false, true },
+	{ "syncobj-no-acquire-point", so_no_acquire_point, NEED_SYNCOBJ | NEED_DMABUF, false, true },
+	{ "syncobj-no-release-point", so_no_release_point, NEED_SYNCOBJ | NEED_DMABUF, false, true },
+	{ "syncobj-unsupported-buffer-shm", so_unsupported_buffer, NEED_SYNCOBJ, false, true },
+	{ "syncobj-conflicting-points-equal", so_conflicting_equal, NEED_SYNCOBJ | NEED_DMABUF, false, true },
+	{ "syncobj-conflicting-points-after", so_conflicting_after, NEED_SYNCOBJ | NEED_DMABUF, false, true },
+	{ "cross-v1-then-syncobj", cross_v1_then_syncobj, NEED_SYNCOBJ, true, true },
+	{ "cross-syncobj-then-v1", cross_syncobj_then_v1, NEED_SYNCOBJ, true, true },
+	{ "syncobj-legal-sequences", so_ok, NEED_SYNCOBJ | NEED_DMABUF, false, true },
+};
+
+/* The bystander commits a frame and must get its callback. */
+static void
+bystander_check(struct wlt_client *by, struct wl_surface *surf, const char *after)
+{
+	bool done = false;
+
+	wl_surface_attach(surf, wlt_shm_buffer(by, 0x5a5a5a5a), 0, 0);
+	wlt_frame(surf, &done);
+	wl_surface_commit(surf);
+	CHECK(wlt_wait_flag(by, &done, 5000 * WLT_MS) == 0,
+	      "after %s: the compositor still serves another client (frame callback)", after);
+}
+
+static void
+run_case(struct env *env, const struct case_def *cd, struct wlt_client *by, struct wl_surface *bys)
+{
+	const char *missing = NULL;
+	struct cc cc;
+	const char *iface;
+	uint32_t code, id;
+	int r;
+
+	memset(&cc, 0, sizeof(cc));
+	cc.env = env;
+	if ((cd->need & NEED_FENCE) && env->vgem_fd < 0)
+		missing = "a valid sync_file (needs vgem)";
+	else if ((cd->need & NEED_DMABUF) && env->buf.fd < 0)
+		missing = "a dma-buf (needs vgem)";
+	else if ((cd->need & NEED_SYNCOBJ) && env->syncobj_fd < 0)
+		missing = "a DRM node with timeline syncobjs";
+	if (!missing) {
+		r = wlt_client_connect(&cc.c, env->socket);
+		REQUIRE(r == 0, "connect: %s", strerror(-r));
+		if (cd->v1 && !cc.c.explicit_sync)
+			missing = "the zwp_linux_explicit_synchronization_v1 global";
+		else if (cd->syncobj && !cc.c.syncobj)
+			missing = "the wp_linux_drm_syncobj_manager_v1 global";
+	}
+	if (missing) {
+		env->skipped++;
+		if (cc.c.display)
+			wlt_client_disconnect(&cc.c);
+		if (env->require_all)
+			CHECK(false, "%s: cannot run here: no %s", cd->name, missing);
+		else
+			sb_test_note("skip %s: no %s here", cd->name, missing);
+		return;
+	}
+	env->ran++;
+	cd->run(&cc);
+	r = wlt_roundtrip_error(&cc.c, &iface, &code, &id);
+	if (!cc.iface) {
+		CHECK(r == 0, "%s: legal requests raised no error (got %s error %u on object %u)",
+		      cd->name, iface, code, id);
+	} else {
+		CHECK(r < 0 && strcmp(iface, cc.iface) == 0 && code == cc.code && id == cc.id,
+		      "%s: want %s@%u error %u, got %s@%u error %u", cd->name, cc.iface, cc.id,
+		      cc.code, r < 0 ? iface : "(none)", id, code);
+	}
+	wlt_client_disconnect(&cc.c);
+	bystander_check(by, bys, cd->name);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct env env;
+	struct wlt_child child;
+	struct wlt_client by;
+	struct wl_surface *bys;
+	const char *path = argc > 1 ? argv[1] : NULL;
+	int fds0, fds1, r, status;
+
+	memset(&env, 0, sizeof(env));
+	env.buf.fd = -1;
+	env.vgem_fd = -1;
+	env.syncobj_fd = -1;
+	for (int i = 2; i < argc; i++)
+		if (strcmp(argv[i], "--require-all") == 0)
+			env.require_all = true;
+	REQUIRE(path, "usage: wl-protocol-errors COMPOSITOR [--require-all]");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	r = sbk_vgem_open();
+	if (r >= 0) {
+		env.vgem_fd = r;
+		if (sbk_buf_create(SBK_BUF_VGEM, env.vgem_fd, 16 * 64, &env.buf) < 0)
+			env.buf.fd = -1;
+	}
+	r = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
+	if (r >= 0)
+		env.syncobj_fd = r;
+	sb_test_note("vgem: %s, syncobj node: %s", env.vgem_fd >= 0 ? "yes" : "no",
+		     env.syncobj_fd >= 0 ? "yes" : "no");
+
+	r = wlt_child_start(&child, path, NULL);
+	REQUIRE(r == 0, "start %s: %s", path, strerror(-r));
+	env.socket = child.socket;
+
+	r = wlt_client_connect(&by, env.socket);
+	REQUIRE(r == 0, "bystander connect: %s", strerror(-r));
+	bys = wl_compositor_create_surface(by.compositor);
+	bystander_check(&by, bys, "start");
+	fds0 = wlt_child_count_fds(&child);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_case(&env, &cases[i], &by, bys);
+
+	/* Let the compositor see the last disconnect, then count its fds. */
+	bystander_check(&by, bys, "all cases");
+	fds1 = wlt_child_count_fds(&child);
+	CHECK_EQ(fds1, fds0, "compositor fds after all clients of the cases are gone");
+
+	wlt_client_disconnect(&by);
+	status = wlt_child_stop(&child);
+	CHECK_EQ(status, 0, "compositor exit status after SIGTERM");
+	sb_test_note("%d cases ran, %d skipped", env.ran, env.skipped);
+	sbk_buf_destroy(&env.buf);
+	if (env.vgem_fd >= 0)
+		close(env.vgem_fd);
+	if (env.syncobj_fd >= 0)
+		close(env.syncobj_fd);
+	if (env.ran == 0)
+		sb_test_skip("no case could run here");
+	return sb_test_finish();
+}

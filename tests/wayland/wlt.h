@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scaffolding of the Wayland tests (tests/wayland): a raw-protocol client
+ * (libwayland-client and the generated protocol code only — never the client
+ * helper, so it speaks to the compositor the way an unknown client would),
+ * the example compositor as a child process, or on a thread of this process
+ * with its hooks recorded.
+ */
+#ifndef SB_WLT_H
+#define SB_WLT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <wayland-client.h>
+
+#include "linux-dmabuf-v1-client-protocol.h"
+#include "linux-drm-syncobj-v1-client-protocol.h"
+#include "linux-explicit-synchronization-unstable-v1-client-protocol.h"
+#include "sbwl_compositor.h"
+
+#define WLT_MS (INT64_C(1000000))
+
+/* ---- a raw client ---------------------------------------------------------- */
+
+struct wlt_client {
+	struct wl_display *display;
+	struct wl_registry *registry;
+	struct wl_compositor *compositor;
+	struct wl_shm *shm;
+	struct zwp_linux_dmabuf_v1 *dmabuf;
+	struct zwp_linux_explicit_synchronization_v1 *explicit_sync;
+	struct wp_linux_drm_syncobj_manager_v1 *syncobj;
+};
+
+/* Connect to `socket` (NULL: $WAYLAND_DISPLAY) and bind every global we know. */
+int wlt_client_connect(struct wlt_client *c, const char *socket);
+void wlt_client_disconnect(struct wlt_client *c);
+
+/* A 16x16 XRGB8888 wl_shm buffer whose first word is `content`. */
+struct wl_buffer *wlt_shm_buffer(struct wlt_client *c, uint32_t content);
+/* A wl_buffer over a single-plane LINEAR XRGB8888 dma-buf (create_immed); NULL on failure. */
+struct wl_buffer *wlt_dmabuf_buffer(struct wlt_client *c, int dmabuf_fd, uint32_t width,
+				    uint32_t height, uint32_t stride);
+
+/*
+ * A roundtrip that reports a protocol error: returns 0 when the connection is
+ * healthy, else fills iface/code/id (iface "" when the error was not a
+ * protocol error) and returns -1.
+ */
+int wlt_roundtrip_error(struct wlt_client *c, const char **iface, uint32_t *code, uint32_t *id);
+
+/* Wait for a wl_callback (frame) to be done, dispatching; returns 0 or -ETIME/-EPIPE. */
+int wlt_wait_flag(struct wlt_client *c, bool *flag, int64_t timeout_ns);
+/* Create a frame callback that sets *flag when done. */
+struct wl_callback *wlt_frame(struct wl_surface *s, bool *flag);
+
+/* Dispatch whatever arrives within timeout_ns (0: what is there already). */
+int wlt_dispatch_for(struct wlt_client *c, int64_t timeout_ns);
+
+/* ---- the example compositor as a child process -------------------------------- */
+
+struct wlt_child {
+	pid_t pid;
+	char runtime_dir[64];
+	char socket[64];
+};
+
+/*
+ * Start `path` (syncbridge-wl-compositor) with extra args (NULL-terminated)
+ * in a fresh XDG_RUNTIME_DIR (this process's XDG_RUNTIME_DIR is set to it
+ * too), and wait until it listens. Returns 0 or -errno.
+ */
+int wlt_child_start(struct wlt_child *ch, const char *path, const char *const *args);
+/* SIGTERM, wait; returns the exit status (or 128+signal). */
+int wlt_child_stop(struct wlt_child *ch);
+/* Open fds of the child (from /proc/PID/fd), or -1. */
+int wlt_child_count_fds(const struct wlt_child *ch);
+
+/* ---- the example compositor on a thread ------------------------------------------- */
+
+#define WLT_MAX_EVENTS 8192
+
+struct wlt_comp {
+	struct sbwl_comp *comp;
+	pthread_t thread;
+	char runtime_dir[64];
+	char socket[64];
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* Recorded by the hooks, under lock. */
+	struct sbwl_used used[WLT_MAX_EVENTS];
+	int n_used;
+	struct sbwl_released released[WLT_MAX_EVENTS];
+	int64_t released_time[WLT_MAX_EVENTS];
+	int n_released;
+	int64_t render_done[WLT_MAX_EVENTS];
+	int n_render_done;
+};
+
+/*
+ * Create the compositor (options' hooks are replaced by the recorder) and run
+ * it on a new thread. Sets XDG_RUNTIME_DIR and WAYLAND_DISPLAY for this process.
+ */
+int wlt_comp_start(struct wlt_comp *w, const struct sbwl_comp_options *options);
+void wlt_comp_stop(struct wlt_comp *w);
+/* Number of buffer uses recorded so far. */
+int wlt_comp_n_used(struct wlt_comp *w);
+/* Copy the used event for (surface_id, seq) if there is one; returns whether. */
+bool wlt_comp_find_used(struct wlt_comp *w, uint32_t surface_id, uint64_t seq, struct sbwl_used *out);
+/* Wait until at least n uses were recorded; returns 0 or -ETIME. */
+int wlt_comp_wait_used(struct wlt_comp *w, int n, int64_t timeout_ns);
+
+/* ---- misc --------------------------------------------------------------------------- */
+
+int64_t wlt_now_ns(void);
+/* Threads of this process (/proc/self/task). */
+int wlt_count_threads(void);
+
+#endif
