@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wl-ordering: a client commits a vgem dma-buf whose acquire fence / timeline
+ * point is still pending. The compositor (the example compositor on a thread,
+ * watched through its hooks) must not use the buffer before the signal and
+ * must use it after, seeing what was written before the signal; the client's
+ * release (fenced_release fence / release point) must signal only after the
+ * compositor's own render fence.
+ *
+ *   wl-ordering --proto v1|syncobj [--acquire fence|unmaterialised]
+ *               [--waiter-thread] [--control]
+ *
+ *   --acquire fence           a pending vgem sync_file (v1), or imported into the
+ *                             acquire point (syncobj: a materialised, pending point)
+ *   --acquire unmaterialised  syncobj: a point with no fence yet, signalled from
+ *                             the CPU later (the syncobj waiter's path)
+ *   --waiter-thread           SYNCBRIDGE_SYNCOBJ_EVENTFD=0: the waiter's thread fallback
+ *   --control                 the compositor does not hold commits
+ *                             (SB_WL_SERVER_NO_WAIT): the test passes only if the
+ *                             race is observed (stale content used before the signal)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <drm.h>
+#include <sys/ioctl.h>
+
+#include <syncbridge/syncbridge.h>
+
+#include "harness.h"
+#include "kernel.h"
+#include "wlt.h"
+
+#define OLD 0xaaaaaaaau
+#define NEW 0xbbbbbbbbu
+#define RENDER_MS 800
+
+struct release_rec {
+	bool arrived, fenced;
+	int fd;
+};
+
+static void
+fenced_release(void *data, struct zwp_linux_buffer_release_v1 *r, int32_t fd)
+{
+	struct release_rec *rec = data;
+
+	rec->arrived = rec->fenced = true;
+	rec->fd = fd;
+	zwp_linux_buffer_release_v1_destroy(r);
+}
+
+static void
+immediate_release(void *data, struct zwp_linux_buffer_release_v1 *r)
+{
+	struct release_rec *rec = data;
+
+	rec->arrived = true;
+	zwp_linux_buffer_release_v1_destroy(r);
+}
+
+static const struct zwp_linux_buffer_release_v1_listener release_listener = {
+	.fenced_release = fenced_release,
+	.immediate_release = immediate_release,
+};
+
+static uint32_t
+syncobj_new(int fd)
+{
+	struct drm_syncobj_create c = { 0 };
+
+	REQUIRE(ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c) == 0, "SYNCOBJ_CREATE: %s", strerror(errno));
+	return c.handle;
+}
+
+static struct wp_linux_drm_syncobj_timeline_v1 *
+syncobj_import(struct wlt_client *c, int drm_fd, uint32_t handle)
+{
+	struct drm_syncobj_handle h = { .handle = handle, .fd = -1 };
+	struct wp_linux_drm_syncobj_timeline_v1 *tl;
+
+	REQUIRE(ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "HANDLE_TO_FD: %s",
+		strerror(errno));
+	tl = wp_linux_drm_syncobj_manager_v1_import_timeline(c->syncobj, h.fd);
+	close(h.fd);
+	return tl;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *proto = "v1", *acquire = "fence";
+	bool control = false, unmat;
+	struct sbwl_comp_options opt;
+	struct wlt_comp comp;
+	struct wlt_client c;
+	struct sbk_buf buf;
+	struct sbk_fence fence;
+	struct release_rec rel = { .fd = -1 };
+	struct wl_surface *surf;
+	struct wl_buffer *wbuf;
+	struct sbwl_used used;
+	bool frame_done = false;
+	int vgem, vgem_render, client_drm = -1, comp_drm = -1, ret, threads0;
+	uint32_t acq_tl = 0, rel_tl = 0;
+	int64_t t_signal;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--proto") == 0 && i + 1 < argc)
+			proto = argv[++i];
+		else if (strcmp(argv[i], "--acquire") == 0 && i + 1 < argc)
+			acquire = argv[++i];
+		else if (strcmp(argv[i], "--waiter-thread") == 0)
+			setenv("SYNCBRIDGE_SYNCOBJ_EVENTFD", "0", 1);
+		else if (strcmp(argv[i], "--control") == 0)
+			control = true;
+		else
+			REQUIRE(false, "unknown argument %s", argv[i]);
+	}
+	bool syncobj = strcmp(proto, "syncobj") == 0;
+	unmat = strcmp(acquire, "unmaterialised") == 0;
+	REQUIRE(syncobj || !unmat, "--acquire unmaterialised needs --proto syncobj");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	vgem = sbk_vgem_open();
+	if (vgem < 0)
+		sb_test_skip("no vgem node: %s", strerror(-vgem));
+	vgem_render = sbk_vgem_open();
+	if (syncobj) {
+		client_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
+		comp_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
+		if (client_drm < 0 || comp_drm < 0)
+			sb_test_skip("no DRM node with timeline syncobjs (virtio_gpu)");
+	}
+
+	memset(&opt, 0, sizeof(opt));
+	opt.drm_fd = comp_drm;
+	opt.vgem_fd = vgem_render;
+	opt.render_delay_ms = RENDER_MS;
+	opt.helper_flags = control ? SB_WL_SERVER_NO_WAIT : 0;
+	ret = wlt_comp_start(&comp, &opt);
+	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
+	threads0 = wlt_count_threads();
+
+	ret = wlt_client_connect(&c, comp.socket);
+	REQUIRE(ret == 0, "connect: %s", strerror(-ret));
+	REQUIRE(syncobj ? c.syncobj != NULL : c.explicit_sync != NULL, "the %s global is missing", proto);
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 16 * 64, &buf) == 0, "vgem buffer");
+	((volatile uint32_t *)buf.map)[0] = OLD;
+	wbuf = wlt_dmabuf_buffer(&c, buf.fd, 16, 16, 64);
+	surf = wl_compositor_create_surface(c.compositor);
+	REQUIRE(sbk_fence_create(vgem, true, &fence) == 0, "vgem fence");
+
+	if (syncobj) {
+		struct wp_linux_drm_syncobj_surface_v1 *so =
+			wp_linux_drm_syncobj_manager_v1_get_surface(c.syncobj, surf);
+		acq_tl = syncobj_new(client_drm);
+		rel_tl = syncobj_new(client_drm);
+		if (!unmat)
+			REQUIRE(sb_syncobj_import_sync_file(client_drm, acq_tl, 1, fence.sync_file) == 0,
+				"import the pending vgem fence into acquire point 1");
+		wl_surface_attach(surf, wbuf, 0, 0);
+		wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, syncobj_import(&c, client_drm, acq_tl), 0, 1);
+		wp_linux_drm_syncobj_surface_v1_set_release_point(so, syncobj_import(&c, client_drm, rel_tl), 0, 1);
+	} else {
+		struct zwp_linux_surface_synchronization_v1 *sync =
+			zwp_linux_explicit_synchronization_v1_get_synchronization(c.explicit_sync, surf);
+		wl_surface_attach(surf, wbuf, 0, 0);
+		zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fence.sync_file);
+		zwp_linux_buffer_release_v1_add_listener(
+			zwp_linux_surface_synchronization_v1_get_release(sync), &release_listener, &rel);
+	}
+	wlt_frame(surf, &frame_done);
+	wl_surface_commit(surf);
+	REQUIRE(wl_display_roundtrip(c.display) >= 0, "roundtrip after commit (protocol error?)");
+
+	/* The acquire is pending: nothing may be used for a while. */
+	wlt_dispatch_for(&c, 300 * WLT_MS);
+	int n_before = wlt_comp_n_used(&comp);
+	bool want_thread = !control && unmat && getenv("SYNCBRIDGE_SYNCOBJ_EVENTFD");
+	CHECK_EQ(wlt_count_threads(), threads0 + (want_thread ? 1 : 0),
+		 want_thread ? "threads while waiting (the waiter's fallback thread)"
+			     : "threads while waiting (none per fence)");
+	if (control) {
+		CHECK(n_before == 1 && wlt_comp_find_used(&comp, wl_proxy_get_id((struct wl_proxy *)surf), 1, &used) &&
+		      used.content == OLD,
+		      "control: without the hold the compositor used the buffer before the "
+		      "acquire signalled, and saw stale content (uses %d)", n_before);
+		sb_test_note("control: race observed (content 0x%08x before the signal)",
+			     n_before ? used.content : 0);
+	} else {
+		CHECK_EQ(n_before, 0, "buffer uses before the acquire signalled");
+		CHECK(!frame_done, "no frame callback before the acquire signalled");
+	}
+
+	/* "The GPU finishes": the new content lands, then the fence signals. */
+	((volatile uint32_t *)buf.map)[0] = NEW;
+	t_signal = wlt_now_ns();
+	if (unmat)
+		REQUIRE(sb_syncobj_signal(client_drm, acq_tl, 1) == 0, "signal acquire point 1");
+	else
+		REQUIRE(sbk_fence_signal(&fence) == 0, "signal the vgem fence");
+
+	if (!control) {
+		REQUIRE(wlt_comp_wait_used(&comp, 1, 5000 * WLT_MS) == 0,
+			"the compositor never used the buffer after the signal");
+		REQUIRE(wlt_comp_find_used(&comp, wl_proxy_get_id((struct wl_proxy *)surf), 1, &used),
+			"use record");
+		CHECK(used.content == NEW, "content used 0x%08x, want 0x%08x (written before the signal)",
+		      used.content, NEW);
+		CHECK(used.time_ns >= t_signal, "used %.1f ms after the signal",
+		      (double)(used.time_ns - t_signal) / 1e6);
+		CHECK(used.protocol == (syncobj ? SB_WL_SYNC_DRM_SYNCOBJ : SB_WL_SYNC_EXPLICIT_V1),
+		      "the commit carried %s sync (%d)", proto, used.protocol);
+		CHECK_EQ(used.stats.commits_deferred, 1, "commits the helper deferred");
+		sb_test_note("used %.1f ms after the signal; waits now %u (threaded %u)",
+			     (double)(used.time_ns - t_signal) / 1e6, used.stats.waits_pending,
+			     used.stats.waits_threaded);
+		CHECK(wlt_wait_flag(&c, &frame_done, 5000 * WLT_MS) == 0, "frame callback after the use");
+	}
+
+	/* Release: pending while the compositor's render fence is, signalled after. */
+	if (control)
+		goto out;
+	if (syncobj) {
+		ret = sb_syncobj_wait(client_drm, rel_tl, 1, 0, 0);
+		CHECK_EQ(ret, -ETIME, "release point 1 right after the use (render fence pending)");
+	} else {
+		CHECK(wlt_wait_flag(&c, &rel.arrived, 5000 * WLT_MS) == 0, "a release event arrived");
+		CHECK(rel.fenced, "the release is fenced (the compositor's render fence)");
+		if (rel.fd >= 0) {
+			int st = -1;
+			sb_sync_file_get_status(rel.fd, &st);
+			CHECK_EQ(st, 0, "release fence status right after the use (render pending)");
+		}
+	}
+	pthread_mutex_lock(&comp.lock);
+	int renders = comp.n_render_done;
+	pthread_mutex_unlock(&comp.lock);
+	CHECK_EQ(renders, 0, "render fences signalled so far (the checks above ran in time)");
+
+	if (syncobj) {
+		ret = sb_syncobj_wait(client_drm, rel_tl, 1, 5000 * WLT_MS, 0);
+		CHECK_EQ(ret, 0, "release point 1 signals");
+	} else if (rel.fd >= 0) {
+		ret = sb_sync_file_wait(rel.fd, 5000 * WLT_MS);
+		CHECK_EQ(ret, 0, "release fence signals");
+	}
+	int64_t t_rel = wlt_now_ns();
+	pthread_mutex_lock(&comp.lock);
+	renders = comp.n_render_done;
+	int64_t t_render = renders ? comp.render_done[0] : 0;
+	pthread_mutex_unlock(&comp.lock);
+	CHECK(renders >= 1, "the release came after the compositor's render fence signalled");
+	if (renders)
+		sb_test_note("render fence signalled %.1f ms before the client saw the release",
+			     (double)(t_rel - t_render) / 1e6);
+
+	CHECK_EQ(wlt_count_threads(), threads0, "threads after the wait (none left behind)");
+
+out:
+	wlt_client_disconnect(&c);
+	wlt_comp_stop(&comp);
+	if (rel.fd >= 0)
+		close(rel.fd);
+	sbk_fence_destroy(&fence);
+	sbk_buf_destroy(&buf);
+	close(vgem);
+	close(vgem_render);
+	if (client_drm >= 0)
+		close(client_drm);
+	if (comp_drm >= 0)
+		close(comp_drm);
+	return sb_test_finish();
+}
