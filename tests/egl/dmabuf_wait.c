@@ -12,6 +12,11 @@
  *    500 ms, then signals. GL waits (sb_egl_dmabuf_wait WRITE), then clears
  *    to NEW: the reader saw all OLD, and the buffer ends all NEW.
  *
+ *  --sample (with --access read): GL samples the buffer as a texture in a
+ *    shader (a textured quad into a render target of its own, as a
+ *    compositor does) instead of reading the imported image back directly;
+ *    the shader is compiled and run once before the fence is attached, so the
+ *    timing of the control does not depend on the JIT.
  *  --via sync-file: the same through sb_dmabuf_export_sync_file() +
  *    sb_egl_wait_sync_file() instead of sb_egl_dmabuf_wait().
  *  --fallback: SYNCBRIDGE_EGL_FALLBACK=1 (CPU waits); --core:
@@ -108,20 +113,22 @@ main(int argc, char **argv)
 	bool control = has_arg(argc, argv, "--control");
 	bool fallback = has_arg(argc, argv, "--fallback");
 	bool core = has_arg(argc, argv, "--core");
+	bool sample = has_arg(argc, argv, "--sample");
 	bool read = strcmp(access_name, "read") == 0;
 	enum sb_access access = read ? SB_ACCESS_READ : SB_ACCESS_WRITE;
 	struct sbk_buf buf = { .fd = -1, .vgem_fd = -1 };
 	struct other other;
 	struct eglt t;
-	struct eglt_target target;
+	struct eglt_target target, dst = { 0 };
+	struct eglt_blit blit = { 0 };
 	uint32_t caps = 0;
 	int vgem, ret, before, first = -1;
 	int64_t t0, waited;
 	long n;
 
-	if (!read && strcmp(access_name, "write") != 0) {
-		fprintf(stderr, "usage: %s [--access read|write] [--via dmabuf|sync-file] "
-				"[--fallback] [--core] [--control]\n", argv[0]);
+	if ((!read && strcmp(access_name, "write") != 0) || (sample && !read)) {
+		fprintf(stderr, "usage: %s [--access read [--sample] | --access write] "
+				"[--via dmabuf|sync-file] [--fallback] [--core] [--control]\n", argv[0]);
 		return 2;
 	}
 	if (control)
@@ -159,6 +166,14 @@ main(int argc, char **argv)
 	n = eglt_count(&target, OLD, &first);
 	REQUIRE(n == SIZE * SIZE, "readback of the imported buffer shows OLD (%ld pixels, first %d)",
 		n, first);
+	if (sample) {
+		REQUIRE(eglt_blit_init(&blit) == 0, "the sampling program");
+		REQUIRE(eglt_target_create(&t, SIZE, SIZE, &dst) == 0, "a render target");
+		eglt_blit(&blit, target.tex, &dst);
+		n = eglt_count(&dst, OLD, &first);
+		REQUIRE(n == SIZE * SIZE, "sampling the imported buffer gives OLD (%ld, first %d)", n,
+			first);
+	}
 	before = sb_test_count_fds();
 
 	memset(&other, 0, sizeof(other));
@@ -186,7 +201,12 @@ main(int argc, char **argv)
 
 	if (read) {
 		/* GL's reads after the wait. */
-		n = eglt_count(&target, NEW, &first);
+		if (sample) {
+			eglt_blit(&blit, target.tex, &dst);
+			n = eglt_count(&dst, NEW, &first);
+		} else {
+			n = eglt_count(&target, NEW, &first);
+		}
 		pthread_join(other.thread, NULL);
 		sb_test_note("GL read %ld NEW pixels of %d (first byte 0x%02x)", n, SIZE * SIZE, first);
 		if (control)
@@ -216,6 +236,10 @@ main(int argc, char **argv)
 		      "the wait lasted until the fence signalled (%.1f ms)", (double)waited / 1e6);
 	CHECK_EQ(sb_test_count_fds(), before, "no fd leaked");
 
+	if (sample) {
+		eglt_target_destroy(&t, &dst);
+		eglt_blit_finish(&blit);
+	}
 	eglt_target_destroy(&t, &target);
 	eglt_close(&t);
 	sbk_buf_destroy(&buf);

@@ -258,6 +258,87 @@ eglt_count(struct eglt_target *target, uint8_t value, int *first)
 	return count;
 }
 
+static GLuint
+compile(GLenum type, const char *src)
+{
+	GLuint s = glCreateShader(type);
+	GLint ok = 0;
+
+	glShaderSource(s, 1, &src, NULL);
+	glCompileShader(s);
+	glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
+	if (!ok) {
+		char log[512] = "";
+
+		glGetShaderInfoLog(s, sizeof(log), NULL, log);
+		printf("# eglt: shader compile failed: %s\n", log);
+		glDeleteShader(s);
+		return 0;
+	}
+	return s;
+}
+
+int
+eglt_blit_init(struct eglt_blit *b)
+{
+	static const char vs[] =
+		"attribute vec2 pos;\n"
+		"varying vec2 uv;\n"
+		"void main() { uv = pos * 0.5 + 0.5; gl_Position = vec4(pos, 0.0, 1.0); }\n";
+	static const char fs[] =
+		"precision mediump float;\n"
+		"varying vec2 uv;\n"
+		"uniform sampler2D tex;\n"
+		"void main() { gl_FragColor = texture2D(tex, uv); }\n";
+	GLuint v = compile(GL_VERTEX_SHADER, vs), f = compile(GL_FRAGMENT_SHADER, fs);
+	GLint ok = 0;
+
+	b->program = 0;
+	if (!v || !f)
+		return -EIO;
+	b->program = glCreateProgram();
+	glAttachShader(b->program, v);
+	glAttachShader(b->program, f);
+	glBindAttribLocation(b->program, 0, "pos");
+	glLinkProgram(b->program);
+	glDeleteShader(v);
+	glDeleteShader(f);
+	glGetProgramiv(b->program, GL_LINK_STATUS, &ok);
+	if (!ok) {
+		printf("# eglt: program link failed\n");
+		glDeleteProgram(b->program);
+		b->program = 0;
+		return -EIO;
+	}
+	return 0;
+}
+
+void
+eglt_blit(struct eglt_blit *b, GLuint src_tex, struct eglt_target *dst)
+{
+	static const GLfloat quad[] = { -1, -1, 1, -1, -1, 1, 1, 1 };
+
+	glBindFramebuffer(GL_FRAMEBUFFER, dst->fbo);
+	glViewport(0, 0, dst->width, dst->height);
+	glUseProgram(b->program);
+	glActiveTexture(GL_TEXTURE0);
+	glBindTexture(GL_TEXTURE_2D, src_tex);
+	glUniform1i(glGetUniformLocation(b->program, "tex"), 0);
+	glBindBuffer(GL_ARRAY_BUFFER, 0);
+	glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, quad);
+	glEnableVertexAttribArray(0);
+	glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+	glDisableVertexAttribArray(0);
+}
+
+void
+eglt_blit_finish(struct eglt_blit *b)
+{
+	if (b->program)
+		glDeleteProgram(b->program);
+	b->program = 0;
+}
+
 const char *
 eglt_gl_error(void)
 {

@@ -73,6 +73,17 @@ void eglt_fill(struct eglt_target *target, uint8_t value);
  */
 long eglt_count(struct eglt_target *target, uint8_t value, int *first);
 
+/*
+ * Sampling: a GLES2 program that draws `src` (a texture) over the whole of
+ * `dst` with a textured quad — what a compositor does with a client's buffer.
+ */
+struct eglt_blit {
+	GLuint program;
+};
+int eglt_blit_init(struct eglt_blit *b);
+void eglt_blit(struct eglt_blit *b, GLuint src_tex, struct eglt_target *dst);
+void eglt_blit_finish(struct eglt_blit *b);
+
 /* The GL error, if any, as a string ("GL_NO_ERROR" when none). */
 const char *eglt_gl_error(void);
 
