@@ -66,7 +66,13 @@ struct sbk_buf {
  * -ENODEV when the exporter is missing, or -errno; on failure *buf has fd -1.
  */
 int sbk_buf_create(enum sbk_buf_kind kind, int vgem_fd, size_t size, struct sbk_buf *buf);
-/* Unmap, close the dma-buf, close the GEM handle. Safe on a failed/zeroed buf. */
+/*
+ * Unmap, close the dma-buf, close the GEM handle. Safe on a buf that
+ * sbk_buf_create() filled (even when it failed: it presets the fds to -1) or
+ * one initialised with SBK_BUF_INIT; NOT on a zeroed struct, whose fd 0 is a
+ * real descriptor (stdin).
+ */
+#define SBK_BUF_INIT { .fd = -1, .vgem_fd = -1 }
 void sbk_buf_destroy(struct sbk_buf *buf);
 
 /*
