@@ -7,8 +7,8 @@
 #   scripts/vm-run.sh [OPTIONS] --interactive [-- CMD [ARGS...]]   (default CMD: /bin/sh -i)
 #
 # Options:
-#   --timeout SECONDS  kill QEMU after this long (default 600; in batch mode the
-#                      sum of the tests' limits + 120); 0 = no limit
+#   --timeout SECONDS  kill QEMU after this long (default 600; in batch mode 120 +
+#                      the sum of the tests' limits + 5 each); 0 = no limit
 #   --results DIR      the folder shared read-write with the guest; it appears
 #                      in the guest at the same path. Batch results land here.
 #                      Default for CMD mode: a temporary folder, removed after.
