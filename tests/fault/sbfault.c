@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: MIT */
+/* libsbfault: see sbfault.h. */
+/* Both fcntl and fcntl64 are defined here: no header redirect of one to the other. */
+#undef _FILE_OFFSET_BITS
+#include "sbfault.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+enum fn {
+	FN_IOCTL,
+	FN_EVENTFD,
+	FN_DUP,
+	FN_PTHREAD_CREATE,
+	FN_MALLOC,
+	FN_CALLOC,
+	FN_REALLOC,
+	FN_CLOSE,
+	FN_COUNT
+};
+
+static const char *const fn_names[FN_COUNT] = {
+	"ioctl", "eventfd", "dup", "pthread_create", "malloc", "calloc", "realloc", "close",
+};
+
+#define MAX_RULES 16
+#define LOG_IOCTLS 256
+
+struct rule {
+	enum fn fn;
+	unsigned n;   /* 0 = all */
+	bool plus;    /* n and later */
+	int err;
+};
+
+static struct rule rules[MAX_RULES];
+static int n_rules;
+static atomic_bool armed;
+static bool env_mode;     /* armed by SB_FAULT: every thread counts */
+static char scope[256];   /* SB_FAULT_SCOPE */
+static atomic_uint counts[FN_COUNT];
+static atomic_uint injected;
+static atomic_uint bad_closes;
+static atomic_int last_bad_close = -1;
+static unsigned long ioctl_log[LOG_IOCTLS];
+static bool report_at_exit;
+
+static atomic_bool malloc_called; /* our malloc was reached: we come before the allocator */
+static _Thread_local bool tls_armer; /* this thread called sbfault_arm() */
+static _Thread_local int tls_busy;   /* inside our own bookkeeping */
+
+/* ---- the real functions ---- */
+
+static int (*real_ioctl)(int, unsigned long, ...);
+static int (*real_eventfd)(unsigned int, int);
+static int (*real_fcntl)(int, int, ...);
+static int (*real_fcntl64)(int, int, ...);
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static void *(*real_malloc)(size_t);
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static void (*real_free)(void *);
+static int (*real_close)(int);
+
+/*
+ * dlsym() may allocate; while it runs, allocations come from this arena
+ * (never freed: a few hundred bytes at most, once per process).
+ */
+static _Alignas(16) unsigned char arena[64 * 1024];
+static size_t arena_used;
+static _Thread_local bool tls_resolving;
+
+static bool
+in_arena(const void *p)
+{
+	return (const unsigned char *)p >= arena && (const unsigned char *)p < arena + sizeof(arena);
+}
+
+static void *
+arena_alloc(size_t n)
+{
+	size_t *hdr;
+
+	n = (n + 15) & ~(size_t)15;
+	if (arena_used + n + 16 > sizeof(arena))
+		return NULL;
+	hdr = (size_t *)(arena + arena_used);
+	*hdr = n;
+	arena_used += n + 16;
+	return (unsigned char *)hdr + 16;
+}
+
+static void
+resolve(void)
+{
+	static atomic_bool done;
+
+	if (atomic_load(&done) || tls_resolving)
+		return;
+	tls_resolving = true;
+	real_malloc = dlsym(RTLD_NEXT, "malloc");
+	real_calloc = dlsym(RTLD_NEXT, "calloc");
+	real_realloc = dlsym(RTLD_NEXT, "realloc");
+	real_free = dlsym(RTLD_NEXT, "free");
+	real_ioctl = dlsym(RTLD_NEXT, "ioctl");
+	real_eventfd = dlsym(RTLD_NEXT, "eventfd");
+	real_fcntl = dlsym(RTLD_NEXT, "fcntl");
+	real_fcntl64 = dlsym(RTLD_NEXT, "fcntl64");
+	real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+	real_close = dlsym(RTLD_NEXT, "close");
+	tls_resolving = false;
+	atomic_store(&done, true);
+}
+
+/* ---- schedule ---- */
+
+static const struct {
+	const char *name;
+	int value;
+} errnos[] = {
+	{ "EPERM", EPERM }, { "ENOENT", ENOENT }, { "EINTR", EINTR }, { "EIO", EIO },
+	{ "EBADF", EBADF }, { "EAGAIN", EAGAIN }, { "ENOMEM", ENOMEM }, { "EACCES", EACCES },
+	{ "EFAULT", EFAULT }, { "EBUSY", EBUSY }, { "ENODEV", ENODEV }, { "EINVAL", EINVAL },
+	{ "ENFILE", ENFILE }, { "EMFILE", EMFILE }, { "ENOTTY", ENOTTY }, { "ENOSPC", ENOSPC },
+	{ "ETIME", ETIME }, { "ETIMEDOUT", ETIMEDOUT }, { "EOPNOTSUPP", EOPNOTSUPP },
+	{ "ENOSYS", ENOSYS }, { "EDEADLK", EDEADLK }, { "ECANCELED", ECANCELED },
+};
+
+static int
+parse_errno(const char *s, size_t len)
+{
+	for (size_t i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++)
+		if (strlen(errnos[i].name) == len && strncmp(errnos[i].name, s, len) == 0)
+			return errnos[i].value;
+	if (len && s[0] >= '0' && s[0] <= '9')
+		return atoi(s);
+	return 0;
+}
+
+/* Parse "FUNC:WHICH:ERR,..." into rules[]; complains on stderr about bad rules. */
+static void
+parse(const char *sched)
+{
+	n_rules = 0;
+	while (sched && *sched && n_rules < MAX_RULES) {
+		const char *end = strchr(sched, ','), *c1, *c2;
+		size_t len = end ? (size_t)(end - sched) : strlen(sched);
+		struct rule r = { 0 };
+		int f;
+
+		c1 = memchr(sched, ':', len);
+		c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - sched)) : NULL;
+		for (f = 0; c1 && f < FN_COUNT; f++)
+			if (strlen(fn_names[f]) == (size_t)(c1 - sched) &&
+			    strncmp(fn_names[f], sched, (size_t)(c1 - sched)) == 0)
+				break;
+		if (!c2 || f >= FN_COUNT) {
+			fprintf(stderr, "sbfault: bad rule '%.*s' (want FUNC:N|N+|*:ERRNO)\n", (int)len, sched);
+		} else {
+			r.fn = (enum fn)f;
+			if (c1[1] == '*') {
+				r.n = 0;
+			} else {
+				char *e;
+				r.n = (unsigned)strtoul(c1 + 1, &e, 10);
+				r.plus = *e == '+';
+			}
+			r.err = parse_errno(c2 + 1, len - (size_t)(c2 + 1 - sched));
+			if (r.err <= 0 || (r.n == 0 && c1[1] != '*'))
+				fprintf(stderr, "sbfault: bad rule '%.*s'\n", (int)len, sched);
+			else
+				rules[n_rules++] = r;
+		}
+		sched = end ? end + 1 : NULL;
+	}
+}
+
+static bool
+in_scope(const void *caller)
+{
+	Dl_info info;
+
+	if (!scope[0])
+		return true;
+	if (!caller || !dladdr(caller, &info) || !info.dli_fname)
+		return false;
+	return strstr(info.dli_fname, scope) != NULL;
+}
+
+/* Count the call; returns the errno to inject, or 0 to pass it through. */
+static int
+decide(enum fn fn, const void *caller)
+{
+	unsigned n;
+
+	if (!atomic_load_explicit(&armed, memory_order_acquire) || tls_busy || tls_resolving)
+		return 0;
+	if (env_mode) {
+		if (scope[0]) {
+			bool ok;
+
+			if (fn == FN_MALLOC || fn == FN_CALLOC || fn == FN_REALLOC)
+				return 0;
+			tls_busy++;
+			ok = in_scope(caller);
+			tls_busy--;
+			if (!ok)
+				return 0;
+		}
+	} else if (!tls_armer) {
+		return 0;
+	}
+	n = atomic_fetch_add(&counts[fn], 1) + 1;
+	for (int i = 0; i < n_rules; i++) {
+		const struct rule *r = &rules[i];
+
+		if (r->fn == fn && (r->n == 0 || n == r->n || (r->plus && n >= r->n))) {
+			atomic_fetch_add(&injected, 1);
+			return r->err;
+		}
+	}
+	return 0;
+}
+
+/* ---- control API ---- */
+
+EXPORT void
+sbfault_arm(const char *schedule)
+{
+	tls_busy++;
+	atomic_store(&armed, false);
+	for (int i = 0; i < FN_COUNT; i++)
+		atomic_store(&counts[i], 0);
+	atomic_store(&injected, 0);
+	atomic_store(&bad_closes, 0);
+	atomic_store(&last_bad_close, -1);
+	memset(ioctl_log, 0, sizeof(ioctl_log));
+	parse(schedule);
+	env_mode = false;
+	tls_armer = true;
+	resolve();
+	tls_busy--;
+	atomic_store_explicit(&armed, true, memory_order_release);
+}
+
+EXPORT void
+sbfault_disarm(void)
+{
+	atomic_store(&armed, false);
+	tls_armer = false;
+}
+
+EXPORT unsigned
+sbfault_calls(const char *func)
+{
+	for (int i = 0; i < FN_COUNT; i++)
+		if (strcmp(func, fn_names[i]) == 0)
+			return atomic_load(&counts[i]);
+	return 0;
+}
+
+EXPORT unsigned
+sbfault_injected(void)
+{
+	return atomic_load(&injected);
+}
+
+EXPORT unsigned
+sbfault_bad_closes(int *last_fd)
+{
+	if (last_fd)
+		*last_fd = atomic_load(&last_bad_close);
+	return atomic_load(&bad_closes);
+}
+
+EXPORT unsigned long
+sbfault_ioctl_request(unsigned i)
+{
+	return i < LOG_IOCTLS ? ioctl_log[i] : 0;
+}
+
+EXPORT bool
+sbfault_malloc_interposed(void)
+{
+	/* Under ASan its allocator comes first and our malloc is never reached. */
+	free(malloc(1));
+	return atomic_load(&malloc_called);
+}
+
+static void
+report(void)
+{
+	fprintf(stderr, "sbfault: counted");
+	for (int i = 0; i < FN_COUNT; i++)
+		fprintf(stderr, " %s=%u", fn_names[i], atomic_load(&counts[i]));
+	fprintf(stderr, "; injected %u; bad closes %u\n", atomic_load(&injected),
+		atomic_load(&bad_closes));
+}
+
+__attribute__((constructor)) static void
+init(void)
+{
+	const char *s = getenv("SB_FAULT"), *sc = getenv("SB_FAULT_SCOPE");
+
+	resolve();
+	if (sc)
+		snprintf(scope, sizeof(scope), "%s", sc);
+	report_at_exit = getenv("SB_FAULT_REPORT") != NULL;
+	if (report_at_exit)
+		atexit(report);
+	if (s) {
+		parse(s);
+		env_mode = true;
+		atomic_store(&armed, true);
+	}
+}
+
+/* ---- interposed calls ---- */
+
+EXPORT int
+ioctl(int fd, unsigned long request, ...)
+{
+	va_list ap;
+	void *arg;
+	int err;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	resolve();
+	err = decide(FN_IOCTL, __builtin_return_address(0));
+	if (atomic_load(&armed) && (env_mode || tls_armer)) {
+		unsigned n = atomic_load(&counts[FN_IOCTL]);
+		if (n >= 1 && n <= LOG_IOCTLS && ioctl_log[n - 1] == 0)
+			ioctl_log[n - 1] = request;
+	}
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return real_ioctl(fd, request, arg);
+}
+
+EXPORT int
+eventfd(unsigned int initval, int flags)
+{
+	int err;
+
+	resolve();
+	err = decide(FN_EVENTFD, __builtin_return_address(0));
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return real_eventfd(initval, flags);
+}
+
+static int
+fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg, const void *caller)
+{
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
+		int err = decide(FN_DUP, caller);
+		if (err) {
+			errno = err;
+			return -1;
+		}
+	}
+	return real(fd, cmd, arg);
+}
+
+EXPORT int
+fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	resolve();
+	return fcntl_common(real_fcntl, fd, cmd, arg, __builtin_return_address(0));
+}
+
+EXPORT int
+fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	resolve();
+	return fcntl_common(real_fcntl64 ? real_fcntl64 : real_fcntl, fd, cmd, arg,
+			    __builtin_return_address(0));
+}
+
+EXPORT int
+pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
+{
+	int err;
+
+	resolve();
+	err = decide(FN_PTHREAD_CREATE, __builtin_return_address(0));
+	if (err)
+		return err;
+	return real_pthread_create(thread, attr, start, arg);
+}
+
+EXPORT int
+close(int fd)
+{
+	int ret, saved;
+
+	resolve();
+	if (!real_close) {
+		errno = ENOSYS;
+		return -1;
+	}
+	decide(FN_CLOSE, __builtin_return_address(0));
+	ret = real_close(fd);
+	saved = errno;
+	if (ret < 0 && saved == EBADF && atomic_load(&armed) && (env_mode || tls_armer)) {
+		atomic_fetch_add(&bad_closes, 1);
+		atomic_store(&last_bad_close, fd);
+	}
+	errno = saved;
+	return ret;
+}
+
+EXPORT void *
+malloc(size_t n)
+{
+	int err;
+
+	atomic_store_explicit(&malloc_called, true, memory_order_relaxed);
+	if (!real_malloc) {
+		if (tls_resolving)
+			return arena_alloc(n);
+		resolve();
+	}
+	err = decide(FN_MALLOC, NULL);
+	if (err) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return real_malloc(n);
+}
+
+EXPORT void *
+calloc(size_t n, size_t size)
+{
+	int err;
+
+	if (!real_calloc) {
+		if (tls_resolving)
+			return arena_alloc(n * size); /* static: already zero */
+		resolve();
+	}
+	err = decide(FN_CALLOC, NULL);
+	if (err) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return real_calloc(n, size);
+}
+
+EXPORT void *
+realloc(void *p, size_t n)
+{
+	int err;
+
+	if (in_arena(p)) {
+		size_t old = ((size_t *)p)[-2];
+		void *q = malloc(n);
+
+		if (q)
+			memcpy(q, p, old < n ? old : n);
+		return q;
+	}
+	if (!real_realloc) {
+		if (tls_resolving)
+			return p ? NULL : arena_alloc(n);
+		resolve();
+	}
+	err = decide(FN_REALLOC, NULL);
+	if (err) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return real_realloc(p, n);
+}
+
+EXPORT void
+free(void *p)
+{
+	if (!p || in_arena(p))
+		return;
+	if (!real_free)
+		resolve();
+	real_free(p);
+}

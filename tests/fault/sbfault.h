@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsbfault: a fault-injecting interposer for the calls through which
+ * syncbridge meets the kernel and the C library (docs/reliability.md).
+ *
+ * Loaded either by linking it into a test program (it then comes before
+ * libc in symbol lookup) or with LD_PRELOAD into any program (the layer's
+ * tests). It overrides:
+ *
+ *   ioctl            counted as "ioctl"
+ *   eventfd          "eventfd"
+ *   fcntl/fcntl64    F_DUPFD / F_DUPFD_CLOEXEC only, counted as "dup"
+ *   pthread_create   "pthread_create" (fails by returning the error)
+ *   malloc, calloc, realloc   "malloc", "calloc", "realloc"
+ *   close            never fails; counted as "close", and a close that the
+ *                    kernel answers EBADF (an fd that was not open: a double
+ *                    close) is recorded
+ *
+ * A schedule says which calls fail: comma-separated rules FUNC:WHICH:ERR,
+ *   WHICH  N (the Nth counted call only), N+ (the Nth and every later one)
+ *          or * (all);
+ *   ERR    an errno name (ENOTTY, EINVAL, ENOMEM, EINTR, EAGAIN, EMFILE,
+ *          ENOENT, EBUSY, EIO, EFAULT, ETIME, ...) or number.
+ * A failing call does not reach the kernel or libc: nothing happens but the
+ * error. e.g. "ioctl:3:ENOTTY" fails the third ioctl, "ioctl:2+:ENOMEM" the
+ * second and all later ones, "calloc:*:ENOMEM" every calloc. (An EINTR rule
+ * on every ioctl would never let sb_ioctl()'s retry through: fail one.)
+ *
+ * Two ways to arm it:
+ *  - from the program: sbfault_arm(schedule) ... sbfault_disarm(); only calls
+ *    made by the arming thread count (a library helper thread does not make
+ *    the counts racy);
+ *  - from the environment, for programs that know nothing of it: SB_FAULT
+ *    holds the schedule, armed from the start, every thread counted;
+ *    SB_FAULT_SCOPE=SUBSTRING counts only calls made directly from a loaded
+ *    object whose path contains SUBSTRING (e.g. "libVkLayer_SYNCBRIDGE", so
+ *    that the driver's own ioctls and allocations never fail); malloc-family
+ *    calls are not scoped and so never fail under SB_FAULT_SCOPE.
+ *    SB_FAULT_REPORT=1 prints the counts to stderr at exit.
+ *
+ * Limits: under AddressSanitizer the allocator is ASan's, found before this
+ * library, so malloc-family calls are neither counted nor failed; the other
+ * calls pass through ASan's interceptors and then through here.
+ */
+#ifndef SB_FAULT_H
+#define SB_FAULT_H
+
+#include <stdbool.h>
+
+/* Reset the counts and arm `schedule` ("" or NULL: count only). */
+void sbfault_arm(const char *schedule);
+/* Stop counting and failing. The counts stay readable. */
+void sbfault_disarm(void);
+/* Calls of `func` counted while armed (see the names above). */
+unsigned sbfault_calls(const char *func);
+/* Calls failed on purpose while armed. */
+unsigned sbfault_injected(void);
+/* close() calls that found no open fd (EBADF) while armed; *last_fd the latest. */
+unsigned sbfault_bad_closes(int *last_fd);
+/* The request code of the i-th counted ioctl (0-based), or 0. */
+unsigned long sbfault_ioctl_request(unsigned i);
+/* Whether the malloc family is interposed here (false under ASan). */
+bool sbfault_malloc_interposed(void);
+
+#endif

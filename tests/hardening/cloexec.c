@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hardening-cloexec (VM tier): every fd the library creates is close-on-exec.
+ * Calls each public function that returns a new fd (or owns one: the syncobj
+ * waiter's eventfd, on both of its paths), keeps them all open, checks
+ * FD_CLOEXEC on each, then fork+execs this program as a child that lists the
+ * fds it inherited: none of the library's may be there, and the child must
+ * see exactly the parent's fds that lack FD_CLOEXEC (which shows the method
+ * itself works).
+ *
+ * Later components add their creators to the table in main() (the EGL
+ * bridge's export, the Wayland helpers' fds).
+ */
+#include <dirent.h>
+#include <sys/wait.h>
+
+#include "../vm/vmtest.h"
+#include "fd_snapshot.h"
+
+#define MAX_FDS 64
+
+struct made {
+	const char *what;
+	int fd;
+};
+
+static struct made made[MAX_FDS];
+static int n_made;
+
+static void
+keep(const char *what, int ret, int fd)
+{
+	CHECK(ret == 0 && fd >= 0, "%s: %s (fd %d)", what, ret ? strerror(-ret) : "ok", fd);
+	if (ret == 0 && fd >= 0 && n_made < MAX_FDS)
+		made[n_made++] = (struct made){ what, fd };
+}
+
+/* Child mode: print "FD TARGET" for every inherited fd but 0, 1, 2. */
+static int
+list_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	if (!d)
+		return 1;
+	while ((e = readdir(d))) {
+		char path[64], target[256];
+		int fd = atoi(e->d_name);
+		ssize_t len;
+
+		if (e->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, target, sizeof(target) - 1);
+		target[len < 0 ? 0 : len] = '\0';
+		printf("%d %s\n", fd, target);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* fork+exec ourselves with --list-fds; fills inherited[fd] = true. */
+static int
+child_fds(bool *inherited, int max)
+{
+	int p[2], status, n = 0;
+	char line[512];
+	FILE *f;
+	pid_t pid;
+
+	REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe2");
+	fflush(stdout);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		/* dup2 clears FD_CLOEXEC on fd 1 only. */
+		dup2(p[1], 1);
+		execl("/proc/self/exe", "hardening-cloexec", "--list-fds", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	f = fdopen(p[0], "r");
+	REQUIRE(f, "fdopen");
+	while (fgets(line, sizeof(line), f)) {
+		int fd = atoi(line);
+
+		line[strcspn(line, "\n")] = '\0';
+		sb_test_note("child inherited: %s", line);
+		if (fd >= 0 && fd < max)
+			inherited[fd] = true;
+		n++;
+	}
+	fclose(f);
+	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the exec'ed child listed its fds (status %#x)",
+	      status);
+	return n;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--list-fds") == 0)
+		return list_fds();
+
+	int vgem = vm_require_vgem();
+	struct sbk_fence f1, f2;
+	struct sbk_buf vbuf, ubuf;
+	struct sb_syncobj_waiter *w1 = NULL, *w2 = NULL;
+	int fd, ret, drm;
+
+	vm_require_buf(SBK_BUF_VGEM, vgem, 4096, &vbuf);
+	vm_require_buf(SBK_BUF_UDMABUF, vgem, 4096, &ubuf);
+	vm_require_fence(vgem, true, &f1);
+	vm_require_fence(vgem, false, &f2);
+
+	/* ---- sync_file ---- */
+	fd = -1;
+	ret = sb_sync_file_merge(f1.sync_file, f2.sync_file, &fd);
+	keep("sb_sync_file_merge", ret, fd);
+	{
+		int in[3] = { f1.sync_file, f2.sync_file, f1.sync_file };
+
+		fd = -1;
+		ret = sb_sync_file_merge_array(in, 1, &fd);
+		keep("sb_sync_file_merge_array(n=1, a dup)", ret, fd);
+		fd = -1;
+		ret = sb_sync_file_merge_array(in, 3, &fd);
+		keep("sb_sync_file_merge_array(n=3)", ret, fd);
+	}
+	fd = -1;
+	ret = sb_sync_file_accumulate(&fd, f1.sync_file);
+	keep("sb_sync_file_accumulate(-1, fd) (a dup)", ret, fd);
+	{
+		int acc = -1;
+
+		ret = sb_sync_file_accumulate(&acc, f1.sync_file);
+		if (ret == 0)
+			ret = sb_sync_file_accumulate(&acc, f2.sync_file);
+		keep("sb_sync_file_accumulate(acc, fd) (a merge)", ret, acc);
+	}
+
+	/* ---- dma-buf ---- */
+	fd = -1;
+	ret = sb_dmabuf_export_sync_file(f1.bo.fd, SB_ACCESS_READ, &fd);
+	keep("sb_dmabuf_export_sync_file(vgem, READ)", ret, fd);
+	fd = -1;
+	ret = sb_dmabuf_export_sync_file(vbuf.fd, SB_ACCESS_WRITE, &fd);
+	keep("sb_dmabuf_export_sync_file(vgem idle, WRITE)", ret, fd);
+	fd = -1;
+	ret = sb_dmabuf_export_sync_file(ubuf.fd, SB_ACCESS_WRITE, &fd);
+	keep("sb_dmabuf_export_sync_file(udmabuf, WRITE)", ret, fd);
+
+	/* ---- syncobj ---- */
+	drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
+	if (drm >= 0) {
+		uint32_t bin, tl;
+
+		REQUIRE(drmSyncobjCreate(drm, DRM_SYNCOBJ_CREATE_SIGNALED, &bin) == 0, "syncobj create");
+		REQUIRE(drmSyncobjCreate(drm, 0, &tl) == 0, "syncobj create");
+		REQUIRE(sb_syncobj_import_sync_file(drm, tl, 3, f1.sync_file) == 0, "import point 3");
+
+		fd = -1;
+		ret = sb_syncobj_export_sync_file(drm, bin, 0, &fd);
+		keep("sb_syncobj_export_sync_file(binary)", ret, fd);
+		fd = -1;
+		ret = sb_syncobj_export_sync_file(drm, tl, 3, &fd);
+		keep("sb_syncobj_export_sync_file(timeline point)", ret, fd);
+
+		ret = sb_syncobj_waiter_create(drm, tl, 3, 0, &w1);
+		keep("sb_syncobj_waiter_create (kernel eventfd path)", ret,
+		     ret ? -1 : sb_syncobj_waiter_get_fd(w1));
+		setenv("SYNCBRIDGE_SYNCOBJ_EVENTFD", "0", 1);
+		ret = sb_syncobj_waiter_create(drm, tl, 3, 0, &w2);
+		unsetenv("SYNCBRIDGE_SYNCOBJ_EVENTFD");
+		keep("sb_syncobj_waiter_create (thread fallback)", ret,
+		     ret ? -1 : sb_syncobj_waiter_get_fd(w2));
+		if (w2)
+			CHECK(!sb_syncobj_waiter_uses_eventfd(w2), "the second waiter runs a thread");
+
+		/* Everything stays open through the exec below. */
+	} else {
+		sb_test_note("no virtio_gpu render node: syncobj creators not covered here");
+	}
+
+	/* ---- (later components: EGL export, Wayland helpers) ---- */
+
+	for (int i = 0; i < n_made; i++) {
+		struct sb_fd_entry e;
+
+		CHECK(sb_fd_describe(made[i].fd, &e) && e.cloexec, "%s: fd %d (%s) has FD_CLOEXEC",
+		      made[i].what, made[i].fd, e.what);
+	}
+
+	{
+		bool inherited[4096] = { false };
+		struct sb_fd_snapshot now;
+		int n = child_fds(inherited, 4096), expected = 0;
+
+		sb_test_note("%d library fds open; the exec'ed child inherited %d fds besides 0-2",
+			     n_made, n);
+		for (int i = 0; i < n_made; i++)
+			CHECK(made[i].fd >= 4096 || !inherited[made[i].fd],
+			      "%s: fd %d not inherited across exec", made[i].what, made[i].fd);
+		/* The method: the child sees exactly our fds without FD_CLOEXEC. */
+		REQUIRE(sb_fd_snapshot_take(&now) == 0, "snapshot");
+		for (int i = 0; i < now.n; i++) {
+			int fdn = now.e[i].fd;
+
+			if (fdn <= 2 || fdn >= 4096)
+				continue;
+			expected += !now.e[i].cloexec;
+			CHECK(inherited[fdn] == !now.e[i].cloexec,
+			      "fd %d (%s, %s): child %s it", fdn, now.e[i].what,
+			      now.e[i].cloexec ? "CLOEXEC" : "no CLOEXEC",
+			      inherited[fdn] ? "inherited" : "did not inherit");
+		}
+		CHECK_EQ(n, expected, "the child inherited exactly our fds without FD_CLOEXEC");
+		sb_fd_snapshot_free(&now);
+	}
+
+	/* The waiters own their fds: close the others, then destroy the waiters. */
+	for (int i = 0; i < n_made; i++)
+		if ((!w1 || made[i].fd != sb_syncobj_waiter_get_fd(w1)) &&
+		    (!w2 || made[i].fd != sb_syncobj_waiter_get_fd(w2)))
+			close(made[i].fd);
+	sb_syncobj_waiter_destroy(w1);
+	sb_syncobj_waiter_destroy(w2);
+	sbk_fence_signal(&f1);
+	sbk_fence_signal(&f2);
+	sbk_fence_destroy(&f1);
+	sbk_fence_destroy(&f2);
+	sbk_buf_destroy(&vbuf);
+	sbk_buf_destroy(&ubuf);
+	if (drm >= 0)
+		close(drm);
+	close(vgem);
+	return sb_test_finish();
+}
