@@ -24,13 +24,13 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
 	libvulkan-dev vulkan-tools vulkan-validationlayers
 	qemu-system-x86 busybox-static cpio xz-utils kmod
-	valgrind strace librsvg2-bin glslang-tools)
+	valgrind strace librsvg2-bin glslang-tools xvfb v4l-utils)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
 # SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
 # drmSyncobjEventfd; wayland-protocols 1.43 has linux-drm-syncobj-v1).
 bp_pkgs=(meson libdrm-dev libdrm2 mesa-vulkan-drivers libegl-mesa0 libgbm1 libgbm-dev
 	libgl1-mesa-dri libglapi-mesa libegl-dev libgles-dev
-	libwayland-dev libwayland-client0 libwayland-server0 wayland-protocols)
+	libwayland-dev libwayland-client0 libwayland-server0 wayland-protocols weston)
 
 # Commands the build and the test VM need; used to explain a non-Debian host.
 needed_cmds=(cc meson ninja pkg-config qemu-system-x86_64 cpio xz)
