@@ -12,7 +12,8 @@
  *     acquire I from FOREIGN                   │
  *     clear, cube, stamp pass (alpha = N)      │
  *     release I to FOREIGN, vkQueueSubmit      │
- *     "frame N in I" ────────────────────────► bridge wait for I's writers
+ *     "frame N in I" ────────────────────────► at its next refresh tick:
+ *                                              bridge wait for I's writers
  *                                              composite I into its own target
  *                                              bridge: attach the read's fence
  *                                              "released I", read back, check:
@@ -78,7 +79,9 @@ usage(FILE *f)
 		"  --frames N        frames to render (default 120)\n"
 		"  --buffers N       dma-bufs in the ring, 2..%d (default 3)\n"
 		"  --size WxH        frame size (default 160x120)\n"
-		"  --work N          fragment shader iterations per pixel (default 48)\n"
+		"  --work N          fragment shader iterations per pixel (default 8)\n"
+		"  --refresh-ms N    the consumer composites at its next refresh tick, every\n"
+		"                    N ms, as a compositor does at vblank (default 40; 0: at once)\n"
 		"  --consumer KIND   egl (default) or vulkan\n"
 		"  --no-bridge       run without syncbridge (SYNCBRIDGE_DISABLE=1)\n"
 		"  --expect-race     succeed only if frames were torn or stale (the control)\n"
@@ -97,6 +100,7 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 		{ "buffers", required_argument, NULL, 'b' },
 		{ "size", required_argument, NULL, 's' },
 		{ "work", required_argument, NULL, 'w' },
+		{ "refresh-ms", required_argument, NULL, 'r' },
 		{ "consumer", required_argument, NULL, 'c' },
 		{ "no-bridge", no_argument, NULL, 'n' },
 		{ "expect-race", no_argument, NULL, 'x' },
@@ -107,7 +111,7 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 		{ 0 },
 	};
 	*opt = (struct cube_options){
-		.frames = 120, .buffers = 3, .width = 160, .height = 120, .work = 48,
+		.frames = 120, .buffers = 3, .width = 160, .height = 120, .work = 8, .refresh_ms = 40,
 		.consumer = "egl",
 	};
 	int c;
@@ -133,6 +137,11 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 		case 'w':
 			opt->work = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || opt->work > 100000)
+				goto bad;
+			break;
+		case 'r':
+			opt->refresh_ms = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || opt->refresh_ms > 10000)
 				goto bad;
 			break;
 		case 'c':
@@ -337,6 +346,7 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 	if (ret < 0)
 		goto out;
 
+	int64_t clock0 = demo_now_ns(), period = (int64_t)opt->refresh_ms * 1000000;
 	for (;;) {
 		ret = demo_recv(sock, &m, sizeof(m), NULL, 0, NULL, FRAME_TIMEOUT_MS);
 		if (ret < 0) {
@@ -352,7 +362,13 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 			ret = -EPROTO;
 			goto out;
 		}
+		/* Like a compositor, latch the newest frame at the next refresh. */
 		int64_t t_read = demo_now_ns();
+		if (period > 0) {
+			int64_t next = clock0 + ((t_read - clock0) / period + 1) * period;
+			demo_sleep_ns(next - t_read);
+			t_read = demo_now_ns();
+		}
 		ret = backend->composite(c, m.index);
 		if (ret < 0)
 			goto out;

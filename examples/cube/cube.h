@@ -16,6 +16,7 @@ struct cube_options {
 	unsigned buffers;   /* ring size */
 	uint32_t width, height;
 	unsigned work;      /* fragment shader iterations */
+	unsigned refresh_ms; /* the consumer composites on this clock (0: at once) */
 	bool no_bridge;     /* SYNCBRIDGE_DISABLE=1: no layer, EGL bridge off */
 	bool expect_race;   /* exit 0 only if torn + stale > 0 (the control) */
 	const char *consumer; /* "egl" or "vulkan" */

@@ -522,6 +522,21 @@ cube_producer_run(int sock, const struct cube_options *opt)
 		ret = record(&p, s, frame);
 		if (ret < 0)
 			goto out;
+		/*
+		 * Like vkcube, keep the GPU queue short: at most one frame in
+		 * flight, so this frame starts rendering as soon as it is
+		 * submitted (without this, frames queue up behind each other and
+		 * an early reader sees an older frame rather than a half-drawn one).
+		 */
+		if (frame > 0) {
+			struct slot *prev = &p.slots[(frame - 1) % opt->buffers];
+			r = vkWaitForFences(p.vk.device, 1, &prev->fence, VK_TRUE, UINT64_MAX);
+			if (r != VK_SUCCESS) {
+				fprintf(stderr, PROG ": producer: fence: %s\n", cube_vk_result(r));
+				ret = -EIO;
+				goto out;
+			}
+		}
 		VkSubmitInfo si = {
 			.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
 			.commandBufferCount = 1,
