@@ -105,10 +105,13 @@ apt_install_needed() {
 	for p in "${bp_pkgs[@]}"; do
 		local inst cand
 		inst=$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || true)
-		cand=$(apt-cache policy "$p" 2>/dev/null | awk '/bookworm-backports/{print prev} {prev=$1}' | head -n1)
+		# In the version table a version line ("[***] VERSION PRIO") precedes its sources.
+		cand=$(apt-cache policy "$p" 2>/dev/null | awk '
+			/^ +(\*\*\* )?[^ ]+ [0-9]+$/ { v = ($1 == "***") ? $2 : $1 }
+			/bookworm-backports/ && v { print v; exit }')
 		if [ -z "$inst" ] || { [ -n "$cand" ] && [ "$inst" != "$cand" ]; }; then want+=("$p"); fi
 	done
-	printf '%s\n' "${want[@]}"
+	[ ${#want[@]} -eq 0 ] || printf '%s\n' "${want[@]}"
 }
 if [ "${SYNCBRIDGE_SETUP_SKIP_APT:-0}" != 1 ]; then
 	if [ ! -e /var/lib/syncbridge-apt-updated ] || [ -n "$(find /var/lib/syncbridge-apt-updated -mmin +720 2>/dev/null)" ]; then
