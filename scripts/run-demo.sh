@@ -1,15 +1,34 @@
 #!/usr/bin/env bash
-# Set everything up, build, and run the main demo: a producer process hands a
-# dma-buf with a pending kernel fence to a consumer process, which waits through
-# libsyncbridge before reading; then the same run without the bridge, which
-# reads frames too early. Runs in the test VM unless the host has vgem.
+# Set everything up, build, and run the main demo, syncbridge-demo-cube: a
+# Vulkan producer process renders a rotating cube into a ring of dma-bufs
+# through the syncbridge layer; a consumer process (EGL/GLES through the EGL
+# bridge) composites every frame and checks that it is complete. Then the same
+# pipeline without syncbridge (SYNCBRIDGE_DISABLE=1), where the consumer shows
+# half-drawn frames. Both runs write PNGs (a contact sheet and a few frames).
 #
-# Environment: SYNCBRIDGE_BUILD (default: build), SYNCBRIDGE_SETUP=0, SYNCBRIDGE_VM.
+# Runs in the test VM (scripts/vm-run.sh) unless this host has vgem and
+# /dev/udmabuf itself (then natively, as root).
+#
+#   scripts/run-demo.sh [cube | handoff]     (default: cube)
+#
+# handoff: the smaller demo — one vgem buffer with a pending write fence,
+# waited for through libsyncbridge (examples/handoff.c).
+#
+# Environment: SYNCBRIDGE_BUILD (default: build), SYNCBRIDGE_SETUP=0,
+# SYNCBRIDGE_VM (auto | qemu | native), SYNCBRIDGE_DEMO_OUTPUT (default:
+# $SYNCBRIDGE_BUILD/demo-output), SYNCBRIDGE_DEMO_FRAMES (default: 120).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SYNCBRIDGE_BUILD:-$top/build}
+which=${1:-cube}
 cd "$top"
+
+case $which in
+cube | handoff) ;;
+-h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+*) echo "run-demo.sh: unknown demo '$which' (cube or handoff)" >&2; exit 2 ;;
+esac
 
 if [ "${SYNCBRIDGE_SETUP:-1}" != 0 ]; then
 	bash scripts/setup.sh
@@ -18,8 +37,60 @@ if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" >/dev/null
 fi
 ninja -C "$build" >/dev/null
+build=$(cd "$build" && pwd -P)
 
-demo="$build/examples/syncbridge-demo-handoff"
-script='echo "== with syncbridge: the consumer waits for the producer fence =="; '"$demo"'; '
-script+='echo; echo "== SYNCBRIDGE_DISABLE=1: the consumer reads without waiting =="; SYNCBRIDGE_DISABLE=1 '"$demo"
-exec "$top/scripts/vm-run.sh" -- sh -c "$script"
+# shellcheck source=../tests/vmrun/vm-common.sh
+. "$top/tests/vmrun/vm-common.sh"
+mode=$(sb_vm_mode)
+# A build tree under /tmp must be the host's /tmp in the guest, not a fresh tmpfs.
+case $build in /tmp/*) export SYNCBRIDGE_VM_TMP=${SYNCBRIDGE_VM_TMP:-host} ;; esac
+
+run() { # SCRIPT [RESULTS_DIR]
+	if [ "$mode" = native ]; then
+		sh -c "$1"
+	elif [ -n "${2:-}" ]; then
+		"$top/scripts/vm-run.sh" --results "$2" -- sh -c "$1"
+	else
+		"$top/scripts/vm-run.sh" -- sh -c "$1"
+	fi
+}
+
+if [ "$which" = handoff ]; then
+	demo="$build/examples/syncbridge-demo-handoff"
+	script='echo "== with syncbridge: the consumer waits for the producer fence =="; '"$demo"'; '
+	script+='echo; echo "== SYNCBRIDGE_DISABLE=1: the consumer reads without waiting =="; SYNCBRIDGE_DISABLE=1 '"$demo"
+	run "$script"
+	exit
+fi
+
+demo="$build/examples/cube/syncbridge-demo-cube"
+if [ ! -x "$demo" ]; then
+	echo "run-demo.sh: $demo was not built: it needs the Vulkan, EGL and GLESv2" \
+		"headers and glslangValidator (scripts/setup.sh installs them)" >&2
+	exit 1
+fi
+out=${SYNCBRIDGE_DEMO_OUTPUT:-$build/demo-output}
+frames=${SYNCBRIDGE_DEMO_FRAMES:-120}
+rm -rf "$out"
+mkdir -p "$out"
+out=$(cd "$out" && pwd -P)
+
+[ "$mode" = native ] || echo "run-demo.sh: running in the test VM (this host has no vgem + /dev/udmabuf); pictures come back to $out"
+script='echo "== 1/2 with syncbridge: the layer fences the producer'"'"'s frames, the consumer waits =="; '
+script+="'$demo' --frames $frames --output '$out/bridged'; a=\$?; "
+script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1): the same pipeline =="; '
+script+="'$demo' --frames $frames --no-bridge --expect-race --output '$out/no-bridge'; b=\$?; "
+script+='[ $a = 0 ] && [ $b = 0 ]'
+rc=0
+run "$script" "$out" | tee "$out/demo.log" || rc=$?
+rm -rf "$out/.vm"
+
+bridged=$(grep -m1 '^frames=' "$out/demo.log" || true)
+contrast=$(grep '^frames=' "$out/demo.log" | sed -n 2p || true)
+echo
+echo "== summary =="
+echo "with syncbridge:    ${bridged:-(no result)}"
+echo "without syncbridge: ${contrast:-(no result)}"
+echo "pictures:           $out/bridged/contact-sheet.png, $out/no-bridge/contact-sheet.png"
+echo "                    (and single frames, the first torn one, beside them)"
+exit "$rc"

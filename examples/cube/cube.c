@@ -28,7 +28,7 @@
  * consumer reads while the GPU is still drawing, and the checks say so.
  *
  * Prints `frames=N torn=T stale=S`; with --output DIR writes a few frames,
- * the first torn and stale ones, and a contact sheet as PNG files.
+ * some torn ones, the first stale one, and a contact sheet as PNG files.
  * Needs root, vgem and a Vulkan driver that imports dma-bufs (lavapipe in the
  * test guest: scripts/vm-run.sh -- build/examples/syncbridge-demo-cube).
  * Exit status: 0 as expected, 1 not (or an error), 2 usage, 77 cannot run here.
@@ -85,7 +85,7 @@ usage(FILE *f)
 		"  --consumer KIND   egl (default) or vulkan\n"
 		"  --no-bridge       run without syncbridge (SYNCBRIDGE_DISABLE=1)\n"
 		"  --expect-race     succeed only if frames were torn or stale (the control)\n"
-		"  --output DIR      write PNGs: frames, first torn/stale, contact sheet\n"
+		"  --output DIR      write PNGs: frames, torn/stale ones, a contact sheet\n"
 		"  --layer-dir DIR   XDG data dir holding vulkan/implicit_layer.d/ with the\n"
 		"                    syncbridge layer (default: this build tree's, if present)\n"
 		"  --verbose         one line per frame\n",
@@ -222,6 +222,7 @@ struct run {
 	unsigned frames, torn, stale;
 	double latency_ms_sum;     /* vkQueueSubmit returned → consumer started reading */
 	int first_torn, first_stale;
+	unsigned torn_saved; /* torn frames saved that show part of their frame */
 	uint8_t *sheet;
 	uint32_t sheet_w, sheet_h;
 	unsigned sheet_cells;
@@ -402,8 +403,11 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 		if (opt->output) {
 			if (is_saved_frame(opt, m.frame))
 				save_png(opt, "frame", m.frame, rgba);
-			if (v == FRAME_TORN && run->first_torn < 0) {
-				run->first_torn = (int)m.frame;
+			/* The first torn frame, and a few that show part of themselves. */
+			if (v == FRAME_TORN && (run->first_torn < 0 || (n_new > 0 && run->torn_saved < 3))) {
+				if (run->first_torn < 0)
+					run->first_torn = (int)m.frame;
+				run->torn_saved += n_new > 0;
 				save_png(opt, "torn", m.frame, rgba);
 			}
 			if (v == FRAME_STALE && run->first_stale < 0) {
