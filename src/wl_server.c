@@ -35,6 +35,7 @@
 #include <string.h>
 #include <wayland-server-core.h>
 
+#include <syncbridge/dmabuf.h>
 #include <syncbridge/sync_file.h>
 #include <syncbridge/syncobj.h>
 
@@ -411,7 +412,7 @@ wait_start(struct sync_surface *ss, struct sb_wl_commit *c)
 	int fd, ret;
 
 	if (c->acquire_fd >= 0) {
-		fd = c->acquire_fd; /* the commit keeps it; the source only borrows it */
+		fd = c->acquire_fd; /* the source polls a duplicate; ours is closed below */
 	} else {
 		uint32_t handle = c->acquire.timeline->handle;
 
@@ -435,6 +436,22 @@ wait_start(struct sync_surface *ss, struct sb_wl_commit *c)
 	if (!w->source) {
 		wait_finish(server, w);
 		return -ENOMEM;
+	}
+	/*
+	 * wl_event_loop_add_fd() polls a duplicate of fd. Keep one fd per wait:
+	 * drop ours unless something still writes through it (the waiter's
+	 * thread). The kernel's eventfd registration holds its own reference to
+	 * the eventfd, so the kernel path needs no waiter object any more; a
+	 * sync_file (the client's acquire fence, or the exported point) is not
+	 * needed once the source has its copy — the commit becomes ready when
+	 * the source fires.
+	 */
+	if (c->acquire_fd >= 0)
+		fd_clear(&c->acquire_fd);
+	fd_clear(&w->fd);
+	if (w->waiter && !w->threaded) {
+		sb_syncobj_waiter_destroy(w->waiter);
+		w->waiter = NULL;
 	}
 	server->stats.waits_pending++;
 	if (w->threaded)
@@ -943,27 +960,48 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 		return -EINVAL;
 
 	ss = sync_surface_lookup(surface);
-	if (!ss)
-		return SB_WL_COMMIT_APPLY; /* never had a sync object: nothing to do */
-
-	if (ss->sync && !check_commit(ss, info)) {
+	if (ss && ss->sync && !check_commit(ss, info)) {
 		pending_clear(ss);
 		return -EPROTO;
 	}
 
+	/* Implicit sync: no explicit acquire, a dma-buf: wait for its writers. */
+	int implicit_fd = -1;
+	if ((server->flags & SB_WL_SERVER_WAIT_IMPLICIT) && !(server->flags & SB_WL_SERVER_NO_WAIT) &&
+	    info->buffer_attached && info->buffer && info->dmabuf_fd >= 0 &&
+	    !(ss && (ss->acquire_fd >= 0 || ss->acquire.timeline))) {
+		int ret = sb_dmabuf_export_sync_file(info->dmabuf_fd, SB_ACCESS_READ, &implicit_fd);
+		int st = 1;
+		if (ret)
+			sb_log_errno(SB_LOG_DEBUG, ret, "no implicit fence snapshot of the buffer");
+		else if (sb_sync_file_get_status(implicit_fd, &st) != 0 || st != 0)
+			fd_clear(&implicit_fd); /* idle already */
+		if (implicit_fd >= 0 && !ss) {
+			ss = sync_surface_get(server, surface);
+			if (!ss) {
+				fd_clear(&implicit_fd);
+				wl_resource_post_no_memory(surface);
+				return -ENOMEM;
+			}
+		}
+	}
+	if (!ss)
+		return SB_WL_COMMIT_APPLY; /* no sync object, nothing to wait for */
+
 	carries = ss->acquire_fd >= 0 || ss->release_res || ss->acquire.timeline || ss->release.timeline;
-	if (!carries && wl_list_empty(&ss->queue))
+	if (!carries && implicit_fd < 0 && wl_list_empty(&ss->queue))
 		return SB_WL_COMMIT_APPLY;
 
 	c = commit_create(server, commit_data);
 	if (!c) {
+		fd_clear(&implicit_fd);
 		pending_clear(ss);
 		wl_resource_post_no_memory(surface);
 		return -ENOMEM;
 	}
 	c->owner = ss;
 	c->protocol = carries ? ss->protocol : SB_WL_SYNC_NONE;
-	c->acquire_fd = fd_move(&ss->acquire_fd);
+	c->acquire_fd = implicit_fd >= 0 ? implicit_fd : fd_move(&ss->acquire_fd);
 	release_res_move(&c->release_res, &ss->release_res);
 	point_move(&c->acquire, &ss->acquire);
 	point_move(&c->release, &ss->release);

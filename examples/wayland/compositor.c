@@ -8,13 +8,16 @@
  * "used" by reading the buffer's first word once its acquire has signalled.
  *
  *   syncbridge-wl-compositor [--socket NAME] [--drm PATH|auto|none]
- *       [--no-explicit-v1] [--no-drm-syncobj] [--no-wait] [--max-pending N]
+ *       [--no-explicit-v1] [--no-drm-syncobj] [--no-wait] [--no-implicit-wait] [--max-pending N]
  *       [--render-delay-ms N] [--blocking-wait-ms N] [--ready-fd FD] [-v]
  *
  *   --socket NAME        listen on $XDG_RUNTIME_DIR/NAME (default: wayland-N)
  *   --drm auto           the first render node with timeline syncobjs (default);
  *                        none: no linux-drm-syncobj-v1
  *   --no-wait            don't hold commits (SB_WL_SERVER_NO_WAIT): the race control
+ *   --no-implicit-wait   don't hold dma-buf commits without an explicit acquire for
+ *                        the buffer's implicit fences (SB_WL_SERVER_WAIT_IMPLICIT is
+ *                        on by default)
  *   --render-delay-ms N  release buffers with a vgem "render" fence signalled N ms
  *                        after use (needs vgem), instead of immediately
  *   --blocking-wait-ms N the naive compositor: block the event loop in commit until
@@ -49,7 +52,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: syncbridge-wl-compositor [--socket NAME] [--drm PATH|auto|none] "
-		   "[--no-explicit-v1] [--no-drm-syncobj] [--no-wait] [--max-pending N] "
+		   "[--no-explicit-v1] [--no-drm-syncobj] [--no-wait] [--no-implicit-wait] [--max-pending N] "
 		   "[--render-delay-ms N] [--blocking-wait-ms N] [--ready-fd FD] [-v]\n");
 }
 
@@ -62,6 +65,7 @@ main(int argc, char **argv)
 		{ "no-explicit-v1", no_argument, NULL, '1' },
 		{ "no-drm-syncobj", no_argument, NULL, '2' },
 		{ "no-wait", no_argument, NULL, 'n' },
+		{ "no-implicit-wait", no_argument, NULL, 'I' },
 		{ "max-pending", required_argument, NULL, 'm' },
 		{ "render-delay-ms", required_argument, NULL, 'r' },
 		{ "blocking-wait-ms", required_argument, NULL, 'b' },
@@ -72,6 +76,7 @@ main(int argc, char **argv)
 	};
 	struct sbwl_comp_options opt;
 	const char *drm = "auto";
+	bool implicit_wait = true;
 	int ready_fd = -1, drm_fd = -1, vgem_fd = -1, c, err = 0;
 	struct sbwl_comp *comp;
 	struct wl_event_source *sig[2];
@@ -86,6 +91,7 @@ main(int argc, char **argv)
 		case '1': opt.helper_flags |= SB_WL_SERVER_NO_EXPLICIT_V1; break;
 		case '2': opt.helper_flags |= SB_WL_SERVER_NO_DRM_SYNCOBJ; break;
 		case 'n': opt.helper_flags |= SB_WL_SERVER_NO_WAIT; break;
+		case 'I': implicit_wait = false; break;
 		case 'm': opt.max_pending = (uint32_t)atoi(optarg); break;
 		case 'r': opt.render_delay_ms = atoi(optarg); break;
 		case 'b': opt.blocking_wait_ms = atoi(optarg); break;
@@ -114,6 +120,8 @@ main(int argc, char **argv)
 		}
 	}
 	opt.drm_fd = drm_fd < 0 ? -1 : drm_fd;
+	if (implicit_wait)
+		opt.helper_flags |= SB_WL_SERVER_WAIT_IMPLICIT;
 	if (opt.render_delay_ms > 0) {
 		vgem_fd = sbwl_open_vgem();
 		if (vgem_fd < 0) {

@@ -550,6 +550,8 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 		.buffer_attached = surf->pending.attached,
 		.buffer = surf->pending.buffer,
 		.buffer_supports_sync = dmabuf_buffer_from_resource(surf->pending.buffer) != NULL,
+		.dmabuf_fd = dmabuf_buffer_from_resource(surf->pending.buffer) ?
+			     dmabuf_buffer_from_resource(surf->pending.buffer)->fd : -1,
 	};
 	struct sb_wl_commit *commit;
 	struct state *snap;

@@ -94,6 +94,14 @@ enum sb_wl_server_flags {
 	 * "no bridge" control of the tests (the race is then visible).
 	 */
 	SB_WL_SERVER_NO_WAIT = 1 << 2,
+	/**
+	 * Implicit sync for commits without an explicit acquire: a commit whose
+	 * buffer is a dma-buf (sb_wl_surface_commit_info.dmabuf_fd) is held until
+	 * the buffer's write fences have signalled (a snapshot taken at commit,
+	 * DMA_BUF_IOCTL_EXPORT_SYNC_FILE), like an acquire fence. What the client
+	 * helper's implicit fallback relies on.
+	 */
+	SB_WL_SERVER_WAIT_IMPLICIT = 1 << 3,
 };
 
 /** What the helper calls back. Both run on the event-loop thread. */
@@ -172,6 +180,12 @@ struct sb_wl_surface_commit_info {
 	 * an acquire fence/point on any other buffer is UNSUPPORTED_BUFFER.
 	 */
 	bool buffer_supports_sync;
+	/**
+	 * The attached buffer's dma-buf (borrowed, read during the call only), or
+	 * -1. Read only with SB_WL_SERVER_WAIT_IMPLICIT — set it to -1 for
+	 * non-dma-buf buffers then (0 is a valid fd).
+	 */
+	int dmabuf_fd;
 };
 
 /** Non-negative results of sb_wl_server_surface_commit(). */
@@ -223,8 +237,9 @@ SB_EXPORT struct wl_resource *sb_wl_commit_get_surface(const struct sb_wl_commit
 /**
  * The commit's acquire fence as a new sync_file (for compositors that wait
  * GPU-side, SB_WL_SERVER_NO_WAIT). Without the flag it is already signalled.
- * On success *out_fd is a sync_file owned by the caller, or -1 when the
- * commit has no acquire fence/point; on failure -1.
+ * On success *out_fd is a sync_file owned by the caller, or -1 when there is
+ * nothing to wait for (no acquire fence/point, or the helper already waited
+ * for it); on failure -1.
  * Returns 0; -EAGAIN (an acquire point that has no fence yet: not
  * materialised); -EINVAL (NULL arguments); -ENOMEM; -EMFILE.
  */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <drm_fourcc.h>
+#include <wayland-server-core.h>
 
 int64_t
 wlt_now_ns(void)
@@ -392,6 +393,48 @@ static const struct sbwl_comp_hooks recorder = {
 	.render_done = rec_render_done,
 };
 
+static int
+gate_cb(int fd, uint32_t mask, void *data)
+{
+	struct wlt_comp *w = data;
+	char c;
+
+	if (read(fd, &c, 1) != 1)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	w->gate_inside = true;
+	pthread_cond_broadcast(&w->cond);
+	while (w->gate_closed)
+		pthread_cond_wait(&w->cond, &w->lock);
+	w->gate_inside = false;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+void
+wlt_comp_gate_close(struct wlt_comp *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->gate_closed = true;
+	pthread_mutex_unlock(&w->lock);
+	if (write(w->gate_pipe[1], "g", 1) != 1)
+		return;
+	pthread_mutex_lock(&w->lock);
+	while (!w->gate_inside)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void
+wlt_comp_gate_open(struct wlt_comp *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->gate_closed = false;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
 static void *
 comp_thread(void *data)
 {
@@ -421,6 +464,13 @@ wlt_comp_start(struct wlt_comp *w, const struct sbwl_comp_options *options)
 	if (!w->comp)
 		return ret ? ret : -ENOMEM;
 	setenv("WAYLAND_DISPLAY", w->socket, 1);
+	if (pipe2(w->gate_pipe, O_CLOEXEC) < 0 ||
+	    !wl_event_loop_add_fd(wl_display_get_event_loop(sbwl_comp_get_display(w->comp)),
+				  w->gate_pipe[0], WL_EVENT_READABLE, gate_cb, w)) {
+		sbwl_comp_destroy(w->comp);
+		w->comp = NULL;
+		return -ENOMEM;
+	}
 	ret = -pthread_create(&w->thread, NULL, comp_thread, w);
 	if (ret) {
 		sbwl_comp_destroy(w->comp);
@@ -438,6 +488,8 @@ wlt_comp_stop(struct wlt_comp *w)
 	pthread_join(w->thread, NULL);
 	sbwl_comp_destroy(w->comp);
 	w->comp = NULL;
+	close(w->gate_pipe[0]);
+	close(w->gate_pipe[1]);
 	rmdir(w->runtime_dir);
 }
 

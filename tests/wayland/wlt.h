@@ -98,6 +98,9 @@ struct wlt_comp {
 	int n_released;
 	int64_t render_done[WLT_MAX_EVENTS];
 	int n_render_done;
+	/* The gate: while closed, the compositor thread sits in a callback. */
+	int gate_pipe[2];
+	bool gate_closed, gate_inside;
 };
 
 /*
@@ -106,6 +109,12 @@ struct wlt_comp {
  */
 int wlt_comp_start(struct wlt_comp *w, const struct sbwl_comp_options *options);
 void wlt_comp_stop(struct wlt_comp *w);
+/*
+ * Stop the compositor thread (it blocks inside an event-loop callback, having
+ * finished what it was doing) / let it go on. While closed it reads nothing.
+ */
+void wlt_comp_gate_close(struct wlt_comp *w);
+void wlt_comp_gate_open(struct wlt_comp *w);
 /* Number of buffer uses recorded so far. */
 int wlt_comp_n_used(struct wlt_comp *w);
 /* Copy the used event for (surface_id, seq) if there is one; returns whether. */

@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syncbridge-wl-client: present dma-buf frames with explicit synchronization
+ * through the syncbridge client helper (<syncbridge/wayland-client.h>), which
+ * picks linux-drm-syncobj-v1, else zwp_linux_explicit_synchronization_v1,
+ * else implicit sync (the fence attached to the dma-buf).
+ *
+ * Each frame: a buffer of a ring of two (after its release), a pending vgem
+ * fence as the acquire fence, commit, then "render" (the CPU writes the
+ * frame's colour into the buffer), then signal the fence. A compositor that
+ * honours the acquire fence presents the frame — frame callback — only after
+ * the signal.
+ *
+ *   syncbridge-wl-client [--frames N] [--render-ms N] [--buffers vgem|virtio_gpu]
+ *       [--drm PATH|auto|none] [--no-drm-syncobj] [--no-explicit-v1]
+ *       [--expect implicit|v1|syncobj] [--strict]
+ *
+ *   --buffers   which card node makes the dumb buffers (default vgem; Weston's GL
+ *               renderer in the test guest imports virtio_gpu's)
+ *   --drm       the client's DRM node for linux-drm-syncobj timelines (default:
+ *               the first render node with timeline syncobjs)
+ *   --expect    fail unless the helper picked this protocol
+ *   --strict    fail when a frame was presented before its fence signalled
+ *
+ * Uses xdg_wm_base when the compositor has it (Weston maps only shell
+ * surfaces). Needs vgem (root). Exit: 0 ok, 1 failure, 2 usage, 77 no vgem.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <drm_fourcc.h>
+#include <wayland-client.h>
+
+#include <syncbridge/syncbridge.h>
+#include <syncbridge/wayland-client.h>
+
+#include "linux-dmabuf-v1-client-protocol.h"
+#include "sbwl_gpu.h"
+#include "xdg-shell-client-protocol.h"
+
+#define W 64
+#define H 64
+
+struct app {
+	struct wl_display *display;
+	struct wl_compositor *compositor;
+	struct zwp_linux_dmabuf_v1 *dmabuf;
+	struct xdg_wm_base *wm;
+	bool configured;
+};
+
+struct slot {
+	struct sbwl_dumb dumb;
+	struct wl_buffer *buffer;
+	bool released;             /* wl_buffer.release received since the last commit */
+	struct sb_wl_release *release;
+};
+
+static const char *
+proto_name(enum sb_wl_client_protocol p)
+{
+	switch (p) {
+	case SB_WL_CLIENT_DRM_SYNCOBJ: return "syncobj";
+	case SB_WL_CLIENT_EXPLICIT_V1: return "v1";
+	case SB_WL_CLIENT_IMPLICIT: return "implicit";
+	}
+	return "?";
+}
+
+static void
+global(void *data, struct wl_registry *r, uint32_t name, const char *iface, uint32_t version)
+{
+	struct app *a = data;
+
+	if (strcmp(iface, wl_compositor_interface.name) == 0)
+		a->compositor = wl_registry_bind(r, name, &wl_compositor_interface, 4);
+	else if (strcmp(iface, zwp_linux_dmabuf_v1_interface.name) == 0 && version >= 3)
+		a->dmabuf = wl_registry_bind(r, name, &zwp_linux_dmabuf_v1_interface, 3);
+	else if (strcmp(iface, xdg_wm_base_interface.name) == 0)
+		a->wm = wl_registry_bind(r, name, &xdg_wm_base_interface, 1);
+}
+
+static void
+global_remove(void *data, struct wl_registry *r, uint32_t name)
+{
+}
+
+static const struct wl_registry_listener registry_listener = { global, global_remove };
+
+static void
+wm_ping(void *data, struct xdg_wm_base *wm, uint32_t serial)
+{
+	xdg_wm_base_pong(wm, serial);
+}
+
+static const struct xdg_wm_base_listener wm_listener = { wm_ping };
+
+static void
+xdg_surface_configure(void *data, struct xdg_surface *xs, uint32_t serial)
+{
+	struct app *a = data;
+
+	xdg_surface_ack_configure(xs, serial);
+	a->configured = true;
+}
+
+static const struct xdg_surface_listener xdg_surface_listener = { xdg_surface_configure };
+
+static void
+toplevel_configure(void *data, struct xdg_toplevel *t, int32_t w, int32_t h, struct wl_array *states)
+{
+}
+
+static void
+toplevel_close(void *data, struct xdg_toplevel *t)
+{
+}
+
+static const struct xdg_toplevel_listener toplevel_listener = { toplevel_configure, toplevel_close };
+
+static void
+buffer_release(void *data, struct wl_buffer *b)
+{
+	((struct slot *)data)->released = true;
+}
+
+static const struct wl_buffer_listener buffer_listener = { buffer_release };
+
+struct frame {
+	bool done;
+	uint32_t time_ms; /* the compositor's timestamp (CLOCK_MONOTONIC ms, as Weston's and ours) */
+};
+
+static void
+frame_done(void *data, struct wl_callback *cb, uint32_t t)
+{
+	struct frame *fr = data;
+
+	fr->done = true;
+	fr->time_ms = t;
+	wl_callback_destroy(cb);
+}
+
+static const struct wl_callback_listener frame_listener = { frame_done };
+
+/* Dispatch the default queue until *flag, at most timeout_ms; 0 or -ETIME/-EPIPE. */
+static int
+wait_flag(struct wl_display *d, bool *flag, int timeout_ms)
+{
+	int64_t deadline = sbwl_now_ns() + (int64_t)timeout_ms * 1000000;
+
+	while (!*flag) {
+		int64_t left = deadline - sbwl_now_ns();
+		struct pollfd p = { .fd = wl_display_get_fd(d), .events = POLLIN };
+
+		if (left <= 0)
+			return -ETIME;
+		while (wl_display_prepare_read(d) != 0)
+			if (wl_display_dispatch_pending(d) < 0)
+				return -EPIPE;
+		wl_display_flush(d);
+		if (poll(&p, 1, (int)(left / 1000000) + 1) > 0) {
+			if (wl_display_read_events(d) < 0)
+				return -EPIPE;
+		} else {
+			wl_display_cancel_read(d);
+		}
+		if (wl_display_dispatch_pending(d) < 0)
+			return -EPIPE;
+	}
+	return 0;
+}
+
+static void
+report_connection_error(struct wl_display *d)
+{
+	const struct wl_interface *iface = NULL;
+	uint32_t id = 0, code;
+	int err = wl_display_get_error(d);
+
+	if (err == EPROTO) {
+		code = wl_display_get_protocol_error(d, &iface, &id);
+		fprintf(stderr, "client: protocol error %u on %s@%u\n", code, iface ? iface->name : "?", id);
+	} else if (err) {
+		fprintf(stderr, "client: connection error: %s\n", strerror(err));
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "frames", required_argument, NULL, 'f' },
+		{ "render-ms", required_argument, NULL, 'r' },
+		{ "buffers", required_argument, NULL, 'b' },
+		{ "drm", required_argument, NULL, 'd' },
+		{ "no-drm-syncobj", no_argument, NULL, '1' },
+		{ "no-explicit-v1", no_argument, NULL, '2' },
+		{ "expect", required_argument, NULL, 'e' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int frames = 10, render_ms = 50, c, ret, failures = 0, early = 0, fenced = 0, immediate = 0;
+	const char *buffers = "vgem", *drm = "auto", *expect = NULL;
+	uint32_t flags = 0;
+	bool strict = false;
+	struct app a;
+	struct slot slots[2];
+	int vgem, card, drm_fd = -1;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f': frames = atoi(optarg); break;
+		case 'r': render_ms = atoi(optarg); break;
+		case 'b': buffers = optarg; break;
+		case 'd': drm = optarg; break;
+		case '1': flags |= SB_WL_CLIENT_NO_DRM_SYNCOBJ; break;
+		case '2': flags |= SB_WL_CLIENT_NO_EXPLICIT_V1; break;
+		case 'e': expect = optarg; break;
+		case 's': strict = true; break;
+		case 'h': printf("see the comment at the top of examples/wayland/client.c\n"); return 0;
+		default: return 2;
+		}
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	vgem = sbwl_drm_open("vgem", false);
+	if (vgem < 0) {
+		fprintf(stderr, "client: no vgem card node (%s): it makes the fences\n", strerror(-vgem));
+		return 77;
+	}
+	card = strcmp(buffers, "vgem") == 0 ? vgem : sbwl_drm_open(buffers, false);
+	if (card < 0) {
+		fprintf(stderr, "client: no %s card node: %s\n", buffers, strerror(-card));
+		return 77;
+	}
+	if (strcmp(drm, "auto") == 0)
+		drm_fd = sbwl_drm_open_syncobj();
+	else if (strcmp(drm, "none") != 0)
+		drm_fd = open(drm, O_RDWR | O_CLOEXEC);
+
+	memset(&a, 0, sizeof(a));
+	a.display = wl_display_connect(NULL);
+	if (!a.display) {
+		fprintf(stderr, "client: cannot connect to the compositor (WAYLAND_DISPLAY=%s)\n",
+			getenv("WAYLAND_DISPLAY") ? getenv("WAYLAND_DISPLAY") : "");
+		return 1;
+	}
+	struct wl_registry *reg = wl_display_get_registry(a.display);
+	wl_registry_add_listener(reg, &registry_listener, &a);
+	wl_display_roundtrip(a.display);
+	if (!a.compositor || !a.dmabuf) {
+		fprintf(stderr, "client: the compositor lacks wl_compositor or zwp_linux_dmabuf_v1 v3\n");
+		return 1;
+	}
+
+	/* The helper: binds the best explicit-sync global on a private queue. */
+	struct sb_wl_client *sbc;
+	ret = sb_wl_client_create(a.display, drm_fd < 0 ? -1 : drm_fd, flags, &sbc);
+	if (ret) {
+		fprintf(stderr, "client: sb_wl_client_create: %s\n", strerror(-ret));
+		return 1;
+	}
+	enum sb_wl_client_protocol proto = sb_wl_client_get_protocol(sbc);
+	printf("client: synchronization: %s\n", proto_name(proto));
+	if (expect && strcmp(expect, proto_name(proto)) != 0) {
+		fprintf(stderr, "client: expected %s\n", expect);
+		failures++;
+	}
+
+	struct wl_surface *surface = wl_compositor_create_surface(a.compositor);
+	struct sb_wl_surface_sync *ss;
+	ret = sb_wl_client_get_surface_sync(sbc, surface, &ss);
+	if (ret) {
+		fprintf(stderr, "client: sb_wl_client_get_surface_sync: %s\n", strerror(-ret));
+		return 1;
+	}
+	struct xdg_surface *xs = NULL;
+	struct xdg_toplevel *top = NULL;
+	if (a.wm) {
+		xdg_wm_base_add_listener(a.wm, &wm_listener, &a);
+		xs = xdg_wm_base_get_xdg_surface(a.wm, surface);
+		xdg_surface_add_listener(xs, &xdg_surface_listener, &a);
+		top = xdg_surface_get_toplevel(xs);
+		xdg_toplevel_add_listener(top, &toplevel_listener, &a);
+		xdg_toplevel_set_title(top, "syncbridge-wl-client");
+		wl_surface_commit(surface);
+		if (wait_flag(a.display, &a.configured, 10000)) {
+			fprintf(stderr, "client: no xdg_surface.configure\n");
+			report_connection_error(a.display);
+			return 1;
+		}
+	}
+
+	for (int i = 0; i < 2; i++) {
+		struct zwp_linux_buffer_params_v1 *params;
+
+		memset(&slots[i], 0, sizeof(slots[i]));
+		ret = sbwl_dumb_create(card, W, H, &slots[i].dumb);
+		if (ret) {
+			fprintf(stderr, "client: dumb buffer on %s: %s\n", buffers, strerror(-ret));
+			return 1;
+		}
+		params = zwp_linux_dmabuf_v1_create_params(a.dmabuf);
+		zwp_linux_buffer_params_v1_add(params, slots[i].dumb.fd, 0, 0, slots[i].dumb.stride,
+					       (uint32_t)(DRM_FORMAT_MOD_LINEAR >> 32),
+					       (uint32_t)DRM_FORMAT_MOD_LINEAR);
+		slots[i].buffer = zwp_linux_buffer_params_v1_create_immed(params, W, H,
+									  DRM_FORMAT_XRGB8888, 0);
+		zwp_linux_buffer_params_v1_destroy(params);
+		wl_buffer_add_listener(slots[i].buffer, &buffer_listener, &slots[i]);
+	}
+
+	for (int f = 0; f < frames; f++) {
+		struct slot *s = &slots[f % 2];
+		struct sbwl_fence fence;
+		struct frame fr = { 0 };
+		int64_t t_signal;
+
+		/* Reuse only after the compositor let go of the buffer. */
+		if (f >= 2 && proto != SB_WL_CLIENT_DRM_SYNCOBJ && wait_flag(a.display, &s->released, 5000))
+			fprintf(stderr, "client: frame %d: no wl_buffer.release for the buffer of frame %d\n",
+				f, f - 2);
+		if (s->release) {
+			ret = sb_wl_release_wait(s->release, (int64_t)5000 * 1000000);
+			if (ret) {
+				fprintf(stderr, "client: frame %d: release wait: %s\n", f, strerror(-ret));
+				failures++;
+			}
+			if (sb_wl_release_is_fenced(s->release))
+				fenced++;
+			else
+				immediate++;
+			sb_wl_release_destroy(s->release);
+			s->release = NULL;
+		}
+
+		ret = sbwl_fence_create(vgem, &fence);
+		if (ret) {
+			fprintf(stderr, "client: vgem fence: %s\n", strerror(-ret));
+			return 1;
+		}
+		wl_surface_attach(surface, s->buffer, 0, 0);
+		wl_surface_damage_buffer(surface, 0, 0, W, H);
+		ret = sb_wl_surface_sync_set_acquire_fence(ss, fence.sync_file, s->dumb.fd);
+		if (ret == 0)
+			ret = sb_wl_surface_sync_get_release(ss, s->dumb.fd, &s->release);
+		if (ret) {
+			fprintf(stderr, "client: frame %d: acquire/release: %s\n", f, strerror(-ret));
+			return 1;
+		}
+		struct wl_callback *cb = wl_surface_frame(surface);
+		wl_callback_add_listener(cb, &frame_listener, &fr);
+		s->released = false;
+		wl_surface_commit(surface);
+		wl_display_flush(a.display);
+
+		/* "Render" after the commit; the fence tells the compositor when it is done. */
+		uint32_t colour = 0xff000000u | (uint32_t)(f * 0x1f3d5b);
+		for (uint32_t y = 0; y < H; y++)
+			for (uint32_t x = 0; x < W; x++)
+				s->dumb.map[y * (s->dumb.stride / 4) + x] = colour;
+		usleep((useconds_t)render_ms * 1000);
+		t_signal = sbwl_now_ns();
+		sbwl_fence_signal(&fence);
+
+		ret = wait_flag(a.display, &fr.done, 10000);
+		if (ret) {
+			fprintf(stderr, "client: frame %d: no frame callback: %s\n", f, strerror(-ret));
+			report_connection_error(a.display);
+			return 1;
+		}
+		/*
+		 * The frame callback's timestamp says when the compositor presented
+		 * the frame; before the signal (by more than the ms rounding) means
+		 * it did not wait for the acquire fence.
+		 */
+		int64_t dt_ms = (int64_t)fr.time_ms - (int64_t)(uint32_t)(t_signal / 1000000);
+		if (dt_ms < -1)
+			early++;
+		printf("client: frame %d presented %lld ms after its fence signalled\n", f, (long long)dt_ms);
+		sbwl_fence_destroy(&fence);
+	}
+
+	/* The last buffer stays on screen: count what has been released by now. */
+	for (int i = 0; i < 2; i++) {
+		int fd = -1;
+		if (slots[i].release && sb_wl_release_get_fence(slots[i].release, &fd) == 0) {
+			if (sb_wl_release_is_fenced(slots[i].release))
+				fenced++;
+			else
+				immediate++;
+			if (fd >= 0)
+				close(fd);
+		}
+		sb_wl_release_destroy(slots[i].release);
+	}
+	if (wl_display_roundtrip(a.display) < 0) {
+		report_connection_error(a.display);
+		failures++;
+	}
+	printf("client: %d frames, %s, releases: %d fenced, %d immediate, %d presented before their fence\n",
+	       frames, proto_name(proto), fenced, immediate, early);
+	if (strict && early)
+		failures++;
+
+	sb_wl_surface_sync_destroy(ss);
+	sb_wl_client_destroy(sbc);
+	if (top)
+		xdg_toplevel_destroy(top);
+	if (xs)
+		xdg_surface_destroy(xs);
+	for (int i = 0; i < 2; i++) {
+		wl_buffer_destroy(slots[i].buffer);
+		sbwl_dumb_destroy(&slots[i].dumb);
+	}
+	wl_surface_destroy(surface);
+	wl_display_roundtrip(a.display);
+	wl_display_disconnect(a.display);
+	if (drm_fd >= 0)
+		close(drm_fd);
+	if (card != vgem)
+		close(card);
+	close(vgem);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wl-scaling: N surfaces (default 1000) each commit a dma-buf whose acquire is
+ * pending; then the fences signal one at a time. The helper must wake the
+ * compositor's event loop exactly once per signalled fence (its wake-up
+ * counter, read at each buffer use, is the use's index + 1), apply the
+ * surfaces in signal order, start no thread per fence, and keep one fd per
+ * pending wait. Reports the compositor's heap bytes per pending wait (malloc
+ * statistics around the compositor taking the N commits, client gated off).
+ *
+ *   wl-scaling --proto v1|syncobj [--surfaces N]
+ *
+ *   v1:      one pending vgem sync_file per surface (the wait polls that fd)
+ *   syncobj: one timeline per surface, acquire point 1 not yet materialised,
+ *            signalled from the CPU (the wait is a DRM_IOCTL_SYNCOBJ_EVENTFD eventfd)
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <drm.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <syncbridge/syncbridge.h>
+
+#include "harness.h"
+#include "kernel.h"
+#include "wlt.h"
+
+int
+main(int argc, char **argv)
+{
+	const char *proto = "v1";
+	int n = 1000, vgem, client_drm = -1, comp_drm = -1, ret;
+	struct sbwl_comp_options opt;
+	struct wlt_comp comp;
+	struct wlt_client c;
+	struct sbk_buf buf;
+	bool syncobj;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--proto") == 0 && i + 1 < argc)
+			proto = argv[++i];
+		else if (strcmp(argv[i], "--surfaces") == 0 && i + 1 < argc)
+			n = atoi(argv[++i]);
+		else
+			REQUIRE(false, "unknown argument %s", argv[i]);
+	}
+	REQUIRE(n > 0 && n < WLT_MAX_EVENTS, "--surfaces 1..%d", WLT_MAX_EVENTS - 1);
+	syncobj = strcmp(proto, "syncobj") == 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	/* Up to 3 fds per surface live at once (v1: client fence + its bo, the compositor's copy). */
+	struct rlimit rl;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_max < (rlim_t)n * 8) {
+		struct rlimit more = { (rlim_t)n * 8, (rlim_t)n * 8 };
+		if (setrlimit(RLIMIT_NOFILE, &more) == 0) /* root may raise the hard limit */
+			rl = more;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < (rlim_t)n * 4 + 200)
+		sb_test_skip("RLIMIT_NOFILE %llu is too low for %d surfaces", (unsigned long long)rl.rlim_cur, n);
+
+	vgem = sbk_vgem_open();
+	if (vgem < 0)
+		sb_test_skip("no vgem node: %s", strerror(-vgem));
+	if (syncobj) {
+		client_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
+		comp_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
+		if (client_drm < 0 || comp_drm < 0)
+			sb_test_skip("no DRM node with timeline syncobjs (virtio_gpu)");
+		if (!sbk_drm_has_syncobj_eventfd(comp_drm))
+			sb_test_skip("no DRM_IOCTL_SYNCOBJ_EVENTFD: the waiter would use a thread per wait");
+	}
+
+	memset(&opt, 0, sizeof(opt));
+	opt.drm_fd = comp_drm;
+	opt.vgem_fd = -1;
+	ret = wlt_comp_start(&comp, &opt);
+	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
+	ret = wlt_client_connect(&c, comp.socket);
+	REQUIRE(ret == 0, "connect: %s", strerror(-ret));
+	REQUIRE(syncobj ? c.syncobj != NULL : c.explicit_sync != NULL, "the %s global is missing", proto);
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 16 * 64, &buf) == 0, "vgem buffer");
+	struct wl_buffer *wbuf = wlt_dmabuf_buffer(&c, buf.fd, 16, 16, 64);
+
+	struct wl_surface **surf = calloc((size_t)n, sizeof(*surf));
+	struct zwp_linux_surface_synchronization_v1 **sync = calloc((size_t)n, sizeof(*sync));
+	struct wp_linux_drm_syncobj_surface_v1 **so = calloc((size_t)n, sizeof(*so));
+	struct wp_linux_drm_syncobj_timeline_v1 **tl = calloc((size_t)n, sizeof(*tl));
+	struct wp_linux_drm_syncobj_timeline_v1 *rel_tl = NULL;
+	uint32_t *handle = calloc((size_t)n, sizeof(*handle));
+	struct sbk_fence *fence = calloc((size_t)n, sizeof(*fence));
+	REQUIRE(surf && sync && so && tl && handle && fence, "out of memory");
+
+	int64_t t0 = wlt_now_ns();
+	if (syncobj) {
+		struct drm_syncobj_create cr = { 0 };
+		struct drm_syncobj_handle h = { .fd = -1 };
+		REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_CREATE, &cr) == 0, "SYNCOBJ_CREATE");
+		h.handle = cr.handle;
+		REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "HANDLE_TO_FD");
+		rel_tl = wp_linux_drm_syncobj_manager_v1_import_timeline(c.syncobj, h.fd);
+		close(h.fd);
+	}
+	for (int i = 0; i < n; i++) {
+		surf[i] = wl_compositor_create_surface(c.compositor);
+		if (syncobj) {
+			struct drm_syncobj_create cr = { 0 };
+			struct drm_syncobj_handle h = { .fd = -1 };
+			so[i] = wp_linux_drm_syncobj_manager_v1_get_surface(c.syncobj, surf[i]);
+			REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_CREATE, &cr) == 0, "SYNCOBJ_CREATE %d", i);
+			handle[i] = cr.handle;
+			h.handle = cr.handle;
+			REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "HANDLE_TO_FD");
+			tl[i] = wp_linux_drm_syncobj_manager_v1_import_timeline(c.syncobj, h.fd);
+			close(h.fd);
+		} else {
+			sync[i] = zwp_linux_explicit_synchronization_v1_get_synchronization(c.explicit_sync, surf[i]);
+			REQUIRE(sbk_fence_create(vgem, true, &fence[i]) == 0, "vgem fence %d", i);
+		}
+		if (i % 64 == 63)
+			REQUIRE(wl_display_roundtrip(c.display) >= 0, "setup roundtrip");
+	}
+	REQUIRE(wl_display_roundtrip(c.display) >= 0, "setup roundtrip");
+	sb_test_note("%d surfaces set up in %.0f ms", n, (double)(wlt_now_ns() - t0) / 1e6);
+
+	/*
+	 * The commits, sent while the compositor is gated off: then only it
+	 * allocates. They must all fit in the pipe meanwhile: an unbounded
+	 * client buffer, one big flush, and a large socket send buffer.
+	 */
+	int threads0 = wlt_count_threads();
+	int sndbuf = 16 << 20;
+	wl_display_set_max_buffer_size(c.display, 0);
+	if (setsockopt(wl_display_get_fd(c.display), SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
+		setsockopt(wl_display_get_fd(c.display), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	wlt_comp_gate_close(&comp);
+	for (int i = 0; i < n; i++) {
+		wl_surface_attach(surf[i], wbuf, 0, 0);
+		if (syncobj) {
+			wp_linux_drm_syncobj_surface_v1_set_acquire_point(so[i], tl[i], 0, 1);
+			wp_linux_drm_syncobj_surface_v1_set_release_point(so[i], rel_tl, 0, (uint32_t)i + 1);
+		} else {
+			zwp_linux_surface_synchronization_v1_set_acquire_fence(sync[i], fence[i].sync_file);
+		}
+		wl_surface_commit(surf[i]);
+	}
+	REQUIRE(wl_display_flush(c.display) >= 0, "flush all %d commits (socket full?)", n);
+	int fds0 = sb_test_count_fds();
+	struct mallinfo2 m0 = mallinfo2();
+	t0 = wlt_now_ns();
+	wlt_comp_gate_open(&comp);
+	/* The roundtrip's answer comes after the compositor took every commit. */
+	REQUIRE(wl_display_roundtrip(c.display) >= 0, "roundtrip after the commits (protocol error?)");
+	int64_t t_taken = wlt_now_ns() - t0;
+	struct mallinfo2 m1 = mallinfo2();
+	int fds1 = sb_test_count_fds();
+	int threads1 = wlt_count_threads();
+
+	CHECK_EQ(wlt_comp_n_used(&comp), 0, "buffers used before any acquire signalled");
+	CHECK_EQ(threads1, threads0, "threads with every wait pending (none per fence)");
+	/* v1: the fd that came with the request is the one polled; syncobj: one eventfd each. */
+	CHECK(fds1 - fds0 >= n && fds1 - fds0 <= n + 16,
+	      "fds while %d waits are pending: +%d (want about one per wait)", n, fds1 - fds0);
+	double per_wait = ((double)m1.uordblks - (double)m0.uordblks) / n;
+	sb_test_note("compositor took %d commits in %.0f ms; heap +%.0f bytes and +%.2f fds per "
+		     "pending wait (commit snapshot, helper commit + event source, libwayland)",
+		     n, (double)t_taken / 1e6, per_wait, (double)(fds1 - fds0) / n);
+	CHECK(per_wait < 4096, "heap per pending wait %.0f bytes (< 4 KiB)", per_wait);
+
+	/* Signal one at a time; each must cost exactly one helper wake-up. */
+	int bad_wakeups = 0, bad_order = 0;
+	int64_t t_sig = wlt_now_ns();
+	for (int i = 0; i < n; i++) {
+		if (syncobj)
+			REQUIRE(sb_syncobj_signal(client_drm, handle[i], 1) == 0, "signal %d", i);
+		else
+			REQUIRE(sbk_fence_signal(&fence[i]) == 0, "signal %d", i);
+		REQUIRE(wlt_comp_wait_used(&comp, i + 1, 5000 * WLT_MS) == 0,
+			"surface %d was not used within 5 s of its signal", i);
+		wlt_dispatch_for(&c, 0); /* read the wl_buffer.release events as they come */
+		pthread_mutex_lock(&comp.lock);
+		const struct sbwl_used *u = &comp.used[i];
+		if (u->stats.wakeups != (uint64_t)i + 1)
+			bad_wakeups++;
+		if (u->surface_id != wl_proxy_get_id((struct wl_proxy *)surf[i]))
+			bad_order++;
+		if (i == 0)
+			CHECK_EQ(u->stats.waits_pending, n - 1, "waits pending after the first signal");
+		pthread_mutex_unlock(&comp.lock);
+	}
+	int64_t t_all = wlt_now_ns() - t_sig;
+	CHECK_EQ(bad_wakeups, 0, "uses whose wake-up count was not (signals so far)");
+	CHECK_EQ(bad_order, 0, "uses out of signal order");
+	pthread_mutex_lock(&comp.lock);
+	struct sb_wl_server_stats last = comp.used[n - 1].stats;
+	pthread_mutex_unlock(&comp.lock);
+	CHECK_EQ(last.wakeups, n, "helper wake-ups (one per signalled fence)");
+	CHECK_EQ(last.commits_deferred, n, "commits deferred");
+	CHECK_EQ(last.waits_pending, 0, "waits pending at the end");
+	CHECK_EQ(last.waits_threaded, 0, "waits on a thread");
+	CHECK_EQ(wlt_count_threads(), threads0, "threads at the end");
+	sb_test_note("signal → use, one at a time: %.2f ms each on average", (double)t_all / 1e6 / n);
+
+	wlt_client_disconnect(&c);
+	wlt_comp_stop(&comp);
+	for (int i = 0; i < n; i++)
+		if (!syncobj)
+			sbk_fence_destroy(&fence[i]);
+	sbk_buf_destroy(&buf);
+	close(vgem);
+	if (client_drm >= 0)
+		close(client_drm);
+	if (comp_drm >= 0)
+		close(comp_drm);
+	free(surf);
+	free(sync);
+	free(so);
+	free(tl);
+	free(handle);
+	free(fence);
+	return sb_test_finish();
+}
