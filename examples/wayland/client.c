@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <drm_fourcc.h>
@@ -42,6 +43,7 @@
 #include <syncbridge/wayland-client.h>
 
 #include "linux-dmabuf-v1-client-protocol.h"
+#include "presentation-time-client-protocol.h"
 #include "sbwl_gpu.h"
 #include "xdg-shell-client-protocol.h"
 
@@ -53,6 +55,8 @@ struct app {
 	struct wl_compositor *compositor;
 	struct zwp_linux_dmabuf_v1 *dmabuf;
 	struct xdg_wm_base *wm;
+	struct wp_presentation *presentation;
+	clockid_t clock; /* wp_presentation's clock (CLOCK_MONOTONIC without it) */
 	bool configured;
 };
 
@@ -85,6 +89,25 @@ global(void *data, struct wl_registry *r, uint32_t name, const char *iface, uint
 		a->dmabuf = wl_registry_bind(r, name, &zwp_linux_dmabuf_v1_interface, 3);
 	else if (strcmp(iface, xdg_wm_base_interface.name) == 0)
 		a->wm = wl_registry_bind(r, name, &xdg_wm_base_interface, 1);
+	else if (strcmp(iface, wp_presentation_interface.name) == 0)
+		a->presentation = wl_registry_bind(r, name, &wp_presentation_interface, 1);
+}
+
+static void
+presentation_clock_id(void *data, struct wp_presentation *p, uint32_t clk_id)
+{
+	((struct app *)data)->clock = (clockid_t)clk_id;
+}
+
+static const struct wp_presentation_listener presentation_listener = { presentation_clock_id };
+
+static int64_t
+clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void
@@ -135,7 +158,37 @@ static const struct wl_buffer_listener buffer_listener = { buffer_release };
 
 struct frame {
 	bool done;
-	uint32_t time_ms; /* the compositor's timestamp (CLOCK_MONOTONIC ms, as Weston's and ours) */
+	uint32_t time_ms;   /* the frame callback's timestamp (ours: CLOCK_MONOTONIC ms) */
+	bool feedback_done; /* wp_presentation_feedback answered */
+	bool presented;
+	int64_t presented_ns; /* in wp_presentation's clock */
+};
+
+static void
+fb_sync_output(void *data, struct wp_presentation_feedback *fb, struct wl_output *o)
+{
+}
+
+static void
+fb_presented(void *data, struct wp_presentation_feedback *fb, uint32_t sec_hi, uint32_t sec_lo,
+	     uint32_t nsec, uint32_t refresh, uint32_t seq_hi, uint32_t seq_lo, uint32_t flags)
+{
+	struct frame *fr = data;
+
+	fr->feedback_done = fr->presented = true;
+	fr->presented_ns = (int64_t)((((uint64_t)sec_hi << 32) | sec_lo) * 1000000000 + nsec);
+	wp_presentation_feedback_destroy(fb);
+}
+
+static void
+fb_discarded(void *data, struct wp_presentation_feedback *fb)
+{
+	((struct frame *)data)->feedback_done = true;
+	wp_presentation_feedback_destroy(fb);
+}
+
+static const struct wp_presentation_feedback_listener feedback_listener = {
+	fb_sync_output, fb_presented, fb_discarded,
 };
 
 static void
@@ -256,7 +309,12 @@ main(int argc, char **argv)
 	}
 	struct wl_registry *reg = wl_display_get_registry(a.display);
 	wl_registry_add_listener(reg, &registry_listener, &a);
+	a.clock = CLOCK_MONOTONIC;
 	wl_display_roundtrip(a.display);
+	if (a.presentation) {
+		wp_presentation_add_listener(a.presentation, &presentation_listener, &a);
+		wl_display_roundtrip(a.display);
+	}
 	if (!a.compositor || !a.dmabuf) {
 		fprintf(stderr, "client: the compositor lacks wl_compositor or zwp_linux_dmabuf_v1 v3\n");
 		return 1;
@@ -359,6 +417,9 @@ main(int argc, char **argv)
 		}
 		struct wl_callback *cb = wl_surface_frame(surface);
 		wl_callback_add_listener(cb, &frame_listener, &fr);
+		if (a.presentation)
+			wp_presentation_feedback_add_listener(wp_presentation_feedback(a.presentation, surface),
+							      &feedback_listener, &fr);
 		s->released = false;
 		wl_surface_commit(surface);
 		wl_display_flush(a.display);
@@ -369,7 +430,7 @@ main(int argc, char **argv)
 			for (uint32_t x = 0; x < W; x++)
 				s->dumb.map[y * (s->dumb.stride / 4) + x] = colour;
 		usleep((useconds_t)render_ms * 1000);
-		t_signal = sbwl_now_ns();
+		t_signal = clock_ns(a.clock);
 		sbwl_fence_signal(&fence);
 
 		ret = wait_flag(a.display, &fr.done, 10000);
@@ -379,14 +440,26 @@ main(int argc, char **argv)
 			return 1;
 		}
 		/*
-		 * The frame callback's timestamp says when the compositor presented
-		 * the frame; before the signal (by more than the ms rounding) means
-		 * it did not wait for the acquire fence.
+		 * When did the compositor present the frame? wp_presentation's
+		 * feedback (in its clock) when it has it, else the frame callback's
+		 * timestamp (our compositor: CLOCK_MONOTONIC ms). Before the signal
+		 * (by more than the rounding) means it did not wait for the fence.
 		 */
-		int64_t dt_ms = (int64_t)fr.time_ms - (int64_t)(uint32_t)(t_signal / 1000000);
+		int64_t dt_ms;
+		if (a.presentation) {
+			wait_flag(a.display, &fr.feedback_done, 10000);
+			if (!fr.presented) {
+				fprintf(stderr, "client: frame %d: presentation feedback discarded\n", f);
+				failures++;
+			}
+			dt_ms = (fr.presented_ns - t_signal) / 1000000;
+		} else {
+			dt_ms = (int64_t)fr.time_ms - (int64_t)(uint32_t)(t_signal / 1000000);
+		}
 		if (dt_ms < -1)
 			early++;
-		printf("client: frame %d presented %lld ms after its fence signalled\n", f, (long long)dt_ms);
+		printf("client: frame %d presented %lld ms after its fence signalled%s\n", f,
+		       (long long)dt_ms, a.presentation ? " (wp_presentation)" : "");
 		sbwl_fence_destroy(&fence);
 	}
 

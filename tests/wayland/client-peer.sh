@@ -1,0 +1,45 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The client helper against the example compositor: syncbridge-wl-client
+# presents frames whose acquire fences are pending vgem fences, with the
+# protocol the helper picks (or is limited to), and must never see a frame
+# presented before its fence signalled (--strict).
+#
+#   client-peer.sh COMPOSITOR CLIENT syncobj|v1|implicit [--control]
+#
+# --control (implicit only): the compositor does not wait for dma-buf fences
+# (--no-implicit-wait); passes only if frames are then presented early.
+set -u
+comp=$1 client=$2 mode=$3 control=${4:-}
+case $mode in
+syncobj) cargs="--expect syncobj" ;;
+v1) cargs="--no-drm-syncobj --expect v1" ;;
+implicit) cargs="--no-drm-syncobj --no-explicit-v1 --expect implicit" ;;
+*) echo "usage: $0 COMPOSITOR CLIENT syncobj|v1|implicit [--control]" >&2; exit 2 ;;
+esac
+[ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem makes the fences)"; exit 77; }
+rt=$(mktemp -d /tmp/sbwl-peer-XXXXXX)
+export XDG_RUNTIME_DIR=$rt
+trap 'kill $cpid 2>/dev/null; wait $cpid 2>/dev/null; rm -rf "$rt"' EXIT
+compargs=
+[ "$control" = --control ] && compargs=--no-implicit-wait
+exec 3>"$rt/ready"
+"$comp" --socket peer --ready-fd 3 $compargs &
+cpid=$!
+exec 3>&-
+for _ in $(seq 1 100); do [ -s "$rt/ready" ] && break; sleep 0.1; done
+[ -s "$rt/ready" ] || { echo "Bail out! the compositor did not start"; exit 1; }
+out=$(WAYLAND_DISPLAY=peer "$client" --frames 4 --render-ms 50 --strict $cargs 2>&1)
+rc=$?
+echo "$out"
+[ $rc = 77 ] && exit 77
+if [ "$control" = --control ]; then
+	if echo "$out" | grep -qE ' [1-9][0-9]* presented before their fence'; then
+		echo "ok - control: without the compositor's implicit wait, frames were presented before their fence"
+		exit 0
+	fi
+	echo "not ok - control: the race was not observed"
+	exit 1
+fi
+[ $rc = 0 ] && echo "ok - $mode: every frame presented after its fence, releases honoured" || echo "not ok - $mode (exit $rc)"
+exit $rc

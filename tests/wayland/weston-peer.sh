@@ -1,0 +1,54 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The real peer: the client helper against Weston 14 (bookworm-backports)
+# headless with the GL renderer. Weston advertises
+# zwp_linux_explicit_synchronization_v1 only when its GL renderer has
+# EGL_ANDROID_native_fence_sync (it logs "explicit sync: yes"), which Mesa 25
+# gives in the test guest; it has no linux-drm-syncobj-v1, so the helper must
+# pick explicit-sync v1. Buffers are virtio_gpu dumb buffers (Weston's EGL
+# display sits on virtio_gpu there and cannot import vgem's); the acquire
+# fences are pending vgem fences. Every frame must be presented after its fence
+# signalled (frame-callback timestamps), with no protocol error, and fenced
+# releases must come back.
+# Afterwards, for the record (not asserted): the same client with explicit sync
+# off (implicit fallback) — whether Weston + llvmpipe honour dma-buf fences.
+#
+#   weston-peer.sh CLIENT
+set -u
+client=$1
+command -v weston >/dev/null || { echo "SKIP: weston not installed (scripts/setup.sh installs it from bookworm-backports)"; exit 77; }
+[ -e /dev/dri ] || { echo "SKIP: no /dev/dri"; exit 77; }
+rt=$(mktemp -d /tmp/sbwl-weston-XXXXXX)
+chmod 700 "$rt"
+export XDG_RUNTIME_DIR=$rt
+log=$rt/weston.log
+trap 'kill $wpid 2>/dev/null; wait $wpid 2>/dev/null; echo "# weston log:"; grep -E "explicit sync|GL renderer|EGL_ANDROID|error|Error" "$log" | sed "s/^/#   /"; rm -rf "$rt"' EXIT
+t0=$(date +%s)
+weston --backend=headless --renderer=gl --shell=kiosk --socket=sbwl-weston --idle-time=0 --log="$log" 2>/dev/null &
+wpid=$!
+for _ in $(seq 1 900); do
+	[ -S "$rt/sbwl-weston" ] && grep -q "explicit sync\|Using GL renderer" "$log" 2>/dev/null && break
+	kill -0 $wpid 2>/dev/null || break
+	sleep 0.1
+done
+[ -S "$rt/sbwl-weston" ] || { echo "Bail out! weston did not start"; exit 1; }
+echo "# weston up after $(( $(date +%s) - t0 )) s"
+# Weston logs the renderer's features once the GL renderer is up.
+sleep 0.5
+if grep -q "explicit sync: yes" "$log"; then
+	echo "ok - weston: explicit sync: yes (GL renderer with native fence sync)"
+else
+	echo "# weston does not advertise explicit sync here:"; grep -iE "explicit sync|fence" "$log" | sed 's/^/#   /'
+fi
+out=$(WAYLAND_DISPLAY=sbwl-weston "$client" --frames 5 --render-ms 50 --buffers virtio_gpu --expect v1 --strict 2>&1)
+rc=$?
+echo "$out"
+fail=0
+[ $rc = 0 ] || { echo "not ok - client helper against weston (exit $rc)"; fail=1; }
+echo "$out" | grep -qE 'releases: [1-9][0-9]* fenced' && echo "ok - fenced releases from weston" ||
+	{ echo "not ok - no fenced release from weston"; fail=1; }
+# For the record: implicit fallback against the same weston.
+out=$(WAYLAND_DISPLAY=sbwl-weston "$client" --frames 3 --render-ms 50 --buffers virtio_gpu --no-explicit-v1 --expect implicit 2>&1)
+echo "$out" | grep -E "presented" | sed "s/^/# implicit fallback (not asserted): /"
+[ $fail = 0 ] && echo "PASS" || echo "FAIL"
+exit $fail
