@@ -7,5 +7,6 @@
 #include <syncbridge/sync_file.h>
 #include <syncbridge/dmabuf.h>
 #include <syncbridge/syncobj.h>
+#include <syncbridge/buffer_queue.h>
 
 #endif
