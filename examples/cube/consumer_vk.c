@@ -74,7 +74,7 @@ consumer_destroy(struct cube_consumer *c)
 static int
 setup(struct cube_consumer *c)
 {
-	int ret = cube_vk_init(&c->vk, "consumer");
+	int ret = cube_vk_init(&c->vk, PROG ": consumer");
 	if (ret < 0)
 		return ret;
 	for (unsigned i = 0; i < c->bufs.count; i++) {

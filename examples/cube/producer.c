@@ -450,7 +450,7 @@ cube_producer_run(int sock, const struct cube_options *opt)
 	}
 	p.vgem_fd = ret;
 
-	ret = cube_vk_init(&p.vk, "producer");
+	ret = cube_vk_init(&p.vk, PROG ": producer");
 	if (ret < 0)
 		goto out;
 	printf("producer: Vulkan on %s; layer VK_LAYER_SYNCBRIDGE_implicit_sync %s\n",

@@ -42,7 +42,7 @@ cube_vk_result(VkResult r)
 	do {                                                                                \
 		VkResult r_ = (call);                                                       \
 		if (r_ != VK_SUCCESS) {                                                     \
-			fprintf(stderr, "syncbridge-demo-cube: %s: %s: %s\n", (vk)->who, #call, \
+			fprintf(stderr, "%s: %s: %s\n", (vk)->who, #call,                 \
 				cube_vk_result(r_));                                        \
 			return -EIO;                                                        \
 		}                                                                           \
@@ -86,7 +86,7 @@ cube_vk_init(struct cube_vk *vk, const char *who)
 	};
 	VkResult r = vkCreateInstance(&ici, NULL, &vk->instance);
 	if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
-		fprintf(stderr, "syncbridge-demo-cube: %s: no Vulkan driver\n", who);
+		fprintf(stderr, "%s: no Vulkan driver\n", who);
 		return -ENODEV;
 	}
 	VK_TRY(vk, r);
@@ -94,7 +94,7 @@ cube_vk_init(struct cube_vk *vk, const char *who)
 	uint32_t n = 0;
 	VK_TRY(vk, vkEnumeratePhysicalDevices(vk->instance, &n, NULL));
 	if (n == 0) {
-		fprintf(stderr, "syncbridge-demo-cube: %s: no Vulkan device\n", who);
+		fprintf(stderr, "%s: no Vulkan device\n", who);
 		return -ENODEV;
 	}
 	VkPhysicalDevice pds[16];
@@ -117,7 +117,7 @@ cube_vk_init(struct cube_vk *vk, const char *who)
 	vkGetPhysicalDeviceProperties(vk->physical, &props);
 	snprintf(vk->device_name, sizeof(vk->device_name), "%s", props.deviceName);
 	if (VK_API_VERSION_MAJOR(props.apiVersion) == 1 && VK_API_VERSION_MINOR(props.apiVersion) < 3) {
-		fprintf(stderr, "syncbridge-demo-cube: %s: %s is Vulkan 1.%u; the demo needs 1.3\n",
+		fprintf(stderr, "%s: %s is Vulkan 1.%u; the demo needs 1.3\n",
 			who, vk->device_name, VK_API_VERSION_MINOR(props.apiVersion));
 		return -ENODEV;
 	}
@@ -142,7 +142,7 @@ cube_vk_init(struct cube_vk *vk, const char *who)
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
 		if (!has_ext(ep, ne, needed[i])) {
 			fprintf(stderr,
-				"syncbridge-demo-cube: %s: %s lacks %s (lavapipe has it where "
+				"%s: %s lacks %s (lavapipe has it where "
 				"/dev/udmabuf exists: run in the test guest)\n",
 				who, vk->device_name, needed[i]);
 			free(ep);
@@ -183,7 +183,7 @@ cube_vk_init(struct cube_vk *vk, const char *who)
 	vk->GetMemoryFdPropertiesKHR = (PFN_vkGetMemoryFdPropertiesKHR)vkGetDeviceProcAddr(
 		vk->device, "vkGetMemoryFdPropertiesKHR");
 	if (!vk->GetMemoryFdPropertiesKHR) {
-		fprintf(stderr, "syncbridge-demo-cube: %s: no vkGetMemoryFdPropertiesKHR\n", who);
+		fprintf(stderr, "%s: no vkGetMemoryFdPropertiesKHR\n", who);
 		return -EIO;
 	}
 	VkCommandPoolCreateInfo pci = {
@@ -262,7 +262,7 @@ cube_vk_import_image(struct cube_vk *vk, int dmabuf_fd, uint32_t width, uint32_t
 						dmabuf_fd, &fd_props));
 	int type = cube_vk_memory_type(vk, req.memoryTypeBits & fd_props.memoryTypeBits, 0);
 	if (type < 0) {
-		fprintf(stderr, "syncbridge-demo-cube: %s: no memory type for the dma-buf image\n",
+		fprintf(stderr, "%s: no memory type for the dma-buf image\n",
 			vk->who);
 		return -EIO;
 	}

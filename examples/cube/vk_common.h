@@ -15,7 +15,7 @@
 #include <vulkan/vulkan.h>
 
 struct cube_vk {
-	const char *who; /* "producer" / "consumer", for messages */
+	const char *who; /* prefix of its messages, e.g. "syncbridge-demo-cube: producer" */
 	VkInstance instance;
 	VkPhysicalDevice physical;
 	VkDevice device;
