@@ -18,6 +18,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <linux/sync_file.h>
+
 #define EXPORT __attribute__((visibility("default")))
 
 enum fn {
@@ -29,11 +31,13 @@ enum fn {
 	FN_CALLOC,
 	FN_REALLOC,
 	FN_CLOSE,
+	FN_FENCE_ERROR,
 	FN_COUNT
 };
 
 static const char *const fn_names[FN_COUNT] = {
 	"ioctl", "eventfd", "dup", "pthread_create", "malloc", "calloc", "realloc", "close",
+	"fence_error",
 };
 
 #define MAX_RULES 16
@@ -208,20 +212,18 @@ decide(enum fn fn, const void *caller)
 
 	if (!atomic_load_explicit(&armed, memory_order_acquire) || tls_busy || tls_resolving)
 		return 0;
-	if (env_mode) {
-		if (scope[0]) {
-			bool ok;
-
-			if (fn == FN_MALLOC || fn == FN_CALLOC || fn == FN_REALLOC)
-				return 0;
-			tls_busy++;
-			ok = in_scope(caller);
-			tls_busy--;
-			if (!ok)
-				return 0;
-		}
-	} else if (!tls_armer) {
+	if (!env_mode && !tls_armer)
 		return 0;
+	if (scope[0]) {
+		bool ok;
+
+		if (fn == FN_MALLOC || fn == FN_CALLOC || fn == FN_REALLOC)
+			return 0;
+		tls_busy++;
+		ok = in_scope(caller);
+		tls_busy--;
+		if (!ok)
+			return 0;
 	}
 	n = atomic_fetch_add(&counts[fn], 1) + 1;
 	for (int i = 0; i < n_rules; i++) {
@@ -238,7 +240,7 @@ decide(enum fn fn, const void *caller)
 /* ---- control API ---- */
 
 EXPORT void
-sbfault_arm(const char *schedule)
+sbfault_arm_scoped(const char *schedule, const char *scope_substring)
 {
 	tls_busy++;
 	atomic_store(&armed, false);
@@ -249,11 +251,18 @@ sbfault_arm(const char *schedule)
 	atomic_store(&last_bad_close, -1);
 	memset(ioctl_log, 0, sizeof(ioctl_log));
 	parse(schedule);
+	snprintf(scope, sizeof(scope), "%s", scope_substring ? scope_substring : "");
 	env_mode = false;
 	tls_armer = true;
 	resolve();
 	tls_busy--;
 	atomic_store_explicit(&armed, true, memory_order_release);
+}
+
+EXPORT void
+sbfault_arm(const char *schedule)
+{
+	sbfault_arm_scoped(schedule, NULL);
 }
 
 EXPORT void
@@ -330,28 +339,54 @@ init(void)
 
 /* ---- interposed calls ---- */
 
+/*
+ * "fence_error:WHICH:ERR": what the kernel reports for fences that completed
+ * with an error (dma_fence_set_error() before dma_fence_signal()), made up
+ * from real answers: in a successful SYNC_IOC_FILE_INFO, every signalled
+ * fence (status 1) and a signalled aggregate get status -ERR. poll() is
+ * untouched, as in the kernel: an errored fence is signalled.
+ */
+static void
+fence_error(struct sync_file_info *info, const void *caller)
+{
+	int err = decide(FN_FENCE_ERROR, caller);
+	struct sync_fence_info *f;
+
+	if (!err)
+		return;
+	if (info->status == 1)
+		info->status = -err;
+	f = (struct sync_fence_info *)(uintptr_t)info->sync_fence_info;
+	for (uint32_t i = 0; f && i < info->num_fences; i++)
+		if (f[i].status == 1)
+			f[i].status = -err;
+}
+
 EXPORT int
 ioctl(int fd, unsigned long request, ...)
 {
 	va_list ap;
 	void *arg;
-	int err;
+	unsigned before, after;
+	int err, ret;
 
 	va_start(ap, request);
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	resolve();
+	before = atomic_load(&counts[FN_IOCTL]);
 	err = decide(FN_IOCTL, __builtin_return_address(0));
-	if (atomic_load(&armed) && (env_mode || tls_armer)) {
-		unsigned n = atomic_load(&counts[FN_IOCTL]);
-		if (n >= 1 && n <= LOG_IOCTLS && ioctl_log[n - 1] == 0)
-			ioctl_log[n - 1] = request;
-	}
+	after = atomic_load(&counts[FN_IOCTL]);
+	if (after != before && after >= 1 && after <= LOG_IOCTLS)
+		ioctl_log[after - 1] = request;
 	if (err) {
 		errno = err;
 		return -1;
 	}
-	return real_ioctl(fd, request, arg);
+	ret = real_ioctl(fd, request, arg);
+	if (ret == 0 && request == SYNC_IOC_FILE_INFO && arg)
+		fence_error(arg, __builtin_return_address(0));
+	return ret;
 }
 
 EXPORT int

@@ -15,6 +15,11 @@
  *   close            never fails; counted as "close", and a close that the
  *                    kernel answers EBADF (an fd that was not open: a double
  *                    close) is recorded
+ *   fence_error      not a failure: each successful SYNC_IOC_FILE_INFO is
+ *                    counted, and when a rule picks it, its signalled fences
+ *                    (status 1) report -ERR instead, as fences that completed
+ *                    with an error do (docs/reliability.md: the test kernel
+ *                    has no driver that makes such fences)
  *
  * A schedule says which calls fail: comma-separated rules FUNC:WHICH:ERR,
  *   WHICH  N (the Nth counted call only), N+ (the Nth and every later one)
@@ -29,7 +34,8 @@
  * Two ways to arm it:
  *  - from the program: sbfault_arm(schedule) ... sbfault_disarm(); only calls
  *    made by the arming thread count (a library helper thread does not make
- *    the counts racy);
+ *    the counts racy); sbfault_arm_scoped() also restricts them to one
+ *    loaded object, as SB_FAULT_SCOPE does;
  *  - from the environment, for programs that know nothing of it: SB_FAULT
  *    holds the schedule, armed from the start, every thread counted;
  *    SB_FAULT_SCOPE=SUBSTRING counts only calls made directly from a loaded
@@ -49,6 +55,13 @@
 
 /* Reset the counts and arm `schedule` ("" or NULL: count only). */
 void sbfault_arm(const char *schedule);
+/*
+ * The same, counting only calls made directly from a loaded object whose
+ * path contains scope_substring (malloc-family calls are then never counted).
+ * Under ASan its interceptors stand between the caller and us: nothing is
+ * in scope there.
+ */
+void sbfault_arm_scoped(const char *schedule, const char *scope_substring);
 /* Stop counting and failing. The counts stay readable. */
 void sbfault_disarm(void);
 /* Calls of `func` counted while armed (see the names above). */

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fault-layer (VM tier): the layer keeps the app's ordering guarantee — or
+ * reports an error — when the kernel refuses any of the calls it makes during
+ * a submit. One Vulkan app (lavapipe) runs two cycles through the layer:
+ *
+ *   acquire: a vgem WRITE fence is pending on the dma-buf; the app submits
+ *            acquire-from-FOREIGN + copy-out; a producer thread writes NEW
+ *            and signals only after 150 ms (or after the app's fence, if that
+ *            comes first: the layer did not order). The copy must see NEW.
+ *   release: the app submits copy-in (waiting 100 ms on its own timeline) +
+ *            release-to-FOREIGN; a consumer that knows only implicit sync
+ *            polls the dma-buf and reads it: it must see the new data.
+ *
+ * A dry run of each cycle counts the ioctl / dup / eventfd calls made from the
+ * layer's own object during vkQueueSubmit (libsbfault, scoped to
+ * libVkLayer_SYNCBRIDGE); then each of them is failed in turn (ioctl with
+ * EINVAL, ENOMEM and — each in a process of its own, see main() — ENOTTY;
+ * dup with EMFILE; eventfd with EMFILE, ENOMEM), and the cycle must end
+ * "kept" (VK_SUCCESS and correct data) or "reported" (an error VkResult);
+ * "broken" (VK_SUCCESS, wrong data) fails. No fd may leak and no close() may
+ * hit a closed fd, on any path. Last, an acquire whose producer fence
+ * completed with an error (libsbfault's fence_error rule): is anyone told?
+ *
+ *   fault-layer [vkt options: --image --sync2 --secondary ...]
+ */
+#include <dlfcn.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#include <linux/dma-buf.h>
+
+#include "fd_snapshot.h"
+#include "harness.h"
+#include "kernel.h"
+#include "sbfault.h"
+#include "vkt.h"
+
+#define SIZE 16384
+#define OLD 0x11
+#define NEW 0x22
+#define SCOPE "libVkLayer_SYNCBRIDGE"
+#define MS (1000ll * 1000)
+
+struct app {
+	struct vkt t;
+	struct vkt_options opt;
+	int vgem;
+	struct sbk_buf buf;
+	struct vkt_shared shared;
+	struct vkt_buffer src, dst;
+	struct vkt_rec acq, rel;
+	VkSemaphore timeline;
+	uint64_t tl_value;
+};
+
+enum outcome { KEPT, REPORTED, BROKEN };
+static const char *const outcome_names[] = { "kept", "reported", "BROKEN" };
+
+struct producer {
+	struct app *a;
+	VkFence fence;
+	uint32_t fence_id;
+	atomic_bool submitted;
+	atomic_bool early;
+};
+
+static void *
+producer_main(void *arg)
+{
+	struct producer *p = arg;
+	int64_t deadline = sbk_now_ns() + 150 * MS;
+
+	while (!atomic_load(&p->submitted) && sbk_now_ns() < deadline)
+		sbk_sleep_ns(MS);
+	int64_t left = deadline - sbk_now_ns();
+	if (atomic_load(&p->submitted) && left > 0)
+		atomic_store(&p->early, vkWaitForFences(p->a->t.device, 1, &p->fence, VK_TRUE,
+							(uint64_t)left) == VK_SUCCESS);
+	memset(p->a->buf.map, NEW, p->a->buf.size);
+	sbk_vgem_fence_signal(p->a->vgem, p->fence_id);
+	return NULL;
+}
+
+struct signaller {
+	struct app *a;
+	uint64_t value;
+};
+
+static void *
+signaller_main(void *arg)
+{
+	struct signaller *s = arg;
+	VkSemaphoreSignalInfo si = {
+		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+		.semaphore = s->a->timeline,
+		.value = s->value,
+	};
+
+	sbk_sleep_ns(100 * MS);
+	vkSignalSemaphore(s->a->t.device, &si);
+	return NULL;
+}
+
+/* schedule NULL: not armed. Returns the outcome; *res the submit's result. */
+static enum outcome
+cycle_acquire(struct app *a, const char *schedule, VkResult *res)
+{
+	struct producer p = { .a = a };
+	pthread_t th;
+	VkResult r;
+
+	memset(a->buf.map, OLD, a->buf.size);
+	memset(a->dst.map, 0, SIZE);
+	p.fence = vkt_fence(&a->t);
+	REQUIRE(sbk_vgem_fence_attach(a->vgem, a->buf.handle, true, &p.fence_id) == 0, "vgem fence");
+	REQUIRE(pthread_create(&th, NULL, producer_main, &p) == 0, "pthread_create");
+	if (schedule)
+		sbfault_arm_scoped(schedule, SCOPE);
+	r = vkt_submit(&a->t, &a->opt, a->acq.primary, VK_NULL_HANDLE, 0, p.fence);
+	if (schedule)
+		sbfault_disarm();
+	atomic_store(&p.submitted, true);
+	if (r == VK_SUCCESS)
+		vkWaitForFences(a->t.device, 1, &p.fence, VK_TRUE, 20000 * MS);
+	pthread_join(th, NULL);
+	/* Whatever happened, the queue is idle before the next case. */
+	vkQueueWaitIdle(a->t.queue);
+	vkDestroyFence(a->t.device, p.fence, NULL);
+	*res = r;
+	if (r != VK_SUCCESS)
+		return REPORTED;
+	return vkt_count_bytes(a->dst.map, SIZE, NEW) == SIZE && !atomic_load(&p.early) ? KEPT : BROKEN;
+}
+
+static enum outcome
+cycle_release(struct app *a, const char *schedule, VkResult *res)
+{
+	struct signaller s = { .a = a, .value = ++a->tl_value };
+	struct pollfd pfd = { .fd = a->buf.fd, .events = POLLIN };
+	struct dma_buf_sync sync = { .flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ };
+	pthread_t th;
+	size_t n_new;
+	VkResult r;
+
+	memset(a->buf.map, OLD, a->buf.size);
+	memset(a->src.map, NEW, SIZE);
+	REQUIRE(pthread_create(&th, NULL, signaller_main, &s) == 0, "pthread_create");
+	if (schedule)
+		sbfault_arm_scoped(schedule, SCOPE);
+	r = vkt_submit(&a->t, &a->opt, a->rel.primary, a->timeline, s.value, VK_NULL_HANDLE);
+	if (schedule)
+		sbfault_disarm();
+	/* The consumer: implicit sync only. */
+	poll(&pfd, 1, 10000);
+	ioctl(a->buf.fd, DMA_BUF_IOCTL_SYNC, &sync);
+	n_new = vkt_count_bytes(a->buf.map, SIZE, NEW);
+	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
+	ioctl(a->buf.fd, DMA_BUF_IOCTL_SYNC, &sync);
+	pthread_join(th, NULL);
+	vkQueueWaitIdle(a->t.queue);
+	*res = r;
+	if (r != VK_SUCCESS)
+		return REPORTED;
+	return n_new == SIZE ? KEPT : BROKEN;
+}
+
+/*
+ * The producer's fence completed with an error before the submit (made up by
+ * libsbfault's fence_error rule in the layer's SYNC_IOC_FILE_INFO answers).
+ * The data is the producer's; what matters is whether anybody is told.
+ * Returns whether the layer logged something about the error.
+ */
+static bool
+acquire_errored(struct app *a, VkResult *res, bool *data_ok)
+{
+	VkFence fence = vkt_fence(&a->t);
+	uint32_t fence_id;
+	char *log;
+	bool told;
+
+	memset(a->buf.map, OLD, a->buf.size);
+	memset(a->dst.map, 0, SIZE);
+	REQUIRE(sbk_vgem_fence_attach(a->vgem, a->buf.handle, true, &fence_id) == 0, "vgem fence");
+	memset(a->buf.map, NEW, a->buf.size);
+	REQUIRE(sbk_vgem_fence_signal(a->vgem, fence_id) == 0, "vgem signal");
+	vkt_capture_begin();
+	sbfault_arm_scoped("fence_error:*:EIO", SCOPE);
+	*res = vkt_submit(&a->t, &a->opt, a->acq.primary, VK_NULL_HANDLE, 0, fence);
+	sbfault_disarm();
+	if (*res == VK_SUCCESS)
+		vkWaitForFences(a->t.device, 1, &fence, VK_TRUE, 20000 * MS);
+	vkQueueWaitIdle(a->t.queue);
+	log = vkt_capture_end();
+	fputs(log, stderr);
+	told = *res != VK_SUCCESS || strstr(log, "Input/output error") || strstr(log, "with an error") ||
+	       strstr(log, "EIO");
+	free(log);
+	*data_ok = vkt_count_bytes(a->dst.map, SIZE, NEW) == SIZE;
+	vkDestroyFence(a->t.device, fence, NULL);
+	return told;
+}
+
+static const struct {
+	const char *name;
+	enum outcome (*run)(struct app *, const char *, VkResult *);
+} cycles[] = {
+	{ "acquire", cycle_acquire },
+	{ "release", cycle_release },
+};
+
+/* Errors each kind of call is failed with (ENOTTY separately: see main()). */
+static const struct {
+	const char *fn;
+	const char *errs[3];
+} kinds[] = {
+	{ "ioctl", { "EINVAL", "ENOMEM", NULL } },
+	{ "dup", { "EMFILE", NULL } },
+	{ "eventfd", { "EMFILE", "ENOMEM", NULL } },
+};
+#define N_KINDS ((int)(sizeof(kinds) / sizeof(kinds[0])))
+
+static int cases, kept, reported, broken;
+
+static void
+one_case(struct app *a, size_t c, const char *sched)
+{
+	struct sb_fd_snapshot before;
+	char what[128];
+	int bad_fd = -1;
+	VkResult r;
+	enum outcome o;
+
+	REQUIRE(sb_fd_snapshot_take(&before) == 0, "snapshot");
+	o = cycles[c].run(a, sched, &r);
+	cases++;
+	kept += o == KEPT;
+	reported += o == REPORTED;
+	broken += o == BROKEN;
+	sb_test_note("%s [%s]: %s (%s)", cycles[c].name, sched, outcome_names[o], vkt_result_name(r));
+	CHECK(o != BROKEN, "%s [%s]: the ordering is kept or an error reported", cycles[c].name, sched);
+	CHECK_EQ(sbfault_injected(), 1, "the fault was hit");
+	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
+	snprintf(what, sizeof(what), "%s [%s]", cycles[c].name, sched);
+	sb_fd_snapshot_check(&before, NULL, 0, what);
+	sb_fd_snapshot_free(&before);
+}
+
+/*
+ * One process, one Vulkan app: the cases of `set` for cycle `c`.
+ *   "faults"  every counted call, failed with each error of its kind;
+ *   "enotty"  only ioctl number `n` (1-based), with ENOTTY: exit 3 when there
+ *             is no such call;
+ *   "errored" the errored-producer-fence case.
+ */
+static int
+child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
+{
+	struct app a = { .opt = *opt };
+	bool no_such_call = false;
+
+	a.vgem = sbk_vgem_open();
+	if (a.vgem == -ENODEV)
+		sb_test_skip("no vgem (run in the test guest)");
+	REQUIRE(a.vgem >= 0, "open vgem: %s", strerror(-a.vgem));
+
+	vkt_init(&a.t, &a.opt, true);
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, a.vgem, SIZE, &a.buf) == 0, "vgem buffer");
+	vkt_import_buffer(&a.t, a.buf.fd, SIZE, &a.shared.buf);
+	vkt_host_buffer(&a.t, SIZE, &a.src);
+	vkt_host_buffer(&a.t, SIZE, &a.dst);
+	a.timeline = vkt_timeline(&a.t, 0);
+
+	vkt_begin(&a.t, &a.opt, false, &a.acq);
+	vkt_acquire(&a.t, &a.opt, vkt_cmd(&a.acq), &a.shared, VK_ACCESS_TRANSFER_READ_BIT);
+	vkt_copy_from_shared(vkt_cmd(&a.acq), &a.shared, &a.dst);
+	vkt_host_read_barrier(vkt_cmd(&a.acq));
+	vkt_end(&a.t, &a.acq);
+	vkt_begin(&a.t, &a.opt, false, &a.rel);
+	vkt_copy_to_shared(vkt_cmd(&a.rel), &a.src, &a.shared);
+	vkt_release(&a.t, &a.opt, vkt_cmd(&a.rel), &a.shared, VK_ACCESS_TRANSFER_WRITE_BIT);
+	vkt_end(&a.t, &a.rel);
+
+	if (strcmp(set, "errored") == 0) {
+		VkResult r;
+		bool data_ok, told = acquire_errored(&a, &r, &data_ok);
+
+		sb_test_note("acquire after an errored producer fence: %s, copy saw the producer's data: %s, "
+			     "the error was %s",
+			     vkt_result_name(r), data_ok ? "yes" : "no", told ? "reported" : "NOT reported");
+		if (!told)
+			sb_test_note("KNOWN (docs/reliability.md F2): the layer treats a producer fence "
+				     "that completed with an error as done, silently");
+		CHECK(r != VK_SUCCESS || data_ok, "the copy ran after the producer (%s)", vkt_result_name(r));
+		goto out;
+	}
+
+	/* Warm up (lazy driver state), then the dry run. */
+	VkResult r;
+	enum outcome o = cycles[c].run(&a, NULL, &r);
+	REQUIRE(o == KEPT, "%s without faults: %s (%s)", cycles[c].name, outcome_names[o],
+		vkt_result_name(r));
+	o = cycles[c].run(&a, "", &r);
+	REQUIRE(o == KEPT, "%s dry run: %s (%s)", cycles[c].name, outcome_names[o], vkt_result_name(r));
+	unsigned counts[N_KINDS], total = 0;
+	for (int k = 0; k < N_KINDS; k++)
+		total += counts[k] = sbfault_calls(kinds[k].fn);
+
+	if (strcmp(set, "enotty") == 0) {
+		char sched[64];
+
+		if (n > counts[0]) {
+			no_such_call = true;
+			goto out;
+		}
+		snprintf(sched, sizeof(sched), "ioctl:%u:ENOTTY", n);
+		one_case(&a, c, sched);
+		goto out;
+	}
+
+	sb_test_note("%s: during vkQueueSubmit the layer made ioctl=%u dup=%u eventfd=%u calls",
+		     cycles[c].name, counts[0], counts[1], counts[2]);
+	if (total == 0)
+		sb_test_note("%s: no call from %s counted (under ASan its interceptors hide the caller): "
+			     "nothing to inject", cycles[c].name, SCOPE);
+	for (int k = 0; k < N_KINDS; k++) {
+		for (unsigned i = 1; i <= counts[k]; i++) {
+			for (int e = 0; kinds[k].errs[e]; e++) {
+				char sched[64];
+
+				snprintf(sched, sizeof(sched), "%s:%u:%s", kinds[k].fn, i, kinds[k].errs[e]);
+				one_case(&a, c, sched);
+			}
+		}
+	}
+	sb_test_note("%s: %d fault cases: %d kept the ordering, %d reported an error, %d broke it",
+		     cycles[c].name, cases, kept, reported, broken);
+
+out:
+	vkt_rec_free(&a.t, &a.acq);
+	vkt_rec_free(&a.t, &a.rel);
+	vkDestroySemaphore(a.t.device, a.timeline, NULL);
+	vkt_buffer_destroy(&a.t, &a.src);
+	vkt_buffer_destroy(&a.t, &a.dst);
+	vkt_buffer_destroy(&a.t, &a.shared.buf);
+	vkt_finish(&a.t);
+	sbk_buf_destroy(&a.buf);
+	close(a.vgem);
+	return no_such_call ? 3 : sb_test_finish();
+}
+
+/* Run this program as `--child CYCLE SET N` plus the original arguments. */
+static int
+spawn(int argc, char **argv, size_t c, const char *set, unsigned n)
+{
+	char nbuf[16], **av = calloc((size_t)argc + 5, sizeof(*av));
+	int status, k = 0;
+	pid_t pid;
+
+	REQUIRE(av, "calloc");
+	snprintf(nbuf, sizeof(nbuf), "%u", n);
+	av[k++] = argv[0];
+	av[k++] = "--child";
+	av[k++] = (char *)cycles[c].name;
+	av[k++] = (char *)set;
+	av[k++] = nbuf;
+	for (int i = 1; i < argc; i++)
+		av[k++] = argv[i];
+	fflush(stdout);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		execv("/proc/self/exe", av);
+		_exit(127);
+	}
+	free(av);
+	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
+	if (WIFSIGNALED(status)) {
+		printf("# %s %s %u: killed by signal %d\n", cycles[c].name, set, n, WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	return WEXITSTATUS(status);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct vkt_options opt;
+	int rc;
+
+	if (!dlsym(RTLD_DEFAULT, "sbfault_arm_scoped"))
+		sb_test_skip("libsbfault is not loaded");
+	if (argc >= 5 && strcmp(argv[1], "--child") == 0) {
+		size_t c = 0;
+
+		while (c < sizeof(cycles) / sizeof(cycles[0]) && strcmp(cycles[c].name, argv[2]) != 0)
+			c++;
+		REQUIRE(c < sizeof(cycles) / sizeof(cycles[0]), "unknown cycle %s", argv[2]);
+		unsigned n = (unsigned)strtoul(argv[4], NULL, 10);
+
+		/* vkt_parse_args() sees the original arguments after a program name. */
+		argv[4] = argv[0];
+		vkt_parse_args(argc - 4, argv + 4, &opt);
+		vkt_env_from_options(&opt);
+		/* The layer's fallback warnings (once per device and kind) go to the log. */
+		setenv("SYNCBRIDGE_DEBUG", "warn", 0);
+		return child(&opt, c, argv[3], n);
+	}
+
+	/*
+	 * A first ENOTTY from a dma-buf tells the library "Linux < 6.0" for the
+	 * rest of the process (docs/core.md): every later export or import falls
+	 * back at once. So the other errors run in one process per cycle, and
+	 * each ENOTTY in a process of its own.
+	 */
+	for (size_t c = 0; c < sizeof(cycles) / sizeof(cycles[0]); c++) {
+		rc = spawn(argc, argv, c, "faults", 0);
+		if (rc == 77)
+			return 77;
+		CHECK(rc == 0, "%s: the fault cases passed (exit status %d)", cycles[c].name, rc);
+		for (unsigned n = 1;; n++) {
+			rc = spawn(argc, argv, c, "enotty", n);
+			if (rc == 3)
+				break;
+			CHECK(rc == 0, "%s: ENOTTY on ioctl %u (exit status %d)", cycles[c].name, n, rc);
+			if (rc != 0 && n > 16)
+				break;
+		}
+	}
+	rc = spawn(argc, argv, 0, "errored", 0);
+	CHECK(rc == 0, "acquire after an errored producer fence (exit status %d)", rc);
+	return sb_test_finish();
+}

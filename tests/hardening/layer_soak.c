@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hardening-layer-soak (VM tier): many acquire/release cycles through the
+ * layer with random fence timings; the ordering holds on every cycle, and
+ * fds and memory return to where they were after the warm-up.
+ *
+ * Each cycle submits one command buffer: acquire the dma-buf from FOREIGN,
+ * copy it out, copy new data in, release it to FOREIGN. On a random quarter
+ * of the cycles a foreign producer holds a vgem WRITE fence across the submit
+ * and writes its own pattern before signalling, after a random delay of
+ * 0-2 ms (another thread). The copy-out must see, every time, exactly what
+ * the last writer wrote: the producer's pattern on fenced cycles, the
+ * previous cycle's GPU copy-in otherwise.
+ *
+ * Measured every tenth of the run: open fds, RSS, and the fences on the
+ * shared dma-buf (an export of everything on it, SYNC_IOC_FILE_INFO).
+ *
+ * Memory: RSS is reported, not judged — the driver stack (lavapipe, the
+ * loader) grows it in ~8 MiB steps with or without the layer (run it with
+ * --control to compare); what is judged is the heap in use (glibc mallinfo2:
+ * allocated and not freed, by anybody), which a per-cycle leak in the layer
+ * would grow linearly.
+ *
+ *   hardening-layer-soak --iterations N [--seed S] [--max-heap-growth-kib K (256)] [--control]
+ */
+#include <malloc.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <linux/dma-buf.h>
+
+#include "fd_snapshot.h"
+#include "harness.h"
+#include "kernel.h"
+#include "vkt.h"
+
+#define SIZE 4096
+
+struct producer {
+	sem_t go, done;
+	int vgem;
+	struct sbk_buf *buf;
+	uint32_t fence_id;
+	uint8_t pattern;
+	int64_t delay_ns;
+	int signal_ret;
+	atomic_bool quit;
+};
+
+static void *
+producer_main(void *arg)
+{
+	struct producer *p = arg;
+
+	for (;;) {
+		while (sem_wait(&p->go) < 0)
+			;
+		if (atomic_load(&p->quit))
+			return NULL;
+		sbk_sleep_ns(p->delay_ns);
+		memset(p->buf->map, p->pattern, SIZE);
+		p->signal_ret = sbk_vgem_fence_signal(p->vgem, p->fence_id);
+		sem_post(&p->done);
+	}
+}
+
+static long
+rss_kib(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+		rss = -1;
+	fclose(f);
+	return rss < 0 ? -1 : rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Bytes the process has allocated with malloc and not freed (glibc; 0 under ASan). */
+static long
+heap_kib(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return (long)((mi.uordblks + mi.hblkhd) / 1024);
+}
+
+/* Fences on the dma-buf (all of them: a WRITE export), or -errno. */
+static int
+fences_on(int dmabuf_fd)
+{
+	int fd = -1, status = 0, ret;
+	uint32_t n = 0;
+
+	ret = sbk_dmabuf_export_raw(dmabuf_fd, DMA_BUF_SYNC_WRITE, &fd);
+	if (ret < 0)
+		return ret;
+	ret = sbk_sync_file_info_raw(fd, &status, &n, 0, NULL);
+	close(fd);
+	return ret < 0 ? ret : (int)n;
+}
+
+/* xorshift64*: reproducible from --seed. */
+static uint64_t rng_state;
+
+static uint32_t
+rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return (uint32_t)((rng_state * 2685821657736338717ull) >> 32);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct vkt_options opt;
+	vkt_parse_args(argc, argv, &opt);
+	vkt_env_from_options(&opt);
+	long iterations = opt.iterations > 0 ? opt.iterations : 10000;
+	const char *seed_s = NULL, *max_s = NULL;
+	long max_growth_kib = 256;
+
+	for (int i = 1; i + 1 < argc; i++) {
+		if (strcmp(argv[i], "--seed") == 0)
+			seed_s = argv[i + 1];
+		if (strcmp(argv[i], "--max-heap-growth-kib") == 0)
+			max_s = argv[i + 1];
+	}
+	rng_state = seed_s ? strtoull(seed_s, NULL, 0) : 0x5eedb1d9e5ull;
+	if (!rng_state)
+		rng_state = 1;
+	if (max_s)
+		max_growth_kib = atol(max_s);
+
+	int vgem = sbk_vgem_open();
+	if (vgem == -ENODEV)
+		sb_test_skip("no vgem (run in the test guest)");
+	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
+
+	struct vkt t;
+	vkt_init(&t, &opt, true);
+	struct sbk_buf buf;
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, SIZE, &buf) == 0, "vgem buffer");
+	memset(buf.map, 0, SIZE);
+	struct vkt_shared sh = { 0 };
+	vkt_import_buffer(&t, buf.fd, SIZE, &sh.buf);
+	struct vkt_buffer src, dst;
+	vkt_host_buffer(&t, SIZE, &src);
+	vkt_host_buffer(&t, SIZE, &dst);
+
+	struct vkt_rec both;
+	vkt_begin(&t, &opt, false, &both);
+	vkt_acquire(&t, &opt, vkt_cmd(&both), &sh,
+		    VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+	vkt_copy_from_shared(vkt_cmd(&both), &sh, &dst);
+	VkMemoryBarrier m = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+		.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
+		.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+	};
+	vkCmdPipelineBarrier(vkt_cmd(&both), VK_PIPELINE_STAGE_TRANSFER_BIT,
+			     VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &m, 0, NULL, 0, NULL);
+	vkt_copy_to_shared(vkt_cmd(&both), &src, &sh);
+	vkt_release(&t, &opt, vkt_cmd(&both), &sh, VK_ACCESS_TRANSFER_WRITE_BIT);
+	vkt_host_read_barrier(vkt_cmd(&both));
+	vkt_end(&t, &both);
+
+	struct producer p = { .vgem = vgem, .buf = &buf };
+	pthread_t th;
+	sem_init(&p.go, 0, 0);
+	sem_init(&p.done, 0, 0);
+	REQUIRE(pthread_create(&th, NULL, producer_main, &p) == 0, "pthread_create");
+
+	VkFence fence = vkt_fence(&t);
+	const long warmup = 50;
+	long errors = 0, misordered = 0, fenced = 0;
+	int fds0 = -1, fds_max = 0;
+	long rss0 = -1, rss_max = 0, heap0 = -1;
+	uint8_t last = 0; /* what the shared buffer holds now */
+	int64_t t0 = 0;
+
+	sb_test_note("%ld cycles, seed %#llx; every tenth: cycle, fds, RSS KiB, heap KiB, fences on the dma-buf",
+		     iterations, (unsigned long long)(seed_s ? strtoull(seed_s, NULL, 0) : 0x5eedb1d9e5ull));
+	for (long i = 0; i < iterations + warmup && errors < 5 && (misordered < 5 || opt.control); i++) {
+		bool with_fence = (rnd() & 3) == 0;
+		uint8_t src_pattern = (uint8_t)(0x80 | (i & 0x7f));
+		uint8_t expect = last;
+		VkResult r;
+
+		if (i == warmup) {
+			/* Pools and caches are filled by now: from here on nothing may grow. */
+			fds0 = sb_test_count_fds();
+			rss0 = rss_kib();
+			heap0 = heap_kib();
+			t0 = sbk_now_ns();
+		}
+		memset(src.map, src_pattern, SIZE);
+		memset(dst.map, 0, SIZE);
+		if (with_fence) {
+			if (sbk_vgem_fence_attach(vgem, buf.handle, true, &p.fence_id) < 0) {
+				errors++;
+				continue;
+			}
+			p.pattern = (uint8_t)(i & 0x7f);
+			p.delay_ns = (int64_t)(rnd() % 2000) * 1000;
+			expect = p.pattern;
+			fenced++;
+			sem_post(&p.go);
+		}
+		r = vkt_submit(&t, &opt, both.primary, VK_NULL_HANDLE, 0, fence);
+		if (r != VK_SUCCESS ||
+		    vkWaitForFences(t.device, 1, &fence, VK_TRUE, 20ull * 1000000000) != VK_SUCCESS)
+			errors++;
+		vkResetFences(t.device, 1, &fence);
+		if (with_fence) {
+			while (sem_wait(&p.done) < 0)
+				;
+			errors += p.signal_ret != 0;
+		}
+		if (vkt_count_bytes(dst.map, SIZE, expect) != SIZE && misordered++ < 5) {
+			printf("%s - cycle %ld (%s): the copy saw %#x, want %#x\n",
+			       opt.control ? "# control" : "not ok", i,
+			       with_fence ? "fenced" : "unfenced", ((uint8_t *)dst.map)[0], expect);
+		}
+		last = src_pattern;
+
+		if (i >= warmup && (i % 16 == 0 || i + 1 == iterations + warmup)) {
+			int fds = sb_test_count_fds();
+			long rss = rss_kib();
+
+			fds_max = fds > fds_max ? fds : fds_max;
+			rss_max = rss > rss_max ? rss : rss_max;
+		}
+		if (i >= warmup && (i - warmup + 1) % (iterations / 10 ? iterations / 10 : 1) == 0)
+			sb_test_note("%8ld %4d %8ld %8ld %3d", i - warmup + 1, sb_test_count_fds(), rss_kib(),
+				     heap_kib(), fences_on(buf.fd));
+	}
+	int64_t t1 = sbk_now_ns();
+	int fds1 = sb_test_count_fds();
+	long rss1 = rss_kib(), heap1 = heap_kib();
+
+	sb_test_note("%ld cycles (%ld with a pending foreign fence) in %.1f s, %.2f ms each", iterations,
+		     fenced, (t1 - t0) / 1e9, (t1 - t0) / 1e6 / (double)iterations);
+	sb_test_note("fds %d → %d (max %d); RSS %ld → %ld KiB (max %ld); heap in use %ld → %ld KiB; "
+		     "fences on the dma-buf at the end: %d",
+		     fds0, fds1, fds_max, rss0, rss1, rss_max, heap0, heap1, fences_on(buf.fd));
+	CHECK_EQ(errors, 0, "submit/wait/signal errors");
+	if (!opt.control)
+		CHECK_EQ(misordered, 0, "cycles whose copy saw other data than the last writer's");
+	else
+		sb_test_note("control (no layer): %ld cycles saw other data than the last writer's", misordered);
+	CHECK_EQ(fds1, fds0, "open fds after the soak");
+	CHECK_EQ(fds_max, fds0, "open fds never grew during the soak");
+	if (heap0 > 0)
+		CHECK(heap1 - heap0 <= max_growth_kib, "heap in use grew by %ld KiB (limit %ld)",
+		      heap1 - heap0, max_growth_kib);
+	else
+		sb_test_note("heap in use not measurable here (ASan's allocator): LeakSanitizer judges at exit");
+
+	atomic_store(&p.quit, true);
+	sem_post(&p.go);
+	pthread_join(th, NULL);
+	vkDestroyFence(t.device, fence, NULL);
+	vkt_rec_free(&t, &both);
+	vkt_buffer_destroy(&t, &src);
+	vkt_buffer_destroy(&t, &dst);
+	vkt_buffer_destroy(&t, &sh.buf);
+	vkt_finish(&t);
+	sbk_buf_destroy(&buf);
+	close(vgem);
+	return sb_test_finish();
+}
