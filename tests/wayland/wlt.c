@@ -101,7 +101,19 @@ wlt_client_disconnect(struct wlt_client *c)
 {
 	if (!c->display)
 		return;
-	/* Proxies die with the connection; libwayland frees them on disconnect. */
+	/* The globals' proxies (objects a script made are the script's to leak). */
+	if (c->syncobj)
+		wp_linux_drm_syncobj_manager_v1_destroy(c->syncobj);
+	if (c->explicit_sync)
+		zwp_linux_explicit_synchronization_v1_destroy(c->explicit_sync);
+	if (c->dmabuf)
+		zwp_linux_dmabuf_v1_destroy(c->dmabuf);
+	if (c->shm)
+		wl_shm_destroy(c->shm);
+	if (c->compositor)
+		wl_compositor_destroy(c->compositor);
+	if (c->registry)
+		wl_registry_destroy(c->registry);
 	wl_display_disconnect(c->display);
 	memset(c, 0, sizeof(*c));
 }
@@ -292,10 +304,10 @@ wlt_child_start(struct wlt_child *ch, const char *path, const char *const *args)
 		_exit(127);
 	}
 	close(pipefd[1]);
-	/* Wait (10 s at most) for "SOCKET\n". */
+	/* Wait (60 s at most: valgrind under TCG is slow) for "SOCKET\n". */
 	for (;;) {
 		struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
-		if (poll(&p, 1, 10000) <= 0)
+		if (poll(&p, 1, 60000) <= 0)
 			break;
 		r = read(pipefd[0], ch->socket + got, sizeof(ch->socket) - 1 - got);
 		if (r <= 0)
@@ -465,8 +477,8 @@ wlt_comp_start(struct wlt_comp *w, const struct sbwl_comp_options *options)
 		return ret ? ret : -ENOMEM;
 	setenv("WAYLAND_DISPLAY", w->socket, 1);
 	if (pipe2(w->gate_pipe, O_CLOEXEC) < 0 ||
-	    !wl_event_loop_add_fd(wl_display_get_event_loop(sbwl_comp_get_display(w->comp)),
-				  w->gate_pipe[0], WL_EVENT_READABLE, gate_cb, w)) {
+	    !(w->gate_source = wl_event_loop_add_fd(wl_display_get_event_loop(sbwl_comp_get_display(w->comp)),
+						    w->gate_pipe[0], WL_EVENT_READABLE, gate_cb, w))) {
 		sbwl_comp_destroy(w->comp);
 		w->comp = NULL;
 		return -ENOMEM;
@@ -486,6 +498,7 @@ wlt_comp_stop(struct wlt_comp *w)
 		return;
 	sbwl_comp_terminate(w->comp);
 	pthread_join(w->thread, NULL);
+	wl_event_source_remove(w->gate_source); /* it polls a duplicate of the pipe */
 	sbwl_comp_destroy(w->comp);
 	w->comp = NULL;
 	close(w->gate_pipe[0]);

@@ -16,6 +16,8 @@
 
 #include <wayland-client.h>
 
+struct wl_event_source;
+
 #include "linux-dmabuf-v1-client-protocol.h"
 #include "linux-drm-syncobj-v1-client-protocol.h"
 #include "linux-explicit-synchronization-unstable-v1-client-protocol.h"
@@ -100,6 +102,7 @@ struct wlt_comp {
 	int n_render_done;
 	/* The gate: while closed, the compositor thread sits in a callback. */
 	int gate_pipe[2];
+	struct wl_event_source *gate_source;
 	bool gate_closed, gate_inside;
 };
 
