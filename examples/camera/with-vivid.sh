@@ -28,12 +28,21 @@ load() {
 	done
 	[ -d "$dir" ] || { echo "with-vivid.sh: no modules for kernel $kver" >&2; return 1; }
 	tmp=$(mktemp -d)
+	# vivid and everything it needs live under drivers/media; walk the whole
+	# tree (slow on the guest's 9p root) only if something is not there.
+	find "$dir/kernel/drivers/media" -name '*.ko*' >"$tmp/index" 2>/dev/null || true
+	full=0
 	loaded=" "
 	# Depth first: every module after the ones it depends on.
 	add() {
 		local f dep # dash and busybox sh have local; recursion needs it
 		case $loaded in *" $1 "*) return 0 ;; esac
-		f=$(find "$dir" -name "$1.ko*" -o -name "$(echo "$1" | tr _ -).ko*" | head -n1)
+		f=$(grep -E "/($1|$(echo "$1" | tr _ -)|$(echo "$1" | tr - _))\.ko" "$tmp/index" | head -n1)
+		if [ -z "$f" ] && [ $full = 0 ]; then
+			find "$dir" -name '*.ko*' >"$tmp/index"
+			full=1
+			f=$(grep -E "/($1|$(echo "$1" | tr _ -)|$(echo "$1" | tr - _))\.ko" "$tmp/index" | head -n1)
+		fi
 		if [ -z "$f" ]; then
 			# Built into the kernel, or already loaded: nothing to do.
 			grep -qE "/$1\.ko" "$dir/modules.builtin" 2>/dev/null && return 0
