@@ -12,6 +12,9 @@
  *                                                              "hold": a pending vgem READ
  *                                                                fence for a random time (an
  *                                                                encoder still reading)
+ *                                                              display stage (vivid): EGL/GLES
+ *                                                                converts and shows it, the EGL
+ *                                                                bridge attaches GL's READ fence
  *                  QBUF j ◄─────── dequeue → j ◄────────────── release_dmabuf(i): the
  *                  only after j's                               buffer's fences = release
  *                  release fence signalled                      fence
@@ -54,6 +57,9 @@
 
 #include "demo_util.h"
 #include "vk_reader.h"
+#ifdef CAMERA_HAVE_EGL
+#include "egl_display.h"
+#endif
 
 #define PROG "syncbridge-demo-camera"
 #define EXIT_USAGE 2
@@ -75,6 +81,7 @@ struct options {
 	unsigned buffers;
 	unsigned hold_ms;   /* the consumer holds each frame 0..hold_ms */
 	bool vulkan;        /* consumer: Vulkan through the layer, else CPU */
+	int display;        /* EGL display stage: 1 on, 0 off, -1 default (vivid: on) */
 	bool no_wait;       /* SYNCBRIDGE_DISABLE=1 */
 	bool expect_race;
 	bool mailbox;
@@ -126,6 +133,9 @@ struct app {
 	int vgem_fd;
 	int video_fd;
 	struct vk_reader *vk;
+#ifdef CAMERA_HAVE_EGL
+	struct egl_display *disp;
+#endif
 	/* holder thread */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -555,6 +565,11 @@ save_frame(struct app *a, const uint8_t *data, uint64_t frame)
 	uint8_t *rgb = malloc((size_t)a->width * a->height * 3);
 	if (!rgb)
 		return;
+#ifdef CAMERA_HAVE_EGL
+	/* What the display stage showed. */
+	if (a->disp && egl_display_read(a->disp, rgb) == 0)
+		goto write;
+#endif
 	/* YUYV (BT.601 limited range) → RGB. */
 	for (uint32_t y = 0; y < a->height; y++) {
 		const uint8_t *s = data + (size_t)y * a->stride;
@@ -571,6 +586,9 @@ save_frame(struct app *a, const uint8_t *data, uint64_t frame)
 			d[3 * x + 2] = (uint8_t)(bl < 0 ? 0 : bl > 255 ? 255 : bl);
 		}
 	}
+#ifdef CAMERA_HAVE_EGL
+write:;
+#endif
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/camera-%03" PRIu64 ".png", a->opt.output, frame);
 	int ret = demo_png_write(path, rgb, a->width, a->height, a->width * 3, 3);
@@ -622,6 +640,13 @@ consume(struct app *a)
 			fprintf(stderr, PROG ": consumer: read: %s\n", strerror(-ret));
 			break;
 		}
+#ifdef CAMERA_HAVE_EGL
+		/* The second consumer of the same buffer: the display stage. */
+		if (a->disp && (ret = egl_display_show(a->disp, i)) < 0) {
+			fprintf(stderr, PROG ": display: %s\n", strerror(-ret));
+			break;
+		}
+#endif
 		if (a->opt.source == SOURCE_VGEM) {
 			const uint32_t *px = (const uint32_t *)copy;
 			size_t bad = 0;
@@ -675,6 +700,8 @@ usage(FILE *f)
 		"  --hold-ms N          the consumer keeps reading each frame for a random\n"
 		"                       0..N ms after releasing it (default 50)\n"
 		"  --consumer vulkan|cpu  read through Vulkan + the layer (default), or the CPU\n"
+		"  --display egl|none   the EGL/GLES display stage, a second reader of every\n"
+		"                       frame (default: egl for vivid, if built with EGL)\n"
 		"  --mailbox            the consumer takes only the newest frame\n"
 		"  --no-queue-wait      SYNCBRIDGE_DISABLE=1: buffers go back unfenced\n"
 		"  --expect-race        succeed only if a frame was overwritten while read (the control)\n"
@@ -695,6 +722,7 @@ parse_args(int argc, char **argv, struct options *o)
 		{ "buffers", required_argument, NULL, 'b' },
 		{ "hold-ms", required_argument, NULL, 'H' },
 		{ "consumer", required_argument, NULL, 'c' },
+		{ "display", required_argument, NULL, 'd' },
 		{ "mailbox", no_argument, NULL, 'm' },
 		{ "no-queue-wait", no_argument, NULL, 'n' },
 		{ "expect-race", no_argument, NULL, 'x' },
@@ -707,7 +735,7 @@ parse_args(int argc, char **argv, struct options *o)
 		{ 0 },
 	};
 	*o = (struct options){ .source = SOURCE_VIVID, .frames = 60, .buffers = 4, .hold_ms = 50,
-			       .vulkan = true, .seed = 1, .width = 320, .height = 180 };
+			       .vulkan = true, .display = -1, .seed = 1, .width = 320, .height = 180 };
 	int c;
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		char *end = "";
@@ -740,6 +768,14 @@ parse_args(int argc, char **argv, struct options *o)
 				o->vulkan = true;
 			else if (strcmp(optarg, "cpu") == 0)
 				o->vulkan = false;
+			else
+				goto bad;
+			break;
+		case 'd':
+			if (strcmp(optarg, "egl") == 0)
+				o->display = 1;
+			else if (strcmp(optarg, "none") == 0)
+				o->display = 0;
 			else
 				goto bad;
 			break;
@@ -814,6 +850,10 @@ setup_environment(struct options *o)
 static void
 teardown(struct app *a)
 {
+#ifdef CAMERA_HAVE_EGL
+	egl_display_destroy(a->disp);
+	a->disp = NULL;
+#endif
 	vk_reader_destroy(a->vk);
 	a->vk = NULL;
 	sb_buffer_queue_destroy(a->queue);
@@ -904,6 +944,27 @@ main(int argc, char **argv)
 			ret = -ENOENT;
 			goto out;
 		}
+	}
+
+	if (a->opt.display == -1)
+		a->opt.display = a->opt.source == SOURCE_VIVID;
+	if (a->opt.display) {
+#ifdef CAMERA_HAVE_EGL
+		int fds[MAX_BUFFERS];
+		for (unsigned i = 0; i < a->count; i++)
+			fds[i] = a->bufs[i].dmabuf;
+		if (a->opt.source != SOURCE_VIVID) {
+			fprintf(stderr, PROG ": the display stage shows YUYV camera frames (--source vivid)\n");
+			ret = -EINVAL;
+			goto out;
+		}
+		ret = egl_display_create(fds, a->count, a->width, a->height, a->stride, &a->disp);
+		if (ret < 0)
+			goto out;
+		printf("display: %s\n", egl_display_describe(a->disp));
+#else
+		fprintf(stderr, PROG ": built without EGL: no display stage\n");
+#endif
 	}
 
 	pthread_t source, holder;
