@@ -61,6 +61,9 @@ list_fds(void)
 }
 
 /* fork+exec ourselves with --list-fds; fills inherited[fd] = true. */
+/* This program's path: argv[0] when it is one (under valgrind /proc/self/exe is valgrind's tool). */
+static const char *self_path = "/proc/self/exe";
+
 static int
 child_fds(bool *inherited, int max)
 {
@@ -76,7 +79,7 @@ child_fds(bool *inherited, int max)
 	if (pid == 0) {
 		/* dup2 clears FD_CLOEXEC on fd 1 only. */
 		dup2(p[1], 1);
-		execl("/proc/self/exe", "hardening-cloexec", "--list-fds", (char *)NULL);
+		execl(self_path, "hardening-cloexec", "--list-fds", (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -103,6 +106,8 @@ main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--list-fds") == 0)
 		return list_fds();
+	if (strchr(argv[0], '/'))
+		self_path = argv[0];
 
 	int vgem = vm_require_vgem();
 	struct sbk_fence f1, f2;
