@@ -11,6 +11,15 @@
 
 static bool fallback;
 
+/*
+ * "Promptly" means: not waiting for the point, which here never signals
+ * (vgem would signal it itself only after ~10 s). The thread path stops
+ * within one 20 ms slice plus scheduling; under ASan in a TCG guest sharing
+ * two host cores a destroy was measured at 323 ms, so the bound is 1 s —
+ * still an order of magnitude below what waiting the point out would take.
+ */
+#define PROMPT_NS (1000 * MS)
+
 static int64_t
 destroy_time(struct sb_syncobj_waiter *w)
 {
@@ -46,7 +55,7 @@ main(int argc, char **argv)
 	CHECK_EQ(vm_poll(sb_syncobj_waiter_get_fd(w), POLLIN, 50), 0, "never fires");
 	dt = destroy_time(w);
 	sb_test_note("destroy (unmaterialised point) took %.2f ms", vm_ms(dt));
-	CHECK(dt < 300 * MS, "destroy returns promptly (%.2f ms)", vm_ms(dt));
+	CHECK(dt < PROMPT_NS, "destroy returns promptly (%.2f ms)", vm_ms(dt));
 
 	/* A point materialised with a pending vgem fence. */
 	CHECK_EQ(sb_syncobj_import_sync_file(drm, h, 7, f.sync_file), 0, "import pending vgem into point 7");
@@ -55,7 +64,7 @@ main(int argc, char **argv)
 	CHECK_EQ(vm_poll(sb_syncobj_waiter_get_fd(w), POLLIN, 50), 0, "does not fire while vgem is pending");
 	dt = destroy_time(w);
 	sb_test_note("destroy (pending vgem fence) took %.2f ms", vm_ms(dt));
-	CHECK(dt < 300 * MS, "destroy returns promptly (%.2f ms)", vm_ms(dt));
+	CHECK(dt < PROMPT_NS, "destroy returns promptly (%.2f ms)", vm_ms(dt));
 
 	/* Many rounds. */
 	for (int i = 0; i < 50; i++) {
@@ -69,7 +78,7 @@ main(int argc, char **argv)
 			worst = dt;
 	}
 	sb_test_note("50 create/destroy rounds: slowest destroy %.2f ms", vm_ms(worst));
-	CHECK(worst < 300 * MS, "every destroy prompt (slowest %.2f ms)", vm_ms(worst));
+	CHECK(worst < PROMPT_NS, "every destroy prompt (slowest %.2f ms)", vm_ms(worst));
 	CHECK_EQ(sb_test_count_fds(), base, "no fd left behind");
 
 	CHECK_EQ(sbk_fence_signal(&f), 0, "signal vgem");
