@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "util.h"
 
 static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sbl_map instances; /* dispatch key → struct sbl_instance */
@@ -143,29 +144,78 @@ sbl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks
 	if (!inst)
 		return VK_ERROR_OUT_OF_HOST_MEMORY;
 
+	uint32_t app_api = info->pApplicationInfo && info->pApplicationInfo->apiVersion
+				   ? info->pApplicationInfo->apiVersion
+				   : VK_API_VERSION_1_0;
+
+	/*
+	 * A Vulkan 1.0 instance answers the external-semaphore capability query
+	 * with no features unless VK_KHR_external_semaphore_capabilities is
+	 * enabled (measured on lavapipe: 0x0 vs 0x3), and the layer would then
+	 * wrongly stand aside for every 1.0 app (vkcube). So for apps below 1.1
+	 * enable the instance extensions whose functionality the layer queries;
+	 * if the driver refuses them, create the instance exactly as asked.
+	 */
+	const char **names = NULL;
+	VkInstanceCreateInfo patched;
+	const VkInstanceCreateInfo *use = info;
+	if (VK_API_VERSION_MINOR(app_api) == 0 && VK_API_VERSION_MAJOR(app_api) == 1) {
+		static const char *const wanted[] = {
+			VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME,
+			VK_KHR_EXTERNAL_SEMAPHORE_CAPABILITIES_EXTENSION_NAME,
+			VK_KHR_EXTERNAL_MEMORY_CAPABILITIES_EXTENSION_NAME,
+		};
+		uint32_t n = info->enabledExtensionCount;
+		names = calloc(n + SB_ARRAY_SIZE(wanted), sizeof(*names));
+		if (!names) {
+			free(inst);
+			return VK_ERROR_OUT_OF_HOST_MEMORY;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			names[i] = info->ppEnabledExtensionNames[i];
+		for (size_t w = 0; w < SB_ARRAY_SIZE(wanted); w++) {
+			bool have = false;
+			for (uint32_t i = 0; i < info->enabledExtensionCount; i++)
+				have = have || strcmp(info->ppEnabledExtensionNames[i], wanted[w]) == 0;
+			if (!have)
+				names[n++] = wanted[w];
+		}
+		patched = *info;
+		patched.enabledExtensionCount = n;
+		patched.ppEnabledExtensionNames = names;
+		use = &patched;
+	}
+
 	/* Advance the chain for the next layer before calling down. */
 	VkLayerInstanceLink *my_link = link->u.pLayerInfo;
 	link->u.pLayerInfo = my_link->pNext;
-	VkResult res = create(info, alloc, out);
+	VkResult res = create(use, alloc, out);
+	if (res == VK_ERROR_EXTENSION_NOT_PRESENT && use != info) {
+		sb_debug("layer: driver refused the 1.1 capability extensions for a 1.0 app; "
+			 "creating the instance as the app asked");
+		use = info;
+		res = create(info, alloc, out);
+	}
 	link->u.pLayerInfo = my_link; /* leave the loader's chain as we found it */
+	free(names);
 	if (res != VK_SUCCESS) {
 		free(inst);
 		return res;
 	}
+	bool khr_caps = use != info;
 
 	inst->handle = *out;
 	inst->key = sbl_dispatch_key(*out);
 	inst->next_gipa = next_gipa;
 	inst->mode = mode_from_env();
-	inst->api_version = info->pApplicationInfo && info->pApplicationInfo->apiVersion
-				    ? info->pApplicationInfo->apiVersion
-				    : VK_API_VERSION_1_0;
+	inst->api_version = app_api;
 #define GET(name) (PFN_vk##name) next_gipa(*out, "vk" #name)
 	inst->DestroyInstance = GET(DestroyInstance);
 	inst->EnumerateDeviceExtensionProperties = GET(EnumerateDeviceExtensionProperties);
 	inst->GetPhysicalDeviceProperties = GET(GetPhysicalDeviceProperties);
+	/* A 1.0 instance with the KHR extension: use the extension's entry point. */
 	inst->GetPhysicalDeviceExternalSemaphoreProperties =
-		GET(GetPhysicalDeviceExternalSemaphoreProperties);
+		khr_caps ? NULL : GET(GetPhysicalDeviceExternalSemaphoreProperties);
 	if (!inst->GetPhysicalDeviceExternalSemaphoreProperties)
 		inst->GetPhysicalDeviceExternalSemaphoreProperties =
 			(PFN_vkGetPhysicalDeviceExternalSemaphoreProperties)next_gipa(
