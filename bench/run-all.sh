@@ -1,0 +1,35 @@
+#!/bin/sh
+# Run every benchmark once, in order, printing each one's output between
+# "== NAME ==" lines; runs where the kernel is (the test guest, or a real DRM
+# host). Called by scripts/run-bench.sh; BUILD is the build folder.
+#
+#   bench/run-all.sh BUILD [NAME...]     (default: every benchmark)
+#
+# A benchmark that fails is reported and the others still run; the exit
+# status is the number of failures (capped at 100).
+build=${1:?usage: run-all.sh BUILD [NAME...]}
+shift
+# NAME<space>PROGRAM ARGS (relative to BUILD); keep in the order of
+# docs/performance.md.
+list='
+'
+fail=0
+while read -r name prog args; do
+	[ -n "$name" ] || continue
+	if [ $# -gt 0 ]; then
+		want=0
+		for n in "$@"; do [ "$n" = "$name" ] && want=1; done
+		[ $want = 1 ] || continue
+	fi
+	echo "== $name =="
+	# shellcheck disable=SC2086
+	if ! "$build/$prog" $args; then
+		echo "== $name: FAILED (exit $?) =="
+		fail=$((fail + 1))
+	fi
+	echo
+done <<END
+$list
+END
+[ $fail -gt 100 ] && fail=100
+exit $fail
