@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -225,7 +226,7 @@ vm_sigusr1_handler(int sig)
 struct vm_bombard {
 	pthread_t thread;
 	pthread_t target;
-	volatile int stop;
+	atomic_int stop; /* written by the test's thread, read by the bombarder */
 	int64_t max_ns; /* stop on its own after this long */
 	long sent;
 };
@@ -236,7 +237,7 @@ vm_bombard_main(void *p)
 	struct vm_bombard *b = p;
 	int64_t end = sbk_now_ns() + b->max_ns;
 
-	while (!b->stop && sbk_now_ns() < end) {
+	while (!atomic_load(&b->stop) && sbk_now_ns() < end) {
 		if (pthread_kill(b->target, SIGUSR1) == 0)
 			b->sent++;
 		sbk_sleep_ns(1 * MS);
@@ -257,7 +258,7 @@ vm_bombard_start(struct vm_bombard *b, int64_t max_ns)
 	sa.sa_flags = 0; /* no SA_RESTART: every blocking syscall sees EINTR */
 	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0, "sigaction");
 	b->target = pthread_self();
-	b->stop = 0;
+	atomic_init(&b->stop, 0);
 	b->sent = 0;
 	b->max_ns = max_ns;
 	sigfillset(&all);
@@ -269,7 +270,7 @@ vm_bombard_start(struct vm_bombard *b, int64_t max_ns)
 static inline void
 vm_bombard_stop(struct vm_bombard *b)
 {
-	b->stop = 1;
+	atomic_store(&b->stop, 1);
 	pthread_join(b->thread, NULL);
 }
 
