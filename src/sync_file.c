@@ -125,7 +125,15 @@ sb_sync_file_get_info(int fd, struct sb_sync_file_info **out)
 	info.sync_fence_info = (uint64_t)(uintptr_t)fences;
 	ret = sb_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
 	if (ret < 0) {
-		ret = -EINVAL;
+		/*
+		 * The fd answered as a sync_file a moment ago, so this is not a
+		 * validation failure: sync_file_ioctl_fence_info() fails its copy
+		 * with ENOMEM (kzalloc of the fence array) or EFAULT, and those
+		 * come through. Anything else (ENOTTY, EBADF) means the fd number
+		 * no longer names that sync_file (closed or reused meanwhile).
+		 */
+		if (ret != -ENOMEM && ret != -EFAULT)
+			ret = -EINVAL;
 		goto err_free_fences;
 	}
 	if (info.num_fences < n)

@@ -71,7 +71,9 @@ SB_EXPORT int sb_sync_file_get_status(int fd, int *status);
  * Decode every fence in the sync_file.
  * fd: borrowed. On success *out is a new allocation to release with
  * sb_sync_file_info_free(); on failure *out is NULL.
- * Returns 0, -EBADF, -EINVAL (not a sync_file) or -ENOMEM.
+ * Returns 0, -EBADF, -EINVAL (not a sync_file), -ENOMEM (ours, or the
+ * kernel's copy of the fence array) or -EFAULT (the kernel could not copy
+ * the fence array out; never seen).
  */
 SB_EXPORT int sb_sync_file_get_info(int fd, struct sb_sync_file_info **out);
 

@@ -47,13 +47,15 @@ SB_EXPORT int sb_syncobj_import_sync_file(int drm_fd, uint32_t handle, uint64_t 
 
 /**
  * Signal `point` now from the CPU (0: signal the binary payload).
- * drm_fd: borrowed. Returns 0, -ENOENT, -EOPNOTSUPP, -EINVAL, -EBADF.
+ * drm_fd: borrowed. Returns 0, -ENOENT, -EOPNOTSUPP, -EINVAL, -EBADF, -ENOMEM
+ * (the kernel could not allocate: drm_syncobj_array_find(), the fence chain).
  */
 SB_EXPORT int sb_syncobj_signal(int drm_fd, uint32_t handle, uint64_t point);
 
 /**
  * Read the last signalled point of a timeline syncobj into *point.
- * drm_fd: borrowed. Returns 0, -ENOENT, -EOPNOTSUPP, -EINVAL, -EBADF.
+ * drm_fd: borrowed. Returns 0, -ENOENT, -EOPNOTSUPP, -EINVAL, -EBADF, -ENOMEM
+ * (the kernel could not allocate its handle/point arrays).
  */
 SB_EXPORT int sb_syncobj_query(int drm_fd, uint32_t handle, uint64_t *point);
 
@@ -67,7 +69,12 @@ enum sb_syncobj_wait_flags {
  * Wait on the CPU for `point` to signal (or, with SB_SYNCOBJ_WAIT_AVAILABLE,
  * to materialise). A point that has not materialised yet is waited for.
  * drm_fd: borrowed. timeout_ns: relative (SB_TIMEOUT_INFINITE, 0 = poll).
- * Returns 0, -ETIME, -ENOENT, -EOPNOTSUPP, -EINVAL, -EBADF.
+ * Returns 0, -ETIME, -ENOENT, -EOPNOTSUPP, -EINVAL, -EBADF, -ENOMEM (the
+ * kernel could not allocate its handle/point arrays or wait entries).
+ * A fence that completed with an error counts as signalled here: the DRM wait
+ * ioctls report no fence status. To see the error, export the point
+ * (sb_syncobj_export_sync_file()) and use sb_sync_file_wait() or
+ * sb_sync_file_get_status() on it.
  */
 SB_EXPORT int sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64_t timeout_ns,
 			      uint32_t flags);
