@@ -43,6 +43,7 @@
 #include <syncbridge/sync_file.h>
 
 #include "log.h"
+#include "trace.h"
 #include "util.h"
 
 /* ------------------------------------------------------------------------ */
@@ -336,6 +337,8 @@ prepare_acquire(struct sbl_device *dev, struct batch_plan *b, bool can_add_semap
 		int ret = (dev->faults & SBL_FAULT_ACQUIRE_EXPORT)
 				  ? -EOPNOTSUPP
 				  : sb_dmabuf_export_sync_file(e->mem->fd, e->access, &fence);
+		sb_trace("layer.acquire_export buf_ino=%lu access=%s ret=%d %s", sb_trace_ino(e->mem->fd),
+			 e->access == SB_ACCESS_WRITE ? "write" : "read", ret, sb_trace_sync_file(fence).s);
 		if (ret == 0)
 			ret = sb_sync_file_accumulate(&merged, fence);
 		if (ret < 0) {
@@ -355,6 +358,7 @@ prepare_acquire(struct sbl_device *dev, struct batch_plan *b, bool can_add_semap
 	/* Nothing pending: no wait needed (the common case once a producer is done). */
 	int status = 0;
 	if (sb_sync_file_get_status(merged, &status) == 0 && status != 0) {
+		sb_trace("layer.acquire_skip reason=signalled %s", sb_trace_sync_file(merged).s);
 		fd_clear(&merged);
 		return;
 	}
@@ -368,6 +372,7 @@ prepare_acquire(struct sbl_device *dev, struct batch_plan *b, bool can_add_semap
 			.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
 			.fd = merged,
 		};
+		sb_trace("layer.acquire_import sem=%#llx %s", (unsigned long long)(uint64_t)sem, sb_trace_sync_file(merged).s);
 		/* On success the driver owns the fd; on failure we still do. */
 		if (!(dev->faults & SBL_FAULT_ACQUIRE_IMPORT) &&
 		    dev->ImportSemaphoreFdKHR(dev->handle, &import) == VK_SUCCESS) {
@@ -383,7 +388,9 @@ prepare_acquire(struct sbl_device *dev, struct batch_plan *b, bool can_add_semap
 		warn_once(dev, SBL_WARN_POOL, 0,
 			  "cannot create a SYNC_FD semaphore (driver); waiting on the CPU instead");
 	}
+	sb_trace("begin layer.acquire_cpu_wait %s", sb_trace_sync_file(merged).s);
 	sb_sync_file_wait(merged, SB_TIMEOUT_INFINITE);
+	sb_trace("end layer.acquire_cpu_wait");
 	fd_clear(&merged);
 }
 
@@ -421,8 +428,10 @@ finish_release(struct sbl_device *dev, VkQueue queue, struct batch_plan *b, bool
 		.semaphore = b->signal,
 		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
 	};
+	sb_trace("begin layer.release_export sem=%#llx", (unsigned long long)(uint64_t)b->signal);
 	if ((dev->faults & SBL_FAULT_RELEASE_EXPORT) ||
 	    dev->GetSemaphoreFdKHR(dev->handle, &get, &fd) != VK_SUCCESS) {
+		sb_trace("end layer.release_export result=failed");
 		warn_once(dev, SBL_WARN_RELEASE_EXPORT, 0,
 			  "release: vkGetSemaphoreFdKHR(SYNC_FD) failed (driver); waiting for "
 			  "the queue on the CPU instead");
@@ -435,6 +444,7 @@ finish_release(struct sbl_device *dev, VkQueue queue, struct batch_plan *b, bool
 		b->signal = VK_NULL_HANDLE;
 		return;
 	}
+	sb_trace("end layer.release_export %s", sb_trace_sync_file(fd).s);
 	/* The export reset the payload: the semaphore is reusable at once. */
 	semaphore_put(dev, b->signal);
 	b->signal = VK_NULL_HANDLE;
@@ -445,6 +455,8 @@ finish_release(struct sbl_device *dev, VkQueue queue, struct batch_plan *b, bool
 		int ret = (dev->faults & SBL_FAULT_RELEASE_IMPORT)
 				  ? -EOPNOTSUPP
 				  : sb_dmabuf_import_sync_file(e->mem->fd, e->access, fd);
+		sb_trace("layer.release_import buf_ino=%lu access=%s ret=%d %s", sb_trace_ino(e->mem->fd),
+			 e->access == SB_ACCESS_WRITE ? "write" : "read", ret, sb_trace_sync_file(fd).s);
 		if (ret < 0 && !waited) {
 			warn_once(dev, SBL_WARN_RELEASE_IMPORT, ret,
 				  "release: cannot attach our fence to the dma-buf (kernel); "
@@ -786,6 +798,7 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 		plan_finish(&plan);
 		return call_next(dev, kind, queue, count, submits, fence);
 	}
+	sb_trace("begin layer.submit queue=%p batches=%u", (void *)queue, count);
 
 	uint32_t wait_count = 0;
 	for (uint32_t i = 0; i < count; i++) {
@@ -833,6 +846,7 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 		if (res == VK_SUCCESS && any_release)
 			dev->QueueWaitIdle(queue);
 		plan_finish(&plan);
+		sb_trace("end layer.submit result=%d fallback=cpu_wait", res);
 		return res;
 	}
 
@@ -851,6 +865,7 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 			dev->DestroyFence(dev->handle, ours, NULL);
 		free(waits);
 		plan_finish(&plan);
+		sb_trace("end layer.submit result=%d", res);
 		return res;
 	}
 
@@ -881,6 +896,7 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 		finish_release(dev, queue, &plan.batches[i], &queue_idle);
 
 	plan_finish(&plan);
+	sb_trace("end layer.submit result=0");
 	return VK_SUCCESS;
 }
 
