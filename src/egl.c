@@ -26,6 +26,7 @@
 
 #include "log.h"
 #include "sync_file_internal.h"
+#include "trace.h"
 #include "util.h"
 
 /* The GL entry points the fallbacks need (signatures of glFlush/glFinish). */
@@ -507,7 +508,9 @@ sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd)
 		return ret;
 	if (d.caps & SB_EGL_CAP_DISABLED)
 		return 0;
-	return export_fence(&d, out_fd);
+	ret = export_fence(&d, out_fd);
+	sb_trace("egl.export_sync_file ret=%d %s", ret, sb_trace_sync_file(*out_fd).s);
+	return ret;
 }
 
 int
@@ -527,6 +530,10 @@ sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd)
 	ret = check_current(dpy);
 	if (ret)
 		return ret;
+	if (sync_file_fd != -1 && !(d.caps & SB_EGL_CAP_DISABLED))
+		sb_trace("egl.wait_sync_file how=%s %s",
+			 (d.caps & SB_EGL_CAP_GPU_WAIT) ? "gpu" : "cpu",
+			 sb_trace_sync_file(sync_file_fd).s);
 	if (sync_file_fd == -1 || (d.caps & SB_EGL_CAP_DISABLED))
 		return 0;
 	return wait_fence(&d, sync_file_fd);
@@ -560,9 +567,15 @@ sb_egl_dmabuf_wait(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 		if (ret != -EOPNOTSUPP && warn_budget())
 			sb_warn("egl: cannot export the dma-buf's fences (%s): waiting on the CPU",
 				strerror(-ret));
+		sb_trace("egl.dmabuf_wait buf_ino=%lu access=%s how=cpu_poll export_ret=%d",
+			 sb_trace_ino(dmabuf_fd), access == SB_ACCESS_WRITE ? "write" : "read", ret);
 		return sb_dmabuf_wait(dmabuf_fd, access, SB_TIMEOUT_INFINITE);
 	}
+	sb_trace("begin egl.dmabuf_wait buf_ino=%lu access=%s how=%s %s", sb_trace_ino(dmabuf_fd),
+		 access == SB_ACCESS_WRITE ? "write" : "read",
+		 (d.caps & SB_EGL_CAP_GPU_WAIT) ? "gpu" : "cpu", sb_trace_sync_file(fence_fd).s);
 	ret = wait_fence(&d, fence_fd);
+	sb_trace("end egl.dmabuf_wait ret=%d", ret);
 	fd_clear(&fence_fd);
 	return ret;
 }
@@ -589,11 +602,16 @@ sb_egl_dmabuf_attach(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 	if (d.caps & SB_EGL_CAP_DISABLED)
 		return 0;
 
+	sb_trace("begin egl.dmabuf_attach_export buf_ino=%lu how=%s", sb_trace_ino(dmabuf_fd),
+		 (d.caps & SB_EGL_CAP_NATIVE_FENCE) ? "native_fence" : "cpu_wait");
 	ret = export_fence(&d, &fence_fd);
+	sb_trace("end egl.dmabuf_attach_export ret=%d %s", ret, sb_trace_sync_file(fence_fd).s);
 	if (ret || fence_fd < 0)
 		return ret; /* error, or GL is already done (CPU wait): nothing to attach */
 
 	ret = sb_dmabuf_import_sync_file(dmabuf_fd, access, fence_fd);
+	sb_trace("egl.dmabuf_attach buf_ino=%lu access=%s ret=%d %s", sb_trace_ino(dmabuf_fd),
+		 access == SB_ACCESS_WRITE ? "write" : "read", ret, sb_trace_sync_file(fence_fd).s);
 	if (ret) {
 		/* Kernel < 6.0 (or no memory): make the buffer safe by waiting here. */
 		if (ret != -EOPNOTSUPP && warn_budget())
