@@ -16,6 +16,7 @@
 #include <syncbridge/sync_file.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -73,6 +74,42 @@ drain_wake(struct sb_buffer_queue *q)
 	uint64_t v;
 	ssize_t n = read(q->wake_fd, &v, sizeof(v)); /* non-blocking */
 	(void)n;
+}
+
+/*
+ * Whether a fence the queue holds is done: 1 signalled, 0 pending, < 0 the
+ * error it completed with. If the kernel will not say (SYNC_IOC_FILE_INFO
+ * failed: out of memory), poll() answers "signalled or not" without
+ * allocating — never "done" for a pending fence, which would hand a buffer
+ * back while it is still read.
+ */
+static int
+fence_state(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int status = 0;
+
+	if (sb_sync_file_get_status(fd, &status) == 0)
+		return status;
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) ? 1 : 0;
+}
+
+/*
+ * The queue owns a fence from here on: keep the library's promise that fds
+ * it holds or hands out are close-on-exec (the caller's may not have been).
+ */
+static void
+take_fence(int fd)
+{
+	if (fd >= 0)
+		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+static void
+count_fence_error(struct sb_buffer_queue *q, int status)
+{
+	if (status < 0)
+		q->stats.fence_errors++;
 }
 
 /*
@@ -202,15 +239,20 @@ reap_released(struct sb_buffer_queue *q)
 {
 	for (unsigned i = 0; i < q->count; i++) {
 		struct slot *s = &q->slots[i];
-		int status = 0;
+		int status = 1;
 
 		if (s->state != SLOT_RELEASED)
 			continue;
-		if (!q->disabled && sb_sync_file_get_status(s->fence, &status) == 0 && status == 0)
-			continue;
-		if (status < 0)
+		if (!q->disabled) {
+			status = fence_state(s->fence);
+			if (status == 0)
+				continue;
+		}
+		if (status < 0) {
 			sb_warn("buffer queue %p: slot %u's release fence completed with an error "
 				"(%d, the consumer's driver's): reusing the slot", (void *)q, i, status);
+			count_fence_error(q, status);
+		}
 		fd_clear(&s->fence);
 		s->state = SLOT_FREE;
 	}
@@ -220,7 +262,7 @@ SB_EXPORT int
 sb_buffer_queue_dequeue(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned *slot)
 {
 	int fds[1 + SB_BUFFER_QUEUE_MAX_SLOTS];
-	bool waited_for_fence = false;
+	bool waited_for_fence = false, dup_failed;
 	int64_t deadline;
 	int ret;
 
@@ -262,14 +304,17 @@ sb_buffer_queue_dequeue(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 		 * but destroy() could, and the lock is dropped while we sleep. */
 		int n = 0;
 		fds[n++] = q->wake_fd;
+		dup_failed = false;
 		for (unsigned i = 0; i < q->count; i++) {
 			if (q->slots[i].state != SLOT_RELEASED)
 				continue;
-			int d = sb_fd_dup(q->slots[i].fence);
-			if (d < 0)
-				continue; /* out of fds: the wake-up or the timeout still come */
-			fds[n++] = d;
 			waited_for_fence = true;
+			int d = sb_fd_dup(q->slots[i].fence);
+			if (d < 0) {
+				dup_failed = true; /* out of fds: rescan often instead, below */
+				continue;
+			}
+			fds[n++] = d;
 		}
 		int64_t left = sb_deadline_remaining(sb_now_ns(), deadline);
 		if (left == 0) {
@@ -284,8 +329,10 @@ sb_buffer_queue_dequeue(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 		struct pollfd pfd[1 + SB_BUFFER_QUEUE_MAX_SLOTS];
 		for (int i = 0; i < n; i++)
 			pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
-		struct timespec ts = { .tv_sec = left / 1000000000, .tv_nsec = left % 1000000000 };
-		int pr = ppoll(pfd, (nfds_t)n, left >= 0 ? &ts : NULL, NULL);
+		/* A fence we could not poll signals unseen: look again every 10 ms. */
+		int64_t sleep_ns = dup_failed && (left < 0 || left > 10000000) ? 10000000 : left;
+		struct timespec ts = { .tv_sec = sleep_ns / 1000000000, .tv_nsec = sleep_ns % 1000000000 };
+		int pr = ppoll(pfd, (nfds_t)n, sleep_ns >= 0 ? &ts : NULL, NULL);
 		int poll_errno = errno;
 		for (int i = 1; i < n; i++)
 			fd_clear(&fds[i]);
@@ -327,6 +374,10 @@ sb_buffer_queue_queue(struct sb_buffer_queue *q, unsigned slot, int acquire_fenc
 	s->fence = acquire_fence;
 	if (status == 1)
 		fd_clear(&s->fence); /* signalled already: nothing to hand on */
+	take_fence(s->fence);
+	/* One completed with an error goes to the consumer all the same: the
+	 * frame is bad, and its wait on the fence reports why. */
+	count_fence_error(q, status);
 	s->state = SLOT_QUEUED;
 	s->seq = ++q->seq;
 	q->stats.queued++;
@@ -344,8 +395,10 @@ give_back(struct sb_buffer_queue *q, struct slot *s, int fence, int32_t status)
 		if (status < 0)
 			sb_warn("buffer queue %p: a release fence completed with an error (%d)",
 				(void *)q, status);
+		count_fence_error(q, status);
 		fd_clear(&s->fence);
 	}
+	take_fence(s->fence);
 	s->state = s->fence >= 0 ? SLOT_RELEASED : SLOT_FREE;
 	s->seq = ++q->seq;
 	wake_producer(q);
@@ -386,9 +439,7 @@ sb_buffer_queue_acquire(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 					if (s->state != SLOT_QUEUED || (int)i == pick)
 						continue;
 					int fence = fd_move(&s->fence);
-					int status = 1;
-					if (fence >= 0 && sb_sync_file_get_status(fence, &status) < 0)
-						status = 1;
+					int status = fence >= 0 ? fence_state(fence) : 1;
 					give_back(q, s, fence, status);
 					q->stats.dropped++;
 				}

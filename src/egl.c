@@ -415,13 +415,24 @@ export_fence(const struct display_info *d, int *out_fd)
 }
 
 /*
- * Make later GL work wait for a validated sync_file (borrowed). GPU-side when
- * the display can; every failure there falls back to a CPU wait, which needs
- * no new fd or EGL object, so ordering is kept whatever EGL does.
+ * Make later GL work wait for a validated sync_file (borrowed) whose status
+ * was `status` a moment ago. GPU-side when the display can; every failure
+ * there falls back to a CPU wait, which needs no new fd or EGL object, so
+ * ordering is kept whatever EGL does.
+ *
+ * A fence that already completed with an error is reported as that error
+ * (the producer failed: the data is not what it promised), whichever path:
+ * EGL's server waits have no way to say so, so only a fence still pending
+ * here can complete with an error unnoticed on the GPU-side path.
  */
 static int
-wait_fence(const struct display_info *d, int sync_file_fd)
+wait_fence(const struct display_info *d, int sync_file_fd, int32_t status)
 {
+	if (status < 0) {
+		sb_debug("egl: sync_file %d completed with an error (%d): reported to the caller",
+			 sync_file_fd, (int)status);
+		return status;
+	}
 	if (d->caps & SB_EGL_CAP_GPU_WAIT) {
 		int dup_fd = sb_fd_dup(sync_file_fd);
 
@@ -517,10 +528,11 @@ int
 sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd)
 {
 	struct display_info d;
+	int32_t status = 1;
 	int ret;
 
 	if (sync_file_fd != -1) {
-		ret = sb_sync_file_check(sync_file_fd, NULL, NULL);
+		ret = sb_sync_file_check(sync_file_fd, &status, NULL);
 		if (ret)
 			return ret;
 	}
@@ -536,7 +548,7 @@ sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd)
 			 sb_trace_sync_file(sync_file_fd).s);
 	if (sync_file_fd == -1 || (d.caps & SB_EGL_CAP_DISABLED))
 		return 0;
-	return wait_fence(&d, sync_file_fd);
+	return wait_fence(&d, sync_file_fd, status);
 }
 
 int
@@ -544,6 +556,7 @@ sb_egl_dmabuf_wait(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 {
 	struct display_info d;
 	int fence_fd = -1;
+	int32_t status;
 	int ret;
 
 	ret = check_dmabuf(dmabuf_fd);
@@ -574,7 +587,12 @@ sb_egl_dmabuf_wait(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 	sb_trace("begin egl.dmabuf_wait buf_ino=%lu access=%s how=%s %s", sb_trace_ino(dmabuf_fd),
 		 access == SB_ACCESS_WRITE ? "write" : "read",
 		 (d.caps & SB_EGL_CAP_GPU_WAIT) ? "gpu" : "cpu", sb_trace_sync_file(fence_fd).s);
-	ret = wait_fence(&d, fence_fd);
+	/* The snapshot's status: an error a fence on the buffer completed with. */
+	ret = sb_sync_file_check(fence_fd, &status, NULL);
+	if (ret == 0)
+		ret = wait_fence(&d, fence_fd, status);
+	else
+		ret = sb_dmabuf_wait(dmabuf_fd, access, SB_TIMEOUT_INFINITE);
 	sb_trace("end egl.dmabuf_wait ret=%d", ret);
 	fd_clear(&fence_fd);
 	return ret;

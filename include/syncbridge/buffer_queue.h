@@ -32,8 +32,11 @@
  *  - Fence fds passed in are taken over on success only (on failure they
  *    stay the caller's); -1 means "nothing to wait for". Fence fds handed
  *    out are new fds (close-on-exec) owned by the caller.
- *  - A fence that completes with an error counts as signalled (the buffer is
- *    no longer used) and is logged as a warning.
+ *  - A fence that completes with an error: an acquire fence is handed to the
+ *    consumer all the same (its wait on it reports the error: the frame is
+ *    bad); a release fence counts as signalled (the buffer is no longer
+ *    used) and is logged as a warning. Both are counted in
+ *    sb_buffer_queue_stats.fence_errors. Nothing waits forever on one.
  *  - SYNCBRIDGE_DISABLE (set to any value when the queue is created) turns
  *    the queue's waits off, for tests and bug hunts: dequeue hands slots
  *    back without waiting for their release fences — the race the queue
@@ -73,7 +76,13 @@ struct sb_buffer_queue_stats {
 	uint64_t released;    /**< frames released by a consumer */
 	uint64_t dropped;     /**< mailbox: queued frames replaced by a newer one */
 	uint64_t reuse_waits; /**< dequeues that had to wait for a release fence */
-	uint64_t reserved[4];
+	/**
+	 * fences seen completed with an error: acquire fences at queue (the
+	 * frame still goes to a consumer, whose wait on the fence reports the
+	 * error) and release / dropped frames' fences (the slot is reused)
+	 */
+	uint64_t fence_errors;
+	uint64_t reserved[3];
 };
 
 /**

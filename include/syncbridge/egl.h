@@ -77,9 +77,12 @@ SB_EXPORT int sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd);
  * EGLSync), or on the CPU (this call blocks until it signals).
  * sync_file_fd: borrowed, never closed (EGL gets and consumes a duplicate);
  * -1 means already signalled (returns 0 at once).
- * Returns 0; a negative fence error (CPU path only: the fence completed with
- * an error); -EBADF; -EINVAL (not a sync_file, bad display); -ENOENT (no
- * context of dpy current); -ENOMEM; -EMFILE.
+ * Returns 0; a negative fence error — the fence had completed with an error
+ * when the call looked at it (then GL is not made to wait: there is nothing
+ * left to wait for), or completed with one during a CPU wait; a fence still
+ * pending when GL is told to wait GPU-side cannot report it (EGL's server
+ * waits have no status); -EBADF; -EINVAL (not a sync_file, bad display);
+ * -ENOENT (no context of dpy current); -ENOMEM; -EMFILE.
  */
 SB_EXPORT int sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd);
 
@@ -90,8 +93,10 @@ SB_EXPORT int sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd);
  * and waited on as sb_egl_wait_sync_file() does; a CPU poll on kernels
  * before 6.0).
  * dmabuf_fd: borrowed, never closed.
- * Returns 0; a negative fence error; -EBADF; -EINVAL (not a dma-buf, bad
- * access or display); -ENOENT (no context of dpy current); -ENOMEM; -EMFILE.
+ * Returns 0; a negative fence error (one of the buffer's fences completed
+ * with an error, as for sb_egl_wait_sync_file(); a kernel before 6.0 cannot
+ * tell); -EBADF; -EINVAL (not a dma-buf, bad access or display); -ENOENT (no
+ * context of dpy current); -ENOMEM; -EMFILE.
  */
 SB_EXPORT int sb_egl_dmabuf_wait(EGLDisplay dpy, int dmabuf_fd, enum sb_access access);
 
