@@ -76,7 +76,20 @@ sync_file_ioctl(int fd, unsigned long request, void *arg)
 
 	ret = sb_ioctl(fd, request, arg);
 	if (ret == -ENOTTY) {
-		/* fd is known to be a dma-buf, so ENOTTY means an old kernel. */
+		/*
+		 * ENOTTY from a dma-buf means a kernel before 6.0 — if fd still is
+		 * a dma-buf. check_dmabuf() ran before the ioctl; in between, a
+		 * caller's other thread may have closed fd and reused its number
+		 * for another file, whose ENOTTY says nothing about the kernel.
+		 * Check again, and conclude for the whole process only when fd is
+		 * a dma-buf now; otherwise report what fd is, without latching.
+		 */
+		int now = check_dmabuf(fd);
+		if (now) {
+			sb_debug("fd %d stopped being a dma-buf during the call (caller): "
+				 "not taking its ENOTTY as an old kernel", fd);
+			return now;
+		}
 		if (atomic_exchange(&have_sync_file_ioctls, PROBE_NO) != PROBE_NO)
 			sb_info("kernel lacks DMA_BUF_IOCTL_*_SYNC_FILE (Linux < 6.0): "
 				"dma-buf fences can only be waited for with poll()");

@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 
 #include "log.h"
 #include "sync_file_internal.h"
@@ -296,6 +297,7 @@ struct sb_syncobj_waiter {
 	bool has_thread;
 	pthread_t thread;
 	atomic_bool stop;
+	atomic_int error; /* 0, or why the wait failed (thread path) */
 };
 
 static void
@@ -310,7 +312,10 @@ fire(struct sb_syncobj_waiter *w)
 /*
  * Fallback for kernels without DRM_IOCTL_SYNCOBJ_EVENTFD (< 6.6): a thread
  * blocks in the DRM wait in short slices, so destroy() can stop it promptly,
- * and writes the eventfd exactly once.
+ * and writes the eventfd exactly once: when the point signals, or when the
+ * wait fails for good. A caller polling the fd must not hang on a waiter
+ * that can no longer fire, so a failed wait fires too, with the error kept
+ * for sb_syncobj_waiter_get_error() (published before the eventfd write).
  */
 static void *
 waiter_thread(void *data)
@@ -324,13 +329,23 @@ waiter_thread(void *data)
 			fire(w);
 			break;
 		}
-		if (ret != -ETIME) {
-			sb_log_errno(SB_LOG_ERROR, ret,
-				     "syncobj waiter: DRM wait on handle %u point %llu failed; "
-				     "it will never fire",
-				     w->handle, (unsigned long long)w->point);
-			break;
+		if (ret == -ETIME)
+			continue;
+		if (ret == -ENOMEM) {
+			/* The kernel's allocation for this wait failed; the point can
+			 * still signal: try again after a slice. */
+			sb_log_errno(SB_LOG_WARN, ret, "syncobj waiter: DRM wait (kernel); retrying");
+			nanosleep(&(struct timespec){ .tv_nsec = WAITER_SLICE_NS }, NULL);
+			continue;
 		}
+		/* ENOENT: the syncobj is gone; EBADF/EINVAL: the DRM fd (caller). */
+		sb_log_errno(SB_LOG_ERROR, ret,
+			     "syncobj waiter: DRM wait on handle %u point %llu failed for good; "
+			     "firing with that error",
+			     w->handle, (unsigned long long)w->point);
+		atomic_store(&w->error, ret);
+		fire(w);
+		break;
 	}
 	return NULL;
 }
@@ -366,6 +381,7 @@ sb_syncobj_waiter_create(int drm_fd, uint32_t handle, uint64_t point, uint32_t f
 	w->point = point;
 	w->flags = flags;
 	atomic_init(&w->stop, false);
+	atomic_init(&w->error, 0);
 
 	w->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->event_fd < 0) {
@@ -434,6 +450,12 @@ int
 sb_syncobj_waiter_uses_eventfd(const struct sb_syncobj_waiter *waiter)
 {
 	return waiter->uses_eventfd;
+}
+
+int
+sb_syncobj_waiter_get_error(const struct sb_syncobj_waiter *waiter)
+{
+	return atomic_load(&((struct sb_syncobj_waiter *)waiter)->error);
 }
 
 void

@@ -15,7 +15,17 @@
  * Kernels before 6.0: exporting and importing return -EOPNOTSUPP;
  * sb_dmabuf_wait() and sb_dmabuf_is_busy() always work (they use poll(),
  * available since Linux 3.17) and are the CPU-wait fallback that keeps the
- * ordering guarantee.
+ * ordering guarantee. The library learns "before 6.0" once per process, from
+ * an ENOTTY answered by an fd that is still a dma-buf after the call; an
+ * ENOTTY from an fd number that meanwhile names another file (closed and
+ * reused by another thread) gives that call -EBADF / -EINVAL and teaches
+ * nothing.
+ *
+ * Fence errors: poll() has no status, so sb_dmabuf_wait() and
+ * sb_dmabuf_is_busy() treat a fence that completed with an error like one
+ * that completed normally. To see the error, export the fences
+ * (sb_dmabuf_export_sync_file()) and use sb_sync_file_wait() or
+ * sb_sync_file_get_status() on the sync_file.
  */
 #ifndef SYNCBRIDGE_DMABUF_H
 #define SYNCBRIDGE_DMABUF_H
@@ -68,7 +78,8 @@ SB_EXPORT int sb_dmabuf_is_busy(int dmabuf_fd, enum sb_access access, bool *busy
 /**
  * Wait on the CPU until a party wanting `access` may use the buffer.
  * dmabuf_fd: borrowed. timeout_ns: relative (SB_TIMEOUT_INFINITE, 0 = poll).
- * Returns 0, -ETIME, -EBADF or -EINVAL (not a dma-buf / bad access).
+ * Returns 0 (also when a fence completed with an error: see above), -ETIME,
+ * -EBADF or -EINVAL (not a dma-buf / bad access).
  */
 SB_EXPORT int sb_dmabuf_wait(int dmabuf_fd, enum sb_access access, int64_t timeout_ns);
 

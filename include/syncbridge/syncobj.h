@@ -28,10 +28,14 @@ extern "C" {
  * Export the fence at `point` (0: the binary payload) as a sync_file.
  * drm_fd: borrowed. On success *out_fd is a new sync_file owned by the
  * caller; on failure -1.
- * Returns 0; -EINVAL if the point has not materialised (no fence yet: see
- * sb_syncobj_wait() with SB_SYNCOBJ_WAIT_AVAILABLE) or bad arguments;
- * -ENOENT (no such handle); -EOPNOTSUPP (driver without syncobj / timeline);
- * -EBADF; -EMFILE; -ENOMEM.
+ * Returns 0; -EINVAL: drm_fd is not a DRM device node, or the point has not
+ * materialised (no fence yet) — the kernel's drm_syncobj_find_fence() answers
+ * EINVAL for a payload-less binary syncobj and for a timeline point past the
+ * last submitted one, and nothing else in this call can give EINVAL once
+ * drm_fd is a DRM node; so for a known DRM fd, -EINVAL means "no fence yet"
+ * (sb_syncobj_wait() with SB_SYNCOBJ_WAIT_AVAILABLE, or a waiter, waits for
+ * one); -ENOENT (no such handle); -EOPNOTSUPP (driver without syncobj /
+ * timeline); -EBADF; -EMFILE; -ENOMEM.
  */
 SB_EXPORT int sb_syncobj_export_sync_file(int drm_fd, uint32_t handle, uint64_t point,
 					  int *out_fd);
@@ -85,6 +89,18 @@ SB_EXPORT int sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64
  * once. It uses DRM_IOCTL_SYNCOBJ_EVENTFD (Linux 6.6) when the kernel has it;
  * otherwise a helper thread performs the wait and writes the same eventfd
  * (set SYNCBRIDGE_SYNCOBJ_EVENTFD=0 to force that fallback).
+ *
+ * The two paths agree on everything the library can see:
+ *  - a fence that completed with an error fires like any other (get_error()
+ *    0): the kernel reports no fence status through syncobjs; export the
+ *    point and ask the sync_file (sb_sync_file_wait()) to see the error;
+ *  - the thread path's wait failing for good (the syncobj destroyed, the DRM
+ *    fd closed) fires too, and sb_syncobj_waiter_get_error() says why; an
+ *    ENOMEM from the kernel is retried, not reported.
+ * One thing only the thread path can see: if the syncobj is destroyed
+ * before the point signals, the kernel path's registration is dropped by
+ * the kernel (drm_syncobj_free()) without signalling the eventfd, so that
+ * waiter never fires. Keep the syncobj alive until the waiter is destroyed.
  */
 struct sb_syncobj_waiter;
 
@@ -107,6 +123,14 @@ SB_EXPORT int sb_syncobj_waiter_get_fd(const struct sb_syncobj_waiter *waiter);
 
 /** Whether the waiter is served by the kernel's eventfd (1) or the fallback thread (0). */
 SB_EXPORT int sb_syncobj_waiter_uses_eventfd(const struct sb_syncobj_waiter *waiter);
+
+/**
+ * Why the waiter fired without its point signalling: 0 while it waits and
+ * after a normal fire; a negative errno once its wait failed for good (thread
+ * path only — e.g. -ENOENT: the syncobj was destroyed; -EBADF / -EINVAL: the
+ * DRM fd was closed or reused). Check it when the fd becomes readable.
+ */
+SB_EXPORT int sb_syncobj_waiter_get_error(const struct sb_syncobj_waiter *waiter);
 
 /**
  * Destroy a waiter, stopping its thread if it has one and closing its fd.

@@ -301,6 +301,16 @@ sbfault_ioctl_request(unsigned i)
 	return i < LOG_IOCTLS ? ioctl_log[i] : 0;
 }
 
+static void (*ioctl_hook)(int fd, unsigned long request, int err, void *data);
+static void *ioctl_hook_data;
+
+EXPORT void
+sbfault_set_ioctl_hook(void (*hook)(int fd, unsigned long request, int err, void *data), void *data)
+{
+	ioctl_hook = hook;
+	ioctl_hook_data = data;
+}
+
 EXPORT bool
 sbfault_malloc_interposed(void)
 {
@@ -380,6 +390,8 @@ ioctl(int fd, unsigned long request, ...)
 	if (after != before && after >= 1 && after <= LOG_IOCTLS)
 		ioctl_log[after - 1] = request;
 	if (err) {
+		if (ioctl_hook)
+			ioctl_hook(fd, request, err, ioctl_hook_data);
 		errno = err;
 		return -1;
 	}

@@ -72,6 +72,14 @@ unsigned sbfault_injected(void);
 unsigned sbfault_bad_closes(int *last_fd);
 /* The request code of the i-th counted ioctl (0-based), or 0. */
 unsigned long sbfault_ioctl_request(unsigned i);
+/*
+ * Call hook(fd, request, err, data) each time an ioctl is failed on purpose,
+ * just before the failure returns (NULL: none). It runs on the failing
+ * thread and may change the world the caller sees next, e.g. dup2() another
+ * file over fd to act out an fd number reused meanwhile.
+ */
+void sbfault_set_ioctl_hook(void (*hook)(int fd, unsigned long request, int err, void *data),
+			    void *data);
 /* Whether the malloc family is interposed here (false under ASan). */
 bool sbfault_malloc_interposed(void);
 

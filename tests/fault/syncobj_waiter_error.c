@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fault-syncobj-waiter-error (VM tier, virtio_gpu syncobjs): what a
+ * sb_syncobj_waiter does when its wait cannot succeed, on both paths, and
+ * what sb_syncobj_export_sync_file() says for a point without a fence.
+ *
+ *   thread path (SYNCBRIDGE_SYNCOBJ_EVENTFD=0): the syncobj is destroyed
+ *     while the waiter waits. The DRM wait now fails with ENOENT: the waiter
+ *     must fire (its fd becomes readable, so an event loop wakes up) and
+ *     sb_syncobj_waiter_get_error() must say -ENOENT. Before the fix the
+ *     thread logged and exited: the fd never became readable.
+ *   kernel path (DRM_IOCTL_SYNCOBJ_EVENTFD): the same. drm_syncobj_free()
+ *     drops the eventfd registration without signalling it, so the waiter
+ *     never fires and get_error() stays 0 (documented in syncobj.h: the
+ *     library cannot see it).
+ *   both paths, normal case: the point signals → fires, get_error() 0.
+ *   export of an unmaterialised point: -EINVAL (binary and timeline), and
+ *     only that: the same objects export fine once the point has a fence.
+ *
+ *   fault-syncobj-waiter-error
+ */
+#include "../vm/vmtest.h"
+
+/* POLLIN within ms? */
+static bool
+fires_within(struct sb_syncobj_waiter *w, int ms)
+{
+	return vm_poll(sb_syncobj_waiter_get_fd(w), POLLIN, ms) & POLLIN;
+}
+
+static void
+one_path(int drm, bool thread)
+{
+	const char *path = thread ? "thread" : "eventfd";
+	struct sb_syncobj_waiter *w = NULL;
+	uint32_t tl;
+	uint64_t p = 3;
+	int64_t t0;
+
+	if (thread)
+		setenv("SYNCBRIDGE_SYNCOBJ_EVENTFD", "0", 1);
+	else
+		unsetenv("SYNCBRIDGE_SYNCOBJ_EVENTFD");
+
+	/* Normal case: point 3 signals. */
+	REQUIRE(drmSyncobjCreate(drm, 0, &tl) == 0, "drmSyncobjCreate");
+	REQUIRE(sb_syncobj_waiter_create(drm, tl, 3, 0, &w) == 0, "waiter");
+	CHECK_EQ(sb_syncobj_waiter_uses_eventfd(w), !thread, "the path asked for");
+	CHECK(!fires_within(w, 0), "%s: not fired before the point signals", path);
+	CHECK_EQ(sb_syncobj_waiter_get_error(w), 0, "get_error while waiting");
+	REQUIRE(drmSyncobjTimelineSignal(drm, &tl, &p, 1) == 0, "signal point 3");
+	CHECK(fires_within(w, 2000), "%s: fires once point 3 signals", path);
+	CHECK_EQ(sb_syncobj_waiter_get_error(w), 0, "get_error after a normal signal");
+	sb_syncobj_waiter_destroy(w);
+	drmSyncobjDestroy(drm, tl);
+
+	/* The syncobj goes away while the waiter waits for point 5. */
+	w = NULL;
+	REQUIRE(drmSyncobjCreate(drm, 0, &tl) == 0, "drmSyncobjCreate");
+	REQUIRE(sb_syncobj_waiter_create(drm, tl, 5, 0, &w) == 0, "waiter");
+	CHECK(!fires_within(w, 50), "%s: not fired while point 5 has no fence", path);
+	t0 = sbk_now_ns();
+	REQUIRE(drmSyncobjDestroy(drm, tl) == 0, "drmSyncobjDestroy");
+	if (thread) {
+		CHECK(fires_within(w, 2000), "thread: fires once its wait fails (%.0f ms)",
+		      vm_ms(sbk_now_ns() - t0));
+		CHECK_EQ(sb_syncobj_waiter_get_error(w), -ENOENT,
+			 "thread: get_error says the syncobj is gone");
+	} else {
+		CHECK(!fires_within(w, 300),
+		      "eventfd: the kernel drops the registration without signalling it");
+		CHECK_EQ(sb_syncobj_waiter_get_error(w), 0, "eventfd: get_error cannot know: 0");
+	}
+	sb_syncobj_waiter_destroy(w);
+	unsetenv("SYNCBRIDGE_SYNCOBJ_EVENTFD");
+}
+
+static void
+export_unmaterialised(int drm)
+{
+	uint32_t bin, tl;
+	uint64_t p = 2;
+	int out = 7;
+
+	REQUIRE(drmSyncobjCreate(drm, 0, &bin) == 0 && drmSyncobjCreate(drm, 0, &tl) == 0,
+		"drmSyncobjCreate");
+	CHECK_EQ(sb_syncobj_export_sync_file(drm, bin, 0, &out), -EINVAL,
+		 "export: a binary syncobj without a fence");
+	CHECK_EQ(out, -1, "no fd on failure");
+	CHECK_EQ(sb_syncobj_export_sync_file(drm, tl, 2, &out), -EINVAL,
+		 "export: a timeline point without a fence");
+	CHECK_EQ(sb_syncobj_wait(drm, tl, 2, 0, SB_SYNCOBJ_WAIT_AVAILABLE), -ETIME,
+		 "and SB_SYNCOBJ_WAIT_AVAILABLE agrees: no fence yet");
+	REQUIRE(drmSyncobjSignal(drm, &bin, 1) == 0 && drmSyncobjTimelineSignal(drm, &tl, &p, 1) == 0,
+		"signal");
+	CHECK_EQ(sb_syncobj_export_sync_file(drm, bin, 0, &out), 0, "the same binary, materialised");
+	if (out >= 0)
+		close(out);
+	CHECK_EQ(sb_syncobj_export_sync_file(drm, tl, 2, &out), 0, "the same point, materialised");
+	if (out >= 0)
+		close(out);
+	drmSyncobjDestroy(drm, bin);
+	drmSyncobjDestroy(drm, tl);
+}
+
+int
+main(void)
+{
+	int drm = vm_require_syncobj_node();
+
+	one_path(drm, true);
+	if (sbk_drm_has_syncobj_eventfd(drm))
+		one_path(drm, false);
+	else
+		sb_test_note("no DRM_IOCTL_SYNCOBJ_EVENTFD on this kernel: kernel path not run");
+	export_unmaterialised(drm);
+	close(drm);
+	return sb_test_finish();
+}
