@@ -26,20 +26,42 @@ static const char *const tracefs_markers[] = {
 };
 
 static bool enabled;
-static int marker_fd = -1;
+static char marker_path[4096];
 static atomic_bool write_failed_logged;
 static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
 
+/*
+ * The file is opened for each line and closed at once: tracing must not
+ * change what the traced program sees, and programs (the cube demo, the
+ * tests) check that their fd count is the same at the end as at the start;
+ * a marker fd kept open by each library copy would break that. An open of
+ * tracefs' trace_marker costs microseconds, paid only while tracing.
+ *
+ * O_NONBLOCK: a marker must never hold the caller up (a FIFO without a reader
+ * fails with ENXIO instead of blocking the open). O_APPEND: the processes of
+ * one traced command may share a plain file. No O_CREAT: the variable names a
+ * file that exists; nothing is created by accident.
+ */
 static int
 open_marker(const char *path)
 {
-	/*
-	 * O_NONBLOCK: a marker must never hold the caller up (a FIFO without a
-	 * reader fails with ENXIO instead of blocking the open). O_APPEND: the
-	 * processes of one traced command may share a plain file. No O_CREAT:
-	 * the variable names a file that exists, nothing is created by accident.
-	 */
 	return open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+}
+
+/* Whether path can be opened for markers (opened once to check, then closed). */
+static bool
+try_path(const char *path)
+{
+	int fd = open_marker(path);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	if (snprintf(marker_path, sizeof(marker_path), "%s", path) >= (int)sizeof(marker_path)) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	return true;
 }
 
 static void
@@ -47,27 +69,26 @@ read_env(void)
 {
 	const char *v = getenv("SYNCBRIDGE_TRACE");
 	const char *path = getenv("SYNCBRIDGE_TRACE_MARKER");
+	int saved = errno;
 
 	if (!v || !*v || strcmp(v, "0") == 0)
 		return;
 
 	if (path && *path) {
-		marker_fd = open_marker(path);
-		if (marker_fd < 0)
+		enabled = try_path(path);
+		if (!enabled)
 			sb_info("trace: cannot open SYNCBRIDGE_TRACE_MARKER=%s (%s): markers off", path,
 				strerror(errno));
 	} else {
-		for (size_t i = 0; i < SB_ARRAY_SIZE(tracefs_markers) && marker_fd < 0; i++) {
-			path = tracefs_markers[i];
-			marker_fd = open_marker(path);
-		}
-		if (marker_fd < 0)
+		for (size_t i = 0; i < SB_ARRAY_SIZE(tracefs_markers) && !enabled; i++)
+			enabled = try_path(tracefs_markers[i]);
+		if (!enabled)
 			sb_info("trace: SYNCBRIDGE_TRACE is set but no tracefs trace_marker can be "
 				"opened (%s; tracefs needs root): markers off", strerror(errno));
 	}
-	enabled = marker_fd >= 0;
 	if (enabled)
-		sb_debug("trace: markers to %s (fd %d)", path, marker_fd);
+		sb_debug("trace: markers to %s", marker_path);
+	errno = saved;
 }
 
 bool
@@ -83,7 +104,7 @@ sb_trace_printf(const char *fmt, ...)
 	char line[LINE_MAX_LEN];
 	int saved = errno;
 	va_list ap;
-	int n;
+	int n, fd;
 
 	if (!sb_trace_enabled())
 		return;
@@ -101,9 +122,13 @@ sb_trace_printf(const char *fmt, ...)
 	line[n++] = '\n';
 
 	/* One write() per line: one tracefs event, never interleaved with another thread's. */
-	if (write(marker_fd, line, (size_t)n) != n && !atomic_exchange(&write_failed_logged, true))
-		sb_info("trace: a marker write failed (%s): dropping such lines",
-			strerror(errno));
+	fd = open_marker(marker_path);
+	if ((fd < 0 || write(fd, line, (size_t)n) != n) &&
+	    !atomic_exchange(&write_failed_logged, true))
+		sb_info("trace: a marker could not be written to %s (%s): dropping such lines",
+			marker_path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
 	errno = saved;
 }
 
@@ -152,12 +177,11 @@ sb_trace_sync_file(int fd)
 	struct sb_trace_keys k = { "fence=none" };
 	struct sync_file_info info;
 	struct sync_fence_info fence;
-	char driver[32], timeline[32];
+	char driver[32], timeline[32], id[48], what[96];
 	unsigned long long ctx = 0;
 	long long seqno = 0;
 	bool have_id = false;
 	int saved = errno;
-	size_t n;
 
 	if (fd < 0)
 		return k;
@@ -182,27 +206,21 @@ sb_trace_sync_file(int fd)
 					     &seqno);
 			copy_word(driver, sizeof(driver), fence.driver_name);
 			copy_word(timeline, sizeof(timeline), fence.obj_name);
-			n = (size_t)snprintf(k.s, sizeof(k.s), "driver=%s timeline=%s", driver,
-					     timeline);
+			snprintf(what, sizeof(what), "driver=%s timeline=%s", driver, timeline);
 		} else {
-			n = (size_t)snprintf(k.s, sizeof(k.s), "fences=1");
+			snprintf(what, sizeof(what), "fences=1");
 		}
 	} else {
 		/* Several fences: one array (an export of a busy dma-buf) or a user-named merge. */
 		have_id = parse_name(info.name, "dma_fence_array", "unbound", &ctx, &seqno) ||
 			  parse_name(info.name, "dma_fence_chain", "unbound", &ctx, &seqno);
-		n = (size_t)snprintf(k.s, sizeof(k.s), "fences=%u", info.num_fences);
+		snprintf(what, sizeof(what), "fences=%u", info.num_fences);
 	}
-	if (n < sizeof(k.s)) {
-		char rest[sizeof(k.s)];
-
-		snprintf(rest, sizeof(rest), "%s", k.s);
-		if (have_id)
-			snprintf(k.s, sizeof(k.s), "fence=%llu:%lld %s status=%s", ctx, seqno, rest,
-				 status);
-		else
-			snprintf(k.s, sizeof(k.s), "fence=? %s status=%s", rest, status);
-	}
+	if (have_id)
+		snprintf(id, sizeof(id), "fence=%llu:%lld", ctx, seqno);
+	else
+		snprintf(id, sizeof(id), "fence=?");
+	snprintf(k.s, sizeof(k.s), "%s %s status=%s", id, what, status);
 	errno = saved;
 	return k;
 }

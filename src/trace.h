@@ -15,8 +15,10 @@
  * written with one write(): tracefs makes every write one event, and writes
  * from several threads never interleave. Values hold no blanks.
  *
- * Never fails the caller: a marker file that cannot be opened (or a write
- * that fails) turns markers off or drops the line, logged once at info level.
+ * The file is opened (O_CLOEXEC) for each line and closed again, so tracing
+ * never changes the program's fd count. Never fails the caller: a marker file
+ * that cannot be opened at the first marker turns markers off, a later failed
+ * open or write drops the line; each is logged once at info level.
  * Internal: the layer, the EGL bridge and the Wayland helpers each link the
  * static core, so each has its own copy of this state (and its own fd).
  */
