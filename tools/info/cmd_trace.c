@@ -46,6 +46,7 @@ struct trace_opts {
 	const char *input;
 	unsigned long buffer_kb;
 	bool syscalls;
+	bool svg_markers_window;
 	char **argv;
 };
 
@@ -546,6 +547,8 @@ trace_usage(FILE *f)
 		"      --input FILE    convert saved tracefs text instead of running a command\n"
 		"      --buffer-kb N   ring buffer per CPU in KiB (default 4096)\n"
 		"      --no-syscalls   do not record CMD's poll()/select()/epoll_wait() calls\n"
+		"      --svg-window all|markers  the SVG shows the whole run (default) or only\n"
+		"                      from the first marker to the last (e.g. past a slow start)\n"
 		"CMD runs with SYNCBRIDGE_TRACE=1 and SYNCBRIDGE_TRACE_MARKER=<instance>/trace_marker;\n"
 		"lines \"syncbridge: NAME [k=v...]\" written there become markers.\n"
 		"Exit status: CMD's (128+N if a signal ended it); 1 if tracing failed; 2 usage;\n"
@@ -562,6 +565,7 @@ parse_trace_opts(int argc, char **argv, struct trace_opts *t)
 		{ "input", required_argument, NULL, 'i' },
 		{ "buffer-kb", required_argument, NULL, 'b' },
 		{ "no-syscalls", no_argument, NULL, 'n' },
+		{ "svg-window", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -596,6 +600,16 @@ parse_trace_opts(int argc, char **argv, struct trace_opts *t)
 			}
 			break;
 		}
+		case 'w':
+			if (strcmp(optarg, "markers") == 0) {
+				t->svg_markers_window = true;
+			} else if (strcmp(optarg, "all") == 0) {
+				t->svg_markers_window = false;
+			} else {
+				info_err("trace: --svg-window: want 'all' or 'markers', got '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'n':
 			t->syscalls = false;
 			break;
@@ -636,6 +650,7 @@ info_cmd_trace(int argc, char **argv, const struct info_opts *o)
 
 	if (parse_trace_opts(argc, argv, &t) < 0)
 		return INFO_EXIT_USAGE;
+	meta.svg_markers_window = t.svg_markers_window;
 	svg = t.svg ? strdup(t.svg) : svg_path_for(t.output);
 	if (!svg)
 		return INFO_EXIT_FAIL;

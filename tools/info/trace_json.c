@@ -7,13 +7,17 @@
  *    signaled, an enable_signal an instant on it;
  *  - dma_fence_wait() spans on the real (pid, tid) of the waiting thread, with
  *    a flow arrow from the fence's signal to the end of the wait;
- *  - "syncbridge:" markers as instants (or spans) on the writing thread.
+ *  - "syncbridge:" markers as instants (or spans) on the writing thread,
+ *    with a flow arrow from the fence a marker names (fence=CONTEXT:SEQNO);
  * The extra top-level member "syncbridge" holds the parsed model for scripts.
  */
 #include <string.h>
 
 #include "json.h"
 #include "trace_output.h"
+
+/* Flow ids of marker arrows, apart from the signal -> wait ones (1..nwaits). */
+#define TR_MARKER_FLOW_ID_BASE 0x40000000u
 
 static double
 us(int64_t ns)
@@ -333,6 +337,36 @@ write_marker_events(struct json_writer *w, const struct tr_model *m)
 		json_int(w, "tid", m->threads[mk->thread].tid);
 		marker_args(w, mk->args);
 		json_object_end(w);
+
+		/*
+		 * flow: the fence the marker names -> the marker. It starts on the
+		 * fence's bar, at the marker's time when the bar covers it.
+		 */
+		if (mk->fence >= 0 && !m->fences[mk->fence].hidden) {
+			const struct tr_fence *f = &m->fences[mk->fence];
+			int64_t s = tr_fence_start(m, f), e = tr_fence_end(m, f);
+			int64_t at = mk->ts_ns < s ? s : mk->ts_ns > e ? e : mk->ts_ns;
+
+			json_object_begin(w, NULL);
+			json_string(w, "name", "marker fence");
+			json_string(w, "cat", "syncbridge_flow");
+			json_string(w, "ph", "s");
+			json_uint(w, "id", TR_MARKER_FLOW_ID_BASE + i);
+			json_double(w, "ts", us(at), 3);
+			json_int(w, "pid", fence_pid(m, f));
+			json_int(w, "tid", fence_tid(f));
+			json_object_end(w);
+			json_object_begin(w, NULL);
+			json_string(w, "name", "marker fence");
+			json_string(w, "cat", "syncbridge_flow");
+			json_string(w, "ph", "f");
+			json_string(w, "bp", "e");
+			json_uint(w, "id", TR_MARKER_FLOW_ID_BASE + i);
+			json_double(w, "ts", us(mk->ts_ns), 3);
+			json_int(w, "pid", thread_pid(m, mk->thread));
+			json_int(w, "tid", m->threads[mk->thread].tid);
+			json_object_end(w);
+		}
 	}
 }
 
@@ -462,6 +496,11 @@ write_summary(struct json_writer *w, const struct tr_model *m, const struct tr_m
 		json_bool(w, "span", mk->span);
 		json_int(w, "ts_ns", mk->ts_ns);
 		ns_or_null(w, "end_ns", mk->span ? mk->end_ns : TR_NONE);
+		json_int(w, "depth", mk->depth);
+		if (mk->fence >= 0)
+			json_int(w, "fence", mk->fence);
+		else
+			json_null(w, "fence");
 		json_int(w, "pid", thread_pid(m, mk->thread));
 		json_int(w, "tid", m->threads[mk->thread].tid);
 		json_string(w, "comm", m->threads[mk->thread].comm);

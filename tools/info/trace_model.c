@@ -502,6 +502,21 @@ marker_event(struct tr_model *m, const struct tr_line *l)
 			    strlen(mk->name) == (size_t)(we - w) &&
 			    strncmp(mk->name, w, (size_t)(we - w)) == 0) {
 				mk->end_ns = l->ts_ns;
+				if (p < end) {
+					/* the end's words describe the span's outcome: keep them */
+					char *more = dup_range(p, end), *joined = NULL;
+
+					if (!more || asprintf(&joined, "%s%s%s", mk->args,
+							      mk->args[0] ? " " : "", more) < 0)
+						joined = NULL;
+					free(more);
+					if (!joined) {
+						m->failed = true;
+						return;
+					}
+					free(mk->args);
+					mk->args = joined;
+				}
 				return;
 			}
 		}
@@ -516,6 +531,10 @@ marker_event(struct tr_model *m, const struct tr_line *l)
 	mk->ts_ns = l->ts_ns;
 	mk->end_ns = TR_NONE;
 	mk->span = begin;
+	mk->fence = -1;
+	for (size_t i = 0; i < m->nmarkers; i++)
+		mk->depth += m->markers[i].span && m->markers[i].end_ns == TR_NONE &&
+			     m->markers[i].thread == thread;
 	if (w == we)
 		mk->name = strdup("marker");
 	else if (finish) {
@@ -699,6 +718,24 @@ tr_fence_end(const struct tr_model *m, const struct tr_fence *f)
 	return m->end_ns;
 }
 
+/* The fence named by the first "fence=CONTEXT:SEQNO" word of a marker's args, or -1. */
+static int
+marker_fence(const struct tr_model *m, const char *args)
+{
+	for (const char *p = args; (p = strstr(p, "fence=")) != NULL; p += 6) {
+		unsigned long long context, seqno;
+		int n = 0;
+
+		if (p != args && !isspace((unsigned char)p[-1]))
+			continue;
+		if (sscanf(p + 6, "%llu:%llu%n", &context, &seqno, &n) == 2 &&
+		    (p[6 + n] == '\0' || isspace((unsigned char)p[6 + n])))
+			return hash_get(m, context, seqno);
+		return -1;
+	}
+	return -1;
+}
+
 static const struct tr_model *sort_model;
 
 static int
@@ -750,6 +787,7 @@ tr_model_finish(struct tr_model *m)
 			m->markers[i].end_ns = m->end_ns;
 			m->markers[i].unfinished = true;
 		}
+		m->markers[i].fence = marker_fence(m, m->markers[i].args);
 	}
 
 	/* tracks in order of first appearance */

@@ -87,6 +87,9 @@ struct tr_wait {
  *   syncbridge: NAME [key=value ...]          an instant event
  *   syncbridge: begin NAME [key=value ...]    opens a span on the writing thread
  *   syncbridge: end NAME [key=value ...]      closes the innermost open NAME span
+ *                                             (its words are added to the span's)
+ * A "fence=CONTEXT:SEQNO" word ties the marker to that fence (resolved by
+ * tr_model_finish(), so it may name a fence whose events come later).
  */
 struct tr_marker {
 	int thread;
@@ -94,6 +97,8 @@ struct tr_marker {
 	int64_t end_ns; /* spans only: TR_NONE until closed */
 	bool span;
 	bool unfinished;
+	int depth;  /* spans of the same thread open when it was written (nesting) */
+	int fence;  /* index into fences of its "fence=CONTEXT:SEQNO" word, -1 if none */
 	char *name;
 	char *args; /* the rest of the line (key=value words), may be "" */
 };

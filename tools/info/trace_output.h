@@ -13,6 +13,7 @@ struct tr_meta {
 	const char *input;       /* the text file read with --input, else NULL */
 	int exit_status;         /* the command's exit status, -1 if none/unknown */
 	const char *clock;       /* tracefs trace_clock used ("mono", ...) */
+	bool svg_markers_window; /* SVG: show only the markers' time (--svg-window markers) */
 };
 
 /*

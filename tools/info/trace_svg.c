@@ -9,7 +9,10 @@
  *             signaled, hatched red if it never signalled; a tick where
  *             someone enabled signalling
  *   "Waits"   one row per thread that blocked in dma_fence_wait()
- *   "Markers" one row per thread that wrote syncbridge: markers
+ *   "Markers" rows per thread that wrote syncbridge: markers, one per
+ *             nesting level of its spans (an instant goes on the row below
+ *             the spans it falls in); a marker naming a fence
+ *             (fence=CONTEXT:SEQNO) has a dotted tie up to that fence's row
  *   legend
  *
  * Every bar carries a <title> tooltip with the fence's details.
@@ -43,11 +46,28 @@ struct svg_ctx {
 	FILE *f;  /* foreground: labels, bars, markers */
 	FILE *bg; /* background: row stripes (under the grid) */
 	const struct tr_model *m;
-	double t0, span; /* ns */
+	double t0, span; /* ns: the window shown */
+	double origin;   /* ns: time 0 of the labels (the trace's start) */
+	bool cropped;    /* the window is narrower than the trace: skip what lies outside */
 	double y;        /* next row's top */
 	int row;         /* for striping */
 	double *fence_y; /* per fence: the top of its bar's row, -1 if not drawn */
 };
+
+#define MAX_MARKER_ROWS 4 /* per thread; deeper nesting is drawn on the last row */
+#define MAX_TIES 400      /* marker-to-fence ties drawn; more would hide the picture */
+
+/* Rows a thread's markers need: one per nesting level (0 if it wrote none). */
+static int
+marker_rows_of(const struct tr_model *m, int thread)
+{
+	int rows = 0;
+
+	for (size_t k = 0; k < m->nmarkers; k++)
+		if (m->markers[k].thread == thread && m->markers[k].depth + 1 > rows)
+			rows = m->markers[k].depth + 1;
+	return rows < MAX_MARKER_ROWS ? rows : MAX_MARKER_ROWS;
+}
 
 static void
 xml_text(FILE *f, const char *s)
@@ -105,7 +125,14 @@ xpos(const struct svg_ctx *c, int64_t ns)
 static double
 ms(const struct svg_ctx *c, int64_t ns)
 {
-	return ((double)ns - c->t0) / 1e6;
+	return ((double)ns - c->origin) / 1e6;
+}
+
+/* Whether [s, e] shows in a cropped window (always, in the whole trace's). */
+static bool
+in_window(const struct svg_ctx *c, int64_t s, int64_t e)
+{
+	return !c->cropped || ((double)e >= c->t0 && (double)s <= c->t0 + c->span);
 }
 
 /* A step of 1, 2 or 5 times a power of ten giving about `target` intervals. */
@@ -173,6 +200,8 @@ bar(struct svg_ctx *c, double x0, double x1, const char *fill, const char *extra
 {
 	double w = x1 - x0;
 
+	if (c->cropped && ((x1 <= LABEL_W) || (x0 >= LABEL_W + PLOT_W)))
+		return; /* outside the window shown */
 	if (w < 2) {
 		x0 -= (2 - w) / 2;
 		w = 2;
@@ -202,17 +231,15 @@ count_rows(const struct tr_model *m, int *fence_rows, int *wait_rows, int *marke
 		*fence_rows += m->tracks[t].lanes < MAX_LANES_DRAWN ? m->tracks[t].lanes
 								  : MAX_LANES_DRAWN;
 	for (size_t i = 0; i < m->nthreads; i++) {
-		bool w = false, mk = false;
+		bool w = false;
 
 		for (size_t k = 0; k < m->nwaits && !w; k++)
 			w = m->waits[k].thread == (int)i;
 		for (size_t k = 0; k < m->nblocks && !w; k++)
 			w = m->blocks[k].thread == (int)i &&
 			    m->blocks[k].end_ns - m->blocks[k].start_ns >= MIN_BLOCK_NS;
-		for (size_t k = 0; k < m->nmarkers && !mk; k++)
-			mk = m->markers[k].thread == (int)i;
 		*wait_rows += w;
-		*marker_rows += mk;
+		*marker_rows += marker_rows_of(m, (int)i);
 	}
 	return *fence_rows + *wait_rows + *marker_rows;
 }
@@ -284,7 +311,7 @@ draw_fences(struct svg_ctx *c)
 				    pending ? "pend" : NULL, in, tip);
 				if (c->fence_y)
 					c->fence_y[i] = c->y;
-				if (f->enable_ns != TR_NONE) {
+				if (f->enable_ns != TR_NONE && in_window(c, f->enable_ns, f->enable_ns)) {
 					double x = xpos(c, f->enable_ns);
 
 					fprintf(c->f,
@@ -367,7 +394,8 @@ draw_signal_lines(struct svg_ctx *c, double y_end)
 		const struct tr_fence *f = &m->fences[i];
 		double x;
 
-		if (c->fence_y[i] < 0 || f->signaled_ns == TR_NONE)
+		if (c->fence_y[i] < 0 || f->signaled_ns == TR_NONE ||
+		    !in_window(c, f->signaled_ns, f->signaled_ns))
 			continue;
 		x = xpos(c, f->signaled_ns);
 		fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"sig\" "
@@ -377,50 +405,101 @@ draw_signal_lines(struct svg_ctx *c, double y_end)
 	}
 }
 
+/* "fence CONTEXT:SEQNO (driver / timeline)" for a marker's tooltip. */
+static void
+marker_fence_text(const struct tr_model *m, const struct tr_marker *mk, char *buf, size_t len)
+{
+	const struct tr_fence *f;
+
+	buf[0] = '\0';
+	if (mk->fence < 0) {
+		if (strstr(mk->args, "fence=") && !strstr(mk->args, "fence=none") &&
+		    !strstr(mk->args, "fence=?"))
+			snprintf(buf, len, "\nits fence has no dma_fence event in the trace");
+		return;
+	}
+	f = &m->fences[mk->fence];
+	snprintf(buf, len, "\nfence %llu:%llu (%s / %s)%s", (unsigned long long)f->context,
+		 (unsigned long long)f->seqno, f->driver, f->timeline,
+		 f->hidden ? ", not drawn: only its destruction is in the trace" : "");
+}
+
+/* A dotted tie from a marker up to the row of the fence it names. */
+static void
+marker_tie(struct svg_ctx *c, const struct tr_marker *mk, double x, double y, size_t *ties)
+{
+	const struct tr_fence *f;
+	double fy;
+
+	if (mk->fence < 0 || !c->fence_y || c->fence_y[mk->fence] < 0 || *ties >= MAX_TIES)
+		return;
+	f = &c->m->fences[mk->fence];
+	fy = c->fence_y[mk->fence] + ROW_H / 2.0;
+	(*ties)++;
+	fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"tie\" "
+		      "stroke=\"%s\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" class=\"tiedot\" "
+		      "fill=\"%s\"/>\n",
+		x, y, x, fy, palette[f->track % (int)(sizeof(palette) / sizeof(palette[0]))], x, fy,
+		palette[f->track % (int)(sizeof(palette) / sizeof(palette[0]))]);
+}
+
 static void
 draw_markers(struct svg_ctx *c)
 {
 	const struct tr_model *m = c->m;
-	char label[96], tip[512];
+	char label[96], tip[1024], ftext[256];
+	size_t ties = 0;
 
 	for (size_t i = 0; i < m->nthreads; i++) {
-		bool any = false;
-		double label_end = 0;
+		int rows = marker_rows_of(m, (int)i);
+		double label_end[MAX_MARKER_ROWS] = { 0 };
+		double y0 = c->y;
 
+		if (!rows)
+			continue;
+		row_label(c, tr_thread_label(m, (int)i, label, sizeof(label)), false);
+		for (int r = 1; r < rows; r++) {
+			c->y += ROW_H;
+			row_label(c, "", true);
+		}
 		for (size_t k = 0; k < m->nmarkers; k++) {
 			const struct tr_marker *mk = &m->markers[k];
+			int row;
 			double x;
 
 			if (mk->thread != (int)i)
 				continue;
-			if (!any) {
-				row_label(c, tr_thread_label(m, (int)i, label, sizeof(label)), false);
-				any = true;
-			}
+			row = mk->depth < rows ? mk->depth : rows - 1;
+			c->y = y0 + row * ROW_H;
 			x = xpos(c, mk->ts_ns);
+			marker_fence_text(m, mk, ftext, sizeof(ftext));
 			if (mk->span) {
-				snprintf(tip, sizeof(tip), "%s %s\nfrom %.3f ms for %.3f ms", mk->name,
+				snprintf(tip, sizeof(tip), "%s %s\nfrom %.3f ms for %.3f ms%s%s", mk->name,
 					 mk->args, ms(c, mk->ts_ns),
-					 (double)(mk->end_ns - mk->ts_ns) / 1e6);
+					 (double)(mk->end_ns - mk->ts_ns) / 1e6,
+					 mk->unfinished ? " (not ended by the end of the trace)" : "", ftext);
 				bar(c, x, xpos(c, mk->end_ns), "#8a6bbe", "mark", mk->name, tip);
+				marker_tie(c, mk, x, c->y + (ROW_H - BAR_H) / 2.0, &ties);
 				continue;
 			}
-			snprintf(tip, sizeof(tip), "%s %s\nat %.3f ms", mk->name, mk->args,
-				 ms(c, mk->ts_ns));
+			snprintf(tip, sizeof(tip), "%s %s\nat %.3f ms%s", mk->name, mk->args,
+				 ms(c, mk->ts_ns), ftext);
+			marker_tie(c, mk, x, c->y + 6, &ties);
 			fprintf(c->f, "<g><title>");
 			xml_text(c->f, tip);
 			fprintf(c->f, "</title><path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" class=\"mk\"/>",
 				x, c->y + 6);
-			if (x + 7 > label_end && x + 7 + CHAR_W * (double)strlen(mk->name) < SVG_W) {
-				fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"mkl\">", x + 7, c->y + 15);
+			if (x + 7 > label_end[row] &&
+			    x + 7 + CHAR_W * (double)strlen(mk->name) < SVG_W) {
+				fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"mkl\">", x + 7,
+					c->y + 15);
 				xml_text(c->f, mk->name);
 				fputs("</text>", c->f);
-				label_end = x + 7 + CHAR_W * (double)strlen(mk->name) + 4;
+				label_end[row] = x + 7 + CHAR_W * (double)strlen(mk->name) + 4;
 			}
 			fputs("</g>\n", c->f);
 		}
-		if (any)
-			c->y += ROW_H;
+		c->y = y0 + rows * ROW_H;
 	}
 }
 
@@ -428,10 +507,12 @@ static void
 draw_axis(struct svg_ctx *c, double y_top, double y_bottom)
 {
 	double range_ms = c->span / 1e6, step = nice_step(range_ms, 10);
+	double offset_ms = (c->t0 - c->origin) / 1e6, first = ceil(offset_ms / step - 1e-9) * step;
 	int decimals = step >= 1 ? 0 : (int)ceil(-log10(step));
 
-	for (double t = 0; t <= range_ms + step * 1e-6; t += step) {
-		double x = LABEL_W + t / range_ms * PLOT_W;
+	/* ticks in ms since the trace's start, also when the window starts later */
+	for (double t = first; t <= offset_ms + range_ms + step * 1e-6; t += step) {
+		double x = LABEL_W + (t - offset_ms) / range_ms * PLOT_W;
 
 		fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n",
 			x, y_top, x, y_bottom);
@@ -445,7 +526,9 @@ draw_axis(struct svg_ctx *c, double y_top, double y_bottom)
 		y_bottom + 14);
 }
 
-enum legend_symbol { SYM_BAR, SYM_PENDING, SYM_WAIT, SYM_BLOCK, SYM_SPAN, SYM_ENABLE, SYM_MARKER };
+enum legend_symbol {
+	SYM_BAR, SYM_PENDING, SYM_WAIT, SYM_BLOCK, SYM_SPAN, SYM_ENABLE, SYM_MARKER, SYM_TIE,
+};
 
 /* One legend entry; wraps to a new line when it would not fit. */
 static void
@@ -481,6 +564,12 @@ legend_item(struct svg_ctx *c, double *x, double *y, enum legend_symbol sym, con
 		fprintf(c->f, "<path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" class=\"mk\"/>", *x + 11,
 			*y + 1);
 		break;
+	case SYM_TIE:
+		fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"tie\" "
+			      "stroke=\"%s\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" "
+			      "class=\"tiedot\" fill=\"%s\"/>",
+			*x + 11, *y + 12, *x + 11, *y, palette[0], *x + 11, *y, palette[0]);
+		break;
 	}
 	if (fill)
 		fprintf(c->f,
@@ -504,6 +593,7 @@ legend(struct svg_ctx *c, double y)
 	legend_item(c, &x, &y, SYM_SPAN, "marker span");
 	legend_item(c, &x, &y, SYM_ENABLE, "enable_signal");
 	legend_item(c, &x, &y, SYM_MARKER, "syncbridge: marker");
+	legend_item(c, &x, &y, SYM_TIE, "the marker's fence (fence=CONTEXT:SEQNO)");
 }
 
 static int
@@ -530,8 +620,25 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 		     4;
 	height = y_rows_end + 84; /* axis labels and up to two legend lines */
 
-	c.t0 = (double)m->begin_ns;
+	c.t0 = c.origin = (double)m->begin_ns;
 	c.span = (double)(m->end_ns - m->begin_ns);
+	if (meta->svg_markers_window && m->nmarkers) {
+		/* from the first marker to the last one's end, plus 2% on each side */
+		int64_t first = INT64_MAX, last = INT64_MIN;
+
+		for (size_t i = 0; i < m->nmarkers; i++) {
+			const struct tr_marker *mk = &m->markers[i];
+			int64_t e = mk->span ? mk->end_ns : mk->ts_ns;
+
+			first = mk->ts_ns < first ? mk->ts_ns : first;
+			last = e > last ? e : last;
+		}
+		double pad = (double)(last - first) * 0.02 + 1e5;
+		c.t0 = (double)first - pad > c.origin ? (double)first - pad : c.origin;
+		c.span = ((double)last + pad < (double)m->end_ns ? (double)last + pad
+								  : (double)m->end_ns) - c.t0;
+		c.cropped = true;
+	}
 	if (c.span < 1e6)
 		c.span = 1e6; /* at least 1 ms, so an empty trace still has an axis */
 
@@ -564,6 +671,7 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	      ".block .in, .in.blk{fill:#4a2c00}\n"
 	      ".enable{fill:#222}.mk{fill:#8a6bbe;stroke:#4b2f7a;stroke-width:0.6}\n"
 	      ".mkl{font-size:10px;fill:#4b2f7a}\n"
+	      ".tie{stroke-width:1;stroke-dasharray:1 2;opacity:0.7}.tiedot{stroke:#333;stroke-width:0.5}\n"
 	      "</style>\n</defs>\n", f);
 	fprintf(f, "<rect width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n", SVG_W, height);
 
@@ -598,6 +706,11 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	if (meta->exit_status >= 0)
 		fprintf(f, "%d", meta->exit_status);
 	fputs("</text>\n", f);
+	if (c.cropped)
+		fprintf(f, "<text x=\"10\" y=\"60\" class=\"note\">shown: %.1f to %.1f ms, from the "
+			   "first marker to the last (--svg-window markers); what lies outside is "
+			   "left out</text>\n",
+			(c.t0 - c.origin) / 1e6, (c.t0 + c.span - c.origin) / 1e6);
 
 	/* rows: stripes into bg, everything else into fg; then bg, grid, fg */
 	if (m->nfences) {
