@@ -464,7 +464,7 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 	size_t shown = 0, signalled = 0, pending = 0;
 
 	for (size_t i = 0; i < m->nfences; i++) {
-		if (m->fences[i].hidden)
+		if (m->fences[i].hidden || m->fences[i].from_marker)
 			continue;
 		shown++;
 		if (m->fences[i].signaled_ns != TR_NONE)

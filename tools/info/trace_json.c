@@ -181,7 +181,7 @@ write_fence_events(struct json_writer *w, const struct tr_model *m)
 		const struct tr_fence *f = &m->fences[i];
 		int64_t start, end;
 
-		if (f->hidden)
+		if (f->hidden || f->from_marker)
 			continue;
 		start = tr_fence_start(m, f);
 		end = tr_fence_end(m, f);
@@ -342,7 +342,8 @@ write_marker_events(struct json_writer *w, const struct tr_model *m)
 		 * flow: the fence the marker names -> the marker. It starts on the
 		 * fence's bar, at the marker's time when the bar covers it.
 		 */
-		if (mk->fence >= 0 && !m->fences[mk->fence].hidden) {
+		if (mk->fence >= 0 && !m->fences[mk->fence].hidden &&
+		    !m->fences[mk->fence].from_marker) {
 			const struct tr_fence *f = &m->fences[mk->fence];
 			int64_t s = tr_fence_start(m, f), e = tr_fence_end(m, f);
 			int64_t at = mk->ts_ns < s ? s : mk->ts_ns > e ? e : mk->ts_ns;
@@ -430,6 +431,7 @@ write_summary(struct json_writer *w, const struct tr_model *m, const struct tr_m
 		/* created while tracing: its whole life should be in the trace */
 		json_bool(w, "born_in_trace", f->init_ns != TR_NONE || f->emit_ns != TR_NONE);
 		json_bool(w, "signaled", f->signaled_ns != TR_NONE);
+		json_bool(w, "from_marker", f->from_marker);
 		ns_or_null(w, "init_ns", f->init_ns);
 		ns_or_null(w, "emit_ns", f->emit_ns);
 		ns_or_null(w, "enable_signal_ns", f->enable_ns);

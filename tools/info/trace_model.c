@@ -703,6 +703,8 @@ tr_model_feed_file(struct tr_model *m, FILE *f)
 int64_t
 tr_fence_start(const struct tr_model *m, const struct tr_fence *f)
 {
+	if (f->from_marker)
+		return m->begin_ns;
 	if (f->emit_ns != TR_NONE)
 		return f->emit_ns;
 	if (f->init_ns != TR_NONE)
@@ -713,27 +715,61 @@ tr_fence_start(const struct tr_model *m, const struct tr_fence *f)
 int64_t
 tr_fence_end(const struct tr_model *m, const struct tr_fence *f)
 {
+	if (f->from_marker)
+		return m->begin_ns;
 	if (f->signaled_ns != TR_NONE)
 		return f->signaled_ns;
 	return m->end_ns;
 }
 
-/* The fence named by the first "fence=CONTEXT:SEQNO" word of a marker's args, or -1. */
-static int
-marker_fence(const struct tr_model *m, const char *args)
+/* The value of the word "KEY=value" in a marker's args, into buf ("" if absent). */
+static void
+marker_word(const char *args, const char *key, char *buf, size_t len)
 {
-	for (const char *p = args; (p = strstr(p, "fence=")) != NULL; p += 6) {
-		unsigned long long context, seqno;
-		int n = 0;
+	size_t kl = strlen(key);
 
-		if (p != args && !isspace((unsigned char)p[-1]))
+	buf[0] = '\0';
+	for (const char *p = args; (p = strstr(p, key)) != NULL; p += kl) {
+		size_t n = 0;
+
+		if ((p != args && !isspace((unsigned char)p[-1])) || p[kl] != '=')
 			continue;
-		if (sscanf(p + 6, "%llu:%llu%n", &context, &seqno, &n) == 2 &&
-		    (p[6 + n] == '\0' || isspace((unsigned char)p[6 + n])))
-			return hash_get(m, context, seqno);
+		p += kl + 1;
+		while (p[n] && !isspace((unsigned char)p[n]))
+			n++;
+		snprintf(buf, len, "%.*s", (int)n, p);
+		return;
+	}
+}
+
+/*
+ * The fence named by a marker's "fence=CONTEXT:SEQNO" word, or -1. A fence
+ * that has no event in the trace (created and signalled before it, like the
+ * kernel's stub fence, initialised once per boot) is added from the marker's
+ * driver= and timeline= words, so markers naming it still meet on one row.
+ */
+static int
+marker_fence(struct tr_model *m, const char *args)
+{
+	unsigned long long context, seqno;
+	char word[64], driver[TR_NAME_LEN], timeline[TR_NAME_LEN];
+	int n = 0, idx;
+
+	marker_word(args, "fence", word, sizeof(word));
+	if (sscanf(word, "%llu:%llu%n", &context, &seqno, &n) != 2 || word[n] != '\0')
+		return -1;
+	idx = hash_get(m, context, seqno);
+	if (idx >= 0)
+		return idx;
+	marker_word(args, "driver", driver, sizeof(driver));
+	marker_word(args, "timeline", timeline, sizeof(timeline));
+	idx = fence_new(m, driver[0] ? driver : "?", timeline[0] ? timeline : "?", context, seqno);
+	if (idx < 0) {
+		m->failed = true;
 		return -1;
 	}
-	return -1;
+	m->fences[idx].from_marker = true;
+	return idx;
 }
 
 static const struct tr_model *sort_model;
@@ -789,6 +825,8 @@ tr_model_finish(struct tr_model *m)
 		}
 		m->markers[i].fence = marker_fence(m, m->markers[i].args);
 	}
+	if (m->failed)
+		return -ENOMEM;
 
 	/* tracks in order of first appearance */
 	free(m->tracks);

@@ -73,6 +73,8 @@ struct tr_fence {
 	int destroy_thread; /* who dropped the last reference */
 	int track, lane;   /* set by tr_model_finish(); -1 for hidden fences */
 	bool hidden;       /* only destroy seen: created and signalled before the trace */
+	bool from_marker;  /* no dma_fence event at all: known only from a marker naming it
+			    * (e.g. the kernel's stub fence, made once per boot) */
 };
 
 struct tr_wait {
@@ -89,7 +91,9 @@ struct tr_wait {
  *   syncbridge: end NAME [key=value ...]      closes the innermost open NAME span
  *                                             (its words are added to the span's)
  * A "fence=CONTEXT:SEQNO" word ties the marker to that fence (resolved by
- * tr_model_finish(), so it may name a fence whose events come later).
+ * tr_model_finish(), so it may name a fence whose events come later); a
+ * fence with no event in the trace is added from the marker's driver= and
+ * timeline= words (from_marker).
  */
 struct tr_marker {
 	int thread;
@@ -168,7 +172,10 @@ int tr_model_feed_file(struct tr_model *m, FILE *f);
  */
 int tr_model_finish(struct tr_model *m);
 
-/* Start and end of a fence's bar: emit (else init, else begin) .. signaled (else end). */
+/*
+ * Start and end of a fence's bar: emit (else init, else begin) .. signaled
+ * (else end); begin .. begin for a fence known only from markers.
+ */
 int64_t tr_fence_start(const struct tr_model *m, const struct tr_fence *f);
 int64_t tr_fence_end(const struct tr_model *m, const struct tr_fence *f);
 

@@ -255,8 +255,17 @@ draw_fences(struct svg_ctx *c)
 		const char *color = palette[t % (sizeof(palette) / sizeof(palette[0]))];
 		int lanes = tr->lanes < MAX_LANES_DRAWN ? tr->lanes : MAX_LANES_DRAWN;
 
+		bool only_markers = true;
+
+		for (size_t i = 0; i < m->nfences; i++)
+			if (m->fences[i].track == (int)t && !m->fences[i].from_marker)
+				only_markers = false;
 		for (int lane = 0; lane < lanes; lane++) {
-			if (lane == 0)
+			if (lane == 0 && only_markers)
+				/* no dma_fence event while tracing (made and signalled before) */
+				snprintf(label, sizeof(label), "%s / %s: from markers", tr->driver,
+					 tr->timeline);
+			else if (lane == 0)
 				snprintf(label, sizeof(label), "%s / %s (%zu)", tr->driver, tr->timeline,
 					 tr->nfences);
 			else if (lane == MAX_LANES_DRAWN - 1 && tr->lanes > MAX_LANES_DRAWN)
@@ -275,6 +284,12 @@ draw_fences(struct svg_ctx *c)
 
 				if (f->track != (int)t || flane != lane)
 					continue;
+				if (f->from_marker) {
+					/* no bar: only the row the markers' ties meet on */
+					if (c->fence_y)
+						c->fence_y[i] = c->y;
+					continue;
+				}
 				s = tr_fence_start(m, f);
 				e = tr_fence_end(m, f);
 				pending = f->signaled_ns == TR_NONE;
@@ -421,7 +436,9 @@ marker_fence_text(const struct tr_model *m, const struct tr_marker *mk, char *bu
 	f = &m->fences[mk->fence];
 	snprintf(buf, len, "\nfence %llu:%llu (%s / %s)%s", (unsigned long long)f->context,
 		 (unsigned long long)f->seqno, f->driver, f->timeline,
-		 f->hidden ? ", not drawn: only its destruction is in the trace" : "");
+		 f->hidden	   ? ", not drawn: only its destruction is in the trace"
+		 : f->from_marker ? ", no dma_fence event in the trace: known from markers"
+				   : "");
 }
 
 /* A dotted tie from a marker up to the row of the fence it names. */
@@ -443,6 +460,38 @@ marker_tie(struct svg_ctx *c, const struct tr_marker *mk, double x, double y, si
 		palette[f->track % (int)(sizeof(palette) / sizeof(palette[0]))]);
 }
 
+/*
+ * "comm[tid]: layer, egl": the thread and the prefixes (up to the first '.')
+ * of its marker names, which say which library wrote them — two processes of
+ * one program otherwise share a comm.
+ */
+static void
+thread_marker_label(const struct tr_model *m, int thread, char *buf, size_t len)
+{
+	size_t used;
+	int n = 0;
+
+	tr_thread_label(m, thread, buf, len);
+	used = strlen(buf);
+	for (size_t k = 0; k < m->nmarkers && n < 2; k++) {
+		const struct tr_marker *mk = &m->markers[k];
+		const char *dot = strchr(mk->name, '.');
+		size_t pl = dot ? (size_t)(dot - mk->name) : 0;
+		bool seen = false;
+
+		if (mk->thread != thread || !pl || strncmp(mk->name, "end ", 4) == 0)
+			continue;
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = m->markers[j].thread == thread &&
+			       strncmp(m->markers[j].name, mk->name, pl + 1) == 0;
+		if (seen || used + pl + 3 >= len)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%.*s", n ? ", " : ": ", (int)pl,
+					 mk->name);
+		n++;
+	}
+}
+
 static void
 draw_markers(struct svg_ctx *c)
 {
@@ -457,7 +506,8 @@ draw_markers(struct svg_ctx *c)
 
 		if (!rows)
 			continue;
-		row_label(c, tr_thread_label(m, (int)i, label, sizeof(label)), false);
+		thread_marker_label(m, (int)i, label, sizeof(label));
+		row_label(c, label, false);
 		for (int r = 1; r < rows; r++) {
 			c->y += ROW_H;
 			row_label(c, "", true);
@@ -643,7 +693,7 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 		c.span = 1e6; /* at least 1 ms, so an empty trace still has an axis */
 
 	for (size_t i = 0; i < m->nfences; i++) {
-		if (m->fences[i].hidden)
+		if (m->fences[i].hidden || m->fences[i].from_marker)
 			continue;
 		shown++;
 		signalled += m->fences[i].signaled_ns != TR_NONE;

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`syncbridge-info trace` around the cube demo: the library's own markers (VM tier).
+
+    vm_info_trace_cube.py SYNCBRIDGE_INFO CUBE [--frames N] [--keep DIR]
+
+1. traces `CUBE --frames N` (the Vulkan producer through the layer, the
+   EGL/GLES consumer through the EGL bridge) and checks with check_trace.py:
+   the JSON is well-formed trace-event JSON, every vgem fence created in the
+   trace signalled, the command exited 0, the SVG is well-formed and renders
+   to PNG with rsvg-convert; then that the layer's markers (a layer.submit span
+   per frame, release exports, release imports) and the EGL bridge's (a wait
+   and an attach per frame) are there, and that the ones naming a fence
+   (fence=CONTEXT:SEQNO) are tied to a fence of the trace;
+2. the control: the same trace with SYNCBRIDGE_TRACE unset for the demo
+   (`env -u SYNCBRIDGE_TRACE`): no marker at all, so the markers of 1 come
+   from the libraries, and only when asked;
+3. SYNCBRIDGE_TRACE=1 with a marker file that cannot be opened: the demo
+   still passes (torn=0 stale=0, its fd check included), and with
+   SYNCBRIDGE_DEBUG=info the libraries say that markers are off.
+Exit: 0 pass, 1 fail, 77 skip (not root, no tracefs, the demo cannot run).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    print(f"{'ok' if cond else 'not ok'} - {what}")
+    if not cond:
+        failures += 1
+    return cond
+
+
+def trace(tool, out, name, cmd):
+    js, txt = os.path.join(out, name + ".json"), os.path.join(out, name + ".txt")
+    r = subprocess.run([tool, "trace", "-o", js, "--text", txt, "--svg-window", "markers", "--"]
+                       + cmd, capture_output=True, text=True, timeout=150)
+    print(r.stdout, end="")
+    print(r.stderr, end="")
+    return r, js
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__)
+        return 2
+    tool, cube, opts = argv[1], argv[2], argv[3:]
+    frames = int(opts[opts.index("--frames") + 1]) if "--frames" in opts else 6
+    keep = opts[opts.index("--keep") + 1] if "--keep" in opts else None
+    if os.geteuid() != 0:
+        print("SKIP: tracing needs root")
+        return 77
+    out = keep or tempfile.mkdtemp(prefix="sb-info-trace-cube-")
+    os.makedirs(out, exist_ok=True)
+    cmd = [cube, "--frames", str(frames)]
+
+    # 1. the trace with markers
+    r, js = trace(tool, out, "cube-trace", cmd)
+    if r.returncode == 1 and ("tracefs" in r.stderr or "dma_fence tracepoints" in r.stderr):
+        print("SKIP: no usable tracefs")
+        return 77
+    if r.returncode == 77:
+        print("SKIP: the cube demo cannot run here")
+        return 77
+    check(r.returncode == 0, f"trace exits with the demo's status 0 (got {r.returncode})")
+    check(f"frames={frames} torn=0 stale=0" in r.stdout, "the demo saw every frame complete")
+    c = subprocess.run([sys.executable, os.path.join(here, "check_trace.py"), js,
+                        "--svg", js[:-5] + ".svg", "--png", js[:-5] + ".png",
+                        "--min-fences", "vgem:0", "--markers", "1", "--exit-status", "0"],
+                       capture_output=True, text=True)
+    print(c.stdout, end="")
+    check(c.returncode == 0, "check_trace.py: JSON structure, fences, SVG, PNG")
+    with open(js) as f:
+        s = json.load(f)["syncbridge"]
+    markers = s["markers"]
+
+    def named(n):
+        return [m for m in markers if m["name"] == n]
+
+    submits = [m for m in named("layer.submit") if m["span"]]
+    check(len(submits) >= frames, f"a layer.submit span per frame ({len(submits)} >= {frames})")
+    check(all(m["end_ns"] >= m["ts_ns"] and "result=0" in m["args"] for m in submits),
+          "every layer.submit span ended with result=0 (the end's words kept)")
+    exports = [m for m in named("layer.release_export") if m["span"]]
+    check(len(exports) >= frames and all(m["depth"] == 1 for m in exports),
+          f"a layer.release_export span inside each submit ({len(exports)}, depth 1)")
+    imports = named("layer.release_import")
+    check(len(imports) >= frames and all("access=write" in m["args"] and "ret=0" in m["args"]
+                                         for m in imports),
+          f"the frame's fence attached to its dma-buf as a writer ({len(imports)})")
+    waits = [m for m in named("egl.dmabuf_wait") if m["span"]]
+    attaches = named("egl.dmabuf_attach")
+    check(len(waits) >= frames, f"an egl.dmabuf_wait span per frame ({len(waits)})")
+    check(len(attaches) >= frames and all("access=read" in m["args"] for m in attaches),
+          f"an egl.dmabuf_attach (READ) per frame ({len(attaches)})")
+    # the producer's and the consumer's markers name the same dma-bufs
+    ino = lambda ms: {w.split("=", 1)[1] for m in ms for w in m["args"].split()
+                      if w.startswith("buf_ino=")}
+    check(ino(imports) and ino(imports) == ino(waits),
+          f"the layer and the EGL bridge name the same dma-bufs (buf_ino {sorted(ino(imports))} "
+          f"vs {sorted(ino(waits))})")
+    fenced = [m for m in markers if "fence=" in m["args"] and "fence=none" not in m["args"]
+              and "fence=?" not in m["args"]]
+    untied = [m for m in fenced if m["fence"] is None]
+    check(fenced and not untied,
+          f"every marker naming a fence is tied to a fence of the trace ({len(fenced)} named, "
+          f"{len(untied)} untied: {[m['name'] for m in untied[:3]]})")
+    for prefix in ("layer.", "egl."):
+        tied = [m for m in fenced if m["name"].startswith(prefix) and m["fence"] is not None]
+        check(tied, f"{prefix}* markers tied to fences ({len(tied)})")
+    if fenced and not untied:
+        f = s["fences"][fenced[0]["fence"]]
+        print(f"# the fences they name: {f['driver']}/{f['timeline']} {f['context']}:{f['seqno']}"
+              f"{' (known from markers: no dma_fence event in the trace)' if f['from_marker'] else ''}")
+
+    # 2. control: the same with SYNCBRIDGE_TRACE unset for the demo
+    r, js0 = trace(tool, out, "cube-trace-off",
+                   ["env", "-u", "SYNCBRIDGE_TRACE"] + [cube, "--frames", "1"])
+    check(r.returncode == 0, f"control: trace exits 0 with SYNCBRIDGE_TRACE unset ({r.returncode})")
+    with open(js0) as f:
+        s0 = json.load(f)["syncbridge"]
+    check(len(s0["markers"]) == 0,
+          f"control: no marker without SYNCBRIDGE_TRACE ({len(s0['markers'])})")
+
+    # 3. a marker file that cannot be opened: markers off, the demo unaffected
+    env = dict(os.environ, SYNCBRIDGE_TRACE="1", SYNCBRIDGE_DEBUG="info",
+               SYNCBRIDGE_TRACE_MARKER="/nonexistent-sb-dir/trace_marker")
+    r = subprocess.run([cube, "--frames", "1"], capture_output=True, text=True, env=env,
+                       timeout=120)
+    check(r.returncode == 0 and "frames=1 torn=0 stale=0" in r.stdout,
+          f"unopenable marker file: the demo passes, fd check included (rc {r.returncode})")
+    said = r.stderr.count("trace: cannot open SYNCBRIDGE_TRACE_MARKER")
+    check(said >= 2, f"unopenable marker file: the layer and the EGL bridge said 'markers off' "
+          f"with SYNCBRIDGE_DEBUG=info ({said} times)")
+    if r.returncode != 0:
+        print(r.stdout + r.stderr)
+
+    print(f"# outputs in {out}")
+    print("PASS" if not failures else f"FAIL: {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
