@@ -42,6 +42,7 @@
 #include "linux-drm-syncobj-v1-server-protocol.h"
 #include "linux-explicit-synchronization-unstable-v1-server-protocol.h"
 #include "log.h"
+#include "trace.h"
 #include "sync_file_internal.h"
 #include "util.h"
 
@@ -390,6 +391,7 @@ wait_fired(int fd, uint32_t mask, void *data)
 	struct sync_surface *ss = data;
 	struct sb_wl_commit *head;
 
+	sb_trace("wl.acquire_signalled surface=%u", wl_resource_get_id(ss->surface));
 	ss->server->stats.wakeups++;
 	wait_finish(ss->server, &ss->wait);
 	if (!wl_list_empty(&ss->queue)) {
@@ -491,6 +493,7 @@ queue_advance(struct sync_surface *ss)
 		c->queued = false;
 		ss->queued--;
 		server->stats.commits_queued--;
+		sb_trace("wl.commit_ready surface=%u", wl_resource_get_id(ss->surface));
 		server->impl.commit_ready(c, c->data, server->data);
 	}
 }
@@ -1009,6 +1012,9 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 	if (wl_list_empty(&ss->queue) &&
 	    ((server->flags & SB_WL_SERVER_NO_WAIT) || acquire_signalled(c))) {
 		c->ready = true;
+		sb_trace("wl.commit surface=%u result=apply acquire_point=%llu %s",
+			 wl_resource_get_id(surface), (unsigned long long)c->acquire.value,
+			 sb_trace_sync_file(c->acquire_fd).s);
 		wl_list_insert(ss->held.prev, &c->link);
 		*out = c;
 		return SB_WL_COMMIT_APPLY;
@@ -1029,6 +1035,9 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 	ss->queued++;
 	server->stats.commits_queued++;
 	server->stats.commits_deferred++;
+	sb_trace("wl.commit surface=%u result=deferred acquire_point=%llu %s",
+		 wl_resource_get_id(surface), (unsigned long long)c->acquire.value,
+		 sb_trace_sync_file(c->acquire_fd).s);
 	if (ss->queue.next == &c->link) {
 		/* The head: start waiting (it is not signalled, checked above). */
 		int ret = wait_start(ss, c);
@@ -1106,6 +1115,9 @@ sb_wl_commit_release(struct sb_wl_commit *commit, int fence_fd)
 		if (ret)
 			return ret;
 	}
+	sb_trace("wl.release surface=%u %s",
+		 commit->owner ? wl_resource_get_id(commit->owner->surface) : 0,
+		 sb_trace_sync_file(fence_fd).s);
 	commit_release_and_free(commit, fence_fd);
 	return 0;
 }
