@@ -23,6 +23,7 @@
 #include "linux-drm-syncobj-v1-client-protocol.h"
 #include "linux-explicit-synchronization-unstable-v1-client-protocol.h"
 #include "log.h"
+#include "trace.h"
 #include "sync_file_internal.h"
 #include "util.h"
 
@@ -399,6 +400,15 @@ sb_wl_surface_sync_destroy(struct sb_wl_surface_sync *sync)
 	free(sync);
 }
 
+/* For markers: which protocol carries the fences. */
+static const char *
+protocol_name(enum sb_wl_client_protocol p)
+{
+	return p == SB_WL_CLIENT_DRM_SYNCOBJ ? "drm_syncobj"
+	       : p == SB_WL_CLIENT_EXPLICIT_V1 ? "explicit_v1"
+					       : "implicit";
+}
+
 static void
 set_point(struct sb_wl_surface_sync *sync, struct timeline *tl, uint64_t point)
 {
@@ -423,6 +433,8 @@ sb_wl_surface_sync_set_acquire_fence(struct sb_wl_surface_sync *sync, int sync_f
 			return ret;
 	}
 
+	sb_trace("wlc.set_acquire protocol=%s buf_ino=%lu %s", protocol_name(client->protocol),
+		 dmabuf_fd >= 0 ? sb_trace_ino(dmabuf_fd) : 0, sb_trace_sync_file(sync_file_fd).s);
 	switch (client->protocol) {
 	case SB_WL_CLIENT_DRM_SYNCOBJ:
 		point = sync->acquire->next + 1;
@@ -495,6 +507,7 @@ release_fenced(void *data, struct zwp_linux_buffer_release_v1 *proxy, int32_t fe
 {
 	struct sb_wl_release *r = data;
 
+	sb_trace("wlc.release_arrived fenced=1 %s", sb_trace_sync_file(fence).s);
 	r->arrived = true;
 	r->fenced = true;
 	r->fence_fd = fence; /* ours */
@@ -507,6 +520,7 @@ release_immediate(void *data, struct zwp_linux_buffer_release_v1 *proxy)
 {
 	struct sb_wl_release *r = data;
 
+	sb_trace("wlc.release_arrived fenced=0");
 	r->arrived = true;
 	zwp_linux_buffer_release_v1_destroy(proxy);
 	r->proxy = NULL;
@@ -624,6 +638,8 @@ sb_wl_release_wait(struct sb_wl_release *r, int64_t timeout_ns)
 	if (!r)
 		return -EINVAL;
 	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
+	sb_trace("wlc.release_wait protocol=%s point=%llu %s", protocol_name(r->protocol),
+		 (unsigned long long)r->point, sb_trace_sync_file(r->fence_fd).s);
 	switch (r->protocol) {
 	case SB_WL_CLIENT_DRM_SYNCOBJ:
 		return sb_syncobj_wait(r->client->drm_fd, r->timeline->handle, r->point, timeout_ns, 0);
