@@ -8,14 +8,22 @@
  * see exactly the parent's fds that lack FD_CLOEXEC (which shows the method
  * itself works).
  *
- * Later components add their creators to the table in main() (the EGL
- * bridge's export, the Wayland helpers' fds).
+ * Later components add their creators in main()'s "later components" block:
+ * the buffer queue (its eventfd; fences it takes over without FD_CLOEXEC and
+ * holds or hands on) and, when built, the EGL bridge's export; the Wayland
+ * helpers' fds.
  */
 #include <dirent.h>
 #include <sys/wait.h>
 
 #include "../vm/vmtest.h"
 #include "fd_snapshot.h"
+
+#ifdef SB_CLOEXEC_EGL
+#include <syncbridge/egl.h>
+
+#include "eglt.h"
+#endif
 
 #define MAX_FDS 64
 
@@ -33,6 +41,15 @@ keep(const char *what, int ret, int fd)
 	CHECK(ret == 0 && fd >= 0, "%s: %s (fd %d)", what, ret ? strerror(-ret) : "ok", fd);
 	if (ret == 0 && fd >= 0 && n_made < MAX_FDS)
 		made[n_made++] = (struct made){ what, fd };
+}
+
+static bool
+queue_owned(int i, const int *owned, int n)
+{
+	for (int k = 0; k < n; k++)
+		if (owned[k] == i)
+			return true;
+	return false;
 }
 
 /* Child mode: print "FD TARGET" for every inherited fd but 0, 1, 2. */
@@ -191,6 +208,69 @@ main(int argc, char **argv)
 
 	/* ---- (later components: EGL export, Wayland helpers) ---- */
 
+	/*
+	 * Buffer queue: its eventfd, and the fences it takes over — given
+	 * without FD_CLOEXEC (a plain dup()), as a producer or consumer may:
+	 * the queue makes them close-on-exec, so the acquire fence it hands out
+	 * and the release fence it holds are. Queue-owned fds stay the queue's
+	 * (their indices in made[]: bq_owned, freed by destroy).
+	 */
+	struct sb_buffer_queue *bq = NULL;
+	int bq_owned[4], n_bq_owned = 0;
+	{
+		struct sb_fd_snapshot pre;
+		unsigned slot;
+		int acq = -1, plain;
+
+		REQUIRE(sb_fd_snapshot_take(&pre) == 0, "snapshot");
+		ret = sb_buffer_queue_create(2, 0, &bq);
+		CHECK_EQ(ret, 0, "sb_buffer_queue_create");
+		for (int f = 3; ret == 0 && f < 1024 && n_bq_owned < 2; f++) {
+			if (sbk_fd_is_open(f) && !sb_fd_snapshot_find(&pre, f)) {
+				bq_owned[n_bq_owned++] = n_made;
+				keep("sb_buffer_queue_create (its eventfd)", 0, f);
+			}
+		}
+		sb_fd_snapshot_free(&pre);
+		if (bq) {
+			plain = dup(f2.sync_file); /* pending, no FD_CLOEXEC */
+			REQUIRE(sb_buffer_queue_dequeue(bq, 0, &slot) == 0, "dequeue");
+			REQUIRE(sb_buffer_queue_queue(bq, slot, plain) == 0, "queue");
+			REQUIRE(sb_buffer_queue_acquire(bq, 0, &slot, &acq) == 0, "acquire");
+			keep("sb_buffer_queue_acquire (a plain producer fd handed on)", 0, acq);
+			plain = dup(f2.sync_file);
+			ret = sb_buffer_queue_release(bq, slot, plain);
+			bq_owned[n_bq_owned++] = n_made;
+			keep("sb_buffer_queue_release (a plain fd the queue holds)", ret, plain);
+		}
+	}
+
+#ifdef SB_CLOEXEC_EGL
+	/* EGL bridge: the sync_file of sb_egl_export_sync_file() (native fences). */
+	struct eglt egl_t = { 0 };
+	bool egl_open = eglt_open(&egl_t, EGLT_ANY) == 0;
+
+	if (egl_open) {
+		uint32_t caps = 0;
+
+		sb_egl_display_get_caps(egl_t.dpy, &caps);
+		if (caps & SB_EGL_CAP_NATIVE_FENCE) {
+			glClearColor(0, 0, 0, 1);
+			glClear(GL_COLOR_BUFFER_BIT);
+			fd = -1;
+			ret = sb_egl_export_sync_file(egl_t.dpy, &fd);
+			keep("sb_egl_export_sync_file (native fence)", ret, fd);
+		} else {
+			sb_test_note("EGL display %s has no native fences: export gives -1, nothing to check",
+				     egl_t.platform);
+		}
+	} else {
+		sb_test_note("no EGL display: the EGL bridge's export not covered here");
+	}
+#else
+	sb_test_note("built without the EGL bridge: its export not covered here");
+#endif
+
 	for (int i = 0; i < n_made; i++) {
 		struct sb_fd_entry e;
 
@@ -225,13 +305,19 @@ main(int argc, char **argv)
 		sb_fd_snapshot_free(&now);
 	}
 
-	/* The waiters own their fds: close the others, then destroy the waiters. */
+	/* The waiters and the queue own their fds: close the others, then destroy those. */
 	for (int i = 0; i < n_made; i++)
 		if ((!w1 || made[i].fd != sb_syncobj_waiter_get_fd(w1)) &&
-		    (!w2 || made[i].fd != sb_syncobj_waiter_get_fd(w2)))
+		    (!w2 || made[i].fd != sb_syncobj_waiter_get_fd(w2)) &&
+		    !queue_owned(i, bq_owned, n_bq_owned))
 			close(made[i].fd);
 	sb_syncobj_waiter_destroy(w1);
 	sb_syncobj_waiter_destroy(w2);
+	sb_buffer_queue_destroy(bq);
+#ifdef SB_CLOEXEC_EGL
+	if (egl_open)
+		eglt_close(&egl_t);
+#endif
 	sbk_fence_signal(&f1);
 	sbk_fence_signal(&f2);
 	sbk_fence_destroy(&f1);
