@@ -71,6 +71,20 @@ struct wait {
 
 struct sync_surface;
 
+/*
+ * Per wl_client: the commits waiting in all of its surfaces' queues, so that a
+ * client cannot pin an unbounded number of fences (each waiting commit may
+ * hold a sync_file fd) by spreading them over many surfaces. Referenced by
+ * the client's destroy listener and by each of its sync_surfaces: libwayland
+ * emits the client's destroy signal before it destroys the client's
+ * resources, so the surfaces may still need it afterwards.
+ */
+struct client_state {
+	struct wl_listener client_destroy;
+	uint32_t queued;
+	int refs;
+};
+
 struct sb_wl_commit {
 	struct sb_wl_server *server; /* NULL once the server is gone */
 	struct wl_list server_link;  /* server->commits */
@@ -78,6 +92,7 @@ struct sb_wl_commit {
 	struct sync_surface *owner;  /* NULL once the wl_surface is gone */
 	bool queued;
 	bool ready;   /* acquire signalled (or nothing to wait for) */
+	int acquire_status; /* 0, or the error the acquire fence completed with */
 	void *data;   /* the compositor's commit_data */
 
 	enum sb_wl_sync_protocol protocol;
@@ -91,6 +106,7 @@ struct sync_surface {
 	struct wl_list link;          /* server->surfaces */
 	struct wl_resource *surface;  /* the wl_surface */
 	struct wl_listener surface_destroy;
+	struct client_state *client;  /* a reference */
 
 	struct wl_resource *sync;     /* the extension object, or NULL */
 	enum sb_wl_sync_protocol protocol;
@@ -112,6 +128,7 @@ struct sb_wl_server {
 	int drm_fd;
 	uint32_t flags;
 	uint32_t max_pending;
+	uint32_t max_client_pending;
 	struct sb_wl_server_impl impl;
 	void *data;
 
@@ -126,7 +143,47 @@ struct sb_wl_server {
 	struct wl_list deferred;  /* deferred_signal.link */
 
 	struct sb_wl_server_stats stats;
+	bool warned_acquire_error;
 };
+
+/* ---- per-client accounting ------------------------------------------------- */
+
+static void
+client_state_unref(struct client_state *cs)
+{
+	if (cs && --cs->refs == 0)
+		free(cs);
+}
+
+static void
+client_destroy_notify(struct wl_listener *listener, void *data)
+{
+	struct client_state *cs = wl_container_of(listener, cs, client_destroy);
+
+	wl_list_remove(&cs->client_destroy.link);
+	client_state_unref(cs);
+}
+
+/* The client's state, created on first use; returns a new reference or NULL. */
+static struct client_state *
+client_state_get(struct wl_client *client)
+{
+	struct wl_listener *l = wl_client_get_destroy_listener(client, client_destroy_notify);
+	struct client_state *cs;
+
+	if (l) {
+		cs = wl_container_of(l, cs, client_destroy);
+	} else {
+		cs = calloc(1, sizeof(*cs));
+		if (!cs)
+			return NULL;
+		cs->refs = 1; /* the listener's */
+		cs->client_destroy.notify = client_destroy_notify;
+		wl_client_add_destroy_listener(client, &cs->client_destroy);
+	}
+	cs->refs++;
+	return cs;
+}
 
 /* ---- timelines and points ------------------------------------------------ */
 
@@ -345,9 +402,56 @@ commit_release_and_free(struct sb_wl_commit *c, int fence_fd)
 		if (c->queued)
 			c->server->stats.commits_queued--;
 	}
-	if (c->owner && c->queued)
+	if (c->owner && c->queued) {
 		c->owner->queued--;
+		c->owner->client->queued--;
+	}
 	free(c);
+}
+
+/*
+ * A fence that completed with an error still completed (the kernel signals
+ * it; dma_fence_set_error() only annotates it), and neither protocol XML
+ * defines an answer for it: the commit is applied, and the error is recorded
+ * for the compositor (sb_wl_commit_get_acquire_status()), which may choose
+ * not to show the buffer.
+ */
+static void
+acquire_record_status(struct sb_wl_commit *c, int status)
+{
+	struct sb_wl_server *server = c->server;
+
+	if (status >= 0 || !server)
+		return;
+	c->acquire_status = status;
+	server->stats.acquire_errors++;
+	if (!server->warned_acquire_error) {
+		server->warned_acquire_error = true;
+		sb_warn("a client's acquire fence completed with error %d (the client's or its "
+			"driver's problem); applying its commit and reporting it through "
+			"sb_wl_commit_get_acquire_status() (further ones are logged at debug level)",
+			status);
+	} else {
+		sb_debug("client acquire fence completed with error %d; applying anyway", status);
+	}
+}
+
+/*
+ * Record the status of a completed acquire: fd is a sync_file of it, or -1
+ * for a timeline point (exported now: DRM syncobj waits report no error).
+ */
+static void
+acquire_check_status(struct sb_wl_commit *c, int fd)
+{
+	int status = 1, own = -1;
+
+	if (fd < 0 && c->server && point_usable(&c->acquire) &&
+	    sb_syncobj_export_sync_file(c->server->drm_fd, c->acquire.timeline->handle,
+					c->acquire.value, &own) == 0)
+		fd = own;
+	if (fd >= 0 && sb_sync_file_get_status(fd, &status) == 0)
+		acquire_record_status(c, status);
+	fd_clear(&own);
 }
 
 /*
@@ -364,8 +468,7 @@ acquire_signalled(struct sb_wl_commit *c)
 		ret = sb_sync_file_get_status(c->acquire_fd, &status);
 		if (ret)
 			return 1;
-		if (status < 0)
-			sb_debug("client acquire fence completed with error %d; applying anyway", status);
+		acquire_record_status(c, status);
 		return status != 0;
 	}
 	if (point_usable(&c->acquire)) {
@@ -376,6 +479,8 @@ acquire_signalled(struct sb_wl_commit *c)
 		if (ret)
 			sb_log_errno(SB_LOG_WARN, ret, "acquire point %llu cannot be waited on; applying",
 				     (unsigned long long)c->acquire.value);
+		else
+			acquire_check_status(c, -1);
 		return 1;
 	}
 	return 1;
@@ -393,11 +498,13 @@ wait_fired(int fd, uint32_t mask, void *data)
 
 	sb_trace("wl.acquire_signalled surface=%u", wl_resource_get_id(ss->surface));
 	ss->server->stats.wakeups++;
-	wait_finish(ss->server, &ss->wait);
 	if (!wl_list_empty(&ss->queue)) {
 		head = wl_container_of(ss->queue.next, head, link);
+		/* The client's sync_file (v1, implicit), or -1: export the point. */
+		acquire_check_status(head, ss->wait.fd);
 		head->ready = true;
 	}
+	wait_finish(ss->server, &ss->wait);
 	queue_advance(ss);
 	return 0;
 }
@@ -440,17 +547,19 @@ wait_start(struct sync_surface *ss, struct sb_wl_commit *c)
 		return -ENOMEM;
 	}
 	/*
-	 * wl_event_loop_add_fd() polls a duplicate of fd. Keep one fd per wait:
-	 * drop ours unless something still writes through it (the waiter's
-	 * thread). The kernel's eventfd registration holds its own reference to
-	 * the eventfd, so the kernel path needs no waiter object any more; a
-	 * sync_file (the client's acquire fence, or the exported point) is not
-	 * needed once the source has its copy — the commit becomes ready when
-	 * the source fires.
+	 * wl_event_loop_add_fd() polls a duplicate of fd (and hands its callback
+	 * the number it was given, not the duplicate). Keep as few fds as the
+	 * wait needs: the client's sync_file stays with the wait so that its
+	 * completion status can be read when it fires (a fence may complete with
+	 * an error: acquire_check_status()); an exported point's sync_file is
+	 * dropped (the point is exported again then). The kernel's eventfd
+	 * registration holds its own reference to the eventfd, so the kernel
+	 * path needs no waiter object any more; the waiter's thread fallback
+	 * keeps its fd, since the thread writes to it.
 	 */
-	if (c->acquire_fd >= 0)
-		fd_clear(&c->acquire_fd);
 	fd_clear(&w->fd);
+	if (c->acquire_fd >= 0)
+		w->fd = fd_move(&c->acquire_fd);
 	if (w->waiter && !w->threaded) {
 		sb_syncobj_waiter_destroy(w->waiter);
 		w->waiter = NULL;
@@ -492,6 +601,7 @@ queue_advance(struct sync_surface *ss)
 		wl_list_insert(ss->held.prev, &c->link);
 		c->queued = false;
 		ss->queued--;
+		ss->client->queued--;
 		server->stats.commits_queued--;
 		sb_trace("wl.commit_ready surface=%u", wl_resource_get_id(ss->surface));
 		server->impl.commit_ready(c, c->data, server->data);
@@ -554,6 +664,11 @@ sync_surface_get(struct sb_wl_server *server, struct wl_resource *surface)
 	ss = calloc(1, sizeof(*ss));
 	if (!ss)
 		return NULL;
+	ss->client = client_state_get(wl_resource_get_client(surface));
+	if (!ss->client) {
+		free(ss);
+		return NULL;
+	}
 	ss->server = server;
 	ss->surface = surface;
 	ss->acquire_fd = -1;
@@ -582,6 +697,7 @@ sync_surface_free(struct sync_surface *ss)
 		wl_resource_set_user_data(ss->sync, NULL); /* later requests: NO_SURFACE */
 	wl_list_remove(&ss->surface_destroy.link);
 	wl_list_remove(&ss->link);
+	client_state_unref(ss->client);
 	free(ss);
 }
 
@@ -1030,9 +1146,19 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 		commit_release_and_free(c, -1);
 		return -EPROTO;
 	}
+	if (ss->client->queued >= server->max_client_pending) {
+		server->stats.clients_over_limit++;
+		wl_client_post_implementation_error(wl_resource_get_client(surface),
+						    "%u commits of this client wait for acquire fences "
+						    "that have not signalled (limit %u per client)",
+						    ss->client->queued, server->max_client_pending);
+		commit_release_and_free(c, -1);
+		return -EPROTO;
+	}
 	wl_list_insert(ss->queue.prev, &c->link);
 	c->queued = true;
 	ss->queued++;
+	ss->client->queued++;
 	server->stats.commits_queued++;
 	server->stats.commits_deferred++;
 	sb_trace("wl.commit surface=%u result=deferred acquire_point=%llu %s",
@@ -1047,6 +1173,7 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 			wl_list_init(&c->link);
 			c->queued = false;
 			ss->queued--;
+			ss->client->queued--;
 			server->stats.commits_queued--;
 			commit_release_and_free(c, -1);
 			wl_resource_post_no_memory(surface);
@@ -1071,6 +1198,12 @@ enum sb_wl_sync_protocol
 sb_wl_commit_get_protocol(const struct sb_wl_commit *commit)
 {
 	return commit ? commit->protocol : SB_WL_SYNC_NONE;
+}
+
+int
+sb_wl_commit_get_acquire_status(const struct sb_wl_commit *commit)
+{
+	return commit ? commit->acquire_status : -EINVAL;
 }
 
 struct wl_resource *
@@ -1202,6 +1335,9 @@ sb_wl_server_create(struct wl_display *display, const struct sb_wl_server_option
 	server->flags = options->flags;
 	server->max_pending = options->max_pending_commits ? options->max_pending_commits
 							   : SB_WL_SERVER_DEFAULT_MAX_PENDING;
+	server->max_client_pending = options->max_client_pending_commits ?
+				     options->max_client_pending_commits :
+				     SB_WL_SERVER_DEFAULT_MAX_CLIENT_PENDING;
 	server->impl = *options->impl;
 	server->data = options->data;
 	wl_list_init(&server->surfaces);

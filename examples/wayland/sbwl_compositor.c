@@ -470,6 +470,7 @@ apply(struct surface *surf, struct state *s, struct sb_wl_commit *commit)
 			u.content = s->shm_content;
 		u.time_ns = sbwl_now_ns();
 		u.protocol = sb_wl_commit_get_protocol(commit);
+		u.acquire_status = commit ? sb_wl_commit_get_acquire_status(commit) : 0;
 		sb_wl_server_get_stats(comp->helper, &u.stats);
 		if (comp->opt.verbose)
 			printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x sync=%d\n",
@@ -753,6 +754,7 @@ sbwl_comp_create(const struct sbwl_comp_options *options, int *err)
 	if (options->blocking_wait_ms > 0)
 		hopt.flags |= SB_WL_SERVER_NO_WAIT;
 	hopt.max_pending_commits = options->max_pending;
+	hopt.max_client_pending_commits = options->max_client_pending;
 	hopt.impl = &helper_impl;
 	hopt.data = comp;
 	ret = sb_wl_server_create(comp->display, &hopt, &comp->helper);

@@ -31,6 +31,7 @@ struct sbwl_used {
 	bool dmabuf;
 	int64_t time_ns;            /* CLOCK_MONOTONIC */
 	enum sb_wl_sync_protocol protocol;
+	int acquire_status;         /* sb_wl_commit_get_acquire_status(): 0 or e.g. -EIO */
 	struct sb_wl_server_stats stats; /* the helper's counters right then */
 };
 
@@ -57,6 +58,7 @@ struct sbwl_comp_options {
 	int drm_fd;              /* borrowed; -1: no linux-drm-syncobj */
 	uint32_t helper_flags;   /* SB_WL_SERVER_* */
 	uint32_t max_pending;    /* 0: the helper's default */
+	uint32_t max_client_pending; /* 0: the helper's default; UINT32_MAX: no per-client bound */
 	/*
 	 * "Render" with a GPU-like fence: each use makes a vgem fence (on this
 	 * borrowed vgem card fd) that signals render_delay_ms later, and the

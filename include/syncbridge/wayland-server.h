@@ -140,9 +140,18 @@ struct sb_wl_server_options {
 	uint32_t max_pending_commits;
 	const struct sb_wl_server_impl *impl; /**< required */
 	void *data;                           /**< passed to impl's functions */
+	/**
+	 * Most commits one client may have waiting over all of its surfaces
+	 * (each may hold a sync_file fd: without this bound a client spreading
+	 * never-signalling fences over many surfaces could use up the
+	 * compositor's fds); one more and the client is disconnected with an
+	 * implementation error. 0: SB_WL_SERVER_DEFAULT_MAX_CLIENT_PENDING.
+	 */
+	uint32_t max_client_pending_commits;
 };
 
 #define SB_WL_SERVER_DEFAULT_MAX_PENDING 16
+#define SB_WL_SERVER_DEFAULT_MAX_CLIENT_PENDING 128
 
 /**
  * Create the globals on `display`. The helper destroys itself when the
@@ -231,6 +240,16 @@ SB_EXPORT enum sb_wl_sync_protocol sb_wl_server_surface_get_protocol(struct sb_w
 /** The protocol that carried the commit's synchronization (SB_WL_SYNC_NONE if none). */
 SB_EXPORT enum sb_wl_sync_protocol sb_wl_commit_get_protocol(const struct sb_wl_commit *commit);
 
+/**
+ * How the commit's acquire fence (or point, or implicit dma-buf fence)
+ * completed: 0 (signalled, or none), or the negative error it completed with
+ * (e.g. -EIO: the client's GPU job failed). Such a commit is still handed out
+ * (neither protocol defines an error for it, and holding it would freeze the
+ * surface); the compositor may choose not to show its buffer. Known once the
+ * commit is handed to the compositor. -EINVAL for NULL.
+ */
+SB_EXPORT int sb_wl_commit_get_acquire_status(const struct sb_wl_commit *commit);
+
 /** The commit's wl_surface, or NULL once the surface was destroyed. */
 SB_EXPORT struct wl_resource *sb_wl_commit_get_surface(const struct sb_wl_commit *commit);
 
@@ -270,8 +289,11 @@ struct sb_wl_server_stats {
 	uint32_t waits_threaded;
 	/** Commits waiting in all surfaces' queues now. */
 	uint32_t commits_queued;
-	/** Clients disconnected for exceeding max_pending_commits (total). */
+	/** Clients disconnected for exceeding max_pending_commits or
+	 *  max_client_pending_commits (total). */
 	uint64_t clients_over_limit;
+	/** Commits whose acquire fence completed with an error (total). */
+	uint64_t acquire_errors;
 };
 
 /** Fill *stats (zeroed when server or stats is NULL). */

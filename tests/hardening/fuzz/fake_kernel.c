@@ -150,6 +150,12 @@ fk_sync_file_is_signalled(int id)
 	return id >= 0 && id < n_objs && objs[id].kind == K_SYNC_FILE && objs[id].signalled;
 }
 
+bool
+fk_sync_file_is_errored(int id)
+{
+	return id >= 0 && id < n_objs && objs[id].kind == K_SYNC_FILE && objs[id].errored;
+}
+
 int
 fk_sync_file_dup(int id)
 {
@@ -510,14 +516,19 @@ drm_ioctl(unsigned long req, void *arg)
 			return -EINVAL;
 		return -ETIME; /* never blocks: every deadline has passed */
 	}
-	case DRM_IOCTL_SYNCOBJ_SIGNAL:
+	case DRM_IOCTL_SYNCOBJ_SIGNAL: { /* binary (point 0): the payload signals */
+		struct drm_syncobj_array *a = arg;
+		if (a->count_handles != 1 || !handle_get(*(uint32_t *)(uintptr_t)a->handles))
+			return -EINVAL;
+		return 0;
+	}
 	case DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL: {
 		struct drm_syncobj_timeline_array *a = arg;
 		struct handle *h;
 		if (a->count_handles != 1 || !(h = handle_get(*(uint32_t *)(uintptr_t)a->handles)))
 			return -EINVAL;
 		if (h->obj >= 0) {
-			uint64_t p = req == DRM_IOCTL_SYNCOBJ_SIGNAL ? 0 : *(uint64_t *)(uintptr_t)a->points;
+			uint64_t p = *(uint64_t *)(uintptr_t)a->points;
 			fk_syncobj_advance(h->obj, p, p);
 		}
 		return 0;

@@ -30,6 +30,7 @@
 int fk_sync_file(bool signalled, bool errored, int *id);
 void fk_sync_file_signal(int id);
 bool fk_sync_file_is_signalled(int id);
+bool fk_sync_file_is_errored(int id);
 /* Another fd of the same fake sync_file / syncobj (the caller closes it), or -1. */
 int fk_sync_file_dup(int id);
 int fk_syncobj_dup(int id);
