@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +47,28 @@ int
 wlt_count_threads(void)
 {
 	return count_dir("/proc/self/task");
+}
+
+int
+wlt_count_fds(void)
+{
+	return count_dir("/proc/self/fd") - 1; /* opendir's own */
+}
+
+static long
+rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long kib = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
 }
 
 /* ---- raw client ----------------------------------------------------------------- */
@@ -369,6 +392,9 @@ rec_used(void *data, const struct sbwl_used *u)
 	pthread_mutex_lock(&w->lock);
 	if (w->n_used < WLT_MAX_EVENTS)
 		w->used[w->n_used++] = *u;
+	w->total_used++;
+	if (w->on_used)
+		w->on_used(w->on_used_data, u);
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 }
@@ -379,6 +405,7 @@ rec_released(void *data, const struct sbwl_released *r)
 	struct wlt_comp *w = data;
 
 	pthread_mutex_lock(&w->lock);
+	w->total_released++;
 	if (w->n_released < WLT_MAX_EVENTS) {
 		w->released_time[w->n_released] = wlt_now_ns();
 		w->released[w->n_released++] = *r;
@@ -414,6 +441,17 @@ gate_cb(int fd, uint32_t mask, void *data)
 	if (read(fd, &c, 1) != 1)
 		return 0;
 	pthread_mutex_lock(&w->lock);
+	if (c == 'c') {
+		void (*fn)(void *) = w->call_fn;
+		void *arg = w->call_data;
+		pthread_mutex_unlock(&w->lock);
+		fn(arg);
+		pthread_mutex_lock(&w->lock);
+		w->call_fn = NULL;
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		return 0;
+	}
 	w->gate_inside = true;
 	pthread_cond_broadcast(&w->cond);
 	while (w->gate_closed)
@@ -434,6 +472,21 @@ wlt_comp_gate_close(struct wlt_comp *w)
 		return;
 	pthread_mutex_lock(&w->lock);
 	while (!w->gate_inside)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void
+wlt_comp_call(struct wlt_comp *w, void (*fn)(void *data), void *data)
+{
+	pthread_mutex_lock(&w->lock);
+	w->call_fn = fn;
+	w->call_data = data;
+	pthread_mutex_unlock(&w->lock);
+	if (write(w->gate_pipe[1], "c", 1) != 1)
+		return;
+	pthread_mutex_lock(&w->lock);
+	while (w->call_fn)
 		pthread_cond_wait(&w->cond, &w->lock);
 	pthread_mutex_unlock(&w->lock);
 }
@@ -533,6 +586,39 @@ wlt_comp_find_used(struct wlt_comp *w, uint32_t surface_id, uint64_t seq, struct
 	}
 	pthread_mutex_unlock(&w->lock);
 	return found;
+}
+
+void
+wlt_comp_sample(struct wlt_comp *w, struct wlt_comp_sample *out)
+{
+	memset(out, 0, sizeof(*out));
+	wlt_comp_gate_close(w);
+	sb_wl_server_get_stats(sbwl_comp_get_helper(w->comp), &out->stats);
+	out->fds = wlt_count_fds();
+	out->rss_kib = rss_kib();
+	out->heap_in_use = mallinfo2().uordblks;
+	wlt_comp_gate_open(w);
+}
+
+int
+wlt_comp_wait_total_used(struct wlt_comp *w, uint64_t n, int64_t timeout_ns)
+{
+	struct timespec ts;
+	int ret = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ns / 1000000000;
+	ts.tv_nsec += timeout_ns % 1000000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&w->lock);
+	while (w->total_used < n && ret == 0)
+		ret = pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+	ret = w->total_used >= n ? 0 : -ETIME;
+	pthread_mutex_unlock(&w->lock);
+	return ret;
 }
 
 int

@@ -100,10 +100,18 @@ struct wlt_comp {
 	int n_released;
 	int64_t render_done[WLT_MAX_EVENTS];
 	int n_render_done;
+	/* Totals past WLT_MAX_EVENTS (long runs), and a per-use callback run on
+	 * the compositor thread under lock (set it under lock after
+	 * wlt_comp_start()). */
+	uint64_t total_used, total_released;
+	void (*on_used)(void *data, const struct sbwl_used *u);
+	void *on_used_data;
 	/* The gate: while closed, the compositor thread sits in a callback. */
 	int gate_pipe[2];
 	struct wl_event_source *gate_source;
 	bool gate_closed, gate_inside;
+	void (*call_fn)(void *data); /* wlt_comp_call() */
+	void *call_data;
 };
 
 /*
@@ -118,12 +126,27 @@ void wlt_comp_stop(struct wlt_comp *w);
  */
 void wlt_comp_gate_close(struct wlt_comp *w);
 void wlt_comp_gate_open(struct wlt_comp *w);
+/* Run fn(data) on the compositor thread (from an event-loop callback) and wait for it. */
+void wlt_comp_call(struct wlt_comp *w, void (*fn)(void *data), void *data);
 /* Number of buffer uses recorded so far. */
 int wlt_comp_n_used(struct wlt_comp *w);
 /* Copy the used event for (surface_id, seq) if there is one; returns whether. */
 bool wlt_comp_find_used(struct wlt_comp *w, uint32_t surface_id, uint64_t seq, struct sbwl_used *out);
 /* Wait until at least n uses were recorded; returns 0 or -ETIME. */
 int wlt_comp_wait_used(struct wlt_comp *w, int n, int64_t timeout_ns);
+/* The same over total_used (not capped at WLT_MAX_EVENTS). */
+int wlt_comp_wait_total_used(struct wlt_comp *w, uint64_t n, int64_t timeout_ns);
+
+/* What the compositor thread holds, read with the gate closed (no race). */
+struct wlt_comp_sample {
+	struct sb_wl_server_stats stats;
+	int fds;              /* open fds of this process */
+	long rss_kib;         /* VmRSS of this process */
+	size_t heap_in_use;   /* mallinfo2().uordblks */
+};
+void wlt_comp_sample(struct wlt_comp *w, struct wlt_comp_sample *out);
+/* Open fds of this process. */
+int wlt_count_fds(void);
 
 /* ---- misc --------------------------------------------------------------------------- */
 
