@@ -35,6 +35,7 @@
  */
 #include "layer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -235,6 +236,7 @@ struct batch_plan {
 	VkSemaphore wait;   /* ours, with an imported payload; or null */
 	VkSemaphore signal; /* ours, to export after the submit; or null */
 	bool cpu_release;   /* wait for the queue before returning */
+	int fence_error;    /* the first fence error seen for this batch (-errno), or 0 */
 };
 
 struct submit_plan {
@@ -282,6 +284,101 @@ plan_finish(struct submit_plan *plan)
 				sb_warn("layer: %s", (msg));                \
 		}                                                           \
 	} while (0)
+
+/*
+ * Errored fences. A fence that "completed with an error" (the kernel's
+ * sync_file status < 0: dma_fence_set_error() before signalling) has
+ * completed: what it guarded is over, so waiting for it keeps the ordering
+ * and the batch goes ahead. But the data it guarded came from work that
+ * failed, and an app that wants to know must be able to. So:
+ *  - always: a warning naming the error (SYNCBRIDGE_DEBUG=warn or more, like
+ *    every message of the project; at most one line a second per process,
+ *    with a count of the ones left out);
+ *  - SYNCBRIDGE_FENCE_ERRORS=device-lost: vkQueueSubmit returns
+ *    VK_ERROR_DEVICE_LOST (after submitting the batch, so the app's fences
+ *    and semaphores still signal). Vulkan lists OUT_OF_HOST_MEMORY,
+ *    OUT_OF_DEVICE_MEMORY and DEVICE_LOST for vkQueueSubmit, and "if
+ *    vkQueueSubmit fails in such a way that the implementation is unable to
+ *    make that guarantee [that the state and contents of any resources or
+ *    synchronization primitives referenced ... is unaffected by the call],
+ *    the implementation must return VK_ERROR_DEVICE_LOST": the work did run,
+ *    on contents a failed producer left undefined, so DEVICE_LOST is the one
+ *    code that fits.
+ * The layer sees only errors present when it looks (before the submit, or in
+ * a CPU wait); a fence it hands to the driver as a semaphore wait and that
+ * fails later is the driver's to report.
+ */
+enum fence_errors { FENCE_ERRORS_REPORT, FENCE_ERRORS_DEVICE_LOST };
+
+static enum fence_errors fence_errors_mode;
+static pthread_once_t fence_errors_once = PTHREAD_ONCE_INIT;
+
+static void
+fence_errors_read_env(void)
+{
+	const char *v = getenv("SYNCBRIDGE_FENCE_ERRORS");
+
+	if (v && strcmp(v, "device-lost") == 0)
+		fence_errors_mode = FENCE_ERRORS_DEVICE_LOST;
+	else if (v && *v && strcmp(v, "report") != 0)
+		sb_warn("layer: SYNCBRIDGE_FENCE_ERRORS=%s is not report|device-lost (caller); "
+			"using report", v);
+}
+
+static enum fence_errors
+fence_errors(void)
+{
+	pthread_once(&fence_errors_once, fence_errors_read_env);
+	return fence_errors_mode;
+}
+
+static void
+note_fence_error(struct batch_plan *b, int err, const char *what)
+{
+	static _Atomic int64_t last_ns = INT64_MIN / 2;
+	static atomic_uint left_out;
+	int64_t now = sb_now_ns(), last = atomic_load(&last_ns);
+
+	if (!b->fence_error)
+		b->fence_error = err;
+	if (now - last >= 1000000000 && atomic_compare_exchange_strong(&last_ns, &last, now)) {
+		unsigned n = atomic_exchange(&left_out, 0);
+		char more[64] = "";
+
+		if (n)
+			snprintf(more, sizeof(more), " (and %u more since the last such line)", n);
+		sb_log_errno(SB_LOG_WARN, err,
+			     "layer: %s completed with an error (producer/driver); the ordering is "
+			     "kept, the contents are the failed work's%s%s",
+			     what,
+			     fence_errors() == FENCE_ERRORS_DEVICE_LOST
+				     ? "; vkQueueSubmit returns VK_ERROR_DEVICE_LOST"
+				     : "",
+			     more);
+	} else {
+		atomic_fetch_add(&left_out, 1);
+	}
+}
+
+/*
+ * Wait on the CPU for a sync_file. A fence error is noted (the wait is over
+ * all the same). Returns 0, or the wait's own failure (the fence may still
+ * be pending: the caller falls back to something else).
+ */
+static int
+cpu_wait_sync_file(struct batch_plan *b, int fd, const char *what)
+{
+	int ret = sb_sync_file_wait(fd, SB_TIMEOUT_INFINITE);
+	int status = 0;
+
+	if (ret == 0)
+		return 0;
+	if (sb_sync_file_get_status(fd, &status) == 0 && status < 0) {
+		note_fence_error(b, status, what);
+		return 0;
+	}
+	return ret;
+}
 
 /* Under dev->lock: what the batch's command buffers acquire and release. */
 static bool
@@ -345,9 +442,8 @@ prepare_acquire(struct sbl_device *dev, struct batch_plan *b, bool can_add_semap
 			warn_once(dev, SBL_WARN_ACQUIRE_EXPORT, ret,
 				  "acquire: cannot export the dma-buf's fences (kernel); "
 				  "waiting on the CPU instead");
-			if (fence >= 0)
-				sb_sync_file_wait(fence, SB_TIMEOUT_INFINITE);
-			else
+			/* poll() cannot see fence errors (docs/core.md); the sync_file can. */
+			if (fence < 0 || cpu_wait_sync_file(b, fence, "acquire: a producer's fence"))
 				sb_dmabuf_wait(e->mem->fd, e->access, SB_TIMEOUT_INFINITE);
 		}
 		fd_clear(&fence);
@@ -358,6 +454,8 @@ prepare_acquire(struct sbl_device *dev, struct batch_plan *b, bool can_add_semap
 	/* Nothing pending: no wait needed (the common case once a producer is done). */
 	int status = 0;
 	if (sb_sync_file_get_status(merged, &status) == 0 && status != 0) {
+		if (status < 0)
+			note_fence_error(b, status, "acquire: a producer's fence");
 		sb_trace("layer.acquire_skip reason=signalled %s", sb_trace_sync_file(merged).s);
 		fd_clear(&merged);
 		return;
@@ -389,7 +487,10 @@ prepare_acquire(struct sbl_device *dev, struct batch_plan *b, bool can_add_semap
 			  "cannot create a SYNC_FD semaphore (driver); waiting on the CPU instead");
 	}
 	sb_trace("begin layer.acquire_cpu_wait %s", sb_trace_sync_file(merged).s);
-	sb_sync_file_wait(merged, SB_TIMEOUT_INFINITE);
+	if (cpu_wait_sync_file(b, merged, "acquire: a producer's fence"))
+		for (uint32_t i = 0; i < b->acquire.count; i++)
+			sb_dmabuf_wait(b->acquire.e[i].mem->fd, b->acquire.e[i].access,
+				       SB_TIMEOUT_INFINITE);
 	sb_trace("end layer.acquire_cpu_wait");
 	fd_clear(&merged);
 }
@@ -461,7 +562,11 @@ finish_release(struct sbl_device *dev, VkQueue queue, struct batch_plan *b, bool
 			warn_once(dev, SBL_WARN_RELEASE_IMPORT, ret,
 				  "release: cannot attach our fence to the dma-buf (kernel); "
 				  "waiting for the work on the CPU instead");
-			sb_sync_file_wait(fd, SB_TIMEOUT_INFINITE);
+			if (cpu_wait_sync_file(b, fd, "release: our own work's fence") &&
+			    !*queue_idle) {
+				dev->QueueWaitIdle(queue);
+				*queue_idle = true;
+			}
 			waited = true;
 		}
 	}
@@ -753,6 +858,51 @@ build_submits2(struct submit_plan *plan, const VkSubmitInfo2 *submits)
 
 enum submit_kind { SUBMIT_1, SUBMIT_2, SUBMIT_2_KHR };
 
+/*
+ * Whether any command buffer of the submit records an ownership transfer the
+ * layer acts on (in mode all: whether any batch has command buffers while
+ * the device has dma-buf memory). The common submit — nothing shared — then
+ * costs one lookup per command buffer under the lock and no allocation:
+ * building a plan first (a calloc and a free per submit) made vkQueueSubmit
+ * 1.35x the driver's alone in figure 1 of docs/performance.md.
+ */
+static bool
+any_transfer(struct sbl_device *dev, uint32_t count, const VkSubmitInfo *s1,
+	     const VkSubmitInfo2 *s2)
+{
+	bool any = false;
+
+	pthread_mutex_lock(&dev->lock);
+	for (uint32_t i = 0; i < count && !any; i++) {
+		uint32_t n = s1 ? s1[i].commandBufferCount : s2[i].commandBufferInfoCount;
+		if (dev->mode == SBL_MODE_ALL) {
+			any = n && dev->memories.count;
+			continue;
+		}
+		for (uint32_t c = 0; c < n && !any; c++) {
+			VkCommandBuffer cb = s1 ? s1[i].pCommandBuffers[c]
+						: s2[i].pCommandBufferInfos[c].commandBuffer;
+			struct sbl_cmd *cmd = sbl_map_get(&dev->cmds, (uint64_t)(uintptr_t)cb);
+			any = cmd && cmd->count;
+		}
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return any;
+}
+
+/* What vkQueueSubmit returns once the driver accepted the batches (see
+ * "Errored fences" above). */
+static VkResult
+submit_result(const struct submit_plan *plan, VkResult res)
+{
+	if (res != VK_SUCCESS || fence_errors() != FENCE_ERRORS_DEVICE_LOST)
+		return res;
+	for (uint32_t i = 0; i < plan->count; i++)
+		if (plan->batches[i].fence_error)
+			return VK_ERROR_DEVICE_LOST;
+	return res;
+}
+
 static VkResult
 call_next(struct sbl_device *dev, enum submit_kind kind, VkQueue queue, uint32_t count,
 	  const void *submits, VkFence fence)
@@ -779,6 +929,8 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 
 	const VkSubmitInfo *s1 = kind == SUBMIT_1 ? submits : NULL;
 	const VkSubmitInfo2 *s2 = kind == SUBMIT_1 ? NULL : submits;
+	if (!any_transfer(dev, count, s1, s2))
+		return call_next(dev, kind, queue, count, submits, fence);
 	struct submit_plan plan = { .dev = dev, .queue = queue };
 
 	if (!plan_gather(&plan, count, s1, s2)) {
@@ -845,6 +997,7 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 		VkResult res = call_next(dev, kind, queue, count, submits, fence);
 		if (res == VK_SUCCESS && any_release)
 			dev->QueueWaitIdle(queue);
+		res = submit_result(&plan, res);
 		plan_finish(&plan);
 		sb_trace("end layer.submit result=%d fallback=cpu_wait", res);
 		return res;
@@ -895,9 +1048,10 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 	for (uint32_t i = 0; i < count; i++)
 		finish_release(dev, queue, &plan.batches[i], &queue_idle);
 
+	res = submit_result(&plan, VK_SUCCESS);
 	plan_finish(&plan);
-	sb_trace("end layer.submit result=0");
-	return VK_SUCCESS;
+	sb_trace("end layer.submit result=%d", res);
+	return res;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL

@@ -20,7 +20,19 @@
  * "kept" (VK_SUCCESS and correct data) or "reported" (an error VkResult);
  * "broken" (VK_SUCCESS, wrong data) fails. No fd may leak and no close() may
  * hit a closed fd, on any path. Last, an acquire whose producer fence
- * completed with an error (libsbfault's fence_error rule): is anyone told?
+ * completed with an error (libsbfault's fence_error rule in the layer's
+ * SYNC_IOC_FILE_INFO answers; docs/layer.md "Errored producer fences"):
+ *
+ *   errored                 default: VK_SUCCESS, the copy ran after the
+ *                           producer, one warning naming EIO
+ *   errored-device-lost     SYNCBRIDGE_FENCE_ERRORS=device-lost:
+ *                           VK_ERROR_DEVICE_LOST, the work still ran
+ *   errored-cpu-wait        device-lost, and the acquire's merge fails (dup
+ *                           EMFILE): the CPU-wait fallback sees the error too
+ *   errored-control         device-lost, no fence_error rule: VK_SUCCESS and
+ *                           no warning (the report comes from the error)
+ *   errored-cpu-wait-default  the CPU-wait fallback without the knob:
+ *                           VK_SUCCESS and the warning
  *
  *   fault-layer [vkt options: --image --sync2 --secondary ...]
  */
@@ -170,13 +182,13 @@ cycle_release(struct app *a, const char *schedule, VkResult *res)
 }
 
 /*
- * The producer's fence completed with an error before the submit (made up by
- * libsbfault's fence_error rule in the layer's SYNC_IOC_FILE_INFO answers).
- * The data is the producer's; what matters is whether anybody is told.
- * Returns whether the layer logged something about the error.
+ * The producer's fence completed before the submit; `schedule` makes it an
+ * error (libsbfault's fence_error rule in the layer's SYNC_IOC_FILE_INFO
+ * answers) or not (NULL). The data is the producer's. Returns whether the
+ * layer logged a line about the error.
  */
 static bool
-acquire_errored(struct app *a, VkResult *res, bool *data_ok)
+acquire_errored(struct app *a, const char *schedule, VkResult *res, bool *data_ok)
 {
 	VkFence fence = vkt_fence(&a->t);
 	uint32_t fence_id;
@@ -189,21 +201,36 @@ acquire_errored(struct app *a, VkResult *res, bool *data_ok)
 	memset(a->buf.map, NEW, a->buf.size);
 	REQUIRE(sbk_vgem_fence_signal(a->vgem, fence_id) == 0, "vgem signal");
 	vkt_capture_begin();
-	sbfault_arm_scoped("fence_error:*:EIO", SCOPE);
+	sbfault_arm_scoped(schedule ? schedule : "", SCOPE);
 	*res = vkt_submit(&a->t, &a->opt, a->acq.primary, VK_NULL_HANDLE, 0, fence);
 	sbfault_disarm();
-	if (*res == VK_SUCCESS)
-		vkWaitForFences(a->t.device, 1, &fence, VK_TRUE, 20000 * MS);
+	/* Submitted either way (DEVICE_LOST comes after the submit): the fence signals. */
+	CHECK_EQ(vkWaitForFences(a->t.device, 1, &fence, VK_TRUE, 20000 * MS), VK_SUCCESS,
+		 "the app's fence signals");
 	vkQueueWaitIdle(a->t.queue);
 	log = vkt_capture_end();
 	fputs(log, stderr);
-	told = *res != VK_SUCCESS || strstr(log, "Input/output error") || strstr(log, "with an error") ||
-	       strstr(log, "EIO");
+	told = strstr(log, "completed with an error") && strstr(log, "Input/output error");
 	free(log);
 	*data_ok = vkt_count_bytes(a->dst.map, SIZE, NEW) == SIZE;
 	vkDestroyFence(a->t.device, fence, NULL);
 	return told;
 }
+
+static const struct {
+	const char *set;
+	const char *schedule; /* NULL: no rule */
+	bool device_lost;     /* SYNCBRIDGE_FENCE_ERRORS=device-lost */
+	VkResult want;
+	bool want_told;
+} errored_cases[] = {
+	{ "errored", "fence_error:*:EIO", false, VK_SUCCESS, true },
+	{ "errored-device-lost", "fence_error:*:EIO", true, VK_ERROR_DEVICE_LOST, true },
+	{ "errored-cpu-wait", "fence_error:*:EIO,dup:1:EMFILE", true, VK_ERROR_DEVICE_LOST, true },
+	{ "errored-control", NULL, true, VK_SUCCESS, false },
+	{ "errored-cpu-wait-default", "fence_error:*:EIO,dup:1:EMFILE", false, VK_SUCCESS, true },
+};
+#define N_ERRORED ((int)(sizeof(errored_cases) / sizeof(errored_cases[0])))
 
 static const struct {
 	const char *name;
@@ -285,17 +312,37 @@ child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
 	vkt_release(&a.t, &a.opt, vkt_cmd(&a.rel), &a.shared, VK_ACCESS_TRANSFER_WRITE_BIT);
 	vkt_end(&a.t, &a.rel);
 
-	if (strcmp(set, "errored") == 0) {
-		VkResult r;
-		bool data_ok, told = acquire_errored(&a, &r, &data_ok);
+	/*
+	 * "errored": the cases without SYNCBRIDGE_FENCE_ERRORS; "errored-device-lost":
+	 * those with it (read once per process), one after the other, more than
+	 * a second apart (the layer logs fence errors at most once a second).
+	 */
+	if (strncmp(set, "errored", 7) == 0) {
+		bool device_lost = strcmp(set, "errored-device-lost") == 0, first = true;
 
-		sb_test_note("acquire after an errored producer fence: %s, copy saw the producer's data: %s, "
-			     "the error was %s",
-			     vkt_result_name(r), data_ok ? "yes" : "no", told ? "reported" : "NOT reported");
-		if (!told)
-			sb_test_note("KNOWN (docs/reliability.md F2): the layer treats a producer fence "
-				     "that completed with an error as done, silently");
-		CHECK(r != VK_SUCCESS || data_ok, "the copy ran after the producer (%s)", vkt_result_name(r));
+		for (int i = 0; i < N_ERRORED; i++) {
+			const char *name = errored_cases[i].set;
+			VkResult r;
+			bool data_ok, told;
+
+			if (errored_cases[i].device_lost != device_lost)
+				continue;
+			if (!first)
+				sbk_sleep_ns(1100 * MS);
+			first = false;
+			told = acquire_errored(&a, errored_cases[i].schedule, &r, &data_ok);
+			sb_test_note("%s: acquire after %s producer fence: %s, copy saw the producer's "
+				     "data: %s, a warning named the error: %s",
+				     name, errored_cases[i].schedule ? "an errored" : "a clean",
+				     vkt_result_name(r), data_ok ? "yes" : "no", told ? "yes" : "no");
+			CHECK(data_ok, "%s: the copy ran after the producer", name);
+			CHECK(r == errored_cases[i].want, "%s: vkQueueSubmit returned %s, want %s", name,
+			      vkt_result_name(r), vkt_result_name(errored_cases[i].want));
+			CHECK(told == errored_cases[i].want_told, "%s: a warning naming EIO: %s, want %s",
+			      name, told ? "yes" : "no", errored_cases[i].want_told ? "yes" : "no");
+			if (errored_cases[i].schedule)
+				CHECK(sbfault_calls("fence_error") > 0, "%s: the rule was applied", name);
+		}
 		goto out;
 	}
 
@@ -409,6 +456,8 @@ main(int argc, char **argv)
 		vkt_env_from_options(&opt);
 		/* The layer's fallback warnings (once per device and kind) go to the log. */
 		setenv("SYNCBRIDGE_DEBUG", "warn", 0);
+		if (strcmp(argv[3], "errored-device-lost") == 0)
+			setenv("SYNCBRIDGE_FENCE_ERRORS", "device-lost", 1);
 		return child(&opt, c, argv[3], n);
 	}
 
@@ -433,6 +482,8 @@ main(int argc, char **argv)
 		}
 	}
 	rc = spawn(argc, argv, 0, "errored", 0);
-	CHECK(rc == 0, "acquire after an errored producer fence (exit status %d)", rc);
+	CHECK(rc == 0, "errored producer fences, default (exit status %d)", rc);
+	rc = spawn(argc, argv, 0, "errored-device-lost", 0);
+	CHECK(rc == 0, "errored producer fences, SYNCBRIDGE_FENCE_ERRORS=device-lost (exit status %d)", rc);
 	return sb_test_finish();
 }
