@@ -12,6 +12,10 @@ shift
 # NAME<space>PROGRAM ARGS (relative to BUILD); keep in the order of
 # docs/performance.md.
 list='
+wake bench/bench-wake
+merge bench/bench-merge
+compositor-v1 bench/bench-compositor --proto v1
+compositor-syncobj bench/bench-compositor --proto syncobj
 '
 fail=0
 while read -r name prog args; do

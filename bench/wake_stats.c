@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+#include "wake_stats.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void
+bench_samples_add(struct bench_samples *s, int64_t value)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		int64_t *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v) {
+			fprintf(stderr, "bench: out of memory\n");
+			exit(1);
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = value;
+	s->sorted = 0;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int64_t
+bench_samples_pct(struct bench_samples *s, double p)
+{
+	size_t rank;
+
+	if (!s->n)
+		return 0;
+	if (!s->sorted) {
+		qsort(s->v, s->n, sizeof(*s->v), cmp_i64);
+		s->sorted = 1;
+	}
+	/* Nearest rank: the smallest value with at least p% of the samples at or below it. */
+	rank = (size_t)((p / 100.0) * (double)s->n + 0.999999);
+	if (rank < 1)
+		rank = 1;
+	if (rank > s->n)
+		rank = s->n;
+	return s->v[rank - 1];
+}
+
+void
+bench_samples_finish(struct bench_samples *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+static double
+ratio(int64_t a, int64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+void
+bench_print_us(const char *name, struct bench_samples *var, struct bench_samples *floor)
+{
+	int64_t m = bench_samples_pct(var, 50), p = bench_samples_pct(var, 90);
+	int64_t fm = bench_samples_pct(floor, 50), fp = bench_samples_pct(floor, 90);
+
+	printf("%-34s n=%-5zu median %9.1f us  p90 %9.1f us | floor: median %9.1f us  p90 %9.1f us"
+	       " | ratio: median %.3f  p90 %.3f\n",
+	       name, var->n, (double)m / 1e3, (double)p / 1e3, (double)fm / 1e3, (double)fp / 1e3,
+	       ratio(m, fm), ratio(p, fp));
+	fflush(stdout);
+}
+
+void
+bench_print_unit(const char *name, const char *unit, struct bench_samples *var,
+		 struct bench_samples *floor)
+{
+	int64_t m = bench_samples_pct(var, 50), p = bench_samples_pct(var, 90);
+	int64_t fm = bench_samples_pct(floor, 50), fp = bench_samples_pct(floor, 90);
+
+	printf("%-34s n=%-5zu median %9lld %s  p90 %9lld %s | floor: median %9lld %s  p90 %9lld %s"
+	       " | ratio: median %.3f  p90 %.3f\n",
+	       name, var->n, (long long)m, unit, (long long)p, unit, (long long)fm, unit,
+	       (long long)fp, unit, ratio(m, fm), ratio(p, fp));
+	fflush(stdout);
+}
+
+int64_t
+bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int
+bench_gettid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+/*
+ * /proc/PID/task/TID/syscall: "running" while the thread runs, else the
+ * number of the system call it sleeps in followed by its arguments (the
+ * kernel reads it only once the task is off the CPU: proc_pid_syscall()).
+ * Returns the number, -1 for "running", -2 when unreadable.
+ */
+static long
+task_syscall(int tid)
+{
+	char path[64], buf[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -2;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -2;
+	buf[n] = '\0';
+	if (strncmp(buf, "running", 7) == 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+static int
+is_poll_family(long nr)
+{
+#if defined(__x86_64__)
+	return nr == 7 || nr == 271 || nr == 232 || nr == 281 || nr == 441;
+#else
+	return nr == SYS_ppoll || nr == SYS_epoll_pwait
+#ifdef SYS_epoll_pwait2
+	       || nr == SYS_epoll_pwait2
+#endif
+		;
+#endif
+}
+
+static int
+others_asleep(int self)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int ok = 1;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		int tid = atoi(e->d_name);
+
+		if (tid <= 0 || tid == self)
+			continue;
+		if (task_syscall(tid) == -1) {
+			ok = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return ok;
+}
+
+int
+bench_wait_asleep(int tid, int64_t timeout_ns)
+{
+	int64_t end = bench_now_ns() + timeout_ns;
+	int self = bench_gettid();
+
+	for (;;) {
+		if (is_poll_family(task_syscall(tid)) && others_asleep(self))
+			return 0;
+		if (bench_now_ns() > end)
+			return -ETIME;
+		struct timespec ts = { 0, 20000 };
+		nanosleep(&ts, NULL);
+	}
+}
