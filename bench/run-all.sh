@@ -12,6 +12,8 @@ shift
 # NAME<space>PROGRAM ARGS (relative to BUILD); keep in the order of
 # docs/performance.md.
 list='
+vk-submit bench/bench-vk-submit
+vk-acqrel bench/bench-vk-acqrel
 wake bench/bench-wake
 merge bench/bench-merge
 compositor-v1 bench/bench-compositor --proto v1
