@@ -13,6 +13,11 @@ CASE:
   ps-json         `--json ps PID` and `--json ps` produce JSON that loads
   trace-input     `trace --input` on canned tracefs text: valid trace JSON + SVG
   trace-no-tracefs  a missing tracefs is reported, exit 1
+  trace-markers   `trace --input` on an excerpt of a real cube-demo trace (the
+                  layer's and the EGL bridge's markers): markers tied to the
+                  fence they name, also when that fence has no event in the
+                  trace (from_marker); nesting depth; end words kept; the SVG's
+                  ties, thread labels and --svg-window markers
 Exit: 0 pass, 1 fail, 77 skip.
 """
 import json
@@ -147,6 +152,53 @@ def case_trace_input(tool, data):
     check(rc == 1 and "missing.txt" in err, f"a missing input file is an error ({err.strip()})")
 
 
+def case_trace_markers(tool, data):
+    tmp = tempfile.mkdtemp()
+    src = os.path.join(data, "cube-markers-trace.txt")
+    nostub = os.path.join(tmp, "nostub.txt")
+    with open(src) as f, open(nostub, "w") as g:
+        g.writelines(line for line in f if "dma_fence_" not in line)
+    for name, path, from_marker in (("with-stub", src, False), ("no-stub", nostub, True)):
+        js, svg = os.path.join(tmp, name + ".json"), os.path.join(tmp, name + ".svg")
+        rc, out, err = run(tool, ["trace", "--input", path, "-o", js, "--svg-window", "markers"])
+        check(rc == 0, f"{name}: trace --input exits 0 ({err.strip()})")
+        r = subprocess.run([sys.executable, os.path.join(here, "check_trace.py"), js,
+                            "--svg", svg, "--markers", "20"], capture_output=True, text=True)
+        print(r.stdout, end="")
+        check(r.returncode == 0, f"{name}: check_trace.py accepts the outputs")
+        with open(js) as f:
+            doc = json.load(f)
+        s = doc["syncbridge"]
+        named = [m for m in s["markers"] if "fence=0:0" in m["args"]]
+        tied = {m["fence"] for m in named}
+        check(named and len(tied) == 1 and None not in tied,
+              f"{name}: the {len(named)} markers naming fence 0:0 are tied to one fence ({tied})")
+        if named and None not in tied:
+            f = s["fences"][named[0]["fence"]]
+            check((f["driver"], f["timeline"], f["context"], f["seqno"]) == ("stub", "stub", 0, 0)
+                  and f["from_marker"] == from_marker,
+                  f"{name}: it is the stub fence, from_marker {from_marker} ({f})")
+        check(all(m["fence"] is None for m in s["markers"] if "fence=" not in m["args"]),
+              f"{name}: markers naming no fence are tied to none")
+        subs = [m for m in s["markers"] if m["name"] == "layer.submit"]
+        exps = [m for m in s["markers"] if m["name"] == "layer.release_export"]
+        check(subs and all(m["depth"] == 0 for m in subs) and exps
+              and all(m["depth"] == 1 for m in exps), f"{name}: release_export nests in submit")
+        check(any("result=0" in m["args"] for m in subs), f"{name}: the end's words are kept")
+        flows = [e for e in doc["traceEvents"] if e.get("cat") == "syncbridge_flow"]
+        check((len(flows) == 0) if from_marker else (len(flows) == 2 * len(named)),
+              f"{name}: a flow arrow per tied marker, none to a fence without a bar ({len(flows)})")
+        with open(svg) as f:
+            text = f.read()
+        check(text.count('class="tie"') >= len(named),
+              f"{name}: the SVG ties every such marker to the fence's row")
+        check("syncbridge-demo[211]: layer" in text and "syncbridge-demo[210]: egl" in text,
+              f"{name}: marker rows say which library wrote them")
+        check("shown: " in text, f"{name}: --svg-window markers is said in the SVG")
+        if from_marker:
+            check("stub / stub: from markers" in text, f"{name}: the row of a fence from markers")
+
+
 def case_trace_no_tracefs(tool, data):
     env = dict(os.environ, SYNCBRIDGE_TRACEFS="/nonexistent/tracing")
     rc, out, err = run(tool, ["trace", "-o", "/nonexistent/x.json", "--", "true"], env=env)
@@ -164,6 +216,7 @@ def main(argv):
         "ps-json": case_ps_json,
         "trace-input": case_trace_input,
         "trace-no-tracefs": case_trace_no_tracefs,
+        "trace-markers": case_trace_markers,
     }
     if case not in cases:
         print(f"unknown case {case}")
