@@ -18,6 +18,7 @@ wake bench/bench-wake
 merge bench/bench-merge
 compositor-v1 bench/bench-compositor --proto v1
 compositor-syncobj bench/bench-compositor --proto syncobj
+vk-cube bench/bench-vk-cube
 '
 fail=0
 while read -r name prog args; do

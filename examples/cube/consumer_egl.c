@@ -304,6 +304,14 @@ consumer_composite(struct cube_consumer *c, unsigned index)
 }
 
 static int
+consumer_finish(struct cube_consumer *c)
+{
+	(void)c;
+	glFinish();
+	return glGetError() == GL_NO_ERROR ? 0 : -EIO;
+}
+
+static int
 consumer_read_back(struct cube_consumer *c, uint8_t *rgba)
 {
 	glBindFramebuffer(GL_FRAMEBUFFER, c->target_fbo);
@@ -323,6 +331,7 @@ const struct cube_backend cube_backend_egl = {
 	.name = "egl",
 	.init = consumer_init,
 	.composite = consumer_composite,
+	.finish = consumer_finish,
 	.read_back = consumer_read_back,
 	.describe = consumer_describe,
 	.destroy = consumer_destroy,

@@ -192,6 +192,13 @@ consumer_composite(struct cube_consumer *c, unsigned index)
 	return 0;
 }
 
+/* composite() already waited for its fence; the queue is idle. */
+static int
+consumer_finish(struct cube_consumer *c)
+{
+	return vkQueueWaitIdle(c->vk.queue) == VK_SUCCESS ? 0 : -EIO;
+}
+
 static int
 consumer_read_back(struct cube_consumer *c, uint8_t *rgba)
 {
@@ -217,6 +224,7 @@ const struct cube_backend cube_backend_vulkan = {
 	.name = "vulkan",
 	.init = consumer_init,
 	.composite = consumer_composite,
+	.finish = consumer_finish,
 	.read_back = consumer_read_back,
 	.describe = consumer_describe,
 	.destroy = consumer_destroy,

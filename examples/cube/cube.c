@@ -84,6 +84,11 @@ usage(FILE *f)
 		"                    N ms, as a compositor does at vblank (default 40; 0: at once)\n"
 		"  --consumer KIND   egl (default) or vulkan\n"
 		"  --no-bridge       run without syncbridge (SYNCBRIDGE_DISABLE=1)\n"
+		"  --cpu-sync        without syncbridge, synchronised by CPU stalls instead:\n"
+		"                    vkQueueWaitIdle before each hand-off, glFinish before\n"
+		"                    each release (the floor of docs/performance.md, figure 6)\n"
+		"  --no-check        do not read frames back: only count and time them\n"
+		"  --intervals       print every frame-to-frame interval (for bench-vk-cube)\n"
 		"  --expect-race     succeed only if frames were torn or stale (the control)\n"
 		"  --output DIR      write PNGs: frames, torn/stale ones, a contact sheet\n"
 		"  --layer-dir DIR   XDG data dir holding vulkan/implicit_layer.d/ with the\n"
@@ -103,6 +108,9 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 		{ "refresh-ms", required_argument, NULL, 'r' },
 		{ "consumer", required_argument, NULL, 'c' },
 		{ "no-bridge", no_argument, NULL, 'n' },
+		{ "cpu-sync", no_argument, NULL, 'C' },
+		{ "no-check", no_argument, NULL, 'N' },
+		{ "intervals", no_argument, NULL, 'I' },
 		{ "expect-race", no_argument, NULL, 'x' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "layer-dir", required_argument, NULL, 'l' },
@@ -155,6 +163,16 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 		case 'x':
 			opt->expect_race = true;
 			break;
+		case 'C':
+			opt->cpu_sync = true;
+			opt->no_bridge = true;
+			break;
+		case 'N':
+			opt->no_check = true;
+			break;
+		case 'I':
+			opt->intervals = true;
+			break;
 		case 'o':
 			opt->output = optarg;
 			break;
@@ -184,6 +202,10 @@ bad:
 	}
 	if (getenv("SYNCBRIDGE_DISABLE"))
 		opt->no_bridge = true;
+	if (opt->cpu_sync && opt->expect_race) {
+		fprintf(stderr, PROG ": --cpu-sync synchronises: it cannot --expect-race\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -221,6 +243,7 @@ struct run {
 	const struct cube_options *opt;
 	unsigned frames, torn, stale;
 	double latency_ms_sum;     /* vkQueueSubmit returned → consumer started reading */
+	int64_t *done_ns;          /* per frame: composited (and finished), before its release */
 	int first_torn, first_stale;
 	unsigned torn_saved; /* torn frames saved that show part of their frame */
 	uint8_t *sheet;
@@ -371,12 +394,20 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 			t_read = demo_now_ns();
 		}
 		ret = backend->composite(c, m.index);
+		if (ret == 0 && opt->cpu_sync)
+			ret = backend->finish(c);
 		if (ret < 0)
 			goto out;
+		if (run->done_ns)
+			run->done_ns[run->frames] = demo_now_ns();
 		struct cube_msg rel = { .type = CUBE_MSG_RELEASE, .frame = m.frame, .index = m.index };
 		ret = demo_send(sock, &rel, sizeof(rel), NULL, 0);
 		if (ret < 0)
 			goto out;
+		if (opt->no_check) {
+			run->frames++;
+			continue;
+		}
 		ret = backend->read_back(c, rgba);
 		if (ret < 0) {
 			fprintf(stderr, PROG ": consumer: read back failed\n");
@@ -432,6 +463,45 @@ out:
 	return ret;
 }
 
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Frames/s from the first frame's hand-back to the last one's (the start-up,
+ * compiling pipelines included, is left out), and the frame-to-frame
+ * intervals: `rate: fps=F frames=N seconds=S interval_ms median M p90 P`.
+ */
+static void
+print_rate(const struct cube_options *opt, const struct run *run)
+{
+	if (run->frames < 2)
+		return;
+	unsigned n = run->frames - 1;
+	int64_t *iv = malloc(n * sizeof(*iv));
+	if (!iv)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		iv[i] = run->done_ns[i + 1] - run->done_ns[i];
+	if (opt->intervals) {
+		printf("intervals_us:");
+		for (unsigned i = 0; i < n; i++)
+			printf("%s%lld", i ? "," : " ", (long long)(iv[i] / 1000));
+		printf("\n");
+	}
+	double seconds = (double)(run->done_ns[run->frames - 1] - run->done_ns[0]) / 1e9;
+	qsort(iv, n, sizeof(*iv), cmp_i64);
+	/* Nearest rank. */
+	size_t p50 = (n + 1) / 2, p90 = (size_t)((9ull * n + 9) / 10);
+	printf("rate: fps=%.2f frames=%u seconds=%.3f interval_ms median %.2f p90 %.2f\n",
+	       seconds > 0 ? n / seconds : 0.0, run->frames, seconds, iv[p50 - 1] / 1e6,
+	       iv[p90 - 1] / 1e6);
+	free(iv);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -445,9 +515,14 @@ main(int argc, char **argv)
 
 	printf("%s: %u frames of %ux%u, ring of %u vgem dma-bufs, consumer: %s, bridge: %s\n",
 	       PROG, opt.frames, opt.width, opt.height, opt.buffers, opt.consumer,
-	       opt.no_bridge ? "OFF (SYNCBRIDGE_DISABLE=1)" : "on");
+	       opt.cpu_sync    ? "OFF, CPU stalls instead (vkQueueWaitIdle, glFinish)"
+	       : opt.no_bridge ? "OFF (SYNCBRIDGE_DISABLE=1)"
+			       : "on");
 
 	struct run run = { .opt = &opt, .first_torn = -1, .first_stale = -1 };
+	run.done_ns = calloc(opt.frames, sizeof(*run.done_ns));
+	if (!run.done_ns)
+		return 1;
 	if (opt.output) {
 		int ret = demo_mkdir_p(opt.output);
 		if (ret < 0) {
@@ -492,6 +567,7 @@ main(int argc, char **argv)
 	if (producer_rc == EXIT_SKIP || ret == -ENODEV) {
 		printf("%s: SKIP: cannot run here (see above)\n", PROG);
 		free(run.sheet);
+		free(run.done_ns);
 		return EXIT_SKIP;
 	}
 
@@ -508,7 +584,12 @@ main(int argc, char **argv)
 	if (run.frames)
 		printf("consumer: frames read %.1f ms after vkQueueSubmit returned, on average\n",
 		       run.latency_ms_sum / run.frames);
-	printf("frames=%u torn=%u stale=%u\n", run.frames, run.torn, run.stale);
+	print_rate(&opt, &run);
+	free(run.done_ns);
+	if (opt.no_check)
+		printf("frames=%u (not checked: --no-check)\n", run.frames);
+	else
+		printf("frames=%u torn=%u stale=%u\n", run.frames, run.torn, run.stale);
 	if (opt.output)
 		printf("pictures: %s/ (contact-sheet.png: green border = complete, amber = stale, "
 		       "red = torn)\n", opt.output);

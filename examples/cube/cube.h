@@ -18,6 +18,10 @@ struct cube_options {
 	unsigned work;      /* fragment shader iterations */
 	unsigned refresh_ms; /* the consumer composites on this clock (0: at once) */
 	bool no_bridge;     /* SYNCBRIDGE_DISABLE=1: no layer, EGL bridge off */
+	bool cpu_sync;      /* no bridge; CPU stalls instead: vkQueueWaitIdle after the
+			     * producer's submit, glFinish before the consumer's release */
+	bool no_check;      /* no read back: only count and time the frames */
+	bool intervals;     /* print every frame-to-frame interval (bench/vk_cube.c) */
 	bool expect_race;   /* exit 0 only if torn + stale > 0 (the control) */
 	const char *consumer; /* "egl" or "vulkan" */
 	const char *output; /* folder for PNGs, or NULL */
@@ -85,6 +89,8 @@ struct cube_backend {
 	 * buffer's later writers wait for this read. Returns 0 or -errno.
 	 */
 	int (*composite)(struct cube_consumer *c, unsigned index);
+	/* --cpu-sync: wait on the CPU until the composite is done (glFinish). */
+	int (*finish)(struct cube_consumer *c);
 	/* The composited pixels (RGBA8, width*4 bytes per row, memory row order). */
 	int (*read_back)(struct cube_consumer *c, uint8_t *rgba);
 	/* One line describing the bridge path (e.g. GPU-side waits). */

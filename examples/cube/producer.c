@@ -550,6 +550,13 @@ cube_producer_run(int sock, const struct cube_options *opt)
 			ret = -EIO;
 			goto out;
 		}
+		/* --cpu-sync: no fence on the dma-buf says the frame is being
+		 * drawn, so hand it over only once the GPU is done. */
+		if (opt->cpu_sync && (r = vkQueueWaitIdle(p.vk.queue)) != VK_SUCCESS) {
+			fprintf(stderr, PROG ": producer: vkQueueWaitIdle: %s\n", cube_vk_result(r));
+			ret = -EIO;
+			goto out;
+		}
 		submit_ms += (double)(t1 - t0) / 1e6;
 		if (opt->verbose)
 			printf("producer: frame %u → buffer %u, vkQueueSubmit took %.1f ms\n", frame,

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Figure 6 (docs/performance.md): the cube pipeline (examples/cube: a Vulkan
+ * producer process → an EGL/GLES consumer process, ring of 3 vgem dma-bufs)
+ * with GPU-side waits through the bridge (the layer in the producer,
+ * libsyncbridge-egl in the consumer) against the same pipeline synchronised
+ * by CPU stalls with the bridge off (--cpu-sync: vkQueueWaitIdle before each
+ * hand-off, glFinish before each release). Runs of the two alternate (bridge
+ * first in even rounds, CPU stalls first in odd ones); each run renders
+ * --frames frames as fast as it can (--refresh-ms 0) without reading them
+ * back (--no-check: the read back would stall both alike). The demo's own
+ * tests check the frames (demo-cube, demo-cube-cpu-sync).
+ *
+ * frames/s: all frames of a variant over the sum of its runs' times (from
+ * each run's first hand-back to its last, start-up left out); the frame
+ * intervals pooled over the runs give the median and p90.
+ *
+ *   bench-vk-cube [--runs R] [--frames F]     (default 4 runs × 250 frames each)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/wait.h>
+
+#include "vk_bench.h"
+
+#ifndef VKB_CUBE_DEMO
+#error "VKB_CUBE_DEMO must be defined"
+#endif
+
+struct variant {
+	const char *name;
+	const char *flag; /* extra demo option, or NULL */
+	struct vkb_samples intervals;
+	double seconds;
+	unsigned frames;
+};
+
+/* Run the demo once; add its intervals and time to v. Returns the exit status. */
+static int
+run_demo(struct variant *v, unsigned frames)
+{
+	char nframes[16];
+	snprintf(nframes, sizeof(nframes), "%u", frames);
+	const char *argv[] = { VKB_CUBE_DEMO, "--frames", nframes, "--refresh-ms", "0",
+			       "--no-check", "--intervals", v->flag, NULL };
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		vkb_die("pipe: %m");
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		vkb_die("fork: %m");
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		execv(argv[0], (char *const *)argv);
+		fprintf(stderr, "bench: exec %s: %m\n", argv[0]);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	FILE *f = fdopen(pipefd[0], "r");
+	if (!f)
+		vkb_die("fdopen: %m");
+
+	char *line = NULL;
+	size_t cap = 0;
+	bool got_rate = false;
+	while (getline(&line, &cap, f) > 0) {
+		if (strncmp(line, "intervals_us:", 13) == 0) {
+			char *p = line + 13;
+			for (;;) {
+				char *end;
+				long long us = strtoll(p, &end, 10);
+				if (end == p)
+					break;
+				vkb_samples_add(&v->intervals, us * 1000);
+				p = *end == ',' ? end + 1 : end;
+			}
+		} else if (strncmp(line, "rate:", 5) == 0) {
+			double fps, s;
+			unsigned n;
+			if (sscanf(line, "rate: fps=%lf frames=%u seconds=%lf", &fps, &n, &s) == 3) {
+				v->seconds += s;
+				v->frames += n - 1; /* intervals, i.e. frames after the first */
+				got_rate = true;
+				printf("  %-12s %u frames: %.2f frames/s\n", v->name, n, fps);
+			}
+		} else if (strstr(line, "layer") || strstr(line, "consumer:") ||
+			   strstr(line, "SKIP")) {
+			/* Show which paths the demo took (layer active, GPU-side waits). */
+			static int shown[2];
+			int k = v->flag ? 1 : 0;
+			if (shown[k] < 3) {
+				printf("    %s", line);
+				shown[k]++;
+			}
+		}
+	}
+	free(line);
+	fclose(f);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (rc == 0 && !got_rate)
+		vkb_die("%s: the demo printed no rate line", v->name);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	unsigned runs = 4, frames = 250;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+			runs = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
+			frames = (unsigned)strtoul(argv[++i], NULL, 10);
+		else {
+			fprintf(stderr, "usage: %s [--runs R] [--frames F]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (runs < 1)
+		runs = 1;
+	if (frames < 2)
+		frames = 2;
+
+	/* The bridged runs must have the bridge: nothing may switch it off. */
+	unsetenv("SYNCBRIDGE_DISABLE");
+	unsetenv("SYNCBRIDGE_MODE");
+	unsetenv("SYNCBRIDGE_DEBUG");
+
+	struct variant bridge = { .name = "bridge" }, cpu = { .name = "cpu-stalls",
+							       .flag = "--cpu-sync" };
+	printf("figure 6: cube pipeline, %u runs × %u frames each way, alternating "
+	       "(%s --refresh-ms 0 --no-check [--cpu-sync])\n", runs, frames, VKB_CUBE_DEMO);
+	int64_t t0 = vkb_now_ns();
+	for (unsigned r = 0; r < runs; r++) {
+		struct variant *order[2] = { r % 2 ? &cpu : &bridge, r % 2 ? &bridge : &cpu };
+		for (int k = 0; k < 2; k++) {
+			int rc = run_demo(order[k], frames);
+			if (rc == 77) {
+				printf("SKIP: the cube demo cannot run here\n");
+				return 77;
+			}
+			if (rc != 0)
+				vkb_die("%s run %u: the demo exited %d", order[k]->name, r, rc);
+		}
+	}
+	printf("(%.1f s)\n", (vkb_now_ns() - t0) / 1e9);
+
+	double fps_b = bridge.seconds > 0 ? bridge.frames / bridge.seconds : 0;
+	double fps_c = cpu.seconds > 0 ? cpu.frames / cpu.seconds : 0;
+	printf("cube-fps  bridge %.2f frames/s | floor (CPU stalls): %.2f frames/s | "
+	       "ratio: %.3f (goal >= 1.0)\n", fps_b, fps_c, fps_c > 0 ? fps_b / fps_c : 0.0);
+	/* Intervals: lower is better, so this ratio is the inverse sense. */
+	vkb_print("cube-frame-interval", &bridge.intervals, &cpu.intervals);
+	vkb_samples_finish(&bridge.intervals);
+	vkb_samples_finish(&cpu.intervals);
+	return 0;
+}
