@@ -17,8 +17,8 @@
  *   release         a pending release fence
  *   dequeue-reuse   the only slot is RELEASED with a pending release fence
  *                   that signals after 50 ms: dequeue must hand it out only
- *                   after that, and within 2 s (kept; its timeout is 5 s),
- *                   or fail
+ *                   after that, and within 10 s (kept; its timeout is 30 s:
+ *                   not only when it expires), or fail
  *   acquire-mailbox two frames queued with pending acquire fences; mailbox
  *                   acquire drops the older one, whose acquire fence must
  *                   become its release fence: a dequeue right after must not
@@ -158,7 +158,7 @@ run_dequeue_reuse(const char *schedule, int *ret)
 	vm_later_start(&later, 50 * MS, vm_later_signal_fence, &f);
 	int64_t t0 = sbk_now_ns();
 	arm(schedule);
-	*ret = sb_buffer_queue_dequeue(q, 5000 * MS, &slot);
+	*ret = sb_buffer_queue_dequeue(q, 30000 * MS, &slot);
 	disarm(schedule);
 	int64_t took = sbk_now_ns() - t0;
 	/* Handed out: its release fence must have signalled by now. */
@@ -171,9 +171,9 @@ run_dequeue_reuse(const char *schedule, int *ret)
 		return REPORTED;
 	/* ... and dequeue noticed it promptly: not only at its timeout (an
 	 * infinite one would hang). */
-	if (took > 2000 * MS)
+	if (took > 10000 * MS)
 		sb_test_note("dequeue took %.0f ms for a fence that signalled after 50 ms", vm_ms(took));
-	return st == 1 && took <= 2000 * MS ? KEPT : BROKEN;
+	return st == 1 && took <= 10000 * MS ? KEPT : BROKEN;
 }
 
 static enum outcome
@@ -392,9 +392,11 @@ errored(void)
 		rel.sync_file = -1;
 		t0 = sbk_now_ns();
 		vm_later_start(&later, 50 * MS, vm_later_signal_fence, &rel);
-		ret = sb_buffer_queue_dequeue(q, 5000 * MS, &slot);
+		/* Generous bounds (valgrind in TCG took 3.3 s): what matters is
+		 * that it returns, long before its timeout. */
+		ret = sb_buffer_queue_dequeue(q, 60000 * MS, &slot);
 		CHECK_EQ(ret, 0, "dequeue returns once the release fence completed");
-		CHECK(sbk_now_ns() - t0 < 2000 * MS, "%s: within %.0f ms", what,
+		CHECK(sbk_now_ns() - t0 < 20000 * MS, "%s: within %.0f ms", what,
 		      vm_ms(sbk_now_ns() - t0));
 		vm_later_join(&later);
 		if (rule)
