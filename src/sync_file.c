@@ -30,15 +30,18 @@ sb_sync_file_check(int fd, int32_t *status, uint32_t *num_fences)
 	struct sync_file_info info;
 	int ret;
 
-	ret = sb_fd_check_open(fd);
-	if (ret)
-		return ret;
-
-	/* num_fences = 0 asks only for the count and the aggregate status. */
+	/*
+	 * num_fences = 0 asks only for the count and the aggregate status. The
+	 * ioctl comes first and the open-fd check only when it fails, to tell
+	 * -EBADF from -EINVAL: a valid sync_file costs one system call
+	 * (docs/performance.md, figure 4).
+	 */
 	memset(&info, 0, sizeof(info));
 	ret = sb_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
-	if (ret < 0)
-		return -EINVAL; /* open, but not a sync_file (ENOTTY; EBADF for O_PATH) */
+	if (ret < 0) {
+		ret = sb_fd_check_open(fd);
+		return ret ? ret : -EINVAL; /* open, but not a sync_file (ENOTTY; EBADF for O_PATH) */
+	}
 
 	if (status)
 		*status = info.status;
@@ -212,10 +215,46 @@ sb_sync_file_merge(int a, int b, int *out_fd)
 	return merge_two(a, b, out_fd);
 }
 
+/*
+ * Merge fds[0..n) (n >= 2, validated, borrowed) as a balanced tree. Every
+ * SYNC_IOC_MERGE copies both operands' fences into a new sync_file, so a
+ * chain (((a+b)+c)+...) copies up to n-1 fences per merge, O(n^2) in all
+ * (256 fences: ~7x the tree's time, docs/performance.md, figure 4); the tree
+ * makes the same n-1 merges but copies each fence about log2(n) times.
+ */
+static int
+merge_tree(const int *fds, size_t n, int *out_fd)
+{
+	int left = -1, right = -1, ret;
+	size_t half;
+
+	if (n == 2)
+		return merge_two(fds[0], fds[1], out_fd);
+	if (n == 3) {
+		ret = merge_two(fds[0], fds[1], &left);
+		if (ret)
+			return ret;
+		ret = merge_two(left, fds[2], out_fd);
+		fd_clear(&left);
+		return ret;
+	}
+	half = n / 2;
+	ret = merge_tree(fds, half, &left);
+	if (ret)
+		return ret;
+	ret = merge_tree(fds + half, n - half, &right);
+	if (ret)
+		goto err_close_left;
+	ret = merge_two(left, right, out_fd);
+	fd_clear(&right);
+err_close_left:
+	fd_clear(&left);
+	return ret;
+}
+
 int
 sb_sync_file_merge_array(const int *fds, size_t n, int *out_fd)
 {
-	int acc = -1;
 	int ret;
 
 	if (!out_fd)
@@ -224,32 +263,21 @@ sb_sync_file_merge_array(const int *fds, size_t n, int *out_fd)
 	if (!fds || n == 0)
 		return -EINVAL;
 
+	/* Every input is checked before the first merge: the errors stay precise. */
 	for (size_t i = 0; i < n; i++) {
 		ret = sb_sync_file_check(fds[i], NULL, NULL);
 		if (ret)
 			return ret;
 	}
 
-	ret = sb_fd_dup(fds[0]);
-	if (ret < 0)
-		return ret;
-	acc = ret;
-
-	for (size_t i = 1; i < n; i++) {
-		int merged;
-
-		ret = merge_two(acc, fds[i], &merged);
-		if (ret)
-			goto err_close_acc;
-		fd_replace(&acc, merged);
+	if (n == 1) {
+		ret = sb_fd_dup(fds[0]);
+		if (ret < 0)
+			return ret;
+		*out_fd = ret;
+		return 0;
 	}
-
-	*out_fd = fd_move(&acc);
-	return 0;
-
-err_close_acc:
-	fd_clear(&acc);
-	return ret;
+	return merge_tree(fds, n, out_fd);
 }
 
 int
