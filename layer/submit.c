@@ -436,8 +436,16 @@ prepare_acquire(struct sbl_device *dev, struct batch_plan *b, bool can_add_semap
 				  : sb_dmabuf_export_sync_file(e->mem->fd, e->access, &fence);
 		sb_trace("layer.acquire_export buf_ino=%lu access=%s ret=%d %s", sb_trace_ino(e->mem->fd),
 			 e->access == SB_ACCESS_WRITE ? "write" : "read", ret, sb_trace_sync_file(fence).s);
-		if (ret == 0)
+		if (ret == 0 && merged < 0) {
+			/* The kernel just made this sync_file: the first one is taken as
+			 * it is (accumulating would check it and dup it: three system
+			 * calls, a third of the layer's extra cost per acquire in
+			 * figure 2 of docs/performance.md). */
+			merged = fence;
+			fence = -1;
+		} else if (ret == 0) {
 			ret = sb_sync_file_accumulate(&merged, fence);
+		}
 		if (ret < 0) {
 			warn_once(dev, SBL_WARN_ACQUIRE_EXPORT, ret,
 				  "acquire: cannot export the dma-buf's fences (kernel); "
