@@ -40,6 +40,7 @@
 
 #include <dirent.h>
 #include <drm.h>
+#include <linux/dma-buf.h>
 
 #include <syncbridge/syncbridge.h>
 
@@ -55,8 +56,11 @@ struct surf {
 	struct wp_linux_drm_syncobj_surface_v1 *so;
 	struct wp_linux_drm_syncobj_timeline_v1 *tl;
 	uint32_t handle;       /* syncobj: the acquire timeline (client side) */
-	struct sbk_fence fence; /* v1 */
-	bool has_fence;
+	/* v1: a vgem buffer of its own, which gets a new write fence per commit. */
+	struct sbk_buf bo;
+	uint32_t fence_id;
+	int sync_file;         /* that fence, exported; closed at the next commit */
+	bool has_fence;        /* fence_id not signalled yet */
 };
 
 struct bench {
@@ -72,6 +76,7 @@ struct bench {
 	struct wp_linux_drm_syncobj_timeline_v1 *rel_tl;
 	uint32_t rel_point;
 	struct surf *a, *b;
+	int batch;
 	int n_used;
 };
 
@@ -154,6 +159,7 @@ setup_surface(struct bench *b, struct surf *s)
 	} else {
 		s->sync = zwp_linux_explicit_synchronization_v1_get_synchronization(b->c.explicit_sync,
 										  s->surface);
+		return sbk_buf_create(SBK_BUF_VGEM, b->vgem, 4096, &s->bo);
 	}
 	return 0;
 }
@@ -176,66 +182,84 @@ commit(struct bench *b, struct surf *s, uint64_t point, bool pending)
 		b->rel_point++;
 		wp_linux_drm_syncobj_surface_v1_set_release_point(s->so, b->rel_tl, 0, b->rel_point);
 	} else {
-		ret = sbk_fence_create(b->vgem, true, &s->fence);
+		/* Two ioctls per commit (a vgem fence lives ~10 s: keep the phase short). */
+		ret = sbk_vgem_fence_attach(b->vgem, s->bo.handle, true, &s->fence_id);
 		if (ret)
 			return ret;
 		s->has_fence = true;
 		if (!pending) {
-			ret = sbk_fence_signal(&s->fence);
+			ret = sbk_vgem_fence_signal(b->vgem, s->fence_id);
 			if (ret)
 				return ret;
+			s->has_fence = false;
 		}
-		zwp_linux_surface_synchronization_v1_set_acquire_fence(s->sync, s->fence.sync_file);
+		ret = sbk_dmabuf_export_raw(s->bo.fd, DMA_BUF_SYNC_READ, &s->sync_file);
+		if (ret)
+			return ret;
+		zwp_linux_surface_synchronization_v1_set_acquire_fence(s->sync, s->sync_file);
 	}
 	wl_surface_commit(s->surface);
 	return 0;
 }
 
+/* Signal the surface's fence if it is pending, close its sync_file (v1). */
 static void
-drop_fence(struct surf *s)
+drop_fence(struct bench *b, struct surf *s)
 {
 	if (s->has_fence) {
-		sbk_fence_signal(&s->fence);
-		sbk_fence_destroy(&s->fence);
+		sbk_vgem_fence_signal(b->vgem, s->fence_id);
 		s->has_fence = false;
+	}
+	if (s->sync_file >= 0) {
+		close(s->sync_file);
+		s->sync_file = -1;
 	}
 }
 
+/*
+ * One round: every surface of A and of B commits once (in batches of
+ * b->batch commits, one roundtrip each, batches alternating A B B A), then
+ * A's acquires signal one at a time. Samples are per commit: a batch's
+ * compositor CPU time (and heap) divided by its commits; for A, plus the CPU
+ * time of its surfaces' wake-ups.
+ */
 static int
 round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct bench_samples *cpu_b,
 	  struct bench_samples *cpu_commit_a, struct bench_samples *heap_a,
 	  struct bench_samples *heap_b, uint64_t *wakeups, int *bad_wakeups)
 {
-	int n = b->n, ret, fds0, fds1, thr0, thr1;
-	int64_t *commit_cpu = calloc((size_t)n, sizeof(*commit_cpu));
+	int n = b->n, k = b->batch, nb = n / k, ret, fds0, fds1, thr0, thr1;
+	int64_t *commit_cpu = calloc((size_t)nb, sizeof(*commit_cpu));
+	int64_t *wake_cpu = calloc((size_t)n, sizeof(*wake_cpu));
 	int64_t t_start = bench_now_ns(), t_commits;
 	struct sb_wl_server_stats st0, st1;
 
-	if (!commit_cpu)
-		return -ENOMEM;
+	ret = -ENOMEM;
+	if (!commit_cpu || !wake_cpu)
+		goto out;
 	sb_wl_server_get_stats(sbwl_comp_get_helper(b->comp.comp), &st0); /* compositor idle */
 	fds0 = count_entries("/proc/self/fd");
 	thr0 = count_entries("/proc/self/task");
-	for (int j = 0; j < 2 * n; j++) {
-		/* A B B A ...: j-th commit; i is the surface. */
-		bool pending = ((j ^ (j >> 1)) & 1) == 0;
-		int i = j / 2;
-		struct surf *s = pending ? &b->a[i] : &b->b[i];
+	for (int j = 0; j < 2 * nb; j++) {
+		bool pending = ((j ^ (j >> 1)) & 1) == 0; /* A B B A ... */
+		int first = (j / 2) * k;
+		struct surf *set = pending ? b->a : b->b;
 		struct mallinfo2 m0, m1;
 		int64_t c0, c1;
 
-		/* Made before the measurement: the client's side of the commit. */
-		if (!b->syncobj) {
-			drop_fence(s);
-		}
+		if (!b->syncobj)
+			for (int q = 0; q < k; q++)
+				drop_fence(b, &set[first + q]); /* last round's */
 		ret = bench_wait_asleep(b->comp_tid, TIMEOUT_NS);
 		if (ret)
 			goto out;
 		m0 = mallinfo2();
 		c0 = comp_cpu_ns(b);
-		ret = commit(b, s, point, pending);
-		if (ret)
-			goto out;
+		for (int q = 0; q < k; q++) {
+			ret = commit(b, &set[first + q], point, pending);
+			if (ret)
+				goto out;
+		}
 		if (wl_display_roundtrip(b->c.display) < 0) {
 			ret = -EPROTO;
 			goto out;
@@ -246,15 +270,15 @@ round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct b
 		c1 = comp_cpu_ns(b);
 		m1 = mallinfo2();
 		if (pending) {
-			commit_cpu[i] = c1 - c0;
-			bench_samples_add(heap_a, (int64_t)m1.uordblks - (int64_t)m0.uordblks);
+			commit_cpu[j / 2] = c1 - c0;
+			bench_samples_add(heap_a, ((int64_t)m1.uordblks - (int64_t)m0.uordblks) / k);
 		} else {
-			b->n_used++;
-			bench_samples_add(cpu_b, c1 - c0);
-			bench_samples_add(heap_b, (int64_t)m1.uordblks - (int64_t)m0.uordblks);
+			b->n_used += k;
+			bench_samples_add(cpu_b, (c1 - c0) / k);
+			bench_samples_add(heap_b, ((int64_t)m1.uordblks - (int64_t)m0.uordblks) / k);
 		}
 	}
-	/* Every B commit was applied, no A commit was. */
+	/* Every B commit was applied, no A commit was (a vgem fence signals itself after ~10 s). */
 	if (wlt_comp_n_used(&b->comp) != b->n_used) {
 		fprintf(stderr, "bench-compositor: %d uses after the commits, want %d\n",
 			wlt_comp_n_used(&b->comp), b->n_used);
@@ -283,9 +307,10 @@ round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct b
 		if (b->syncobj)
 			ret = sb_syncobj_signal(b->client_drm, s->handle, point);
 		else
-			ret = sbk_fence_signal(&s->fence);
+			ret = sbk_vgem_fence_signal(b->vgem, s->fence_id);
 		if (ret)
 			goto out;
+		s->has_fence = false;
 		ret = wlt_comp_wait_used(&b->comp, b->n_used + 1, TIMEOUT_NS);
 		if (ret)
 			goto out;
@@ -306,13 +331,22 @@ round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct b
 		*wakeups += after - before;
 		if (after - before != 1)
 			(*bad_wakeups)++;
-		bench_samples_add(cpu_a, commit_cpu[i] + (c1 - c0));
-		bench_samples_add(cpu_commit_a, commit_cpu[i]);
+		wake_cpu[i] = c1 - c0;
+		/* The release events, so that the compositor's buffer to us never fills up. */
+		wlt_dispatch_for(&b->c, 0);
 	}
-	wlt_dispatch_for(&b->c, 0); /* the release events */
+	for (int bi = 0; bi < nb; bi++) {
+		int64_t wake = 0;
+
+		for (int q = 0; q < k; q++)
+			wake += wake_cpu[bi * k + q];
+		bench_samples_add(cpu_a, (commit_cpu[bi] + wake) / k);
+		bench_samples_add(cpu_commit_a, commit_cpu[bi] / k);
+	}
 	ret = 0;
 out:
 	free(commit_cpu);
+	free(wake_cpu);
 	return ret;
 }
 
@@ -327,10 +361,11 @@ main(int argc, char **argv)
 	struct utsname u;
 	struct rlimit rl;
 	uint64_t wakeups = 0;
-	int rounds = 1, bad_wakeups = 0, ret;
+	int rounds = 4, bad_wakeups = 0, ret;
 
 	memset(&b, 0, sizeof(b));
 	b.n = 1000;
+	b.batch = 4;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--proto") == 0 && i + 1 < argc)
 			proto = argv[++i];
@@ -338,8 +373,10 @@ main(int argc, char **argv)
 			b.n = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
 			rounds = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
+			b.batch = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: bench-compositor [--proto v1|syncobj] [--surfaces N] [--rounds R]\n");
+			fprintf(stderr, "usage: bench-compositor [--proto v1|syncobj] [--surfaces N] [--rounds R] [--batch K]\n");
 			return 2;
 		}
 	}
@@ -347,6 +384,10 @@ main(int argc, char **argv)
 	/* Each round records 2N buffer uses; the recorder keeps WLT_MAX_EVENTS. */
 	if (b.n < 1 || rounds < 1 || (long)rounds * 2 * b.n >= WLT_MAX_EVENTS) {
 		fprintf(stderr, "bench-compositor: rounds x 2 x surfaces must stay below %d\n", WLT_MAX_EVENTS);
+		return 2;
+	}
+	if (b.batch < 1 || b.n % b.batch) {
+		fprintf(stderr, "bench-compositor: --batch must divide --surfaces\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -410,6 +451,10 @@ main(int argc, char **argv)
 	if (!b.a || !b.b)
 		return fail("memory", ENOMEM);
 	for (int i = 0; i < b.n; i++) {
+		b.a[i].bo = b.b[i].bo = (struct sbk_buf)SBK_BUF_INIT;
+		b.a[i].sync_file = b.b[i].sync_file = -1;
+	}
+	for (int i = 0; i < b.n; i++) {
 		if ((ret = setup_surface(&b, &b.a[i])) || (ret = setup_surface(&b, &b.b[i])))
 			return fail("surface", ret);
 		if (i % 64 == 63 && wl_display_roundtrip(b.c.display) < 0)
@@ -420,9 +465,10 @@ main(int argc, char **argv)
 
 	uname(&u);
 	printf("# figure 5: compositor helper, %d surfaces with pending acquire (%s) against the same commits "
-	       "already signalled;\n# kernel %s, %ld CPUs; %d round(s), commits interleaved A B B A\n",
+	       "already signalled;\n# kernel %s, %ld CPUs; %d round(s); commits in batches of %d (one roundtrip "
+	       "each), batches interleaved A B B A; samples are per-commit means of a batch\n",
 	       b.n, b.syncobj ? "linux-drm-syncobj-v1 timeline points" : "explicit-sync v1 vgem sync_files",
-	       u.release, sysconf(_SC_NPROCESSORS_ONLN), rounds);
+	       u.release, sysconf(_SC_NPROCESSORS_ONLN), rounds, b.batch);
 	for (int r = 0; r < rounds; r++) {
 		ret = round_run(&b, (uint64_t)r + 1, &cpu_a, &cpu_b, &cpu_commit_a, &heap_a, &heap_b,
 				&wakeups, &bad_wakeups);
@@ -444,8 +490,10 @@ main(int argc, char **argv)
 	wlt_client_disconnect(&b.c);
 	wlt_comp_stop(&b.comp);
 	for (int i = 0; i < b.n; i++) {
-		drop_fence(&b.a[i]);
-		drop_fence(&b.b[i]);
+		drop_fence(&b, &b.a[i]);
+		drop_fence(&b, &b.b[i]);
+		sbk_buf_destroy(&b.a[i].bo);
+		sbk_buf_destroy(&b.b[i].bo);
 	}
 	free(b.a);
 	free(b.b);

@@ -37,6 +37,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <drm.h>
@@ -54,10 +55,10 @@
 
 enum kind { K_SYNC_FILE, K_DMABUF, K_SYNCOBJ, K_SYNCOBJ_THREAD, K_COMPOSITOR,
 	/* Diagnostics (not run by default): the library slot replaced by a piece of it. */
-	K_X_PPOLL, K_X_INFO, K_X_AA, K_X_DMABUF_PPOLL, K_X_DMABUF_CHECK, K_COUNT };
+	K_X_PPOLL, K_X_INFO, K_X_AA, K_X_DMABUF_PPOLL, K_X_DMABUF_CHECK, K_X_DMABUF_STATFS, K_COUNT };
 static const char *const kind_names[K_COUNT] = {
 	"sync_file", "dmabuf", "syncobj", "syncobj-thread", "compositor",
-	"x-ppoll", "x-info", "x-aa", "x-dmabuf-ppoll", "x-dmabuf-check",
+	"x-ppoll", "x-info", "x-aa", "x-dmabuf-ppoll", "x-dmabuf-check", "x-dmabuf-statfs",
 };
 
 /* How the wait is done: through the library, a raw poll(), a bare wl_event_loop source. */
@@ -126,6 +127,12 @@ run_job(struct waiter *w, enum kind kind, enum how how, int fd, int64_t *t)
 
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 		if (readlink(path, target, sizeof(target)) < 0)
+			return -errno;
+	}
+	if (how == H_LIB && kind == K_X_DMABUF_STATFS) {
+		struct statfs sfs;
+
+		if (fstatfs(fd, &sfs) < 0)
 			return -errno;
 	}
 	if (how == H_LIB && (kind == K_X_PPOLL || kind == K_X_DMABUF_PPOLL)) {
@@ -308,7 +315,8 @@ comp_setup(struct ctx *c)
 static bool
 wait_on_dmabuf(enum kind kind)
 {
-	return kind == K_DMABUF || kind == K_X_DMABUF_PPOLL || kind == K_X_DMABUF_CHECK;
+	return kind == K_DMABUF || kind == K_X_DMABUF_PPOLL || kind == K_X_DMABUF_CHECK ||
+	       kind == K_X_DMABUF_STATFS;
 }
 
 /* One wake-up: returns 0 and *lat_ns, or -errno. */
@@ -335,6 +343,7 @@ iteration(struct ctx *c, enum kind kind, enum how how, int64_t *lat_ns)
 	case K_DMABUF:
 	case K_X_DMABUF_PPOLL:
 	case K_X_DMABUF_CHECK:
+	case K_X_DMABUF_STATFS:
 		wait_fd = c->bo.fd;
 		break;
 	case K_SYNCOBJ:
