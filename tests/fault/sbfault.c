@@ -54,6 +54,7 @@ static struct rule rules[MAX_RULES];
 static int n_rules;
 static atomic_bool armed;
 static bool env_mode;     /* armed by SB_FAULT: every thread counts */
+static bool others_mode;  /* sbfault_arm_other_threads(): every thread but the armer */
 static char scope[256];   /* SB_FAULT_SCOPE */
 static atomic_uint counts[FN_COUNT];
 static atomic_uint injected;
@@ -212,7 +213,7 @@ decide(enum fn fn, const void *caller)
 
 	if (!atomic_load_explicit(&armed, memory_order_acquire) || tls_busy || tls_resolving)
 		return 0;
-	if (!env_mode && !tls_armer)
+	if (others_mode ? tls_armer : !env_mode && !tls_armer)
 		return 0;
 	if (scope[0]) {
 		bool ok;
@@ -239,8 +240,8 @@ decide(enum fn fn, const void *caller)
 
 /* ---- control API ---- */
 
-EXPORT void
-sbfault_arm_scoped(const char *schedule, const char *scope_substring)
+static void
+arm(const char *schedule, const char *scope_substring, bool others)
 {
 	tls_busy++;
 	atomic_store(&armed, false);
@@ -253,6 +254,7 @@ sbfault_arm_scoped(const char *schedule, const char *scope_substring)
 	parse(schedule);
 	snprintf(scope, sizeof(scope), "%s", scope_substring ? scope_substring : "");
 	env_mode = false;
+	others_mode = others;
 	tls_armer = true;
 	resolve();
 	tls_busy--;
@@ -260,9 +262,21 @@ sbfault_arm_scoped(const char *schedule, const char *scope_substring)
 }
 
 EXPORT void
+sbfault_arm_scoped(const char *schedule, const char *scope_substring)
+{
+	arm(schedule, scope_substring, false);
+}
+
+EXPORT void
 sbfault_arm(const char *schedule)
 {
-	sbfault_arm_scoped(schedule, NULL);
+	arm(schedule, NULL, false);
+}
+
+EXPORT void
+sbfault_arm_other_threads(const char *schedule)
+{
+	arm(schedule, NULL, true);
 }
 
 EXPORT void

@@ -62,6 +62,12 @@ void sbfault_arm(const char *schedule);
  * in scope there.
  */
 void sbfault_arm_scoped(const char *schedule, const char *scope_substring);
+/*
+ * The same, counting the calls of every thread except the arming one: for a
+ * library's helper thread (e.g. the syncobj waiter's), while the arming
+ * thread only watches.
+ */
+void sbfault_arm_other_threads(const char *schedule);
 /* Stop counting and failing. The counts stay readable. */
 void sbfault_disarm(void);
 /* Calls of `func` counted while armed (see the names above). */

@@ -14,12 +14,16 @@
  *     never fires and get_error() stays 0 (documented in syncobj.h: the
  *     library cannot see it).
  *   both paths, normal case: the point signals → fires, get_error() 0.
+ *   thread path, the kernel's ENOMEM in the thread's wait (libsbfault, armed
+ *     for the other threads): retried — no fire until the point signals,
+ *     then get_error() 0.
  *   export of an unmaterialised point: -EINVAL (binary and timeline), and
  *     only that: the same objects export fine once the point has a fence.
  *
  *   fault-syncobj-waiter-error
  */
 #include "../vm/vmtest.h"
+#include "sbfault.h"
 
 /* POLLIN within ms? */
 static bool
@@ -76,6 +80,36 @@ one_path(int drm, bool thread)
 }
 
 static void
+thread_enomem(int drm)
+{
+	struct sb_syncobj_waiter *w = NULL;
+	int64_t until;
+	uint32_t tl;
+	uint64_t p = 7;
+
+	setenv("SYNCBRIDGE_SYNCOBJ_EVENTFD", "0", 1);
+	REQUIRE(drmSyncobjCreate(drm, 0, &tl) == 0, "drmSyncobjCreate");
+	REQUIRE(sb_syncobj_waiter_create(drm, tl, 7, 0, &w) == 0, "waiter");
+	unsetenv("SYNCBRIDGE_SYNCOBJ_EVENTFD");
+	CHECK_EQ(sb_syncobj_waiter_uses_eventfd(w), 0, "thread path");
+
+	/* The thread's next DRM wait fails with ENOMEM; this thread only watches. */
+	sbfault_arm_other_threads("ioctl:1:ENOMEM");
+	until = sbk_now_ns() + 2000 * MS;
+	while (sbfault_injected() == 0 && sbk_now_ns() < until)
+		sbk_sleep_ns(2 * MS);
+	sbfault_disarm();
+	CHECK_EQ(sbfault_injected(), 1, "thread: the ENOMEM hit the waiter's wait");
+	CHECK(!fires_within(w, 100), "thread: no fire after a kernel ENOMEM (retried)");
+	CHECK_EQ(sb_syncobj_waiter_get_error(w), 0, "thread: no error reported for it");
+	REQUIRE(drmSyncobjTimelineSignal(drm, &tl, &p, 1) == 0, "signal point 7");
+	CHECK(fires_within(w, 2000), "thread: fires once point 7 signals, after the ENOMEM");
+	CHECK_EQ(sb_syncobj_waiter_get_error(w), 0, "thread: get_error 0");
+	sb_syncobj_waiter_destroy(w);
+	drmSyncobjDestroy(drm, tl);
+}
+
+static void
 export_unmaterialised(int drm)
 {
 	uint32_t bin, tl;
@@ -109,6 +143,7 @@ main(void)
 	int drm = vm_require_syncobj_node();
 
 	one_path(drm, true);
+	thread_enomem(drm);
 	if (sbk_drm_has_syncobj_eventfd(drm))
 		one_path(drm, false);
 	else
