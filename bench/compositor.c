@@ -11,19 +11,24 @@
  *      a signalled vgem sync_file; syncobj: a point signalled before the
  *      commit) — the same protocol traffic, fd passing and validation, and
  *      the helper's fast path: the commit is applied at once.
- * The commits of A and B alternate (A B B A), each followed by a roundtrip,
- * and the compositor thread's CPU time (its CLOCK_THREAD_CPUTIME_ID, read
- * while it sleeps in epoll_wait) and the heap in use (mallinfo2; the client
- * keeps nothing between roundtrips) are read around each. Then A's fences
+ * The commits go in batches (--batch, default 4) of one set, each batch
+ * followed by a roundtrip, batches of A and B alternating (A B B A); the
+ * compositor thread's CPU time (its CLOCK_THREAD_CPUTIME_ID, read while it
+ * sleeps in epoll_wait) and the heap in use (mallinfo2; the client keeps
+ * nothing between roundtrips) are read around each batch. Then A's fences
  * signal one at a time, and the compositor's CPU time from the signal to the
- * commit applied is read for each. So:
+ * commit applied is read for each. Every round (--rounds, default 4) commits
+ * each surface once; a sample is the per-commit mean of one batch. So:
  *
  *   CPU per commit      A: commit + wake-up and apply, B: commit (applied)
  *   heap per commit     A: held while waiting, B: none held after the apply
  *   wake-ups per fence  the helper's wakeups counter per signal (goal: 1)
  *   fds and threads     per pending wait, at the end of the commit phase
  *
- *   bench-compositor [--proto v1|syncobj] [--surfaces N] [--rounds R]
+ * (A v1 acquire is a vgem fence, which signals itself after ~10 s: the
+ * commit phase must stay shorter than that, hence batches.)
+ *
+ *   bench-compositor [--proto v1|syncobj] [--surfaces N] [--rounds R] [--batch K]
  */
 #include <errno.h>
 #include <malloc.h>
