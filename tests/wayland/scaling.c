@@ -83,6 +83,8 @@ main(int argc, char **argv)
 	memset(&opt, 0, sizeof(opt));
 	opt.drm_fd = comp_drm;
 	opt.vgem_fd = -1;
+	/* One client with n waiting commits: above the helper's per-client bound (128). */
+	opt.max_client_pending = UINT32_MAX;
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
 	ret = wlt_client_connect(&c, comp.socket);

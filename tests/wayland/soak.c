@@ -238,6 +238,15 @@ commit_one(struct wlt_client *c, struct surf *s)
 	p->seq = seq;
 	pthread_mutex_unlock(&comp.lock);
 	p->due_ns = (r & 3) == 0 ? 0 : wlt_now_ns() + (int64_t)((r >> 8) % 2000) * 1000;
+	/*
+	 * Timeline points are signalled in point order: signalling this one
+	 * now, with earlier ones pending, would complete the earlier
+	 * unmaterialised ones with it (a wait for an unmaterialised point
+	 * resolves to the next point that has a fence). Then it is signalled
+	 * right after the commit, in its turn.
+	 */
+	if (p->due_ns == 0 && s->syncobj && s->waiting > 0)
+		p->due_ns = wlt_now_ns();
 	s->waiting++; /* pend_signal() counts it down */
 
 	wl_surface_attach(s->surf, s->buf, 0, 0);
