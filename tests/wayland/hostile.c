@@ -22,7 +22,10 @@
  * their baseline after it; H is cut off with wl_display.error(implementation)
  * once 128 of its commits wait (the helper's per-client bound).
  *
- *   wl-hostile-client [--fences N] [--control]
+ *   wl-hostile-client [--fences N] [--rounds N] [--flood N] [--control]
+ *
+ * (defaults: 10,000 fences, 20 rounds of wrong kinds, a flood of 2,000; the
+ * suite runs a shorter 1,000 / 5 / 500)
  *
  * --control: the compositor without the per-client bound
  * (max_client_pending_commits = UINT32_MAX): phase 1 must then show the
@@ -56,7 +59,6 @@
 
 #define SURFACES 640
 #define CLIENT_LIMIT SB_WL_SERVER_DEFAULT_MAX_CLIENT_PENDING
-#define FLOOD 2000
 
 struct bee { /* the well-behaved client */
 	struct wlt_client c;
@@ -213,7 +215,7 @@ quiet_log(const char *fmt, va_list ap)
 int
 main(int argc, char **argv)
 {
-	int fences = 10000, comp_drm = -1, ret;
+	int fences = 10000, rounds = 20, flood = 2000, comp_drm = -1, ret;
 	bool control = false;
 	struct sbwl_comp_options opt;
 	struct wlt_comp comp;
@@ -226,6 +228,10 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--fences") == 0 && i + 1 < argc)
 			fences = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+			rounds = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--flood") == 0 && i + 1 < argc)
+			flood = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--control") == 0)
 			control = true;
 		else
@@ -351,7 +357,7 @@ main(int argc, char **argv)
 		const char *kinds[] = { "pipe", "memfd", "eventfd", "/dev/null", "dma-buf", "syncobj",
 					"timeline:pipe", "timeline:sync_file" };
 		int wrong = 0, right = 0;
-		for (int round = 0; round < 20; round++) {
+		for (int round = 0; round < rounds; round++) {
 			for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 				struct wlt_client c;
 				struct sbk_fence f;
@@ -445,7 +451,7 @@ main(int argc, char **argv)
 		REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "vgem fence");
 		sbk_fence_signal(&f);
 		hostile_connect(&h, comp.socket, buf.fd, 4);
-		for (int i = 0; i < FLOOD; i++) {
+		for (int i = 0; i < flood; i++) {
 			struct zwp_linux_buffer_release_v1 *rel;
 			int k = i % 4;
 
@@ -464,10 +470,10 @@ main(int argc, char **argv)
 			}
 		}
 		int64_t phase3_ns = wlt_now_ns() - t3;
-		for (int i = 0; i < 50 && released < FLOOD; i++)
+		for (int i = 0; i < 50 && released < flood; i++)
 			wlt_dispatch_for(&h.c, 100 * WLT_MS);
-		sb_test_note("phase 3: %d of %d releases arrived", released, FLOOD);
-		CHECK_EQ(released, FLOOD, "every commit of the flood released");
+		sb_test_note("phase 3: %d of %d releases arrived", released, flood);
+		CHECK_EQ(released, flood, "every commit of the flood released");
 		CHECK(!err && !cut_off(&h.c, &err), "a fast but honest client is not cut off");
 		hostile_disconnect(&h);
 		sbk_fence_destroy(&f);
@@ -476,7 +482,7 @@ main(int argc, char **argv)
 		wlt_comp_sample(&comp, &s);
 		print_sample("phase 3 done, H gone", &s);
 		sb_test_note("phase 3: %d commits in %.1f s; peaks: fds %d (+%d), heap %zu B (+%zd), "
-			     "RSS %ld KiB, queued %u", FLOOD, (double)phase3_ns / 1e9, p3.fds,
+			     "RSS %ld KiB, queued %u", flood, (double)phase3_ns / 1e9, p3.fds,
 			     p3.fds - base.fds, p3.heap, (ssize_t)(p3.heap - base.heap_in_use), p3.rss,
 			     p3.queued);
 		CHECK_EQ(s.fds, base.fds, "fds after phase 3");
