@@ -27,8 +27,10 @@
  *                           producer, one warning naming EIO
  *   errored-device-lost     SYNCBRIDGE_FENCE_ERRORS=device-lost:
  *                           VK_ERROR_DEVICE_LOST, the work still ran
- *   errored-cpu-wait        device-lost, and the acquire's merge fails (dup
- *                           EMFILE): the CPU-wait fallback sees the error too
+ *   errored-cpu-wait        device-lost, the fence still pending at the
+ *                           submit and the semaphore import failing
+ *                           (SYNCBRIDGE_LAYER_FAULTS=acquire-import): the
+ *                           layer waits on the CPU and sees the error there
  *   errored-control         device-lost, no fence_error rule: VK_SUCCESS and
  *                           no warning (the report comes from the error)
  *   errored-cpu-wait-default  the CPU-wait fallback without the knob:
@@ -187,23 +189,53 @@ cycle_release(struct app *a, const char *schedule, VkResult *res)
  * answers) or not (NULL). The data is the producer's. Returns whether the
  * layer logged a line about the error.
  */
+struct late_producer {
+	struct app *a;
+	uint32_t fence_id;
+};
+
+static void *
+late_producer_main(void *arg)
+{
+	struct late_producer *p = arg;
+
+	sbk_sleep_ns(100 * MS);
+	memset(p->a->buf.map, NEW, p->a->buf.size);
+	sbk_vgem_fence_signal(p->a->vgem, p->fence_id);
+	return NULL;
+}
+
+/*
+ * pending: the producer's fence is still pending at the submit and completes
+ * 100 ms later (from another thread), while the layer waits on the CPU (the
+ * errored processes run with SYNCBRIDGE_LAYER_FAULTS=acquire-import).
+ * *cpu_wait: the layer said it waited on the CPU.
+ */
 static bool
-acquire_errored(struct app *a, const char *schedule, VkResult *res, bool *data_ok)
+acquire_errored(struct app *a, const char *schedule, bool pending, VkResult *res, bool *data_ok,
+		bool *cpu_wait)
 {
 	VkFence fence = vkt_fence(&a->t);
-	uint32_t fence_id;
+	struct late_producer lp = { .a = a };
+	pthread_t th;
 	char *log;
 	bool told;
 
 	memset(a->buf.map, OLD, a->buf.size);
 	memset(a->dst.map, 0, SIZE);
-	REQUIRE(sbk_vgem_fence_attach(a->vgem, a->buf.handle, true, &fence_id) == 0, "vgem fence");
-	memset(a->buf.map, NEW, a->buf.size);
-	REQUIRE(sbk_vgem_fence_signal(a->vgem, fence_id) == 0, "vgem signal");
+	REQUIRE(sbk_vgem_fence_attach(a->vgem, a->buf.handle, true, &lp.fence_id) == 0, "vgem fence");
+	if (pending) {
+		REQUIRE(pthread_create(&th, NULL, late_producer_main, &lp) == 0, "pthread_create");
+	} else {
+		memset(a->buf.map, NEW, a->buf.size);
+		REQUIRE(sbk_vgem_fence_signal(a->vgem, lp.fence_id) == 0, "vgem signal");
+	}
 	vkt_capture_begin();
 	sbfault_arm_scoped(schedule ? schedule : "", SCOPE);
 	*res = vkt_submit(&a->t, &a->opt, a->acq.primary, VK_NULL_HANDLE, 0, fence);
 	sbfault_disarm();
+	if (pending)
+		pthread_join(th, NULL);
 	/* Submitted either way (DEVICE_LOST comes after the submit): the fence signals. */
 	CHECK_EQ(vkWaitForFences(a->t.device, 1, &fence, VK_TRUE, 20000 * MS), VK_SUCCESS,
 		 "the app's fence signals");
@@ -211,6 +243,7 @@ acquire_errored(struct app *a, const char *schedule, VkResult *res, bool *data_o
 	log = vkt_capture_end();
 	fputs(log, stderr);
 	told = strstr(log, "completed with an error") && strstr(log, "Input/output error");
+	*cpu_wait = strstr(log, "waiting on the CPU instead") != NULL;
 	free(log);
 	*data_ok = vkt_count_bytes(a->dst.map, SIZE, NEW) == SIZE;
 	vkDestroyFence(a->t.device, fence, NULL);
@@ -221,14 +254,15 @@ static const struct {
 	const char *set;
 	const char *schedule; /* NULL: no rule */
 	bool device_lost;     /* SYNCBRIDGE_FENCE_ERRORS=device-lost */
+	bool pending;         /* completes during the layer's CPU wait */
 	VkResult want;
 	bool want_told;
 } errored_cases[] = {
-	{ "errored", "fence_error:*:EIO", false, VK_SUCCESS, true },
-	{ "errored-device-lost", "fence_error:*:EIO", true, VK_ERROR_DEVICE_LOST, true },
-	{ "errored-cpu-wait", "fence_error:*:EIO,dup:1:EMFILE", true, VK_ERROR_DEVICE_LOST, true },
-	{ "errored-control", NULL, true, VK_SUCCESS, false },
-	{ "errored-cpu-wait-default", "fence_error:*:EIO,dup:1:EMFILE", false, VK_SUCCESS, true },
+	{ "errored", "fence_error:*:EIO", false, false, VK_SUCCESS, true },
+	{ "errored-device-lost", "fence_error:*:EIO", true, false, VK_ERROR_DEVICE_LOST, true },
+	{ "errored-cpu-wait", "fence_error:*:EIO", true, true, VK_ERROR_DEVICE_LOST, true },
+	{ "errored-control", NULL, true, false, VK_SUCCESS, false },
+	{ "errored-cpu-wait-default", "fence_error:*:EIO", false, true, VK_SUCCESS, true },
 };
 #define N_ERRORED ((int)(sizeof(errored_cases) / sizeof(errored_cases[0])))
 
@@ -323,14 +357,17 @@ child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
 		for (int i = 0; i < N_ERRORED; i++) {
 			const char *name = errored_cases[i].set;
 			VkResult r;
-			bool data_ok, told;
+			bool data_ok, told, cpu_wait;
 
 			if (errored_cases[i].device_lost != device_lost)
 				continue;
 			if (!first)
 				sbk_sleep_ns(1100 * MS);
 			first = false;
-			told = acquire_errored(&a, errored_cases[i].schedule, &r, &data_ok);
+			told = acquire_errored(&a, errored_cases[i].schedule, errored_cases[i].pending, &r,
+					       &data_ok, &cpu_wait);
+			if (errored_cases[i].pending)
+				CHECK(cpu_wait, "%s: the layer waited on the CPU (import fault)", name);
 			sb_test_note("%s: acquire after %s producer fence: %s, copy saw the producer's "
 				     "data: %s, a warning named the error: %s",
 				     name, errored_cases[i].schedule ? "an errored" : "a clean",
@@ -458,6 +495,9 @@ main(int argc, char **argv)
 		setenv("SYNCBRIDGE_DEBUG", "warn", 0);
 		if (strcmp(argv[3], "errored-device-lost") == 0)
 			setenv("SYNCBRIDGE_FENCE_ERRORS", "device-lost", 1);
+		/* The errored processes' pending cases go through the CPU-wait fallback. */
+		if (strncmp(argv[3], "errored", 7) == 0)
+			setenv("SYNCBRIDGE_LAYER_FAULTS", "acquire-import", 1);
 		return child(&opt, c, argv[3], n);
 	}
 
