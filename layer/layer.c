@@ -49,12 +49,64 @@ sbl_instance_lookup(const void *dispatchable)
 	return inst;
 }
 
+/*
+ * The last device looked up, so that the common case (one device, every call
+ * from its queues and command buffers) takes no lock: a seqlock-protected
+ * pair (key, device), written only under global_lock. A reader returns the
+ * device only when the pair it read was consistent and its key is the
+ * caller's. That pointer is valid to use without the lock because the caller
+ * holds a child of that very device, and vkDestroyDevice's valid usage says
+ * "All child objects created on device must have been destroyed prior to
+ * destroying device" and "Host access to device must be externally
+ * synchronized": the app may not destroy the device while it calls us with
+ * one of its children. sbl_DestroyDevice clears the pair (under global_lock)
+ * before it frees the device, so a device created later at the same address
+ * or with the same key is never confused with it. The key is compared from
+ * the pair, never read through the (possibly freed) device pointer: another
+ * thread may be destroying a different device that is still in the cache.
+ */
+static atomic_uint cache_seq; /* odd while a writer changes the pair */
+static _Atomic(uintptr_t) cache_key;
+static _Atomic(struct sbl_device *) cache_dev;
+
+/* Under global_lock. */
+static void
+cache_set(uintptr_t key, struct sbl_device *dev)
+{
+	unsigned seq = atomic_load_explicit(&cache_seq, memory_order_relaxed);
+	atomic_store_explicit(&cache_seq, seq + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&cache_key, key, memory_order_relaxed);
+	atomic_store_explicit(&cache_dev, dev, memory_order_relaxed);
+	atomic_store_explicit(&cache_seq, seq + 2, memory_order_release);
+}
+
+static struct sbl_device *
+cache_get(uintptr_t key)
+{
+	unsigned seq = atomic_load_explicit(&cache_seq, memory_order_acquire);
+	if (seq & 1)
+		return NULL;
+	uintptr_t k = atomic_load_explicit(&cache_key, memory_order_relaxed);
+	struct sbl_device *dev = atomic_load_explicit(&cache_dev, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&cache_seq, memory_order_relaxed) != seq || k != key)
+		return NULL;
+	return dev;
+}
+
 struct sbl_device *
 sbl_device_lookup(const void *dispatchable)
 {
+	uintptr_t key = (uintptr_t)sbl_dispatch_key(dispatchable);
+	struct sbl_device *dev = cache_get(key);
+	if (dev)
+		return dev;
+
 	pthread_mutex_lock(&global_lock);
-	struct sbl_device *dev =
-		sbl_map_get(&devices, (uint64_t)(uintptr_t)sbl_dispatch_key(dispatchable));
+	dev = sbl_map_get(&devices, (uint64_t)key);
+	if (dev)
+		cache_set(key, dev);
 	pthread_mutex_unlock(&global_lock);
 	return dev;
 }
@@ -542,6 +594,8 @@ sbl_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
 	pthread_mutex_lock(&global_lock);
 	struct sbl_device *dev =
 		sbl_map_remove(&devices, (uint64_t)(uintptr_t)sbl_dispatch_key(device));
+	if (dev && atomic_load_explicit(&cache_dev, memory_order_relaxed) == dev)
+		cache_set(0, NULL); /* see sbl_device_lookup */
 	if (devices.count == 0)
 		sbl_map_finish(&devices);
 	pthread_mutex_unlock(&global_lock);

@@ -141,6 +141,9 @@ struct sbl_device {
 	struct sbl_map buffers;  /* VkBuffer → struct sbl_memory (referenced) */
 	struct sbl_map images;   /* VkImage → struct sbl_image */
 	struct sbl_map cmds;     /* VkCommandBuffer → struct sbl_cmd */
+	/* How many entries of cmds hold a transfer: changed only under lock,
+	 * read without it by the submit's fast path (submit.c, any_transfer). */
+	atomic_uint xfer_cmds;
 	VkSemaphore *sem_pool;   /* unsignalled, exportable SYNC_FD semaphores */
 	uint32_t sem_pool_count, sem_pool_capacity;
 	VkFence *fence_pool;     /* unsignalled fences */
@@ -193,7 +196,6 @@ bool sbl_access_writes(VkAccessFlags2 access);
 /* track.c: the device's side tables. */
 void sbl_device_tables_init(struct sbl_device *dev);
 void sbl_device_tables_finish(struct sbl_device *dev);
-void sbl_cmd_clear(struct sbl_cmd *cmd);
 
 /* submit.c: the pools. */
 void sbl_device_pools_finish(struct sbl_device *dev);

@@ -870,15 +870,29 @@ enum submit_kind { SUBMIT_1, SUBMIT_2, SUBMIT_2_KHR };
  * Whether any command buffer of the submit records an ownership transfer the
  * layer acts on (in mode all: whether any batch has command buffers while
  * the device has dma-buf memory). The common submit — nothing shared — then
- * costs one lookup per command buffer under the lock and no allocation:
- * building a plan first (a calloc and a free per submit) made vkQueueSubmit
- * 1.35x the driver's alone in figure 1 of docs/performance.md.
+ * costs no allocation: building a plan first (a calloc and a free per submit)
+ * made vkQueueSubmit 1.35x the driver's alone in figure 1 of
+ * docs/performance.md.
+ *
+ * In mode transfers, while no command buffer of the device holds a transfer
+ * (dev->xfer_cmds, track.c), not even the lookups: one atomic load. Reading
+ * it without the lock is enough: the transfers of a command buffer being
+ * submitted were recorded (and counted, under dev->lock) before its
+ * vkEndCommandBuffer, which the app must order before this submit
+ * (vkQueueSubmit's valid usage: "Each element of the pCommandBuffers member
+ * of each element of pSubmits must be in the pending or executable state"),
+ * so the app's own synchronisation makes the count visible here. A count that
+ * is stale the other way (a reset on another thread) only takes the slow path.
  */
 static bool
 any_transfer(struct sbl_device *dev, uint32_t count, const VkSubmitInfo *s1,
 	     const VkSubmitInfo2 *s2)
 {
 	bool any = false;
+
+	if (dev->mode == SBL_MODE_TRANSFERS &&
+	    atomic_load_explicit(&dev->xfer_cmds, memory_order_acquire) == 0)
+		return false;
 
 	pthread_mutex_lock(&dev->lock);
 	for (uint32_t i = 0; i < count && !any; i++) {

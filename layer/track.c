@@ -11,6 +11,13 @@
  *    (srcAccessMask) side declared. Secondary command buffers' transfers are
  *    copied into the primary by vkCmdExecuteCommands. Begin, reset and free
  *    forget them.
+ *
+ * dev->xfer_cmds counts the entries of dev->cmds that hold at least one
+ * transfer, so that a submit can skip every command buffer lookup while it is
+ * zero (docs/performance.md, figure 1). It changes only in cmd_append (0 → 1
+ * transfers) and cmd_clear (n → 0; cmd_destroy clears before an entry leaves
+ * the map), all under dev->lock, so at every unlock it equals what a scan of
+ * the map would count.
  */
 #include "layer.h"
 
@@ -80,20 +87,24 @@ sbl_memory_unref(struct sbl_memory *mem)
 	}
 }
 
-void
-sbl_cmd_clear(struct sbl_cmd *cmd)
+/* Under dev->lock (or with the device gone): forget the recorded transfers. */
+static void
+cmd_clear(struct sbl_device *dev, struct sbl_cmd *cmd)
 {
+	if (cmd->count == 0)
+		return;
 	for (uint32_t i = 0; i < cmd->count; i++)
 		sbl_memory_unref(cmd->xfers[i].mem);
 	cmd->count = 0;
+	atomic_fetch_sub_explicit(&dev->xfer_cmds, 1, memory_order_relaxed);
 }
 
 static void
-cmd_destroy(struct sbl_cmd *cmd)
+cmd_destroy(struct sbl_device *dev, struct sbl_cmd *cmd)
 {
 	if (!cmd)
 		return;
-	sbl_cmd_clear(cmd);
+	cmd_clear(dev, cmd);
 	free(cmd->xfers);
 	free(cmd);
 }
@@ -115,13 +126,14 @@ sbl_device_tables_init(struct sbl_device *dev)
 	sbl_map_init(&dev->buffers);
 	sbl_map_init(&dev->images);
 	sbl_map_init(&dev->cmds);
+	atomic_init(&dev->xfer_cmds, 0);
 }
 
 void
 sbl_device_tables_finish(struct sbl_device *dev)
 {
 	sbl_map_foreach(&dev->cmds, i)
-		cmd_destroy(dev->cmds.values[i]);
+		cmd_destroy(dev, dev->cmds.values[i]);
 	sbl_map_foreach(&dev->images, i)
 		image_destroy(dev->images.values[i]);
 	sbl_map_foreach(&dev->buffers, i)
@@ -469,21 +481,23 @@ sbl_FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t count,
 		pthread_mutex_lock(&dev->lock);
 		for (uint32_t i = 0; i < count; i++)
 			if (cmds[i])
-				cmd_destroy(sbl_map_remove(&dev->cmds, (uint64_t)(uintptr_t)cmds[i]));
+				cmd_destroy(dev, sbl_map_remove(&dev->cmds,
+								(uint64_t)(uintptr_t)cmds[i]));
 		pthread_mutex_unlock(&dev->lock);
 	}
 	dev->FreeCommandBuffers(device, pool, count, cmds);
 }
 
-/* The command buffer's state; the app synchronises access to the command
- * buffer itself, the map needs our lock. */
-static struct sbl_cmd *
-cmd_lookup(struct sbl_device *dev, VkCommandBuffer cb)
+/* Forget what the command buffer recorded. The app synchronises access to
+ * the command buffer itself; the map and dev->xfer_cmds need our lock. */
+static void
+cmd_forget(struct sbl_device *dev, VkCommandBuffer cb)
 {
 	pthread_mutex_lock(&dev->lock);
 	struct sbl_cmd *cmd = sbl_map_get(&dev->cmds, (uint64_t)(uintptr_t)cb);
+	if (cmd)
+		cmd_clear(dev, cmd);
 	pthread_mutex_unlock(&dev->lock);
-	return cmd;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL
@@ -492,11 +506,8 @@ sbl_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
 	struct sbl_device *dev = sbl_device_lookup(cb);
 	if (!dev)
 		return VK_ERROR_DEVICE_LOST;
-	if (dev->mode == SBL_MODE_TRANSFERS) {
-		struct sbl_cmd *cmd = cmd_lookup(dev, cb);
-		if (cmd)
-			sbl_cmd_clear(cmd); /* begin implicitly resets */
-	}
+	if (dev->mode == SBL_MODE_TRANSFERS)
+		cmd_forget(dev, cb); /* begin implicitly resets */
 	return dev->BeginCommandBuffer(cb, info);
 }
 
@@ -506,11 +517,8 @@ sbl_ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags)
 	struct sbl_device *dev = sbl_device_lookup(cb);
 	if (!dev)
 		return VK_ERROR_DEVICE_LOST;
-	if (dev->mode == SBL_MODE_TRANSFERS) {
-		struct sbl_cmd *cmd = cmd_lookup(dev, cb);
-		if (cmd)
-			sbl_cmd_clear(cmd);
-	}
+	if (dev->mode == SBL_MODE_TRANSFERS)
+		cmd_forget(dev, cb);
 	return dev->ResetCommandBuffer(cb, flags);
 }
 
@@ -525,7 +533,7 @@ sbl_ResetCommandPool(VkDevice device, VkCommandPool pool, VkCommandPoolResetFlag
 		sbl_map_foreach(&dev->cmds, i) {
 			struct sbl_cmd *cmd = dev->cmds.values[i];
 			if (cmd->pool == pool)
-				sbl_cmd_clear(cmd);
+				cmd_clear(dev, cmd);
 		}
 		pthread_mutex_unlock(&dev->lock);
 	}
@@ -545,7 +553,7 @@ sbl_DestroyCommandPool(VkDevice device, VkCommandPool pool, const VkAllocationCa
 			struct sbl_cmd *cmd = dev->cmds.keys[i] ? dev->cmds.values[i] : NULL;
 			if (cmd && cmd->pool == pool) {
 				sbl_map_remove(&dev->cmds, dev->cmds.keys[i]);
-				cmd_destroy(cmd);
+				cmd_destroy(dev, cmd);
 			} else {
 				i++;
 			}
@@ -555,8 +563,10 @@ sbl_DestroyCommandPool(VkDevice device, VkCommandPool pool, const VkAllocationCa
 	dev->DestroyCommandPool(device, pool, alloc);
 }
 
+/* Under dev->lock. */
 static bool
-cmd_append(struct sbl_cmd *cmd, struct sbl_memory *mem, enum sbl_xfer_kind kind, int access)
+cmd_append(struct sbl_device *dev, struct sbl_cmd *cmd, struct sbl_memory *mem,
+	   enum sbl_xfer_kind kind, int access)
 {
 	if (cmd->count == cmd->capacity) {
 		uint32_t cap = cmd->capacity ? cmd->capacity * 2 : 4;
@@ -571,6 +581,8 @@ cmd_append(struct sbl_cmd *cmd, struct sbl_memory *mem, enum sbl_xfer_kind kind,
 		.kind = kind,
 		.access = access,
 	};
+	if (cmd->count == 1)
+		atomic_fetch_add_explicit(&dev->xfer_cmds, 1, memory_order_relaxed);
 	return true;
 }
 
@@ -610,7 +622,7 @@ record_buffer(struct sbl_device *dev, struct sbl_cmd *cmd, VkBuffer buffer,
 	      enum sbl_xfer_kind kind, int access)
 {
 	struct sbl_memory *mem = sbl_map_get(&dev->buffers, (uint64_t)buffer);
-	if (mem && !cmd_append(cmd, mem, kind, access))
+	if (mem && !cmd_append(dev, cmd, mem, kind, access))
 		warn_untracked(dev, "vkCmdPipelineBarrier");
 }
 
@@ -622,7 +634,7 @@ record_image(struct sbl_device *dev, struct sbl_cmd *cmd, VkImage image,
 	if (!img)
 		return;
 	for (int p = 0; p < SBL_MAX_PLANES; p++)
-		if (img->mem[p] && !cmd_append(cmd, img->mem[p], kind, access))
+		if (img->mem[p] && !cmd_append(dev, cmd, img->mem[p], kind, access))
 			warn_untracked(dev, "vkCmdPipelineBarrier");
 }
 
@@ -750,8 +762,8 @@ sbl_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count, const VkCommandBuffer
 			/* A secondary is executable (fully recorded) by now: copy its
 			 * transfers, as re-recording it invalidates this primary. */
 			for (uint32_t j = 0; sec && j < sec->count; j++)
-				if (!cmd_append(primary, sec->xfers[j].mem, sec->xfers[j].kind,
-						sec->xfers[j].access))
+				if (!cmd_append(dev, primary, sec->xfers[j].mem,
+						sec->xfers[j].kind, sec->xfers[j].access))
 					warn_untracked(dev, "vkCmdExecuteCommands");
 		}
 		pthread_mutex_unlock(&dev->lock);
