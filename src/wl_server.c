@@ -67,6 +67,7 @@ struct wait {
 	int fd;                          /* owned sync_file, or -1 */
 	struct sb_syncobj_waiter *waiter; /* or NULL */
 	bool threaded;
+	bool counted; /* in stats.waits_pending (and waits_threaded) */
 };
 
 struct sync_surface;
@@ -244,17 +245,24 @@ wait_init(struct wait *w)
 	w->fd = -1;
 }
 
+/* The wait no longer counts as pending (it fired, or it is being torn down). */
+static void
+wait_uncount(struct sb_wl_server *server, struct wait *w)
+{
+	if (w->counted && server) {
+		server->stats.waits_pending--;
+		if (w->threaded)
+			server->stats.waits_threaded--;
+	}
+	w->counted = false;
+}
+
 static void
 wait_finish(struct sb_wl_server *server, struct wait *w)
 {
-	if (w->source) {
+	if (w->source)
 		wl_event_source_remove(w->source);
-		if (server) {
-			server->stats.waits_pending--;
-			if (w->threaded)
-				server->stats.waits_threaded--;
-		}
-	}
+	wait_uncount(server, w);
 	sb_syncobj_waiter_destroy(w->waiter);
 	fd_clear(&w->fd);
 	wait_init(w);
@@ -489,20 +497,36 @@ acquire_signalled(struct sb_wl_commit *c)
 /* ---- the queue ---------------------------------------------------------------- */
 
 static void queue_advance(struct sync_surface *ss);
+static void queue_hand_over(struct sync_surface *ss, struct sb_wl_commit *c);
 
 static int
 wait_fired(int fd, uint32_t mask, void *data)
 {
 	struct sync_surface *ss = data;
 	struct sb_wl_commit *head;
+	int err;
 
 	sb_trace("wl.acquire_signalled surface=%u", wl_resource_get_id(ss->surface));
 	ss->server->stats.wakeups++;
+	if (ss->wait.waiter && (err = sb_syncobj_waiter_get_error(ss->wait.waiter)) != 0)
+		sb_log_errno(SB_LOG_DEBUG, err, "acquire point wait ended without the point "
+			     "signalling; applying (errors count as signalled)");
 	if (!wl_list_empty(&ss->queue)) {
 		head = wl_container_of(ss->queue.next, head, link);
 		/* The client's sync_file (v1, implicit), or -1: export the point. */
 		acquire_check_status(head, ss->wait.fd);
 		head->ready = true;
+		wait_uncount(ss->server, &ss->wait);
+		/*
+		 * Hand the head over before tearing the wait down: removing the
+		 * source (epoll_ctl + close of its duplicate) and closing the
+		 * client's sync_file are two to three system calls that need not
+		 * stand between the signal and the compositor (bench-wake,
+		 * docs/performance.md figure 3). A commit_ready() that re-enters
+		 * the queue finds ss->wait.source still set and leaves the next
+		 * wait to the queue_advance() below.
+		 */
+		queue_hand_over(ss, head);
 	}
 	wait_finish(ss->server, &ss->wait);
 	queue_advance(ss);
@@ -567,6 +591,7 @@ wait_start(struct sync_surface *ss, struct sb_wl_commit *c)
 	server->stats.waits_pending++;
 	if (w->threaded)
 		server->stats.waits_threaded++;
+	w->counted = true;
 	return 0;
 }
 
@@ -597,15 +622,24 @@ queue_advance(struct sync_surface *ss)
 				c->ready = true;
 			}
 		}
-		wl_list_remove(&c->link);
-		wl_list_insert(ss->held.prev, &c->link);
-		c->queued = false;
-		ss->queued--;
-		ss->client->queued--;
-		server->stats.commits_queued--;
-		sb_trace("wl.commit_ready surface=%u", wl_resource_get_id(ss->surface));
-		server->impl.commit_ready(c, c->data, server->data);
+		queue_hand_over(ss, c);
 	}
+}
+
+/* Move a ready commit from the queue to the held list and give it to the compositor. */
+static void
+queue_hand_over(struct sync_surface *ss, struct sb_wl_commit *c)
+{
+	struct sb_wl_server *server = ss->server;
+
+	wl_list_remove(&c->link);
+	wl_list_insert(ss->held.prev, &c->link);
+	c->queued = false;
+	ss->queued--;
+	ss->client->queued--;
+	server->stats.commits_queued--;
+	sb_trace("wl.commit_ready surface=%u", wl_resource_get_id(ss->surface));
+	server->impl.commit_ready(c, c->data, server->data);
 }
 
 /* The wl_surface is gone (or the server is): its waiting commits never apply. */
