@@ -541,6 +541,10 @@ main(int argc, char **argv)
 
 		snprintf(want, sizeof(want), ",%s,", kind_names[k]);
 		char *list = malloc(strlen(kinds) + 3);
+		if (!list) {
+			fprintf(stderr, "bench-wake: out of memory\n");
+			return 1;
+		}
 		sprintf(list, ",%s,", kinds);
 		bool selected = strstr(list, want) != NULL;
 		free(list);
