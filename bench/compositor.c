@@ -86,33 +86,6 @@ struct bench {
 };
 
 static int
-find_tid(const char *comm)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int found = -1;
-
-	if (!d)
-		return -1;
-	while (found < 0 && (e = readdir(d))) {
-		char path[300], buf[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f) && strncmp(buf, comm, strlen(comm)) == 0)
-			found = atoi(e->d_name);
-		fclose(f);
-	}
-	closedir(d);
-	return found;
-}
-
-static int
 count_entries(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -427,7 +400,7 @@ main(int argc, char **argv)
 	if (ret)
 		return fail("start the compositor", ret);
 	pthread_setname_np(b.comp.thread, "sb-bench-comp");
-	b.comp_tid = find_tid("sb-bench-comp");
+	b.comp_tid = bench_find_tid("sb-bench-comp");
 	if (b.comp_tid < 0 || pthread_getcpuclockid(b.comp.thread, &b.comp_clock))
 		return fail("the compositor thread", ESRCH);
 	ret = wlt_client_connect(&b.c, b.comp.socket);

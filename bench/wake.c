@@ -235,34 +235,6 @@ waiter_collect(struct waiter *w, int64_t *t)
 	return ret;
 }
 
-/* The tid of this process's thread named `comm`, or -1. */
-static int
-find_tid(const char *comm)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int found = -1;
-
-	if (!d)
-		return -1;
-	while (found < 0 && (e = readdir(d))) {
-		char path[300], buf[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f) && strncmp(buf, comm, strlen(comm)) == 0)
-			found = atoi(e->d_name);
-		fclose(f);
-	}
-	closedir(d);
-	return found;
-}
-
 /* A pending write fence on ctx->bo; its sync_file into *sync_file if asked. */
 static int
 new_fence(struct ctx *c, uint32_t *id, int *sync_file)
@@ -292,7 +264,7 @@ comp_setup(struct ctx *c)
 		return ret;
 	c->comp_up = true;
 	pthread_setname_np(c->comp.thread, "sb-bench-comp");
-	c->comp_tid = find_tid("sb-bench-comp");
+	c->comp_tid = bench_find_tid("sb-bench-comp");
 	if (c->comp_tid < 0)
 		return -ESRCH;
 	ret = wlt_client_connect(&c->client, c->comp.socket);

@@ -36,6 +36,9 @@ void bench_print_us(const char *name, struct bench_samples *var, struct bench_sa
 void bench_print_unit(const char *name, const char *unit, struct bench_samples *var,
 		      struct bench_samples *floor);
 
+/* The tid of this process's thread named `comm` (/proc/self/task/T/comm), or -1. */
+int bench_find_tid(const char *comm);
+
 /* CLOCK_MONOTONIC in ns. */
 int64_t bench_now_ns(void);
 
