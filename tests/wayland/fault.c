@@ -1,0 +1,852 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fault-wl (VM tier): both Wayland helpers under failing kernel and libc
+ * calls (docs/reliability.md, "fault-wl"). libsbfault is scoped to one
+ * helper library (and the static core inside it) and counts one thread only.
+ *
+ * Compositor helper (the example compositor on a thread, armed there, scoped
+ * to libsyncbridge-wayland-server): a raw client commits a vgem dma-buf
+ *   v1-pending / v1-signalled           explicit-sync v1 acquire fence, pending
+ *                                        at the commit (signalled 10 ms later)
+ *                                        or already signalled; release asked;
+ *   syncobj-pending / -signalled         a materialised timeline point;
+ *   syncobj-unmaterialised               a point with no fence yet, signalled
+ *                                        from the CPU later;
+ *   v1- / syncobj-surface-destroyed      the wl_surface destroyed while its
+ *                                        commit waits;
+ *   client-gone                          the client disconnects while a v1 and
+ *                                        a syncobj commit wait;
+ * with the compositor's render fences (release = fenced_release / a point
+ * the helper attaches the fence to) and without (immediate release / the
+ * point signalled at once), and the unmaterialised case once more with the
+ * syncobj waiter's thread (SYNCBRIDGE_SYNCOBJ_EVENTFD=0: pthread_create).
+ * A dry run counts the calls; then each is failed in turn — ioctl with
+ * ENOTTY, EINVAL, ENOMEM (EINTR and EAGAIN too: sb_ioctl() retries them, so
+ * they must change nothing), eventfd with EMFILE and ENOMEM, dup with EMFILE,
+ * pthread_create with EAGAIN — in a fresh connection, and the case must end
+ *   kept      the buffer used after its fence (never before), the release
+ *             delivered; a destroyed surface's commit never used;
+ *   reported  the client got a protocol error (the helper said why) and
+ *             nothing was used before its fence;
+ * never "BROKEN" (used early, or neither used nor reported within 2 s, or a
+ * release that never comes). EINTR/EAGAIN must be "kept". No fd of the process
+ * may leak or be closed under it, no close() may hit a closed fd.
+ *
+ * The example compositor ignores sb_wl_commit_release()'s result; this
+ * program's own sb_wl_commit_release() (it comes first in symbol lookup)
+ * checks it against the header and, on failure, does what the header asks of
+ * a compositor: the commit is still its own, so it waits for its render fence
+ * and releases the commit without one.
+ *
+ * Client helper (armed on this thread, scoped to
+ * libsyncbridge-wayland-client): one frame through the whole public API —
+ * create, get_surface_sync, set_acquire_fence or set_acquire_point (a pending
+ * vgem fence), get_release, commit, release_wait, release_get_fence, the
+ * destroys — per protocol (linux-drm-syncobj, explicit-sync v1), each call
+ * failed in turn as above. A failing call must return a documented error
+ * with its outputs -1/NULL; the program then retries it without faults, as
+ * an application would, and the frame must still be right: used after the
+ * fence, released. Same fd and close checks.
+ *
+ *   fault-wl [--server-only | --client-only] [--quick]
+ *
+ * --quick: ENOMEM only (a quick look; the suite runs all errnos).
+ * Under ASan its interceptors hide the caller from libsbfault's scope:
+ * nothing is counted there and the program says so (it is not in the
+ * sanitizer selection).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <drm.h>
+#include <sys/ioctl.h>
+
+#include <syncbridge/syncbridge.h>
+#include <syncbridge/wayland-client.h>
+
+#include "../fault/sbfault.h"
+#include "fd_snapshot.h"
+#include "harness.h"
+#include "kernel.h"
+#include "wlt.h"
+
+#define SERVER_SCOPE "libsyncbridge-wayland-server"
+#define CLIENT_SCOPE "libsyncbridge-wayland-client"
+#define BOUND (2000 * WLT_MS)
+
+static struct wlt_comp comp;
+static int vgem = -1, vgem_render = -1, client_drm = -1, comp_drm = -1;
+static struct sbk_buf buf;
+static bool quick;
+
+/* ---- the compositor's sb_wl_commit_release(), checked ---------------------- */
+
+static int (*real_commit_release)(struct sb_wl_commit *, int);
+static atomic_uint release_errors, release_undocumented;
+
+/*
+ * Ours comes first in symbol lookup for the example compositor (a static
+ * library linked into this program). On failure the header says: "nothing
+ * was done, the commit is still the caller's" — so do what a compositor must
+ * then: wait for the render fence itself, release without a fence.
+ */
+int
+sb_wl_commit_release(struct sb_wl_commit *commit, int fence_fd)
+{
+	int ret;
+
+	if (!real_commit_release)
+		real_commit_release = (__typeof__(real_commit_release))dlsym(RTLD_NEXT,
+									     "sb_wl_commit_release");
+	ret = real_commit_release(commit, fence_fd);
+	if (ret == 0)
+		return 0;
+	atomic_fetch_add(&release_errors, 1);
+	if (ret != -EBADF && ret != -EINVAL)
+		atomic_fetch_add(&release_undocumented, 1);
+	if (fence_fd >= 0) {
+		struct pollfd p = { .fd = fence_fd, .events = POLLIN };
+		poll(&p, 1, 5000);
+	}
+	return real_commit_release(commit, -1);
+}
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+static uint32_t
+syncobj_new(void)
+{
+	struct drm_syncobj_create c = { 0 };
+
+	REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_CREATE, &c) == 0, "SYNCOBJ_CREATE");
+	return c.handle;
+}
+
+static void
+syncobj_free(uint32_t h)
+{
+	struct drm_syncobj_destroy d = { .handle = h };
+
+	if (h)
+		ioctl(client_drm, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
+}
+
+static struct wp_linux_drm_syncobj_timeline_v1 *
+timeline_import(struct wlt_client *c, uint32_t handle)
+{
+	struct drm_syncobj_handle h = { .handle = handle, .fd = -1 };
+	struct wp_linux_drm_syncobj_timeline_v1 *tl;
+
+	REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "HANDLE_TO_FD");
+	tl = wp_linux_drm_syncobj_manager_v1_import_timeline(c->syncobj, h.fd);
+	close(h.fd);
+	return tl;
+}
+
+/* Wait until the process has `fds` open fds again (the compositor thread tidies up). */
+static void
+settle(int fds)
+{
+	int64_t end = wlt_now_ns() + BOUND;
+
+	while (wlt_count_fds() != fds && wlt_now_ns() < end)
+		sbk_sleep_ns(2 * WLT_MS);
+	/* One more loop iteration of the compositor: what it had queued is done. */
+	struct wlt_comp_sample s;
+	wlt_comp_sample(&comp, &s);
+}
+
+/* ---- compositor helper cases --------------------------------------------------- */
+
+enum proto { V1, SYNCOBJ };
+enum when { SIGNALLED, PENDING, UNMATERIALISED };
+
+struct srv_scenario {
+	const char *name;
+	enum proto proto;
+	enum when when;
+	bool destroy_surface;
+	bool client_gone;
+};
+
+static const struct srv_scenario srv_scenarios[] = {
+	{ "v1-pending", V1, PENDING, false, false },
+	{ "v1-signalled", V1, SIGNALLED, false, false },
+	{ "syncobj-pending", SYNCOBJ, PENDING, false, false },
+	{ "syncobj-signalled", SYNCOBJ, SIGNALLED, false, false },
+	{ "syncobj-unmaterialised", SYNCOBJ, UNMATERIALISED, false, false },
+	{ "v1-surface-destroyed", V1, PENDING, true, false },
+	{ "syncobj-surface-destroyed", SYNCOBJ, UNMATERIALISED, true, false },
+	{ "client-gone", V1, PENDING, false, true },
+};
+#define N_SRV ((int)(sizeof(srv_scenarios) / sizeof(srv_scenarios[0])))
+
+enum outcome { KEPT, REPORTED, BROKEN };
+static const char *const outcome_names[] = { "kept", "reported", "BROKEN" };
+
+struct v1_release {
+	bool arrived, fenced;
+};
+
+static void
+v1_fenced(void *data, struct zwp_linux_buffer_release_v1 *r, int32_t fd)
+{
+	struct v1_release *rel = data;
+
+	rel->arrived = rel->fenced = true;
+	close(fd);
+	zwp_linux_buffer_release_v1_destroy(r);
+}
+
+static void
+v1_immediate(void *data, struct zwp_linux_buffer_release_v1 *r)
+{
+	struct v1_release *rel = data;
+
+	rel->arrived = true;
+	zwp_linux_buffer_release_v1_destroy(r);
+}
+
+static const struct zwp_linux_buffer_release_v1_listener v1_release_listener = {
+	.fenced_release = v1_fenced,
+	.immediate_release = v1_immediate,
+};
+
+/* One surface's commit with its explicit-sync objects. */
+struct commit_objs {
+	enum proto proto;
+	struct wl_surface *surf;
+	struct wl_buffer *wb;
+	struct zwp_linux_surface_synchronization_v1 *sync;
+	struct v1_release rel;
+	struct wp_linux_drm_syncobj_surface_v1 *so;
+	struct wp_linux_drm_syncobj_timeline_v1 *acq_tl, *rel_tl;
+	uint32_t acq_h, rel_h;
+	struct sbk_fence f;
+	bool have_fence;
+};
+
+static void
+objs_commit(struct wlt_client *c, struct commit_objs *o, enum proto proto, enum when when)
+{
+	memset(o, 0, sizeof(*o));
+	o->proto = proto;
+	o->have_fence = when != UNMATERIALISED;
+	if (o->have_fence) {
+		REQUIRE(sbk_fence_create(vgem, true, &o->f) == 0, "vgem fence");
+		if (when == SIGNALLED)
+			REQUIRE(sbk_fence_signal(&o->f) == 0, "signal");
+	}
+	o->surf = wl_compositor_create_surface(c->compositor);
+	o->wb = wlt_dmabuf_buffer(c, buf.fd, 16, 16, 64);
+	wl_surface_attach(o->surf, o->wb, 0, 0);
+	if (proto == SYNCOBJ) {
+		o->so = wp_linux_drm_syncobj_manager_v1_get_surface(c->syncobj, o->surf);
+		o->acq_h = syncobj_new();
+		o->rel_h = syncobj_new();
+		o->acq_tl = timeline_import(c, o->acq_h);
+		o->rel_tl = timeline_import(c, o->rel_h);
+		if (o->have_fence)
+			REQUIRE(sb_syncobj_import_sync_file(client_drm, o->acq_h, 1, o->f.sync_file) == 0,
+				"import the acquire fence");
+		wp_linux_drm_syncobj_surface_v1_set_acquire_point(o->so, o->acq_tl, 0, 1);
+		wp_linux_drm_syncobj_surface_v1_set_release_point(o->so, o->rel_tl, 0, 1);
+	} else {
+		struct zwp_linux_buffer_release_v1 *r;
+
+		o->sync = zwp_linux_explicit_synchronization_v1_get_synchronization(c->explicit_sync,
+										      o->surf);
+		zwp_linux_surface_synchronization_v1_set_acquire_fence(o->sync, o->f.sync_file);
+		r = zwp_linux_surface_synchronization_v1_get_release(o->sync);
+		zwp_linux_buffer_release_v1_add_listener(r, &v1_release_listener, &o->rel);
+	}
+	wl_surface_commit(o->surf);
+}
+
+static void
+objs_signal(struct commit_objs *o)
+{
+	if (o->have_fence)
+		REQUIRE(sbk_fence_signal(&o->f) == 0, "signal");
+	else
+		REQUIRE(sb_syncobj_signal(client_drm, o->acq_h, 1) == 0, "signal point 1");
+}
+
+/* Protocol objects first (the connection may be gone: they are only freed then). */
+static void
+objs_destroy(struct commit_objs *o, bool alive)
+{
+	if (o->sync)
+		zwp_linux_surface_synchronization_v1_destroy(o->sync);
+	if (o->so) {
+		wp_linux_drm_syncobj_surface_v1_destroy(o->so);
+		wp_linux_drm_syncobj_timeline_v1_destroy(o->acq_tl);
+		wp_linux_drm_syncobj_timeline_v1_destroy(o->rel_tl);
+	}
+	if (o->wb)
+		wl_buffer_destroy(o->wb);
+	if (o->surf)
+		wl_surface_destroy(o->surf);
+	(void)alive;
+}
+
+static void
+objs_free_kernel(struct commit_objs *o)
+{
+	syncobj_free(o->acq_h);
+	syncobj_free(o->rel_h);
+	if (o->have_fence) {
+		sbk_fence_signal(&o->f);
+		sbk_fence_destroy(&o->f);
+	}
+}
+
+static void
+arm_cb(void *data)
+{
+	sbfault_arm_scoped(data, SERVER_SCOPE);
+}
+
+static void
+disarm_cb(void *data)
+{
+	sbfault_disarm();
+}
+
+/* Whether the use recorded at index i came after t (or there is none). */
+static bool
+used_after(int i, int64_t t, int *status)
+{
+	struct sbwl_used u;
+
+	pthread_mutex_lock(&comp.lock);
+	u = comp.used[i];
+	pthread_mutex_unlock(&comp.lock);
+	*status = u.acquire_status;
+	return u.time_ns >= t;
+}
+
+static bool
+connection_failed(struct wlt_client *c, const char **iface, uint32_t *code)
+{
+	uint32_t id;
+
+	if (wl_display_get_error(c->display)) {
+		const struct wl_interface *intf = NULL;
+
+		*code = wl_display_get_error(c->display) == EPROTO ?
+			wl_display_get_protocol_error(c->display, &intf, &id) : 0;
+		*iface = intf ? intf->name : "(connection)";
+		return true;
+	}
+	return wlt_roundtrip_error(c, iface, code, &id) < 0;
+}
+
+static enum outcome
+run_srv(const struct srv_scenario *sc, bool immediate, const char *sched, char *why, size_t why_len)
+{
+	struct wlt_client c;
+	struct commit_objs o, o2;
+	const char *iface = "";
+	uint32_t code = 0;
+	int n0 = wlt_comp_n_used(&comp), status = 0;
+	int64_t t_signal = 0;
+	bool failed, used;
+	enum outcome out = KEPT;
+
+	(void)immediate;
+	snprintf(why, why_len, "-");
+	REQUIRE(wlt_client_connect(&c, comp.socket) == 0, "connect");
+	wlt_comp_call(&comp, arm_cb, (void *)sched);
+	objs_commit(&c, &o, sc->proto, sc->when);
+	if (sc->client_gone)
+		objs_commit(&c, &o2, SYNCOBJ, UNMATERIALISED);
+	failed = connection_failed(&c, &iface, &code);
+	if (sc->when != SIGNALLED) {
+		sbk_sleep_ns(10 * WLT_MS);
+		if (!failed)
+			failed = connection_failed(&c, &iface, &code);
+		if (wlt_comp_n_used(&comp) != n0) {
+			snprintf(why, why_len, "used before its fence signalled");
+			out = BROKEN;
+		}
+		if (sc->destroy_surface && !failed) {
+			objs_destroy(&o, true);
+			o.sync = NULL, o.so = NULL, o.wb = NULL, o.surf = NULL;
+			failed = connection_failed(&c, &iface, &code);
+		}
+		if (sc->client_gone) {
+			wlt_client_disconnect(&c);
+			c.display = NULL;
+			sbk_sleep_ns(10 * WLT_MS);
+		}
+		t_signal = wlt_now_ns();
+		objs_signal(&o);
+		if (sc->client_gone)
+			objs_signal(&o2);
+	}
+	if (sc->destroy_surface || sc->client_gone) {
+		/* Never to be used: give a wrong use the time to show. */
+		sbk_sleep_ns(20 * WLT_MS);
+		if (c.display && !failed)
+			failed = connection_failed(&c, &iface, &code);
+		used = wlt_comp_n_used(&comp) != n0;
+		if (used && out == KEPT) {
+			snprintf(why, why_len, "a discarded commit was used");
+			out = BROKEN;
+		}
+	} else if (wlt_comp_wait_used(&comp, n0 + 1, failed ? 50 * WLT_MS : BOUND) == 0) {
+		if (!used_after(n0, t_signal, &status)) {
+			snprintf(why, why_len, "used before its fence signalled");
+			out = BROKEN;
+		}
+		/* The release: within the bound, or the client was told. */
+		if (out == KEPT && !failed) {
+			if (sc->proto == V1) {
+				int64_t end = wlt_now_ns() + BOUND;
+				while (!o.rel.arrived && wlt_now_ns() < end &&
+				       wlt_dispatch_for(&c, 5 * WLT_MS) == 0)
+					;
+				if (!o.rel.arrived)
+					failed = connection_failed(&c, &iface, &code);
+				if (!o.rel.arrived && !failed) {
+					snprintf(why, why_len, "no release within %d ms", (int)(BOUND / WLT_MS));
+					out = BROKEN;
+				}
+			} else {
+				int r = sb_syncobj_wait(client_drm, o.rel_h, 1, BOUND, 0);
+				if (r)
+					failed = connection_failed(&c, &iface, &code);
+				if (r && !failed) {
+					snprintf(why, why_len, "release point not signalled: %s", strerror(-r));
+					out = BROKEN;
+				}
+			}
+		}
+	} else if (!failed) {
+		failed = connection_failed(&c, &iface, &code);
+		if (!failed) {
+			snprintf(why, why_len, "neither used nor reported within %d ms",
+				 (int)(BOUND / WLT_MS));
+			out = BROKEN;
+		}
+	}
+	if (out == KEPT && failed) {
+		out = REPORTED;
+		snprintf(why, why_len, "%s error %u", iface, code);
+	} else if (out == KEPT && status) {
+		snprintf(why, why_len, "acquire status %d", status);
+	}
+	if (c.display) {
+		objs_destroy(&o, !failed);
+		if (sc->client_gone)
+			objs_destroy(&o2, !failed);
+		wlt_client_disconnect(&c);
+	}
+	objs_free_kernel(&o);
+	if (sc->client_gone)
+		objs_free_kernel(&o2);
+	return out;
+}
+
+static int cases, n_kept, n_reported;
+
+static void
+srv_case(const struct srv_scenario *sc, bool immediate, const char *sched, bool invisible)
+{
+	struct sb_fd_snapshot before;
+	char what[160], why[128];
+	int bad_fd = -1, fds0 = wlt_count_fds();
+	unsigned rel_err0 = atomic_load(&release_errors);
+	unsigned rel_undoc0 = atomic_load(&release_undocumented);
+	enum outcome o;
+
+	snprintf(what, sizeof(what), "server %s%s [%s]", sc->name, immediate ? " (immediate)" : "",
+		 sched);
+	REQUIRE(sb_fd_snapshot_take(&before) == 0, "snapshot");
+	o = run_srv(sc, immediate, sched, why, sizeof(why));
+	settle(fds0);
+	wlt_comp_call(&comp, disarm_cb, NULL);
+	cases++;
+	n_kept += o == KEPT;
+	n_reported += o == REPORTED;
+	sb_test_note("%s: %s (%s)%s", what, outcome_names[o], why,
+		     atomic_load(&release_errors) != rel_err0 ? " [sb_wl_commit_release failed]" : "");
+	CHECK(o != BROKEN, "%s: ordering kept or the failure reported (%s)", what, why);
+	if (invisible)
+		CHECK(o == KEPT, "%s: a retried errno changes nothing", what);
+	CHECK(atomic_load(&release_undocumented) == rel_undoc0,
+	      "%s: sb_wl_commit_release() failed only with a documented error", what);
+	CHECK_EQ(sbfault_injected(), 1, "the fault was hit");
+	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
+	sb_fd_snapshot_check(&before, NULL, 0, what);
+	sb_fd_snapshot_free(&before);
+}
+
+struct counts {
+	unsigned ioctl, eventfd, dup, pthread_create;
+};
+
+static void
+counts_read(struct counts *n)
+{
+	n->ioctl = sbfault_calls("ioctl");
+	n->eventfd = sbfault_calls("eventfd");
+	n->dup = sbfault_calls("dup");
+	n->pthread_create = sbfault_calls("pthread_create");
+}
+
+static const char *const ioctl_errs_all[] = { "ENOTTY", "EINVAL", "ENOMEM", "EINTR", "EAGAIN" };
+static const char *const ioctl_errs_quick[] = { "ENOMEM" };
+
+/* Every call counted in `n`, failed with each errno, through case_fn. */
+static void
+fail_each(const struct counts *n, void (*case_fn)(const void *ctx, const char *sched, bool invisible),
+	  const void *ctx)
+{
+	const char *const *errs = quick ? ioctl_errs_quick : ioctl_errs_all;
+	int n_errs = quick ? 1 : 5;
+	char sched[64];
+
+	for (unsigned i = 1; i <= n->ioctl; i++)
+		for (int e = 0; e < n_errs; e++) {
+			snprintf(sched, sizeof(sched), "ioctl:%u:%s", i, errs[e]);
+			case_fn(ctx, sched, strcmp(errs[e], "EINTR") == 0 || strcmp(errs[e], "EAGAIN") == 0);
+		}
+	for (unsigned i = 1; i <= n->eventfd; i++) {
+		snprintf(sched, sizeof(sched), "eventfd:%u:EMFILE", i);
+		case_fn(ctx, sched, false);
+		snprintf(sched, sizeof(sched), "eventfd:%u:ENOMEM", i);
+		case_fn(ctx, sched, false);
+	}
+	for (unsigned i = 1; i <= n->dup; i++) {
+		snprintf(sched, sizeof(sched), "dup:%u:EMFILE", i);
+		case_fn(ctx, sched, false);
+	}
+	for (unsigned i = 1; i <= n->pthread_create; i++) {
+		snprintf(sched, sizeof(sched), "pthread_create:%u:EAGAIN", i);
+		case_fn(ctx, sched, false);
+	}
+}
+
+struct srv_ctx {
+	const struct srv_scenario *sc;
+	bool immediate;
+};
+
+static void
+srv_case_fn(const void *ctx, const char *sched, bool invisible)
+{
+	const struct srv_ctx *x = ctx;
+
+	srv_case(x->sc, x->immediate, sched, invisible);
+}
+
+static void
+start_comp(bool immediate)
+{
+	struct sbwl_comp_options opt;
+	int ret;
+
+	memset(&opt, 0, sizeof(opt));
+	opt.drm_fd = comp_drm;
+	opt.vgem_fd = immediate ? -1 : vgem_render;
+	opt.render_delay_ms = 5;
+	ret = wlt_comp_start(&comp, &opt);
+	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
+}
+
+static void
+server_part(void)
+{
+	for (int immediate = 0; immediate <= 1; immediate++) {
+		start_comp(immediate);
+		for (int s = 0; s < N_SRV; s++) {
+			const struct srv_scenario *sc = &srv_scenarios[s];
+			struct srv_ctx ctx = { sc, immediate };
+			struct counts n;
+			char why[128];
+			enum outcome o;
+
+			/* Release paths only differ with immediate release. */
+			if (immediate && (sc->destroy_surface || sc->client_gone || sc->when == SIGNALLED))
+				continue;
+			for (int thread = 0; thread <= (sc->when == UNMATERIALISED && !immediate); thread++) {
+				if (thread)
+					setenv("SYNCBRIDGE_SYNCOBJ_EVENTFD", "0", 1);
+				o = run_srv(sc, immediate, "", why, sizeof(why));
+				settle(wlt_count_fds());
+				wlt_comp_call(&comp, disarm_cb, NULL);
+				counts_read(&n);
+				REQUIRE(o == KEPT, "server %s dry run: %s (%s)", sc->name, outcome_names[o], why);
+				sb_test_note("server %s%s%s: the helper made ioctl=%u eventfd=%u dup=%u "
+					     "pthread_create=%u", sc->name, immediate ? " (immediate release)" : "",
+					     thread ? " (waiter thread)" : "", n.ioctl, n.eventfd, n.dup,
+					     n.pthread_create);
+				for (unsigned i = 0; i < n.ioctl && i < 32; i++)
+					sb_test_note("  ioctl %u: 0x%lx", i + 1, sbfault_ioctl_request(i));
+				if (n.ioctl + n.eventfd + n.dup + n.pthread_create == 0)
+					sb_test_note("server %s: nothing counted in %s (under ASan its "
+						     "interceptors hide the caller)", sc->name, SERVER_SCOPE);
+				fail_each(&n, srv_case_fn, &ctx);
+				if (thread)
+					unsetenv("SYNCBRIDGE_SYNCOBJ_EVENTFD");
+			}
+		}
+		wlt_comp_stop(&comp);
+	}
+}
+
+/* ---- client helper cases ------------------------------------------------------- */
+
+struct cli_scenario {
+	const char *name;
+	uint32_t flags; /* sb_wl_client_create() */
+	enum sb_wl_client_protocol want;
+	bool point;     /* set_acquire_point instead of set_acquire_fence */
+};
+
+static const struct cli_scenario cli_scenarios[] = {
+	{ "syncobj-fence", 0, SB_WL_CLIENT_DRM_SYNCOBJ, false },
+	{ "syncobj-point", 0, SB_WL_CLIENT_DRM_SYNCOBJ, true },
+	{ "v1-fence", SB_WL_CLIENT_NO_DRM_SYNCOBJ, SB_WL_CLIENT_EXPLICIT_V1, false },
+	{ "v1-point", SB_WL_CLIENT_NO_DRM_SYNCOBJ, SB_WL_CLIENT_EXPLICIT_V1, true },
+};
+#define N_CLI ((int)(sizeof(cli_scenarios) / sizeof(cli_scenarios[0])))
+
+/* The documented errors (include/syncbridge/wayland-client.h); 0-terminated. */
+static const int doc_create[] = { -EINVAL, -EBADF, -EPIPE, -ENOMEM, 0 };
+static const int doc_release_get_fence[] = { -EAGAIN, -EPIPE, -ENOMEM, -EMFILE, 0 };
+static const int doc_release_wait[] = { -ETIME, -EPIPE, -ENOMEM, -EINVAL, 0 };
+static const int doc_set_point[] = { -EAGAIN, -ENODEV, -EINVAL, -ENOENT, -ENOMEM, -EMFILE, 0 };
+/* "-EINVAL, -ENOMEM, or a negative errno from creating the acquire timeline" etc. */
+static const int doc_any[] = { 1, 0 };
+
+static bool
+documented(const int *errs, int ret)
+{
+	if (errs[0] == 1)
+		return ret < 0;
+	for (int i = 0; errs[i]; i++)
+		if (errs[i] == ret)
+			return true;
+	return false;
+}
+
+struct cli_result {
+	const char *failed_call; /* the first call that failed, or NULL */
+	int ret;
+	bool broken;
+	char why[128];
+};
+
+/*
+ * A call of the helper: on failure record it, check its result, disarm and
+ * retry it (an application would: the failure was transient). out_check: the
+ * outputs are -1/NULL.
+ */
+#define CALL(res, name, docs, expr, outputs_reset)                                       \
+	do {                                                                              \
+		int r_ = (expr);                                                          \
+		if (r_ != 0) {                                                            \
+			if (!(res)->failed_call) {                                        \
+				(res)->failed_call = name;                                \
+				(res)->ret = r_;                                          \
+			}                                                                 \
+			CHECK(documented(docs, r_), "%s: %d (%s) is documented", name, r_, \
+			      strerror(-r_));                                             \
+			CHECK(outputs_reset, "%s failed: its outputs are -1/NULL", name); \
+			sbfault_disarm();                                                 \
+			r_ = (expr);                                                      \
+			REQUIRE(r_ == 0, "%s retried without faults: %d", name, r_);     \
+		}                                                                         \
+	} while (0)
+
+static void
+run_cli(const struct cli_scenario *sc, const char *sched, struct cli_result *res)
+{
+	struct wlt_client c;
+	struct sb_wl_client *cl = NULL;
+	struct sb_wl_surface_sync *ss = NULL;
+	struct sb_wl_release *rel = NULL;
+	struct wl_surface *surf;
+	struct wl_buffer *wb;
+	struct sbk_fence f;
+	uint32_t point_h = 0;
+	int n0 = wlt_comp_n_used(&comp), fd = -1, status = 0, r;
+	int64_t t_signal;
+
+	memset(res, 0, sizeof(*res));
+	REQUIRE(wlt_client_connect(&c, comp.socket) == 0, "connect");
+	REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "vgem fence");
+	if (sc->point) {
+		point_h = syncobj_new();
+		REQUIRE(sb_syncobj_import_sync_file(client_drm, point_h, 1, f.sync_file) == 0, "import");
+	}
+	surf = wl_compositor_create_surface(c.compositor);
+	wb = wlt_dmabuf_buffer(&c, buf.fd, 16, 16, 64);
+
+	if (sched)
+		sbfault_arm_scoped(sched, CLIENT_SCOPE);
+	CALL(res, "sb_wl_client_create", doc_create,
+	     sb_wl_client_create(c.display, client_drm, sc->flags, &cl), cl == NULL);
+	CALL(res, "sb_wl_client_get_surface_sync", doc_any,
+	     sb_wl_client_get_surface_sync(cl, surf, &ss), ss == NULL);
+	wl_surface_attach(surf, wb, 0, 0);
+	if (sc->point)
+		CALL(res, "sb_wl_surface_sync_set_acquire_point", doc_set_point,
+		     sb_wl_surface_sync_set_acquire_point(ss, point_h, 1, buf.fd), true);
+	else
+		CALL(res, "sb_wl_surface_sync_set_acquire_fence", doc_any,
+		     sb_wl_surface_sync_set_acquire_fence(ss, f.sync_file, buf.fd), true);
+	CALL(res, "sb_wl_surface_sync_get_release", doc_any,
+	     sb_wl_surface_sync_get_release(ss, buf.fd, &rel), rel == NULL);
+	wl_surface_commit(surf);
+	wl_display_flush(c.display);
+	sbk_sleep_ns(10 * WLT_MS);
+	if (wlt_comp_n_used(&comp) != n0) {
+		res->broken = true;
+		snprintf(res->why, sizeof(res->why), "used before its fence signalled");
+	}
+	t_signal = wlt_now_ns();
+	REQUIRE(sbk_fence_signal(&f) == 0, "signal");
+	if (wlt_comp_wait_used(&comp, n0 + 1, BOUND) != 0) {
+		res->broken = true;
+		snprintf(res->why, sizeof(res->why), "not used within %d ms", (int)(BOUND / WLT_MS));
+	} else if (!used_after(n0, t_signal, &status)) {
+		res->broken = true;
+		snprintf(res->why, sizeof(res->why), "used before its fence signalled");
+	}
+	if (!res->broken) {
+		CALL(res, "sb_wl_release_wait", doc_release_wait, sb_wl_release_wait(rel, BOUND), true);
+		CALL(res, "sb_wl_release_get_fence", doc_release_get_fence,
+		     sb_wl_release_get_fence(rel, &fd), fd == -1);
+		if (fd >= 0) {
+			r = sb_sync_file_wait(fd, 0);
+			CHECK(r == 0, "%s: the release fence has signalled after release_wait (%d)",
+			      sc->name, r);
+			close(fd);
+		}
+	}
+	sb_wl_release_destroy(rel);
+	sb_wl_surface_sync_destroy(ss);
+	sb_wl_client_destroy(cl);
+	sbfault_disarm();
+	if (!res->broken && (r = wlt_dispatch_for(&c, 0)) != 0) {
+		res->broken = true;
+		snprintf(res->why, sizeof(res->why), "the connection failed (%d)", r);
+	}
+	wl_buffer_destroy(wb);
+	wl_surface_destroy(surf);
+	wl_display_roundtrip(c.display);
+	wlt_client_disconnect(&c);
+	sbk_fence_destroy(&f);
+	syncobj_free(point_h);
+}
+
+static void
+cli_case(const void *ctx, const char *sched, bool invisible)
+{
+	const struct cli_scenario *sc = ctx;
+	struct sb_fd_snapshot before;
+	struct cli_result res;
+	char what[160];
+	int bad_fd = -1, fds0 = wlt_count_fds();
+
+	snprintf(what, sizeof(what), "client %s [%s]", sc->name, sched);
+	REQUIRE(sb_fd_snapshot_take(&before) == 0, "snapshot");
+	run_cli(sc, sched, &res);
+	settle(fds0);
+	cases++;
+	n_kept += !res.failed_call && !res.broken;
+	n_reported += res.failed_call && !res.broken;
+	if (res.failed_call)
+		sb_test_note("%s: %s -> %d (%s)%s%s", what, res.failed_call, res.ret, strerror(-res.ret),
+			     res.broken ? ": BROKEN " : "", res.broken ? res.why : "");
+	else
+		sb_test_note("%s: kept%s%s", what, res.broken ? ": BROKEN " : "", res.broken ? res.why : "");
+	CHECK(!res.broken, "%s: the frame is right after the failure (%s)", what, res.why);
+	if (invisible)
+		CHECK(!res.failed_call, "%s: a retried errno changes nothing", what);
+	CHECK_EQ(sbfault_injected(), 1, "the fault was hit");
+	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
+	sb_fd_snapshot_check(&before, NULL, 0, what);
+	sb_fd_snapshot_free(&before);
+}
+
+static void
+client_part(void)
+{
+	start_comp(false);
+	for (int s = 0; s < N_CLI; s++) {
+		const struct cli_scenario *sc = &cli_scenarios[s];
+		struct cli_result res;
+		struct counts n;
+
+		run_cli(sc, "", &res);
+		counts_read(&n);
+		REQUIRE(!res.failed_call && !res.broken, "client %s dry run: %s %d %s", sc->name,
+			res.failed_call ? res.failed_call : "-", res.ret, res.why);
+		sb_test_note("client %s: the helper made ioctl=%u eventfd=%u dup=%u pthread_create=%u",
+			     sc->name, n.ioctl, n.eventfd, n.dup, n.pthread_create);
+		for (unsigned i = 0; i < n.ioctl && i < 32; i++)
+			sb_test_note("  ioctl %u: 0x%lx", i + 1, sbfault_ioctl_request(i));
+		if (n.ioctl + n.dup == 0)
+			sb_test_note("client %s: nothing counted in %s (under ASan its interceptors "
+				     "hide the caller)", sc->name, CLIENT_SCOPE);
+		fail_each(&n, cli_case, sc);
+	}
+	wlt_comp_stop(&comp);
+}
+
+int
+main(int argc, char **argv)
+{
+	bool server = true, client = true;
+	int64_t t0 = wlt_now_ns();
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--server-only") == 0)
+			client = false;
+		else if (strcmp(argv[i], "--client-only") == 0)
+			server = false;
+		else if (strcmp(argv[i], "--quick") == 0)
+			quick = true;
+		else
+			REQUIRE(false, "unknown argument %s", argv[i]);
+	}
+	if (!dlsym(RTLD_DEFAULT, "sbfault_arm_scoped"))
+		sb_test_skip("libsbfault is not loaded");
+	/* The helpers' warnings go to the log. */
+	setenv("SYNCBRIDGE_DEBUG", "warn", 0);
+	vgem = sbk_vgem_open();
+	vgem_render = sbk_vgem_open();
+	if (vgem < 0 || vgem_render < 0)
+		sb_test_skip("no vgem node: %s", strerror(-vgem));
+	client_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
+	comp_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
+	if (client_drm < 0 || comp_drm < 0)
+		sb_test_skip("no virtio_gpu render node (timeline syncobjs): run in the VM tier");
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 16 * 64, &buf) == 0, "vgem buffer");
+
+	if (server)
+		server_part();
+	if (client)
+		client_part();
+
+	sb_test_note("%d fault cases: %d kept, %d reported; %.1f s", cases, n_kept, n_reported,
+		     (double)(wlt_now_ns() - t0) / 1e9);
+	sbk_buf_destroy(&buf);
+	close(vgem);
+	close(vgem_render);
+	close(client_drm);
+	close(comp_drm);
+	return sb_test_finish();
+}
