@@ -30,13 +30,17 @@
 #
 # LISTFILE: one test per line, fields separated by TABs:
 #   NAME<TAB>TIMEOUT_S<TAB>ARG0[<TAB>ARG1...]
-# NAME: [A-Za-z0-9][A-Za-z0-9._+-]*; TIMEOUT_S: whole seconds, 0 = no limit;
+# NAME: [A-Za-z0-9][A-Za-z0-9._+-]*; TIMEOUT_S: whole seconds, 0 = no limit,
+# followed by ":alone" for a test that must have no other test beside it;
 # ARG0 is the program (a path, or a name looked up in PATH). Arguments are
 # taken literally (no quoting); they cannot be empty or contain TABs or
 # newlines. Blank lines and lines starting with '#' are ignored. The guest
-# runs the tests in order and writes DIR/NAME.log (stdout + stderr), DIR/NAME.rc
-# (exit status; 124 = timed out) and DIR/NAME.dmesg (kernel messages logged
-# during the test, if any), then DIR/guest-info and DIR/batch.done. The exit
+# starts the tests in order, $SYNCBRIDGE_VM_JOBS at a time (default: one per
+# guest CPU; an ":alone" test waits for the others and runs by itself), and
+# writes DIR/NAME.log (stdout + stderr), DIR/NAME.rc (exit status; 124 = timed
+# out) and DIR/NAME.dmesg (kernel messages logged while the test ran, if any;
+# with tests side by side they may be another's, and the file names the tests
+# that were running), then DIR/guest-info and DIR/batch.done. The exit
 # status of a batch run is 0 when batch.done was written, whatever the tests'
 # results, and 125 otherwise.
 #
@@ -46,6 +50,8 @@
 #   SYNCBRIDGE_VM_MODULES  extra kernel modules to load, e.g. "vivid"
 #   SYNCBRIDGE_VM_ENV      extra variable names to pass through
 #   SYNCBRIDGE_VM_MEM      guest memory (default 2G); SYNCBRIDGE_VM_CPUS (default 2)
+#   SYNCBRIDGE_VM_JOBS     batch mode: tests run side by side (default: the guest's
+#                          CPUs; 1 = one after the other)
 #   SYNCBRIDGE_VM_APPEND   more kernel command line (e.g. loglevel=7 to see kernel
 #                          messages, sb.debug for the guest's stage times)
 #   SYNCBRIDGE_VM_PVH=0    boot the compressed vmlinuz instead of the cached ELF
@@ -320,12 +326,14 @@ if [ "$mode" = batch ]; then
 		IFS=$'\t' read -r -a f <<<"$line"
 		[ ${#f[@]} -ge 3 ] || die "$listfile:$lineno: want NAME<TAB>TIMEOUT_S<TAB>COMMAND..."
 		[[ ${f[0]} =~ ^[A-Za-z0-9][A-Za-z0-9._+-]*$ ]] || die "$listfile:$lineno: bad test name '${f[0]}'"
+		verb=t
+		if [[ ${f[1]} == *:alone ]]; then verb=a; f[1]=${f[1]%:alone}; fi
 		[[ ${f[1]} =~ ^[0-9]+$ ]] || die "$listfile:$lineno: bad timeout '${f[1]}'"
 		[ -z "${seen[${f[0]}]:-}" ] || die "$listfile:$lineno: test '${f[0]}' listed twice"
 		seen[${f[0]}]=1
 		names+=("${f[0]}")
 		sum=$((sum + f[1] + 5))
-		out="t"
+		out=$verb
 		for w in "${f[@]}"; do out+=" $(q "$w")"; under_tmp "$w" && [ -z "${SYNCBRIDGE_VM_TMP:-}" ] && tmpmode=host; done
 		printf '%s\n' "$out" >>"$ctl/batch"
 		rm -f "$results/${f[0]}".{log,rc,dmesg}

@@ -1,15 +1,21 @@
-# Runs a batch of tests inside the chroot, one after the other.
+# Runs a batch of tests inside the chroot, SYNCBRIDGE_VM_JOBS at a time.
 # Invoked by init as: /run/sb-vm/busybox sh /run/sb-vm/batch.sh RESULTS_DIR
 # /run/sb-vm/batch (written by vm-run.sh from the list file) has one line per
 # test:   t 'NAME' TIMEOUT_S 'ARG0' 'ARG1' ...
+# (or     a 'NAME' ... for a test that must run with no other test beside it).
 # For each test it writes RESULTS_DIR/NAME.log (stdout+stderr), NAME.rc (exit
 # status; 124 when it ran past TIMEOUT_S; TIMEOUT_S 0 = no limit) and, when
 # the kernel logged something meanwhile, NAME.dmesg. At the end: batch.done.
+#
+# Why in parallel: under TCG each vCPU is one host thread, and most test
+# programs keep one vCPU busy, so one test at a time leaves the others idle.
+# Tests start in list order; a test marked "alone" waits until the running
+# ones have finished and nothing starts beside it.
 d=/run/sb-vm
 bb=$d/busybox
 R=$1
 cwd=$($bb cat $d/cwd)
-total=$($bb grep -c '^t ' $d/batch)
+total=$($bb grep -c '^[ta] ' $d/batch)
 n=0
 
 # The tests get only the environment the host passed on.
@@ -19,26 +25,43 @@ done
 . $d/env
 cd "$cwd" || { echo "vm: cannot cd to $cwd in the guest" >&2; exit 125; }
 
+jobs=${SYNCBRIDGE_VM_JOBS:-$($bb nproc)}
+case $jobs in '' | *[!0-9]* | 0) jobs=1 ;; esac
+
 now_cs() { $bb awk '{ split($1, a, "."); print a[1] * 100 + a[2] }' /proc/uptime; }
 
 $bb dmesg -c >/dev/null 2>&1
 
-t() {
+# Finished tests write a line to this FIFO; the shell holds it open for both
+# reading and writing, so neither side ever blocks on open() and a read
+# sleeps until some test has finished (no polling).
+$bb mkdir -p $d/running
+$bb rm -f $d/done.fifo
+$bb mkfifo $d/done.fifo
+exec 3<>$d/done.fifo
+running=0
+reap() {
+	read -r _ <&3
+	running=$((running - 1))
+}
+
+# run NAME LIMIT ARG0 ARGS...: one test, in the foreground of the caller.
+run() {
 	name=$1 limit=$2
 	shift 2
-	n=$((n + 1))
-	$bb rm -f "$R/$name.rc" "$R/$name.log" "$R/$name.dmesg" $d/timed-out
+	$bb rm -f "$R/$name.rc" "$R/$name.log" "$R/$name.dmesg" "$d/timed-out.$name"
+	: >"$d/running/$name"
 	start=$(now_cs)
-	$bb setsid "$@" </dev/null >"$R/$name.log" 2>&1 &
+	$bb setsid "$@" </dev/null >"$R/$name.log" 2>&1 3>&- &
 	pid=$!
 	wpid=
 	if [ "$limit" -gt 0 ]; then
 		$bb setsid $bb sh -c '
 			'$bb' sleep "$1"
-			: >'$d'/timed-out
+			: >"$3"
 			'$bb' kill -TERM -"$2" 2>/dev/null
 			'$bb' sleep 2
-			'$bb' kill -KILL -"$2" 2>/dev/null' sh "$limit" "$pid" &
+			'$bb' kill -KILL -"$2" 2>/dev/null' sh "$limit" "$pid" "$d/timed-out.$name" 3>&- &
 		wpid=$!
 	fi
 	wait "$pid" 2>/dev/null
@@ -49,23 +72,54 @@ t() {
 	fi
 	# Anything the test left behind in its process group goes too.
 	$bb kill -KILL -"$pid" 2>/dev/null
-	if [ -e $d/timed-out ]; then
+	if [ -e "$d/timed-out.$name" ]; then
 		rc=124
 		echo "vm: $name: timed out after ${limit}s" >>"$R/$name.log"
 	fi
-	echo "$rc" >"$R/$name.rc"
+	$bb rm -f "$d/running/$name" "$d/timed-out.$name"
+	# The kernel log is not per process: with tests side by side, what was
+	# logged since the last test ended may be another's. Say which ran.
 	k=$($bb dmesg -c 2>/dev/null)
-	[ -n "$k" ] && printf '%s\n' "$k" >"$R/$name.dmesg"
+	if [ -n "$k" ]; then
+		others=$(cd $d/running && echo *)
+		[ "$others" = '*' ] && others=
+		{
+			[ -z "$others" ] || echo "vm: kernel messages since the previous test ended; running beside $name: $others"
+			printf '%s\n' "$k"
+		} >"$R/$name.dmesg"
+	fi
 	el=$(($(now_cs) - start))
+	echo "$rc" >"$R/$name.rc"
 	case $rc in
 	0) st=ok ;;
 	77) st=skip ;;
 	124) st=TIMEOUT ;;
 	*) st="FAIL rc=$rc" ;;
 	esac
-	printf 'vm: [%d/%d] %s: %s (%d.%02ds)\n' "$n" "$total" "$name" "$st" $((el / 100)) $((el % 100)) >/dev/console
+	printf 'vm: [%d/%d] %s: %s (%d.%02ds)\n' "$idx" "$total" "$name" "$st" $((el / 100)) $((el % 100)) >/dev/console
+}
+
+# t: a test that may run beside others.
+t() {
+	n=$((n + 1))
+	while [ "$running" -ge "$jobs" ]; do reap; done
+	idx=$n
+	(
+		run "$@"
+		echo "$1" >&3
+	) &
+	running=$((running + 1))
+}
+
+# a: a test that runs alone (timing figures, or a whole-system view).
+a() {
+	n=$((n + 1))
+	while [ "$running" -gt 0 ]; do reap; done
+	idx=$n
+	run "$@"
 }
 
 . $d/batch
+while [ "$running" -gt 0 ]; do reap; done
 : >"$R/batch.done"
 exit 0

@@ -51,7 +51,7 @@ main() {
 	# token: without it each would boot a guest of its own.
 	trap 'echo "$token" >"$batch/run-token"' EXIT
 
-	local filter scale wrap sel l f
+	local filter scale wrap sel l f alone
 	filter=${SYNCBRIDGE_VM_FILTER:-} scale=${SYNCBRIDGE_VM_TIMEOUT_SCALE:-1}
 	read -r -a wrap <<<"${SYNCBRIDGE_VM_WRAPPER:-}"
 	[[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "vm-boot: SYNCBRIDGE_VM_TIMEOUT_SCALE must be a whole number >= 1" >&2; exit 1; }
@@ -62,7 +62,9 @@ main() {
 			[[ -z ${l//[$' \t']/} || $l == \#* ]] && continue
 			IFS=$'\t' read -r -a f <<<"$l"
 			[ -z "$filter" ] || [[ ${f[0]} =~ ^($filter)$ ]] || continue
-			f=("${f[0]}" $((f[1] * scale)) "${wrap[@]}" "${f[@]:2}")
+			alone=
+			[[ ${f[1]} == *:alone ]] && alone=:alone
+			f=("${f[0]}" "$((${f[1]%:alone} * scale))$alone" "${wrap[@]}" "${f[@]:2}")
 			(IFS=$'\t'; printf '%s\n' "${f[*]}") >>"$sel"
 		done <"$list"
 		echo "vm-boot: $(grep -c . "$sel") programs selected${filter:+ by SYNCBRIDGE_VM_FILTER='$filter'}${wrap[0]:+, wrapped in '${wrap[*]}'}, limits x$scale"
