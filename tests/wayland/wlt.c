@@ -406,6 +406,8 @@ rec_released(void *data, const struct sbwl_released *r)
 
 	pthread_mutex_lock(&w->lock);
 	w->total_released++;
+	if (w->keep_first_render_fence && w->first_render_fence < 0 && r->render_fence_fd >= 0)
+		w->first_render_fence = fcntl(r->render_fence_fd, F_DUPFD_CLOEXEC, 0);
 	if (w->n_released < WLT_MAX_EVENTS) {
 		w->released_time[w->n_released] = wlt_now_ns();
 		w->released[w->n_released++] = *r;
@@ -516,6 +518,7 @@ wlt_comp_start(struct wlt_comp *w, const struct sbwl_comp_options *options)
 	int ret = 0;
 
 	memset(w, 0, sizeof(*w));
+	w->first_render_fence = -1;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	ret = make_runtime_dir(w->runtime_dir, sizeof(w->runtime_dir));
@@ -557,6 +560,9 @@ wlt_comp_stop(struct wlt_comp *w)
 	close(w->gate_pipe[0]);
 	close(w->gate_pipe[1]);
 	rmdir(w->runtime_dir);
+	if (w->first_render_fence >= 0) /* the thread that made it has ended */
+		close(w->first_render_fence);
+	w->first_render_fence = -1;
 }
 
 int

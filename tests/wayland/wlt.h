@@ -100,6 +100,13 @@ struct wlt_comp {
 	int n_released;
 	int64_t render_done[WLT_MAX_EVENTS];
 	int n_render_done;
+	/* Set keep_first_render_fence (under lock, after wlt_comp_start()) to get
+	 * in first_render_fence a close-on-exec duplicate of the first released
+	 * commit's render fence (-1 until then; closed by wlt_comp_stop()): the
+	 * hook's time is taken after the fence signalled, so only the fence's own
+	 * state can tell whether a release came after it. */
+	bool keep_first_render_fence;
+	int first_render_fence;
 	/* Totals past WLT_MAX_EVENTS (long runs), and a per-use callback run on
 	 * the compositor thread under lock (set it under lock after
 	 * wlt_comp_start()). */
