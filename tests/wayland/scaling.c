@@ -218,6 +218,19 @@ main(int argc, char **argv)
 	CHECK_EQ(wlt_count_threads(), threads0, "threads at the end");
 	sb_test_note("signal → use, one at a time: %.2f ms each on average", (double)t_all / 1e6 / n);
 
+	/* Every proxy made here, before the disconnect (LSan counts what is left). */
+	for (int i = 0; i < n; i++) {
+		if (sync[i])
+			zwp_linux_surface_synchronization_v1_destroy(sync[i]);
+		if (so[i])
+			wp_linux_drm_syncobj_surface_v1_destroy(so[i]);
+		if (tl[i])
+			wp_linux_drm_syncobj_timeline_v1_destroy(tl[i]);
+		wl_surface_destroy(surf[i]);
+	}
+	if (rel_tl)
+		wp_linux_drm_syncobj_timeline_v1_destroy(rel_tl);
+	wl_buffer_destroy(wbuf);
 	wlt_client_disconnect(&c);
 	wlt_comp_stop(&comp);
 	for (int i = 0; i < n; i++)

@@ -82,6 +82,27 @@ side_init(struct side *s, const char *socket, bool syncobj, int dmabuf_fd)
 	}
 }
 
+/* Every proxy the side made, then its connection (LSan counts what is left). */
+static void
+side_finish(struct side *s)
+{
+	if (s->sync)
+		zwp_linux_surface_synchronization_v1_destroy(s->sync);
+	if (s->so)
+		wp_linux_drm_syncobj_surface_v1_destroy(s->so);
+	if (s->acq)
+		wp_linux_drm_syncobj_timeline_v1_destroy(s->acq);
+	if (s->acq2)
+		wp_linux_drm_syncobj_timeline_v1_destroy(s->acq2);
+	if (s->rel)
+		wp_linux_drm_syncobj_timeline_v1_destroy(s->rel);
+	if (s->buf)
+		wl_buffer_destroy(s->buf);
+	if (s->surf)
+		wl_surface_destroy(s->surf);
+	wlt_client_disconnect(&s->c);
+}
+
 /*
  * Commit the buffer with an acquire: fence_fd (v1; -1 none) or the next
  * point of the side's acquire timeline (syncobj), signalled now when
@@ -203,12 +224,15 @@ main(int argc, char **argv)
 	/* A's second surface, no sync object: not held up by the first. */
 	{
 		struct wl_surface *s2 = wl_compositor_create_surface(a.c.compositor);
+		struct wl_buffer *b2 = wlt_shm_buffer(&a.c, 7);
 		bool frame = false;
-		wl_surface_attach(s2, wlt_shm_buffer(&a.c, 7), 0, 0);
+		wl_surface_attach(s2, b2, 0, 0);
 		wlt_frame(s2, &frame);
 		wl_surface_commit(s2);
 		CHECK(wlt_wait_flag(&a.c, &frame, 5000 * WLT_MS) == 0,
 		      "A's other surface is served while its first one waits");
+		wl_buffer_destroy(b2);
+		wl_surface_destroy(s2);
 	}
 
 	/* A piles up commits behind the stuck one: MAX_PENDING waiting, then one more. */
@@ -246,8 +270,8 @@ main(int argc, char **argv)
 	CHECK_EQ(last.stats.waits_pending, 0, "waits left after A is gone");
 
 out:
-	wlt_client_disconnect(&a.c);
-	wlt_client_disconnect(&b.c);
+	side_finish(&a);
+	side_finish(&b);
 	wlt_comp_stop(&comp);
 	sbk_fence_signal(&stuck);
 	sbk_fence_destroy(&stuck);
