@@ -9,8 +9,16 @@
 #
 # --control (implicit only): the compositor does not wait for dma-buf fences
 # (--no-implicit-wait); passes only if frames are then presented early.
+#
+# Under the valgrind test setup the guest batch wraps only this script, which
+# runs as it is: both programs are started under SYNCBRIDGE_VM_WRAPPER (the
+# valgrind wrapper) here, so the helpers' code in them is checked. The
+# compositor's exit status counts (it exits 0 on SIGTERM): a sanitizer or
+# memcheck report in it (LSan and memcheck's leak check run at that exit)
+# fails the test.
 set -u
 comp=$1 client=$2 mode=$3 control=${4:-}
+wrap=${SYNCBRIDGE_VM_WRAPPER:-}
 case $mode in
 syncobj) cargs="--expect syncobj" ;;
 v1) cargs="--no-drm-syncobj --expect v1" ;;
@@ -20,18 +28,32 @@ esac
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem makes the fences)"; exit 77; }
 rt=$(mktemp -d /tmp/sbwl-peer-XXXXXX)
 export XDG_RUNTIME_DIR=$rt
-trap 'kill $cpid 2>/dev/null; wait $cpid 2>/dev/null; rm -rf "$rt"' EXIT
+cpid=
+trap '[ -n "$cpid" ] && kill $cpid 2>/dev/null; rm -rf "$rt"' EXIT
 compargs=
 [ "$control" = --control ] && compargs=--no-implicit-wait
 exec 3>"$rt/ready"
-"$comp" --socket peer --ready-fd 3 $compargs &
+$wrap "$comp" --socket peer --ready-fd 3 $compargs &
 cpid=$!
 exec 3>&-
-for _ in $(seq 1 100); do [ -s "$rt/ready" ] && break; sleep 0.1; done
+# 60 s: the compositor under valgrind in the TCG guest starts in seconds, not ms.
+for _ in $(seq 1 600); do
+	[ -s "$rt/ready" ] && break
+	kill -0 $cpid 2>/dev/null || break
+	sleep 0.1
+done
 [ -s "$rt/ready" ] || { echo "Bail out! the compositor did not start"; exit 1; }
-out=$(WAYLAND_DISPLAY=peer "$client" --frames 4 --render-ms 50 --strict $cargs 2>&1)
+out=$(WAYLAND_DISPLAY=peer $wrap "$client" --frames 4 --render-ms 50 --strict $cargs 2>&1)
 rc=$?
 echo "$out"
+kill -TERM $cpid 2>/dev/null
+wait $cpid
+crc=$?
+cpid=
+if [ $crc != 0 ]; then
+	echo "not ok - the compositor exited with status $crc (a sanitizer or memcheck report above?)"
+	exit 1
+fi
 [ $rc = 77 ] && exit 77
 if [ "$control" = --control ]; then
 	if echo "$out" | grep -qE ' [1-9][0-9]* presented before their fence'; then

@@ -14,8 +14,13 @@
 # off (implicit fallback) — whether Weston + llvmpipe honour dma-buf fences.
 #
 #   weston-peer.sh CLIENT
+#
+# Under the valgrind test setup the guest batch wraps only this script: the
+# asserted client run is started under SYNCBRIDGE_VM_WRAPPER (weston is not
+# ours; the implicit run for the record is not).
 set -u
 client=$1
+wrap=${SYNCBRIDGE_VM_WRAPPER:-}
 command -v weston >/dev/null || { echo "SKIP: weston not installed (scripts/setup.sh installs it from bookworm-backports)"; exit 77; }
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri"; exit 77; }
 rt=$(mktemp -d /tmp/sbwl-weston-XXXXXX)
@@ -40,7 +45,7 @@ if grep -q "explicit sync: yes" "$log"; then
 else
 	echo "# weston does not advertise explicit sync here:"; grep -iE "explicit sync|fence" "$log" | sed 's/^/#   /'
 fi
-out=$(WAYLAND_DISPLAY=sbwl-weston "$client" --frames 5 --render-ms 50 --buffers virtio_gpu --expect v1 --strict 2>&1)
+out=$(WAYLAND_DISPLAY=sbwl-weston $wrap "$client" --frames 5 --render-ms 50 --buffers virtio_gpu --expect v1 --strict 2>&1)
 rc=$?
 echo "$out"
 fail=0
