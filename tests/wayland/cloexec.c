@@ -156,10 +156,16 @@ main(int argc, char **argv)
 
 		plain = dup(pending.sync_file); /* the control: no FD_CLOEXEC, must be inherited */
 
-		/* Every fd that appeared: FD_CLOEXEC, and not inherited. */
+		/* Every fd that appeared: FD_CLOEXEC, and not inherited. The
+		 * compositor thread is held at its gate meanwhile: it would
+		 * otherwise close fds (a destroyed buffer's dma-buf) between the
+		 * child's list and the snapshot, or while the snapshot fstat()s
+		 * them (TSan reported that race). */
 		bool inherited[4096] = { false };
+		wlt_comp_gate_close(&comp);
 		int n = child_fds(argv[1], inherited, 4096), checked = 0, expected = 0;
 		REQUIRE(sb_fd_snapshot_take(&post) == 0, "snapshot");
+		wlt_comp_gate_open(&comp);
 		for (int i = 0; i < post.n; i++) {
 			const struct sb_fd_entry *e = &post.e[i];
 			if (e->fd <= 2 || e->fd >= 4096)
