@@ -31,6 +31,7 @@ struct sb_wl_client {
 	struct wl_display *display;
 	struct wl_event_queue *queue;
 	int drm_fd; /* borrowed; -1 */
+	bool timelines; /* drm_fd has timeline syncobjs: linux-drm-syncobj may be used */
 	uint32_t flags;
 	enum sb_wl_client_protocol protocol;
 	struct wp_linux_drm_syncobj_manager_v1 *syncobj;
@@ -78,6 +79,20 @@ struct sb_wl_release {
 
 /* ---- syncobj helpers on the client's DRM fd -------------------------------- */
 
+/*
+ * A DRM ioctl on the client's DRM fd (one that answered
+ * DRM_CAP_SYNCOBJ_TIMELINE). DRM answers an unknown core ioctl with EINVAL,
+ * never ENOTTY; an ENOTTY here would be passed on as an undocumented error
+ * (fault-wl), so it is reported as the core's drm_ioctl() does: -EINVAL.
+ */
+static int
+drm_call(int drm_fd, unsigned long request, void *arg)
+{
+	int ret = sb_ioctl(drm_fd, request, arg);
+
+	return ret == -ENOTTY ? -EINVAL : ret;
+}
+
 static int
 syncobj_create(int drm_fd, uint32_t *handle)
 {
@@ -85,7 +100,7 @@ syncobj_create(int drm_fd, uint32_t *handle)
 	int ret;
 
 	memset(&args, 0, sizeof(args));
-	ret = sb_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
+	ret = drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
 	if (ret < 0)
 		return ret;
 	*handle = args.handle;
@@ -140,7 +155,7 @@ timeline_create(struct sb_wl_client *client, uint32_t handle, struct timeline **
 	memset(&args, 0, sizeof(args));
 	args.handle = tl->handle;
 	args.fd = -1;
-	ret = sb_ioctl(client->drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &args);
+	ret = drm_call(client->drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &args);
 	if (ret < 0)
 		goto err_destroy;
 	tl->proxy = wp_linux_drm_syncobj_manager_v1_import_timeline(client->syncobj, args.fd);
@@ -208,7 +223,7 @@ registry_global(void *data, struct wl_registry *registry, uint32_t name, const c
 	struct sb_wl_client *c = data;
 
 	if (strcmp(iface, wp_linux_drm_syncobj_manager_v1_interface.name) == 0 && !c->syncobj &&
-	    c->drm_fd >= 0 && !(c->flags & SB_WL_CLIENT_NO_DRM_SYNCOBJ)) {
+	    c->timelines && !(c->flags & SB_WL_CLIENT_NO_DRM_SYNCOBJ)) {
 		c->syncobj = wl_registry_bind(registry, name, &wp_linux_drm_syncobj_manager_v1_interface, 1);
 		c->syncobj_name = name;
 	} else if (strcmp(iface, zwp_linux_explicit_synchronization_v1_interface.name) == 0 &&
@@ -256,8 +271,15 @@ sb_wl_client_create(struct wl_display *display, int drm_fd, uint32_t flags,
 		return -ENOMEM;
 	c->display = display;
 	c->flags = flags;
-	c->drm_fd = drm_fd >= 0 && drm_has_timelines(drm_fd) ? drm_fd : -1;
-	if (drm_fd >= 0 && c->drm_fd < 0)
+	/*
+	 * The fd is kept even without timelines (or when the kernel refused the
+	 * GET_CAP query): sb_wl_surface_sync_set_acquire_point() exports points
+	 * through it for the other protocols. Dropping it made that call answer
+	 * -ENODEV, "no DRM fd was given", to a caller that gave one (fault-wl).
+	 */
+	c->drm_fd = drm_fd;
+	c->timelines = drm_fd >= 0 && drm_has_timelines(drm_fd);
+	if (drm_fd >= 0 && !c->timelines)
 		sb_info("the client's DRM fd has no timeline syncobjs; not using linux-drm-syncobj-v1");
 	c->queue = wl_display_create_queue(display);
 	if (!c->queue)

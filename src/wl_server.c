@@ -49,10 +49,13 @@
 #define EXPLICIT_V1_VERSION 2
 #define DRM_SYNCOBJ_VERSION 1
 
+struct client_state;
+
 struct timeline {
 	struct sb_wl_server *server; /* NULL once the server is gone */
 	struct wl_list link;         /* server->timelines */
 	struct wl_resource *resource; /* NULL once destroyed */
+	struct client_state *client; /* a reference: whom to tell when a point cannot be signalled */
 	uint32_t handle;             /* on server->drm_fd; 0 = none */
 	int refs;
 };
@@ -82,6 +85,7 @@ struct sync_surface;
  */
 struct client_state {
 	struct wl_listener client_destroy;
+	struct wl_client *client; /* NULL once it is being destroyed */
 	uint32_t queued;
 	int refs;
 };
@@ -161,6 +165,7 @@ client_destroy_notify(struct wl_listener *listener, void *data)
 {
 	struct client_state *cs = wl_container_of(listener, cs, client_destroy);
 
+	cs->client = NULL;
 	wl_list_remove(&cs->client_destroy.link);
 	client_state_unref(cs);
 }
@@ -179,6 +184,7 @@ client_state_get(struct wl_client *client)
 		if (!cs)
 			return NULL;
 		cs->refs = 1; /* the listener's */
+		cs->client = client;
 		cs->client_destroy.notify = client_destroy_notify;
 		wl_client_add_destroy_listener(client, &cs->client_destroy);
 	}
@@ -201,6 +207,7 @@ timeline_unref(struct timeline *tl)
 		sb_ioctl(tl->server->drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
 	}
 	wl_list_remove(&tl->link);
+	client_state_unref(tl->client);
 	free(tl);
 }
 
@@ -339,13 +346,38 @@ deferred_signal_free(struct deferred_signal *d)
 	free(d);
 }
 
+/*
+ * Signal a release point now. The kernel may refuse (DRM_IOCTL_SYNCOBJ_
+ * TIMELINE_SIGNAL allocates a fence chain node: ENOMEM), and then nothing
+ * else ever signals the point: the client would wait for its buffer forever.
+ * The protocol has no error for it, so the client is disconnected (no
+ * memory) — a client that gets no answer would hang instead (fault-wl).
+ */
+static void
+point_signal_now(struct sb_wl_server *server, struct point *p)
+{
+	int ret = sb_syncobj_signal(server->drm_fd, p->timeline->handle, p->value);
+
+	if (ret == 0)
+		return;
+	sb_log_errno(SB_LOG_ERROR, ret, "cannot signal release point %llu (kernel); disconnecting "
+		     "its client, which would wait for it forever", (unsigned long long)p->value);
+	/*
+	 * The timeline's client, even when it destroyed the timeline object
+	 * (points set stay valid), but not while libwayland destroys that client:
+	 * its display resource may already be gone then.
+	 */
+	if (p->timeline->client && p->timeline->client->client)
+		wl_client_post_no_memory(p->timeline->client->client);
+}
+
 static int
 deferred_signal_fire(int fd, uint32_t mask, void *data)
 {
 	struct deferred_signal *d = data;
 
 	if (point_usable(&d->point))
-		sb_syncobj_signal(d->server->drm_fd, d->point.timeline->handle, d->point.value);
+		point_signal_now(d->server, &d->point);
 	deferred_signal_free(d);
 	return 0;
 }
@@ -358,10 +390,7 @@ release_point_signal(struct sb_wl_server *server, struct point *p, int fence_fd)
 	if (!point_usable(p))
 		return;
 	if (fence_fd < 0) {
-		ret = sb_syncobj_signal(server->drm_fd, p->timeline->handle, p->value);
-		if (ret)
-			sb_log_errno(SB_LOG_ERROR, ret, "cannot signal release point %llu (kernel)",
-				     (unsigned long long)p->value);
+		point_signal_now(server, p);
 		return;
 	}
 	ret = sb_syncobj_import_sync_file(server->drm_fd, p->timeline->handle, p->value, fence_fd);
@@ -378,7 +407,7 @@ release_point_signal(struct sb_wl_server *server, struct point *p, int fence_fd)
 		if (fd >= 0)
 			close(fd);
 		sb_sync_file_wait(fence_fd, SB_TIMEOUT_INFINITE);
-		sb_syncobj_signal(server->drm_fd, p->timeline->handle, p->value);
+		point_signal_now(server, p);
 		return;
 	}
 	d->server = server;
@@ -464,8 +493,13 @@ acquire_check_status(struct sb_wl_commit *c, int fd)
 
 /*
  * Whether the commit's acquire has signalled: 1 yes (or nothing to wait
- * for), 0 not yet. Errors count as signalled: a fence that failed or a
- * timeline that cannot be waited on must not hold the surface forever.
+ * for), 0 not yet or not known. A fence that completed with an error has
+ * signalled (acquire_record_status()). When the kernel will not answer (the
+ * status query or the zero-timeout wait fails), the answer is "not yet":
+ * applying would show the buffer before its fence (fault-wl caught that).
+ * The event-loop wait (wait_start()) then decides — poll() on the sync_file
+ * needs no ioctl; a point gets exported or a waiter — and if it cannot be
+ * set up either, the client is disconnected: never held forever.
  */
 static int
 acquire_signalled(struct sb_wl_commit *c)
@@ -473,9 +507,13 @@ acquire_signalled(struct sb_wl_commit *c)
 	int status = 1, ret;
 
 	if (c->acquire_fd >= 0) {
+		/* The fd answered SYNC_IOC_FILE_INFO when the client sent it. */
 		ret = sb_sync_file_get_status(c->acquire_fd, &status);
-		if (ret)
-			return 1;
+		if (ret) {
+			sb_log_errno(SB_LOG_DEBUG, ret, "acquire fence status unknown (kernel); "
+				     "waiting for it in the event loop");
+			return 0;
+		}
 		acquire_record_status(c, status);
 		return status != 0;
 	}
@@ -484,11 +522,13 @@ acquire_signalled(struct sb_wl_commit *c)
 				      c->acquire.value, 0, 0);
 		if (ret == -ETIME)
 			return 0;
-		if (ret)
-			sb_log_errno(SB_LOG_WARN, ret, "acquire point %llu cannot be waited on; applying",
+		if (ret) {
+			sb_log_errno(SB_LOG_DEBUG, ret, "acquire point %llu: zero-timeout wait failed "
+				     "(kernel); waiting for it in the event loop",
 				     (unsigned long long)c->acquire.value);
-		else
-			acquire_check_status(c, -1);
+			return 0;
+		}
+		acquire_check_status(c, -1);
 		return 1;
 	}
 	return 1;
@@ -958,6 +998,14 @@ syncobj_import_timeline(struct wl_client *client, struct wl_resource *resource, 
 	if (!tl) {
 		struct drm_syncobj_destroy d = { .handle = args.handle };
 		sb_ioctl(server->drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
+		wl_client_post_no_memory(client);
+		goto out_close;
+	}
+	tl->client = client_state_get(client);
+	if (!tl->client) {
+		struct drm_syncobj_destroy d = { .handle = args.handle };
+		sb_ioctl(server->drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
+		free(tl);
 		wl_client_post_no_memory(client);
 		goto out_close;
 	}

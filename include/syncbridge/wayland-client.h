@@ -123,8 +123,10 @@ SB_EXPORT int sb_wl_surface_sync_set_acquire_fence(struct sb_wl_surface_sync *sy
  * linux-drm-syncobj sends the point itself (the timeline is imported once per
  * handle); the others export the point's fence as a sync_file, so the point
  * must have materialised (a fence was submitted for it).
- * Returns 0; -EAGAIN (v1 / implicit: the point has no fence yet); -ENODEV (no
- * DRM fd was given); -EINVAL; -ENOENT (no such handle); -ENOMEM.
+ * Returns 0; -EAGAIN (v1 / implicit: the point has no fence yet; also when
+ * the kernel refuses the export with EINVAL); -ENODEV (no DRM fd was given);
+ * -EINVAL; -ENOENT (no such handle); -ENOMEM; -EMFILE; -EOPNOTSUPP (the DRM
+ * fd has no syncobjs); or an error of set_acquire_fence() (v1 / implicit).
  */
 SB_EXPORT int sb_wl_surface_sync_set_acquire_point(struct sb_wl_surface_sync *sync, uint32_t handle,
 						   uint64_t point, int dmabuf_fd);
@@ -158,7 +160,9 @@ SB_EXPORT int sb_wl_release_get_fence(struct sb_wl_release *release, int *out_fd
  * Block until the buffer may be written again: the release arrived and its
  * fence signalled (linux-drm-syncobj: the release point signalled).
  * timeout_ns: relative (SB_TIMEOUT_INFINITE, 0 = poll).
- * Returns 0; -ETIME; -EPIPE (the connection failed); the fence's error.
+ * Returns 0; -ETIME; -EPIPE (the connection failed); the fence's error;
+ * -ENOMEM / -EINVAL (linux-drm-syncobj: the kernel refused the DRM wait —
+ * the release may still come, wait again; implicit: the dma-buf wait).
  * Implicit sync: call it after wl_buffer.release (it waits for the dma-buf's
  * fences).
  */

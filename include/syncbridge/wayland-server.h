@@ -222,7 +222,10 @@ enum sb_wl_commit_result {
  * Returns SB_WL_COMMIT_APPLY, SB_WL_COMMIT_DEFERRED, or:
  * -EPROTO: a protocol error was posted to the client (the commit must be
  *   dropped; the client is being disconnected);
- * -ENOMEM: out of memory (wl_resource_post_no_memory was sent);
+ * -ENOMEM: out of memory, or the kernel or libc refused what waiting for the
+ *   acquire needs (an eventfd, a fd, a thread, a DRM ioctl):
+ *   wl_resource_post_no_memory was sent (a commit is never applied before
+ *   its acquire instead);
  * -EINVAL: NULL arguments.
  */
 SB_EXPORT int sb_wl_server_surface_commit(struct sb_wl_server *server,
@@ -273,7 +276,11 @@ SB_EXPORT int sb_wl_commit_export_acquire_fence(const struct sb_wl_commit *commi
  * fence_fd: borrowed, never closed (the client and the kernel get their own
  * references).
  * Returns 0 (the commit is gone); -EBADF or -EINVAL (fence_fd is not -1 and
- * not an open sync_file: nothing was done, the commit is still the caller's).
+ * not an open sync_file, or the kernel would not answer SYNC_IOC_FILE_INFO
+ * about it: nothing was done, the commit is still the caller's — wait for
+ * the fence yourself, then release with -1).
+ * A release point the kernel refuses to signal (e.g. ENOMEM) would leave
+ * the client waiting forever: that client is disconnected (no memory).
  */
 SB_EXPORT int sb_wl_commit_release(struct sb_wl_commit *commit, int fence_fd);
 
