@@ -154,6 +154,35 @@ retire_locked(struct sbl_device *dev)
 	}
 }
 
+/*
+ * With markers on (SYNCBRIDGE_TRACE), one "layer.objects" line after each
+ * submit the layer worked on: what it tracks (memories, buffers, images,
+ * command buffers, those holding transfers) and what it holds in the driver
+ * between submits (submits in flight and their semaphores, the pools). The
+ * soak test (tests/hardening/layer_soak.c) reads it to show that none of
+ * these grows; `syncbridge-info trace` shows it as an instant. Off: one
+ * cached check, no lock.
+ */
+static void
+trace_objects(struct sbl_device *dev)
+{
+	if (!sb_trace_enabled())
+		return;
+	pthread_mutex_lock(&dev->lock);
+	unsigned in_sems = 0;
+	for (uint32_t i = 0; i < dev->inflight_count; i++)
+		in_sems += dev->inflight[i].count;
+	unsigned n[] = {
+		dev->memories.count, dev->buffers.count, dev->images.count, dev->cmds.count,
+		atomic_load_explicit(&dev->xfer_cmds, memory_order_relaxed),
+		dev->inflight_count, in_sems, dev->sem_pool_count, dev->fence_pool_count,
+	};
+	pthread_mutex_unlock(&dev->lock);
+	sb_trace_printf("layer.objects memories=%u buffers=%u images=%u cmds=%u xfer_cmds=%u "
+			"inflight=%u inflight_semaphores=%u semaphore_pool=%u fence_pool=%u",
+			n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8]);
+}
+
 /* Hand `count` semaphores (the array is taken over) to `fence`. */
 static bool
 inflight_add(struct sbl_device *dev, VkFence fence, VkSemaphore *sems, uint32_t count)
@@ -1022,6 +1051,7 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 		res = submit_result(&plan, res);
 		plan_finish(&plan);
 		sb_trace("end layer.submit result=%d fallback=cpu_wait", res);
+		trace_objects(dev);
 		return res;
 	}
 
@@ -1041,6 +1071,7 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 		free(waits);
 		plan_finish(&plan);
 		sb_trace("end layer.submit result=%d", res);
+		trace_objects(dev);
 		return res;
 	}
 
@@ -1073,6 +1104,7 @@ submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *submits
 	res = submit_result(&plan, VK_SUCCESS);
 	plan_finish(&plan);
 	sb_trace("end layer.submit result=%d", res);
+	trace_objects(dev);
 	return res;
 }
 

@@ -15,6 +15,14 @@
  * Measured every tenth of the run: open fds, RSS, and the fences on the
  * shared dma-buf (an export of everything on it, SYNC_IOC_FILE_INFO).
  *
+ * Pending objects: the layer's own counts, from its "layer.objects" marker
+ * (SYNCBRIDGE_TRACE on, markers to a file of ours, read and emptied every 16
+ * cycles, every cycle of the warm-up): what it tracks (memories, buffers,
+ * images, command buffers, those holding transfers) must stay exactly as
+ * after the warm-up, and what it holds between submits (submits in flight,
+ * their semaphores, the semaphore and fence pools) never above the warm-up's
+ * highest.
+ *
  * Memory: RSS is reported, not judged — the driver stack (lavapipe, the
  * loader) grows it in ~8 MiB steps with or without the layer (run it with
  * --control to compare); what is judged is the heap in use (glibc mallinfo2:
@@ -23,11 +31,16 @@
  *
  *   hardening-layer-soak --iterations N [--seed S] [--max-heap-growth-kib K (256)] [--control]
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <linux/dma-buf.h>
 
@@ -104,6 +117,54 @@ fences_on(int dmabuf_fd)
 	return ret < 0 ? ret : (int)n;
 }
 
+/*
+ * The layer's "layer.objects" marker (layer/submit.c trace_objects): its
+ * counts, in this order. The marker file is ours; the layer appends to it by
+ * path (a line per write, O_APPEND) from this thread's vkQueueSubmit, so
+ * reading and emptying it between cycles races with nothing.
+ */
+static const char *const object_keys[] = {
+	"memories", "buffers", "images", "cmds", "xfer_cmds",
+	"inflight", "inflight_semaphores", "semaphore_pool", "fence_pool",
+};
+#define N_OBJECTS (sizeof(object_keys) / sizeof(object_keys[0]))
+#define N_TRACKED 5 /* the first five must not change; the rest are bounded */
+
+/* The counts of the last layer.objects line written since the last call; false if none. */
+static bool
+read_objects(int fd, long out[N_OBJECTS])
+{
+	static char text[1 << 16];
+	off_t size = lseek(fd, 0, SEEK_END);
+	off_t from = size > (off_t)sizeof(text) - 1 ? size - (off_t)sizeof(text) + 1 : 0;
+	ssize_t n = size > 0 ? pread(fd, text, (size_t)(size - from), from) : 0;
+	bool found = false;
+
+	if (n > 0) {
+		text[n] = '\0';
+		char *line = NULL;
+		for (char *p = strstr(text, "syncbridge: layer.objects "); p;
+		     p = strstr(p + 1, "syncbridge: layer.objects "))
+			line = p;
+		if (line) {
+			char *end = strchr(line, '\n');
+			if (end)
+				*end = '\0';
+			found = true;
+			for (size_t k = 0; k < N_OBJECTS; k++) {
+				char key[40];
+				snprintf(key, sizeof(key), " %s=", object_keys[k]);
+				char *v = strstr(line, key);
+				out[k] = v ? strtol(v + strlen(key), NULL, 10) : -1;
+				found &= v != NULL;
+			}
+		}
+	}
+	if (ftruncate(fd, 0) < 0)
+		found = false;
+	return found;
+}
+
 /* xorshift64*: reproducible from --seed. */
 static uint64_t rng_state;
 
@@ -142,6 +203,13 @@ main(int argc, char **argv)
 	if (vgem == -ENODEV)
 		sb_test_skip("no vgem (run in the test guest)");
 	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
+
+	/* Before the layer loads: it reads SYNCBRIDGE_TRACE once. */
+	char marker_path[] = "/tmp/sb-soak-markers-XXXXXX";
+	int marker_fd = mkostemp(marker_path, O_CLOEXEC);
+	REQUIRE(marker_fd >= 0, "marker file: %s", strerror(errno));
+	setenv("SYNCBRIDGE_TRACE", "1", 1);
+	setenv("SYNCBRIDGE_TRACE_MARKER", marker_path, 1);
 
 	struct vkt t;
 	vkt_init(&t, &opt, true);
@@ -184,6 +252,10 @@ main(int argc, char **argv)
 	long rss0 = -1, rss_max = 0, heap0 = -1;
 	uint8_t last = 0; /* what the shared buffer holds now */
 	int64_t t0 = 0;
+	long obj[N_OBJECTS], obj0[N_OBJECTS], obj_max[N_OBJECTS], obj_warm_max[N_OBJECTS];
+	long obj_samples = 0, obj_bad = 0;
+	for (size_t k = 0; k < N_OBJECTS; k++)
+		obj0[k] = obj_max[k] = obj_warm_max[k] = -1;
 
 	sb_test_note("%ld cycles, seed %#llx; every tenth: cycle, fds, RSS KiB, heap KiB, fences on the dma-buf",
 		     iterations, (unsigned long long)(seed_s ? strtoull(seed_s, NULL, 0) : 0x5eedb1d9e5ull));
@@ -230,12 +302,36 @@ main(int argc, char **argv)
 		}
 		last = src_pattern;
 
+		/* Every warm-up cycle: the held counts differ between cycles (an
+		 * acquire that had to wait leaves its submit in flight until the
+		 * next one), and the warm-up must have seen each kind. */
+		if (i < warmup && read_objects(marker_fd, obj)) {
+			for (size_t k = 0; k < N_OBJECTS; k++)
+				obj_warm_max[k] = obj[k] > obj_warm_max[k] ? obj[k] : obj_warm_max[k];
+			if (i + 1 == warmup)
+				memcpy(obj0, obj, sizeof(obj));
+		}
 		if (i >= warmup && (i % 16 == 0 || i + 1 == iterations + warmup)) {
 			int fds = sb_test_count_fds();
 			long rss = rss_kib();
 
 			fds_max = fds > fds_max ? fds : fds_max;
 			rss_max = rss > rss_max ? rss : rss_max;
+			if (read_objects(marker_fd, obj)) {
+				bool bad = false;
+				obj_samples++;
+				for (size_t k = 0; k < N_OBJECTS; k++) {
+					obj_max[k] = obj[k] > obj_max[k] ? obj[k] : obj_max[k];
+					bad |= k < N_TRACKED ? obj[k] != obj0[k]
+							     : obj[k] > (obj0[k] > obj_warm_max[k] ? obj0[k] : obj_warm_max[k]);
+				}
+				if (bad && obj_bad++ < 5) {
+					printf("not ok - cycle %ld: the layer's objects grew:", i);
+					for (size_t k = 0; k < N_OBJECTS; k++)
+						printf(" %s=%ld (after warm-up %ld)", object_keys[k], obj[k], obj0[k]);
+					printf("\n");
+				}
+			}
 		}
 		if (i >= warmup && (i - warmup + 1) % (iterations / 10 ? iterations / 10 : 1) == 0)
 			sb_test_note("%8ld %4d %8ld %8ld %3d", i - warmup + 1, sb_test_count_fds(), rss_kib(),
@@ -250,6 +346,24 @@ main(int argc, char **argv)
 	sb_test_note("fds %d → %d (max %d); RSS %ld → %ld KiB (max %ld); heap in use %ld → %ld KiB; "
 		     "fences on the dma-buf at the end: %d",
 		     fds0, fds1, fds_max, rss0, rss1, rss_max, heap0, heap1, fences_on(buf.fd));
+	if (!opt.control) {
+		char a[256] = "", b[256] = "";
+		for (size_t k = 0; k < N_OBJECTS; k++) {
+			long hi = obj0[k] > obj_warm_max[k] ? obj0[k] : obj_warm_max[k];
+			snprintf(a + strlen(a), sizeof(a) - strlen(a), " %s=%ld", object_keys[k], obj0[k]);
+			snprintf(b + strlen(b), sizeof(b) - strlen(b), " %s=%ld", object_keys[k],
+				 k < N_TRACKED ? obj0[k] : hi);
+		}
+		sb_test_note("the layer's objects after the warm-up:%s", a);
+		sb_test_note("allowed (tracked: the same; held: the warm-up's highest):%s", b);
+		a[0] = '\0';
+		for (size_t k = 0; k < N_OBJECTS; k++)
+			snprintf(a + strlen(a), sizeof(a) - strlen(a), " %s=%ld", object_keys[k], obj_max[k]);
+		sb_test_note("highest over %ld samples:%s", obj_samples, a);
+		CHECK(obj0[0] >= 0 && obj_samples > 0, "the layer's layer.objects marker was read "
+		      "(%ld samples)", obj_samples);
+		CHECK_EQ(obj_bad, 0, "samples where the layer's objects grew");
+	}
 	CHECK_EQ(errors, 0, "submit/wait/signal errors");
 	if (!opt.control)
 		CHECK_EQ(misordered, 0, "cycles whose copy saw other data than the last writer's");
@@ -274,5 +388,7 @@ main(int argc, char **argv)
 	vkt_finish(&t);
 	sbk_buf_destroy(&buf);
 	close(vgem);
+	close(marker_fd);
+	unlink(marker_path);
 	return sb_test_finish();
 }
