@@ -408,6 +408,12 @@ rec_released(void *data, const struct sbwl_released *r)
 	w->total_released++;
 	if (w->keep_first_render_fence && w->first_render_fence < 0 && r->render_fence_fd >= 0)
 		w->first_render_fence = fcntl(r->render_fence_fd, F_DUPFD_CLOEXEC, 0);
+	if (w->gate_after_first_release) {
+		w->gate_after_first_release = false;
+		w->gate_closed = true;
+		if (write(w->gate_pipe[1], "g", 1) != 1)
+			w->gate_closed = false;
+	}
 	if (w->n_released < WLT_MAX_EVENTS) {
 		w->released_time[w->n_released] = wlt_now_ns();
 		w->released[w->n_released++] = *r;
@@ -489,6 +495,15 @@ wlt_comp_call(struct wlt_comp *w, void (*fn)(void *data), void *data)
 		return;
 	pthread_mutex_lock(&w->lock);
 	while (w->call_fn)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void
+wlt_comp_gate_wait(struct wlt_comp *w)
+{
+	pthread_mutex_lock(&w->lock);
+	while (w->gate_closed && !w->gate_inside)
 		pthread_cond_wait(&w->cond, &w->lock);
 	pthread_mutex_unlock(&w->lock);
 }

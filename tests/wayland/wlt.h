@@ -107,6 +107,11 @@ struct wlt_comp {
 	 * state can tell whether a release came after it. */
 	bool keep_first_render_fence;
 	int first_render_fence;
+	/* Set gate_after_first_release (under lock) to have the compositor
+	 * thread close its own gate in that hook: it stops at the gate once the
+	 * events of that dispatch are flushed, before any timer of its own can
+	 * fire (wlt_comp_gate_wait() waits for it there; wlt_comp_gate_open()). */
+	bool gate_after_first_release;
 	/* Totals past WLT_MAX_EVENTS (long runs), and a per-use callback run on
 	 * the compositor thread under lock (set it under lock after
 	 * wlt_comp_start()). */
@@ -133,6 +138,8 @@ void wlt_comp_stop(struct wlt_comp *w);
  */
 void wlt_comp_gate_close(struct wlt_comp *w);
 void wlt_comp_gate_open(struct wlt_comp *w);
+/* Wait until the compositor thread is held at the gate (gate_after_first_release). */
+void wlt_comp_gate_wait(struct wlt_comp *w);
 /* Run fn(data) on the compositor thread (from an event-loop callback) and wait for it. */
 void wlt_comp_call(struct wlt_comp *w, void (*fn)(void *data), void *data);
 /* Number of buffer uses recorded so far. */
