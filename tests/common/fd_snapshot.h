@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -177,6 +178,75 @@ sb_fd_snapshot_check(const struct sb_fd_snapshot *before, const int *expected, i
 		CHECK(1, "%s: no fd leaked, closed or swapped", what);
 	sb_fd_snapshot_free(&now);
 	return problems;
+}
+
+/*
+ * CLOEXEC checks: fork + exec LISTER as "LISTER --list-fds" (hardening-cloexec
+ * has that mode: sb_fd_list_inherited() in its main()), which prints "FD
+ * TARGET" for each fd it inherited but 0-2; marks inherited[fd] for each (fd <
+ * max), notes each line, and returns how many it printed. Fails the test when
+ * the lister did not run.
+ */
+static inline int
+sb_fd_exec_inherited(const char *lister, bool *inherited, int max)
+{
+	int p[2], status, n = 0;
+	char line[512];
+	FILE *f;
+	pid_t pid;
+
+	REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe2");
+	fflush(stdout);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		/* dup2 clears FD_CLOEXEC on fd 1 only. */
+		dup2(p[1], 1);
+		execl(lister, "hardening-cloexec", "--list-fds", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	f = fdopen(p[0], "r");
+	REQUIRE(f, "fdopen");
+	while (fgets(line, sizeof(line), f)) {
+		int fd = atoi(line);
+
+		line[strcspn(line, "\n")] = '\0';
+		sb_test_note("child inherited: %s", line);
+		if (fd >= 0 && fd < max)
+			inherited[fd] = true;
+		n++;
+	}
+	fclose(f);
+	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
+	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the exec'ed lister ran (status %#x)",
+		status);
+	return n;
+}
+
+/* The lister's side: print "FD TARGET" for every fd but 0, 1, 2; exit status. */
+static inline int
+sb_fd_list_inherited(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	if (!d)
+		return 1;
+	while ((e = readdir(d))) {
+		char path[64], target[256];
+		int fd = atoi(e->d_name);
+		ssize_t len;
+
+		if (e->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, target, sizeof(target) - 1);
+		target[len < 0 ? 0 : len] = '\0';
+		printf("%d %s\n", fd, target);
+	}
+	closedir(d);
+	return 0;
 }
 
 #endif

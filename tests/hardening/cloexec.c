@@ -13,8 +13,6 @@
  * holds or hands on) and, when built, the EGL bridge's export; the Wayland
  * helpers' fds.
  */
-#include <dirent.h>
-#include <sys/wait.h>
 
 #include "../vm/vmtest.h"
 #include "fd_snapshot.h"
@@ -52,77 +50,15 @@ queue_owned(int i, const int *owned, int n)
 	return false;
 }
 
-/* Child mode: print "FD TARGET" for every inherited fd but 0, 1, 2. */
-static int
-list_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-
-	if (!d)
-		return 1;
-	while ((e = readdir(d))) {
-		char path[64], target[256];
-		int fd = atoi(e->d_name);
-		ssize_t len;
-
-		if (e->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		len = readlink(path, target, sizeof(target) - 1);
-		target[len < 0 ? 0 : len] = '\0';
-		printf("%d %s\n", fd, target);
-	}
-	closedir(d);
-	return 0;
-}
-
-/* fork+exec ourselves with --list-fds; fills inherited[fd] = true. */
-/* This program's path: argv[0] when it is one (under valgrind /proc/self/exe is valgrind's tool). */
+/* This program's path, for the exec'ed lister: argv[0] when it is one (under
+ * valgrind /proc/self/exe is valgrind's tool). */
 static const char *self_path = "/proc/self/exe";
-
-static int
-child_fds(bool *inherited, int max)
-{
-	int p[2], status, n = 0;
-	char line[512];
-	FILE *f;
-	pid_t pid;
-
-	REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe2");
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
-	if (pid == 0) {
-		/* dup2 clears FD_CLOEXEC on fd 1 only. */
-		dup2(p[1], 1);
-		execl(self_path, "hardening-cloexec", "--list-fds", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	f = fdopen(p[0], "r");
-	REQUIRE(f, "fdopen");
-	while (fgets(line, sizeof(line), f)) {
-		int fd = atoi(line);
-
-		line[strcspn(line, "\n")] = '\0';
-		sb_test_note("child inherited: %s", line);
-		if (fd >= 0 && fd < max)
-			inherited[fd] = true;
-		n++;
-	}
-	fclose(f);
-	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the exec'ed child listed its fds (status %#x)",
-	      status);
-	return n;
-}
 
 int
 main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--list-fds") == 0)
-		return list_fds();
+		return sb_fd_list_inherited();
 	if (strchr(argv[0], '/'))
 		self_path = argv[0];
 
@@ -281,7 +217,7 @@ main(int argc, char **argv)
 	{
 		bool inherited[4096] = { false };
 		struct sb_fd_snapshot now;
-		int n = child_fds(inherited, 4096), expected = 0;
+		int n = sb_fd_exec_inherited(self_path, inherited, 4096), expected = 0;
 
 		sb_test_note("%d library fds open; the exec'ed child inherited %d fds besides 0-2",
 			     n_made, n);

@@ -32,40 +32,6 @@
 #include "kernel.h"
 #include "wlt.h"
 
-static int
-child_fds(const char *lister, bool *inherited, int max)
-{
-	int p[2], status, n = 0;
-	char line[512];
-	FILE *f;
-	pid_t pid;
-
-	REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe2");
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
-	if (pid == 0) {
-		dup2(p[1], 1);
-		execl(lister, "hardening-cloexec", "--list-fds", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	f = fdopen(p[0], "r");
-	REQUIRE(f, "fdopen");
-	while (fgets(line, sizeof(line), f)) {
-		int fd = atoi(line);
-		line[strcspn(line, "\n")] = '\0';
-		sb_test_note("child inherited: %s", line);
-		if (fd >= 0 && fd < max)
-			inherited[fd] = true;
-		n++;
-	}
-	fclose(f);
-	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
-	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the lister ran (status %#x)", status);
-	return n;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -163,7 +129,7 @@ main(int argc, char **argv)
 		 * them (TSan reported that race). */
 		bool inherited[4096] = { false };
 		wlt_comp_gate_close(&comp);
-		int n = child_fds(argv[1], inherited, 4096), checked = 0, expected = 0;
+		int n = sb_fd_exec_inherited(argv[1], inherited, 4096), checked = 0, expected = 0;
 		REQUIRE(sb_fd_snapshot_take(&post) == 0, "snapshot");
 		wlt_comp_gate_open(&comp);
 		for (int i = 0; i < post.n; i++) {
