@@ -39,6 +39,7 @@
 
 #include "demo_util.h"
 #include "vk_bench.h"
+#include "wake_stats.h"
 
 #define WIDTH 1024 /* 1024×1 ARGB: 4 KiB */
 
@@ -54,7 +55,7 @@ struct side {
 	void *host_map;
 	long early; /* iterations whose copy saw the producer's old data */
 	unsigned iter;
-	struct vkb_samples total, acquire, release;
+	struct bench_samples total, acquire, release;
 };
 
 static void
@@ -171,7 +172,7 @@ side_iterate(struct side *s, bool record)
 	if (ret < 0)
 		vkb_die("vgem fence attach: %s", strerror(-ret));
 
-	int64_t t0 = vkb_now_ns();
+	int64_t t0 = bench_now_ns();
 	if (s->by_hand) {
 		floor_acquire(s);
 	} else {
@@ -182,7 +183,7 @@ side_iterate(struct side *s, bool record)
 		};
 		VKB_CHECK(vkQueueSubmit(s->vk.queue, 1, &si, VK_NULL_HANDLE));
 	}
-	int64_t t1 = vkb_now_ns();
+	int64_t t1 = bench_now_ns();
 
 	/* The producer's data, written while its fence is pending: copy A must
 	 * see it, which it does only if it waited for the fence. */
@@ -192,7 +193,7 @@ side_iterate(struct side *s, bool record)
 	if (ret < 0)
 		vkb_die("vgem fence signal: %s", strerror(-ret));
 
-	int64_t t2 = vkb_now_ns();
+	int64_t t2 = bench_now_ns();
 	if (s->by_hand) {
 		floor_release(s);
 	} else {
@@ -205,14 +206,14 @@ side_iterate(struct side *s, bool record)
 	}
 	VKB_CHECK(vkWaitForFences(s->vk.device, 1, &s->fence, VK_TRUE, UINT64_MAX));
 	VKB_CHECK(vkResetFences(s->vk.device, 1, &s->fence));
-	int64_t t3 = vkb_now_ns();
+	int64_t t3 = bench_now_ns();
 	const uint8_t *seen = s->host_map;
 	if (seen[0] != stamp || seen[s->dmabuf.size - 1] != stamp)
 		s->early++;
 	if (record) {
-		vkb_samples_add(&s->total, (t1 - t0) + (t3 - t2));
-		vkb_samples_add(&s->acquire, t1 - t0);
-		vkb_samples_add(&s->release, t3 - t2);
+		bench_samples_add(&s->total, (t1 - t0) + (t3 - t2));
+		bench_samples_add(&s->acquire, t1 - t0);
+		bench_samples_add(&s->release, t3 - t2);
 	}
 }
 
@@ -231,9 +232,9 @@ side_finish(struct side *s)
 	vkb_buffer_destroy(&s->vk, &s->host);
 	vkb_finish(&s->vk);
 	demo_vgem_buf_destroy(&s->dmabuf);
-	vkb_samples_finish(&s->total);
-	vkb_samples_finish(&s->acquire);
-	vkb_samples_finish(&s->release);
+	bench_samples_finish(&s->total);
+	bench_samples_finish(&s->acquire);
+	bench_samples_finish(&s->release);
 }
 
 int
@@ -265,7 +266,7 @@ main(int argc, char **argv)
 	       "iterations, layer and hand-written floor interleaved\n", iterations);
 
 	const long warmup = 20;
-	int64_t t0 = vkb_now_ns();
+	int64_t t0 = bench_now_ns();
 	for (long i = 0; i < iterations + warmup; i++) {
 		bool record = i >= warmup;
 		if (i % 2) {
@@ -276,14 +277,14 @@ main(int argc, char **argv)
 			side_iterate(&layer, record);
 		}
 	}
-	printf("(%.1f s)\n", (vkb_now_ns() - t0) / 1e9);
+	printf("(%.1f s)\n", (bench_now_ns() - t0) / 1e9);
 	printf("copies that ran before the producer's fence signalled: layer %ld, floor %ld\n",
 	       layer.early, floor.early);
 	if (layer.early || floor.early)
 		vkb_die("an acquire did not wait for the producer: the figure would be wrong");
-	vkb_print("acquire+release", &layer.total, &floor.total);
-	vkb_print("  acquire (submit A)", &layer.acquire, &floor.acquire);
-	vkb_print("  release (submit B + fence wait)", &layer.release, &floor.release);
+	bench_print_us("acquire+release", &layer.total, &floor.total);
+	bench_print_us("  acquire (submit A)", &layer.acquire, &floor.acquire);
+	bench_print_us("  release (submit B + fence wait)", &layer.release, &floor.release);
 	side_finish(&layer);
 	side_finish(&floor);
 	close(vgem);

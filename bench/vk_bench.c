@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The build tree's explicit manifest folder, from bench/meson.build. */
@@ -373,67 +372,4 @@ vkb_transfer(struct vkb *b, VkCommandBuffer cb, VkBuffer buffer, bool acquire,
 			     acquire ? VK_PIPELINE_STAGE_TRANSFER_BIT
 				     : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
 			     0, 0, NULL, 1, &bb, 0, NULL);
-}
-
-/* ---- samples ------------------------------------------------------------ */
-
-void
-vkb_samples_add(struct vkb_samples *s, int64_t ns)
-{
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-		int64_t *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			vkb_die("out of memory");
-		s->v = v;
-		s->cap = cap;
-	}
-	s->v[s->n++] = ns;
-}
-
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-int64_t
-vkb_samples_pct(struct vkb_samples *s, double p)
-{
-	if (!s->n)
-		return 0;
-	qsort(s->v, s->n, sizeof(*s->v), cmp_i64);
-	size_t rank = (size_t)(p / 100.0 * (double)s->n + 0.999999);
-	if (rank < 1)
-		rank = 1;
-	if (rank > s->n)
-		rank = s->n;
-	return s->v[rank - 1];
-}
-
-void
-vkb_samples_finish(struct vkb_samples *s)
-{
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
-
-void
-vkb_print(const char *name, struct vkb_samples *var, struct vkb_samples *floor)
-{
-	double vm = vkb_samples_pct(var, 50) / 1e3, vp = vkb_samples_pct(var, 90) / 1e3;
-	double fm = vkb_samples_pct(floor, 50) / 1e3, fp = vkb_samples_pct(floor, 90) / 1e3;
-	printf("%s  n=%zu  median %.1f us  p90 %.1f us | floor: median %.1f us  p90 %.1f us | "
-	       "ratio: median %.3f  p90 %.3f\n",
-	       name, var->n, vm, vp, fm, fp, fm > 0 ? vm / fm : 0.0, fp > 0 ? vp / fp : 0.0);
-	fflush(stdout);
-}
-
-int64_t
-vkb_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

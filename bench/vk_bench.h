@@ -4,7 +4,7 @@
  * bench/vk_submit.c, bench/vk_acqrel.c) share: two Vulkan instances and
  * devices in one process, one with VK_LAYER_SYNCBRIDGE_implicit_sync and one
  * without, so that iterations of the two can be interleaved; a dma-buf
- * imported as a buffer; samples and the figure line.
+ * imported as a buffer.
  *
  * The loader decides an instance's layers at vkCreateInstance, so the layer
  * is enabled by name (ppEnabledLayerNames, from the build tree's explicit
@@ -86,24 +86,6 @@ VkSemaphore vkb_sync_fd_semaphore(struct vkb *b);
 void vkb_transfer(struct vkb *b, VkCommandBuffer cb, VkBuffer buffer, bool acquire,
 		  VkAccessFlags our_access);
 
-/* ---- samples ------------------------------------------------------------ */
-
-struct vkb_samples {
-	int64_t *v; /* ns */
-	size_t n, cap;
-};
-
-void vkb_samples_add(struct vkb_samples *s, int64_t ns);
-/* Nearest-rank percentile, 0 < p <= 100 (sorts the samples). */
-int64_t vkb_samples_pct(struct vkb_samples *s, double p);
-void vkb_samples_finish(struct vkb_samples *s);
-
-/*
- * The figure line (the shape bench/wake_stats.h uses for figures 3-5):
- *   NAME  n=N  median M us  p90 P us | floor: median M us  p90 P us | ratio: median R  p90 R
- */
-void vkb_print(const char *name, struct vkb_samples *var, struct vkb_samples *floor);
-
-int64_t vkb_now_ns(void);
+/* Samples and the figure line: wake_stats.h (bench_samples, bench_print_us, bench_now_ns). */
 
 #endif

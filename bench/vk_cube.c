@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 
 #include "vk_bench.h"
+#include "wake_stats.h"
 
 #ifndef VKB_CUBE_DEMO
 #error "VKB_CUBE_DEMO must be defined"
@@ -35,7 +36,7 @@
 struct variant {
 	const char *name;
 	const char *flag; /* extra demo option, or NULL */
-	struct vkb_samples intervals;
+	struct bench_samples intervals;
 	double seconds;
 	unsigned frames;
 };
@@ -77,7 +78,7 @@ run_demo(struct variant *v, unsigned frames)
 				long long us = strtoll(p, &end, 10);
 				if (end == p)
 					break;
-				vkb_samples_add(&v->intervals, us * 1000);
+				bench_samples_add(&v->intervals, us * 1000);
 				p = *end == ',' ? end + 1 : end;
 			}
 		} else if (strncmp(line, "rate:", 5) == 0) {
@@ -139,7 +140,7 @@ main(int argc, char **argv)
 							       .flag = "--cpu-sync" };
 	printf("figure 6: cube pipeline, %u runs × %u frames each way, alternating "
 	       "(%s --refresh-ms 0 --no-check [--cpu-sync])\n", runs, frames, VKB_CUBE_DEMO);
-	int64_t t0 = vkb_now_ns();
+	int64_t t0 = bench_now_ns();
 	for (unsigned r = 0; r < runs; r++) {
 		struct variant *order[2] = { r % 2 ? &cpu : &bridge, r % 2 ? &bridge : &cpu };
 		for (int k = 0; k < 2; k++) {
@@ -152,15 +153,15 @@ main(int argc, char **argv)
 				vkb_die("%s run %u: the demo exited %d", order[k]->name, r, rc);
 		}
 	}
-	printf("(%.1f s)\n", (vkb_now_ns() - t0) / 1e9);
+	printf("(%.1f s)\n", (bench_now_ns() - t0) / 1e9);
 
 	double fps_b = bridge.seconds > 0 ? bridge.frames / bridge.seconds : 0;
 	double fps_c = cpu.seconds > 0 ? cpu.frames / cpu.seconds : 0;
 	printf("cube-fps  bridge %.2f frames/s | floor (CPU stalls): %.2f frames/s | "
 	       "ratio: %.3f (goal >= 1.0)\n", fps_b, fps_c, fps_c > 0 ? fps_b / fps_c : 0.0);
 	/* Intervals: lower is better, so this ratio is the inverse sense. */
-	vkb_print("cube-frame-interval", &bridge.intervals, &cpu.intervals);
-	vkb_samples_finish(&bridge.intervals);
-	vkb_samples_finish(&cpu.intervals);
+	bench_print_us("cube-frame-interval", &bridge.intervals, &cpu.intervals);
+	bench_samples_finish(&bridge.intervals);
+	bench_samples_finish(&cpu.intervals);
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "vk_bench.h"
+#include "wake_stats.h"
 
 #define SIZE 4096
 
@@ -26,7 +27,7 @@ struct side {
 	struct vkb_buffer src, dst;
 	VkCommandBuffer cb;
 	VkFence fence;
-	struct vkb_samples submit, round_trip;
+	struct bench_samples submit, round_trip;
 };
 
 static void
@@ -51,15 +52,15 @@ side_iterate(struct side *s, bool record)
 		.commandBufferCount = 1,
 		.pCommandBuffers = &s->cb,
 	};
-	int64_t t0 = vkb_now_ns();
+	int64_t t0 = bench_now_ns();
 	VKB_CHECK(vkQueueSubmit(s->vk.queue, 1, &si, s->fence));
-	int64_t t1 = vkb_now_ns();
+	int64_t t1 = bench_now_ns();
 	VKB_CHECK(vkWaitForFences(s->vk.device, 1, &s->fence, VK_TRUE, UINT64_MAX));
 	VKB_CHECK(vkResetFences(s->vk.device, 1, &s->fence));
-	int64_t t2 = vkb_now_ns();
+	int64_t t2 = bench_now_ns();
 	if (record) {
-		vkb_samples_add(&s->submit, t1 - t0);
-		vkb_samples_add(&s->round_trip, t2 - t0);
+		bench_samples_add(&s->submit, t1 - t0);
+		bench_samples_add(&s->round_trip, t2 - t0);
 	}
 }
 
@@ -72,8 +73,8 @@ side_finish(struct side *s)
 	vkb_buffer_destroy(&s->vk, &s->src);
 	vkb_buffer_destroy(&s->vk, &s->dst);
 	vkb_finish(&s->vk);
-	vkb_samples_finish(&s->submit);
-	vkb_samples_finish(&s->round_trip);
+	bench_samples_finish(&s->submit);
+	bench_samples_finish(&s->round_trip);
 }
 
 int
@@ -99,7 +100,7 @@ main(int argc, char **argv)
 	       "iterations, layer and floor interleaved\n", iterations);
 
 	const long warmup = 20;
-	int64_t t0 = vkb_now_ns();
+	int64_t t0 = bench_now_ns();
 	for (long i = 0; i < iterations + warmup; i++) {
 		bool record = i >= warmup;
 		/* Swap the order every iteration: neither side always goes first. */
@@ -111,9 +112,9 @@ main(int argc, char **argv)
 			side_iterate(&layer, record);
 		}
 	}
-	printf("(%.1f s)\n", (vkb_now_ns() - t0) / 1e9);
-	vkb_print("submit-no-dmabuf", &layer.submit, &floor.submit);
-	vkb_print("submit-no-dmabuf-round-trip", &layer.round_trip, &floor.round_trip);
+	printf("(%.1f s)\n", (bench_now_ns() - t0) / 1e9);
+	bench_print_us("submit-no-dmabuf", &layer.submit, &floor.submit);
+	bench_print_us("submit-no-dmabuf-round-trip", &layer.round_trip, &floor.round_trip);
 	side_finish(&layer);
 	side_finish(&floor);
 	return 0;
