@@ -8,7 +8,7 @@
  * acquire point per commit, either materialised with a pending vgem fence or
  * left unmaterialised and signalled from the CPU — the syncobj waiter's path —
  * and a release point). Per commit, seeded xorshift: a quarter are signalled
- * before the commit, the rest 0-10 ms after it; up to 3 commits per surface
+ * before the commit, the rest 0-10 ms after it (x the setup's slowdown); up to 3 commits per surface
  * wait at once, so the helper's queues are exercised, and signals complete
  * out of commit order.
  *
@@ -42,6 +42,15 @@
 #define WINDOW 6   /* commits waiting per surface at most */
 #define BEHIND 12  /* commits not yet used per surface at most (the helper allows 16 queued) */
 #define RING 64
+
+/*
+ * Fences signal 0 to max_delay_us after their commit: 10 ms, times the test
+ * setup's slowdown (SYNCBRIDGE_VM_TIMEOUT_SCALE: 2 asan, 3 tsan, 20
+ * valgrind). Under TSan the compositor thread took longer than 10 ms to see
+ * a commit, so most fences had signalled by then and too few commits were
+ * held for the soak to mean anything (73 of 2,000).
+ */
+static int64_t max_delay_us = 10000;
 
 struct pend {      /* one commit's acquire, until its buffer was used */
 	uint64_t seq;
@@ -262,7 +271,7 @@ commit_one(struct wlt_client *c, struct surf *s)
 	memset(p, 0, sizeof(*p));
 	p->seq = seq;
 	pthread_mutex_unlock(&comp.lock);
-	p->due_ns = (r & 3) == 0 ? 0 : wlt_now_ns() + (int64_t)((r >> 8) % 10000) * 1000;
+	p->due_ns = (r & 3) == 0 ? 0 : wlt_now_ns() + (int64_t)((r >> 8) % max_delay_us) * 1000;
 	/*
 	 * Timeline points are signalled in point order: signalling this one
 	 * now, with earlier ones pending, would complete the earlier
@@ -338,6 +347,9 @@ main(int argc, char **argv)
 		else
 			REQUIRE(false, "unknown argument %s", argv[i]);
 	}
+	const char *scale = getenv("SYNCBRIDGE_VM_TIMEOUT_SCALE");
+	if (scale && atoi(scale) > 1)
+		max_delay_us *= atoi(scale);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	vgem = sbk_vgem_open();
 	if (vgem < 0)
