@@ -7,7 +7,7 @@
  * Compositor helper (the example compositor on a thread, armed there, scoped
  * to libsyncbridge-wayland-server): a raw client commits a vgem dma-buf
  *   v1-pending / v1-signalled           explicit-sync v1 acquire fence, pending
- *                                        at the commit (signalled 10 ms later)
+ *                                        at the commit (signalled 5 ms later)
  *                                        or already signalled; release asked;
  *   syncobj-pending / -signalled         a materialised timeline point;
  *   syncobj-unmaterialised               a point with no fence yet, signalled
@@ -228,6 +228,7 @@ enum outcome { KEPT, REPORTED, BROKEN };
 static const char *const outcome_names[] = { "kept", "reported", "BROKEN" };
 
 struct v1_release {
+	struct zwp_linux_buffer_release_v1 *proxy; /* NULL once an event destroyed it */
 	bool arrived, fenced;
 };
 
@@ -239,6 +240,7 @@ v1_fenced(void *data, struct zwp_linux_buffer_release_v1 *r, int32_t fd)
 	rel->arrived = rel->fenced = true;
 	close(fd);
 	zwp_linux_buffer_release_v1_destroy(r);
+	rel->proxy = NULL;
 }
 
 static void
@@ -248,6 +250,7 @@ v1_immediate(void *data, struct zwp_linux_buffer_release_v1 *r)
 
 	rel->arrived = true;
 	zwp_linux_buffer_release_v1_destroy(r);
+	rel->proxy = NULL;
 }
 
 static const struct zwp_linux_buffer_release_v1_listener v1_release_listener = {
@@ -302,6 +305,7 @@ objs_commit(struct wlt_client *c, struct commit_objs *o, enum proto proto, enum 
 		zwp_linux_surface_synchronization_v1_set_acquire_fence(o->sync, o->f.sync_file);
 		r = zwp_linux_surface_synchronization_v1_get_release(o->sync);
 		zwp_linux_buffer_release_v1_add_listener(r, &v1_release_listener, &o->rel);
+		o->rel.proxy = r;
 	}
 	wl_surface_commit(o->surf);
 }
@@ -315,9 +319,12 @@ objs_signal(struct commit_objs *o)
 		REQUIRE(sb_syncobj_signal(client_drm, o->acq_h, 1) == 0, "signal point 1");
 }
 
-/* Protocol objects first (the connection may be gone: they are only freed then). */
+/*
+ * Protocol objects first (the connection may be gone: they are only freed
+ * then). keep_release: the v1 release object stays, for its event.
+ */
 static void
-objs_destroy(struct commit_objs *o, bool alive)
+objs_destroy(struct commit_objs *o, bool keep_release)
 {
 	if (o->sync)
 		zwp_linux_surface_synchronization_v1_destroy(o->sync);
@@ -330,7 +337,30 @@ objs_destroy(struct commit_objs *o, bool alive)
 		wl_buffer_destroy(o->wb);
 	if (o->surf)
 		wl_surface_destroy(o->surf);
-	(void)alive;
+	o->sync = NULL, o->so = NULL, o->acq_tl = NULL, o->rel_tl = NULL;
+	o->wb = NULL, o->surf = NULL;
+	/* No request: the compositor destroys it with its event (or never, when it failed). */
+	if (o->rel.proxy && !keep_release) {
+		zwp_linux_buffer_release_v1_destroy(o->rel.proxy);
+		o->rel.proxy = NULL;
+	}
+}
+
+/* Free the proxies here only, sending nothing: the client is about to vanish with them. */
+static void
+objs_forget(struct commit_objs *o)
+{
+	struct wl_proxy *p[] = {
+		(struct wl_proxy *)o->sync, (struct wl_proxy *)o->so, (struct wl_proxy *)o->acq_tl,
+		(struct wl_proxy *)o->rel_tl, (struct wl_proxy *)o->wb, (struct wl_proxy *)o->surf,
+		(struct wl_proxy *)o->rel.proxy,
+	};
+
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+		if (p[i])
+			wl_proxy_destroy(p[i]);
+	o->sync = NULL, o->so = NULL, o->acq_tl = NULL, o->rel_tl = NULL;
+	o->wb = NULL, o->surf = NULL, o->rel.proxy = NULL;
 }
 
 static void
@@ -416,10 +446,11 @@ run_srv(const struct srv_scenario *sc, bool immediate, const char *sched, char *
 		}
 		if (sc->destroy_surface && !failed) {
 			objs_destroy(&o, true);
-			o.sync = NULL, o.so = NULL, o.wb = NULL, o.surf = NULL;
 			failed = connection_failed(&c, &iface, &code);
 		}
 		if (sc->client_gone) {
+			objs_forget(&o);
+			objs_forget(&o2);
 			wlt_client_disconnect(&c);
 			c.display = NULL;
 			sbk_sleep_ns(10 * WLT_MS);
@@ -505,9 +536,9 @@ run_srv(const struct srv_scenario *sc, bool immediate, const char *sched, char *
 		snprintf(why, why_len, "acquire status %d", status);
 	}
 	if (c.display) {
-		objs_destroy(&o, !failed);
+		objs_destroy(&o, false);
 		if (sc->client_gone)
-			objs_destroy(&o2, !failed);
+			objs_destroy(&o2, false);
 		wlt_client_disconnect(&c);
 	}
 	objs_free_kernel(&o);
