@@ -398,6 +398,9 @@ struct render_fence {
 	struct sbwl_comp *comp;
 	struct sbwl_fence fence;
 	struct wl_event_source *timer;
+	/* A commit sb_wl_commit_release() refused with this fence: released
+	 * with -1 once the fence has signalled (what the header asks). */
+	struct sb_wl_commit *late_release;
 };
 
 static int
@@ -409,6 +412,8 @@ render_fence_fire(void *data)
 	sbwl_fence_signal(&rf->fence);
 	if (comp->opt.hooks && comp->opt.hooks->render_done)
 		comp->opt.hooks->render_done(comp->opt.hook_data, sbwl_now_ns());
+	if (rf->late_release)
+		sb_wl_commit_release(rf->late_release, -1);
 	wl_event_source_remove(rf->timer);
 	wl_list_remove(&rf->link);
 	sbwl_fence_destroy(&rf->fence);
@@ -452,10 +457,10 @@ apply(struct surface *surf, struct state *s, struct sb_wl_commit *commit)
 	struct wl_resource *cb, *tmp;
 	uint32_t now_ms = (uint32_t)(sbwl_now_ns() / 1000000);
 	int fence_fd = -1;
+	struct render_fence *rf = NULL;
 
 	if (s->attached && (s->dmabuf || s->shm)) {
 		struct sbwl_used u;
-		struct render_fence *rf;
 
 		memset(&u, 0, sizeof(u));
 		u.client = wl_resource_get_client(surf->resource);
@@ -491,7 +496,14 @@ apply(struct surface *surf, struct state *s, struct sb_wl_commit *commit)
 		if (s->buffer)
 			wl_buffer_send_release(s->buffer);
 	}
-	sb_wl_commit_release(commit, fence_fd);
+	/* Refused (the kernel would not describe our render fence): the commit
+	 * is still ours; hand it back without a fence once the fence signalled. */
+	if (sb_wl_commit_release(commit, fence_fd) < 0) {
+		if (rf)
+			rf->late_release = commit;
+		else
+			sb_wl_commit_release(commit, -1);
+	}
 
 	wl_resource_for_each_safe(cb, tmp, &s->frames) {
 		wl_callback_send_done(cb, now_ms);
