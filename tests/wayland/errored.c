@@ -50,27 +50,6 @@ disarm(void *data)
 	sbfault_disarm();
 }
 
-static uint32_t
-syncobj_new(void)
-{
-	struct drm_syncobj_create c = { 0 };
-
-	REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_CREATE, &c) == 0, "SYNCOBJ_CREATE");
-	return c.handle;
-}
-
-static struct wp_linux_drm_syncobj_timeline_v1 *
-timeline_import(struct wlt_client *c, uint32_t handle)
-{
-	struct drm_syncobj_handle h = { .handle = handle, .fd = -1 };
-	struct wp_linux_drm_syncobj_timeline_v1 *tl;
-
-	REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "HANDLE_TO_FD");
-	tl = wp_linux_drm_syncobj_manager_v1_import_timeline(c->syncobj, h.fd);
-	close(h.fd);
-	return tl;
-}
-
 enum when { BEFORE, PENDING, UNMATERIALISED };
 static const char *when_name[] = { "completed before the commit", "pending at the commit",
 				   "unmaterialised point" };
@@ -100,9 +79,9 @@ one_case(struct wlt_client *c, struct sbk_buf *buf, bool syncobj, enum when when
 	wl_surface_attach(surf, wb, 0, 0);
 	if (syncobj) {
 		so = wp_linux_drm_syncobj_manager_v1_get_surface(c->syncobj, surf);
-		acq_h = syncobj_new();
-		acq = timeline_import(c, acq_h);
-		rel = timeline_import(c, syncobj_new());
+		acq_h = wlt_syncobj_create(client_drm);
+		acq = wlt_timeline_import(c, client_drm, acq_h);
+		rel = wlt_timeline_import(c, client_drm, wlt_syncobj_create(client_drm));
 		if (have_fence)
 			REQUIRE(sb_syncobj_import_sync_file(client_drm, acq_h, 1, f.sync_file) == 0, "import");
 		wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, acq, 0, 1);

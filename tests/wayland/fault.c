@@ -120,15 +120,6 @@ sb_wl_commit_release(struct sb_wl_commit *commit, int fence_fd)
 
 /* ---- small helpers ------------------------------------------------------------ */
 
-static uint32_t
-syncobj_new(void)
-{
-	struct drm_syncobj_create c = { 0 };
-
-	REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_CREATE, &c) == 0, "SYNCOBJ_CREATE");
-	return c.handle;
-}
-
 static void
 syncobj_free(uint32_t h)
 {
@@ -136,18 +127,6 @@ syncobj_free(uint32_t h)
 
 	if (h)
 		ioctl(client_drm, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
-}
-
-static struct wp_linux_drm_syncobj_timeline_v1 *
-timeline_import(struct wlt_client *c, uint32_t handle)
-{
-	struct drm_syncobj_handle h = { .handle = handle, .fd = -1 };
-	struct wp_linux_drm_syncobj_timeline_v1 *tl;
-
-	REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "HANDLE_TO_FD");
-	tl = wp_linux_drm_syncobj_manager_v1_import_timeline(c->syncobj, h.fd);
-	close(h.fd);
-	return tl;
 }
 
 static void
@@ -256,10 +235,10 @@ objs_commit(struct wlt_client *c, struct commit_objs *o, enum proto proto, enum 
 	wl_surface_attach(o->surf, o->wb, 0, 0);
 	if (proto == SYNCOBJ) {
 		o->so = wp_linux_drm_syncobj_manager_v1_get_surface(c->syncobj, o->surf);
-		o->acq_h = syncobj_new();
-		o->rel_h = syncobj_new();
-		o->acq_tl = timeline_import(c, o->acq_h);
-		o->rel_tl = timeline_import(c, o->rel_h);
+		o->acq_h = wlt_syncobj_create(client_drm);
+		o->rel_h = wlt_syncobj_create(client_drm);
+		o->acq_tl = wlt_timeline_import(c, client_drm, o->acq_h);
+		o->rel_tl = wlt_timeline_import(c, client_drm, o->rel_h);
 		if (o->have_fence)
 			REQUIRE(sb_syncobj_import_sync_file(client_drm, o->acq_h, 1, o->f.sync_file) == 0,
 				"import the acquire fence");
@@ -764,7 +743,7 @@ run_cli(const struct cli_scenario *sc, const char *sched, struct cli_result *res
 	REQUIRE(wlt_client_connect(&c, comp.socket) == 0, "connect");
 	REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "vgem fence");
 	if (sc->point) {
-		point_h = syncobj_new();
+		point_h = wlt_syncobj_create(client_drm);
 		REQUIRE(sb_syncobj_import_sync_file(client_drm, point_h, 1, f.sync_file) == 0, "import");
 	}
 	surf = wl_compositor_create_surface(c.compositor);

@@ -70,28 +70,6 @@ static const struct zwp_linux_buffer_release_v1_listener release_listener = {
 	.immediate_release = immediate_release,
 };
 
-static uint32_t
-syncobj_new(int fd)
-{
-	struct drm_syncobj_create c = { 0 };
-
-	REQUIRE(ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c) == 0, "SYNCOBJ_CREATE: %s", strerror(errno));
-	return c.handle;
-}
-
-static struct wp_linux_drm_syncobj_timeline_v1 *
-syncobj_import(struct wlt_client *c, int drm_fd, uint32_t handle)
-{
-	struct drm_syncobj_handle h = { .handle = handle, .fd = -1 };
-	struct wp_linux_drm_syncobj_timeline_v1 *tl;
-
-	REQUIRE(ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "HANDLE_TO_FD: %s",
-		strerror(errno));
-	tl = wp_linux_drm_syncobj_manager_v1_import_timeline(c->syncobj, h.fd);
-	close(h.fd);
-	return tl;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -167,14 +145,14 @@ main(int argc, char **argv)
 
 	if (syncobj) {
 		so = wp_linux_drm_syncobj_manager_v1_get_surface(c.syncobj, surf);
-		acq_tl = syncobj_new(client_drm);
-		rel_tl = syncobj_new(client_drm);
+		acq_tl = wlt_syncobj_create(client_drm);
+		rel_tl = wlt_syncobj_create(client_drm);
 		if (!unmat)
 			REQUIRE(sb_syncobj_import_sync_file(client_drm, acq_tl, 1, fence.sync_file) == 0,
 				"import the pending vgem fence into acquire point 1");
 		wl_surface_attach(surf, wbuf, 0, 0);
-		acq_proxy = syncobj_import(&c, client_drm, acq_tl);
-		rel_proxy = syncobj_import(&c, client_drm, rel_tl);
+		acq_proxy = wlt_timeline_import(&c, client_drm, acq_tl);
+		rel_proxy = wlt_timeline_import(&c, client_drm, rel_tl);
 		wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, acq_proxy, 0, 1);
 		wp_linux_drm_syncobj_surface_v1_set_release_point(so, rel_proxy, 0, 1);
 	} else {

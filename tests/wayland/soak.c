@@ -144,27 +144,6 @@ static const struct zwp_linux_buffer_release_v1_listener release_listener = {
 	release_fenced, release_immediate,
 };
 
-static uint32_t
-syncobj_new(void)
-{
-	struct drm_syncobj_create c = { 0 };
-
-	REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_CREATE, &c) == 0, "SYNCOBJ_CREATE: %s", strerror(errno));
-	return c.handle;
-}
-
-static struct wp_linux_drm_syncobj_timeline_v1 *
-timeline_import(struct wlt_client *c, uint32_t handle)
-{
-	struct drm_syncobj_handle h = { .handle = handle, .fd = -1 };
-	struct wp_linux_drm_syncobj_timeline_v1 *tl;
-
-	REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "HANDLE_TO_FD");
-	tl = wp_linux_drm_syncobj_manager_v1_import_timeline(c->syncobj, h.fd);
-	close(h.fd);
-	return tl;
-}
-
 static void
 pend_signal(struct surf *s, struct pend *p)
 {
@@ -377,9 +356,9 @@ main(int argc, char **argv)
 		s->syncobj = i == 1;
 		if (s->syncobj) {
 			s->so = wp_linux_drm_syncobj_manager_v1_get_surface(c.syncobj, s->surf);
-			s->acq_handle = syncobj_new();
-			s->acq_tl = timeline_import(&c, s->acq_handle);
-			s->rel_tl = timeline_import(&c, syncobj_new());
+			s->acq_handle = wlt_syncobj_create(client_drm);
+			s->acq_tl = wlt_timeline_import(&c, client_drm, s->acq_handle);
+			s->rel_tl = wlt_timeline_import(&c, client_drm, wlt_syncobj_create(client_drm));
 		} else {
 			s->sync = zwp_linux_explicit_synchronization_v1_get_synchronization(c.explicit_sync, s->surf);
 		}

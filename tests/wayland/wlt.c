@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <drm.h>
 #include <drm_fourcc.h>
+#include <sys/ioctl.h>
 #include <wayland-server-core.h>
 
 int64_t
@@ -661,4 +663,34 @@ wlt_comp_wait_used(struct wlt_comp *w, int n, int64_t timeout_ns)
 	ret = w->n_used >= n ? 0 : -ETIME;
 	pthread_mutex_unlock(&w->lock);
 	return ret;
+}
+
+static void __attribute__((noreturn))
+bail_out(const char *what)
+{
+	printf("Bail out! %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+uint32_t
+wlt_syncobj_create(int drm_fd)
+{
+	struct drm_syncobj_create c = { 0 };
+
+	if (ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &c) != 0)
+		bail_out("DRM_IOCTL_SYNCOBJ_CREATE");
+	return c.handle;
+}
+
+struct wp_linux_drm_syncobj_timeline_v1 *
+wlt_timeline_import(struct wlt_client *c, int drm_fd, uint32_t handle)
+{
+	struct drm_syncobj_handle h = { .handle = handle, .fd = -1 };
+	struct wp_linux_drm_syncobj_timeline_v1 *tl;
+
+	if (ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) != 0)
+		bail_out("DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD");
+	tl = wp_linux_drm_syncobj_manager_v1_import_timeline(c->syncobj, h.fd);
+	close(h.fd);
+	return tl;
 }

@@ -41,6 +41,16 @@ struct wlt_client {
 int wlt_client_connect(struct wlt_client *c, const char *socket);
 void wlt_client_disconnect(struct wlt_client *c);
 
+/*
+ * A new DRM syncobj on drm_fd (its handle), and a syncobj imported as a
+ * wp_linux_drm_syncobj_timeline_v1 (through a temporary fd). Each bails out
+ * of the program ("Bail out! ...", exit status 1, as REQUIRE does) when the
+ * kernel refuses: the tests using them cannot go on without.
+ */
+uint32_t wlt_syncobj_create(int drm_fd);
+struct wp_linux_drm_syncobj_timeline_v1 *wlt_timeline_import(struct wlt_client *c, int drm_fd,
+							     uint32_t handle);
+
 /* A 16x16 XRGB8888 wl_shm buffer whose first word is `content`. */
 struct wl_buffer *wlt_shm_buffer(struct wlt_client *c, uint32_t content);
 /* A wl_buffer over a single-plane LINEAR XRGB8888 dma-buf (create_immed); NULL on failure. */
