@@ -194,18 +194,24 @@ client_state_get(struct wl_client *client)
 
 /* ---- timelines and points ------------------------------------------------ */
 
+/* Drop our handle of an imported timeline on the server's DRM fd. */
+static void
+handle_destroy(struct sb_wl_server *server, uint32_t handle)
+{
+	struct drm_syncobj_destroy args;
+
+	memset(&args, 0, sizeof(args));
+	args.handle = handle;
+	sb_ioctl(server->drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+}
+
 static void
 timeline_unref(struct timeline *tl)
 {
 	if (!tl || --tl->refs > 0)
 		return;
-	if (tl->server && tl->handle) {
-		struct drm_syncobj_destroy args;
-
-		memset(&args, 0, sizeof(args));
-		args.handle = tl->handle;
-		sb_ioctl(tl->server->drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
-	}
+	if (tl->server && tl->handle)
+		handle_destroy(tl->server, tl->handle);
 	wl_list_remove(&tl->link);
 	client_state_unref(tl->client);
 	free(tl);
@@ -995,27 +1001,24 @@ syncobj_import_timeline(struct wl_client *client, struct wl_resource *resource, 
 		goto out_close;
 	}
 	tl = calloc(1, sizeof(*tl));
-	if (!tl) {
-		struct drm_syncobj_destroy d = { .handle = args.handle };
-		sb_ioctl(server->drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
-		wl_client_post_no_memory(client);
-		goto out_close;
-	}
+	if (!tl)
+		goto err_destroy_handle;
 	tl->client = client_state_get(client);
-	if (!tl->client) {
-		struct drm_syncobj_destroy d = { .handle = args.handle };
-		sb_ioctl(server->drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
-		free(tl);
-		wl_client_post_no_memory(client);
-		goto out_close;
-	}
+	if (!tl->client)
+		goto err_free_timeline;
 	tl->server = server;
 	tl->handle = args.handle;
 	tl->refs = 1; /* the resource's */
 	tl->resource = res;
 	wl_list_insert(&server->timelines, &tl->link);
 	wl_resource_set_user_data(res, tl);
+	goto out_close;
 
+err_free_timeline:
+	free(tl);
+err_destroy_handle:
+	handle_destroy(server, args.handle);
+	wl_client_post_no_memory(client);
 out_close:
 	close(fd);
 }
@@ -1484,11 +1487,7 @@ sb_wl_server_destroy(struct sb_wl_server *server)
 		c->server = NULL;
 	}
 	wl_list_for_each_safe(tl, tl_tmp, &server->timelines, link) {
-		struct drm_syncobj_destroy args;
-
-		memset(&args, 0, sizeof(args));
-		args.handle = tl->handle;
-		sb_ioctl(server->drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+		handle_destroy(server, tl->handle);
 		tl->handle = 0;
 		tl->server = NULL;
 		wl_list_remove(&tl->link);
