@@ -43,7 +43,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <dirent.h>
 #include <drm.h>
 #include <linux/dma-buf.h>
 
@@ -84,22 +83,6 @@ struct bench {
 	int batch;
 	int n_used;
 };
-
-static int
-count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
 
 static int64_t
 comp_cpu_ns(struct bench *b)
@@ -216,8 +199,8 @@ round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct b
 	if (!commit_cpu || !wake_cpu)
 		goto out;
 	sb_wl_server_get_stats(sbwl_comp_get_helper(b->comp.comp), &st0); /* compositor idle */
-	fds0 = count_entries("/proc/self/fd");
-	thr0 = count_entries("/proc/self/task");
+	fds0 = wlt_count_fds();
+	thr0 = wlt_count_threads();
 	for (int j = 0; j < 2 * nb; j++) {
 		bool pending = ((j ^ (j >> 1)) & 1) == 0; /* A B B A ... */
 		int first = (j / 2) * k;
@@ -263,8 +246,8 @@ round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct b
 		ret = -EIO;
 		goto out;
 	}
-	fds1 = count_entries("/proc/self/fd");
-	thr1 = count_entries("/proc/self/task");
+	fds1 = wlt_count_fds();
+	thr1 = wlt_count_threads();
 	sb_wl_server_get_stats(sbwl_comp_get_helper(b->comp.comp), &st1);
 	t_commits = bench_now_ns() - t_start;
 	printf("#   %d pending waits: %+d fds (%.2f per wait), %+d threads, waits_pending %u, "

@@ -8,9 +8,9 @@
  * acquire point per commit, either materialised with a pending vgem fence or
  * left unmaterialised and signalled from the CPU — the syncobj waiter's path —
  * and a release point). Per commit, seeded xorshift: a quarter are signalled
- * before the commit, the rest 0-10 ms after it (x the setup's slowdown); up to 3 commits per surface
- * wait at once, so the helper's queues are exercised, and signals complete
- * out of commit order.
+ * before the commit, the rest 0-10 ms after it (times the setup's slowdown);
+ * up to WINDOW commits per surface wait at once, so the helper's queues are
+ * exercised, and signals complete out of commit order.
  *
  * Every use of a buffer is checked (on the compositor thread, as it happens):
  * the surface's uses come in commit order and never before that commit's
@@ -78,7 +78,6 @@ struct surf {
 	uint64_t point;
 	struct pend ring[RING]; /* commits not yet used, by seq % RING */
 	struct sbk_buf bos[RING];
-	bool bo_made[RING];
 	uint64_t committed, used;
 	int waiting;            /* committed, fence not yet signalled */
 };
@@ -225,12 +224,8 @@ reap(void)
 static void
 fence_new(struct surf *s, struct pend *p, uint64_t seq)
 {
-	struct sbk_buf *bo = &s->bos[seq % RING];
+	struct sbk_buf *bo = &s->bos[seq % RING]; /* made up front, in main() */
 
-	if (!s->bo_made[seq % RING]) {
-		REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 4096, bo) == 0, "vgem buffer");
-		s->bo_made[seq % RING] = true;
-	}
 	REQUIRE(sbk_vgem_fence_attach(vgem, bo->handle, true, &p->fence_id) == 0, "vgem fence");
 	REQUIRE(sbk_dmabuf_export_raw(bo->fd, DMA_BUF_SYNC_READ, &p->sync_file) == 0, "export");
 	p->has_fence = true;
@@ -377,7 +372,6 @@ main(int argc, char **argv)
 	for (int i = 0; i < n_surfs; i++) {
 		for (int k = 0; k < RING; k++) {
 			REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 4096, &surfs[i].bos[k]) == 0, "vgem buffer");
-			surfs[i].bo_made[k] = true;
 		}
 	}
 
@@ -477,8 +471,7 @@ main(int argc, char **argv)
 		for (int k = 0; k < RING; k++) {
 			if (s->ring[k].has_fence)
 				close(s->ring[k].sync_file);
-			if (s->bo_made[k])
-				sbk_buf_destroy(&s->bos[k]);
+			sbk_buf_destroy(&s->bos[k]);
 		}
 	}
 	wlt_client_disconnect(&c);

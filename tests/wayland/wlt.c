@@ -401,6 +401,16 @@ rec_used(void *data, const struct sbwl_used *u)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* Under w->lock: close the gate; the compositor thread stops at it on its next
+ * loop iteration (the pipe wakes it). */
+static void
+gate_close_locked(struct wlt_comp *w)
+{
+	w->gate_closed = true;
+	if (write(w->gate_pipe[1], "g", 1) != 1)
+		w->gate_closed = false; /* nothing would ever stop at it */
+}
+
 static void
 rec_released(void *data, const struct sbwl_released *r)
 {
@@ -412,9 +422,7 @@ rec_released(void *data, const struct sbwl_released *r)
 		w->first_render_fence = fcntl(r->render_fence_fd, F_DUPFD_CLOEXEC, 0);
 	if (w->gate_after_first_release) {
 		w->gate_after_first_release = false;
-		w->gate_closed = true;
-		if (write(w->gate_pipe[1], "g", 1) != 1)
-			w->gate_closed = false;
+		gate_close_locked(w);
 	}
 	if (w->n_released < WLT_MAX_EVENTS) {
 		w->released_time[w->n_released] = wlt_now_ns();
@@ -476,14 +484,9 @@ void
 wlt_comp_gate_close(struct wlt_comp *w)
 {
 	pthread_mutex_lock(&w->lock);
-	w->gate_closed = true;
+	gate_close_locked(w);
 	pthread_mutex_unlock(&w->lock);
-	if (write(w->gate_pipe[1], "g", 1) != 1)
-		return;
-	pthread_mutex_lock(&w->lock);
-	while (!w->gate_inside)
-		pthread_cond_wait(&w->cond, &w->lock);
-	pthread_mutex_unlock(&w->lock);
+	wlt_comp_gate_wait(w);
 }
 
 void
