@@ -31,8 +31,10 @@
 #include <syncbridge/wayland-server.h>
 
 #include <drm.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <wayland-server-core.h>
 
 #include <syncbridge/dmabuf.h>
@@ -160,11 +162,44 @@ client_state_unref(struct client_state *cs)
 		free(cs);
 }
 
+/*
+ * Keep the client's last events deliverable: stop it sending, then drop
+ * what it sent that nobody will read.
+ *
+ * libwayland-server emits the client's destroy signal, then flushes the
+ * client's events (a protocol error we posted among them), then closes the
+ * socket. If requests the client sent in the meantime are still unread in
+ * the socket then, the kernel marks the client's end ECONNRESET (af_unix
+ * close with a non-empty receive queue), and libwayland-client 1.23 reads
+ * until EAGAIN: its read after the error event's bytes fails ECONNRESET, and
+ * it drops the bytes it already has. The client sees "Connection reset by
+ * peer" instead of our error. shutdown(SHUT_RD) makes the client's further
+ * sends fail with EPIPE (which libwayland-client tolerates) and lets nothing
+ * more into our receive queue; draining it leaves the close nothing to reset.
+ * Fds in the drained messages are released by the kernel (no control buffer).
+ * This changes the socket's state, which wl_client_get_fd() warns about; the
+ * connection is being destroyed, and only the flush and the close follow.
+ */
+static void
+client_quiesce(struct wl_client *client)
+{
+	int fd = wl_client_get_fd(client);
+	char sink[4096];
+	ssize_t n;
+
+	if (shutdown(fd, SHUT_RD) < 0)
+		return; /* not connected any more: nothing can be reset */
+	do {
+		n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+	} while (n > 0 || (n < 0 && errno == EINTR));
+}
+
 static void
 client_destroy_notify(struct wl_listener *listener, void *data)
 {
 	struct client_state *cs = wl_container_of(listener, cs, client_destroy);
 
+	client_quiesce(data);
 	cs->client = NULL;
 	wl_list_remove(&cs->client_destroy.link);
 	client_state_unref(cs);
@@ -944,6 +979,9 @@ bind_manager(struct wl_client *client, struct sb_wl_server *server, const struct
 	}
 	wl_resource_set_implementation(res, impl, server, manager_res_destroy);
 	wl_list_insert(&server->managers, wl_resource_get_link(res));
+	/* The client state's destroy listener quiesces the connection (see
+	 * client_quiesce): every client that can get an error from us has one. */
+	client_state_unref(client_state_get(client));
 }
 
 static void

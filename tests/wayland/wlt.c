@@ -200,9 +200,16 @@ wlt_roundtrip_error(struct wlt_client *c, const char **iface, uint32_t *code, ui
 	*id = 0;
 	if (wl_display_roundtrip(c->display) >= 0)
 		return 0;
-	if (wl_display_get_error(c->display) == EPROTO) {
+	int err = wl_display_get_error(c->display);
+	if (err == EPROTO) {
 		*code = wl_display_get_protocol_error(c->display, &intf, id);
 		*iface = intf ? intf->name : "(unknown)";
+	} else {
+		/* Say how the connection failed instead: a lost protocol error
+		 * shows up here as EPIPE or ECONNRESET. */
+		static _Thread_local char why[64];
+		snprintf(why, sizeof(why), "(no protocol error: %s)", strerrorname_np(err) ? strerrorname_np(err) : "?");
+		*iface = why;
 	}
 	return -1;
 }
@@ -683,6 +690,14 @@ wlt_syncobj_create(int drm_fd)
 	if (ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &c) != 0)
 		bail_out("DRM_IOCTL_SYNCOBJ_CREATE");
 	return c.handle;
+}
+
+void
+wlt_syncobj_destroy(int drm_fd, uint32_t handle)
+{
+	struct drm_syncobj_destroy d = { .handle = handle };
+
+	ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
 }
 
 struct wp_linux_drm_syncobj_timeline_v1 *

@@ -48,6 +48,7 @@ void wlt_client_disconnect(struct wlt_client *c);
  * kernel refuses: the tests using them cannot go on without.
  */
 uint32_t wlt_syncobj_create(int drm_fd);
+void wlt_syncobj_destroy(int drm_fd, uint32_t handle);
 struct wp_linux_drm_syncobj_timeline_v1 *wlt_timeline_import(struct wlt_client *c, int drm_fd,
 							     uint32_t handle);
 
@@ -59,8 +60,9 @@ struct wl_buffer *wlt_dmabuf_buffer(struct wlt_client *c, int dmabuf_fd, uint32_
 
 /*
  * A roundtrip that reports a protocol error: returns 0 when the connection is
- * healthy, else fills iface/code/id (iface "" when the error was not a
- * protocol error) and returns -1.
+ * healthy, else fills iface/code/id and returns -1. When the connection
+ * failed without a protocol error, iface names the errno instead, e.g.
+ * "(no protocol error: ECONNRESET)", and code is 0.
  */
 int wlt_roundtrip_error(struct wlt_client *c, const char **iface, uint32_t *code, uint32_t *id);
 
