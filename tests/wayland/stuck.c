@@ -11,6 +11,14 @@
  * --control: the naive compositor, which waits for acquire fences inside its
  * commit handler (blocking the event loop, here for at most 1.5 s): the test
  * passes only if B's commit is then held up behind A's fence.
+ *
+ * Timing: two wall-clock bounds, each the point of its check, with wide
+ * margins. "B was never held up": B's worst commit-to-frame < 1000 ms, where
+ * it was 3-104 ms over 120 runs in the TCG guest, two at a time on a loaded host;
+ * being held up would cost the whole wait, which never ends here. The
+ * control's "held up" is >= 750 ms against a 1,500 ms blocking wait (1,505-1,531 ms). No
+ * sleep orders anything: A's commit is known taken by a roundtrip (see
+ * main), the cut-off by the protocol error itself.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -183,8 +191,16 @@ main(int argc, char **argv)
 		REQUIRE(sb_syncobj_import_sync_file(client_drm, a.acq_handle, 1, stuck.sync_file) == 0,
 			"import the stuck fence at point 1");
 	side_commit(&a, stuck.sync_file, false, NULL);
-	/* Give the compositor time to take it (and, as the control, to block on it). */
-	sbk_sleep_ns(100 * WLT_MS);
+	/*
+	 * B starts once the compositor has taken A's commit: a roundtrip on A
+	 * is answered after its commit handler ran. Not in the control, whose
+	 * handler blocks (the roundtrip would wait it out): there A's commit is
+	 * readable before B's first one is sent, so the compositor dispatches it
+	 * in the same epoll batch as B's first commit at the latest, and at least
+	 * one of B's frames waits behind the blocking wait.
+	 */
+	if (!control)
+		REQUIRE(wl_display_roundtrip(a.c.display) >= 0, "A's stuck commit taken");
 
 	/* B: five frames, each with an already-signalled acquire, each must show up promptly. */
 	int64_t worst = 0;
