@@ -24,6 +24,11 @@
  * timeline), a bad point (conflicting acquire/release), and libwayland's own
  * error (a bad wl_registry.bind) for a client that uses the helper.
  *
+ * Timing: nothing waits on a clock but the 10 s bound on the compositor's
+ * close. The stuck acquire fence is a vgem fence (it signals itself after
+ * ~10 s); the limits are checked when the commits are handled, within the
+ * program's ~1 s.
+ *
  * --control: the same busy cut-off for a client that binds none of the
  * helper's globals (libwayland-server on its own): it must lose the error
  * (the connection fails ECONNRESET). That is the race this test guards.

@@ -18,7 +18,10 @@
  * being held up would cost the whole wait, which never ends here. The
  * control's "held up" is >= 750 ms against a 1,500 ms blocking wait (1,505-1,531 ms). No
  * sleep orders anything: A's commit is known taken by a roundtrip (see
- * main), the cut-off by the protocol error itself.
+ * main), the cut-off by the protocol error itself. The v1 variant's stuck
+ * fence is a vgem fence, which signals itself after ~10 s: the program needs
+ * it pending for its ~0.5 s run (~1 s under ASan; the valgrind selection
+ * takes the syncobj variant, whose stuck point nobody ever submits).
  */
 #include <errno.h>
 #include <stdio.h>
