@@ -141,6 +141,9 @@ main(int argc, char **argv)
 		sb_test_note("no second (software device) display: skipping the other-display checks");
 	REQUIRE(eglMakeCurrent(t.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, t.ctx), "make current");
 
+	/* Only this thread opens or closes fds from here on (eglt.h: the disk cache). */
+	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
+		"the fd count: MESA_SHADER_CACHE_DISABLE)");
 	before = sb_test_count_fds();
 
 	/* Context current: bad fds and bad access values. */

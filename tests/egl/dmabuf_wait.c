@@ -35,6 +35,7 @@
 #include <syncbridge/syncbridge.h>
 
 #include "eglt.h"
+#include "fd_snapshot.h"
 #include "harness.h"
 #include "kernel.h"
 
@@ -121,8 +122,9 @@ main(int argc, char **argv)
 	struct eglt t;
 	struct eglt_target target, dst = { 0 };
 	struct eglt_blit blit = { 0 };
+	struct sb_fd_snapshot before;
 	uint32_t caps = 0;
-	int vgem, ret, before, first = -1;
+	int vgem, ret, first = -1;
 	int64_t t0, waited;
 	long n;
 
@@ -174,7 +176,15 @@ main(int argc, char **argv)
 		REQUIRE(n == SIZE * SIZE, "sampling the imported buffer gives OLD (%ld, first %d)", n,
 			first);
 	}
-	before = sb_test_count_fds();
+	/*
+	 * The fd baseline: every fd of the setup is open, and no thread but this
+	 * one can open or close one until the end check (Mesa's disk cache is
+	 * off, see eglt.h; llvmpipe's own threads open none; the other party's
+	 * thread starts after this and is joined before the check).
+	 */
+	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
+		"the fd check: MESA_SHADER_CACHE_DISABLE)");
+	REQUIRE(sb_fd_snapshot_take(&before) == 0, "fd snapshot");
 
 	memset(&other, 0, sizeof(other));
 	other.buf = &buf;
@@ -234,7 +244,8 @@ main(int argc, char **argv)
 	if (!control && !(caps & SB_EGL_CAP_GPU_WAIT))
 		CHECK(waited >= DELAY_NS - 5 * MS && t0 + waited >= other.done_ns - 5 * MS,
 		      "the wait lasted until the fence signalled (%.1f ms)", (double)waited / 1e6);
-	CHECK_EQ(sb_test_count_fds(), before, "no fd leaked");
+	sb_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
+	sb_fd_snapshot_free(&before);
 
 	if (sample) {
 		eglt_target_destroy(&t, &dst);

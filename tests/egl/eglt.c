@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "eglt.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,39 @@ open_surfaceless(void)
 	return get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
 }
 
+void
+eglt_no_disk_cache(void)
+{
+	setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
+}
+
+bool
+eglt_disk_cache_running(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* the thread has just ended */
+		if (fgets(comm, sizeof(comm), f))
+			found = strstr(comm, "disk$") != NULL; /* util_queue "disk$": "<prog>:disk$0" */
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
 int
 eglt_open(struct eglt *t, enum eglt_platform platform)
 {
@@ -71,6 +105,7 @@ eglt_open(struct eglt *t, enum eglt_platform platform)
 	EGLint major, minor;
 	const char *exts;
 
+	eglt_no_disk_cache();
 	memset(t, 0, sizeof(*t));
 	t->dpy = EGL_NO_DISPLAY;
 	t->ctx = EGL_NO_CONTEXT;

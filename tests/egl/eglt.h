@@ -37,10 +37,37 @@ struct eglt {
 	const char *platform; /* "device-sw" or "surfaceless" */
 };
 
-/* Open, initialise, create a GLES2 context without config and make it current. */
+/*
+ * Open, initialise, create a GLES2 context without config and make it current.
+ * Calls eglt_no_disk_cache() first.
+ */
 int eglt_open(struct eglt *t, enum eglt_platform platform);
 /* Release the context, terminate the display. Safe on a failed/zeroed struct. */
 void eglt_close(struct eglt *t);
+
+/*
+ * fd-leak checks count or list this process's fds at two points; that is exact
+ * only while no other thread can be between an open() and its close() at
+ * either point. Mesa's shader disk cache breaks that: each llvmpipe screen and
+ * lavapipe device runs a "<prog>:disk$N" thread that writes every newly
+ * compiled shader into the cache in the background, opening and closing
+ * mesa_cache.db and mesa_cache.idx (two fds) per write, whenever the
+ * scheduler runs it. A baseline taken during such a write is two too high
+ * (egl-dmabuf-wait-sample: "got 11, want 13"). No API drains that queue short
+ * of destroying the screen, and counting after eglTerminate() would hide an
+ * fd that EGL still held for us (an EGLSync never destroyed), so the cache is
+ * turned off instead: MESA_SHADER_CACHE_DISABLE=true, read when a screen or
+ * device is created. Call this before the program's first EGL or Vulkan call
+ * (eglt_open() does; a program that creates a Vulkan device first calls it
+ * itself).
+ */
+void eglt_no_disk_cache(void);
+/*
+ * Whether a thread of Mesa's shader disk cache runs in this process: a
+ * program REQUIREs that it does not before it takes an fd baseline, so that
+ * a Mesa that ignored the variable fails with that reason, not by chance.
+ */
+bool eglt_disk_cache_running(void);
 
 /* A colour target: a texture (own storage or an imported dma-buf) in an FBO. */
 struct eglt_target {

@@ -86,6 +86,9 @@ main(int argc, char **argv)
 	REQUIRE(eglt_target_create(&t, SIZE, SIZE, &target) == 0, "render target");
 	eglt_fill(&target, 0x11);
 	(void)eglt_count(&target, 0x11, NULL); /* warm up: the first readback allocates */
+	/* Only this thread opens or closes fds from here on (eglt.h: the disk cache). */
+	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
+		"the fd count: MESA_SHADER_CACHE_DISABLE)");
 	before = sb_test_count_fds();
 
 	for (int round = 0; round < 3; round++) {

@@ -574,6 +574,7 @@ main(int argc, char **argv)
 	for (int y = 0; y < SIZE; y++)
 		memset((uint8_t *)buf.map + (size_t)y * PITCH, OLD, SIZE * 4);
 
+	eglt_no_disk_cache(); /* before lavapipe's device exists: eglt.h */
 	vk_open(&v, buf.fd);
 	ret = eglt_open(&t, EGLT_DEVICE_SW);
 	if (ret == -ENODEV)
@@ -586,6 +587,9 @@ main(int argc, char **argv)
 	REQUIRE(sb_egl_display_get_caps(t.dpy, &caps) == 0, "caps");
 	sb_test_note("%s%s, caps 0x%x", dir, control ? " CONTROL" : "", caps);
 	REQUIRE(eglt_count(&target, OLD, NULL) == SIZE * SIZE, "GL sees OLD");
+	/* The fd counts below: no thread of Mesa's opens fds behind them (eglt.h). */
+	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
+		"the fd count: MESA_SHADER_CACHE_DISABLE)");
 
 	if (to_gl)
 		vk_to_gl(&v, &t, &target, vgem, control);

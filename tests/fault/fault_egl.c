@@ -393,6 +393,9 @@ app_open(struct app *a)
 	REQUIRE(sb_egl_display_get_caps(a->t.dpy, &caps) == 0, "caps");
 	REQUIRE(caps & SB_EGL_CAP_GPU_WAIT, "native fences and GPU-side waits (caps 0x%x)", caps);
 	REQUIRE(real_create_sync_khr || real_create_sync, "the bridge's sync entry points are ours");
+	/* The fd snapshots of the cases need it (eglt.h, eglt_no_disk_cache()). */
+	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
+		"the fd snapshots: MESA_SHADER_CACHE_DISABLE)");
 }
 
 static void

@@ -491,6 +491,13 @@ main(int argc, char **argv)
 		argv[4] = argv[0];
 		vkt_parse_args(argc - 4, argv + 4, &opt);
 		vkt_env_from_options(&opt);
+		/*
+		 * No Mesa shader disk cache: its "disk$" thread opens and closes the
+		 * cache files (two fds per write) in the background, whenever it is
+		 * scheduled, and an fd snapshot taken meanwhile would see them come
+		 * and go (tests/egl/eglt.h, eglt_no_disk_cache()).
+		 */
+		setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
 		/* The layer's fallback warnings (once per device and kind) go to the log. */
 		setenv("SYNCBRIDGE_DEBUG", "warn", 0);
 		if (strcmp(argv[3], "errored-device-lost") == 0)

@@ -7,7 +7,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -79,6 +81,8 @@ static void *(*real_calloc)(size_t, size_t);
 static void *(*real_realloc)(void *, size_t);
 static void (*real_free)(void *);
 static int (*real_close)(int);
+static int (*real_poll)(struct pollfd *, nfds_t, int);
+static int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
 
 /*
  * dlsym() may allocate; while it runs, allocations come from this arena
@@ -126,6 +130,8 @@ resolve(void)
 	real_fcntl64 = dlsym(RTLD_NEXT, "fcntl64");
 	real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	real_close = dlsym(RTLD_NEXT, "close");
+	real_poll = dlsym(RTLD_NEXT, "poll");
+	real_ppoll = dlsym(RTLD_NEXT, "ppoll");
 	tls_resolving = false;
 	atomic_store(&done, true);
 }
@@ -325,6 +331,28 @@ sbfault_set_ioctl_hook(void (*hook)(int fd, unsigned long request, int err, void
 	ioctl_hook_data = data;
 }
 
+/* Per thread: the hook belongs to the thread whose waits it orders. */
+static _Thread_local void (*tls_poll_hook)(const struct pollfd *fds, unsigned long nfds, void *data);
+static _Thread_local void *tls_poll_hook_data;
+
+EXPORT void
+sbfault_set_poll_hook(void (*hook)(const struct pollfd *fds, unsigned long nfds, void *data),
+		      void *data)
+{
+	tls_poll_hook = hook;
+	tls_poll_hook_data = data;
+}
+
+static void
+poll_hook(const struct pollfd *fds, nfds_t nfds)
+{
+	if (!tls_poll_hook || tls_busy)
+		return;
+	tls_busy++; /* the hook's own calls are not the caller's */
+	tls_poll_hook(fds, (unsigned long)nfds, tls_poll_hook_data);
+	tls_busy--;
+}
+
 EXPORT bool
 sbfault_malloc_interposed(void)
 {
@@ -479,6 +507,22 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(voi
 	if (err)
 		return err;
 	return real_pthread_create(thread, attr, start, arg);
+}
+
+EXPORT int
+poll(struct pollfd *fds, nfds_t nfds, int timeout)
+{
+	resolve();
+	poll_hook(fds, nfds);
+	return real_poll(fds, nfds, timeout);
+}
+
+EXPORT int
+ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask)
+{
+	resolve();
+	poll_hook(fds, nfds);
+	return real_ppoll(fds, nfds, timeout, sigmask);
 }
 
 EXPORT int

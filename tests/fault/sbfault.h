@@ -12,6 +12,7 @@
  *   fcntl/fcntl64    F_DUPFD / F_DUPFD_CLOEXEC only, counted as "dup"
  *   pthread_create   "pthread_create" (fails by returning the error)
  *   malloc, calloc, realloc   "malloc", "calloc", "realloc"
+ *   poll, ppoll      never fail, never counted: sbfault_set_poll_hook()
  *   close            never fails; counted as "close", and a close that the
  *                    kernel answers EBADF (an fd that was not open: a double
  *                    close) is recorded
@@ -51,6 +52,7 @@
 #ifndef SB_FAULT_H
 #define SB_FAULT_H
 
+#include <poll.h>
 #include <stdbool.h>
 
 /* Reset the counts and arm `schedule` ("" or NULL: count only). */
@@ -86,6 +88,17 @@ unsigned long sbfault_ioctl_request(unsigned i);
  */
 void sbfault_set_ioctl_hook(void (*hook)(int fd, unsigned long request, int err, void *data),
 			    void *data);
+/*
+ * Call hook(fds, nfds, data) just before each poll() or ppoll() of the thread
+ * that set it, armed or not (NULL: none; the calls the hook makes itself are
+ * not counted). It runs before the caller can block, so a test can make the
+ * event that caller is about to wait for happen exactly there: a wait that
+ * checks a fence, polls, and checks again then finds it pending at the first
+ * check and signalled at the second in every run, and makes the same calls in
+ * the same order however the threads were scheduled (fault-wl).
+ */
+void sbfault_set_poll_hook(void (*hook)(const struct pollfd *fds, unsigned long nfds, void *data),
+			   void *data);
 /* Whether the malloc family is interposed here (false under ASan). */
 bool sbfault_malloc_interposed(void);
 

@@ -56,6 +56,26 @@
  * sites), and leaves out two scenario runs whose call sites others cover
  * (syncobj-signalled; unmaterialised with immediate release); --all: every
  * errno at every site, every run; --quick: ENOMEM only.
+ * A schedule names a call by its number among the armed thread's calls in
+ * the helper's scope, so a scenario must make the same calls in the same order
+ * in every run: each case checks that the fault was hit and that the ioctl it
+ * hit has the request the dry run saw there. The one wait whose calls depend
+ * on another thread's timing is the client's sb_wl_release_wait() on
+ * explicit-sync v1: it checks the compositor's render fence (SYNC_IOC_FILE_INFO)
+ * and only when that is still pending polls and checks again. The render fence
+ * signals from the compositor thread's timer, render_delay_ms after the use,
+ * so a client that got there later than that (a loaded machine) made one
+ * ioctl fewer, and "ioctl:8" of v1-point named a call that was not made. (The
+ * compositor gate of wlt.c cannot hold that timer back: libwayland dispatches
+ * the expired timers of an epoll batch before its other sources, so a timer
+ * that expired while the compositor was still busy fires before the gate's
+ * callback runs.) The v1 client cases therefore hold the compositor thread
+ * inside its sb_wl_commit_release() (ours, below) once the release event is
+ * flushed to the client, before it can return to its event loop, and let it
+ * go from libsbfault's poll hook when the client is about to poll a
+ * sync_file: the first check always sees the fence pending, the second
+ * always signalled.
+ *
  * Under ASan its interceptors hide the caller from libsbfault's scope:
  * nothing is counted there and the program says so (it is not in the
  * sanitizer selection).
@@ -63,6 +83,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,20 +117,52 @@ static bool quick, all_errnos;
 static int (*real_commit_release)(struct sb_wl_commit *, int);
 static atomic_uint release_errors, release_undocumented;
 
+/* The hold of the compositor thread after a release (see the top of the file). */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
+static bool hold_next_release, holding;
+
+/* Let a held compositor thread go on, and hold none later. Any thread. */
+static void
+hold_end(void)
+{
+	pthread_mutex_lock(&hold_lock);
+	hold_next_release = false;
+	holding = false;
+	pthread_cond_broadcast(&hold_cond);
+	pthread_mutex_unlock(&hold_lock);
+}
+
 /*
  * Ours comes first in symbol lookup for the example compositor (a static
  * library linked into this program): count failures and whether they are the
- * documented ones, and pass the result on.
+ * documented ones, and pass the result on. When a client case asked for it,
+ * the compositor thread then stops here (in apply(), after the render fence's
+ * timer was armed and before its event loop can run that timer) until
+ * hold_end().
  */
 int
 sb_wl_commit_release(struct sb_wl_commit *commit, int fence_fd)
 {
+	struct wl_resource *surface = commit ? sb_wl_commit_get_surface(commit) : NULL;
+	struct wl_client *client = surface ? wl_resource_get_client(surface) : NULL;
 	int ret;
 
 	if (!real_commit_release)
 		real_commit_release = (__typeof__(real_commit_release))dlsym(RTLD_NEXT,
 									     "sb_wl_commit_release");
-	ret = real_commit_release(commit, fence_fd);
+	ret = real_commit_release(commit, fence_fd); /* frees commit on success */
+	pthread_mutex_lock(&hold_lock);
+	if (hold_next_release) {
+		hold_next_release = false;
+		/* The release event reaches the client now, not at the loop's next flush. */
+		if (client)
+			wl_client_flush(client);
+		holding = true;
+		while (holding)
+			pthread_cond_wait(&hold_cond, &hold_lock);
+	}
+	pthread_mutex_unlock(&hold_lock);
 	if (ret == 0)
 		return 0;
 	atomic_fetch_add(&release_errors, 1);
@@ -134,15 +187,42 @@ noop_cb(void *data)
 {
 }
 
-/* Wait until the process has `fds` open fds again (the compositor thread tidies up). */
-static void
-settle(int fds)
-{
-	int64_t end = wlt_now_ns() + BOUND;
+/* Whether the compositor makes a render fence per use (start_comp()). */
+static bool render_fences;
 
-	while (wlt_count_fds() != fds && wlt_now_ns() < end)
-		sbk_sleep_ns(2 * WLT_MS);
-	/* One more loop iteration of the compositor: what it had queued is done. */
+/*
+ * Until the compositor thread holds nothing more of the case, so that the fd
+ * check compares the same moments in every run. It used to wait (at most 2 s)
+ * for the fd count to come back; that is a race with the compositor's render
+ * fence timers, which close their fences' fds render_delay_ms after each use.
+ * Instead: the client's hang-up and everything before it are handled in order
+ * before a call from the event loop; every render fence made for a use has
+ * fired (the render_done hook, counted by wlt); and one more call, after the
+ * last render_fence_fire() (and any deferred signal it woke) has closed what
+ * it held. The bound only catches a compositor that hangs.
+ */
+static void
+settle(void)
+{
+	wlt_comp_call(&comp, noop_cb, NULL);
+	if (!render_fences)
+		return;
+	pthread_mutex_lock(&comp.lock);
+	int64_t end = wlt_now_ns() + 30000 * WLT_MS;
+	while (comp.n_render_done < comp.n_used && wlt_now_ns() < end) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10 * WLT_MS;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&comp.cond, &comp.lock, &ts);
+	}
+	int done = comp.n_render_done, used = comp.n_used;
+	pthread_mutex_unlock(&comp.lock);
+	REQUIRE(done >= used, "every render fence of the compositor fired (%d of %d)", done, used);
 	wlt_comp_call(&comp, noop_cb, NULL);
 }
 
@@ -496,12 +576,34 @@ run_srv(const struct srv_scenario *sc, bool immediate, const char *sched, char *
 
 static int cases, n_kept, n_reported;
 
+/*
+ * The ioctl a case fails: its number among the armed calls and the request the
+ * dry run saw there (0 for the other kinds). A case that hit a call with
+ * another request faulted a different site than the one it names.
+ */
+static unsigned expect_n;
+static unsigned long expect_req;
+
+static void
+check_hit(const char *what)
+{
+	unsigned long req;
+	unsigned hit = sbfault_injected();
+
+	CHECK(hit == 1, "%s: the fault was hit (the named call was made): %u injected", what, hit);
+	if (!expect_req)
+		return;
+	req = sbfault_ioctl_request(expect_n - 1);
+	CHECK(req == expect_req, "%s: ioctl %u is the dry run's request 0x%lx (got 0x%lx)", what,
+	      expect_n, expect_req, req);
+}
+
 static void
 srv_case(const struct srv_scenario *sc, bool immediate, const char *sched, bool invisible)
 {
 	struct sb_fd_snapshot before;
 	char what[160], why[128];
-	int bad_fd = -1, fds0 = wlt_count_fds();
+	int bad_fd = -1;
 	unsigned rel_err0 = atomic_load(&release_errors);
 	unsigned rel_undoc0 = atomic_load(&release_undocumented);
 	enum outcome o;
@@ -510,7 +612,7 @@ srv_case(const struct srv_scenario *sc, bool immediate, const char *sched, bool 
 		 sched);
 	REQUIRE(sb_fd_snapshot_take(&before) == 0, "snapshot");
 	o = run_srv(sc, immediate, sched, why, sizeof(why));
-	settle(fds0);
+	settle();
 	wlt_comp_call(&comp, disarm_cb, NULL);
 	cases++;
 	n_kept += o == KEPT;
@@ -522,14 +624,17 @@ srv_case(const struct srv_scenario *sc, bool immediate, const char *sched, bool 
 		CHECK(o == KEPT, "%s: a retried errno changes nothing", what);
 	CHECK(atomic_load(&release_undocumented) == rel_undoc0,
 	      "%s: sb_wl_commit_release() failed only with a documented error", what);
-	CHECK_EQ(sbfault_injected(), 1, "the fault was hit");
+	check_hit(what);
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
 	sb_fd_snapshot_check(&before, NULL, 0, what);
 	sb_fd_snapshot_free(&before);
 }
 
+#define MAX_IOCTLS 64
+
 struct counts {
 	unsigned ioctl, eventfd, dup, pthread_create;
+	unsigned long req[MAX_IOCTLS]; /* the dry run's ioctl requests, in order */
 };
 
 static void
@@ -539,6 +644,9 @@ counts_read(struct counts *n)
 	n->eventfd = sbfault_calls("eventfd");
 	n->dup = sbfault_calls("dup");
 	n->pthread_create = sbfault_calls("pthread_create");
+	REQUIRE(n->ioctl <= MAX_IOCTLS, "at most %d ioctls per scenario (%u)", MAX_IOCTLS, n->ioctl);
+	for (unsigned i = 0; i < n->ioctl; i++)
+		n->req[i] = sbfault_ioctl_request(i);
 }
 
 static const char *const ioctl_errs[] = { "ENOMEM", "ENOTTY", "EINVAL", "EINTR", "EAGAIN" };
@@ -562,9 +670,13 @@ fail_each(const struct counts *n, void (*case_fn)(const void *ctx, const char *s
 			if (e > 0 && (quick || (!all_errnos && (r % 2 != 0 || (unsigned)e != 1 + r / 2 % 4))))
 				continue;
 			snprintf(sched, sizeof(sched), "ioctl:%u:%s", i, ioctl_errs[e]);
+			expect_n = i;
+			expect_req = n->req[i - 1];
 			case_fn(ctx, sched, e >= 3);
 		}
 	}
+	expect_n = 0;
+	expect_req = 0;
 	for (unsigned i = 1; i <= n->eventfd; i++) {
 		snprintf(sched, sizeof(sched), "eventfd:%u:EMFILE", i);
 		case_fn(ctx, sched, false);
@@ -604,6 +716,7 @@ start_comp(bool immediate)
 	opt.drm_fd = comp_drm;
 	opt.vgem_fd = immediate ? -1 : vgem_render;
 	opt.render_delay_ms = 5;
+	render_fences = !immediate;
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
 }
@@ -634,10 +747,9 @@ server_part(void)
 			for (int thread = 0; thread <= (sc->when == UNMATERIALISED && !immediate); thread++) {
 				if (thread)
 					setenv("SYNCBRIDGE_SYNCOBJ_EVENTFD", "0", 1);
-				int fds0 = wlt_count_fds();
 
 				o = run_srv(sc, immediate, "", why, sizeof(why));
-				settle(fds0);
+				settle();
 				wlt_comp_call(&comp, disarm_cb, NULL);
 				counts_read(&n);
 				REQUIRE(o == KEPT, "server %s dry run: %s (%s)", sc->name, outcome_names[o], why);
@@ -725,6 +837,38 @@ struct cli_result {
 		}                                                                         \
 	} while (0)
 
+static bool
+is_sync_file(int fd)
+{
+	char path[64], target[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	len = readlink(path, target, sizeof(target) - 1);
+	if (len < 0)
+		return false;
+	target[len] = '\0';
+	return strcmp(target, "anon_inode:sync_file") == 0;
+}
+
+/*
+ * libsbfault's poll hook on this thread: the client helper is about to poll
+ * a sync_file (the release fence, in sb_wl_release_wait(), after its first
+ * check found it pending): let the compositor go on, so that its timer
+ * signals the render fence now and the wait's second check sees it signalled.
+ */
+static void
+end_hold_at_fence_poll(const struct pollfd *fds, unsigned long nfds, void *data)
+{
+	(void)data;
+	for (unsigned long i = 0; i < nfds; i++) {
+		if (is_sync_file(fds[i].fd)) {
+			hold_end();
+			return;
+		}
+	}
+}
+
 static void
 run_cli(const struct cli_scenario *sc, const char *sched, struct cli_result *res)
 {
@@ -748,6 +892,17 @@ run_cli(const struct cli_scenario *sc, const char *sched, struct cli_result *res
 	}
 	surf = wl_compositor_create_surface(c.compositor);
 	wb = wlt_dmabuf_buffer(&c, buf.fd, 16, 16, 64);
+	/*
+	 * v1: the render fence stays pending until the client polls it (see the
+	 * top of the file). linux-drm-syncobj waits in one DRM ioctl whatever the
+	 * point's state, and without a poll nothing would end the hold.
+	 */
+	if (sc->want == SB_WL_CLIENT_EXPLICIT_V1) {
+		pthread_mutex_lock(&hold_lock);
+		hold_next_release = true;
+		pthread_mutex_unlock(&hold_lock);
+		sbfault_set_poll_hook(end_hold_at_fence_poll, NULL);
+	}
 
 	if (sched)
 		sbfault_arm_scoped(sched, CLIENT_SCOPE);
@@ -795,6 +950,9 @@ run_cli(const struct cli_scenario *sc, const char *sched, struct cli_result *res
 	sb_wl_surface_sync_destroy(ss);
 	sb_wl_client_destroy(cl);
 	sbfault_disarm();
+	/* Whatever happened (a frame never used or waited for): no hold remains. */
+	sbfault_set_poll_hook(NULL, NULL);
+	hold_end();
 	if (!res->broken && (r = wlt_dispatch_for(&c, 0)) != 0) {
 		res->broken = true;
 		snprintf(res->why, sizeof(res->why), "the connection failed (%d)", r);
@@ -814,12 +972,12 @@ cli_case(const void *ctx, const char *sched, bool invisible)
 	struct sb_fd_snapshot before;
 	struct cli_result res;
 	char what[160];
-	int bad_fd = -1, fds0 = wlt_count_fds();
+	int bad_fd = -1;
 
 	snprintf(what, sizeof(what), "client %s [%s]", sc->name, sched);
 	REQUIRE(sb_fd_snapshot_take(&before) == 0, "snapshot");
 	run_cli(sc, sched, &res);
-	settle(fds0);
+	settle();
 	cases++;
 	n_kept += !res.failed_call && !res.broken;
 	n_reported += res.failed_call && !res.broken;
@@ -831,7 +989,7 @@ cli_case(const void *ctx, const char *sched, bool invisible)
 	CHECK(!res.broken, "%s: the frame is right after the failure (%s)", what, res.why);
 	if (invisible)
 		CHECK(!res.failed_call, "%s: a retried errno changes nothing", what);
-	CHECK_EQ(sbfault_injected(), 1, "the fault was hit");
+	check_hit(what);
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
 	sb_fd_snapshot_check(&before, NULL, 0, what);
 	sb_fd_snapshot_free(&before);
@@ -846,10 +1004,8 @@ client_part(void)
 		struct cli_result res;
 		struct counts n;
 
-		int fds0 = wlt_count_fds();
-
 		run_cli(sc, "", &res);
-		settle(fds0);
+		settle();
 		counts_read(&n);
 		REQUIRE(!res.failed_call && !res.broken, "client %s dry run: %s %d %s", sc->name,
 			res.failed_call ? res.failed_call : "-", res.ret, res.why);
