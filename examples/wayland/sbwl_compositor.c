@@ -458,8 +458,9 @@ apply(struct surface *surf, struct state *s, struct sb_wl_commit *commit)
 	uint32_t now_ms = (uint32_t)(sbwl_now_ns() / 1000000);
 	int fence_fd = -1;
 	struct render_fence *rf = NULL;
+	bool used = s->attached && (s->dmabuf || s->shm);
 
-	if (s->attached && (s->dmabuf || s->shm)) {
+	if (used) {
 		struct sbwl_used u;
 
 		memset(&u, 0, sizeof(u));
@@ -485,20 +486,14 @@ apply(struct surface *surf, struct state *s, struct sb_wl_commit *commit)
 
 		rf = render_fence_create(comp);
 		fence_fd = rf ? rf->fence.sync_file : -1;
-		if (commit && comp->opt.hooks && comp->opt.hooks->released) {
-			struct sbwl_released r = {
-				.client = u.client, .surface_id = u.surface_id, .seq = u.seq,
-				.render_fence_fd = fence_fd,
-			};
-			comp->opt.hooks->released(comp->opt.hook_data, &r);
-		}
 		/* wl_buffer.release too (explicit-sync v1 says it is still sent). */
 		if (s->buffer)
 			wl_buffer_send_release(s->buffer);
 	}
 	/* Refused (the kernel would not describe our render fence): the commit
 	 * is still ours; hand it back without a fence once the fence signalled. */
-	if (sb_wl_commit_release(commit, fence_fd) < 0) {
+	bool released = sb_wl_commit_release(commit, fence_fd) == 0;
+	if (!released) {
 		if (rf)
 			rf->late_release = commit;
 		else
@@ -508,6 +503,15 @@ apply(struct surface *surf, struct state *s, struct sb_wl_commit *commit)
 	wl_resource_for_each_safe(cb, tmp, &s->frames) {
 		wl_callback_send_done(cb, now_ms);
 		wl_resource_destroy(cb);
+	}
+	/* Last: every event of this apply is queued when the hook runs. */
+	if (used && commit && released && comp->opt.hooks && comp->opt.hooks->released) {
+		struct sbwl_released r = {
+			.client = wl_resource_get_client(surf->resource),
+			.surface_id = wl_resource_get_id(surf->resource), .seq = surf->seq,
+			.render_fence_fd = fence_fd,
+		};
+		comp->opt.hooks->released(comp->opt.hook_data, &r);
 	}
 	state_finish(s);
 	free(s);

@@ -35,7 +35,9 @@ struct sbwl_used {
 	struct sb_wl_server_stats stats; /* the helper's counters right then */
 };
 
-/** A release handed to the helper. */
+/** A release the helper has taken (the hook runs last in the apply, after
+ * sb_wl_commit_release() succeeded: the v1 release event and the frame
+ * callbacks are queued, a release point set to follow the render fence). */
 struct sbwl_released {
 	struct wl_client *client;
 	uint32_t surface_id;

@@ -216,11 +216,12 @@ main(int argc, char **argv)
 	 * after. Checked on the fences' own states, not on times: the
 	 * render_done hook runs after the render fence signalled, so a client
 	 * that sees its release at once can get there first (it did under
-	 * TSan). The compositor's thread closes its gate in the release hook
-	 * and stops there as soon as that dispatch's events are out, so its
-	 * render timer (armed by the same apply) cannot fire before the release
-	 * is checked pending, however slow the test runs (under valgrind the
-	 * 800 ms had passed before a gate closed from here).
+	 * TSan). The compositor's thread holds in its release hook, once the
+	 * release event is out, so its render timer (armed by the same apply)
+	 * cannot fire before the release is checked pending, however slow the
+	 * test runs (under valgrind the 800 ms had passed before a gate closed
+	 * from here; a gate entered through the event loop loses to the timer
+	 * when both are ready in one epoll batch: libwayland runs timers first).
 	 */
 	if (control)
 		goto out;

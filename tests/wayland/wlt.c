@@ -427,15 +427,32 @@ rec_released(void *data, const struct sbwl_released *r)
 	w->total_released++;
 	if (w->keep_first_render_fence && w->first_render_fence < 0 && r->render_fence_fd >= 0)
 		w->first_render_fence = fcntl(r->render_fence_fd, F_DUPFD_CLOEXEC, 0);
-	if (w->gate_after_first_release) {
-		w->gate_after_first_release = false;
-		gate_close_locked(w);
-	}
 	if (w->n_released < WLT_MAX_EVENTS) {
 		w->released_time[w->n_released] = wlt_now_ns();
 		w->released[w->n_released++] = *r;
 	}
 	pthread_cond_broadcast(&w->cond);
+	if (w->gate_after_first_release) {
+		/*
+		 * Hold here, in the hook, not at the gate's fd source: the render
+		 * timer was armed by this apply, and libwayland dispatches the
+		 * timers of an epoll batch before its other sources, so a thread
+		 * reaching its next epoll_wait late (valgrind, a loaded host) would
+		 * signal the render fence before stopping at the gate. The release
+		 * event goes out first (the hook runs after the helper queued it).
+		 */
+		w->gate_after_first_release = false;
+		w->gate_closed = true;
+		pthread_mutex_unlock(&w->lock);
+		wl_display_flush_clients(sbwl_comp_get_display(w->comp));
+		pthread_mutex_lock(&w->lock);
+		w->gate_inside = true;
+		pthread_cond_broadcast(&w->cond);
+		while (w->gate_closed)
+			pthread_cond_wait(&w->cond, &w->lock);
+		w->gate_inside = false;
+		pthread_cond_broadcast(&w->cond);
+	}
 	pthread_mutex_unlock(&w->lock);
 }
 

@@ -120,9 +120,10 @@ struct wlt_comp {
 	bool keep_first_render_fence;
 	int first_render_fence;
 	/* Set gate_after_first_release (under lock) to have the compositor
-	 * thread close its own gate in that hook: it stops at the gate once the
-	 * events of that dispatch are flushed, before any timer of its own can
-	 * fire (wlt_comp_gate_wait() waits for it there; wlt_comp_gate_open()). */
+	 * thread close its own gate in the first release hook and hold there,
+	 * once the release event is flushed to the clients, before any timer of
+	 * its own can fire (wlt_comp_gate_wait() waits for it there;
+	 * wlt_comp_gate_open() lets it go on). */
 	bool gate_after_first_release;
 	/* Totals past WLT_MAX_EVENTS (long runs), and a per-use callback run on
 	 * the compositor thread under lock (set it under lock after
