@@ -2,8 +2,8 @@
 # Set everything up, build, and run the whole test suite (host tier + VM tier).
 # Ends with one line "N passed, N failed, N skipped" (skips are never passes).
 #
-#   scripts/run-tests.sh [extra meson test args...]
-#   scripts/run-tests.sh --sanitize=asan|tsan|valgrind [--all | extra meson test args...]
+#   scripts/run-tests.sh [--repeat N] [--load] [extra meson test args...]
+#   scripts/run-tests.sh --sanitize=asan|tsan|valgrind [--repeat N] [--load] [--all | extra meson test args...]
 #   scripts/run-tests.sh --count TESTLOG.json...
 #
 # --sanitize=SETUP runs the tests under a hardening setup (docs/reliability.md):
@@ -16,6 +16,16 @@
 # runs every test, and extra meson test arguments replace the selection.
 # --count prints the one line for the union of meson testlog.json files (a
 # missing file counts as one failure: its run did not happen).
+#
+# Stress runs (docs/testing.md, "Stress runs: --repeat and --load"):
+#   --repeat N  run the chosen tests N times, each a new `meson test` run (so
+#               a new guest boot: vm-boot's run token is meson's pid and start
+#               time), each with its own log (meson-logs/testlog-runK[-SETUP].json);
+#               then a table of the tests that failed in any run (how many of
+#               the N), and the last line counted over all runs. Exit status
+#               non-zero if any run failed.
+#   --load      a busy loop on every host core (nproc of them, nice 0) while
+#               the tests run, stopped on exit (also on Ctrl-C or an error).
 #
 # Environment:
 #   SYNCBRIDGE_BUILD       build folder (default: build)
@@ -56,6 +66,54 @@ print(f"{passed} passed, {failed} failed, {skipped} skipped")
 PY
 }
 
+# After --repeat: the tests that failed in any run, with how many of the runs.
+# Arguments: the runs' testlogs, in run order (a missing one: that run did not
+# happen, and the last line counts it as one failure).
+failure_table() {
+	python3 - "$@" <<'PY'
+import json, sys
+runs = sys.argv[1:]
+failed = {}   # test -> [(run, result)]
+order = []
+missing = []
+for k, path in enumerate(runs, 1):
+    try:
+        f = open(path)
+    except OSError:
+        missing.append(k)
+        continue
+    with f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            d = json.loads(line)
+            r = d.get("result")
+            if r in ("OK", "EXPECTEDFAIL", "SKIP"):
+                continue
+            # "syncbridge:vm / NAME": the suite stays (some names are on both tiers).
+            name = d.get("name", "?").split(":", 1)[-1]
+            if name not in failed:
+                failed[name] = []
+                order.append(name)
+            failed[name].append((k, r))
+n = len(runs)
+print(f"run-tests: {n} runs; tests that failed in any of them:")
+if not order and not missing:
+    print("  (none)")
+width = max([len(t) for t in order] + [len("total")])
+for t in order:
+    fl = failed[t]
+    which = ", ".join(f"run {k}: {r}" for k, r in fl)
+    print(f"  {t:<{width}}  {len(fl)}/{n}  ({which})")
+for k in missing:
+    print(f"  {'(run ' + str(k) + ')':<{width}}  no testlog: the run did not happen")
+total = sum(len(v) for v in failed.values()) + len(missing)
+print(f"  {'total':<{width}}  {total} failed result(s), {len(order)} test(s), "
+      f"{len({k for v in failed.values() for k, _ in v} | set(missing))} of {n} runs with a failure")
+PY
+}
+
 if [ "${1:-}" = --count ]; then
 	shift
 	count "$@"
@@ -64,14 +122,28 @@ fi
 
 sanitize=
 all=0
+repeat=
+load=0
 args=()
-for a in "$@"; do
-	case $a in
-	--sanitize=*) sanitize=${a#--sanitize=} ;;
+while [ $# -gt 0 ]; do
+	case $1 in
+	--sanitize=*) sanitize=${1#--sanitize=} ;;
 	--all) all=1 ;;
-	*) args+=("$a") ;;
+	--repeat=*) repeat=${1#--repeat=} ;;
+	--repeat)
+		[ $# -ge 2 ] || { echo "run-tests: --repeat needs a count" >&2; exit 2; }
+		repeat=$2
+		shift
+		;;
+	--load) load=1 ;;
+	*) args+=("$1") ;;
 	esac
+	shift
 done
+if [ -n "$repeat" ] && ! [[ $repeat =~ ^[1-9][0-9]*$ ]]; then
+	echo "run-tests: --repeat wants a whole number >= 1 (got '$repeat')" >&2
+	exit 2
+fi
 
 build=${SYNCBRIDGE_BUILD:-$top/build}
 setup_opts=()
@@ -134,8 +206,54 @@ if [ "$sanitize" = valgrind ]; then
 	fi
 fi
 
-rc=0
-"${mtest[@]}" "${args[@]}" || rc=$?
+# --load: a busy loop per host core for as long as the tests run. The trap
+# stops them however this script ends (an error, Ctrl-C, a kill).
+hogs=()
+stop_load() {
+	if [ ${#hogs[@]} -gt 0 ]; then
+		kill "${hogs[@]}" 2>/dev/null || true
+		wait "${hogs[@]}" 2>/dev/null || true
+		hogs=()
+	fi
+}
+if [ "$load" = 1 ]; then
+	trap stop_load EXIT
+	trap 'stop_load; exit 130' INT
+	trap 'stop_load; exit 143' TERM
+	ncpu=$(nproc)
+	for ((i = 0; i < ncpu; i++)); do
+		nice -n 0 sh -c 'while :; do :; done' &
+		hogs+=($!)
+	done
+	echo "run-tests: --load: $ncpu busy loops (pids ${hogs[*]})"
+fi
 
-count "$testlog"
+rc=0
+if [ -z "$repeat" ]; then
+	"${mtest[@]}" "${args[@]}" || rc=$?
+	stop_load
+	count "$testlog"
+	exit "$rc"
+fi
+
+# --repeat N: N separate meson runs, each with its own log. A new meson
+# process is a new run token, so vm-boot boots a new guest every time and
+# the per-program tests read only that run's results.
+logs=()
+for ((k = 1; k <= repeat; k++)); do
+	base=testlog-run$k
+	log=$build/meson-logs/$base${sanitize:+-$sanitize}.json
+	rm -f "$log"
+	logs+=("$log")
+	echo "run-tests: run $k of $repeat"
+	"${mtest[@]}" --logbase "$base" "${args[@]}" || rc=1
+done
+stop_load
+failure_table "${logs[@]}"
+line=$(count "${logs[@]}")
+echo "$line"
+case $line in
+*" 0 failed,"*) ;;
+*) rc=1 ;;
+esac
 exit "$rc"

@@ -11,11 +11,21 @@
  *  - timeouts (-ETIME), a second blocked dequeuer (-EBUSY), close (-EPIPE)
  *    wakes blocked threads;
  *  - stats; fd count unchanged after create/destroy cycles.
+ *
+ * Timing: a thread that must be blocked in the queue before the main thread
+ * acts is waited for, not slept on: its /proc/self/task/TID/syscall shows it
+ * asleep in ppoll (dequeue) or futex (acquire's condition wait). A 50 ms
+ * sleep did it before, and "one blocked dequeuer at a time" failed (-ETIME
+ * instead of -EBUSY) whenever the dequeuer had not got there in 50 ms.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <syncbridge/buffer_queue.h>
 
@@ -163,6 +173,7 @@ test_bad_fds(void)
 struct blocked {
 	struct sb_buffer_queue *q;
 	bool dequeue;
+	atomic_int tid; /* the thread's, once it runs */
 	int ret;
 	unsigned slot;
 };
@@ -172,9 +183,46 @@ blocked_main(void *arg)
 {
 	struct blocked *b = arg;
 	int fence;
+	atomic_store(&b->tid, (int)gettid());
 	b->ret = b->dequeue ? sb_buffer_queue_dequeue(b->q, SB_TIMEOUT_INFINITE, &b->slot)
 			    : sb_buffer_queue_acquire(b->q, SB_TIMEOUT_INFINITE, &b->slot, &fence);
 	return NULL;
+}
+
+/*
+ * Wait (up to 10 s) until b's thread sleeps in the queue: in ppoll (a
+ * dequeue waits for a free slot or a release fence there; nothing else in
+ * its path sleeps) or in futex (an acquire's condition wait; the queue's
+ * mutex is never contended here). /proc/PID/syscall names the system call a
+ * sleeping thread is in ("running" otherwise).
+ */
+static void
+wait_blocked(struct blocked *b)
+{
+	long want = b->dequeue ? SYS_ppoll : SYS_futex;
+	int64_t end = now_ns() + 10000 * MS;
+	struct timespec ms = { 0, MS };
+	char path[64];
+
+	for (;;) {
+		int tid = atomic_load(&b->tid);
+		if (tid > 0) {
+			long nr = -1;
+			FILE *f;
+
+			snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+			f = fopen(path, "r");
+			REQUIRE(f, "%s: %s (the test needs it to see the thread block)", path, strerror(errno));
+			if (fscanf(f, "%ld", &nr) != 1)
+				nr = -1;
+			fclose(f);
+			if (nr == want)
+				return;
+		}
+		REQUIRE(now_ns() < end, "the %s thread did not block in the queue within 10 s",
+			b->dequeue ? "dequeue" : "acquire");
+		nanosleep(&ms, NULL);
+	}
 }
 
 static void
@@ -190,8 +238,7 @@ test_threads(void)
 	/* A consumer blocked in acquire wakes when the frame is queued. */
 	struct blocked cons = { .q = q };
 	pthread_create(&t1, NULL, blocked_main, &cons);
-	struct timespec ms50 = { 0, 50 * MS };
-	nanosleep(&ms50, NULL);
+	wait_blocked(&cons);
 	CHECK_EQ(sb_buffer_queue_queue(q, s, -1), 0, "queue");
 	pthread_join(t1, NULL);
 	CHECK_EQ(cons.ret, 0, "the blocked consumer got it");
@@ -199,7 +246,7 @@ test_threads(void)
 	/* A producer blocked in dequeue wakes on release; a second one is -EBUSY. */
 	struct blocked prod = { .q = q, .dequeue = true };
 	pthread_create(&t2, NULL, blocked_main, &prod);
-	nanosleep(&ms50, NULL);
+	wait_blocked(&prod);
 	CHECK_EQ(sb_buffer_queue_dequeue(q, 10 * MS, &s), -EBUSY, "one blocked dequeuer at a time");
 	CHECK_EQ(sb_buffer_queue_release(q, cons.slot, -1), 0, "release");
 	pthread_join(t2, NULL);
@@ -209,7 +256,8 @@ test_threads(void)
 	struct blocked c2 = { .q = q }, p2 = { .q = q, .dequeue = true };
 	pthread_create(&t1, NULL, blocked_main, &c2);
 	pthread_create(&t3, NULL, blocked_main, &p2);
-	nanosleep(&ms50, NULL);
+	wait_blocked(&c2);
+	wait_blocked(&p2);
 	CHECK_EQ(sb_buffer_queue_close(q), 0, "close");
 	pthread_join(t1, NULL);
 	pthread_join(t3, NULL);

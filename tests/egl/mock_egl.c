@@ -27,10 +27,19 @@
  *                             for GL's write (reads NEW) / a writer waits for
  *                             GL's read (GL read OLD); the control
  *                             (SYNCBRIDGE_DISABLE=1) shows the race
+ *
+ * No check depends on timing. "Did not wait on the CPU" is the GPU fence
+ * still pending when the call returned, nobody being due to signal it until
+ * then (a CPU wait would have lasted until vgem's own timer, ~10 s); "waited
+ * until the fence signalled" is the helper's `signalling` flag, set just
+ * before its signal, found set when the call returned. The helper's 500 ms
+ * only gives a CPU wait the chance to block; in the attach control the "GPU"
+ * runs only after the next party's access, however slowly the test runs.
  */
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -381,12 +390,21 @@ require_vgem(void)
 	return fd;
 }
 
-/* Another thread signals a vgem fence after DELAY_NS, doing `work` first. */
+/*
+ * Another thread signals a vgem fence, doing `work` first: DELAY_NS after
+ * later_start(), or, after later_start_on_go(), once later_go() says so (and
+ * its delay has passed).
+ */
 struct later {
 	pthread_t thread;
 	struct sbk_fence *fence;
 	void (*work)(void *);
 	void *arg;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool on_go, go;
+	int64_t delay_ns;
+	atomic_bool signalling; /* set just before the signal */
 	int64_t signalled_ns;
 	int ret;
 };
@@ -396,29 +414,74 @@ later_main(void *p)
 {
 	struct later *l = p;
 
-	sbk_sleep_ns(DELAY_NS);
+	pthread_mutex_lock(&l->lock);
+	while (l->on_go && !l->go)
+		pthread_cond_wait(&l->cond, &l->lock);
+	pthread_mutex_unlock(&l->lock);
+	sbk_sleep_ns(l->delay_ns);
 	if (l->work)
 		l->work(l->arg);
+	atomic_store(&l->signalling, true);
 	l->ret = sbk_fence_signal(l->fence);
 	l->signalled_ns = sbk_now_ns();
 	return NULL;
 }
 
 static void
-later_start(struct later *l, struct sbk_fence *fence, void (*work)(void *), void *arg)
+later_start_common(struct later *l, struct sbk_fence *fence, void (*work)(void *), void *arg,
+		   bool on_go)
 {
 	memset(l, 0, sizeof(*l));
 	l->fence = fence;
 	l->work = work;
 	l->arg = arg;
+	l->on_go = on_go;
+	l->delay_ns = DELAY_NS;
+	atomic_init(&l->signalling, false);
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
 	REQUIRE(pthread_create(&l->thread, NULL, later_main, l) == 0, "pthread_create");
+}
+
+static void
+later_start(struct later *l, struct sbk_fence *fence, void (*work)(void *), void *arg)
+{
+	later_start_common(l, fence, work, arg, false);
+}
+
+static void
+later_start_on_go(struct later *l, struct sbk_fence *fence, void (*work)(void *), void *arg)
+{
+	later_start_common(l, fence, work, arg, true);
+}
+
+/* Let an on-go helper run, delay_ns from now. */
+static void
+later_go(struct later *l, int64_t delay_ns)
+{
+	pthread_mutex_lock(&l->lock);
+	l->delay_ns = delay_ns;
+	l->go = true;
+	pthread_cond_signal(&l->cond);
+	pthread_mutex_unlock(&l->lock);
 }
 
 static int
 later_join(struct later *l)
 {
 	pthread_join(l->thread, NULL);
+	pthread_mutex_destroy(&l->lock);
+	pthread_cond_destroy(&l->cond);
 	return l->ret;
+}
+
+/* The fence's status now (0 pending, 1 signalled), or -99 when the query failed. */
+static int
+fence_status(const struct sbk_fence *f)
+{
+	int st = -99;
+
+	return sb_sync_file_get_status(f->sync_file, &st) == 0 ? st : -99;
 }
 
 static void
@@ -525,6 +588,7 @@ run_wait(bool core)
 	EGLDisplay dpy;
 	int before, ret;
 	int64_t t0, dt;
+	bool after;
 
 	fake_reset(core ? "1.5 fake" : "1.4 fake",
 		   core ? "EGL_ANDROID_native_fence_sync" : NATIVE_EXTS);
@@ -539,7 +603,9 @@ run_wait(bool core)
 	ret = sb_egl_wait_sync_file(dpy, f.sync_file);
 	dt = sbk_now_ns() - t0;
 	CHECK_EQ(ret, 0, "GPU-side wait");
-	CHECK(dt < DELAY_NS / 2, "returned without waiting on the CPU (%.1f ms)", (double)dt / 1e6);
+	/* Nobody signals it before this check: a CPU wait would have run into vgem's timer. */
+	CHECK(fence_status(&f) == 0, "returned without waiting on the CPU (fence still pending; %.1f ms)",
+	      (double)dt / 1e6);
 	CHECK_EQ(fake.server_waits, 1, "one server wait");
 	CHECK_EQ(core ? fake.creates_core : fake.creates_khr, 1,
 		 core ? "through eglCreateSync (1.5)" : "through eglCreateSyncKHR");
@@ -563,10 +629,10 @@ run_wait(bool core)
 	t0 = sbk_now_ns();
 	ret = sb_egl_wait_sync_file(dpy, f.sync_file);
 	dt = sbk_now_ns() - t0;
+	after = atomic_load(&l.signalling);
 	CHECK_EQ(later_join(&l), 0, "signalled");
 	CHECK_EQ(ret, 0, "failed create: CPU fallback");
-	CHECK(sbk_now_ns() >= l.signalled_ns && dt >= DELAY_NS - 5 * MS,
-	      "the fallback waited until the fence signalled (%.1f ms)", (double)dt / 1e6);
+	CHECK(after, "the fallback waited until the fence signalled (%.1f ms)", (double)dt / 1e6);
 	CHECK(fake.last_fd_in >= 0 && !sbk_fd_is_open(fake.last_fd_in),
 	      "the duplicate EGL refused was closed by the bridge");
 	CHECK_EQ(sb_test_count_fds(), before, "fd count unchanged");
@@ -583,9 +649,10 @@ run_wait(bool core)
 	t0 = sbk_now_ns();
 	ret = sb_egl_wait_sync_file(dpy, f.sync_file);
 	dt = sbk_now_ns() - t0;
+	after = atomic_load(&l.signalling);
 	CHECK_EQ(later_join(&l), 0, "signalled");
 	CHECK_EQ(ret, 0, "failed server wait: CPU fallback");
-	CHECK(dt >= DELAY_NS - 5 * MS, "the fallback waited (%.1f ms)", (double)dt / 1e6);
+	CHECK(after, "the fallback waited until the fence signalled (%.1f ms)", (double)dt / 1e6);
 	CHECK_EQ(fake.live_syncs, 0, "the sync was destroyed");
 	CHECK_EQ(sb_test_count_fds(), before, "fd count unchanged");
 	fake.fail_server_wait = false;
@@ -604,6 +671,7 @@ run_export(bool core)
 	EGLDisplay dpy;
 	int before, fd, status, flags, ret;
 	int64_t t0, dt;
+	bool after;
 
 	fake_reset(core ? "1.5 fake" : "1.4 fake",
 		   core ? "EGL_ANDROID_native_fence_sync" : NATIVE_EXTS);
@@ -642,12 +710,13 @@ run_export(bool core)
 	fd = -2;
 	ret = sb_egl_export_sync_file(dpy, &fd);
 	dt = sbk_now_ns() - t0;
+	after = atomic_load(&l.signalling);
 	CHECK_EQ(later_join(&l), 0, "signalled");
 	CHECK_EQ(ret, 0, "export falls back");
 	CHECK_EQ(fd, -1, "fd -1: GL is done");
 	CHECK_EQ(fake.gl_flush, core ? 1 : 0,
 		 "glFlush tried as a second resort only where GL entry points may be resolved");
-	CHECK(dt >= DELAY_NS - 5 * MS, "waited on the CPU for the GPU job (%.1f ms)", (double)dt / 1e6);
+	CHECK(after, "waited on the CPU until the GPU job's fence signalled (%.1f ms)", (double)dt / 1e6);
 	CHECK_EQ(fake.live_syncs, 0, "every EGLSync destroyed");
 	CHECK_EQ(sb_test_count_fds(), before, "fd count unchanged");
 	sbk_fence_destroy(&gpu);
@@ -701,13 +770,19 @@ run_attach(bool gl_writes, bool control)
 	fake.gpu_fence = gpu.sync_file;
 	before = sb_test_count_fds();
 
-	/* GL's commands on the buffer are "submitted"; the GPU runs them in 500 ms. */
-	later_start(&l, &gpu, gpu_work, &job);
+	/*
+	 * GL's commands on the buffer are "submitted"; the GPU runs them when
+	 * told: not before the attach returned (so a CPU wait in the attach
+	 * would run into vgem's timer and leave the fence signalled), and in the
+	 * control only after the next party's access.
+	 */
+	later_start_on_go(&l, &gpu, gpu_work, &job);
 	t0 = sbk_now_ns();
 	ret = sb_egl_dmabuf_attach(dpy, buf.fd, gl_writes ? SB_ACCESS_WRITE : SB_ACCESS_READ);
 	dt = sbk_now_ns() - t0;
 	CHECK_EQ(ret, 0, "attach");
-	CHECK(dt < DELAY_NS / 2, "attach did not wait on the CPU (%.1f ms)", (double)dt / 1e6);
+	CHECK(fence_status(&gpu) == 0, "attach did not wait on the CPU (the GPU's fence still pending; %.1f ms)",
+	      (double)dt / 1e6);
 
 	/* What a later party sees on the buffer. */
 	REQUIRE(sb_dmabuf_export_sync_file(buf.fd, gl_writes ? SB_ACCESS_READ : SB_ACCESS_WRITE,
@@ -721,6 +796,9 @@ run_attach(bool gl_writes, bool control)
 		CHECK_EQ(status, 0, "GL's pending fence is on the buffer");
 	close(fd);
 
+	/* With the fence attached the GPU finishes in 500 ms: the next party blocks till then. */
+	if (!control)
+		later_go(&l, DELAY_NS);
 	/* The next party: a reader after GL's write, a writer after GL's read. */
 	t0 = sbk_now_ns();
 	CHECK_EQ(sb_dmabuf_wait(buf.fd, gl_writes ? SB_ACCESS_READ : SB_ACCESS_WRITE, 5000 * MS), 0,
@@ -733,6 +811,9 @@ run_attach(bool gl_writes, bool control)
 	} else {
 		memset(buf.map, NEW, BUF_SIZE);
 	}
+	/* The control: the GPU runs only now, after the next party went ahead. */
+	if (control)
+		later_go(&l, 0);
 	CHECK_EQ(later_join(&l), 0, "the GPU job signalled");
 	sb_test_note("the next party waited %.1f ms", (double)dt / 1e6);
 

@@ -24,6 +24,13 @@
  * count is back to the start at the end. Needs vgem, the software EGL device
  * and a Vulkan device with SYNC_FD semaphores and dma-buf memory (lavapipe in
  * the guest); else exit 77.
+ *
+ * Timing: the vgem signaller's 500 ms is not a synchronisation: with the
+ * hand-off GL cannot read before Vulkan's batch is done, however late the
+ * signal. In the vk-to-gl control it is no delay at all: the signaller waits
+ * until GL has read (GL's readback under TCG can take longer than any fixed
+ * delay). The fd count is waited for (lavapipe's queue thread closes a
+ * consumed payload a moment after the fence), up to 10 s: typically < 20 ms.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -373,9 +380,13 @@ submit(struct vk *v, VkCommandBuffer *cb, VkSemaphore wait, VkSemaphore signal, 
 	return fence;
 }
 
+/* Signals a vgem fence DELAY_NS after it starts, or (after_read) once told that GL has read. */
 struct signaller {
 	pthread_t thread;
 	struct sbk_fence *fence;
+	bool after_read, read_done;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
 	int ret;
 };
 
@@ -384,7 +395,14 @@ signaller_main(void *p)
 {
 	struct signaller *s = p;
 
-	sbk_sleep_ns(DELAY_NS);
+	if (s->after_read) {
+		pthread_mutex_lock(&s->lock);
+		while (!s->read_done)
+			pthread_cond_wait(&s->cond, &s->lock);
+		pthread_mutex_unlock(&s->lock);
+	} else {
+		sbk_sleep_ns(DELAY_NS);
+	}
 	s->ret = sbk_fence_signal(s->fence);
 	return NULL;
 }
@@ -392,12 +410,12 @@ signaller_main(void *p)
 /*
  * The fd count once Vulkan settled: lavapipe's queue thread frees a consumed
  * temporary payload (closing its sync_file) a moment after the batch's fence
- * signalled, so give it up to 2 s after vkDeviceWaitIdle.
+ * signalled, so wait for it (up to 10 s) after vkDeviceWaitIdle.
  */
 static int
 settled_fd_count(struct vk *v, int want)
 {
-	int64_t end = sbk_now_ns() + 2000 * MS, t0 = sbk_now_ns();
+	int64_t end = sbk_now_ns() + 10000 * MS, t0 = sbk_now_ns();
 	int n;
 
 	vkDeviceWaitIdle(v->device);
@@ -460,7 +478,13 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 	REQUIRE(busy_fd >= 0, "dup");
 	REQUIRE(semaphore_import(v, busy_sem, busy_fd) == VK_SUCCESS, "import the busy fence");
 	fence = submit(v, &cb, busy_sem, rendered, true);
+	memset(&sig, 0, sizeof(sig));
 	sig.fence = &busy;
+	/* The control: "the GPU" finishes only after GL has read, so GL reads
+	 * OLD however slowly it runs; with the hand-off GL waits for it. */
+	sig.after_read = control;
+	pthread_mutex_init(&sig.lock, NULL);
+	pthread_cond_init(&sig.cond, NULL);
 	REQUIRE(pthread_create(&sig.thread, NULL, signaller_main, &sig) == 0, "pthread_create");
 
 	t0 = sbk_now_ns();
@@ -482,6 +506,10 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 			close(fd); /* ours: vkGetSemaphoreFdKHR gave it to us */
 	}
 	n = eglt_count(target, NEW, &first);
+	pthread_mutex_lock(&sig.lock);
+	sig.read_done = true;
+	pthread_cond_signal(&sig.cond);
+	pthread_mutex_unlock(&sig.lock);
 	sb_test_note("GL read %ld NEW pixels of %d (first 0x%02x) %.1f ms after the submit", n,
 		     SIZE * SIZE, first, (double)(sbk_now_ns() - t0) / 1e6);
 	if (control)
@@ -491,6 +519,8 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 		CHECK_EQ(n, SIZE * SIZE, "GL reads what Vulkan wrote");
 
 	pthread_join(sig.thread, NULL);
+	pthread_mutex_destroy(&sig.lock);
+	pthread_cond_destroy(&sig.cond);
 	CHECK_EQ(sig.ret, 0, "vgem signalled");
 	VK_REQUIRE(vkWaitForFences(v->device, 1, &fence, VK_TRUE, UINT64_MAX));
 	vkDestroyFence(v->device, fence, NULL);

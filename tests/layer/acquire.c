@@ -12,6 +12,13 @@
  * (SYNCBRIDGE_DISABLE=1) the copy runs at once and sees OLD: the race the
  * layer exists for.
  *
+ * Timing: the producer's 1.5 s is not a synchronisation. With the layer
+ * nothing the producer does can let the copy see OLD (a late producer only
+ * loses the chance to catch a layer that does not wait). In the control the
+ * producer waits for the app's fence without that limit (up to 15 s: vgem's
+ * own 10 s timer ends a wrong wait anyway), so the copy has finished first
+ * however slowly lavapipe runs (typically 5-20 ms after the submit).
+ *
  * Options (vkt.h): --image --sync2 --secondary --no-barriers --by-name --validation
  *                  --fault NAME --control
  */
@@ -29,6 +36,7 @@
 #define NEW 0x22
 
 struct producer {
+	bool control;
 	struct vkt *t;
 	VkFence fence;
 	struct sbk_buf *buf;
@@ -46,8 +54,9 @@ producer_main(void *arg)
 
 	/* If the app's work finishes while our fence is pending, it did not wait.
 	 * The VkFence may be waited on only once vkQueueSubmit has returned (the
-	 * submit synchronises it externally); give up after 1.5 s either way. */
-	int64_t deadline = sbk_now_ns() + 1500ll * 1000 * 1000;
+	 * submit synchronises it externally); with the layer give up after 1.5 s
+	 * (its work waits for us), in the control after 15 s (header). */
+	int64_t deadline = sbk_now_ns() + (p->control ? 15000ll : 1500ll) * 1000 * 1000;
 	while (!atomic_load(&p->submitted) && sbk_now_ns() < deadline)
 		sbk_sleep_ns(1000 * 1000);
 	int64_t left = deadline - sbk_now_ns();
@@ -99,7 +108,8 @@ main(int argc, char **argv)
 	vkt_end(&t, &rec);
 
 	/* The foreign producer starts writing: a WRITE fence on the dma-buf. */
-	struct producer p = { .t = &t, .buf = &buf, .vgem = vgem, .fence = vkt_fence(&t) };
+	struct producer p = { .control = opt.control, .t = &t, .buf = &buf, .vgem = vgem,
+			      .fence = vkt_fence(&t) };
 	ret = sbk_vgem_fence_attach(vgem, buf.handle, true, &p.fence_id);
 	REQUIRE(ret == 0, "vgem fence attach: %s", strerror(-ret));
 

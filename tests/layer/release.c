@@ -15,6 +15,12 @@
  * The timeline wait goes through VkTimelineSemaphoreSubmitInfo (or
  * VkSemaphoreSubmitInfo with --sync2), which the layer must extend correctly.
  *
+ * Timing: with the layer the 500 ms is not a synchronisation (the consumer
+ * cannot see OLD however late the signal; lavapipe's export blocks the
+ * submit until then, so a helper must signal). In the control the helper
+ * signals only once the consumer has read, so the copy cannot have run
+ * however slowly the test does (a fixed 500 ms would race the submit).
+ *
  * Options (vkt.h): --image --sync2 --secondary --no-barriers --by-name --validation
  *                  --fault NAME --control
  */
@@ -39,13 +45,24 @@ struct signaller {
 	struct vkt *t;
 	VkSemaphore timeline;
 	VkResult result;
+	/* The control: signal once the consumer has read (consumed). */
+	bool after_read, consumed;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
 };
 
 static void *
 signaller_main(void *arg)
 {
 	struct signaller *s = arg;
-	sbk_sleep_ns(500ll * 1000 * 1000);
+	if (s->after_read) {
+		pthread_mutex_lock(&s->lock);
+		while (!s->consumed)
+			pthread_cond_wait(&s->cond, &s->lock);
+		pthread_mutex_unlock(&s->lock);
+	} else {
+		sbk_sleep_ns(500ll * 1000 * 1000);
+	}
 	VkSemaphoreSignalInfo info = {
 		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
 		.semaphore = s->timeline,
@@ -108,7 +125,9 @@ main(int argc, char **argv)
 	vkt_release(&t, &opt, vkt_cmd(&rec), &shared, VK_ACCESS_TRANSFER_WRITE_BIT);
 	vkt_end(&t, &rec);
 
-	struct signaller s = { .t = &t, .timeline = vkt_timeline(&t, 0) };
+	struct signaller s = { .t = &t, .timeline = vkt_timeline(&t, 0), .after_read = opt.control };
+	pthread_mutex_init(&s.lock, NULL);
+	pthread_cond_init(&s.cond, NULL);
 	VkFence fence = vkt_fence(&t);
 	pthread_t th;
 	REQUIRE(pthread_create(&th, NULL, signaller_main, &s) == 0, "pthread_create");
@@ -129,6 +148,10 @@ main(int argc, char **argv)
 	size_t n_old = count_shared(&shared, &buf, OLD, &total);
 	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
 	ioctl(buf.fd, DMA_BUF_IOCTL_SYNC, &sync);
+	pthread_mutex_lock(&s.lock);
+	s.consumed = true;
+	pthread_cond_signal(&s.cond);
+	pthread_mutex_unlock(&s.lock);
 
 	/* What the consumer could also see: the fence on the buffer. */
 	int fence_fd = -1, status = -99;
@@ -144,6 +167,8 @@ main(int argc, char **argv)
 		     total, num_fences);
 
 	pthread_join(th, NULL);
+	pthread_mutex_destroy(&s.lock);
+	pthread_cond_destroy(&s.cond);
 	CHECK(s.result == VK_SUCCESS, "vkSignalSemaphore: %s", vkt_result_name(s.result));
 	r = vkWaitForFences(t.device, 1, &fence, VK_TRUE, 20ull * 1000 * 1000 * 1000);
 	CHECK(r == VK_SUCCESS, "vkWaitForFences: %s", vkt_result_name(r));

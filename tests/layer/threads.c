@@ -13,6 +13,15 @@
  *   release: submit(copy src(B) → dma-buf + release); poll the dma-buf;
  *            the CPU must read B.
  * With --control (SYNCBRIDGE_DISABLE=1) some iteration must see a race.
+ *
+ * Timing: the run lasts --seconds, but every thread makes at least
+ * MIN_ITERATIONS whatever the clock says (a thread that got no CPU before the
+ * deadline would otherwise fail "made progress"; typically 370-940 each in
+ * 3 s). In the control the acquire waits for the app's fence before the CPU
+ * writes (without the layer nothing holds the copy back, so it completes
+ * within ms), which makes every acquire iteration a race, not only the ones
+ * where lavapipe happened to be fast: the control cannot pass by chance
+ * (idle it saw 2,194 races in 2,197 iterations, nearly all releases).
  */
 #include <poll.h>
 #include <pthread.h>
@@ -25,6 +34,7 @@
 
 #define SIZE 4096
 #define THREADS 4
+#define MIN_ITERATIONS 5
 
 struct shared_device {
 	struct vkt *t;
@@ -78,7 +88,7 @@ worker_main(void *arg)
 	vkt_host_buffer(&mine, SIZE, &dst);
 	VkFence fence = vkt_fence(&mine);
 
-	while (sbk_now_ns() < w->deadline && !w->errors) {
+	while ((w->iterations < MIN_ITERATIONS || sbk_now_ns() < w->deadline) && !w->errors) {
 		uint8_t a = (uint8_t)(w->index * 64 + (w->iterations * 2) % 60 + 1);
 		uint8_t b = (uint8_t)(a + 1);
 
@@ -95,6 +105,10 @@ worker_main(void *arg)
 		vkt_host_read_barrier(vkt_cmd(&rec));
 		vkt_end(&mine, &rec);
 		if (locked_submit(w, rec.primary, fence) != VK_SUCCESS)
+			w->errors++;
+		/* The control: let the unsynchronised copy finish first (header). */
+		if (w->opt->control &&
+		    vkWaitForFences(t->device, 1, &fence, VK_TRUE, 20ull * 1000000000) != VK_SUCCESS)
 			w->errors++;
 		memset(buf.map, a, SIZE);
 		sbk_vgem_fence_signal(w->vgem, fence_id);
@@ -170,7 +184,7 @@ main(int argc, char **argv)
 			     "races, %ld errors", i, i < 2 ? 'A' : 'B', w[i].iterations,
 			     w[i].acquire_races, w[i].release_races, w[i].errors);
 		CHECK_EQ(w[i].errors, 0, "Vulkan / vgem errors in a thread");
-		CHECK(w[i].iterations > 0, "thread %d made progress", i);
+		CHECK(w[i].iterations >= MIN_ITERATIONS, "thread %d made progress", i);
 		total += w[i].iterations;
 		races += w[i].acquire_races + w[i].release_races;
 	}

@@ -9,8 +9,14 @@
  *
  * --control: the child skips the import. The parent then sees an idle
  * buffer and reads stale data — the race the bridge exists to prevent.
- * (The child gives the parent up to 500 ms to read first, and is told when
- * it has, so the control is deterministic.)
+ *
+ * No step depends on timing. The child announces "signalling" ('S') on the
+ * socket before it signals, so a wait that returned because of the signal
+ * finds the 'S' already there (and one that did not wait finds none). With
+ * the import the child cannot know when the parent is blocked, so it gives
+ * it 500 ms to block first (only the chance to show a wait that does not
+ * block); in the control nothing blocks the parent, and the child writes only
+ * after the parent said it has read ('D').
  */
 #include "vmtest.h"
 
@@ -105,9 +111,15 @@ child(int sock, bool control)
 	if (write(sock, msg, 2) != 2)
 		return 15;
 
-	/* Give the consumer up to 500 ms to (wrongly) read first. */
-	vm_poll(sock, POLLIN, 500);
+	/*
+	 * The control: write only once the consumer has read (its 'D'), so it
+	 * reads stale data however slowly it runs. With the import the consumer
+	 * cannot read before the signal below: give it 500 ms to block.
+	 */
+	vm_poll(sock, POLLIN, control ? -1 : 500);
 	memcpy(map, NEW_DATA, DATA_LEN);
+	if (write(sock, "S", 1) != 1)
+		return 17;
 	if (sbk_fence_signal(&f) != 0)
 		return 16;
 	/* Wait for the parent's "done" (or EOF), then clean up. */
@@ -127,7 +139,7 @@ main(int argc, char **argv)
 	enum sbk_buf_kind kind;
 	struct sbk_buf b;
 	char got[DATA_LEN], msg[2];
-	int sv[2], vgem, status, ret, busy_before;
+	int sv[2], vgem, status, ret, busy_before, announced;
 	int64_t t0, waited;
 	pid_t pid;
 
@@ -158,6 +170,10 @@ main(int argc, char **argv)
 	ret = sb_dmabuf_wait(b.fd, SB_ACCESS_READ, 5000 * MS);
 	waited = sbk_now_ns() - t0;
 	memcpy(got, b.map, DATA_LEN);
+	/* Had the child announced its signal when the wait returned? */
+	announced = vm_poll(sv[0], POLLIN, 0) & POLLIN;
+	if (announced)
+		announced = read(sv[0], msg, 1) == 1 && msg[0] == 'S';
 	CHECK(write(sv[0], "D", 1) == 1, "tell the child we read");
 
 	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
@@ -169,11 +185,13 @@ main(int argc, char **argv)
 	if (control) {
 		CHECK_EQ(busy_before, 0, "control: without the import the buffer looks idle");
 		CHECK(memcmp(got, OLD_DATA, DATA_LEN) == 0, "control: the consumer read stale data");
+		CHECK(!announced, "control: the wait returned before the producer signalled");
 	} else {
 		CHECK_EQ(busy_before, 1, "the child's fence is visible to the parent");
 		CHECK(memcmp(got, NEW_DATA, DATA_LEN) == 0,
 		      "the consumer read what the producer wrote before signalling (got \"%.15s\")", got);
-		CHECK(waited >= 400 * MS, "the consumer waited for the producer (%.1f ms)", vm_ms(waited));
+		CHECK(announced, "the consumer waited for the producer's signal (returned after %.1f ms)",
+		      vm_ms(waited));
 	}
 	CHECK_EQ(vm_busy(b.fd, SB_ACCESS_WRITE), 0, "idle at the end");
 

@@ -7,6 +7,12 @@
  * (neither -EINTR early nor a restarted full timeout). The same for
  * sb_dmabuf_wait(). The bombardment stops by itself after 3 s, so a wait that
  * restarts its full timeout on every EINTR would show up as ~3.3 s.
+ *
+ * Timing (vmtest.h): at least the full 300 ms (the kernel's guarantee), and
+ * under 3 s: typically 300.4-301 ms (idle or with a busy loop per host core),
+ * against >= 3.3 s for the restarting wait. The signals come from a 1 ms
+ * timer at the waiting thread; "really interrupted" wants >= 10 of them in the
+ * 300 ms (200-300 seen, also under --load). The quiet wait's bound is 300 ms + VM_SLACK_NS.
  */
 #include "vmtest.h"
 
@@ -20,17 +26,19 @@ timed(const char *what, int (*fn)(int, int64_t), int fd)
 	long got0;
 	int ret;
 
-	got0 = vm_sigusr1_count;
 	vm_bombard_start(&bomb, 3000 * MS);
+	got0 = vm_sigusr1_count;
 	t0 = sbk_now_ns();
 	ret = fn(fd, TIMEOUT);
 	dt = sbk_now_ns() - t0;
 	vm_bombard_stop(&bomb);
-	sb_test_note("%s(300 ms) under SIGUSR1 every 1 ms: %d after %.1f ms, %ld signals sent, %ld handled",
-		     what, ret, vm_ms(dt), bomb.sent, (long)(vm_sigusr1_count - got0));
+	sb_test_note("%s(300 ms) under SIGUSR1 every 1 ms: %d after %.1f ms, %ld signals handled", what,
+		     ret, vm_ms(dt), (long)(vm_sigusr1_count - got0));
 	CHECK_EQ(ret, -ETIME, what);
 	CHECK(dt >= TIMEOUT - 1 * MS, "%s lasted the full timeout (%.1f ms)", what, vm_ms(dt));
-	CHECK(dt <= TIMEOUT + VM_SLACK_NS, "%s did not restart its timeout (%.1f ms)", what, vm_ms(dt));
+	CHECK(dt < bomb.max_ns && !bomb.expired,
+	      "%s did not restart its timeout: returned while the signals still came (%.1f ms)", what,
+	      vm_ms(dt));
 	CHECK(vm_sigusr1_count - got0 >= 10, "%s was really interrupted (%ld signals)", what,
 	      (long)(vm_sigusr1_count - got0));
 }
@@ -67,7 +75,8 @@ main(void)
 
 	t0 = sbk_now_ns();
 	CHECK_EQ(sb_sync_file_wait(f.sync_file, 0), -ETIME, "wait(0) polls");
-	CHECK(sbk_now_ns() - t0 < 100 * MS, "wait(0) does not block");
+	/* Blocking would last until vgem's own timer (10 s); typically < 1 ms. */
+	CHECK(sbk_now_ns() - t0 < 1000 * MS, "wait(0) does not block");
 
 	timed("sb_sync_file_wait", wait_sync_file, f.sync_file);
 	/* The fence's own buffer carries the write fence. */

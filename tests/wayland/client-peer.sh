@@ -10,6 +10,14 @@
 # --control (implicit only): the compositor does not wait for dma-buf fences
 # (--no-implicit-wait); passes only if frames are then presented early.
 #
+# Timing: the client commits, then "renders" for --render-ms before it
+# signals; a frame counts as early when the compositor presented it more than
+# 1 ms before the signal. The normal runs need no timing (the compositor
+# waits for the fence, whenever it signals). The control needs the compositor
+# to take a commit within the render time for at least one of 4 frames: it
+# renders 500 ms there (the compositor takes a commit within a few ms, tens
+# under a busy loop per host core), 50 ms elsewhere.
+#
 # Under the valgrind test setup the guest batch wraps only this script, which
 # runs as it is: both programs are started under SYNCBRIDGE_VM_WRAPPER (the
 # valgrind wrapper) here, so the helpers' code in them is checked. The
@@ -30,8 +38,8 @@ rt=$(mktemp -d /tmp/sbwl-peer-XXXXXX)
 export XDG_RUNTIME_DIR=$rt
 cpid=
 trap '[ -n "$cpid" ] && kill $cpid 2>/dev/null; rm -rf "$rt"' EXIT
-compargs=
-[ "$control" = --control ] && compargs=--no-implicit-wait
+compargs= render_ms=50
+[ "$control" = --control ] && compargs=--no-implicit-wait render_ms=500
 exec 3>"$rt/ready"
 $wrap "$comp" --socket peer --ready-fd 3 $compargs &
 cpid=$!
@@ -43,7 +51,7 @@ for _ in $(seq 1 600); do
 	sleep 0.1
 done
 [ -s "$rt/ready" ] || { echo "Bail out! the compositor did not start"; exit 1; }
-out=$(WAYLAND_DISPLAY=peer $wrap "$client" --frames 4 --render-ms 50 --strict $cargs 2>&1)
+out=$(WAYLAND_DISPLAY=peer $wrap "$client" --frames 4 --render-ms $render_ms --strict $cargs 2>&1)
 rc=$?
 echo "$out"
 kill -TERM $cpid 2>/dev/null

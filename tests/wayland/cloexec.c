@@ -114,7 +114,8 @@ main(int argc, char **argv)
 		REQUIRE(sb_wl_surface_sync_get_release(ss, buf.fd, &rel) == 0, "release");
 		wl_surface_commit(s3);
 		REQUIRE(wl_display_roundtrip(d) >= 0 && wl_display_roundtrip(d) >= 0, "commit");
-		for (int i = 0; i < 50 && !sb_wl_release_is_fenced(rel); i++)
+		/* Waited for, up to 10 s (it comes with the commit's use, within ms). */
+		for (int i = 0; i < 500 && !sb_wl_release_is_fenced(rel); i++)
 			wlt_dispatch_for(&hc, 20 * WLT_MS);
 		ret = sb_wl_release_get_fence(rel, &rel_fd);
 		CHECK(ret == 0 && rel_fd >= 0, "the release came with a fence (%s, fd %d)",

@@ -34,6 +34,29 @@
  * vgem signals a forgotten fence by itself after ~10 s: phase 1 takes longer
  * than that under TCG, so the earliest fences complete while it runs; with the
  * bound they were discarded long before (H is cut off after 128 commits).
+ *
+ * Timing (docs/testing.md, "Timing"):
+ *  - "back to the baseline" is waited for, not slept on: settle() samples the
+ *    compositor (through its gate) until its renders are done and H's
+ *    departure is processed (fds at the baseline, nothing queued or waiting),
+ *    up to 10 s; the checks then judge the last sample. The 100 / 200 ms
+ *    sleeps before assumed the compositor had caught up by then;
+ *  - B not held up by H is the point of the test: held up behind H's fences
+ *    a frame of B would wait for vgem's 10 s timer (and count as failed after
+ *    5 s). During phase 1 (H's never-signalling fences) each of B's frames
+ *    must come within 1 s: the worst is typically 22-56 ms, at most 108 ms
+ *    seen, also with a busy loop per host core beside a second guest on the
+ *    host. Over all phases within 3 s: phase 3's flood delays B's frames
+ *    behind H's commits (worst 35 ms idle, 87 ms loaded, 338-492 ms with a
+ *    second guest on the host);
+ *  - the control needs more than 128 fences waiting at once (the bound it
+ *    lacks), so H must send them faster than vgem's timer completes them:
+ *    > 13 per second. It sent ~500 per second idle, 147 with a busy loop per
+ *    host core, 30-36 with a second guest on the host too (and still reached
+ *    the fd limit at 400 waits). Its old criterion, > 512 fds, needed > 26
+ *    per second;
+ *  - H reaches the bound (129 commits) in well under 1 s, long before its
+ *    first fence would complete by itself.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -158,6 +181,36 @@ struct hostile {
 	int n_surf;
 };
 
+/*
+ * Wait until the compositor has caught up: every buffer use's render done
+ * (its fence fired and closed), and, with `idle`, nothing queued or waiting
+ * and (want_fds >= 0) its fds back at want_fds; up to 10 s. *s is the last
+ * sample; the caller's checks judge it.
+ */
+static void
+settle(struct wlt_comp *comp, bool idle, int want_fds, struct wlt_comp_sample *s)
+{
+	int64_t t0 = wlt_now_ns(), end = t0 + 10000 * WLT_MS;
+
+	for (;;) {
+		pthread_mutex_lock(&comp->lock);
+		/* (past WLT_MAX_EVENTS the counts stop: only in runs longer than the suite's) */
+		bool rendered = comp->n_render_done >= comp->n_used || comp->n_used == WLT_MAX_EVENTS;
+		pthread_mutex_unlock(&comp->lock);
+		wlt_comp_sample(comp, s);
+		if (rendered && (!idle || (s->stats.commits_queued == 0 && s->stats.waits_pending == 0 &&
+					   (want_fds < 0 || s->fds == want_fds))))
+			break;
+		if (wlt_now_ns() >= end) {
+			sb_test_note("the compositor did not settle within 10 s");
+			break;
+		}
+		sbk_sleep_ns(5 * WLT_MS);
+	}
+	if (wlt_now_ns() - t0 > 100 * WLT_MS)
+		sb_test_note("the compositor settled after %.0f ms", (double)(wlt_now_ns() - t0) / 1e6);
+}
+
 static void
 hostile_connect(struct hostile *h, const char *socket, int dmabuf_fd, int surfaces)
 {
@@ -274,9 +327,8 @@ main(int argc, char **argv)
 	b.sync = zwp_linux_explicit_synchronization_v1_get_synchronization(b.c.explicit_sync, b.surf);
 	bee_frame(&b);
 	bee_frame(&b);
-	/* Let the compositor's first render fences signal, then the baseline. */
-	sbk_sleep_ns(100 * WLT_MS);
-	wlt_comp_sample(&comp, &base);
+	/* The baseline once B's first render fences have fired. */
+	settle(&comp, true, -1, &base);
 	print_sample("baseline", &base);
 
 	/* ---- 1. never-signalling fences ---------------------------------------------- */
@@ -338,8 +390,9 @@ main(int argc, char **argv)
 		worst_run = since_cut;
 	hostile_disconnect(&h);
 	bee_frame(&b);
-	sbk_sleep_ns(200 * WLT_MS); /* B's render fence (20 ms) signals: its fds go */
-	wlt_comp_sample(&comp, &s);
+	/* B's render fence (20 ms) fires, H's departure is processed (not in the
+	 * control: its waits end only with vgem's timer). */
+	settle(&comp, !control, base.fds, &s);
 	print_sample("phase 1 done, H gone", &s);
 	sb_test_note("phase 1: %d fences in %.1f s, H cut off %d times (longest run %d commits); "
 		     "peaks: fds %d (+%d), heap %zu B (+%zd), RSS %ld KiB, queued %u, waits %u",
@@ -348,10 +401,10 @@ main(int argc, char **argv)
 	sb_test_note("B: %d frames, worst %.1f ms, mean %.1f ms, %d failed", b.frames,
 		     (double)b.worst_ns / 1e6, (double)b.sum_ns / b.frames / 1e6, b.failed);
 	if (control) {
-		CHECK(broke || b.failed || p1.fds - base.fds > 4 * CLIENT_LIMIT,
-		      "control: without the per-client bound the compositor holds an fd per waiting "
-		      "fence (peak +%d fds) or breaks (B failed %d, stopped early: %s)",
-		      p1.fds - base.fds, b.failed, broke ? "yes" : "no");
+		CHECK(broke || b.failed || p1.waits > CLIENT_LIMIT,
+		      "control: without the per-client bound more than %d of H's commits wait at once "
+		      "(peak %u waits, +%d fds) or the compositor breaks (B failed %d, stopped early: %s)",
+		      CLIENT_LIMIT, p1.waits, p1.fds - base.fds, b.failed, broke ? "yes" : "no");
 		goto out;
 	}
 	CHECK(!broke && sent == fences, "all %d fences sent (%d)", fences, sent);
@@ -447,8 +500,7 @@ main(int argc, char **argv)
 			}
 			bee_frame(&b);
 		}
-		sbk_sleep_ns(200 * WLT_MS);
-		wlt_comp_sample(&comp, &s);
+		settle(&comp, true, base.fds, &s);
 		print_sample("phase 2 done", &s);
 		sb_test_note("phase 2: %d clients with a wrong fd, %d got the exact protocol error", wrong, right);
 		CHECK_EQ(right, wrong, "wrong-kind fds answered with INVALID_FENCE / INVALID_TIMELINE");
@@ -486,7 +538,8 @@ main(int argc, char **argv)
 			}
 		}
 		int64_t phase3_ns = wlt_now_ns() - t3;
-		for (int i = 0; i < 50 && released < flood; i++)
+		/* Waited for (up to 30 s; 0.8-3 s for the whole phase). */
+		for (int i = 0; i < 300 && released < flood; i++)
 			wlt_dispatch_for(&h.c, 100 * WLT_MS);
 		sb_test_note("phase 3: %d of %d releases arrived", released, flood);
 		CHECK_EQ(released, flood, "every commit of the flood released");
@@ -494,8 +547,7 @@ main(int argc, char **argv)
 		hostile_disconnect(&h);
 		sbk_fence_destroy(&f);
 		bee_frame(&b);
-		sbk_sleep_ns(200 * WLT_MS);
-		wlt_comp_sample(&comp, &s);
+		settle(&comp, true, base.fds, &s);
 		print_sample("phase 3 done, H gone", &s);
 		sb_test_note("phase 3: %d commits in %.1f s; peaks: fds %d (+%d), heap %zu B (+%zd), "
 			     "RSS %ld KiB, queued %u", flood, (double)phase3_ns / 1e9, p3.fds,
@@ -506,7 +558,7 @@ main(int argc, char **argv)
 	}
 	sb_test_note("B over all phases: %d frames, worst %.1f ms, mean %.1f ms, %d failed", b.frames,
 		     (double)b.worst_ns / 1e6, (double)b.sum_ns / b.frames / 1e6, b.failed);
-	CHECK(b.failed == 0 && b.worst_ns < 1000 * WLT_MS, "B served throughout (worst %.1f ms)",
+	CHECK(b.failed == 0 && b.worst_ns < 3000 * WLT_MS, "B served throughout (worst %.1f ms)",
 	      (double)b.worst_ns / 1e6);
 	CHECK(s.heap_in_use <= base.heap_in_use + 512 * 1024, "heap back near its baseline (%zu → %zu B)",
 	      base.heap_in_use, s.heap_in_use);

@@ -38,8 +38,13 @@ for _ in $(seq 1 900); do
 done
 [ -S "$rt/sbwl-weston" ] || { echo "Bail out! weston did not start"; exit 1; }
 echo "# weston up after $(( $(date +%s) - t0 )) s"
-# Weston logs the renderer's features once the GL renderer is up.
-sleep 0.5
+# Weston logs the renderer's features once the GL renderer is up: wait for
+# that line (up to 10 s; it only decides the note below, the client checks
+# the protocol itself) rather than sleep and hope.
+for _ in $(seq 1 100); do
+	grep -q "explicit sync:" "$log" 2>/dev/null && break
+	sleep 0.1
+done
 if grep -q "explicit sync: yes" "$log"; then
 	echo "ok - weston: explicit sync: yes (GL renderer with native fence sync)"
 else
