@@ -5,29 +5,51 @@
  * bridge made GL wait for that party's fence.
  *
  *  --access read (GL samples; the other party writes): the buffer holds OLD
- *    and a pending vgem WRITE fence; another thread writes NEW after 500 ms,
- *    then signals. GL waits (sb_egl_dmabuf_wait READ), then reads back: all NEW.
+ *    and a pending vgem WRITE fence; another thread writes NEW, then signals.
+ *    GL waits (sb_egl_dmabuf_wait READ), then reads back: all NEW.
  *  --access write (GL renders; the other party reads): the buffer holds OLD
- *    and a pending vgem READ fence; another thread reads the buffer after
- *    500 ms, then signals. GL waits (sb_egl_dmabuf_wait WRITE), then clears
- *    to NEW: the reader saw all OLD, and the buffer ends all NEW.
+ *    and a pending vgem READ fence; another thread reads the buffer, then
+ *    signals. GL waits (sb_egl_dmabuf_wait WRITE), then clears to NEW: the
+ *    reader saw all OLD, and the buffer ends all NEW.
  *
  *  --sample (with --access read): GL samples the buffer as a texture in a
  *    shader (a textured quad into a render target of its own, as a
  *    compositor does) instead of reading the imported image back directly;
- *    the shader is compiled and run once before the fence is attached, so the
- *    timing of the control does not depend on the JIT.
+ *    the shader is compiled and run once before the fence is attached (the
+ *    JIT's time is outside the fence's life).
  *  --via sync-file: the same through sb_dmabuf_export_sync_file() +
  *    sb_egl_wait_sync_file() instead of sb_egl_dmabuf_wait().
  *  --fallback: SYNCBRIDGE_EGL_FALLBACK=1 (CPU waits); --core:
  *    SYNCBRIDGE_EGL_CORE=1 (EGL 1.5 core entry points); otherwise the display
  *    must wait GPU-side (native fence sync + wait sync, as in the guest).
  *  --control: SYNCBRIDGE_DISABLE=1 — the bridge's wait is a no-op, and the
- *    program asserts the race: GL reads OLD / the reader sees NEW.
+ *    program asserts the race: GL completed its access while the other
+ *    party's fence was still pending (GL did not wait by itself), and that
+ *    access was real: GL read OLD / the reader then saw GL's NEW.
+ *
+ * Timing (issue 19): nothing passes or fails by how fast GL runs under TCG.
+ *  - With the bridge, the other party acts DELAY_NS (500 ms) after it starts.
+ *    That delay is not a synchronisation: GL's access is ordered after the
+ *    signal, which comes after the other party's access, however late either
+ *    runs. It only gives a bridge that does not wait the time to show (GL
+ *    reads OLD / writes under the reader); a slow main thread can make such
+ *    a bug go unseen in one run, never make a correct bridge fail.
+ *  - A CPU wait (--fallback) is checked causally: when it returned, the other
+ *    party had set `signalling` (just before its FENCE_SIGNAL). No duration.
+ *  - In the control the other party does not act on a clock: it waits until
+ *    GL's access is done (readback / glFinish) and checked, then writes or
+ *    reads, then signals. "GL did not wait" is state, not time: the fence was
+ *    still pending when GL's access returned (nobody signals it before; had GL
+ *    waited by itself it would have waited for vgem's ~10 s self-signal).
+ *  - The vgem fence lives from the attach to the signal: ~0.5 s with the
+ *    bridge, GL's one access in the control (ms to ~100 ms), far below vgem's
+ *    10 s.
  *
  * Needs root, vgem and the software EGL device (the VM tier); else exit 77.
  */
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -52,10 +74,14 @@ struct other {
 	int vgem;
 	uint32_t fence_id;
 	bool writer;        /* writes NEW; else reads (snapshot) */
+	bool when_told;     /* control: act once `go` is set, not after DELAY_NS */
+	bool go;            /* under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
 	long old_seen;      /* reader: bytes of OLD in the rows it read */
 	long new_seen;      /* reader: bytes of NEW */
+	atomic_bool signalling; /* set just before FENCE_SIGNAL */
 	int signal_ret;
-	int64_t done_ns;
 };
 
 static bool
@@ -88,7 +114,16 @@ other_main(void *p)
 {
 	struct other *o = p;
 
-	sbk_sleep_ns(DELAY_NS);
+	if (o->when_told) {
+		/* The control: only after GL's access, however long that takes. */
+		pthread_mutex_lock(&o->lock);
+		while (!o->go)
+			pthread_cond_wait(&o->cond, &o->lock);
+		pthread_mutex_unlock(&o->lock);
+	} else {
+		/* Not a synchronisation: the window for a bridge that does not wait. */
+		sbk_sleep_ns(DELAY_NS);
+	}
 	if (o->writer) {
 		cpu_fill(o->buf, NEW);
 	} else {
@@ -101,9 +136,31 @@ other_main(void *p)
 			}
 		}
 	}
+	atomic_store(&o->signalling, true);
 	o->signal_ret = sbk_vgem_fence_signal(o->vgem, o->fence_id);
-	o->done_ns = sbk_now_ns();
 	return NULL;
+}
+
+static void
+other_go(struct other *o)
+{
+	pthread_mutex_lock(&o->lock);
+	o->go = true;
+	pthread_cond_signal(&o->cond);
+	pthread_mutex_unlock(&o->lock);
+}
+
+/*
+ * Whether the other party's fence is still pending: a pending write fence
+ * gives a dma-buf neither POLLIN nor POLLOUT, a pending read fence no POLLOUT.
+ */
+static bool
+fence_pending(int dmabuf_fd)
+{
+	int revents = sbk_dmabuf_poll_raw(dmabuf_fd);
+
+	REQUIRE(revents >= 0, "poll the dma-buf: %s", strerror(-revents));
+	return !(revents & POLLOUT);
 }
 
 int
@@ -126,6 +183,7 @@ main(int argc, char **argv)
 	uint32_t caps = 0;
 	int vgem, ret, first = -1;
 	int64_t t0, waited;
+	bool signalling_at_return, pending;
 	long n;
 
 	if ((!read && strcmp(access_name, "write") != 0) || (sample && !read)) {
@@ -190,6 +248,10 @@ main(int argc, char **argv)
 	other.buf = &buf;
 	other.vgem = vgem;
 	other.writer = read; /* GL reads: the other party writes; and vice versa */
+	other.when_told = control;
+	atomic_init(&other.signalling, false);
+	pthread_mutex_init(&other.lock, NULL);
+	pthread_cond_init(&other.cond, NULL);
 	REQUIRE(sbk_vgem_fence_attach(vgem, buf.handle, other.writer, &other.fence_id) == 0,
 		"attach a pending vgem %s fence", other.writer ? "write" : "read");
 	REQUIRE(pthread_create(&other.thread, NULL, other_main, &other) == 0, "pthread_create");
@@ -205,6 +267,7 @@ main(int argc, char **argv)
 	} else {
 		ret = sb_egl_dmabuf_wait(t.dpy, buf.fd, access);
 	}
+	signalling_at_return = atomic_load(&other.signalling);
 	waited = sbk_now_ns() - t0;
 	CHECK_EQ(ret, 0, "the bridge's wait");
 	sb_test_note("the wait returned after %.1f ms", (double)waited / 1e6);
@@ -217,33 +280,50 @@ main(int argc, char **argv)
 		} else {
 			n = eglt_count(&target, NEW, &first);
 		}
-		pthread_join(other.thread, NULL);
-		sb_test_note("GL read %ld NEW pixels of %d (first byte 0x%02x)", n, SIZE * SIZE, first);
+		pending = fence_pending(buf.fd);
 		if (control)
+			other_go(&other);
+		pthread_join(other.thread, NULL);
+		sb_test_note("GL read %ld NEW pixels of %d (first byte 0x%02x)%s", n, SIZE * SIZE, first,
+			     pending ? " while the writer's fence was pending" : "");
+		if (control) {
+			CHECK(pending, "control: GL's read returned while the writer's fence was pending "
+			      "(GL does not wait by itself)");
 			CHECK(n == 0 && first == OLD,
 			      "control: without the wait GL reads OLD — the race the bridge prevents");
-		else
+		} else
 			CHECK_EQ(n, SIZE * SIZE, "GL reads the data written before the fence signalled");
 	} else {
 		/* GL's writes after the wait. */
 		eglt_fill(&target, NEW);
 		glFinish();
-		pthread_join(other.thread, NULL);
-		sb_test_note("the reader saw %ld OLD and %ld NEW bytes of %d", other.old_seen,
-			     other.new_seen, SIZE * SIZE * 4);
+		pending = fence_pending(buf.fd);
 		if (control)
+			other_go(&other);
+		pthread_join(other.thread, NULL);
+		sb_test_note("the reader saw %ld OLD and %ld NEW bytes of %d%s", other.old_seen,
+			     other.new_seen, SIZE * SIZE * 4,
+			     pending ? "; GL finished while its fence was pending" : "");
+		if (control) {
+			CHECK(pending, "control: GL's write finished while the reader's fence was "
+			      "pending (GL does not wait by itself)");
 			CHECK(other.new_seen > 0,
 			      "control: without the wait GL overwrote the buffer under its reader");
-		else
+		} else
 			CHECK_EQ(other.old_seen, SIZE * SIZE * 4,
 				 "the reader read OLD untouched: GL wrote after it was done");
 		CHECK_EQ(eglt_count(&target, NEW, NULL), SIZE * SIZE, "GL's NEW is in the buffer");
 	}
 	CHECK_EQ(other.signal_ret, 0, "the other party signalled its fence");
-	/* A CPU wait blocks until the signal; a GPU-side one need not (llvmpipe's does). */
+	/*
+	 * A CPU wait blocks until the signal; a GPU-side one need not (llvmpipe's
+	 * does). Causal: the other party had started to signal when it returned.
+	 */
 	if (!control && !(caps & SB_EGL_CAP_GPU_WAIT))
-		CHECK(waited >= DELAY_NS - 5 * MS && t0 + waited >= other.done_ns - 5 * MS,
-		      "the wait lasted until the fence signalled (%.1f ms)", (double)waited / 1e6);
+		CHECK(signalling_at_return, "the CPU wait returned after the other party started "
+		      "to signal (%.1f ms)", (double)waited / 1e6);
+	pthread_mutex_destroy(&other.lock);
+	pthread_cond_destroy(&other.cond);
 	sb_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
 	sb_fd_snapshot_free(&before);
 
