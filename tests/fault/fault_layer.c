@@ -37,6 +37,33 @@
  *                           VK_SUCCESS and the warning
  *
  *   fault-layer [vkt options: --image --sync2 --secondary ...]
+ *
+ * Timing (issue 19): no check passes or fails by how fast lavapipe or the
+ * guest runs.
+ *  - acquire's producer window (150 ms from the producer's start): with a
+ *    layer that orders, the app's fence cannot signal before the producer's
+ *    signal, so `early` stays false and the copy sees NEW however late
+ *    anything runs. The window only gives a layer that does not order the
+ *    time to show (the app's fence signals in it: BROKEN); a slow copy can
+ *    make such a bug go unseen in one case, never fail a correct layer. It
+ *    also ends a CPU wait inside vkQueueSubmit (the fallback paths), which
+ *    needs the producer to go without waiting for the submit to return.
+ *  - release's signaller (100 ms after its start): not a synchronisation
+ *    either; the consumer's poll() waits for the layer's fence whenever the
+ *    timeline is signalled. The 100 ms keep the copy pending while the layer
+ *    fences the buffer, so that a layer that does not would let the consumer
+ *    read OLD (a negative-check window). The poll's 10 s is a bound on an
+ *    event that must happen: typically ~100 ms + the copy (ms).
+ *  - the errored cases' pending producer signals once the submitting thread
+ *    sleeps in the layer's CPU wait (an untimed ppoll, seen in
+ *    /proc/self/task/TID/syscall), not after a fixed 100 ms: a main thread
+ *    late by more than that made the fence complete before the submit, and
+ *    "the layer waited on the CPU" failed. Bound 5 s (a hang guard below
+ *    vgem's 10 s; typically a few ms to ~100 ms).
+ *  - the 1.1 s between errored cases is the layer's rate limit (one fence
+ *    error line a second, CLOCK_MONOTONIC): a sleep never ends early, so the
+ *    next case's line is always due; a slow guest only adds to the gap.
+ *  - the app's fence is waited for up to 20 s: typically ms (a hang guard).
  */
 #include <dlfcn.h>
 #include <poll.h>
@@ -44,7 +71,9 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <linux/dma-buf.h>
 
@@ -83,6 +112,11 @@ struct producer {
 	atomic_bool early;
 };
 
+/*
+ * Writes NEW and signals 150 ms after it starts, or sooner if the app's fence
+ * signals first (early: the layer did not order). The 150 ms are only a
+ * negative-check window, see the header.
+ */
 static void *
 producer_main(void *arg)
 {
@@ -115,6 +149,7 @@ signaller_main(void *arg)
 		.value = s->value,
 	};
 
+	/* A negative-check window, not a synchronisation (see the header). */
 	sbk_sleep_ns(100 * MS);
 	vkSignalSemaphore(s->a->t.device, &si);
 	return NULL;
@@ -169,7 +204,7 @@ cycle_release(struct app *a, const char *schedule, VkResult *res)
 	r = vkt_submit(&a->t, &a->opt, a->rel.primary, a->timeline, s.value, VK_NULL_HANDLE);
 	if (schedule)
 		sbfault_disarm();
-	/* The consumer: implicit sync only. */
+	/* The consumer: implicit sync only (10 s: a hang guard, typically ~100 ms). */
 	poll(&pfd, 1, 10000);
 	ioctl(a->buf.fd, DMA_BUF_IOCTL_SYNC, &sync);
 	n_new = vkt_count_bytes(a->buf.map, SIZE, NEW);
@@ -192,14 +227,43 @@ cycle_release(struct app *a, const char *schedule, VkResult *res)
 struct late_producer {
 	struct app *a;
 	uint32_t fence_id;
+	pid_t submitter; /* the thread that calls vkQueueSubmit */
+	bool blocked;    /* it was seen in the layer's CPU wait */
 };
+
+/*
+ * Whether thread tid sleeps in an untimed ppoll(): the layer's CPU wait
+ * (sb_sync_file_wait / sb_dmabuf_wait with SB_TIMEOUT_INFINITE, whose
+ * ppoll has no timespec). Nothing else in the submit path sleeps that way:
+ * the fence checks before it are ioctls.
+ * /proc/PID/syscall: "NR ARG1 ARG2 ARG3 ..." while asleep in a system call.
+ */
+static bool
+in_untimed_ppoll(pid_t tid)
+{
+	char path[64];
+	long nr = -1;
+	unsigned long a1, a2, a3 = 1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "r");
+	REQUIRE(f, "%s: %s (the test needs it to see the submit block)", path, strerror(errno));
+	if (fscanf(f, "%ld %lx %lx %lx", &nr, &a1, &a2, &a3) != 4)
+		nr = -1;
+	fclose(f);
+	return nr == SYS_ppoll && a3 == 0;
+}
 
 static void *
 late_producer_main(void *arg)
 {
 	struct late_producer *p = arg;
+	int64_t end = sbk_now_ns() + 5000 * MS;
 
-	sbk_sleep_ns(100 * MS);
+	/* Until the submit waits for this fence on the CPU (bound: a hang guard). */
+	while (!(p->blocked = in_untimed_ppoll(p->submitter)) && sbk_now_ns() < end)
+		sbk_sleep_ns(MS);
 	memset(p->a->buf.map, NEW, p->a->buf.size);
 	sbk_vgem_fence_signal(p->a->vgem, p->fence_id);
 	return NULL;
@@ -207,8 +271,8 @@ late_producer_main(void *arg)
 
 /*
  * pending: the producer's fence is still pending at the submit and completes
- * 100 ms later (from another thread), while the layer waits on the CPU (the
- * errored processes run with SYNCBRIDGE_LAYER_FAULTS=acquire-import).
+ * (from another thread) once the layer waits for it on the CPU (the errored
+ * processes run with SYNCBRIDGE_LAYER_FAULTS=acquire-import).
  * *cpu_wait: the layer said it waited on the CPU.
  */
 static bool
@@ -216,7 +280,7 @@ acquire_errored(struct app *a, const char *schedule, bool pending, VkResult *res
 		bool *cpu_wait)
 {
 	VkFence fence = vkt_fence(&a->t);
-	struct late_producer lp = { .a = a };
+	struct late_producer lp = { .a = a, .submitter = (pid_t)syscall(SYS_gettid) };
 	pthread_t th;
 	char *log;
 	bool told;
@@ -234,8 +298,10 @@ acquire_errored(struct app *a, const char *schedule, bool pending, VkResult *res
 	sbfault_arm_scoped(schedule ? schedule : "", SCOPE);
 	*res = vkt_submit(&a->t, &a->opt, a->acq.primary, VK_NULL_HANDLE, 0, fence);
 	sbfault_disarm();
-	if (pending)
+	if (pending) {
 		pthread_join(th, NULL);
+		CHECK(lp.blocked, "the submit waited on the CPU for the pending fence (seen within 5 s)");
+	}
 	/* Submitted either way (DEVICE_LOST comes after the submit): the fence signals. */
 	CHECK_EQ(vkWaitForFences(a->t.device, 1, &fence, VK_TRUE, 20000 * MS), VK_SUCCESS,
 		 "the app's fence signals");
@@ -361,6 +427,7 @@ child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
 
 			if (errored_cases[i].device_lost != device_lost)
 				continue;
+			/* The layer's one-line-a-second limit: a sleep never ends early. */
 			if (!first)
 				sbk_sleep_ns(1100 * MS);
 			first = false;
