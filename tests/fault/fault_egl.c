@@ -35,6 +35,15 @@
  *
  * Under ASan its interceptors hide the caller from libsbfault's scope: only
  * the EGL failures are injected there (the program says so).
+ *
+ * Timing (issue 19): the producer's 100 ms is not a synchronisation. A call
+ * that returns 0 must have ordered GL's readback after the producer's signal,
+ * which comes after its write, however late anything runs; the 100 ms only
+ * give a bridge that returns 0 without waiting the time to show (GL reads OLD
+ * before the producer writes). Under TCG a slow readback can make such a bug
+ * go unseen in one case, never fail a correct bridge. The 10 s waits (the
+ * exported or attached fence signals, the dma-buf is idle) are bounds on
+ * events that must happen: typically ms, ~100 ms where the producer is due.
  */
 #include <dlfcn.h>
 #include <poll.h>
@@ -204,6 +213,7 @@ producer_main(void *arg)
 {
 	struct producer *p = arg;
 
+	/* A negative-check window, not a synchronisation (see the header). */
 	sbk_sleep_ns(100 * MS);
 	cpu_fill(&p->a->buf, NEW);
 	sbk_vgem_fence_signal(p->a->vgem, p->fence_id);
