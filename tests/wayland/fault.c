@@ -79,6 +79,19 @@
  * Under ASan its interceptors hide the caller from libsbfault's scope:
  * nothing is counted there and the program says so (it is not in the
  * sanitizer selection).
+ *
+ * Timing (issue 19): the 5 and 10 ms sleeps are negative-check windows: they
+ * give a wrong use (a commit used before its fence, a discarded commit used)
+ * the time to show, and a late compositor can only make such a bug go unseen
+ * in one case, never fail a correct one; every "used" check is causal (used
+ * after `t_signal`, taken before the signal). The 10 ms after a client's
+ * disconnect is not what orders its hang-up before its fences either: the
+ * hang-up is queued on the compositor's epoll set before the signal makes the
+ * fence readable, and epoll reports ready fds in that order, so a compositor
+ * thread that did not run in between still sees the client gone first.
+ * BOUND (2 s) bounds events that must happen (a use after the signal, a
+ * release, a protocol error): typically a few ms, against 2 s; a use or
+ * release that does not come at all is what it catches.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -463,7 +476,11 @@ run_srv(const struct srv_scenario *sc, bool immediate, const char *sched, char *
 		objs_commit(&c, &o2, SYNCOBJ, UNMATERIALISED);
 	failed = connection_failed(&c, &iface, &code);
 	if (sc->when != SIGNALLED) {
-		/* The commit was handled in the roundtrip; a wait that fires at once would show now. */
+		/*
+		 * The commit was handled in the roundtrip; a wait that fires at once
+		 * would show now. A negative-check window: a use after it is still
+		 * caught below (used_after), none can fail a correct compositor.
+		 */
 		sbk_sleep_ns(5 * WLT_MS);
 		if (!failed)
 			failed = connection_failed(&c, &iface, &code);
@@ -480,6 +497,7 @@ run_srv(const struct srv_scenario *sc, bool immediate, const char *sched, char *
 			objs_forget(&o2);
 			wlt_client_disconnect(&c);
 			c.display = NULL;
+			/* Only a window: the hang-up is ordered before the signals by epoll (header). */
 			sbk_sleep_ns(10 * WLT_MS);
 		}
 		t_signal = wlt_now_ns();
@@ -488,7 +506,7 @@ run_srv(const struct srv_scenario *sc, bool immediate, const char *sched, char *
 			objs_signal(&o2);
 	}
 	if (sc->destroy_surface || sc->client_gone) {
-		/* Never to be used: give a wrong use the time to show. */
+		/* Never to be used: give a wrong use the time to show (a negative-check window). */
 		sbk_sleep_ns(10 * WLT_MS);
 		if (c.display && !failed)
 			failed = connection_failed(&c, &iface, &code);
@@ -921,6 +939,7 @@ run_cli(const struct cli_scenario *sc, const char *sched, struct cli_result *res
 	     sb_wl_surface_sync_get_release(ss, buf.fd, &rel), rel == NULL);
 	wl_surface_commit(surf);
 	wl_display_roundtrip(c.display);
+	/* A negative-check window for a use before the signal (used_after below is causal). */
 	sbk_sleep_ns(5 * WLT_MS);
 	if (wlt_comp_n_used(&comp) != n0) {
 		res->broken = true;
