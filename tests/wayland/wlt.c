@@ -418,6 +418,18 @@ gate_close_locked(struct wlt_comp *w)
 		w->gate_closed = false; /* nothing would ever stop at it */
 }
 
+/* Under w->lock, on the compositor thread: sit at the closed gate until it opens. */
+static void
+gate_hold_locked(struct wlt_comp *w)
+{
+	w->gate_inside = true;
+	pthread_cond_broadcast(&w->cond);
+	while (w->gate_closed)
+		pthread_cond_wait(&w->cond, &w->lock);
+	w->gate_inside = false;
+	pthread_cond_broadcast(&w->cond);
+}
+
 static void
 rec_released(void *data, const struct sbwl_released *r)
 {
@@ -446,12 +458,7 @@ rec_released(void *data, const struct sbwl_released *r)
 		pthread_mutex_unlock(&w->lock);
 		wl_display_flush_clients(sbwl_comp_get_display(w->comp));
 		pthread_mutex_lock(&w->lock);
-		w->gate_inside = true;
-		pthread_cond_broadcast(&w->cond);
-		while (w->gate_closed)
-			pthread_cond_wait(&w->cond, &w->lock);
-		w->gate_inside = false;
-		pthread_cond_broadcast(&w->cond);
+		gate_hold_locked(w);
 	}
 	pthread_mutex_unlock(&w->lock);
 }
@@ -494,12 +501,7 @@ gate_cb(int fd, uint32_t mask, void *data)
 		pthread_mutex_unlock(&w->lock);
 		return 0;
 	}
-	w->gate_inside = true;
-	pthread_cond_broadcast(&w->cond);
-	while (w->gate_closed)
-		pthread_cond_wait(&w->cond, &w->lock);
-	w->gate_inside = false;
-	pthread_cond_broadcast(&w->cond);
+	gate_hold_locked(w);
 	pthread_mutex_unlock(&w->lock);
 	return 0;
 }
