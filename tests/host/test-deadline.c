@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Timeout arithmetic (src/util.h): relative timeouts become absolute
+ * Timeout arithmetic (src/core/util.h): relative timeouts become absolute
  * CLOCK_MONOTONIC deadlines and back.
  *  - SB_TIMEOUT_INFINITE → INT64_MAX ("none"), whose remaining time is -1;
  *  - 0 → now: nothing remains, so a wait only polls;

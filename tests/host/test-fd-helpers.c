@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fd helpers every library path uses (src/util.h):
+ * The fd helpers every library path uses (src/core/util.h):
  *  - sb_fd_dup() gives a new fd for the same file with FD_CLOEXEC set, even
  *    when the original lacks it, and that fd really does not survive exec()
  *    (control: a plain F_DUPFD copy does, so the exec check can fail);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sb_ioctl() (src/util.h), the one ioctl wrapper: the ioctl's non-negative
+ * sb_ioctl() (src/core/util.h), the one ioctl wrapper: the ioctl's non-negative
  * result on success, -errno on failure (never -1 with errno set), and the
  * caller's fd untouched.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Logging (src/log.h): silent unless SYNCBRIDGE_DEBUG asks.
+ * Logging (src/core/log.h): silent unless SYNCBRIDGE_DEBUG asks.
  *
  * The level is read once per process, so every case runs in a fresh
  * exec()'d copy of this program with the environment it needs and its

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sb_poll_until() (src/util.h): poll one fd until an absolute deadline,
+ * sb_poll_until() (src/core/util.h): poll one fd until an absolute deadline,
  * resuming with the remaining time after EINTR.
  *
  *   test-poll-until eintr-timeout  a never-ready fd, 300 ms deadline, SIGUSR1

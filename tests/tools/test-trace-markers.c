@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The library's trace markers (src/trace.c, docs/inspect.md "Markers"), on a
+ * The library's trace markers (src/core/trace.c, docs/inspect.md "Markers"), on a
  * plain file named by SYNCBRIDGE_TRACE_MARKER (what `syncbridge-info trace`
  * points at tracefs):
  *

@@ -15,7 +15,7 @@
  * closing the socket. The kernel then resets the client's end (ECONNRESET:
  * af_unix close with unread data), and libwayland-client 1.23, which reads
  * until EAGAIN, drops the error event it had already read. The helper must
- * keep the error deliverable (src/wl_server.c, client_quiesce). The client
+ * keep the error deliverable (src/wayland/wayland-server.c, client_quiesce). The client
  * reads only after the compositor closed its end (it waits for POLLHUP), so
  * each case has one outcome, not a race.
  *
