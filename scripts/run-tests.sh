@@ -11,7 +11,7 @@
 #             (-Db_sanitize=address,undefined)
 #   tsan      ThreadSanitizer; build folder build-tsan (-Db_sanitize=thread)
 #   valgrind  memcheck; the normal build folder
-# By default only the tests that tests/hardening/sanitize.list names for SETUP
+# By default only the tests that tests/setups/sanitize.list names for SETUP
 # run, on both tiers (the VM tier's guest gets only those programs); --all
 # runs every test, and extra meson test arguments replace the selection.
 # --count prints the one line for the union of meson testlog.json files (a
@@ -184,22 +184,22 @@ rm -f "$testlog"
 
 if [ -n "$sanitize" ] && [ "$all" = 0 ] && [ ${#args[@]} -eq 0 ]; then
 	# The selection: every test whose whole name matches one of SETUP's regexes.
-	re=$(sed -n "s/^$sanitize:[[:space:]]*//p" tests/hardening/sanitize.list | paste -sd'|')
-	[ -n "$re" ] || { echo "run-tests: tests/hardening/sanitize.list has no '$sanitize:' lines" >&2; exit 2; }
+	re=$(sed -n "s/^$sanitize:[[:space:]]*//p" tests/setups/sanitize.list | paste -sd'|')
+	[ -n "$re" ] || { echo "run-tests: tests/setups/sanitize.list has no '$sanitize:' lines" >&2; exit 2; }
 	listing=$(meson test -C "$build" --list 2>/dev/null)
 	mapfile -t names < <(sed -n 's|^[^ ]* / ||p' <<<"$listing" | grep -E "^($re)\$" || true)
 	# vm-boot runs the picked VM-tier programs (SYNCBRIDGE_VM_FILTER) in one guest.
 	if sed -n 's|^[^ ]*:vm / ||p' <<<"$listing" | grep -qE "^($re)\$"; then
 		names=(vm-boot "${names[@]}")
 	fi
-	echo "run-tests: --sanitize=$sanitize: ${#names[@]} tests picked by tests/hardening/sanitize.list"
+	echo "run-tests: --sanitize=$sanitize: ${#names[@]} tests picked by tests/setups/sanitize.list"
 	export SYNCBRIDGE_VM_FILTER=$re
 	args=("${names[@]}")
 fi
 
 if [ "$sanitize" = valgrind ]; then
 	# The setup must be live: a canary under the wrapper reports RUNNING_ON_VALGRIND.
-	if ! tests/hardening/valgrind-wrap.sh "$build/tests/hardening/hardening-canary" valgrind; then
+	if ! tests/setups/valgrind-wrap.sh "$build/tests/core/hardening-canary" valgrind; then
 		echo "run-tests: the valgrind wrapper is not live (see above)" >&2
 		echo "0 passed, 1 failed, 0 skipped"
 		exit 1

@@ -7,7 +7,7 @@
 #   2. installs the toolchain, Mesa 25 / libdrm / wayland from backports, and the
 #      test-VM tools (qemu, busybox-static, cpio, xz);
 #   3. downloads (does not install) the backports linux-image package and unpacks
-#      it into the guest-kernel cache used by scripts/vm-run.sh.
+#      it into the guest-kernel cache used by scripts/vm/vm-run.sh.
 # On any other system it lists what is missing and exits 1.
 #
 # Environment:

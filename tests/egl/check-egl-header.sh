@@ -3,7 +3,7 @@
 # <syncbridge/egl.h> compiles on its own (with only the EGL headers besides
 # ours), twice in a row, pedantically as C11 and C++11, and a C++ program
 # taking the address of every SB_EXPORT function in it links against
-# libsyncbridge-egl with C linkage. (tests/host/check-headers.sh does the same
+# libsyncbridge-egl with C linkage. (tests/core/check-headers.sh does the same
 # for the core headers; egl.h is not in the umbrella header it includes.)
 #
 #   check-egl-header.sh INCLUDE_DIR LIBRARY.so HEADER

@@ -28,7 +28,7 @@
 
 #include <syncbridge/syncbridge.h>
 
-#include "../fault/sbfault.h"
+#include "sbfault.h"
 #include "harness.h"
 #include "kernel.h"
 #include "wlt.h"

@@ -110,7 +110,7 @@
 #include <syncbridge/wayland-client.h>
 #include <wayland-server-core.h>
 
-#include "../fault/sbfault.h"
+#include "sbfault.h"
 #include "fd_snapshot.h"
 #include "harness.h"
 #include "kernel.h"

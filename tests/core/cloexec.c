@@ -14,7 +14,7 @@
  * helpers' fds.
  */
 
-#include "../vm/vmtest.h"
+#include "vmtest.h"
 #include "fd_snapshot.h"
 
 #ifdef SB_CLOEXEC_EGL

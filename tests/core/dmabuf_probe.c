@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "../vm/vmtest.h"
+#include "vmtest.h"
 #include "sbfault.h"
 
 struct swap {

@@ -32,7 +32,7 @@
  *  - "does not fire" windows (0, 50, 100, 300 ms) only give a wrong fire the
  *    time to show: a late one can go unseen, a correct waiter never fails.
  */
-#include "../vm/vmtest.h"
+#include "vmtest.h"
 #include "sbfault.h"
 
 /* The bound on a fire that must come (typically 0.1-25 ms). */

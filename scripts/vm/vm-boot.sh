@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # meson test 'vm-boot' (suite vm, runs first, alone): boots the QEMU guest once
-# and runs every VM-tier program in it (scripts/vm-run.sh --batch), into
+# and runs every VM-tier program in it (scripts/vm/vm-run.sh --batch), into
 # RESULTS/batch/. The per-program tests (vm-result.sh) then only report those
 # results, as long as they belong to the same `meson test` run (run token).
 #

@@ -2,9 +2,9 @@
 # Run a command, or a batch of tests, as root in a QEMU guest with a real
 # kernel (vgem, udmabuf, dma-heap, virtio-gpu): the syncbridge VM test tier.
 #
-#   scripts/vm-run.sh [OPTIONS] -- CMD [ARGS...]
-#   scripts/vm-run.sh [OPTIONS] --batch LISTFILE --results DIR
-#   scripts/vm-run.sh [OPTIONS] --interactive [-- CMD [ARGS...]]   (default CMD: /bin/sh -i)
+#   scripts/vm/vm-run.sh [OPTIONS] -- CMD [ARGS...]
+#   scripts/vm/vm-run.sh [OPTIONS] --batch LISTFILE --results DIR
+#   scripts/vm/vm-run.sh [OPTIONS] --interactive [-- CMD [ARGS...]]   (default CMD: /bin/sh -i)
 #
 # Options:
 #   --timeout SECONDS  kill QEMU after this long (default 600; in batch mode 120 +

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hardening-fd-snapshot (host): the fd hygiene helper (tests/common/
+ * hardening-fd-snapshot (host): the fd hygiene helper (testbed/
  * fd_snapshot.h) catches what it is for — a leaked fd, a closed borrowed fd,
  * a closed-and-reused fd number — and stays quiet on a clean call and on the
  * documented outputs it is told about. A checker that never fails would make

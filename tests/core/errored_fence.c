@@ -14,7 +14,7 @@
 #include <dlfcn.h>
 #include <linux/dma-buf.h>
 
-#include "../vm/vmtest.h"
+#include "vmtest.h"
 #include "sbfault.h"
 
 #define RULE "fence_error:*:EIO"

@@ -3,7 +3,7 @@
  * syncbridge-info's parsers and writers on canned kernel text (host tier):
  *   trace-line   tracefs `trace` lines: columns, tgid, odd comms, non-event lines
  *   fence-fields dma_fence event fields, timelines with blanks
- *   model        tests/tools/data/handoff-trace.txt: fences, tracks, lanes, waits, markers
+ *   model        tests/info/data/handoff-trace.txt: fences, tracks, lanes, waits, markers
  *   syscalls     poll-family syscall lines: enter/exit pairs per thread
  *   bufinfo      debugfs dma_buf/bufinfo: the entry of one inode, its fences and devices
  *   fdinfo       /proc/PID/fdinfo of a dma-buf

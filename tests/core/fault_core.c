@@ -3,7 +3,7 @@
  * fault-core (VM tier): every public core function that reaches the kernel,
  * against real objects (vgem fences and buffers, udmabuf, virtio_gpu
  * syncobjs), with each of its calls into the kernel and libc made to fail in
- * turn by libsbfault (tests/fault/sbfault.h):
+ * turn by libsbfault (testbed/sbfault.h):
  *
  *   1. a dry run counts the calls the function makes (ioctl, eventfd, dup,
  *      pthread_create, malloc, calloc) and notes the ioctl requests;
@@ -18,7 +18,7 @@
  *        (sb_ioctl retries them): the same result as the dry run,
  *      - out-parameters are -1 / NULL on failure, the accumulator unchanged,
  *      - no fd leaked, no fd that was open before was closed or swapped
- *        (tests/common/fd_snapshot.h), no close() hit a closed fd (EBADF),
+ *        (testbed/fd_snapshot.h), no close() hit a closed fd (EBADF),
  *      - a syncobj waiter that was created anyway still fires.
  *   Each case runs in its own process: a fault can flip the library's
  *   one-time kernel probes (ENOTTY on a dma-buf means "kernel < 6.0"), and a
@@ -32,7 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 
-#include "../vm/vmtest.h"
+#include "vmtest.h"
 #include "fd_snapshot.h"
 #include "sbfault.h"
 

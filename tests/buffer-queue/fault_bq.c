@@ -36,7 +36,7 @@
 
 #include <linux/dma-buf.h>
 
-#include "../vm/vmtest.h"
+#include "vmtest.h"
 #include "fd_snapshot.h"
 #include "sbfault.h"
 
