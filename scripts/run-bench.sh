@@ -21,6 +21,10 @@ case ${1:-} in
 esac
 
 if [ "${SYNCBRIDGE_SETUP:-1}" != 0 ]; then
+	# Setup installs packages: as a normal user, run this script again with sudo.
+	# shellcheck source=as-root.sh
+	. "$top/scripts/as-root.sh"
+	sb_as_root "$top/scripts/run-bench.sh" "$@"
 	bash scripts/setup.sh
 fi
 if [ ! -f "$build/build.ninja" ]; then

@@ -57,7 +57,11 @@ if [ "${ID:-}" != debian ] || [ "${VERSION_CODENAME:-}" != bookworm ]; then
 	[ -d "$cache/kernel/boot" ] || die "no guest kernel in $cache/kernel; see docs/testing.md"
 	exit 0
 fi
-[ "$(id -u)" = 0 ] || die "run as root (apt-get and the kernel download need it)"
+# apt-get and the kernel download need root: as a normal user, run again with sudo.
+# shellcheck source=as-root.sh
+. "$here/as-root.sh"
+sb_as_root "$here/setup.sh" "$@"
+[ "$(id -u)" = 0 ] || die "run as root, or install sudo (apt-get and the kernel download need root)"
 
 # --- 1. backports entry ------------------------------------------------------
 # Find the URIs that serve the 'bookworm' suite in the existing sources, in either
