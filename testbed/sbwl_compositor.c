@@ -366,14 +366,14 @@ surface_offset(struct wl_client *client, struct wl_resource *resource, int32_t x
 {
 }
 
-static void
-destroy_request(struct wl_client *client, struct wl_resource *resource)
+void
+sbwl_destroy_request(struct wl_client *client, struct wl_resource *resource)
 {
 	wl_resource_destroy(resource);
 }
 
 static const struct wl_surface_interface surface_impl = {
-	.destroy = destroy_request,
+	.destroy = sbwl_destroy_request,
 	.attach = surface_attach,
 	.damage = surface_damage,
 	.frame = surface_frame,
@@ -421,7 +421,7 @@ region_add(struct wl_client *client, struct wl_resource *resource, int32_t x, in
 }
 
 static const struct wl_region_interface region_impl = {
-	.destroy = destroy_request,
+	.destroy = sbwl_destroy_request,
 	.add = region_add,
 	.subtract = region_add,
 };

@@ -33,14 +33,8 @@ dmabuf_buffer_unref(struct dmabuf_buffer *b)
 	free(b);
 }
 
-static void
-buffer_destroy_request(struct wl_client *client, struct wl_resource *resource)
-{
-	wl_resource_destroy(resource);
-}
-
 static const struct wl_buffer_interface dmabuf_buffer_impl = {
-	.destroy = buffer_destroy_request,
+	.destroy = sbwl_destroy_request,
 };
 
 static void
@@ -198,14 +192,8 @@ params_create_immed(struct wl_client *client, struct wl_resource *resource, uint
 	params_create_common(client, resource, id, width, height, format, true);
 }
 
-static void
-params_destroy_request(struct wl_client *client, struct wl_resource *resource)
-{
-	wl_resource_destroy(resource);
-}
-
 static const struct zwp_linux_buffer_params_v1_interface params_impl = {
-	.destroy = params_destroy_request,
+	.destroy = sbwl_destroy_request,
 	.add = params_add,
 	.create = params_create,
 	.create_immed = params_create_immed,
@@ -226,14 +214,8 @@ dmabuf_create_params(struct wl_client *client, struct wl_resource *resource, uin
 		free(p);
 }
 
-static void
-dmabuf_destroy_request(struct wl_client *client, struct wl_resource *resource)
-{
-	wl_resource_destroy(resource);
-}
-
 static const struct zwp_linux_dmabuf_v1_interface dmabuf_impl = {
-	.destroy = dmabuf_destroy_request,
+	.destroy = sbwl_destroy_request,
 	.create_params = dmabuf_create_params,
 };
 

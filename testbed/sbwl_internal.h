@@ -25,6 +25,9 @@ struct dmabuf_buffer *dmabuf_buffer_from_resource(struct wl_resource *res);
 /* The zwp_linux_dmabuf_v1 global's bind. */
 void sbwl_dmabuf_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id);
 
+/* Every interface's destroy request: the resource goes (sbwl_compositor.c). */
+void sbwl_destroy_request(struct wl_client *client, struct wl_resource *resource);
+
 /*
  * A new resource with its implementation, or NULL once the client was told
  * (wl_client_post_no_memory()): then data is still the caller's to free.

@@ -178,6 +178,14 @@ struct wlt_comp {
 };
 
 /*
+ * Options for a compositor on d's devices: its linux-drm-syncobj global on
+ * d->comp_drm (-1: none); with render_delay_ms > 0 each use "renders" with a
+ * vgem fence on d->vgem_render that signals that much later and is the
+ * release's fence (0: released without one); the rest 0, the defaults.
+ */
+void wlt_comp_options_init(struct sbwl_comp_options *opt, const struct wlt_devices *d,
+			   int render_delay_ms);
+/*
  * Create the compositor (options' hooks are replaced by the recorder) and run
  * it on a new thread. Sets XDG_RUNTIME_DIR and WAYLAND_DISPLAY for this process.
  */

@@ -199,6 +199,15 @@ comp_thread(void *data)
 	return NULL;
 }
 
+void
+wlt_comp_options_init(struct sbwl_comp_options *opt, const struct wlt_devices *d, int render_delay_ms)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->drm_fd = d->comp_drm;
+	opt->vgem_fd = render_delay_ms > 0 ? d->vgem_render : -1;
+	opt->render_delay_ms = render_delay_ms > 0 ? render_delay_ms : 0;
+}
+
 int
 wlt_comp_start(struct wlt_comp *w, const struct sbwl_comp_options *options)
 {

@@ -52,10 +52,7 @@ main(int argc, char **argv)
 
 	REQUIRE(sb_fd_snapshot_take(&pre) == 0, "snapshot");
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = dev.comp_drm;
-	opt.vgem_fd = dev.vgem_render; /* releases carry a render fence: fenced_release */
-	opt.render_delay_ms = 10000;
+	wlt_comp_options_init(&opt, &dev, 10000); /* releases carry a render fence: fenced_release */
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
 

@@ -390,9 +390,7 @@ main(int argc, char **argv)
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, e.dev.vgem, 16 * 64, &e.buf) == 0, "vgem buffer");
 	REQUIRE(sbk_fence_create(e.dev.vgem, true, &e.stuck) == 0, "vgem fence");
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = e.dev.comp_drm;
-	opt.vgem_fd = -1;
+	wlt_comp_options_init(&opt, &e.dev, 0);
 	opt.max_pending = MAX_PENDING;
 	opt.max_client_pending = MAX_CLIENT_PENDING;
 	ret = wlt_comp_start(&e.comp, &opt);

@@ -140,9 +140,7 @@ main(void)
 	if (!wlt_devices_open(&dev, WLT_DEV_DRM))
 		sb_test_note("no virtio_gpu: explicit-sync v1 cases only");
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = dev.comp_drm;
-	opt.vgem_fd = -1;
+	wlt_comp_options_init(&opt, &dev, 0);
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, dev.vgem, 16 * 64, &buf) == 0, "vgem buffer");

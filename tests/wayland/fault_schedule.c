@@ -143,10 +143,7 @@ start_comp(bool immediate)
 	struct sbwl_comp_options opt;
 	int ret;
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = dev.comp_drm;
-	opt.vgem_fd = immediate ? -1 : dev.vgem_render;
-	opt.render_delay_ms = 5;
+	wlt_comp_options_init(&opt, &dev, immediate ? 0 : 5);
 	render_fences = !immediate;
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));

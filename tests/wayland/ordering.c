@@ -79,10 +79,7 @@ main(int argc, char **argv)
 
 	wlt_devices_open(&dev, WLT_DEV_RENDER_VGEM | (syncobj ? WLT_DEV_DRM_REQUIRED : 0));
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = dev.comp_drm;
-	opt.vgem_fd = dev.vgem_render;
-	opt.render_delay_ms = RENDER_MS;
+	wlt_comp_options_init(&opt, &dev, RENDER_MS);
 	opt.helper_flags = control ? SB_WL_SERVER_NO_WAIT : 0;
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));

@@ -83,9 +83,7 @@ main(int argc, char **argv)
 	if (syncobj && !sbk_drm_has_syncobj_eventfd(dev.comp_drm))
 		sb_test_skip("no DRM_IOCTL_SYNCOBJ_EVENTFD: the waiter would use a thread per wait");
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = dev.comp_drm;
-	opt.vgem_fd = -1;
+	wlt_comp_options_init(&opt, &dev, 0);
 	/* One client with n waiting commits: above the helper's per-client bound (128). */
 	opt.max_client_pending = UINT32_MAX;
 	ret = wlt_comp_start(&comp, &opt);

@@ -336,9 +336,7 @@ main(int argc, char **argv)
 	if (!wlt_devices_open(&dev, WLT_DEV_DRM))
 		sb_test_note("no virtio_gpu: explicit-sync v1 only");
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = dev.comp_drm;
-	opt.vgem_fd = -1;
+	wlt_comp_options_init(&opt, &dev, 0);
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
 	pthread_mutex_lock(&comp.lock);

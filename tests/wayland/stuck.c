@@ -148,9 +148,7 @@ main(int argc, char **argv)
 		sb_test_note("control with syncobj: the stuck point is a pending vgem fence");
 	}
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = dev.comp_drm;
-	opt.vgem_fd = -1;
+	wlt_comp_options_init(&opt, &dev, 0);
 	opt.max_pending = MAX_PENDING;
 	opt.blocking_wait_ms = control ? BLOCK_MS : 0;
 	ret = wlt_comp_start(&comp, &opt);
