@@ -31,6 +31,9 @@
  *    completed with an error;
  *  - after the client is gone: no wait, queued commit or waiter thread left
  *    (sb_wl_server_get_stats) and this process has the fds it had before.
+ *
+ * This file is the client and the input's ops; the compositor and the
+ * checks of the second and third invariant are wl_fuzz_server.c's (wl_fuzz.h).
  */
 #include <errno.h>
 #include <fcntl.h>
