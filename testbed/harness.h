@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,11 +87,11 @@ sb_test_note(const char *fmt, ...)
 	fflush(stdout);
 }
 
-/* Number of open fds of this process (from /proc/self/fd), or -1. */
+/* Entries of a /proc directory (not "." and ".."), or -1 when it cannot be read. */
 static inline int
-sb_test_count_fds(void)
+sb_test_count_entries(const char *dir)
 {
-	DIR *d = opendir("/proc/self/fd");
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	int n = 0;
 
@@ -100,7 +101,43 @@ sb_test_count_fds(void)
 		if (e->d_name[0] != '.')
 			n++;
 	closedir(d);
-	return n - 1; /* the DIR's own fd */
+	return n;
+}
+
+/* Number of open fds of this process (from /proc/self/fd), or -1. */
+static inline int
+sb_test_count_fds(void)
+{
+	int n = sb_test_count_entries("/proc/self/fd");
+
+	return n < 0 ? -1 : n - 1; /* the DIR's own fd */
+}
+
+/* Threads of this process (/proc/self/task), or -1. */
+static inline int
+sb_test_count_threads(void)
+{
+	return sb_test_count_entries("/proc/self/task");
+}
+
+/* Whether `arg` is one of the program's arguments. */
+static inline bool
+sb_test_has_arg(int argc, char **argv, const char *arg)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], arg) == 0)
+			return true;
+	return false;
+}
+
+/* The argument following `opt` on the command line, or def. */
+static inline const char *
+sb_test_arg_value(int argc, char **argv, const char *opt, const char *def)
+{
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], opt) == 0)
+			return argv[i + 1];
+	return def;
 }
 
 static inline int

@@ -53,20 +53,14 @@ vm_ms(int64_t ns)
 static inline bool
 vm_has_arg(int argc, char **argv, const char *arg)
 {
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], arg) == 0)
-			return true;
-	return false;
+	return sb_test_has_arg(argc, argv, arg);
 }
 
 /* The value following `opt` on the command line, or def. */
 static inline const char *
 vm_arg_value(int argc, char **argv, const char *opt, const char *def)
 {
-	for (int i = 1; i + 1 < argc; i++)
-		if (strcmp(argv[i], opt) == 0)
-			return argv[i + 1];
-	return def;
+	return sb_test_arg_value(argc, argv, opt, def);
 }
 
 static inline int
