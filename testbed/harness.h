@@ -87,6 +87,22 @@ sb_test_note(const char *fmt, ...)
 	fflush(stdout);
 }
 
+/*
+ * fork() with stdout flushed first (the child must not print the parent's
+ * buffered lines again); a failed fork bails out. The child's pid in the
+ * parent, 0 in the child.
+ */
+static inline pid_t
+sb_test_fork(void)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+	return pid;
+}
+
 /* Entries of a /proc directory (not "." and ".."), or -1 when it cannot be read. */
 static inline int
 sb_test_count_entries(const char *dir)

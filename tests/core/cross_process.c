@@ -117,9 +117,7 @@ main(int argc, char **argv)
 	sb_test_note("shared %s buffer%s", kind_name, control ? " (CONTROL: the child does not import)" : "");
 
 	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
+	pid = sb_test_fork();
 	if (pid == 0) {
 		close(sv[0]);
 		_exit(child(sv[1], control));

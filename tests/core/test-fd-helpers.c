@@ -47,9 +47,7 @@ open_after_exec(int fd)
 	pid_t pid;
 
 	snprintf(arg, sizeof(arg), "%d", fd);
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+	pid = sb_test_fork();
 	if (pid == 0) {
 		execl(self_path, "test-fd-helpers", "is-open", arg, (char *)NULL);
 		_exit(127);

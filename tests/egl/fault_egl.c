@@ -467,9 +467,7 @@ spawn(const char *self, int s, unsigned n)
 	pid_t pid;
 
 	snprintf(nbuf, sizeof(nbuf), "%u", n);
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
+	pid = sb_test_fork();
 	if (pid == 0) {
 		execl(self, "fault-egl", "--child", scenarios[s].name, nbuf, (char *)NULL);
 		_exit(127);
