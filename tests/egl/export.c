@@ -27,22 +27,13 @@
 
 #define SIZE 64
 
-static bool
-has_arg(int argc, char **argv, const char *arg)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], arg) == 0)
-			return true;
-	return false;
-}
-
 int
 main(int argc, char **argv)
 {
-	bool fallback = has_arg(argc, argv, "--fallback");
-	bool core = has_arg(argc, argv, "--core");
-	bool disabled = has_arg(argc, argv, "--disabled");
-	bool expect_native = has_arg(argc, argv, "--expect-native");
+	bool fallback = sb_test_has_arg(argc, argv, "--fallback");
+	bool core = sb_test_has_arg(argc, argv, "--core");
+	bool disabled = sb_test_has_arg(argc, argv, "--disabled");
+	bool expect_native = sb_test_has_arg(argc, argv, "--expect-native");
 	struct eglt t;
 	struct eglt_target target;
 	uint32_t caps = 0;
