@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int sb_test_failures;
@@ -101,6 +102,24 @@ sb_test_fork(void)
 	pid = fork();
 	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
 	return pid;
+}
+
+/*
+ * Run path with argv (NULL-terminated, argv[0] included) in a child process
+ * and wait for it: its wait status. An exec that fails exits 127.
+ */
+static inline int
+sb_test_run(const char *path, char *const argv[])
+{
+	int status;
+	pid_t pid = sb_test_fork();
+
+	if (pid == 0) {
+		execv(path, argv);
+		_exit(127);
+	}
+	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	return status;
 }
 
 /* Entries of a /proc directory (not "." and ".."), or -1 when it cannot be read. */

@@ -68,6 +68,8 @@ struct bad_call {
 	/* Call the function under test with the bad fd and arg[]; fill *r; return its result. */
 	int (*fn)(int fd, const int64_t *arg, struct call_result *r);
 	int64_t arg[3];
+	/* Instead of fn: a bool query of the fd alone (sb_*_is_*): must say false. */
+	bool (*query)(int fd);
 };
 
 /* A value no call may leave in an out-fd on failure (only -1 is allowed). */
@@ -104,6 +106,17 @@ fd_inst_take(struct fd_inst *in, int fd)
 		return -errno;
 	in->fd = fd;
 	return 0;
+}
+
+/* Undo fd_inst_take() when a later step of the maker failed (errno set): -errno. */
+static int
+fd_inst_drop(struct fd_inst *in)
+{
+	int ret = -errno;
+
+	close(in->fd);
+	in->fd = -1;
+	return ret;
 }
 
 static int
@@ -180,11 +193,8 @@ mk_memfd(struct fd_inst *in)
 {
 	int ret = fd_inst_take(in, (int)syscall(SYS_memfd_create, "sb-test", MFD_CLOEXEC));
 
-	if (ret == 0 && ftruncate(in->fd, 4096) < 0) {
-		ret = -errno;
-		close(in->fd);
-		in->fd = -1;
-	}
+	if (ret == 0 && ftruncate(in->fd, 4096) < 0)
+		ret = fd_inst_drop(in);
 	return ret;
 }
 
@@ -277,11 +287,8 @@ mk_timerfd(struct fd_inst *in)
 	struct itimerspec its = { .it_value = { .tv_sec = 0, .tv_nsec = 1 } };
 	int ret = fd_inst_take(in, timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
 
-	if (ret == 0 && timerfd_settime(in->fd, 0, &its, NULL) < 0) {
-		ret = -errno;
-		close(in->fd);
-		in->fd = -1;
-	}
+	if (ret == 0 && timerfd_settime(in->fd, 0, &its, NULL) < 0)
+		ret = fd_inst_drop(in);
 	return ret;
 }
 
@@ -456,7 +463,12 @@ run_one(const struct fd_kind *k, const struct bad_call *c)
 	watchdog_call = c->name;
 	watchdog_kind = k->name;
 	alarm(CALL_WATCHDOG_S);
-	ret = c->fn(in.fd, c->arg, &r);
+	if (c->query) {
+		r.returns_bool = true;
+		ret = c->query(in.fd);
+	} else {
+		ret = c->fn(in.fd, c->arg, &r);
+	}
 	alarm(0);
 	after = sb_test_count_fds();
 

@@ -14,14 +14,6 @@
 
 /* arg[0]: the access (enum sb_access), arg[1]: a timeout in ns. */
 static int
-call_is_dmabuf(int fd, const int64_t *arg, struct call_result *r)
-{
-	(void)arg;
-	r->returns_bool = true;
-	return sb_dmabuf_is_dmabuf(fd);
-}
-
-static int
 call_export(int fd, const int64_t *arg, struct call_result *r)
 {
 	r->has_out_fd = true;
@@ -57,7 +49,7 @@ call_wait(int fd, const int64_t *arg, struct call_result *r)
 }
 
 static const struct bad_call calls[] = {
-	{ "sb_dmabuf_is_dmabuf", call_is_dmabuf, { 0 } },
+	{ "sb_dmabuf_is_dmabuf", NULL, { 0 }, sb_dmabuf_is_dmabuf },
 	{ "sb_dmabuf_export_sync_file(READ)", call_export, { SB_ACCESS_READ } },
 	{ "sb_dmabuf_export_sync_file(WRITE)", call_export, { SB_ACCESS_WRITE } },
 	{ "sb_dmabuf_import_sync_file(fd, READ, fd)", call_import, { SB_ACCESS_READ } },

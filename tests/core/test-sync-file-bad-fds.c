@@ -11,14 +11,6 @@
 
 /* arg[0]: a timeout in ns (wait), or how many times the fd is passed (merge_array). */
 static int
-call_is_valid(int fd, const int64_t *arg, struct call_result *r)
-{
-	(void)arg;
-	r->returns_bool = true;
-	return sb_sync_file_is_valid(fd);
-}
-
-static int
 call_wait(int fd, const int64_t *arg, struct call_result *r)
 {
 	(void)r;
@@ -86,7 +78,7 @@ call_set_deadline(int fd, const int64_t *arg, struct call_result *r)
 }
 
 static const struct bad_call calls[] = {
-	{ "sb_sync_file_is_valid", call_is_valid, { 0 } },
+	{ "sb_sync_file_is_valid", NULL, { 0 }, sb_sync_file_is_valid },
 	{ "sb_sync_file_wait(timeout 0)", call_wait, { 0 } },
 	{ "sb_sync_file_wait(timeout 1 ms)", call_wait, { 1000000 } },
 	{ "sb_sync_file_wait(SB_TIMEOUT_INFINITE)", call_wait, { SB_TIMEOUT_INFINITE } },

@@ -57,18 +57,13 @@ consumer_main(void *p)
 int
 main(int argc, char **argv)
 {
-	bool control = sb_test_has_arg(argc, argv, "--control");
-	bool fallback = sb_test_has_arg(argc, argv, "--fallback");
+	struct eglc_switches sw = eglc_switches_apply(argc, argv);
+	bool control = sw.control, fallback = sw.fallback;
 	struct consumer c;
 	struct eglc_app a;
 	struct sb_sync_file_info *info = NULL;
 	struct sb_fd_snapshot before;
 	int ret, fence_fd = -1;
-
-	if (control)
-		setenv("SYNCBRIDGE_DISABLE", "1", 1);
-	if (fallback)
-		setenv("SYNCBRIDGE_EGL_FALLBACK", "1", 1);
 
 	eglc_app_open(&a);
 	eglc_cpu_fill(&a.buf, OLD);

@@ -119,9 +119,8 @@ main(int argc, char **argv)
 {
 	const char *access_name = sb_test_arg_value(argc, argv, "--access", "read");
 	const char *via = sb_test_arg_value(argc, argv, "--via", "dmabuf");
-	bool control = sb_test_has_arg(argc, argv, "--control");
-	bool fallback = sb_test_has_arg(argc, argv, "--fallback");
-	bool core = sb_test_has_arg(argc, argv, "--core");
+	struct eglc_switches sw = eglc_switches_apply(argc, argv);
+	bool control = sw.control, fallback = sw.fallback, core = sw.core;
 	bool sample = sb_test_has_arg(argc, argv, "--sample");
 	bool read = strcmp(access_name, "read") == 0;
 	enum sb_access access = read ? SB_ACCESS_READ : SB_ACCESS_WRITE;
@@ -140,12 +139,6 @@ main(int argc, char **argv)
 				"[--via dmabuf|sync-file] [--fallback] [--core] [--control]\n", argv[0]);
 		return 2;
 	}
-	if (control)
-		setenv("SYNCBRIDGE_DISABLE", "1", 1);
-	if (fallback)
-		setenv("SYNCBRIDGE_EGL_FALLBACK", "1", 1);
-	if (core)
-		setenv("SYNCBRIDGE_EGL_CORE", "1", 1);
 
 	eglc_app_open(&a);
 	eglc_cpu_fill(&a.buf, OLD);

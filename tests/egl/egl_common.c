@@ -10,6 +10,25 @@
 
 #include "harness.h"
 
+struct eglc_switches
+eglc_switches_apply(int argc, char **argv)
+{
+	struct eglc_switches sw = {
+		.control = sb_test_has_arg(argc, argv, "--control"),
+		.disabled = sb_test_has_arg(argc, argv, "--disabled"),
+		.fallback = sb_test_has_arg(argc, argv, "--fallback"),
+		.core = sb_test_has_arg(argc, argv, "--core"),
+	};
+
+	if (sw.control || sw.disabled)
+		setenv("SYNCBRIDGE_DISABLE", "1", 1);
+	if (sw.fallback)
+		setenv("SYNCBRIDGE_EGL_FALLBACK", "1", 1);
+	if (sw.core)
+		setenv("SYNCBRIDGE_EGL_CORE", "1", 1);
+	return sw;
+}
+
 void
 eglc_app_open(struct eglc_app *a)
 {

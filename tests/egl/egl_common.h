@@ -11,6 +11,7 @@
 #ifndef SB_TEST_EGL_COMMON_H
 #define SB_TEST_EGL_COMMON_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "eglt.h"
@@ -18,6 +19,19 @@
 
 #define EGLC_SIZE 64
 #define EGLC_PITCH 4096 /* the test helper's vgem buffers are 1024 px wide */
+
+/*
+ * The bridge's switches on the programs' command lines, each set in the
+ * environment before the first bridge call: --control and --disabled
+ * SYNCBRIDGE_DISABLE=1 (the bridge does nothing: a control shows the race),
+ * --fallback SYNCBRIDGE_EGL_FALLBACK=1 (CPU waits), --core
+ * SYNCBRIDGE_EGL_CORE=1 (the EGL 1.5 core entry points).
+ */
+struct eglc_switches {
+	bool control, disabled, fallback, core;
+};
+
+struct eglc_switches eglc_switches_apply(int argc, char **argv);
 
 struct eglc_app {
 	int vgem;

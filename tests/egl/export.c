@@ -22,7 +22,7 @@
 #include <syncbridge/egl.h>
 #include <syncbridge/syncbridge.h>
 
-#include "eglt.h"
+#include "egl_common.h"
 #include "harness.h"
 
 #define SIZE 64
@@ -30,21 +30,13 @@
 int
 main(int argc, char **argv)
 {
-	bool fallback = sb_test_has_arg(argc, argv, "--fallback");
-	bool core = sb_test_has_arg(argc, argv, "--core");
-	bool disabled = sb_test_has_arg(argc, argv, "--disabled");
+	struct eglc_switches sw = eglc_switches_apply(argc, argv);
+	bool fallback = sw.fallback, core = sw.core, disabled = sw.disabled;
 	bool expect_native = sb_test_has_arg(argc, argv, "--expect-native");
 	struct eglt t;
 	struct eglt_target target;
 	uint32_t caps = 0;
 	int before, fd, ret;
-
-	if (fallback)
-		setenv("SYNCBRIDGE_EGL_FALLBACK", "1", 1);
-	if (core)
-		setenv("SYNCBRIDGE_EGL_CORE", "1", 1);
-	if (disabled)
-		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 
 	ret = eglt_open(&t, EGLT_ANY);
 	if (ret == -ENODEV)

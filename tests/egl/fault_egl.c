@@ -415,16 +415,11 @@ static int
 spawn(const char *self, int s, unsigned n)
 {
 	char nbuf[16];
+	char *argv[] = { "fault-egl", "--child", (char *)scenarios[s].name, nbuf, NULL };
 	int status;
-	pid_t pid;
 
 	snprintf(nbuf, sizeof(nbuf), "%u", n);
-	pid = sb_test_fork();
-	if (pid == 0) {
-		execl(self, "fault-egl", "--child", scenarios[s].name, nbuf, (char *)NULL);
-		_exit(127);
-	}
-	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
+	status = sb_test_run(self, argv);
 	if (WIFSIGNALED(status)) {
 		printf("# %s ENOTTY %u: killed by signal %d\n", scenarios[s].name, n, WTERMSIG(status));
 		return 128 + WTERMSIG(status);

@@ -4,12 +4,12 @@
  * functions the bridge calls (eglQueryString, eglGetError,
  * eglGetCurrentContext, eglGetCurrentDisplay, eglGetProcAddress and, through
  * it, the sync entry points, glFlush and glFinish: mock_egl_fake.c, see
- * mock_egl.h) and links the bridge's static library, not libEGL. Its "GPU" is a pending vgem fence that a
- * helper thread signals after doing the "GL work" on the CPU — a hardware
- * GPU as far as fences go: exported fences are pending, GPU-side waits return
- * at once. That shows what llvmpipe cannot: a pending GL fence attached to a
- * dma-buf, a GPU-side wait that does not block, and exactly which fds EGL got
- * and when they were closed.
+ * mock_egl.h) and links the bridge's static library, not libEGL. Its "GPU" is
+ * a pending vgem fence that a helper thread signals after doing the "GL work"
+ * on the CPU — a hardware GPU as far as fences go: exported fences are
+ * pending, GPU-side waits return at once. That shows what llvmpipe cannot: a
+ * pending GL fence attached to a dma-buf, a GPU-side wait that does not block,
+ * and exactly which fds EGL got and when they were closed.
  *
  *   egl-mock probe            (host) entry-point choice per EGL version and
  *                             extensions, probing once per display, a full
