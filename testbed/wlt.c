@@ -31,32 +31,16 @@ wlt_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int
-count_dir(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 int
 wlt_count_threads(void)
 {
-	return count_dir("/proc/self/task");
+	return sb_test_count_threads();
 }
 
 int
 wlt_count_fds(void)
 {
-	return count_dir("/proc/self/fd") - 1; /* opendir's own */
+	return sb_test_count_fds();
 }
 
 /* ---- raw client ----------------------------------------------------------------- */
@@ -410,7 +394,7 @@ wlt_child_count_fds(const struct wlt_child *ch)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)ch->pid);
-	return count_dir(path);
+	return sb_test_count_entries(path);
 }
 
 /* ---- kernel objects ------------------------------------------------------------------ */

@@ -9,24 +9,8 @@
 
 #include "vmtest.h"
 #include "fault_core.h"
+#include "uapi_compat.h"
 
-#ifndef SYNC_IOC_SET_DEADLINE
-struct sync_set_deadline {
-	__u64 deadline_ns;
-	__u64 pad;
-};
-#define SYNC_IOC_SET_DEADLINE _IOW(SYNC_IOC_MAGIC, 5, struct sync_set_deadline)
-#endif
-#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
-struct drm_syncobj_eventfd {
-	__u32 handle;
-	__u32 flags;
-	__u64 point;
-	__s32 fd;
-	__u32 pad;
-};
-#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
-#endif
 
 const char *
 fault_ioctl_name(unsigned long req)

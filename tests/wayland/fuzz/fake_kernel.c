@@ -18,17 +18,8 @@
 #include <unistd.h>
 
 #include <drm.h>
+#include "uapi_compat.h"
 
-#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
-struct drm_syncobj_eventfd {
-	__u32 handle;
-	__u32 flags;
-	__u64 point;
-	__s32 fd;
-	__u32 pad;
-};
-#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
-#endif
 
 enum kind { K_NONE, K_SYNC_FILE, K_SYNCOBJ, K_DMABUF, K_DRM };
 
