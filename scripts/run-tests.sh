@@ -52,8 +52,8 @@ fi
 # Setup installs packages: as a normal user, run this script again with sudo
 # (SYNCBRIDGE_SETUP=0 runs as whoever calls it).
 if [ "${SYNCBRIDGE_SETUP:-1}" != 0 ]; then
-	# shellcheck source=as-root.sh
-	. "$top/scripts/as-root.sh"
+	# shellcheck source=common.sh
+	. "$top/scripts/common.sh"
 	sb_as_root "$top/scripts/run-tests.sh" "$@"
 fi
 

@@ -58,8 +58,8 @@ if [ "${ID:-}" != debian ] || [ "${VERSION_CODENAME:-}" != bookworm ]; then
 	exit 0
 fi
 # apt-get and the kernel download need root: as a normal user, run again with sudo.
-# shellcheck source=as-root.sh
-. "$here/as-root.sh"
+# shellcheck source=common.sh
+. "$here/common.sh"
 sb_as_root "$here/setup.sh" "$@"
 [ "$(id -u)" = 0 ] || die "run as root, or install sudo (apt-get and the kernel download need root)"
 

@@ -2,6 +2,11 @@
 # the guest-kernel download need root) and the ones that run it
 # (run-demo.sh, run-tests.sh, run-bench.sh, .ci/run).
 #
+# sb_setup SCRIPT [ARGS...]
+#   unless SYNCBRIDGE_SETUP=0: sb_as_root SCRIPT ARGS..., then scripts/setup.sh.
+# sb_build BUILD [MESON SETUP OPTIONS...]
+#   configure BUILD once (quietly), then build it.
+#
 # sb_as_root SCRIPT [ARGS...]
 #   as root: returns, nothing changes;
 #   as another user, with sudo installed: runs `bash SCRIPT ARGS...` again
@@ -25,4 +30,17 @@ sb_as_root() {
 	done
 	printf '%s: not root: running it again with sudo\n' "${script##*/}" >&2
 	exec sudo env SYNCBRIDGE_AS_ROOT=1 "${keep[@]}" bash "$script" "$@"
+}
+
+sb_setup() {
+	[ "${SYNCBRIDGE_SETUP:-1}" != 0 ] || return 0
+	sb_as_root "$@"
+	bash "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+}
+
+sb_build() {
+	local build=$1
+	shift
+	[ -f "$build/build.ninja" ] || meson setup "$build" "$@" >/dev/null
+	ninja -C "$build" >/dev/null
 }
