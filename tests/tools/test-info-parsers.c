@@ -8,7 +8,7 @@
  *   bufinfo      debugfs dma_buf/bufinfo: the entry of one inode, its fences and devices
  *   fdinfo       /proc/PID/fdinfo of a dma-buf
  *   links        fd kinds from /proc/PID/fd links
- *   json         escaping: quotes, control characters, invalid UTF-8
+ *   json         json-c output: escaping, invalid UTF-8 repaired, fixed decimals, null
  * Usage: test-info-parsers DATA_DIR [CASE]
  */
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "json.h"
+#include "json_out.h"
 #include "procfs.h"
 #include "trace_model.h"
 #include "trace_output.h"
@@ -321,23 +321,25 @@ test_json(void)
 	char *out = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&out, &len);
-	struct json_writer w;
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
 
 	REQUIRE(mem, "open_memstream");
-	json_init(&w, mem, false);
-	json_object_begin(&w, NULL);
-	json_string(&w, "q", "a\"b\\c\n\x01");
-	json_string(&w, "bad", "x\xff\xc3(y");
-	json_string(&w, "utf8", "\xc3\xa9");
-	json_array_begin(&w, "a");
-	json_int(&w, NULL, -1);
-	json_null(&w, NULL);
-	json_array_end(&w);
-	json_double(&w, "d", 1.0 / 0.0, 3);
-	json_object_end(&w);
+	json_object_object_add(o, "q", info_json_str("a\"b\\c\n\x01"));
+	json_object_object_add(o, "bad", info_json_str("x\xff\xc3(y"));
+	json_object_object_add(o, "utf8", info_json_str("\xc3\xa9"));
+	json_object_object_add(o, "path", info_json_str("/proc/1/fd/3"));
+	json_object_array_add(a, json_object_new_int(-1));
+	json_object_array_add(a, info_json_str(NULL));
+	json_object_object_add(o, "a", a);
+	json_object_object_add(o, "d", info_json_fixed(1.0 / 0.0, 3));
+	json_object_object_add(o, "ms", info_json_fixed(2.5, 3));
+	CHECK_EQ(info_json_write(o, mem, false), 0, "write");
+	json_object_put(o);
 	fclose(mem);
-	CHECK(strcmp(out, "{\"q\":\"a\\\"b\\\\c\\n\\u0001\",\"bad\":\"x\\ufffd\\ufffd(y\","
-			  "\"utf8\":\"\xc3\xa9\",\"a\":[-1,null],\"d\":null}") == 0,
+	/* invalid bytes become U+FFFD; '/' is not escaped; members keep their order */
+	CHECK(strcmp(out, "{\"q\":\"a\\\"b\\\\c\\n\\u0001\",\"bad\":\"x\xef\xbf\xbd\xef\xbf\xbd(y\","
+			  "\"utf8\":\"\xc3\xa9\",\"path\":\"/proc/1/fd/3\",\"a\":[-1,null],"
+			  "\"d\":null,\"ms\":2.500}\n") == 0,
 	      "got %s", out);
 	free(out);
 }

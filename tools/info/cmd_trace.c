@@ -473,27 +473,25 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 			pending++;
 	}
 	if (o->json) {
-		struct json_writer w;
+		struct json_object *doc = json_object_new_object();
 
-		json_init(&w, stdout, true);
-		json_object_begin(&w, NULL);
-		json_string(&w, "json", json_path);
-		json_string(&w, "svg", svg_path);
-		if (meta->exit_status >= 0)
-			json_int(&w, "exit_status", meta->exit_status);
-		else
-			json_null(&w, "exit_status");
-		json_double(&w, "duration_ms", (double)(m->end_ns - m->begin_ns) / 1e6, 3);
-		json_uint(&w, "fences", shown);
-		json_uint(&w, "signalled", signalled);
-		json_uint(&w, "unsignalled", pending);
-		json_uint(&w, "timelines", m->ntracks);
-		json_uint(&w, "waits", m->nwaits);
-		json_uint(&w, "blocking_syscalls", m->nblocks);
-		json_uint(&w, "markers", m->nmarkers);
-		json_int(&w, "lost_events", tr_model_lost_events(m));
-		json_object_end(&w);
-		fflush(stdout);
+		json_object_object_add(doc, "json", info_json_str(json_path));
+		json_object_object_add(doc, "svg", info_json_str(svg_path));
+		json_object_object_add(doc, "exit_status", meta->exit_status >= 0
+								   ? json_object_new_int(meta->exit_status)
+								   : NULL);
+		json_object_object_add(doc, "duration_ms",
+				       info_json_fixed((double)(m->end_ns - m->begin_ns) / 1e6, 3));
+		json_object_object_add(doc, "fences", json_object_new_uint64(shown));
+		json_object_object_add(doc, "signalled", json_object_new_uint64(signalled));
+		json_object_object_add(doc, "unsignalled", json_object_new_uint64(pending));
+		json_object_object_add(doc, "timelines", json_object_new_uint64(m->ntracks));
+		json_object_object_add(doc, "waits", json_object_new_uint64(m->nwaits));
+		json_object_object_add(doc, "blocking_syscalls", json_object_new_uint64(m->nblocks));
+		json_object_object_add(doc, "markers", json_object_new_uint64(m->nmarkers));
+		json_object_object_add(doc, "lost_events",
+				       json_object_new_int64(tr_model_lost_events(m)));
+		info_json_print(doc);
 		return;
 	}
 	fprintf(stderr,

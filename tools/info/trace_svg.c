@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "json_out.h"
 #include "trace_output.h"
 
 #define SVG_W 1200
