@@ -383,6 +383,16 @@ thread_id(struct json_object *o, const struct tr_model *m, int thread)
 	json_object_object_add(o, "comm", info_json_str(m->threads[thread].comm));
 }
 
+/* A thread's wait from start to end: thread_id(), start_ns, end_ns into o. */
+static void
+thread_span(struct json_object *o, const struct tr_model *m, int thread, int64_t start_ns,
+	    int64_t end_ns)
+{
+	thread_id(o, m, thread);
+	json_object_object_add(o, "start_ns", json_object_new_int64(start_ns));
+	json_object_object_add(o, "end_ns", json_object_new_int64(end_ns));
+}
+
 static struct json_object *
 summary_fence(const struct tr_model *m, const struct tr_fence *f)
 {
@@ -414,9 +424,7 @@ summary_wait(const struct tr_model *m, const struct tr_wait *wt)
 	struct json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "fence", json_object_new_int(wt->fence));
-	thread_id(o, m, wt->thread);
-	json_object_object_add(o, "start_ns", json_object_new_int64(wt->start_ns));
-	json_object_object_add(o, "end_ns", json_object_new_int64(wt->end_ns));
+	thread_span(o, m, wt->thread, wt->start_ns, wt->end_ns);
 	json_object_object_add(o, "unfinished", json_object_new_boolean(wt->unfinished));
 	return o;
 }
@@ -427,9 +435,7 @@ summary_block(const struct tr_model *m, const struct tr_block *b)
 	struct json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "name", info_json_str(b->name));
-	thread_id(o, m, b->thread);
-	json_object_object_add(o, "start_ns", json_object_new_int64(b->start_ns));
-	json_object_object_add(o, "end_ns", json_object_new_int64(b->end_ns));
+	thread_span(o, m, b->thread, b->start_ns, b->end_ns);
 	json_object_object_add(o, "ret", b->unfinished ? NULL : json_object_new_int64(b->ret));
 	json_object_object_add(o, "unfinished", json_object_new_boolean(b->unfinished));
 	return o;
@@ -452,20 +458,15 @@ summary_marker(const struct tr_model *m, const struct tr_marker *mk)
 }
 
 static struct json_object *
-summary_tracks(const struct tr_model *m)
+summary_track(const struct tr_track *tr)
 {
-	struct json_object *a = json_object_new_array();
+	struct json_object *o = json_object_new_object();
 
-	for (size_t t = 0; t < m->ntracks; t++) {
-		struct json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "driver", info_json_str(m->tracks[t].driver));
-		json_object_object_add(o, "timeline", info_json_str(m->tracks[t].timeline));
-		json_object_object_add(o, "lanes", json_object_new_int(m->tracks[t].lanes));
-		json_object_object_add(o, "fences", json_object_new_uint64(m->tracks[t].nfences));
-		json_object_array_add(a, o);
-	}
-	return a;
+	json_object_object_add(o, "driver", info_json_str(tr->driver));
+	json_object_object_add(o, "timeline", info_json_str(tr->timeline));
+	json_object_object_add(o, "lanes", json_object_new_int(tr->lanes));
+	json_object_object_add(o, "fences", json_object_new_uint64(tr->nfences));
+	return o;
 }
 
 /* The "syncbridge" member: the parsed model, for scripts. */
@@ -491,8 +492,10 @@ summary(const struct tr_model *m, const struct tr_meta *meta)
 	json_object_object_add(s, "fence_events", json_object_new_uint64(m->fence_events));
 	json_object_object_add(s, "malformed_lines", json_object_new_uint64(m->malformed));
 	json_object_object_add(s, "lost_events", json_object_new_int64(tr_model_lost_events(m)));
-	json_object_object_add(s, "tracks", summary_tracks(m));
-
+	a = json_object_new_array();
+	for (size_t t = 0; t < m->ntracks; t++)
+		json_object_array_add(a, summary_track(&m->tracks[t]));
+	json_object_object_add(s, "tracks", a);
 	a = json_object_new_array();
 	for (size_t i = 0; i < m->nfences; i++)
 		json_object_array_add(a, summary_fence(m, &m->fences[i]));
