@@ -10,23 +10,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The first of two times that is set, else `otherwise`. */
+/* t if it was seen, else `otherwise`. */
 static int64_t
-first_set(int64_t a, int64_t b, int64_t otherwise)
+seen_or(int64_t t, int64_t otherwise)
 {
-	return a != TR_NONE ? a : b != TR_NONE ? b : otherwise;
+	return t != TR_NONE ? t : otherwise;
 }
 
 int64_t
 tr_fence_start(const struct tr_model *m, const struct tr_fence *f)
 {
-	return f->from_marker ? m->begin_ns : first_set(f->emit_ns, f->init_ns, m->begin_ns);
+	return f->from_marker ? m->begin_ns : seen_or(f->emit_ns, seen_or(f->init_ns, m->begin_ns));
 }
 
 int64_t
 tr_fence_end(const struct tr_model *m, const struct tr_fence *f)
 {
-	return f->from_marker ? m->begin_ns : first_set(f->signaled_ns, TR_NONE, m->end_ns);
+	return f->from_marker ? m->begin_ns : seen_or(f->signaled_ns, m->end_ns);
 }
 
 static const struct tr_model *sort_model;
