@@ -383,19 +383,27 @@ thread_id(struct json_object *o, const struct tr_model *m, int thread)
 	json_object_object_add(o, "comm", info_json_str(m->threads[thread].comm));
 }
 
-/* A thread's wait from start to end: thread_id(), start_ns, end_ns into o. */
-static void
-thread_span(struct json_object *o, const struct tr_model *m, int thread, int64_t start_ns,
-	    int64_t end_ns)
+/*
+ * A summary object for what a thread did from start to end: `what` (the
+ * fence it waited for, the syscall) first, then the thread and the times.
+ */
+static struct json_object *
+thread_span(const struct tr_model *m, const char *key, struct json_object *what, int thread,
+	    int64_t start_ns, int64_t end_ns)
 {
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, key, what);
 	thread_id(o, m, thread);
 	json_object_object_add(o, "start_ns", json_object_new_int64(start_ns));
 	json_object_object_add(o, "end_ns", json_object_new_int64(end_ns));
+	return o;
 }
 
 static struct json_object *
-summary_fence(const struct tr_model *m, const struct tr_fence *f)
+summary_fence(const struct tr_model *m, size_t i)
 {
+	const struct tr_fence *f = &m->fences[i];
 	struct json_object *o = json_object_new_object();
 	bool placed = f->track >= 0;
 
@@ -419,31 +427,32 @@ summary_fence(const struct tr_model *m, const struct tr_fence *f)
 }
 
 static struct json_object *
-summary_wait(const struct tr_model *m, const struct tr_wait *wt)
+summary_wait(const struct tr_model *m, size_t i)
 {
-	struct json_object *o = json_object_new_object();
+	const struct tr_wait *wt = &m->waits[i];
+	struct json_object *o = thread_span(m, "fence", json_object_new_int(wt->fence), wt->thread,
+					    wt->start_ns, wt->end_ns);
 
-	json_object_object_add(o, "fence", json_object_new_int(wt->fence));
-	thread_span(o, m, wt->thread, wt->start_ns, wt->end_ns);
 	json_object_object_add(o, "unfinished", json_object_new_boolean(wt->unfinished));
 	return o;
 }
 
 static struct json_object *
-summary_block(const struct tr_model *m, const struct tr_block *b)
+summary_block(const struct tr_model *m, size_t i)
 {
-	struct json_object *o = json_object_new_object();
+	const struct tr_block *b = &m->blocks[i];
+	struct json_object *o = thread_span(m, "name", info_json_str(b->name), b->thread,
+					    b->start_ns, b->end_ns);
 
-	json_object_object_add(o, "name", info_json_str(b->name));
-	thread_span(o, m, b->thread, b->start_ns, b->end_ns);
 	json_object_object_add(o, "ret", b->unfinished ? NULL : json_object_new_int64(b->ret));
 	json_object_object_add(o, "unfinished", json_object_new_boolean(b->unfinished));
 	return o;
 }
 
 static struct json_object *
-summary_marker(const struct tr_model *m, const struct tr_marker *mk)
+summary_marker(const struct tr_model *m, size_t i)
 {
+	const struct tr_marker *mk = &m->markers[i];
 	struct json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "name", info_json_str(mk->name));
@@ -458,8 +467,9 @@ summary_marker(const struct tr_model *m, const struct tr_marker *mk)
 }
 
 static struct json_object *
-summary_track(const struct tr_track *tr)
+summary_track(const struct tr_model *m, size_t i)
 {
+	const struct tr_track *tr = &m->tracks[i];
 	struct json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "driver", info_json_str(tr->driver));
@@ -467,6 +477,18 @@ summary_track(const struct tr_track *tr)
 	json_object_object_add(o, "lanes", json_object_new_int(tr->lanes));
 	json_object_object_add(o, "fences", json_object_new_uint64(tr->nfences));
 	return o;
+}
+
+/* An array of one(m, i) for each i below n. */
+static struct json_object *
+summary_list(const struct tr_model *m, size_t n,
+	     struct json_object *(*one)(const struct tr_model *m, size_t i))
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, one(m, i));
+	return a;
 }
 
 /* The "syncbridge" member: the parsed model, for scripts. */
@@ -492,26 +514,11 @@ summary(const struct tr_model *m, const struct tr_meta *meta)
 	json_object_object_add(s, "fence_events", json_object_new_uint64(m->fence_events));
 	json_object_object_add(s, "malformed_lines", json_object_new_uint64(m->malformed));
 	json_object_object_add(s, "lost_events", json_object_new_int64(tr_model_lost_events(m)));
-	a = json_object_new_array();
-	for (size_t t = 0; t < m->ntracks; t++)
-		json_object_array_add(a, summary_track(&m->tracks[t]));
-	json_object_object_add(s, "tracks", a);
-	a = json_object_new_array();
-	for (size_t i = 0; i < m->nfences; i++)
-		json_object_array_add(a, summary_fence(m, &m->fences[i]));
-	json_object_object_add(s, "fences", a);
-	a = json_object_new_array();
-	for (size_t i = 0; i < m->nwaits; i++)
-		json_object_array_add(a, summary_wait(m, &m->waits[i]));
-	json_object_object_add(s, "waits", a);
-	a = json_object_new_array();
-	for (size_t i = 0; i < m->nblocks; i++)
-		json_object_array_add(a, summary_block(m, &m->blocks[i]));
-	json_object_object_add(s, "blocking_syscalls", a);
-	a = json_object_new_array();
-	for (size_t i = 0; i < m->nmarkers; i++)
-		json_object_array_add(a, summary_marker(m, &m->markers[i]));
-	json_object_object_add(s, "markers", a);
+	json_object_object_add(s, "tracks", summary_list(m, m->ntracks, summary_track));
+	json_object_object_add(s, "fences", summary_list(m, m->nfences, summary_fence));
+	json_object_object_add(s, "waits", summary_list(m, m->nwaits, summary_wait));
+	json_object_object_add(s, "blocking_syscalls", summary_list(m, m->nblocks, summary_block));
+	json_object_object_add(s, "markers", summary_list(m, m->nmarkers, summary_marker));
 	return s;
 }
 
