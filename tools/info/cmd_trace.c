@@ -20,7 +20,7 @@
  * kernel). So a second instance (….sys) records the poll-family syscalls of
  * CMD and its descendants only (set_event_pid + options/event-fork; the
  * child waits on a pipe until its pid is in place), to show who blocked
- * when. --no-syscalls leaves it out.
+ * when. --no-syscalls leaves it out. The instances are tracefs.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +48,8 @@ struct trace_opts {
 
 /*
  * Run argv; returns its exit status (128+N for a signal), or -errno if it
- * could not start. The child waits on a pipe until follow() has seen its pid.
+ * could not start. The child waits on a pipe until tracefs_sys_instance_follow()
+ * has seen its pid.
  */
 static int
 run_command(char **argv, const char *marker_path, struct tracefs *tfs)
