@@ -90,6 +90,16 @@ info_json_fixed(double v, int decimals)
 	return json_object_new_double_s(v, buf);
 }
 
+void
+info_json_emit(FILE *f, struct json_object *o)
+{
+	const char *text = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+
+	fputs(text ? text : "null", f);
+	json_object_put(o);
+}
+
 int
 info_json_write(struct json_object *doc, FILE *f, bool pretty)
 {

@@ -19,6 +19,38 @@
 /* Flow ids of marker arrows, apart from the signal -> wait ones (1..nwaits). */
 #define TR_MARKER_FLOW_ID_BASE 0x40000000u
 
+/*
+ * A JSON array written an element at a time: a trace has up to hundreds of
+ * thousands of events, fences and markers, and as json-c objects they would
+ * all together take ~15 times the memory of their text.
+ */
+struct list {
+	FILE *f;
+	size_t n;
+};
+
+/* `"key":[` (after `sep`, "," or "") */
+static struct list
+list_open(FILE *f, const char *sep, const char *key)
+{
+	fprintf(f, "%s\"%s\":[", sep, key);
+	return (struct list){ .f = f };
+}
+
+static void
+emit(struct list *l, struct json_object *o)
+{
+	if (l->n++)
+		fputc(',', l->f);
+	info_json_emit(l->f, o);
+}
+
+static void
+list_close(struct list *l)
+{
+	fputc(']', l->f);
+}
+
 /* Where an event goes: a (pid, tid) track, real or synthetic (the fences'). */
 struct where {
 	int pid, tid;
@@ -119,16 +151,16 @@ instant(const char *name, const char *cat, int64_t ts_ns, struct where at)
 
 /* A flow arrow: its start ("s") and its end ("f", bound to the enclosing slice). */
 static void
-flow(struct json_object *events, const char *name, const char *cat, uint64_t id, int64_t from_ns,
+flow(struct list *events, const char *name, const char *cat, uint64_t id, int64_t from_ns,
      struct where from, int64_t to_ns, struct where to)
 {
 	struct json_object *s = event(name, cat, "s"), *f = event(name, cat, "f");
 
 	json_object_object_add(s, "id", json_object_new_uint64(id));
-	json_object_array_add(events, place(s, from_ns, -1, from));
+	emit(events, place(s, from_ns, -1, from));
 	json_object_object_add(f, "bp", json_object_new_string("e"));
 	json_object_object_add(f, "id", json_object_new_uint64(id));
-	json_object_array_add(events, place(f, to_ns, -1, to));
+	emit(events, place(f, to_ns, -1, to));
 }
 
 /* "key=value" words become args; everything else is joined into "text". */
@@ -180,7 +212,7 @@ marker_args(const char *args)
 
 /* A metadata event: `what` (process_name, thread_sort_index, ...) with args {key: value}. */
 static void
-metadata(struct json_object *events, const char *what, int pid, int tid, const char *key,
+metadata(struct list *events, const char *what, int pid, int tid, const char *key,
 	 struct json_object *value)
 {
 	struct json_object *ev = json_object_new_object(), *args = json_object_new_object();
@@ -192,11 +224,11 @@ metadata(struct json_object *events, const char *what, int pid, int tid, const c
 		json_object_object_add(ev, "tid", json_object_new_int(tid));
 	json_object_object_add(args, key, value);
 	json_object_object_add(ev, "args", args);
-	json_object_array_add(events, ev);
+	emit(events, ev);
 }
 
 static void
-write_metadata(struct json_object *events, const struct tr_model *m)
+write_metadata(struct list *events, const struct tr_model *m)
 {
 	char name[TR_NAME_LEN * 2 + 32];
 
@@ -271,7 +303,7 @@ fence_args(const struct tr_model *m, const struct tr_fence *f)
 }
 
 static void
-write_fence_events(struct json_object *events, const struct tr_model *m)
+write_fence_events(struct list *events, const struct tr_model *m)
 {
 	char name[96];
 
@@ -289,15 +321,15 @@ write_fence_events(struct json_object *events, const struct tr_model *m)
 			 f->signaled_ns == TR_NONE ? " (not signalled)" : "");
 		ev = place(event(name, "dma_fence", "X"), start, end - start, on_fence(m, f));
 		json_object_object_add(ev, "args", fence_args(m, f));
-		json_object_array_add(events, ev);
+		emit(events, ev);
 		if (f->enable_ns != TR_NONE)
-			json_object_array_add(events, instant("enable_signal", "dma_fence", f->enable_ns,
+			emit(events, instant("enable_signal", "dma_fence", f->enable_ns,
 							      on_fence(m, f)));
 	}
 }
 
 static void
-write_wait_events(struct json_object *events, const struct tr_model *m)
+write_wait_events(struct list *events, const struct tr_model *m)
 {
 	char name[96];
 
@@ -313,7 +345,7 @@ write_wait_events(struct json_object *events, const struct tr_model *m)
 		fence_id(args, f);
 		json_object_object_add(args, "unfinished", json_object_new_boolean(wt->unfinished));
 		json_object_object_add(ev, "args", args);
-		json_object_array_add(events, ev);
+		emit(events, ev);
 
 		/* flow: fence signalled -> the wait ends */
 		if (f->signaled_ns != TR_NONE && !f->hidden && !wt->unfinished)
@@ -323,7 +355,7 @@ write_wait_events(struct json_object *events, const struct tr_model *m)
 }
 
 static void
-write_block_events(struct json_object *events, const struct tr_model *m)
+write_block_events(struct list *events, const struct tr_model *m)
 {
 	for (size_t i = 0; i < m->nblocks; i++) {
 		const struct tr_block *b = &m->blocks[i];
@@ -336,12 +368,12 @@ write_block_events(struct json_object *events, const struct tr_model *m)
 		else
 			json_object_object_add(args, "ret", json_object_new_int64(b->ret));
 		json_object_object_add(ev, "args", args);
-		json_object_array_add(events, ev);
+		emit(events, ev);
 	}
 }
 
 static void
-write_marker_events(struct json_object *events, const struct tr_model *m)
+write_marker_events(struct list *events, const struct tr_model *m)
 {
 	for (size_t i = 0; i < m->nmarkers; i++) {
 		const struct tr_marker *mk = &m->markers[i];
@@ -354,7 +386,7 @@ write_marker_events(struct json_object *events, const struct tr_model *m)
 		else
 			ev = instant(mk->name, "syncbridge", mk->ts_ns, at);
 		json_object_object_add(ev, "args", marker_args(mk->args));
-		json_object_array_add(events, ev);
+		emit(events, ev);
 
 		/*
 		 * flow: the fence the marker names -> the marker. It starts on the
@@ -479,23 +511,24 @@ summary_track(const struct tr_model *m, size_t i)
 	return o;
 }
 
-/* An array of one(m, i) for each i below n. */
-static struct json_object *
-summary_list(const struct tr_model *m, size_t n,
+/* `,"key":[one(m, i) for each i below n]` */
+static void
+summary_list(FILE *f, const char *key, const struct tr_model *m, size_t n,
 	     struct json_object *(*one)(const struct tr_model *m, size_t i))
 {
-	struct json_object *a = json_object_new_array();
+	struct list l = list_open(f, ",", key);
 
 	for (size_t i = 0; i < n; i++)
-		json_object_array_add(a, one(m, i));
-	return a;
+		emit(&l, one(m, i));
+	list_close(&l);
 }
 
 /* The "syncbridge" member: the parsed model, for scripts. */
-static struct json_object *
-summary(const struct tr_model *m, const struct tr_meta *meta)
+static void
+write_summary(FILE *f, const struct tr_model *m, const struct tr_meta *meta)
 {
 	struct json_object *s = json_object_new_object(), *a;
+	const char *text;
 
 	json_object_object_add(s, "format", json_object_new_string("syncbridge-info-trace"));
 	json_object_object_add(s, "format_version", json_object_new_int(1));
@@ -514,42 +547,49 @@ summary(const struct tr_model *m, const struct tr_meta *meta)
 	json_object_object_add(s, "fence_events", json_object_new_uint64(m->fence_events));
 	json_object_object_add(s, "malformed_lines", json_object_new_uint64(m->malformed));
 	json_object_object_add(s, "lost_events", json_object_new_int64(tr_model_lost_events(m)));
-	json_object_object_add(s, "tracks", summary_list(m, m->ntracks, summary_track));
-	json_object_object_add(s, "fences", summary_list(m, m->nfences, summary_fence));
-	json_object_object_add(s, "waits", summary_list(m, m->nwaits, summary_wait));
-	json_object_object_add(s, "blocking_syscalls", summary_list(m, m->nblocks, summary_block));
-	json_object_object_add(s, "markers", summary_list(m, m->nmarkers, summary_marker));
-	return s;
+
+	/* those members, then the lists in place of the object's closing brace */
+	text = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN |
+							 JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (text)
+		fwrite(text, 1, strlen(text) - 1, f);
+	json_object_put(s);
+	summary_list(f, "tracks", m, m->ntracks, summary_track);
+	summary_list(f, "fences", m, m->nfences, summary_fence);
+	summary_list(f, "waits", m, m->nwaits, summary_wait);
+	summary_list(f, "blocking_syscalls", m, m->nblocks, summary_block);
+	summary_list(f, "markers", m, m->nmarkers, summary_marker);
+	fputc('}', f);
 }
 
 int
 tr_write_chrome_json(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 {
-	struct json_object *doc = json_object_new_object(), *other = json_object_new_object();
-	struct json_object *events = json_object_new_array();
+	struct json_object *other = json_object_new_object();
+	struct list events;
 	char cmd[512];
-	int ret;
 
-	json_object_object_add(doc, "displayTimeUnit", json_object_new_string("ms"));
 	json_object_object_add(other, "generator", json_object_new_string("syncbridge-info trace"));
 	json_object_object_add(other, "version", info_json_str(meta->tool_version));
 	json_object_object_add(other, "command",
 			       meta->argv ? info_json_str(tr_meta_command(meta, cmd, sizeof(cmd)))
 					  : NULL);
 	json_object_object_add(other, "clock", info_json_str(meta->clock));
-	json_object_object_add(doc, "otherData", other);
 
-	write_metadata(events, m);
-	write_fence_events(events, m);
-	write_wait_events(events, m);
-	write_block_events(events, m);
-	write_marker_events(events, m);
-	json_object_object_add(doc, "traceEvents", events);
-	json_object_object_add(doc, "syncbridge", summary(m, meta));
-
-	ret = info_json_write(doc, f, false);
-	json_object_put(doc);
-	return ret < 0 ? -1 : 0;
+	/* {"displayTimeUnit":"ms","otherData":{...},"traceEvents":[...],"syncbridge":{...}} */
+	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":", f);
+	info_json_emit(f, other);
+	events = list_open(f, ",", "traceEvents");
+	write_metadata(&events, m);
+	write_fence_events(&events, m);
+	write_wait_events(&events, m);
+	write_block_events(&events, m);
+	write_marker_events(&events, m);
+	list_close(&events);
+	fputs(",\"syncbridge\":", f);
+	write_summary(f, m, meta);
+	fputs("}\n", f);
+	return ferror(f) ? -1 : 0;
 }
 
 const char *
