@@ -3,10 +3,10 @@
  * syncbridge-info's JSON goes through json-c: a command's document is built
  * as a json_object tree and written in one go; a trace's, which can hold
  * hundreds of thousands of events, a piece at a time (info_json_emit()).
- * json-c copies string bytes as they
- * are, so the strings that come from the outside (a process's comm, a fence's
- * timeline, a marker's words) pass through info_json_str(), which turns bytes
- * that are not UTF-8 into U+FFFD: the output always loads.
+ * json-c copies string bytes as they are, so the strings that come from the
+ * outside (a process's comm, a fence's timeline, a marker's words) pass
+ * through info_json_str(), which turns bytes that are not UTF-8 into U+FFFD:
+ * the output always loads.
  */
 #ifndef INFO_JSON_OUT_H
 #define INFO_JSON_OUT_H
