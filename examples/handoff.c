@@ -22,7 +22,7 @@
  * what the fence is for: stale or torn frames.
  *
  * Needs the vgem driver (DRM card node, root): run it in the test VM
- * (scripts/vm-run.sh -- build/examples/syncbridge-demo-handoff) or after
+ * (scripts/vm/vm-run.sh -- build/examples/syncbridge-demo-handoff) or after
  * `modprobe vgem`. Exit status: 0 success, 1 failure, 2 usage, 77 no vgem.
  */
 
@@ -1019,7 +1019,7 @@ main(int argc, char **argv)
 		ret = find_vgem_card(device, sizeof(device));
 		if (ret < 0) {
 			fprintf(stderr, "%s: no vgem DRM card node%s; needs the vgem driver: run it in "
-				"the test VM with scripts/vm-run.sh, or modprobe vgem\n", prog,
+				"the test VM with scripts/vm/vm-run.sh, or modprobe vgem\n", prog,
 				ret == -EACCES ? " (some /dev/dri/card* nodes could not be opened: "
 						 "Permission denied; run as root)" : "");
 			return EXIT_SKIP;

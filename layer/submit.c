@@ -159,7 +159,7 @@ retire_locked(struct sbl_device *dev)
  * submit the layer worked on: what it tracks (memories, buffers, images,
  * command buffers, those holding transfers) and what it holds in the driver
  * between submits (submits in flight and their semaphores, the pools). The
- * soak test (tests/hardening/layer_soak.c) reads it to show that none of
+ * soak test (tests/layer/layer_soak.c) reads it to show that none of
  * these grows; `syncbridge-info trace` shows it as an instant. Off: one
  * cached check, no lock.
  */

@@ -21,6 +21,10 @@ case ${1:-} in
 esac
 
 if [ "${SYNCBRIDGE_SETUP:-1}" != 0 ]; then
+	# Setup installs packages: as a normal user, run this script again with sudo.
+	# shellcheck source=as-root.sh
+	. "$top/scripts/as-root.sh"
+	sb_as_root "$top/scripts/run-bench.sh" "$@"
 	bash scripts/setup.sh
 fi
 if [ ! -f "$build/build.ninja" ]; then
@@ -29,8 +33,8 @@ fi
 ninja -C "$build" >/dev/null
 build=$(cd "$build" && pwd -P)
 
-# shellcheck source=../tests/vmrun/vm-common.sh
-. "$top/tests/vmrun/vm-common.sh"
+# shellcheck source=vm/vm-common.sh
+. "$top/scripts/vm/vm-common.sh"
 mode=$(sb_vm_mode)
 case $build in /tmp/*) export SYNCBRIDGE_VM_TMP=${SYNCBRIDGE_VM_TMP:-host} ;; esac
 
@@ -40,7 +44,7 @@ if [ "$mode" = native ]; then
 	sh "$top/bench/run-all.sh" "$build" "$@" 2>&1 | tee "$out"
 else
 	echo "run-bench.sh: running in the test VM (this host has no vgem + /dev/udmabuf)"
-	"$top/scripts/vm-run.sh" --timeout 3000 -- sh "$top/bench/run-all.sh" "$build" "$@" 2>&1 | tee "$out"
+	"$top/scripts/vm/vm-run.sh" --timeout 3000 -- sh "$top/bench/run-all.sh" "$build" "$@" 2>&1 | tee "$out"
 fi
 rc=${PIPESTATUS[0]}
 echo "run-bench.sh: output kept in $out"

@@ -6,7 +6,7 @@
 # pipeline without syncbridge (SYNCBRIDGE_DISABLE=1), where the consumer shows
 # half-drawn frames. Both runs write PNGs (a contact sheet and a few frames).
 #
-# Runs in the test VM (scripts/vm-run.sh) unless this host has vgem and
+# Runs in the test VM (scripts/vm/vm-run.sh) unless this host has vgem and
 # /dev/udmabuf itself (then natively, as root).
 #
 #   scripts/run-demo.sh [cube | handoff]     (default: cube)
@@ -31,6 +31,10 @@ cube | handoff) ;;
 esac
 
 if [ "${SYNCBRIDGE_SETUP:-1}" != 0 ]; then
+	# Setup installs packages: as a normal user, run this script again with sudo.
+	# shellcheck source=as-root.sh
+	. "$top/scripts/as-root.sh"
+	sb_as_root "$top/scripts/run-demo.sh" "$@"
 	bash scripts/setup.sh
 fi
 if [ ! -f "$build/build.ninja" ]; then
@@ -39,8 +43,8 @@ fi
 ninja -C "$build" >/dev/null
 build=$(cd "$build" && pwd -P)
 
-# shellcheck source=../tests/vmrun/vm-common.sh
-. "$top/tests/vmrun/vm-common.sh"
+# shellcheck source=vm/vm-common.sh
+. "$top/scripts/vm/vm-common.sh"
 mode=$(sb_vm_mode)
 # A build tree under /tmp must be the host's /tmp in the guest, not a fresh tmpfs.
 case $build in /tmp/*) export SYNCBRIDGE_VM_TMP=${SYNCBRIDGE_VM_TMP:-host} ;; esac
@@ -49,9 +53,9 @@ run() { # SCRIPT [RESULTS_DIR]
 	if [ "$mode" = native ]; then
 		sh -c "$1"
 	elif [ -n "${2:-}" ]; then
-		"$top/scripts/vm-run.sh" --results "$2" -- sh -c "$1"
+		"$top/scripts/vm/vm-run.sh" --results "$2" -- sh -c "$1"
 	else
-		"$top/scripts/vm-run.sh" -- sh -c "$1"
+		"$top/scripts/vm/vm-run.sh" -- sh -c "$1"
 	fi
 }
 

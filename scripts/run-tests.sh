@@ -11,7 +11,7 @@
 #             (-Db_sanitize=address,undefined)
 #   tsan      ThreadSanitizer; build folder build-tsan (-Db_sanitize=thread)
 #   valgrind  memcheck; the normal build folder
-# By default only the tests that tests/hardening/sanitize.list names for SETUP
+# By default only the tests that tests/setups/sanitize.list names for SETUP
 # run, on both tiers (the VM tier's guest gets only those programs); --all
 # runs every test, and extra meson test arguments replace the selection.
 # --count prints the one line for the union of meson testlog.json files (a
@@ -38,86 +38,23 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 
-# meson's own summary is not what CI reads: count from the machine-readable logs.
-count() {
-	python3 - "$@" <<'PY'
-import json, sys
-passed = failed = skipped = 0
-for path in sys.argv[1:]:
-    try:
-        f = open(path)
-    except OSError:
-        print(f"run-tests: {path} is missing: counted as one failure", file=sys.stderr)
-        failed += 1
-        continue
-    with f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            r = json.loads(line).get("result")
-            if r in ("OK", "EXPECTEDFAIL"):
-                passed += 1
-            elif r == "SKIP":
-                skipped += 1
-            else:
-                failed += 1
-print(f"{passed} passed, {failed} failed, {skipped} skipped")
-PY
-}
-
-# After --repeat: the tests that failed in any run, with how many of the runs.
-# Arguments: the runs' testlogs, in run order (a missing one: that run did not
-# happen, and the last line counts it as one failure).
-failure_table() {
-	python3 - "$@" <<'PY'
-import json, sys
-runs = sys.argv[1:]
-failed = {}   # test -> [(run, result)]
-order = []
-missing = []
-for k, path in enumerate(runs, 1):
-    try:
-        f = open(path)
-    except OSError:
-        missing.append(k)
-        continue
-    with f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            d = json.loads(line)
-            r = d.get("result")
-            if r in ("OK", "EXPECTEDFAIL", "SKIP"):
-                continue
-            # "syncbridge:vm / NAME": the suite stays (some names are on both tiers).
-            name = d.get("name", "?").split(":", 1)[-1]
-            if name not in failed:
-                failed[name] = []
-                order.append(name)
-            failed[name].append((k, r))
-n = len(runs)
-print(f"run-tests: {n} runs; tests that failed in any of them:")
-if not order and not missing:
-    print("  (none)")
-width = max([len(t) for t in order] + [len("total")])
-for t in order:
-    fl = failed[t]
-    which = ", ".join(f"run {k}: {r}" for k, r in fl)
-    print(f"  {t:<{width}}  {len(fl)}/{n}  ({which})")
-for k in missing:
-    print(f"  {'(run ' + str(k) + ')':<{width}}  no testlog: the run did not happen")
-total = sum(len(v) for v in failed.values()) + len(missing)
-print(f"  {'total':<{width}}  {total} failed result(s), {len(order)} test(s), "
-      f"{len({k for v in failed.values() for k, _ in v} | set(missing))} of {n} runs with a failure")
-PY
-}
+# meson's own summary is not what CI reads: count from the machine-readable
+# logs; after --repeat, the failure table (scripts/testlog.py).
+count() { python3 "$top/scripts/testlog.py" count "$@"; }
+failure_table() { python3 "$top/scripts/testlog.py" failures "$@"; }
 
 if [ "${1:-}" = --count ]; then
 	shift
 	count "$@"
 	exit 0
+fi
+
+# Setup installs packages: as a normal user, run this script again with sudo
+# (SYNCBRIDGE_SETUP=0 runs as whoever calls it).
+if [ "${SYNCBRIDGE_SETUP:-1}" != 0 ]; then
+	# shellcheck source=as-root.sh
+	. "$top/scripts/as-root.sh"
+	sb_as_root "$top/scripts/run-tests.sh" "$@"
 fi
 
 sanitize=
@@ -184,22 +121,22 @@ rm -f "$testlog"
 
 if [ -n "$sanitize" ] && [ "$all" = 0 ] && [ ${#args[@]} -eq 0 ]; then
 	# The selection: every test whose whole name matches one of SETUP's regexes.
-	re=$(sed -n "s/^$sanitize:[[:space:]]*//p" tests/hardening/sanitize.list | paste -sd'|')
-	[ -n "$re" ] || { echo "run-tests: tests/hardening/sanitize.list has no '$sanitize:' lines" >&2; exit 2; }
+	re=$(sed -n "s/^$sanitize:[[:space:]]*//p" tests/setups/sanitize.list | paste -sd'|')
+	[ -n "$re" ] || { echo "run-tests: tests/setups/sanitize.list has no '$sanitize:' lines" >&2; exit 2; }
 	listing=$(meson test -C "$build" --list 2>/dev/null)
 	mapfile -t names < <(sed -n 's|^[^ ]* / ||p' <<<"$listing" | grep -E "^($re)\$" || true)
 	# vm-boot runs the picked VM-tier programs (SYNCBRIDGE_VM_FILTER) in one guest.
 	if sed -n 's|^[^ ]*:vm / ||p' <<<"$listing" | grep -qE "^($re)\$"; then
 		names=(vm-boot "${names[@]}")
 	fi
-	echo "run-tests: --sanitize=$sanitize: ${#names[@]} tests picked by tests/hardening/sanitize.list"
+	echo "run-tests: --sanitize=$sanitize: ${#names[@]} tests picked by tests/setups/sanitize.list"
 	export SYNCBRIDGE_VM_FILTER=$re
 	args=("${names[@]}")
 fi
 
 if [ "$sanitize" = valgrind ]; then
 	# The setup must be live: a canary under the wrapper reports RUNNING_ON_VALGRIND.
-	if ! tests/hardening/valgrind-wrap.sh "$build/tests/hardening/hardening-canary" valgrind; then
+	if ! tests/setups/valgrind-wrap.sh "$build/tests/core/hardening-canary" valgrind; then
 		echo "run-tests: the valgrind wrapper is not live (see above)" >&2
 		echo "0 passed, 1 failed, 0 skipped"
 		exit 1

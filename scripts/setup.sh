@@ -7,7 +7,7 @@
 #   2. installs the toolchain, Mesa 25 / libdrm / wayland from backports, and the
 #      test-VM tools (qemu, busybox-static, cpio, xz);
 #   3. downloads (does not install) the backports linux-image package and unpacks
-#      it into the guest-kernel cache used by scripts/vm-run.sh.
+#      it into the guest-kernel cache used by scripts/vm/vm-run.sh.
 # On any other system it lists what is missing and exits 1.
 #
 # Environment:
@@ -57,7 +57,11 @@ if [ "${ID:-}" != debian ] || [ "${VERSION_CODENAME:-}" != bookworm ]; then
 	[ -d "$cache/kernel/boot" ] || die "no guest kernel in $cache/kernel; see docs/testing.md"
 	exit 0
 fi
-[ "$(id -u)" = 0 ] || die "run as root (apt-get and the kernel download need it)"
+# apt-get and the kernel download need root: as a normal user, run again with sudo.
+# shellcheck source=as-root.sh
+. "$here/as-root.sh"
+sb_as_root "$here/setup.sh" "$@"
+[ "$(id -u)" = 0 ] || die "run as root, or install sudo (apt-get and the kernel download need root)"
 
 # --- 1. backports entry ------------------------------------------------------
 # Find the URIs that serve the 'bookworm' suite in the existing sources, in either

@@ -30,7 +30,7 @@
  * Prints `frames=N torn=T stale=S`; with --output DIR writes a few frames,
  * some torn ones, the first stale one, and a contact sheet as PNG files.
  * Needs root, vgem and a Vulkan driver that imports dma-bufs (lavapipe in the
- * test guest: scripts/vm-run.sh -- build/examples/syncbridge-demo-cube).
+ * test guest: scripts/vm/vm-run.sh -- build/examples/syncbridge-demo-cube).
  * Exit status: 0 as expected, 1 not (or an error), 2 usage, 77 cannot run here.
  */
 #include <errno.h>

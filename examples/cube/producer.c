@@ -445,7 +445,7 @@ cube_producer_run(int sock, const struct cube_options *opt)
 	ret = demo_vgem_open();
 	if (ret < 0) {
 		fprintf(stderr, PROG ": producer: no vgem card node (%s): run it in the test guest "
-			"(scripts/vm-run.sh) or after `modprobe vgem`, as root\n", strerror(-ret));
+			"(scripts/vm/vm-run.sh) or after `modprobe vgem`, as root\n", strerror(-ret));
 		return ret == -EACCES ? ret : -ENODEV;
 	}
 	p.vgem_fd = ret;
