@@ -22,7 +22,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # Packages from plain bookworm.
 base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
-	libvulkan-dev vulkan-tools vulkan-validationlayers
+	libvulkan-dev vulkan-tools vulkan-validationlayers libjson-c-dev
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	valgrind strace librsvg2-bin glslang-tools xvfb v4l-utils
 	clang libclang-rt-14-dev)
