@@ -12,6 +12,7 @@
  *   track      command buffers: the ownership transfers they record
  *   pool       the device's semaphore and fence pools
  *   batch      one batch's acquires and releases: the kernel fences
+ *   build      the one builder: the app's batches with our semaphores added
  *   submit     vkQueueSubmit / vkQueueSubmit2
  *   layer      the loader interface: negotiate, proc addresses, create and
  *              destroy instances and devices

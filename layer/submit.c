@@ -5,16 +5,8 @@
  *
  * Both entry points go through one path: the app's submit is read through
  * struct submit_in (either struct version), each batch gets a struct
- * sbl_batch, and one builder (build_submits) copies the app's batches into
- * the struct version the app used with our semaphores appended: a wait at
- * ALL_COMMANDS for what the batch acquires, a signal for what it releases.
- *
- * The app's semaphores, fences and pNext chains are passed on as they are;
- * the batch arrays are copied with ours appended (and the two pNext structs
- * that carry per-semaphore arrays next to a VkSubmitInfo,
- * VkTimelineSemaphoreSubmitInfo and VkDeviceGroupSubmitInfo, copied and
- * extended to match; VkSubmitInfo2 keeps those values in its
- * VkSemaphoreSubmitInfo entries).
+ * sbl_batch (batch.c), and one builder (build.c) copies the app's batches
+ * into the struct version the app used with our semaphores appended.
  *
  * Our acquire semaphores ride with a fence of ours (the submit's own fence
  * slot when the app passed none, else an extra empty submit) and go back to
@@ -25,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
+#include "build.h"
 #include "trace.h"
 
 enum submit_kind { SUBMIT_1, SUBMIT_2, SUBMIT_2_KHR };
@@ -82,21 +74,8 @@ struct submit_plan {
 	/* Ours until handed over to the in-flight list (pool.c): */
 	VkSemaphore *waits;        /* the batches' acquire semaphores */
 	VkFence ours;              /* signals once they have been waited for */
-	void **scratch;            /* allocations to free after the submit */
-	uint32_t scratch_count, scratch_capacity;
+	struct sbl_scratch scratch;
 };
-
-static void *
-scratch_alloc(struct submit_plan *plan, size_t size)
-{
-	if (!sbl_array_grow((void **)&plan->scratch, &plan->scratch_capacity,
-			    plan->scratch_count + 1, sizeof(void *)))
-		return NULL;
-	void *p = calloc(1, size ? size : 1);
-	if (p)
-		plan->scratch[plan->scratch_count++] = p;
-	return p;
-}
 
 /* Drops everything the plan still holds: memory references, the scratch,
  * and our semaphores and fence that no submit carries. */
@@ -110,9 +89,7 @@ plan_finish(struct submit_plan *plan)
 	if (plan->ours)
 		dev->DestroyFence(dev->handle, plan->ours, NULL);
 	free(plan->waits);
-	for (uint32_t i = 0; i < plan->scratch_count; i++)
-		free(plan->scratch[i]);
-	free(plan->scratch);
+	sbl_scratch_finish(&plan->scratch);
 	free(plan->batches);
 }
 
@@ -148,46 +125,6 @@ plan_gather(struct submit_plan *plan)
 	return ok;
 }
 
-/* Sizes of the structs that may extend VkSubmitInfo, for copying a chain. */
-static size_t
-submit_ext_size(VkStructureType type)
-{
-	switch (type) {
-	case VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO:
-		return sizeof(VkTimelineSemaphoreSubmitInfo);
-	case VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO:
-		return sizeof(VkDeviceGroupSubmitInfo);
-	case VK_STRUCTURE_TYPE_PROTECTED_SUBMIT_INFO:
-		return sizeof(VkProtectedSubmitInfo);
-	case VK_STRUCTURE_TYPE_PERFORMANCE_QUERY_SUBMIT_INFO_KHR:
-		return sizeof(VkPerformanceQuerySubmitInfoKHR);
-	default:
-		return 0;
-	}
-}
-
-static bool
-chain_has_counts(const void *chain)
-{
-	for (const VkBaseInStructure *s = chain; s; s = s->pNext)
-		if (s->sType == VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO ||
-		    s->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO)
-			return true;
-	return false;
-}
-
-/* Whether we can append semaphores to a VkSubmitInfo with this chain. */
-static bool
-chain_extendable(const void *chain)
-{
-	if (!chain_has_counts(chain))
-		return true; /* passed on untouched */
-	for (const VkBaseInStructure *s = chain; s; s = s->pNext)
-		if (!submit_ext_size(s->sType))
-			return false;
-	return true;
-}
-
 /* Before the submit: each batch's fences (batch.c). */
 static void
 plan_prepare(struct submit_plan *plan)
@@ -197,189 +134,32 @@ plan_prepare(struct submit_plan *plan)
 	for (uint32_t i = 0; i < in->count; i++) {
 		struct sbl_batch *b = &plan->batches[i];
 		/* Only a VkSubmitInfo's pNext may carry per-semaphore arrays. */
-		bool can_add = !in->s1 || chain_extendable(in->s1[i].pNext);
+		bool can_add = !in->s1 || sbl_submit_chain_extendable(in->s1[i].pNext);
 		if (!can_add && (b->acquire.count || b->release.count))
 			sbl_warn_once(plan->dev, SBL_WARN_CHAIN, 0,
-				      "submit: a VkSubmitInfo pNext struct unknown to the layer next "
-				      "to per-semaphore arrays; waiting on the CPU for that batch");
+				      "submit: a VkSubmitInfo pNext struct unknown to the layer "
+				      "next to per-semaphore arrays; waiting on the CPU for that "
+				      "batch");
 		sbl_batch_prepare(plan->dev, b, can_add);
 		if (b->wait)
 			plan->wait_count++;
 	}
 }
 
-/* ------------------------------------------------------------------------ */
-/* The one builder                                                           */
-
-/* A copy (scratch) of the n elements of elem bytes at src with *last appended. */
-static void *
-append(struct submit_plan *plan, const void *src, uint32_t n, size_t elem, const void *last)
-{
-	unsigned char *dst = scratch_alloc(plan, (n + 1) * elem);
-	if (!dst)
-		return NULL;
-	if (n)
-		memcpy(dst, src, n * elem);
-	memcpy(dst + n * elem, last, elem);
-	return dst;
-}
-
 /*
- * Copy the pNext chain of a VkSubmitInfo whose semaphore arrays grow by
- * add_wait / add_signal, extending the per-semaphore arrays to match.
- * Returns false when out of memory.
- */
-/*
- * Copy the pNext chain of a VkSubmitInfo whose semaphore arrays grow by
- * add_wait / add_signal, extending the per-semaphore arrays to match.
- * Returns false when out of memory.
- */
-static bool
-copy_chain(struct submit_plan *plan, const VkSubmitInfo *orig, VkSubmitInfo *copy, bool add_wait,
-	   bool add_signal)
-{
-	static const uint64_t zero64;
-	static const uint32_t zero32;
-	VkBaseOutStructure *prev = (VkBaseOutStructure *)copy;
-
-	for (const VkBaseInStructure *s = orig->pNext; s; s = s->pNext) {
-		size_t size = submit_ext_size(s->sType);
-		VkBaseOutStructure *c = scratch_alloc(plan, size);
-		if (!c)
-			return false;
-		memcpy(c, s, size);
-		c->pNext = NULL;
-		prev->pNext = c;
-		prev = c;
-
-		if (s->sType == VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO) {
-			VkTimelineSemaphoreSubmitInfo *t = (VkTimelineSemaphoreSubmitInfo *)c;
-			/* Values are ignored for binary semaphores, but the counts must
-			 * match when the app gave values. */
-			if (add_wait && t->pWaitSemaphoreValues &&
-			    t->waitSemaphoreValueCount == orig->waitSemaphoreCount) {
-				t->pWaitSemaphoreValues = append(plan, t->pWaitSemaphoreValues,
-								 t->waitSemaphoreValueCount,
-								 sizeof(uint64_t), &zero64);
-				t->waitSemaphoreValueCount++;
-			}
-			if (add_signal && t->pSignalSemaphoreValues &&
-			    t->signalSemaphoreValueCount == orig->signalSemaphoreCount) {
-				t->pSignalSemaphoreValues = append(plan, t->pSignalSemaphoreValues,
-								   t->signalSemaphoreValueCount,
-								   sizeof(uint64_t), &zero64);
-				t->signalSemaphoreValueCount++;
-			}
-			if (!t->pWaitSemaphoreValues && t->waitSemaphoreValueCount)
-				return false;
-			if (!t->pSignalSemaphoreValues && t->signalSemaphoreValueCount)
-				return false;
-		} else if (s->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO) {
-			VkDeviceGroupSubmitInfo *g = (VkDeviceGroupSubmitInfo *)c;
-			if (add_wait) {
-				g->pWaitSemaphoreDeviceIndices =
-					append(plan, g->pWaitSemaphoreDeviceIndices,
-					       g->waitSemaphoreCount, sizeof(uint32_t), &zero32);
-				if (!g->pWaitSemaphoreDeviceIndices)
-					return false;
-				g->waitSemaphoreCount++;
-			}
-			if (add_signal) {
-				g->pSignalSemaphoreDeviceIndices =
-					append(plan, g->pSignalSemaphoreDeviceIndices,
-					       g->signalSemaphoreCount, sizeof(uint32_t), &zero32);
-				if (!g->pSignalSemaphoreDeviceIndices)
-					return false;
-				g->signalSemaphoreCount++;
-			}
-		}
-	}
-	return true;
-}
-
-/* Batch b's semaphores added to *out, a copy of *s (VkSubmitInfo). */
-static bool
-add_semaphores1(struct submit_plan *plan, const VkSubmitInfo *s, VkSubmitInfo *out,
-		const struct sbl_batch *b)
-{
-	static const VkPipelineStageFlags all_commands = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-
-	if (b->wait) {
-		out->pWaitSemaphores = append(plan, s->pWaitSemaphores, s->waitSemaphoreCount,
-					      sizeof(VkSemaphore), &b->wait);
-		out->pWaitDstStageMask = append(plan, s->pWaitDstStageMask, s->waitSemaphoreCount,
-						sizeof(VkPipelineStageFlags), &all_commands);
-		out->waitSemaphoreCount++;
-		if (!out->pWaitSemaphores || !out->pWaitDstStageMask)
-			return false;
-	}
-	if (b->signal) {
-		out->pSignalSemaphores = append(plan, s->pSignalSemaphores, s->signalSemaphoreCount,
-						sizeof(VkSemaphore), &b->signal);
-		out->signalSemaphoreCount++;
-		if (!out->pSignalSemaphores)
-			return false;
-	}
-	if (!chain_has_counts(s->pNext))
-		return true; /* passed on untouched */
-	out->pNext = NULL;
-	return copy_chain(plan, s, out, b->wait, b->signal);
-}
-
-/* Batch b's semaphores added to *out, a copy of *s (VkSubmitInfo2). */
-static bool
-add_semaphores2(struct submit_plan *plan, const VkSubmitInfo2 *s, VkSubmitInfo2 *out,
-		const struct sbl_batch *b)
-{
-	VkSemaphoreSubmitInfo ours = {
-		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-		.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-	};
-
-	if (b->wait) {
-		ours.semaphore = b->wait;
-		out->pWaitSemaphoreInfos = append(plan, s->pWaitSemaphoreInfos,
-						  s->waitSemaphoreInfoCount, sizeof(ours), &ours);
-		out->waitSemaphoreInfoCount++;
-		if (!out->pWaitSemaphoreInfos)
-			return false;
-	}
-	if (b->signal) {
-		ours.semaphore = b->signal;
-		out->pSignalSemaphoreInfos = append(plan, s->pSignalSemaphoreInfos,
-						    s->signalSemaphoreInfoCount, sizeof(ours), &ours);
-		out->signalSemaphoreInfoCount++;
-		if (!out->pSignalSemaphoreInfos)
-			return false;
-	}
-	return true;
-}
-
-/*
- * The app's batches, in the struct version it used, with each batch's
- * semaphores of ours appended; plus the array of acquire semaphores and the
- * fence they will ride with. False when out of memory.
+ * The app's batches with our semaphores (build.c), the array of acquire
+ * semaphores and the fence they will ride with. False when out of memory.
  */
 static bool
 plan_build(struct submit_plan *plan)
 {
 	const struct submit_in *in = plan->in;
-	size_t size = in->s1 ? sizeof(*in->s1) : sizeof(*in->s2);
-	unsigned char *out = scratch_alloc(plan, in->count * size);
 	uint32_t k = 0;
 
-	if (!out)
+	plan->built = sbl_submits_build(&plan->scratch, !in->s1, in->submits, in->count,
+					plan->batches);
+	if (!plan->built)
 		return false;
-	memcpy(out, in->submits, in->count * size);
-	for (uint32_t i = 0; i < in->count; i++) {
-		const struct sbl_batch *b = &plan->batches[i];
-		if (!b->wait && !b->signal)
-			continue;
-		if (in->s1 ? !add_semaphores1(plan, &in->s1[i], (VkSubmitInfo *)out + i, b)
-			   : !add_semaphores2(plan, &in->s2[i], (VkSubmitInfo2 *)out + i, b))
-			return false;
-	}
-	plan->built = out;
 	if (!plan->wait_count)
 		return true;
 
@@ -527,7 +307,8 @@ after_submit(struct submit_plan *plan)
 			dev->QueueWaitIdle(in->queue);
 			queue_idle = true;
 		}
-		if (!queue_idle && sbl_inflight_add(dev, plan->ours, plan->waits, plan->wait_count)) {
+		if (!queue_idle &&
+		    sbl_inflight_add(dev, plan->ours, plan->waits, plan->wait_count)) {
 			plan->waits = NULL;
 			plan->ours = VK_NULL_HANDLE;
 			for (uint32_t i = 0; i < in->count; i++)

@@ -311,17 +311,17 @@ struct barriers {
 #define BARRIER(b, is_img, buf, img) \
 	((struct barrier){ (b)->srcQueueFamilyIndex, (b)->dstQueueFamilyIndex, \
 			   (b)->srcAccessMask, (b)->dstAccessMask, (is_img), (buf), (img) })
+#define BUFFER_BARRIER(b) BARRIER(b, false, (b)->buffer, VK_NULL_HANDLE)
+#define IMAGE_BARRIER(b) BARRIER(b, true, VK_NULL_HANDLE, (b)->image)
 
 /* Barrier i: the buffer barriers first, then the image barriers. */
 static struct barrier
 barrier_at(const struct barriers *s, uint32_t i)
 {
 	if (i < s->buffer_count)
-		return s->buffer1 ? BARRIER(&s->buffer1[i], false, s->buffer1[i].buffer, VK_NULL_HANDLE)
-				  : BARRIER(&s->buffer2[i], false, s->buffer2[i].buffer, VK_NULL_HANDLE);
+		return s->buffer1 ? BUFFER_BARRIER(&s->buffer1[i]) : BUFFER_BARRIER(&s->buffer2[i]);
 	i -= s->buffer_count;
-	return s->image1 ? BARRIER(&s->image1[i], true, VK_NULL_HANDLE, s->image1[i].image)
-			 : BARRIER(&s->image2[i], true, VK_NULL_HANDLE, s->image2[i].image);
+	return s->image1 ? IMAGE_BARRIER(&s->image1[i]) : IMAGE_BARRIER(&s->image2[i]);
 }
 
 /* Record the barriers that transfer ownership with the outside world. */
