@@ -46,7 +46,7 @@ sbl_semaphore_put(struct sbl_device *dev, VkSemaphore sem)
 		return;
 	pthread_mutex_lock(&dev->lock);
 	bool ok = sbl_array_grow((void **)&dev->sem_pool, &dev->sem_pool_capacity,
-			     dev->sem_pool_count + 1, sizeof(VkSemaphore));
+				 dev->sem_pool_count + 1, sizeof(VkSemaphore));
 	if (ok)
 		dev->sem_pool[dev->sem_pool_count++] = sem;
 	pthread_mutex_unlock(&dev->lock);
@@ -82,7 +82,7 @@ sbl_inflight_retire_locked(struct sbl_device *dev)
 			continue;
 		}
 		bool ok = sbl_array_grow((void **)&dev->sem_pool, &dev->sem_pool_capacity,
-				     dev->sem_pool_count + f->count, sizeof(VkSemaphore));
+					 dev->sem_pool_count + f->count, sizeof(VkSemaphore));
 		for (uint32_t s = 0; s < f->count; s++) {
 			if (ok)
 				dev->sem_pool[dev->sem_pool_count++] = f->semaphores[s];
@@ -92,7 +92,7 @@ sbl_inflight_retire_locked(struct sbl_device *dev)
 		free(f->semaphores);
 		if (dev->ResetFences(dev->handle, 1, &f->fence) == VK_SUCCESS &&
 		    sbl_array_grow((void **)&dev->fence_pool, &dev->fence_pool_capacity,
-			       dev->fence_pool_count + 1, sizeof(VkFence)))
+				   dev->fence_pool_count + 1, sizeof(VkFence)))
 			dev->fence_pool[dev->fence_pool_count++] = f->fence;
 		else
 			dev->DestroyFence(dev->handle, f->fence, NULL);
@@ -100,21 +100,12 @@ sbl_inflight_retire_locked(struct sbl_device *dev)
 	}
 }
 
-/*
- * With markers on (SYNCBRIDGE_TRACE), one "layer.objects" line after each
- * submit the layer worked on: what it tracks (memories, buffers, images,
- * command buffers, those holding transfers) and what it holds in the driver
- * between submits (submits in flight and their semaphores, the pools). The
- * soak test (tests/hardening/layer_soak.c) reads it to show that none of
- * these grows; `syncbridge-info trace` shows it as an instant. Off: one
- * cached check, no lock.
- */
 bool
 sbl_inflight_add(struct sbl_device *dev, VkFence fence, VkSemaphore *sems, uint32_t count)
 {
 	pthread_mutex_lock(&dev->lock);
 	bool ok = sbl_array_grow((void **)&dev->inflight, &dev->inflight_capacity,
-			     dev->inflight_count + 1, sizeof(struct sbl_inflight));
+				 dev->inflight_count + 1, sizeof(struct sbl_inflight));
 	if (ok)
 		dev->inflight[dev->inflight_count++] = (struct sbl_inflight){
 			.fence = fence, .semaphores = sems, .count = count,
