@@ -14,6 +14,16 @@
 
 #include <stdlib.h>
 
+/* Ours: binary semaphores whose payload can be exported and imported as SYNC_FD. */
+static const VkExportSemaphoreCreateInfo export_sync_fd = {
+	.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+	.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
+};
+static const VkSemaphoreCreateInfo semaphore_info = {
+	.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
+	.pNext = &export_sync_fd,
+};
+
 VkSemaphore
 sbl_semaphore_get(struct sbl_device *dev)
 {
@@ -26,15 +36,7 @@ sbl_semaphore_get(struct sbl_device *dev)
 	if (sem)
 		return sem;
 
-	VkExportSemaphoreCreateInfo export = {
-		.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
-		.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
-	};
-	VkSemaphoreCreateInfo info = {
-		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
-		.pNext = &export,
-	};
-	if (dev->CreateSemaphore(dev->handle, &info, NULL, &sem) != VK_SUCCESS)
+	if (dev->CreateSemaphore(dev->handle, &semaphore_info, NULL, &sem) != VK_SUCCESS)
 		return VK_NULL_HANDLE;
 	return sem;
 }
