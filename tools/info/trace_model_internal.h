@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What the parts of the trace model share: trace_model.c, trace_markers.c, trace_layout.c. */
+/*
+ * What the parts of the trace model share, bottom up: trace_store.c (storage),
+ * trace_markers.c, trace_model.c (feeding lines), trace_layout.c.
+ */
 #ifndef INFO_TRACE_MODEL_INTERNAL_H
 #define INFO_TRACE_MODEL_INTERNAL_H
 
