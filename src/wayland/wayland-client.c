@@ -10,7 +10,6 @@
  */
 #include <syncbridge/wayland-client.h>
 
-#include <drm.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "log.h"
 #include "trace.h"
 #include "sync_file_internal.h"
+#include "syncobj_internal.h"
 #include "util.h"
 
 struct sb_wl_client {
@@ -77,45 +77,7 @@ struct sb_wl_release {
 	bool fenced;
 };
 
-/* ---- syncobj helpers on the client's DRM fd -------------------------------- */
-
-/*
- * A DRM ioctl on the client's DRM fd (one that answered
- * DRM_CAP_SYNCOBJ_TIMELINE). DRM answers an unknown core ioctl with EINVAL,
- * never ENOTTY; an ENOTTY here would be passed on as an undocumented error
- * (fault-wl), so it is reported as the core's drm_ioctl() does: -EINVAL.
- */
-static int
-drm_call(int drm_fd, unsigned long request, void *arg)
-{
-	int ret = sb_ioctl(drm_fd, request, arg);
-
-	return ret == -ENOTTY ? -EINVAL : ret;
-}
-
-static int
-syncobj_create(int drm_fd, uint32_t *handle)
-{
-	struct drm_syncobj_create args;
-	int ret;
-
-	memset(&args, 0, sizeof(args));
-	ret = drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
-	if (ret < 0)
-		return ret;
-	*handle = args.handle;
-	return 0;
-}
-
-static void
-syncobj_destroy(int drm_fd, uint32_t handle)
-{
-	struct drm_syncobj_destroy args;
-
-	memset(&args, 0, sizeof(args));
-	args.handle = handle;
-	sb_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
-}
+/* ---- timelines on the client's DRM fd ------------------------------------ */
 
 static void
 timeline_destroy(struct sb_wl_client *client, struct timeline *tl)
@@ -125,7 +87,7 @@ timeline_destroy(struct sb_wl_client *client, struct timeline *tl)
 	if (tl->proxy)
 		wp_linux_drm_syncobj_timeline_v1_destroy(tl->proxy);
 	if (tl->owned)
-		syncobj_destroy(client->drm_fd, tl->handle);
+		sb_syncobj_destroy(client->drm_fd, tl->handle);
 	wl_list_remove(&tl->link);
 	free(tl);
 }
@@ -134,9 +96,8 @@ timeline_destroy(struct sb_wl_client *client, struct timeline *tl)
 static int
 timeline_create(struct sb_wl_client *client, uint32_t handle, struct timeline **out)
 {
-	struct drm_syncobj_handle args;
 	struct timeline *tl;
-	int ret;
+	int fd, ret;
 
 	*out = NULL;
 	tl = calloc(1, sizeof(*tl));
@@ -144,22 +105,19 @@ timeline_create(struct sb_wl_client *client, uint32_t handle, struct timeline **
 		return -ENOMEM;
 	wl_list_init(&tl->link);
 	if (handle == 0) {
-		ret = syncobj_create(client->drm_fd, &tl->handle);
+		ret = sb_syncobj_create(client->drm_fd, &tl->handle);
 		if (ret)
 			goto err_free;
 		tl->owned = true;
 	} else {
 		tl->handle = handle;
 	}
-	/* drmSyncobjHandleToFD: the syncobj itself (not a sync_file). */
-	memset(&args, 0, sizeof(args));
-	args.handle = tl->handle;
-	args.fd = -1;
-	ret = drm_call(client->drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &args);
-	if (ret < 0)
+	/* The syncobj itself (not a sync_file) is what the protocol imports. */
+	ret = sb_syncobj_handle_to_fd(client->drm_fd, tl->handle, &fd);
+	if (ret)
 		goto err_destroy;
-	tl->proxy = wp_linux_drm_syncobj_manager_v1_import_timeline(client->syncobj, args.fd);
-	close(args.fd); /* libwayland sent its own duplicate */
+	tl->proxy = wp_linux_drm_syncobj_manager_v1_import_timeline(client->syncobj, fd);
+	close(fd); /* libwayland sent its own duplicate */
 	if (!tl->proxy) {
 		ret = -ENOMEM;
 		goto err_destroy;
@@ -169,7 +127,7 @@ timeline_create(struct sb_wl_client *client, uint32_t handle, struct timeline **
 
 err_destroy:
 	if (tl->owned)
-		syncobj_destroy(client->drm_fd, tl->handle);
+		sb_syncobj_destroy(client->drm_fd, tl->handle);
 err_free:
 	free(tl);
 	return ret;
@@ -205,16 +163,6 @@ pump_queue(struct sb_wl_client *client, int64_t deadline_ns)
 }
 
 /* ---- the client object -------------------------------------------------------- */
-
-static bool
-drm_has_timelines(int drm_fd)
-{
-	struct drm_get_cap cap;
-
-	memset(&cap, 0, sizeof(cap));
-	cap.capability = DRM_CAP_SYNCOBJ_TIMELINE;
-	return sb_ioctl(drm_fd, DRM_IOCTL_GET_CAP, &cap) == 0 && cap.value;
-}
 
 static void
 registry_global(void *data, struct wl_registry *registry, uint32_t name, const char *iface,
@@ -278,7 +226,7 @@ sb_wl_client_create(struct wl_display *display, int drm_fd, uint32_t flags,
 	 * -ENODEV, "no DRM fd was given", to a caller that gave one (fault-wl).
 	 */
 	c->drm_fd = drm_fd;
-	c->timelines = drm_fd >= 0 && drm_has_timelines(drm_fd);
+	c->timelines = drm_fd >= 0 && sb_drm_has_timelines(drm_fd);
 	if (drm_fd >= 0 && !c->timelines)
 		sb_info("the client's DRM fd has no timeline syncobjs; not using linux-drm-syncobj-v1");
 	c->queue = wl_display_create_queue(display);
