@@ -33,7 +33,7 @@ static const struct wp_linux_drm_syncobj_timeline_v1_interface timeline_impl = {
 static void
 import_timeline(struct wl_client *client, struct wl_resource *resource, uint32_t id, int32_t fd)
 {
-	struct sb_wl_server *server = wl_resource_get_user_data(resource);
+	struct sb_wl_server *server = sb_wl_manager_get_server(resource);
 	struct wl_resource *res;
 	struct timeline *tl;
 	uint32_t handle;
@@ -146,32 +146,19 @@ check_commit(struct sync_surface *ss, const struct sb_wl_surface_commit_info *in
 	return true;
 }
 
+static const struct wp_linux_drm_syncobj_manager_v1_interface manager_impl = {
+	.destroy = sb_wl_resource_destroy_request,
+	.get_surface = sb_wl_sync_object_create,
+	.import_timeline = import_timeline,
+};
+
 const struct sync_protocol sb_wl_drm_syncobj_protocol = {
 	.id = SB_WL_SYNC_DRM_SYNCOBJ,
+	.manager_iface = &wp_linux_drm_syncobj_manager_v1_interface,
+	.manager_impl = &manager_impl,
+	.version = 1,
 	.surface_iface = &wp_linux_drm_syncobj_surface_v1_interface,
 	.surface_impl = &surface_impl,
 	.exists_error = WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_SURFACE_EXISTS,
 	.check_commit = check_commit,
 };
-
-/* ---- manager ------------------------------------------------------------------ */
-
-static void
-get_surface(struct wl_client *client, struct wl_resource *resource, uint32_t id,
-	    struct wl_resource *surface)
-{
-	sb_wl_sync_object_create(client, resource, id, surface, &sb_wl_drm_syncobj_protocol);
-}
-
-static const struct wp_linux_drm_syncobj_manager_v1_interface manager_impl = {
-	.destroy = sb_wl_resource_destroy_request,
-	.get_surface = get_surface,
-	.import_timeline = import_timeline,
-};
-
-void
-sb_wl_drm_syncobj_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
-{
-	sb_wl_manager_bind(client, data, &wp_linux_drm_syncobj_manager_v1_interface,
-			   &manager_impl, version, id);
-}

@@ -87,29 +87,18 @@ check_commit(struct sync_surface *ss, const struct sb_wl_surface_commit_info *in
 	return true;
 }
 
+static const struct zwp_linux_explicit_synchronization_v1_interface manager_impl = {
+	.destroy = sb_wl_resource_destroy_request,
+	.get_synchronization = sb_wl_sync_object_create,
+};
+
 const struct sync_protocol sb_wl_explicit_v1_protocol = {
 	.id = SB_WL_SYNC_EXPLICIT_V1,
+	.manager_iface = &zwp_linux_explicit_synchronization_v1_interface,
+	.manager_impl = &manager_impl,
+	.version = 2,
 	.surface_iface = &zwp_linux_surface_synchronization_v1_interface,
 	.surface_impl = &surface_impl,
 	.exists_error = ZWP_LINUX_EXPLICIT_SYNCHRONIZATION_V1_ERROR_SYNCHRONIZATION_EXISTS,
 	.check_commit = check_commit,
 };
-
-static void
-get_synchronization(struct wl_client *client, struct wl_resource *resource, uint32_t id,
-		    struct wl_resource *surface)
-{
-	sb_wl_sync_object_create(client, resource, id, surface, &sb_wl_explicit_v1_protocol);
-}
-
-static const struct zwp_linux_explicit_synchronization_v1_interface manager_impl = {
-	.destroy = sb_wl_resource_destroy_request,
-	.get_synchronization = get_synchronization,
-};
-
-void
-sb_wl_explicit_v1_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
-{
-	sb_wl_manager_bind(client, data, &zwp_linux_explicit_synchronization_v1_interface,
-			   &manager_impl, version, id);
-}

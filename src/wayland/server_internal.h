@@ -3,9 +3,10 @@
  * The compositor helper's private header (include/syncbridge/wayland-server.h
  * is the public one; docs/wayland.md). Who does what:
  *
- *   wayland-server.c    the helper object: globals, manager resources, create/destroy
- *   surface.c           per-client accounting and per-surface state, the
- *                       per-surface extension object of either protocol
+ *   wayland-server.c    the helper object: globals, manager resources,
+ *                       per-client accounting, create/destroy
+ *   surface.c           per-surface state, the per-surface extension object
+ *                       of either protocol
  *   commit_queue.c      commits: checked, queued in commit order, waited for
  *                       (only the queue head waits), handed over, released
  *   explicit_sync_v1.c  zwp_linux_explicit_synchronization_v1 requests and commit rules
@@ -31,6 +32,7 @@
  *        │                         └─ held: commits handed to the compositor
  *        ├─ timelines ──► timeline (imported syncobj handle, refcounted by
  *        │                          its resource and by every point using it)
+ *        ├─ globals: one per advertised protocol (sync_global)
  *        ├─ managers: the bound global resources
  *        ├─ commits: every live sb_wl_commit (so destroy can detach them)
  *        └─ deferred: release points waiting for a compositor fence
@@ -143,6 +145,29 @@ struct sync_surface {
 	struct acquire_wait wait; /* the queue head's, when it waits */
 };
 
+/*
+ * One protocol, as wayland-server.c advertises it, surface.c creates its
+ * per-surface object and commit_queue.c checks a commit against it.
+ */
+struct sync_protocol {
+	enum sb_wl_sync_protocol id;
+	const struct wl_interface *manager_iface;
+	const void *manager_impl;
+	uint32_t version;
+	const struct wl_interface *surface_iface;
+	const void *surface_impl;
+	uint32_t exists_error; /* the manager's *_EXISTS code */
+	/* The protocol errors a commit can raise; false after posting one. */
+	bool (*check_commit)(struct sync_surface *ss, const struct sb_wl_surface_commit_info *info);
+};
+
+/* One advertised protocol: the global's data and its manager resources' user data. */
+struct sync_global {
+	struct sb_wl_server *server;
+	const struct sync_protocol *protocol;
+	struct wl_global *global; /* NULL: not advertised */
+};
+
 struct sb_wl_server {
 	struct wl_display *display;
 	struct wl_event_loop *loop;
@@ -153,8 +178,7 @@ struct sb_wl_server {
 	struct sb_wl_server_impl impl;
 	void *data;
 
-	struct wl_global *explicit_global;
-	struct wl_global *syncobj_global;
+	struct sync_global globals[2]; /* explicit-sync v1, drm-syncobj */
 	struct wl_listener display_destroy;
 
 	struct wl_list surfaces;  /* sync_surface.link */
@@ -167,37 +191,23 @@ struct sb_wl_server {
 	bool warned_acquire_error;
 };
 
-/*
- * One protocol's per-surface object: what surface.c needs to create it and
- * commit_queue.c to check a commit against it.
- */
-struct sync_protocol {
-	enum sb_wl_sync_protocol id;
-	const struct wl_interface *surface_iface;
-	const void *surface_impl;
-	uint32_t exists_error; /* the manager's *_EXISTS code */
-	/* The protocol errors a commit can raise; false after posting one. */
-	bool (*check_commit)(struct sync_surface *ss, const struct sb_wl_surface_commit_info *info);
-};
-
 /* ---- wayland-server.c ---- */
-/* The bound manager's request "destroy", and the global's bind. */
-void sb_wl_resource_destroy_request(struct wl_client *client, struct wl_resource *resource);
-void sb_wl_manager_bind(struct wl_client *client, struct sb_wl_server *server,
-			const struct wl_interface *iface, const void *impl, uint32_t version,
-			uint32_t id);
-
-/* ---- surface.c ---- */
 struct client_state *sb_wl_client_state_get(struct wl_client *client);
 void sb_wl_client_state_unref(struct client_state *cs);
+/* Every protocol object's request "destroy". */
+void sb_wl_resource_destroy_request(struct wl_client *client, struct wl_resource *resource);
+/* The helper behind a manager resource; NULL once it is gone (the resource is inert). */
+struct sb_wl_server *sb_wl_manager_get_server(struct wl_resource *manager);
+
+/* ---- surface.c ---- */
 struct sync_surface *sb_wl_sync_surface_lookup(struct wl_resource *surface);
 struct sync_surface *sb_wl_sync_surface_get(struct sb_wl_server *server,
 					    struct wl_resource *surface);
 void sb_wl_sync_surface_free(struct sync_surface *ss);
 void sb_wl_sync_surface_clear_pending(struct sync_surface *ss);
-/* A manager's get_synchronization / get_surface request. */
+/* Either manager's get_synchronization / get_surface request. */
 void sb_wl_sync_object_create(struct wl_client *client, struct wl_resource *manager, uint32_t id,
-			      struct wl_resource *surface, const struct sync_protocol *protocol);
+			      struct wl_resource *surface);
 /* A per-surface request on an object whose wl_surface is gone: NO_SURFACE. */
 struct sync_surface *sb_wl_sync_object_get_surface(struct wl_resource *sync, uint32_t no_surface_error);
 
@@ -208,8 +218,6 @@ void sb_wl_commit_queue_discard(struct sync_surface *ss);
 /* ---- explicit_sync_v1.c, drm_syncobj_v1.c ---- */
 extern const struct sync_protocol sb_wl_explicit_v1_protocol;
 extern const struct sync_protocol sb_wl_drm_syncobj_protocol;
-void sb_wl_explicit_v1_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id);
-void sb_wl_drm_syncobj_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id);
 
 /* ---- timeline.c ---- */
 /*

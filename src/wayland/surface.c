@@ -1,87 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-client and per-surface state, and the per-surface extension object of
- * either protocol (a surface has at most one, of either protocol).
+ * Per-surface state, and the per-surface extension object of either protocol
+ * (a surface has at most one, of either protocol).
  */
-#include <errno.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 
 #include "server_internal.h"
-
-/* ---- per-client accounting ------------------------------------------------- */
-
-void
-sb_wl_client_state_unref(struct client_state *cs)
-{
-	if (cs && --cs->refs == 0)
-		free(cs);
-}
-
-/*
- * Keep the client's last events deliverable: stop it sending, then drop
- * what it sent that nobody will read.
- *
- * libwayland-server emits the client's destroy signal, then flushes the
- * client's events (a protocol error we posted among them), then closes the
- * socket. If requests the client sent in the meantime are still unread in
- * the socket then, the kernel marks the client's end ECONNRESET (af_unix
- * close with a non-empty receive queue), and libwayland-client 1.23 reads
- * until EAGAIN: its read after the error event's bytes fails ECONNRESET, and
- * it drops the bytes it already has. The client sees "Connection reset by
- * peer" instead of our error. shutdown(SHUT_RD) makes the client's further
- * sends fail with EPIPE (which libwayland-client tolerates) and lets nothing
- * more into our receive queue; draining it leaves the close nothing to reset.
- * Fds in the drained messages are released by the kernel (no control buffer).
- * This changes the socket's state, which wl_client_get_fd() warns about; the
- * connection is being destroyed, and only the flush and the close follow.
- */
-static void
-client_quiesce(struct wl_client *client)
-{
-	int fd = wl_client_get_fd(client);
-	char sink[4096];
-	ssize_t n;
-
-	if (shutdown(fd, SHUT_RD) < 0)
-		return; /* not connected any more: nothing can be reset */
-	do {
-		n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
-	} while (n > 0 || (n < 0 && errno == EINTR));
-}
-
-static void
-client_destroy_notify(struct wl_listener *listener, void *data)
-{
-	struct client_state *cs = wl_container_of(listener, cs, client_destroy);
-
-	client_quiesce(data);
-	cs->client = NULL;
-	wl_list_remove(&cs->client_destroy.link);
-	sb_wl_client_state_unref(cs);
-}
-
-/* The client's state, created on first use; returns a new reference or NULL. */
-struct client_state *
-sb_wl_client_state_get(struct wl_client *client)
-{
-	struct wl_listener *l = wl_client_get_destroy_listener(client, client_destroy_notify);
-	struct client_state *cs;
-
-	if (l) {
-		cs = wl_container_of(l, cs, client_destroy);
-	} else {
-		cs = calloc(1, sizeof(*cs));
-		if (!cs)
-			return NULL;
-		cs->refs = 1; /* the listener's */
-		cs->client = client;
-		cs->client_destroy.notify = client_destroy_notify;
-		wl_client_add_destroy_listener(client, &cs->client_destroy);
-	}
-	cs->refs++;
-	return cs;
-}
 
 /* ---- per-surface state ----------------------------------------------------------- */
 
@@ -161,6 +85,16 @@ sb_wl_sync_surface_free(struct sync_surface *ss)
 
 /* ---- the per-surface extension object ------------------------------------------ */
 
+/* Which protocol's manager this is (also once the helper is gone). */
+static const struct sync_protocol *
+protocol_of(struct wl_resource *manager)
+{
+	const struct sync_protocol *p = &sb_wl_explicit_v1_protocol;
+
+	return wl_resource_instance_of(manager, p->manager_iface, p->manager_impl)
+	       ? p : &sb_wl_drm_syncobj_protocol;
+}
+
 /* The extension object went away: the surface has no sync object now. */
 static void
 sync_res_destroy(struct wl_resource *resource)
@@ -176,9 +110,10 @@ sync_res_destroy(struct wl_resource *resource)
 
 void
 sb_wl_sync_object_create(struct wl_client *client, struct wl_resource *manager, uint32_t id,
-			 struct wl_resource *surface, const struct sync_protocol *protocol)
+			 struct wl_resource *surface)
 {
-	struct sb_wl_server *server = wl_resource_get_user_data(manager);
+	const struct sync_protocol *protocol = protocol_of(manager);
+	struct sb_wl_server *server = sb_wl_manager_get_server(manager);
 	struct sync_surface *ss = NULL;
 	struct wl_resource *res;
 

@@ -11,16 +11,86 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
-#include "linux-drm-syncobj-v1-server-protocol.h"
-#include "linux-explicit-synchronization-unstable-v1-server-protocol.h"
 #include "log.h"
 #include "server_internal.h"
 #include "syncobj_internal.h"
 #include "util.h"
 
-#define EXPLICIT_V1_VERSION 2
-#define DRM_SYNCOBJ_VERSION 1
+/* ---- per-client accounting ------------------------------------------------- */
+
+void
+sb_wl_client_state_unref(struct client_state *cs)
+{
+	if (cs && --cs->refs == 0)
+		free(cs);
+}
+
+/*
+ * Keep the client's last events deliverable: stop it sending, then drop
+ * what it sent that nobody will read.
+ *
+ * libwayland-server emits the client's destroy signal, then flushes the
+ * client's events (a protocol error we posted among them), then closes the
+ * socket. If requests the client sent in the meantime are still unread in
+ * the socket then, the kernel marks the client's end ECONNRESET (af_unix
+ * close with a non-empty receive queue), and libwayland-client 1.23 reads
+ * until EAGAIN: its read after the error event's bytes fails ECONNRESET, and
+ * it drops the bytes it already has. The client sees "Connection reset by
+ * peer" instead of our error. shutdown(SHUT_RD) makes the client's further
+ * sends fail with EPIPE (which libwayland-client tolerates) and lets nothing
+ * more into our receive queue; draining it leaves the close nothing to reset.
+ * Fds in the drained messages are released by the kernel (no control buffer).
+ * This changes the socket's state, which wl_client_get_fd() warns about; the
+ * connection is being destroyed, and only the flush and the close follow.
+ */
+static void
+client_quiesce(struct wl_client *client)
+{
+	int fd = wl_client_get_fd(client);
+	char sink[4096];
+	ssize_t n;
+
+	if (shutdown(fd, SHUT_RD) < 0)
+		return; /* not connected any more: nothing can be reset */
+	do {
+		n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+	} while (n > 0 || (n < 0 && errno == EINTR));
+}
+
+static void
+client_destroy_notify(struct wl_listener *listener, void *data)
+{
+	struct client_state *cs = wl_container_of(listener, cs, client_destroy);
+
+	client_quiesce(data);
+	cs->client = NULL;
+	wl_list_remove(&cs->client_destroy.link);
+	sb_wl_client_state_unref(cs);
+}
+
+/* The client's state, created on first use; returns a new reference or NULL. */
+struct client_state *
+sb_wl_client_state_get(struct wl_client *client)
+{
+	struct wl_listener *l = wl_client_get_destroy_listener(client, client_destroy_notify);
+	struct client_state *cs;
+
+	if (l) {
+		cs = wl_container_of(l, cs, client_destroy);
+	} else {
+		cs = calloc(1, sizeof(*cs));
+		if (!cs)
+			return NULL;
+		cs->refs = 1; /* the listener's */
+		cs->client = client;
+		cs->client_destroy.notify = client_destroy_notify;
+		wl_client_add_destroy_listener(client, &cs->client_destroy);
+	}
+	cs->refs++;
+	return cs;
+}
 
 /* ---- manager resources ----------------------------------------------------------- */
 
@@ -36,21 +106,50 @@ manager_res_destroy(struct wl_resource *resource)
 	wl_list_remove(wl_resource_get_link(resource));
 }
 
-void
-sb_wl_manager_bind(struct wl_client *client, struct sb_wl_server *server,
-		   const struct wl_interface *iface, const void *impl, uint32_t version, uint32_t id)
+struct sb_wl_server *
+sb_wl_manager_get_server(struct wl_resource *manager)
 {
-	struct wl_resource *res = wl_resource_create(client, iface, version, id);
+	struct sync_global *g = wl_resource_get_user_data(manager);
+
+	return g ? g->server : NULL;
+}
+
+static void
+manager_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
+{
+	struct sync_global *g = data;
+	struct wl_resource *res = wl_resource_create(client, g->protocol->manager_iface, version, id);
 
 	if (!res) {
 		wl_client_post_no_memory(client);
 		return;
 	}
-	wl_resource_set_implementation(res, impl, server, manager_res_destroy);
-	wl_list_insert(&server->managers, wl_resource_get_link(res));
+	wl_resource_set_implementation(res, g->protocol->manager_impl, g, manager_res_destroy);
+	wl_list_insert(&g->server->managers, wl_resource_get_link(res));
 	/* The client state's destroy listener quiesces the connection (see
 	 * client_quiesce): every client that can get an error from us has one. */
 	sb_wl_client_state_unref(sb_wl_client_state_get(client));
+}
+
+static bool
+global_create(struct sb_wl_server *server, struct sync_global *g,
+	      const struct sync_protocol *protocol)
+{
+	g->server = server;
+	g->protocol = protocol;
+	g->global = wl_global_create(server->display, protocol->manager_iface, protocol->version, g,
+				     manager_bind);
+	return g->global != NULL;
+}
+
+static void
+globals_destroy(struct sb_wl_server *server)
+{
+	for (size_t i = 0; i < SB_ARRAY_SIZE(server->globals); i++) {
+		if (server->globals[i].global)
+			wl_global_destroy(server->globals[i].global);
+		server->globals[i].global = NULL;
+	}
 }
 
 /* ---- queries ------------------------------------------------------------------------ */
@@ -81,10 +180,9 @@ sb_wl_server_get_protocols(const struct sb_wl_server *server)
 {
 	uint32_t mask = 0;
 
-	if (server && server->explicit_global)
-		mask |= 1u << SB_WL_SYNC_EXPLICIT_V1;
-	if (server && server->syncobj_global)
-		mask |= 1u << SB_WL_SYNC_DRM_SYNCOBJ;
+	for (size_t i = 0; server && i < SB_ARRAY_SIZE(server->globals); i++)
+		if (server->globals[i].global)
+			mask |= 1u << server->globals[i].protocol->id;
 	return mask;
 }
 
@@ -147,26 +245,18 @@ sb_wl_server_create(struct wl_display *display, const struct sb_wl_server_option
 	wl_list_init(&server->commits);
 	wl_list_init(&server->deferred);
 
-	if (want_v1) {
-		server->explicit_global = wl_global_create(display, &zwp_linux_explicit_synchronization_v1_interface,
-							   EXPLICIT_V1_VERSION, server, sb_wl_explicit_v1_bind);
-		if (!server->explicit_global)
-			goto err;
-	}
-	if (want_syncobj) {
-		server->syncobj_global = wl_global_create(display, &wp_linux_drm_syncobj_manager_v1_interface,
-							  DRM_SYNCOBJ_VERSION, server, sb_wl_drm_syncobj_bind);
-		if (!server->syncobj_global)
-			goto err;
-	}
+	if (want_v1 && !global_create(server, &server->globals[0], &sb_wl_explicit_v1_protocol))
+		goto err_destroy_globals;
+	if (want_syncobj &&
+	    !global_create(server, &server->globals[1], &sb_wl_drm_syncobj_protocol))
+		goto err_destroy_globals;
 	server->display_destroy.notify = display_destroy_notify;
 	wl_display_add_destroy_listener(display, &server->display_destroy);
 	*out = server;
 	return 0;
 
-err:
-	if (server->explicit_global)
-		wl_global_destroy(server->explicit_global);
+err_destroy_globals:
+	globals_destroy(server);
 	free(server);
 	return -ENOMEM;
 }
@@ -184,10 +274,7 @@ sb_wl_server_destroy(struct sb_wl_server *server)
 	/* Release points still waiting for a compositor fence (import fallback):
 	 * never early, never not at all — teardown may block for the fence. */
 	sb_wl_buffer_release_flush_deferred(server);
-	if (server->explicit_global)
-		wl_global_destroy(server->explicit_global);
-	if (server->syncobj_global)
-		wl_global_destroy(server->syncobj_global);
+	globals_destroy(server);
 
 	/* Waiting commits are discarded (and released); held ones stay the compositor's. */
 	wl_list_for_each_safe(ss, ss_tmp, &server->surfaces, link)
