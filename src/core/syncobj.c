@@ -232,6 +232,14 @@ out_destroy_tmp:
 }
 
 int
+sb_syncobj_export_point(int drm_fd, uint32_t handle, uint64_t point, int *out_fd)
+{
+	int ret = sb_syncobj_export_sync_file(drm_fd, handle, point, out_fd);
+
+	return ret == -EINVAL ? -EAGAIN : ret;
+}
+
+int
 sb_syncobj_import_sync_file(int drm_fd, uint32_t handle, uint64_t point, int sync_file_fd)
 {
 	uint32_t tmp;

@@ -34,4 +34,10 @@ int sb_syncobj_handle_to_fd(int drm_fd, uint32_t handle, int *out_fd);
  */
 int sb_syncobj_fd_to_handle(int drm_fd, int fd, uint32_t *handle);
 
+/*
+ * sb_syncobj_export_sync_file() as the Wayland helpers document it: a point
+ * with no fence attached yet (the kernel's EINVAL) is -EAGAIN, "try again".
+ */
+int sb_syncobj_export_point(int drm_fd, uint32_t handle, uint64_t point, int *out_fd);
+
 #endif

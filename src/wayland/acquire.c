@@ -16,6 +16,7 @@
 
 #include "log.h"
 #include "server_internal.h"
+#include "syncobj_internal.h"
 #include "util.h"
 
 void
@@ -84,14 +85,11 @@ record_status(struct sb_wl_server *server, struct acquire *a, int status)
 	}
 }
 
-/* An unmaterialised point cannot be exported yet: -EAGAIN, as documented. */
 static int
 export_point(const struct point *p, int *out_fd)
 {
-	int ret = sb_syncobj_export_sync_file(p->timeline->server->drm_fd, p->timeline->handle,
-					      p->value, out_fd);
-
-	return ret == -EINVAL ? -EAGAIN : ret;
+	return sb_syncobj_export_point(p->timeline->server->drm_fd, p->timeline->handle, p->value,
+				       out_fd);
 }
 
 /*

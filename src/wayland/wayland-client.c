@@ -460,9 +460,7 @@ found:
 		return 0;
 	}
 
-	ret = sb_syncobj_export_sync_file(client->drm_fd, handle, point, &fd);
-	if (ret == -EINVAL)
-		return -EAGAIN; /* not materialised */
+	ret = sb_syncobj_export_point(client->drm_fd, handle, point, &fd);
 	if (ret)
 		return ret;
 	ret = sb_wl_surface_sync_set_acquire_fence(sync, fd, dmabuf_fd);
@@ -575,9 +573,8 @@ sb_wl_release_get_fence(struct sb_wl_release *r, int *out_fd)
 		return -EINVAL;
 	switch (r->protocol) {
 	case SB_WL_CLIENT_DRM_SYNCOBJ:
-		ret = sb_syncobj_export_sync_file(r->client->drm_fd, r->timeline->handle, r->point,
-						  out_fd);
-		return ret == -EINVAL ? -EAGAIN : ret;
+		return sb_syncobj_export_point(r->client->drm_fd, r->timeline->handle, r->point,
+					       out_fd);
 	case SB_WL_CLIENT_EXPLICIT_V1:
 		if (!r->arrived) {
 			ret = pump_queue(r->client, 0);
