@@ -45,6 +45,15 @@ queue_remove(struct sync_surface *ss, struct sb_wl_commit *c)
 	ss->server->stats.commits_queued--;
 }
 
+/* The wl.commit marker: what became of a commit, and what it waits for. */
+static void
+trace_commit(const struct sb_wl_commit *c, const char *result)
+{
+	sb_trace("wl.commit surface=%u result=%s acquire_point=%llu %s",
+		 wl_resource_get_id(c->owner->surface), result,
+		 (unsigned long long)c->acquire.point.value, sb_trace_sync_file(c->acquire.fd).s);
+}
+
 /* Release the commit's buffer (fence_fd: borrowed, -1 = now) and free it. */
 static void
 commit_release_and_free(struct sb_wl_commit *c, int fence_fd)
@@ -205,9 +214,7 @@ queue_commit(struct sync_surface *ss, struct sb_wl_commit *c)
 	ss->client->queued++;
 	server->stats.commits_queued++;
 	server->stats.commits_deferred++;
-	sb_trace("wl.commit surface=%u result=deferred acquire_point=%llu %s",
-		 wl_resource_get_id(ss->surface), (unsigned long long)c->acquire.point.value,
-		 sb_trace_sync_file(c->acquire.fd).s);
+	trace_commit(c, "deferred");
 	if (ss->queue.next != &c->link)
 		return SB_WL_COMMIT_DEFERRED;
 	/* The head: start waiting (it is not signalled, checked by the caller). */
@@ -266,7 +273,7 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 		return SB_WL_COMMIT_APPLY; /* no sync object, nothing to wait for */
 
 	carries = sb_wl_acquire_is_set(&ss->acquire) || sb_wl_buffer_release_is_set(&ss->release);
-	if (!carries && implicit.fd < 0 && wl_list_empty(&ss->queue))
+	if (!carries && !sb_wl_acquire_is_set(&implicit) && wl_list_empty(&ss->queue))
 		return SB_WL_COMMIT_APPLY;
 
 	c = commit_create(server, ss, commit_data);
@@ -278,15 +285,13 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 	}
 	c->protocol = carries && ss->protocol ? ss->protocol->id : SB_WL_SYNC_NONE;
 	/* An implicit snapshot is only taken when the client set no acquire. */
-	sb_wl_acquire_move(&c->acquire, implicit.fd >= 0 ? &implicit : &ss->acquire);
+	sb_wl_acquire_move(&c->acquire, sb_wl_acquire_is_set(&implicit) ? &implicit : &ss->acquire);
 	sb_wl_buffer_release_move(&c->release, &ss->release);
 
 	if (!wl_list_empty(&ss->queue) || !commit_ready_now(server, c))
 		return queue_commit(ss, c);
 	c->ready = true;
-	sb_trace("wl.commit surface=%u result=apply acquire_point=%llu %s",
-		 wl_resource_get_id(surface), (unsigned long long)c->acquire.point.value,
-		 sb_trace_sync_file(c->acquire.fd).s);
+	trace_commit(c, "apply");
 	wl_list_insert(ss->held.prev, &c->link);
 	*out = c;
 	return SB_WL_COMMIT_APPLY;

@@ -209,7 +209,8 @@ void sb_wl_sync_surface_clear_pending(struct sync_surface *ss);
 void sb_wl_sync_object_create(struct wl_client *client, struct wl_resource *manager, uint32_t id,
 			      struct wl_resource *surface);
 /* A per-surface request on an object whose wl_surface is gone: NO_SURFACE. */
-struct sync_surface *sb_wl_sync_object_get_surface(struct wl_resource *sync, uint32_t no_surface_error);
+struct sync_surface *sb_wl_sync_object_get_surface(struct wl_resource *sync,
+						   uint32_t no_surface_error);
 
 /* ---- commit_queue.c ---- */
 /* The wl_surface is gone (or the server is): its waiting commits never apply. */
@@ -248,7 +249,10 @@ bool sb_wl_acquire_is_set(const struct acquire *a);
 bool sb_wl_acquire_snapshot(struct acquire *a, int dmabuf_fd);
 /* 1: signalled (or nothing to wait for; a->status recorded), 0: not yet or not known. */
 int sb_wl_acquire_is_signalled(struct sb_wl_server *server, struct acquire *a);
-/* A sync_file of the acquire (*out_fd owned by the caller), -1 when none. */
+/*
+ * 0 and *out_fd a sync_file of the acquire (the caller's), or -1 when there is
+ * nothing to wait for; -EAGAIN: a point with no fence yet; else -errno.
+ */
 int sb_wl_acquire_export(const struct acquire *a, int *out_fd);
 void sb_wl_acquire_wait_init(struct acquire_wait *w);
 void sb_wl_acquire_wait_finish(struct sb_wl_server *server, struct acquire_wait *w);
