@@ -258,6 +258,11 @@ sb_wl_acquire_wait_start(struct sb_wl_server *server, struct acquire *a,
 void
 sb_wl_acquire_wait_fired(struct sb_wl_server *server, struct acquire *a, struct acquire_wait *w)
 {
+	int err;
+
+	if (w->waiter && (err = sb_syncobj_waiter_get_error(w->waiter)) != 0)
+		sb_log_errno(SB_LOG_DEBUG, err, "acquire point wait ended without the point "
+			     "signalling; applying (errors count as signalled)");
 	/* The client's sync_file (v1, implicit), or -1: export the point. */
 	check_status(server, a, w->fd);
 	wait_uncount(server, w);
