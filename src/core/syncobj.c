@@ -23,18 +23,6 @@
 #include "syncobj_internal.h"
 #include "util.h"
 
-#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
-/* Linux 6.6: "DRM_IOCTL_SYNCOBJ_EVENTFD - register an eventfd ..." */
-struct drm_syncobj_eventfd {
-	__u32 handle;
-	__u32 flags;
-	__u64 point;
-	__s32 fd;
-	__u32 pad;
-};
-#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
-#endif
-
 /* How long the fallback thread sleeps in one wait before checking for destroy. */
 #define WAITER_SLICE_NS (20 * 1000 * 1000)
 

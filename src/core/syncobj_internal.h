@@ -10,8 +10,25 @@
 #ifndef SB_SYNCOBJ_INTERNAL_H
 #define SB_SYNCOBJ_INTERNAL_H
 
+#include <drm.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/*
+ * The uapi that libdrm's headers may predate, defined once here for the core
+ * and for the tests that intercept or fake the ioctl (they link the core).
+ */
+#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
+/* Linux 6.6: "DRM_IOCTL_SYNCOBJ_EVENTFD - register an eventfd ..." */
+struct drm_syncobj_eventfd {
+	__u32 handle;
+	__u32 flags;
+	__u64 point;
+	__s32 fd;
+	__u32 pad;
+};
+#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
+#endif
 
 /* DRM_CAP_SYNCOBJ_TIMELINE: false when the device has none or will not say. */
 bool sb_drm_has_timelines(int drm_fd);
