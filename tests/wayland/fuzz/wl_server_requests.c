@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target: the compositor helper's request handling (src/wayland/wayland-server.c),
+ * Fuzz target: the compositor helper's request handling (src/wayland/: the protocol files and commit_queue.c),
  * both protocols, driven in-process. The example compositor (sbwl_comp:
  * wl_compositor, wl_shm, linux-dmabuf, the helper) runs on a wl_display of
  * this process; a libwayland-client connection over a socketpair sends what
