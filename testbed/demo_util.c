@@ -15,13 +15,12 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <drm.h>
 #include <drm_mode.h>
 
-#ifdef HAVE_ZLIB
-#include <zlib.h>
-#endif
+#include <png.h>
 
 void
 demo_fd_clear(int *fd)
@@ -62,6 +61,15 @@ demo_sleep_ns(int64_t ns)
 	struct timespec ts = { .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
 
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+void
+demo_sleep_until_ns(int64_t t)
+{
+	struct timespec ts = { .tv_sec = t / 1000000000, .tv_nsec = t % 1000000000 };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }
 
@@ -166,6 +174,48 @@ demo_recv(int sock, void *msg, size_t len, int *fds, int max_fds, int *n_fds, in
 	return 0;
 }
 
+/* ---- two processes ------------------------------------------------------ */
+
+pid_t
+demo_fork_peer(int (*child)(int sock, void *arg), void *arg, int *sock)
+{
+	int sv[2];
+	pid_t pid;
+
+	*sock = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	fflush(NULL); /* or the child writes out what the parent buffered */
+	pid = fork();
+	if (pid < 0) {
+		pid = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return pid;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		int status = child(sv[1], arg);
+		close(sv[1]);
+		fflush(NULL);
+		_exit(status);
+	}
+	close(sv[1]);
+	*sock = sv[0];
+	return pid;
+}
+
+int
+demo_wait_peer(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* ---- vgem --------------------------------------------------------------- */
 
 /* vgem's fence UAPI (include/uapi/drm/vgem_drm.h; libdrm ships no header). */
@@ -183,8 +233,8 @@ struct demo_vgem_fence_signal {
 #define DEMO_IOCTL_VGEM_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct demo_vgem_fence_attach)
 #define DEMO_IOCTL_VGEM_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct demo_vgem_fence_signal)
 
-static int
-driver_is(int fd, const char *name)
+int
+demo_drm_driver_is(int fd, const char *name)
 {
 	char buf[64] = "";
 	struct drm_version v = { .name = buf, .name_len = sizeof(buf) - 1 };
@@ -199,6 +249,12 @@ driver_is(int fd, const char *name)
 int
 demo_vgem_open(void)
 {
+	return demo_vgem_open_path(NULL, 0);
+}
+
+int
+demo_vgem_open_path(char *path, size_t size)
+{
 	bool denied = false;
 
 	for (int i = 0; i < 64; i++) {
@@ -210,8 +266,11 @@ demo_vgem_open(void)
 				denied = true;
 			continue;
 		}
-		if (driver_is(fd, "vgem") == 1)
+		if (demo_drm_driver_is(fd, "vgem") == 1) {
+			if (path)
+				snprintf(path, size, "%s", p);
 			return fd;
+		}
 		close(fd);
 	}
 	return denied ? -EACCES : -ENODEV;
@@ -296,155 +355,63 @@ demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id)
 
 /* ---- PNG ---------------------------------------------------------------- */
 
-static uint32_t crc_table[256];
-
-static void
-crc_init(void)
-{
-	for (uint32_t n = 0; n < 256; n++) {
-		uint32_t c = n;
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		crc_table[n] = c;
-	}
-}
-
-static uint32_t
-crc_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-	return crc;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
+/* libpng reports its errors by longjmp (after printing them): nothing here
+ * lives across the setjmp. */
 static int
-write_chunk(FILE *f, const char *type, const uint8_t *data, size_t len)
+write_png(png_structp png, png_infop info, FILE *f, const uint8_t *pixels,
+		uint32_t width, uint32_t height, uint32_t stride, int channels)
 {
-	uint8_t hdr[8], tail[4];
-
-	put32(hdr, (uint32_t)len);
-	memcpy(hdr + 4, type, 4);
-	uint32_t crc = crc_update(0xffffffffu, hdr + 4, 4);
-	crc = crc_update(crc, data, len) ^ 0xffffffffu;
-	put32(tail, crc);
-	if (fwrite(hdr, 1, 8, f) != 8 || (len && fwrite(data, 1, len, f) != len) ||
-	    fwrite(tail, 1, 4, f) != 4)
+	if (setjmp(png_jmpbuf(png)))
 		return -EIO;
+	png_init_io(png, f);
+	png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+	png_write_info(png, info);
+	if (channels == 4)
+		png_set_filler(png, 0, PNG_FILLER_AFTER); /* the input's 4th byte: dropped */
+	for (uint32_t y = 0; y < height; y++)
+		png_write_row(png, pixels + (size_t)y * stride);
+	png_write_end(png, NULL);
 	return 0;
-}
-
-/* A zlib stream of stored (uncompressed) deflate blocks, when zlib is absent. */
-static uint8_t *
-deflate_stored(const uint8_t *raw, size_t n, size_t *out_len)
-{
-	size_t blocks = n / 65535 + 1;
-	uint8_t *out = malloc(2 + n + blocks * 5 + 4);
-	size_t o = 0;
-	uint32_t a = 1, b = 0;
-
-	if (!out)
-		return NULL;
-	out[o++] = 0x78;
-	out[o++] = 0x01;
-	for (size_t i = 0; i < n || i == 0;) {
-		size_t k = n - i > 65535 ? 65535 : n - i;
-		out[o++] = i + k == n ? 1 : 0;
-		out[o++] = (uint8_t)k;
-		out[o++] = (uint8_t)(k >> 8);
-		out[o++] = (uint8_t)~k;
-		out[o++] = (uint8_t)(~k >> 8);
-		memcpy(out + o, raw + i, k);
-		o += k;
-		i += k;
-		if (n == 0)
-			break;
-	}
-	for (size_t i = 0; i < n; i++) {
-		a = (a + raw[i]) % 65521;
-		b = (b + a) % 65521;
-	}
-	put32(out + o, b << 16 | a);
-	*out_len = o + 4;
-	return out;
 }
 
 int
 demo_png_write(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
 	       uint32_t stride, int channels)
 {
-	static const uint8_t sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
-	size_t row = (size_t)width * 3 + 1;
-	size_t raw_len = row * height;
-	uint8_t *raw = malloc(raw_len);
-	uint8_t *z = NULL;
-	size_t z_len = 0;
+	png_structp png;
+	png_infop info = NULL;
+	FILE *f;
 	int ret = -ENOMEM;
-	FILE *f = NULL;
 
 	if (channels != 3 && channels != 4)
 		return -EINVAL;
-	if (!raw)
-		return -ENOMEM;
-	for (uint32_t y = 0; y < height; y++) {
-		uint8_t *o = raw + y * row;
-		const uint8_t *in = pixels + (size_t)y * stride;
-		*o++ = 0; /* filter: none */
-		for (uint32_t x = 0; x < width; x++, in += channels) {
-			*o++ = in[0];
-			*o++ = in[1];
-			*o++ = in[2];
-		}
-	}
-#ifdef HAVE_ZLIB
-	uLongf zl = compressBound((uLong)raw_len);
-	z = malloc(zl);
-	if (z && compress2(z, &zl, raw, (uLong)raw_len, 6) == Z_OK)
-		z_len = zl;
-	else {
-		free(z);
-		z = NULL;
-	}
-#endif
-	if (!z)
-		z = deflate_stored(raw, raw_len, &z_len);
-	if (!z)
-		goto out;
-
-	if (!crc_table[1])
-		crc_init();
 	f = fopen(path, "wbe");
-	if (!f) {
-		ret = -errno;
-		goto out;
-	}
-	uint8_t ihdr[13];
-	put32(ihdr, width);
-	put32(ihdr + 4, height);
-	ihdr[8] = 8; /* bit depth */
-	ihdr[9] = 2; /* colour type: RGB */
-	ihdr[10] = ihdr[11] = ihdr[12] = 0;
-	ret = fwrite(sig, 1, 8, f) == 8 ? 0 : -EIO;
-	if (!ret)
-		ret = write_chunk(f, "IHDR", ihdr, sizeof(ihdr));
-	if (!ret)
-		ret = write_chunk(f, "IDAT", z, z_len);
-	if (!ret)
-		ret = write_chunk(f, "IEND", NULL, 0);
-	if (fclose(f) != 0 && !ret)
+	if (!f)
+		return -errno;
+	png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+	if (png)
+		info = png_create_info_struct(png);
+	if (info)
+		ret = write_png(png, info, f, pixels, width, height, stride, channels);
+	png_destroy_write_struct(&png, &info);
+	if (fclose(f) != 0 && ret == 0)
 		ret = -EIO;
-out:
-	free(raw);
-	free(z);
 	return ret;
+}
+
+bool
+demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+		return false;
+	*out = (unsigned)v;
+	return true;
 }
 
 int

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 /* ---- fds and time ------------------------------------------------------ */
 
 /* Close *fd if it is open and set it to -1. */
@@ -24,6 +26,8 @@ int demo_count_fds(void);
 int64_t demo_now_ns(void);
 /* Sleep for ns nanoseconds (resumes after signals). */
 void demo_sleep_ns(int64_t ns);
+/* Sleep until CLOCK_MONOTONIC reads t ns (resumes after signals). */
+void demo_sleep_until_ns(int64_t t);
 /* ioctl() retried on EINTR/EAGAIN; 0/-errno. */
 int demo_ioctl(int fd, unsigned long request, void *arg);
 
@@ -48,6 +52,18 @@ int demo_send(int sock, const void *msg, size_t len, const int *fds, int n_fds);
 int demo_recv(int sock, void *msg, size_t len, int *fds, int max_fds, int *n_fds,
 	      int timeout_ms);
 
+/* ---- two processes ------------------------------------------------------ */
+
+/*
+ * Run child(sock, arg) in a forked process, connected to this one by a
+ * SOCK_SEQPACKET socket pair; the child _exit()s with what child returns.
+ * *sock: this process's end (owned by the caller), -1 on failure. Returns
+ * the child's pid, or -errno (nothing forked).
+ */
+pid_t demo_fork_peer(int (*child)(int sock, void *arg), void *arg, int *sock);
+/* Wait for the child: its exit status, 128 + the signal that killed it, or -errno. */
+int demo_wait_peer(pid_t pid);
+
 /* ---- vgem --------------------------------------------------------------- */
 
 /*
@@ -56,6 +72,11 @@ int demo_recv(int sock, void *msg, size_t len, int *fds, int max_fds, int *n_fds
  * could not be opened and none of the others is vgem.
  */
 int demo_vgem_open(void);
+/* The same, and the node's path goes to path (size bytes) when path is not NULL. */
+int demo_vgem_open_path(char *path, size_t size);
+/* Whether the DRM node fd belongs to the driver `name`: 1, 0, or -errno when it
+ * does not answer DRM_IOCTL_VERSION. */
+int demo_drm_driver_is(int fd, const char *name);
 
 /* A vgem dumb buffer exported as a dma-buf. */
 struct demo_vgem_buf {
@@ -91,11 +112,17 @@ int demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id);
 /* ---- PNG ---------------------------------------------------------------- */
 
 /*
- * Write an 8-bit RGB PNG from rows of `channels` (3 or 4; alpha is dropped)
- * bytes per pixel, `stride` bytes apart, top row first. Returns 0 or -errno.
+ * Write an 8-bit RGB PNG (libpng) from rows of `channels` (3 or 4; alpha is
+ * dropped) bytes per pixel, `stride` bytes apart, top row first. Returns 0,
+ * -EINVAL, -ENOMEM, -EIO (libpng printed why) or the -errno of fopen.
  */
 int demo_png_write(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
 		   uint32_t stride, int channels);
+
+/* ---- options ------------------------------------------------------------ */
+
+/* A decimal number in [min, max] (no sign, nothing after it) into *out. */
+bool demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out);
 
 /* mkdir -p; 0 or -errno. */
 int demo_mkdir_p(const char *path);
