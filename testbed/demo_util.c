@@ -414,6 +414,25 @@ demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 	return true;
 }
 
+const char *
+demo_layer_env(const char *dir, const char *build_dir)
+{
+	char buf[4096];
+	struct stat st;
+
+	if (!dir && build_dir) {
+		snprintf(buf, sizeof(buf), "%s/vulkan/implicit_layer.d", build_dir);
+		if (stat(buf, &st) == 0)
+			dir = build_dir;
+	}
+	if (!dir || stat(dir, &st) != 0)
+		return NULL;
+	const char *old = getenv("XDG_DATA_DIRS");
+	snprintf(buf, sizeof(buf), "%s:%s", dir, old && *old ? old : "/usr/local/share:/usr/share");
+	setenv("XDG_DATA_DIRS", buf, 1);
+	return dir;
+}
+
 int
 demo_mkdir_p(const char *path)
 {

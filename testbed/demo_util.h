@@ -124,6 +124,14 @@ int demo_png_write(const char *path, const uint8_t *pixels, uint32_t width, uint
 /* A decimal number in [min, max] (no sign, nothing after it) into *out. */
 bool demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out);
 
+/*
+ * Put a folder holding vulkan/implicit_layer.d/ first on XDG_DATA_DIRS (Debian
+ * 12's loader finds implicit layers only there): dir, or when dir is NULL
+ * build_dir (the build tree's manifest/) if it holds one. Returns the folder
+ * now on the path, or NULL (none, or dir does not exist).
+ */
+const char *demo_layer_env(const char *dir, const char *build_dir);
+
 /* mkdir -p; 0 or -errno. */
 int demo_mkdir_p(const char *path);
 

@@ -42,7 +42,6 @@
 #include <unistd.h>
 
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <syncbridge/syncbridge.h>
@@ -218,21 +217,10 @@ bad:
 static void
 setup_environment(struct cube_options *opt)
 {
-	const char *dir = opt->layer_dir;
-	struct stat st;
+	const char *dir = demo_layer_env(opt->layer_dir, CUBE_BUILD_LAYER_DIR);
 
-#ifdef CUBE_BUILD_LAYER_DIR
-	if (!dir && stat(CUBE_BUILD_LAYER_DIR "/vulkan/implicit_layer.d", &st) == 0)
-		dir = CUBE_BUILD_LAYER_DIR;
-#endif
-	if (dir && stat(dir, &st) == 0) {
-		const char *old = getenv("XDG_DATA_DIRS");
-		char buf[4096];
-		snprintf(buf, sizeof(buf), "%s:%s", dir,
-			 old && *old ? old : "/usr/local/share:/usr/share");
-		setenv("XDG_DATA_DIRS", buf, 1);
+	if (dir)
 		opt->layer_dir = dir;
-	}
 	if (opt->no_bridge)
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 }
