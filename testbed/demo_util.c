@@ -46,24 +46,6 @@ demo_count_fds(void)
 	return n - 1; /* the directory's own fd */
 }
 
-int64_t
-demo_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-void
-demo_sleep_ns(int64_t ns)
-{
-	struct timespec ts = { .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
 void
 demo_sleep_until_ns(int64_t t)
 {
@@ -218,32 +200,13 @@ demo_wait_peer(pid_t pid)
 
 /* ---- vgem --------------------------------------------------------------- */
 
-/* vgem's fence UAPI (include/uapi/drm/vgem_drm.h; libdrm ships no header). */
-struct demo_vgem_fence_attach {
-	uint32_t handle;
-	uint32_t flags;
-#define DEMO_VGEM_FENCE_WRITE 0x1
-	uint32_t out_fence;
-	uint32_t pad;
-};
-struct demo_vgem_fence_signal {
-	uint32_t fence;
-	uint32_t flags;
-};
-#define DEMO_IOCTL_VGEM_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct demo_vgem_fence_attach)
-#define DEMO_IOCTL_VGEM_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct demo_vgem_fence_signal)
-
 int
 demo_drm_driver_is(int fd, const char *name)
 {
-	char buf[64] = "";
-	struct drm_version v = { .name = buf, .name_len = sizeof(buf) - 1 };
-	int ret = demo_ioctl(fd, DRM_IOCTL_VERSION, &v);
+	char buf[64];
+	int ret = sbk_drm_driver_name(fd, buf, sizeof(buf));
 
-	if (ret < 0)
-		return ret;
-	buf[v.name_len < sizeof(buf) ? v.name_len : sizeof(buf) - 1] = '\0';
-	return strcmp(buf, name) == 0;
+	return ret < 0 ? ret : strcmp(buf, name) == 0;
 }
 
 int
@@ -331,26 +294,6 @@ demo_vgem_buf_destroy(struct demo_vgem_buf *buf)
 		demo_ioctl(buf->vgem_fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d);
 	}
 	buf->handle = 0;
-}
-
-int
-demo_vgem_fence_attach(int vgem_fd, uint32_t handle, bool write, uint32_t *fence_id)
-{
-	struct demo_vgem_fence_attach a = { .handle = handle, .flags = write ? DEMO_VGEM_FENCE_WRITE : 0 };
-	int ret = demo_ioctl(vgem_fd, DEMO_IOCTL_VGEM_FENCE_ATTACH, &a);
-
-	if (ret < 0)
-		return ret;
-	*fence_id = a.out_fence;
-	return 0;
-}
-
-int
-demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id)
-{
-	struct demo_vgem_fence_signal s = { .fence = fence_id };
-
-	return demo_ioctl(vgem_fd, DEMO_IOCTL_VGEM_FENCE_SIGNAL, &s);
 }
 
 /* ---- PNG ---------------------------------------------------------------- */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Small helpers shared by the demos (examples/): fds, clocks, unix-socket
- * messages carrying fds, vgem dumb buffers and fences, PNG files.
+ * messages carrying fds, two processes, vgem dumb buffers and fences, PNG
+ * files. The kernel objects and clocks are kernel.h's (testbed_kernel_lib),
+ * under the names the demos use.
  *
  * Every function returns 0 (or a new fd) on success and a negative errno on
  * failure, and says what it does with the fds it is given. Every fd made
@@ -16,6 +18,8 @@
 
 #include <sys/types.h>
 
+#include "kernel.h"
+
 /* ---- fds and time ------------------------------------------------------ */
 
 /* Close *fd if it is open and set it to -1. */
@@ -23,9 +27,17 @@ void demo_fd_clear(int *fd);
 /* Open descriptors of this process, or -1 without /proc. */
 int demo_count_fds(void);
 /* CLOCK_MONOTONIC in ns. */
-int64_t demo_now_ns(void);
+static inline int64_t
+demo_now_ns(void)
+{
+	return sbk_now_ns();
+}
 /* Sleep for ns nanoseconds (resumes after signals). */
-void demo_sleep_ns(int64_t ns);
+static inline void
+demo_sleep_ns(int64_t ns)
+{
+	sbk_sleep_ns(ns);
+}
 /* Sleep until CLOCK_MONOTONIC reads t ns (resumes after signals). */
 void demo_sleep_until_ns(int64_t t);
 /* ioctl() retried on EINTR/EAGAIN; 0/-errno. */
@@ -105,9 +117,17 @@ void demo_vgem_buf_destroy(struct demo_vgem_buf *buf);
  * read (shared) one. It signals on demo_vgem_fence_signal(), when the vgem
  * fd closes, or by itself after ~10 s. -EBUSY over a conflicting fence.
  */
-int demo_vgem_fence_attach(int vgem_fd, uint32_t handle, bool write, uint32_t *fence_id);
+static inline int
+demo_vgem_fence_attach(int vgem_fd, uint32_t handle, bool write, uint32_t *fence_id)
+{
+	return sbk_vgem_fence_attach(vgem_fd, handle, write, fence_id);
+}
 /* -ETIMEDOUT: the fence had expired already; -ENOENT: signalled twice. */
-int demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id);
+static inline int
+demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id)
+{
+	return sbk_vgem_fence_signal(vgem_fd, fence_id);
+}
 
 /* ---- PNG ---------------------------------------------------------------- */
 

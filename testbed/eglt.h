@@ -155,12 +155,20 @@ GLuint eglt_program(const char *vs, const char *fs);
 
 /*
  * A full-screen pass (GLES 3): one triangle over the whole target, whose
- * fragment shader (GLSL ES 3.00) samples the texture bound as `uniform
- * sampler2D frame` — texelFetch at gl_FragCoord keeps rows in memory order.
+ * fragment shader (EGLT_PASS_FS_HEAD, then its main()) samples the texture
+ * `frame` and writes `color` — texelFetch at gl_FragCoord keeps rows in
+ * memory order.
  */
 struct eglt_pass {
 	GLuint program, vao;
 };
+/* How a pass's fragment shader begins: its version, the texture, the output. */
+#define EGLT_PASS_FS_HEAD                                                       \
+	"#version 300 es\n"                                                      \
+	"precision highp float;\n"                                               \
+	"uniform highp sampler2D frame;\n"                                       \
+	"out vec4 color;\n"
+
 int eglt_pass_init(struct eglt_pass *p, const char *fs);
 /* Draw src_tex through the pass into dst (blending off). */
 void eglt_pass_draw(struct eglt_pass *p, GLuint src_tex, struct eglt_target *dst);

@@ -28,11 +28,7 @@ struct egl_display {
 
 /* YUYV (BT.601, limited range) read as ARGB8888 texels of two pixels each:
  * .b = Y0, .g = U, .r = Y1, .a = V. */
-static const char fs_src[] =
-	"#version 300 es\n"
-	"precision highp float;\n"
-	"uniform highp sampler2D frame;\n"
-	"out vec4 color;\n"
+static const char fs_src[] = EGLT_PASS_FS_HEAD
 	"void main() {\n"
 	"  ivec2 p = ivec2(gl_FragCoord.xy);\n"
 	"  vec4 t = texelFetch(frame, ivec2(p.x / 2, p.y), 0);\n"

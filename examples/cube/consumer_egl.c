@@ -38,11 +38,7 @@ struct cube_consumer {
 
 /* One texel per pixel, alpha (the stamp) included. Row y of the target is
  * row y of the buffer, so glReadPixels returns the buffer's memory order. */
-static const char fs_src[] =
-	"#version 300 es\n"
-	"precision highp float;\n"
-	"uniform highp sampler2D frame;\n"
-	"out vec4 color;\n"
+static const char fs_src[] = EGLT_PASS_FS_HEAD
 	"void main() {\n"
 	"  color = texelFetch(frame, ivec2(gl_FragCoord.xy), 0);\n"
 	"}\n";
