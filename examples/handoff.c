@@ -252,7 +252,7 @@ out:
 struct stats {
 	unsigned ok, bad, errors, n_waits;
 	double wait_ms_sum, wait_ms_min, wait_ms_max;
-	double wake_ms[256];
+	int64_t wake_ns[256]; /* from the fence's signal to the end of the wait */
 	unsigned n_wake;
 };
 
@@ -493,10 +493,10 @@ consumer_frame(struct consumer *c, int sock, const struct options *opt, unsigned
 		if (sb_sync_file_get_info(sync_fd, &after) == 0)
 			signalled = last_signal_ns(after);
 		if (signalled && (uint64_t)t1 >= signalled) {
-			double ms = ((uint64_t)t1 - signalled) * MS_PER_NS;
-			snprintf(wake, sizeof(wake), ", woke %.2f ms after the signal", ms);
-			if (st->n_wake < sizeof(st->wake_ms) / sizeof(st->wake_ms[0]))
-				st->wake_ms[st->n_wake++] = ms;
+			int64_t ns = (int64_t)((uint64_t)t1 - signalled);
+			snprintf(wake, sizeof(wake), ", woke %.2f ms after the signal", ns * MS_PER_NS);
+			if (st->n_wake < sizeof(st->wake_ns) / sizeof(st->wake_ns[0]))
+				st->wake_ns[st->n_wake++] = ns;
 		}
 		sb_sync_file_info_free(after);
 	}
@@ -544,13 +544,6 @@ run_consumer(int sock, const struct options *opt, struct stats *st)
 	return ret;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* The summary; returns the exit status. */
 static int
 report(const struct options *opt, struct stats *st, double total_ms, bool ok)
@@ -561,9 +554,10 @@ report(const struct options *opt, struct stats *st, double total_ms, bool ok)
 		printf("waits: min %.1f ms, mean %.1f ms, max %.1f ms", st->wait_ms_min,
 		       st->wait_ms_sum / st->n_waits, st->wait_ms_max);
 		if (st->n_wake > 0) {
-			qsort(st->wake_ms, st->n_wake, sizeof(st->wake_ms[0]), cmp_double);
+			demo_sort_i64(st->wake_ns, st->n_wake);
 			printf("; wake-up after the signal: median %.2f ms, max %.2f ms",
-			       st->wake_ms[st->n_wake / 2], st->wake_ms[st->n_wake - 1]);
+			       st->wake_ns[st->n_wake / 2] * MS_PER_NS,
+			       st->wake_ns[st->n_wake - 1] * MS_PER_NS);
 		}
 		printf("\n");
 	}

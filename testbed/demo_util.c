@@ -343,6 +343,19 @@ demo_png_write(const char *path, const uint8_t *pixels, uint32_t width, uint32_t
 	return ret;
 }
 
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+void
+demo_sort_i64(int64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_i64);
+}
+
 bool
 demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 {

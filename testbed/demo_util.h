@@ -139,6 +139,9 @@ demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id)
 int demo_png_write(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
 		   uint32_t stride, int channels);
 
+/* Sort ascending (for medians and percentiles of times). */
+void demo_sort_i64(int64_t *v, size_t n);
+
 /* ---- options ------------------------------------------------------------ */
 
 /* A decimal number in [min, max] (no sign, nothing after it) into *out. */

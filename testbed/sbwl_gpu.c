@@ -9,13 +9,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <drm.h>
-#include <drm_mode.h>
 #include <linux/dma-buf.h>
 
 int64_t
@@ -65,60 +62,32 @@ sbwl_drm_open_syncobj(void)
 int
 sbwl_dumb_create(int card_fd, uint32_t width, uint32_t height, struct sbwl_dumb *b)
 {
-	struct drm_mode_create_dumb create;
-	struct drm_prime_handle prime;
-	int ret;
+	struct demo_vgem_buf v; /* any driver's dumb buffer, exported */
+	int ret = demo_vgem_buf_create(card_fd, width, height, 32, &v);
 
-	memset(b, 0, sizeof(*b));
-	b->fd = -1;
-	b->drm_fd = card_fd;
-	memset(&create, 0, sizeof(create));
-	create.width = width;
-	create.height = height;
-	create.bpp = 32;
-	ret = demo_ioctl(card_fd, DRM_IOCTL_MODE_CREATE_DUMB, &create);
+	*b = (struct sbwl_dumb){ .drm_fd = card_fd, .fd = -1 };
 	if (ret)
 		return ret;
-	b->handle = create.handle;
-	b->width = width;
-	b->height = height;
-	b->stride = create.pitch;
-	b->size = create.size;
-
-	memset(&prime, 0, sizeof(prime));
-	prime.handle = b->handle;
-	prime.flags = DRM_CLOEXEC | DRM_RDWR;
-	prime.fd = -1;
-	ret = demo_ioctl(card_fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime);
-	if (ret)
-		goto err;
-	b->fd = prime.fd;
+	*b = (struct sbwl_dumb){ .drm_fd = card_fd, .handle = v.handle, .fd = v.dmabuf_fd,
+				 .width = width, .height = height, .stride = v.pitch,
+				 .size = v.size };
 	b->map = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
 	if (b->map == MAP_FAILED) {
 		ret = -errno;
 		b->map = NULL;
-		goto err;
+		sbwl_dumb_destroy(b);
 	}
-	return 0;
-err:
-	sbwl_dumb_destroy(b);
 	return ret;
 }
 
 void
 sbwl_dumb_destroy(struct sbwl_dumb *b)
 {
-	if (b->map)
-		munmap(b->map, b->size);
-	b->map = NULL;
-	if (b->fd >= 0)
-		close(b->fd);
-	b->fd = -1;
-	if (b->handle) {
-		struct drm_gem_close c = { .handle = b->handle };
-		demo_ioctl(b->drm_fd, DRM_IOCTL_GEM_CLOSE, &c);
-	}
-	b->handle = 0;
+	struct demo_vgem_buf v = { .vgem_fd = b->drm_fd, .handle = b->handle, .dmabuf_fd = b->fd,
+				   .size = b->size, .map = b->map };
+
+	demo_vgem_buf_destroy(&v);
+	*b = (struct sbwl_dumb){ .drm_fd = b->drm_fd, .fd = -1 };
 }
 
 int

@@ -451,13 +451,6 @@ out:
 	return ret;
 }
 
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /*
  * Frames/s from the first frame's hand-back to the last one's (the start-up,
  * compiling pipelines included, is left out), and the frame-to-frame
@@ -481,7 +474,7 @@ print_rate(const struct cube_options *opt, const struct run *run)
 		printf("\n");
 	}
 	double seconds = (double)(run->done_ns[run->frames - 1] - run->done_ns[0]) / 1e9;
-	qsort(iv, n, sizeof(*iv), cmp_i64);
+	demo_sort_i64(iv, n);
 	/* Nearest rank. */
 	size_t p50 = (n + 1) / 2, p90 = (size_t)((9ull * n + 9) / 10);
 	printf("rate: fps=%.2f frames=%u seconds=%.3f interval_ms median %.2f p90 %.2f\n",
