@@ -35,6 +35,11 @@
  * holds and the vgem source; lavapipe with dma-buf import for --consumer
  * vulkan (the test guest). Exit: 0 as expected, 1 not, 2 usage, 77 cannot
  * run here.
+ *
+ * Files: camera.c (options, setup, the threads, the verdict), source.c (the
+ * source thread), consumer.c (the consumer), holder.c (the holder thread),
+ * vk_reader.c (the Vulkan read), egl_display.c (the display stage, on
+ * testbed/eglt), camera.h (what they share).
  */
 #include <errno.h>
 #include <getopt.h>
