@@ -626,29 +626,41 @@ parse_options(int argc, char **argv, struct options *opt)
 
 	*opt = (struct options){ .frames = 5, .render_ms = 300, .wait = WAIT_SYNC_FILE };
 	while ((c = getopt_long(argc, argv, "n:r:w:d:vh", longopts, NULL)) != -1) {
-		if (c == 'n' && !demo_parse_uint(optarg, 1, 255, &opt->frames)) {
+		switch (c) {
+		case 'n':
+			if (demo_parse_uint(optarg, 1, 255, &opt->frames))
+				break;
 			fprintf(stderr, "%s: --frames: want 1-255, got '%s'\n", prog, optarg);
 			return -EINVAL;
-		} else if (c == 'r' && !demo_parse_uint(optarg, 1, MAX_RENDER_MS, &opt->render_ms)) {
+		case 'r':
+			if (demo_parse_uint(optarg, 1, MAX_RENDER_MS, &opt->render_ms))
+				break;
 			fprintf(stderr, "%s: --render-ms: want 1-%d (a vgem fence expires after 10 s), got '%s'\n",
 				prog, MAX_RENDER_MS, optarg);
 			return -EINVAL;
-		} else if (c == 'w' && strcmp(optarg, "sync-file") == 0) {
-			opt->wait = WAIT_SYNC_FILE;
-		} else if (c == 'w' && strcmp(optarg, "dmabuf") == 0) {
-			opt->wait = WAIT_DMABUF;
-		} else if (c == 'w') {
+		case 'w':
+			if (strcmp(optarg, "sync-file") == 0 || strcmp(optarg, "dmabuf") == 0) {
+				opt->wait = optarg[0] == 's' ? WAIT_SYNC_FILE : WAIT_DMABUF;
+				break;
+			}
 			fprintf(stderr, "%s: --wait: want sync-file or dmabuf, got '%s'\n", prog, optarg);
 			return -EINVAL;
-		} else if (c == OPT_NO_SYNC || c == OPT_EXPECT_TORN || c == 'd' || c == 'v') {
-			no_sync |= c == OPT_NO_SYNC;
-			opt->expect_torn |= c == OPT_EXPECT_TORN;
-			opt->verbose |= c == 'v';
-			dev = c == 'd' ? optarg : dev;
-		} else if (c == 'h') {
+		case OPT_NO_SYNC:
+			no_sync = true;
+			break;
+		case OPT_EXPECT_TORN:
+			opt->expect_torn = true;
+			break;
+		case 'd':
+			dev = optarg;
+			break;
+		case 'v':
+			opt->verbose = true;
+			break;
+		case 'h':
 			usage(stdout);
 			exit(EXIT_SUCCESS);
-		} else if (c != 'n' && c != 'r') {
+		default:
 			usage(stderr);
 			return -EINVAL;
 		}
