@@ -620,9 +620,11 @@ parse_options(int argc, char **argv, struct options *opt)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	static const char *const waits[] = { [WAIT_SYNC_FILE] = "sync-file", [WAIT_DMABUF] = "dmabuf",
+					     NULL };
 	const char *disable = getenv("SYNCBRIDGE_DISABLE"), *dev = NULL;
 	bool no_sync = disable && *disable && strcmp(disable, "0") != 0;
-	int c;
+	int c, k;
 
 	*opt = (struct options){ .frames = 5, .render_ms = 300, .wait = WAIT_SYNC_FILE };
 	while ((c = getopt_long(argc, argv, "n:r:w:d:vh", longopts, NULL)) != -1) {
@@ -639,8 +641,8 @@ parse_options(int argc, char **argv, struct options *opt)
 				prog, MAX_RENDER_MS, optarg);
 			return -EINVAL;
 		case 'w':
-			if (strcmp(optarg, "sync-file") == 0 || strcmp(optarg, "dmabuf") == 0) {
-				opt->wait = optarg[0] == 's' ? WAIT_SYNC_FILE : WAIT_DMABUF;
+			if ((k = demo_parse_word(optarg, waits)) >= 0) {
+				opt->wait = (enum wait_mode)k;
 				break;
 			}
 			fprintf(stderr, "%s: --wait: want sync-file or dmabuf, got '%s'\n", prog, optarg);

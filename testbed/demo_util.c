@@ -370,6 +370,15 @@ demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 	return true;
 }
 
+int
+demo_parse_word(const char *s, const char *const *words)
+{
+	for (int i = 0; words[i]; i++)
+		if (strcmp(s, words[i]) == 0)
+			return i;
+	return -1;
+}
+
 const char *
 demo_layer_env(const char *dir, const char *build_dir)
 {

@@ -155,6 +155,9 @@ bool demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out);
  */
 const char *demo_layer_env(const char *dir, const char *build_dir);
 
+/* The index of s in the NULL-terminated list words, or -1 when it is none of them. */
+int demo_parse_word(const char *s, const char *const *words);
+
 /* mkdir -p; 0 or -errno. */
 int demo_mkdir_p(const char *path);
 

@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,47 +102,37 @@ parse_args(int argc, char **argv, struct options *o)
 	};
 	*o = (struct options){ .source = SOURCE_VIVID, .frames = 60, .buffers = 4, .hold_ms = 50,
 			       .vulkan = true, .display = -1, .seed = 1, .width = 320, .height = 180 };
-	int c;
+	static const char *const sources[] = { [SOURCE_VIVID] = "vivid", [SOURCE_VGEM] = "vgem", NULL };
+	static const char *const consumers[] = { "cpu", "vulkan", NULL };
+	static const char *const displays[] = { "none", "egl", NULL };
+	int c, k;
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-		char *end = "";
 		switch (c) {
 		case 's':
-			if (strcmp(optarg, "vivid") == 0)
-				o->source = SOURCE_VIVID;
-			else if (strcmp(optarg, "vgem") == 0)
-				o->source = SOURCE_VGEM;
-			else
+			if ((k = demo_parse_word(optarg, sources)) < 0)
 				goto bad;
+			o->source = (enum source_kind)k;
 			break;
 		case 'f':
-			o->frames = (unsigned)strtoul(optarg, &end, 10);
-			if (o->frames == 0)
+			if (!demo_parse_uint(optarg, 1, UINT_MAX, &o->frames))
 				goto bad;
 			break;
 		case 'b':
-			o->buffers = (unsigned)strtoul(optarg, &end, 10);
-			if (o->buffers < 2 || o->buffers > MAX_BUFFERS)
+			if (!demo_parse_uint(optarg, 2, MAX_BUFFERS, &o->buffers))
 				goto bad;
 			break;
 		case 'H':
-			o->hold_ms = (unsigned)strtoul(optarg, &end, 10);
-			if (o->hold_ms > 5000)
-				goto bad; /* vgem fences expire after 10 s */
-			break;
-		case 'c':
-			if (strcmp(optarg, "vulkan") == 0)
-				o->vulkan = true;
-			else if (strcmp(optarg, "cpu") == 0)
-				o->vulkan = false;
-			else
+			/* vgem fences expire after 10 s */
+			if (!demo_parse_uint(optarg, 0, 5000, &o->hold_ms))
 				goto bad;
 			break;
+		case 'c':
+			if ((k = demo_parse_word(optarg, consumers)) < 0)
+				goto bad;
+			o->vulkan = k == 1;
+			break;
 		case 'd':
-			if (strcmp(optarg, "egl") == 0)
-				o->display = 1;
-			else if (strcmp(optarg, "none") == 0)
-				o->display = 0;
-			else
+			if ((o->display = demo_parse_word(optarg, displays)) < 0)
 				goto bad;
 			break;
 		case 'm':
@@ -158,7 +149,8 @@ parse_args(int argc, char **argv, struct options *o)
 				goto bad;
 			break;
 		case 'r':
-			o->seed = (unsigned)strtoul(optarg, &end, 10);
+			if (!demo_parse_uint(optarg, 0, UINT_MAX, &o->seed))
+				goto bad;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -176,8 +168,6 @@ parse_args(int argc, char **argv, struct options *o)
 			usage(stderr);
 			return -EINVAL;
 		}
-		if (*end)
-			goto bad;
 		continue;
 bad:
 		fprintf(stderr, PROG ": bad value '%s'\n", optarg);

@@ -123,16 +123,13 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-		char *end = NULL;
 		switch (c) {
 		case 'f':
-			opt->frames = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || opt->frames == 0 || opt->frames > 1000000)
+			if (!demo_parse_uint(optarg, 1, 1000000, &opt->frames))
 				goto bad;
 			break;
 		case 'b':
-			opt->buffers = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || opt->buffers < 2 || opt->buffers > CUBE_MAX_BUFFERS)
+			if (!demo_parse_uint(optarg, 2, CUBE_MAX_BUFFERS, &opt->buffers))
 				goto bad;
 			break;
 		case 's':
@@ -142,17 +139,15 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 				goto bad;
 			break;
 		case 'w':
-			opt->work = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || opt->work > 100000)
+			if (!demo_parse_uint(optarg, 0, 100000, &opt->work))
 				goto bad;
 			break;
 		case 'r':
-			opt->refresh_ms = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || opt->refresh_ms > 10000)
+			if (!demo_parse_uint(optarg, 0, 10000, &opt->refresh_ms))
 				goto bad;
 			break;
 		case 'c':
-			if (strcmp(optarg, "egl") != 0 && strcmp(optarg, "vulkan") != 0)
+			if (demo_parse_word(optarg, (const char *const[]){ "egl", "vulkan", NULL }) < 0)
 				goto bad;
 			opt->consumer = optarg;
 			break;
