@@ -25,10 +25,7 @@
 int64_t
 wlt_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return sbk_now_ns();
 }
 
 int
