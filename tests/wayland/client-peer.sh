@@ -10,13 +10,14 @@
 # --control (implicit only): the compositor does not wait for dma-buf fences
 # (--no-implicit-wait); passes only if frames are then presented early.
 #
-# Timing: the client commits, then "renders" for --render-ms before it
-# signals; a frame counts as early when the compositor presented it more than
-# 1 ms before the signal. The normal runs need no timing (the compositor
-# waits for the fence, whenever it signals). The control needs the compositor
-# to take a commit within the render time for at least one of 4 frames: it
-# renders 500 ms there (the compositor takes a commit within a few ms, tens
-# under a busy loop per host core), 50 ms elsewhere.
+# Timing: the client commits, then "renders" (dispatching) for --render-ms
+# before it signals; a frame counts as early when its frame callback (sent when
+# the compositor uses the buffer) arrived before the signal. The normal runs
+# need no timing (the compositor waits for the fence, whenever it signals).
+# The control needs the compositor to take a commit within the render time for
+# at least one of 4 frames: it renders 500 ms there (the compositor takes a
+# commit within a few ms, tens under a busy loop per host core), 50 ms
+# elsewhere.
 #
 # Under the valgrind test setup the guest batch wraps only this script, which
 # runs as it is: both programs are started under SYNCBRIDGE_VM_WRAPPER (the

@@ -7,8 +7,10 @@
 # gives in the test guest; it has no linux-drm-syncobj-v1, so the helper must
 # pick explicit-sync v1. Buffers are virtio_gpu dumb buffers (Weston's EGL
 # display sits on virtio_gpu there and cannot import vgem's); the acquire
-# fences are pending vgem fences. Every frame must be presented after its fence
-# signalled (frame-callback timestamps), with no protocol error, and fenced
+# fences are pending vgem fences. No frame may be presented before its fence
+# signalled (the client dispatches while it renders: a wp_presentation
+# presented event received before the signal fails; Weston's timestamps are
+# printed, not judged, docs/wayland.md), with no protocol error, and fenced
 # releases must come back.
 # Afterwards, for the record (not asserted): the same client with explicit sync
 # off (implicit fallback) — whether Weston + llvmpipe honour dma-buf fences.
