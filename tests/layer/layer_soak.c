@@ -181,8 +181,7 @@ int
 main(int argc, char **argv)
 {
 	struct vkt_options opt;
-	vkt_parse_args(argc, argv, &opt);
-	vkt_env_from_options(&opt);
+	int vgem = vkt_start(argc, argv, &opt);
 	long iterations = opt.iterations > 0 ? opt.iterations : 10000;
 	const char *seed_s = NULL, *max_s = NULL;
 	long max_growth_kib = 256;
@@ -199,10 +198,6 @@ main(int argc, char **argv)
 	if (max_s)
 		max_growth_kib = atol(max_s);
 
-	int vgem = sbk_vgem_open();
-	if (vgem == -ENODEV)
-		sb_test_skip("no vgem (run in the test guest)");
-	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
 
 	/* Before the layer loads: it reads SYNCBRIDGE_TRACE once. */
 	char marker_path[] = "/tmp/sb-soak-markers-XXXXXX";
@@ -224,18 +219,7 @@ main(int argc, char **argv)
 
 	struct vkt_rec both;
 	vkt_begin(&t, &opt, false, &both);
-	vkt_acquire(&t, &opt, vkt_cmd(&both), &sh,
-		    VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-	vkt_copy_from_shared(vkt_cmd(&both), &sh, &dst);
-	VkMemoryBarrier m = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-		.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
-		.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-	};
-	vkCmdPipelineBarrier(vkt_cmd(&both), VK_PIPELINE_STAGE_TRANSFER_BIT,
-			     VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &m, 0, NULL, 0, NULL);
-	vkt_copy_to_shared(vkt_cmd(&both), &src, &sh);
-	vkt_release(&t, &opt, vkt_cmd(&both), &sh, VK_ACCESS_TRANSFER_WRITE_BIT);
+	vkt_record_cycle(&t, &opt, vkt_cmd(&both), &sh, &src, &dst);
 	vkt_host_read_barrier(vkt_cmd(&both));
 	vkt_end(&t, &both);
 

@@ -92,28 +92,15 @@ int
 main(int argc, char **argv)
 {
 	struct vkt_options opt;
-	vkt_parse_args(argc, argv, &opt);
-	vkt_env_from_options(&opt);
-
-	int vgem = sbk_vgem_open();
-	if (vgem == -ENODEV)
-		sb_test_skip("no vgem (run in the test guest)");
-	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
+	int vgem = vkt_start(argc, argv, &opt);
 
 	struct vkt t;
 	vkt_fault_begin(&opt);
 	vkt_init(&t, &opt, true);
 
 	struct sbk_buf buf;
-	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, opt.image ? 2 * SIZE : SIZE, &buf);
-	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
-	memset(buf.map, OLD, buf.size);
-
-	struct vkt_shared shared = { .is_image = opt.image };
-	if (opt.image)
-		vkt_import_image(&t, buf.fd, buf.size, 64, 64, &shared.img);
-	else
-		vkt_import_buffer(&t, buf.fd, SIZE, &shared.buf);
+	struct vkt_shared shared;
+	vkt_shared_create(&t, &opt, vgem, SIZE, OLD, &buf, &shared);
 
 	struct vkt_buffer src;
 	vkt_host_buffer(&t, SIZE, &src);
@@ -156,7 +143,7 @@ main(int argc, char **argv)
 	/* What the consumer could also see: the fence on the buffer. */
 	int fence_fd = -1, status = -99;
 	uint32_t num_fences = 0;
-	ret = sbk_dmabuf_export_raw(buf.fd, DMA_BUF_SYNC_READ, &fence_fd);
+	int ret = sbk_dmabuf_export_raw(buf.fd, DMA_BUF_SYNC_READ, &fence_fd);
 	if (ret == 0)
 		sbk_sync_file_info_raw(fence_fd, &status, &num_fences, 0, NULL);
 	if (fence_fd >= 0)
@@ -187,12 +174,8 @@ main(int argc, char **argv)
 	vkDestroySemaphore(t.device, s.timeline, NULL);
 	vkt_rec_free(&t, &rec);
 	vkt_buffer_destroy(&t, &src);
-	if (opt.image)
-		vkt_image_destroy(&t, &shared.img);
-	else
-		vkt_buffer_destroy(&t, &shared.buf);
+	vkt_shared_destroy(&t, &shared, &buf);
 	vkt_finish(&t);
-	sbk_buf_destroy(&buf);
 	close(vgem);
 	return sb_test_finish();
 }

@@ -151,18 +151,12 @@ int
 main(int argc, char **argv)
 {
 	struct vkt_options opt;
-	vkt_parse_args(argc, argv, &opt);
-	vkt_env_from_options(&opt);
+	int vgem = vkt_start(argc, argv, &opt);
 	double seconds = opt.seconds > 0 ? opt.seconds : 3.0;
-
-	int vgem = sbk_vgem_open();
-	if (vgem == -ENODEV)
-		sb_test_skip("no vgem (run in the test guest)");
-	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
 
 	struct vkt a, b;
 	vkt_init(&a, &opt, true);
-	vkt_init_device(&b, &a);
+	vkt_create_device(&b, &a);
 	struct shared_device devs[2] = { { .t = &a }, { .t = &b } };
 	pthread_mutex_init(&devs[0].queue_lock, NULL);
 	pthread_mutex_init(&devs[1].queue_lock, NULL);
