@@ -262,14 +262,18 @@ vkt_submit_one(struct vkt *t, VkCommandBuffer cb, VkSemaphore wait, VkSemaphore 
 }
 
 VkResult
-vkt_submit_wait(struct vkt *t, VkCommandBuffer cb, VkFence fence)
+vkt_fence_wait(struct vkt *t, VkFence fence)
 {
-	VkResult r = vkt_submit_one(t, cb, VK_NULL_HANDLE, VK_NULL_HANDLE, fence);
-	if (r != VK_SUCCESS)
-		return r;
 	TRY(t, vkWaitForFences(t->device, 1, &fence, VK_TRUE, UINT64_MAX));
 	TRY(t, vkResetFences(t->device, 1, &fence));
 	return VK_SUCCESS;
+}
+
+VkResult
+vkt_submit_wait(struct vkt *t, VkCommandBuffer cb, VkFence fence)
+{
+	VkResult r = vkt_submit_one(t, cb, VK_NULL_HANDLE, VK_NULL_HANDLE, fence);
+	return r == VK_SUCCESS ? vkt_fence_wait(t, fence) : r;
 }
 
 VkResult

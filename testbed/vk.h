@@ -169,6 +169,8 @@ VkResult vkt_cmd_begin(struct vkt *t, VkCommandBufferUsageFlags flags, VkCommand
 /* Submit one command buffer; wait (at TRANSFER) and signal are optional. */
 VkResult vkt_submit_one(struct vkt *t, VkCommandBuffer cb, VkSemaphore wait, VkSemaphore signal,
 			VkFence fence);
+/* Wait for fence (no time limit) and reset it. */
+VkResult vkt_fence_wait(struct vkt *t, VkFence fence);
 /* Submit cb, wait for fence and reset it: a synchronous round trip. */
 VkResult vkt_submit_wait(struct vkt *t, VkCommandBuffer cb, VkFence fence);
 
