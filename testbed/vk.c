@@ -225,7 +225,7 @@ vkt_image_destroy(struct vkt *t, struct vkt_image *img)
 }
 
 VkResult
-vkt_cmd_begin(struct vkt *t, VkCommandBufferUsageFlags flags, VkCommandBuffer *cb)
+vkt_cmd_alloc(struct vkt *t, VkCommandBuffer *cb)
 {
 	VkCommandBufferAllocateInfo ai = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -234,12 +234,32 @@ vkt_cmd_begin(struct vkt *t, VkCommandBufferUsageFlags flags, VkCommandBuffer *c
 		.commandBufferCount = 1,
 	};
 	TRY(t, vkAllocateCommandBuffers(t->device, &ai, cb));
+	return VK_SUCCESS;
+}
+
+static VkResult
+begin(struct vkt *t, VkCommandBuffer cb, VkCommandBufferUsageFlags flags)
+{
 	VkCommandBufferBeginInfo bi = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
 		.flags = flags,
 	};
-	TRY(t, vkBeginCommandBuffer(*cb, &bi));
+	TRY(t, vkBeginCommandBuffer(cb, &bi));
 	return VK_SUCCESS;
+}
+
+VkResult
+vkt_cmd_begin(struct vkt *t, VkCommandBufferUsageFlags flags, VkCommandBuffer *cb)
+{
+	VkResult r = vkt_cmd_alloc(t, cb);
+	return r == VK_SUCCESS ? begin(t, *cb, flags) : r;
+}
+
+VkResult
+vkt_cmd_reset_begin(struct vkt *t, VkCommandBuffer cb)
+{
+	TRY(t, vkResetCommandBuffer(cb, 0));
+	return begin(t, cb, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
 }
 
 VkResult

@@ -164,8 +164,12 @@ void vkt_image_destroy(struct vkt *t, struct vkt_image *img);
 /* One command buffer that moves the images UNDEFINED → GENERAL; waits for it. */
 VkResult vkt_images_to_general(struct vkt *t, const VkImage *images, unsigned count);
 
-/* A primary command buffer from t->pool, begun (flags: e.g. ONE_TIME_SUBMIT). */
+/* A primary command buffer from t->pool. */
+VkResult vkt_cmd_alloc(struct vkt *t, VkCommandBuffer *cb);
+/* The same, begun (flags: e.g. ONE_TIME_SUBMIT). */
 VkResult vkt_cmd_begin(struct vkt *t, VkCommandBufferUsageFlags flags, VkCommandBuffer *cb);
+/* Reset cb and begin it again, ONE_TIME_SUBMIT: a frame's re-recording. */
+VkResult vkt_cmd_reset_begin(struct vkt *t, VkCommandBuffer cb);
 /* Submit one command buffer; wait (at TRANSFER) and signal are optional. */
 VkResult vkt_submit_one(struct vkt *t, VkCommandBuffer cb, VkSemaphore wait, VkSemaphore signal,
 			VkFence fence);

@@ -206,9 +206,8 @@ vkt_count(const char *text, const char *needle)
 	return n;
 }
 
-/* The harness as vk.h's fail: skip where something is missing, else bail out. */
-static void
-test_fail(struct vkt *t, int err)
+void
+vkt_test_fail(struct vkt *t, int err)
 {
 	if (err == -ENODEV)
 		sb_test_skip("%s", t->why);
@@ -225,7 +224,7 @@ vkt_init(struct vkt *t, const struct vkt_options *opt, bool require_dmabuf)
 		.foreign = VKT_IF_PRESENT,
 		.timeline = true,
 		.sync2 = true,
-		.fail = test_fail,
+		.fail = vkt_test_fail,
 	};
 	vkt_create(t, &cfg);
 }

@@ -90,9 +90,12 @@ char *vkt_capture_end(void);
 /* Occurrences of needle in text. */
 int vkt_count(const char *text, const char *needle);
 
+/* The harness as vk.h's fail: skip (77) on -ENODEV, else bail out (1). */
+void vkt_test_fail(struct vkt *t, int err);
+
 /*
  * Create instance + device on the CPU device (lavapipe) with the test
- * harness as t->cfg.fail (skip on -ENODEV, bail out otherwise). The app
+ * harness as t->cfg.fail (vkt_test_fail()). The app
  * enables VK_KHR_external_memory_fd, VK_EXT_external_memory_dma_buf and
  * VK_EXT_queue_family_foreign when present, timelineSemaphore and
  * synchronization2 — never VK_KHR_external_semaphore_fd (the layer must add

@@ -36,14 +36,13 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include <vulkan/vulkan.h>
-
 #include <syncbridge/egl.h>
 #include <syncbridge/syncbridge.h>
 
 #include "eglt.h"
 #include "harness.h"
 #include "kernel.h"
+#include "vkt.h"
 
 #define SIZE 64
 #define PITCH 4096
@@ -54,22 +53,9 @@
 #define DELAY_NS (500 * MS)
 
 struct vk {
-	VkInstance instance;
-	VkPhysicalDevice phys;
-	VkDevice device;
-	VkQueue queue;
-	uint32_t queue_family;
-	VkCommandPool pool;
-	VkPhysicalDeviceMemoryProperties mem_props;
-	PFN_vkGetSemaphoreFdKHR GetSemaphoreFdKHR;
-	PFN_vkImportSemaphoreFdKHR ImportSemaphoreFdKHR;
-	PFN_vkGetMemoryFdPropertiesKHR GetMemoryFdPropertiesKHR;
-	/* the shared buffer (dma-buf memory) and a host-visible copy target */
-	VkBuffer shared;
-	VkDeviceMemory shared_mem;
-	VkBuffer staging;
-	VkDeviceMemory staging_mem;
-	void *staging_map;
+	struct vkt t;
+	struct vkt_buffer shared;  /* on the dma-buf's memory */
+	struct vkt_buffer staging; /* host-visible, to copy into */
 };
 
 static bool
@@ -90,293 +76,50 @@ arg_value(int argc, char **argv, const char *opt, const char *def)
 	return def;
 }
 
-#define VK_REQUIRE(call)                                                              \
-	do {                                                                          \
-		VkResult vr_ = (call);                                                \
-		REQUIRE(vr_ == VK_SUCCESS, "%s: VkResult %d", #call, (int)vr_);       \
-	} while (0)
-
-static bool
-device_has_ext(VkPhysicalDevice phys, const char *name)
-{
-	VkExtensionProperties props[512];
-	uint32_t n = 512;
-
-	if (vkEnumerateDeviceExtensionProperties(phys, NULL, &n, props) < 0)
-		return false;
-	for (uint32_t i = 0; i < n; i++)
-		if (strcmp(props[i].extensionName, name) == 0)
-			return true;
-	return false;
-}
-
-static bool
-sync_fd_semaphores(VkPhysicalDevice phys)
-{
-	VkPhysicalDeviceExternalSemaphoreInfo info = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO,
-		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
-	};
-	VkExternalSemaphoreProperties props = {
-		.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES,
-	};
-	const VkExternalSemaphoreFeatureFlags both = VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT |
-						     VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
-
-	vkGetPhysicalDeviceExternalSemaphoreProperties(phys, &info, &props);
-	return (props.externalSemaphoreFeatures & both) == both;
-}
-
-static uint32_t
-pick_memory(struct vk *v, uint32_t bits, VkMemoryPropertyFlags want)
-{
-	for (uint32_t i = 0; i < v->mem_props.memoryTypeCount; i++)
-		if ((bits & (1u << i)) &&
-		    (v->mem_props.memoryTypes[i].propertyFlags & want) == want)
-			return i;
-	return UINT32_MAX;
-}
-
 static void
 vk_open(struct vk *v, int dmabuf_fd)
 {
-	static const char *dev_exts[] = {
-		VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
-		VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
-		VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME,
+	/* The first device with SYNC_FD semaphores and dma-buf memory (lavapipe
+	 * has them only where /dev/udmabuf exists: the VM tier), else skip. */
+	struct vkt_config cfg = {
+		.app_name = "egl-vulkan",
+		.api_version = VK_API_VERSION_1_1,
+		.first_capable = true,
+		.dmabuf = VKT_REQUIRED,
+		.semaphore_fd = VKT_REQUIRED,
+		.fail = vkt_test_fail,
 	};
-	VkApplicationInfo app = {
-		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-		.pApplicationName = "egl-vulkan",
-		.apiVersion = VK_API_VERSION_1_1,
-	};
-	VkInstanceCreateInfo ici = {
-		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-		.pApplicationInfo = &app,
-	};
-	VkPhysicalDevice phys[8];
-	uint32_t n = 8;
 
 	memset(v, 0, sizeof(*v));
-	if (vkCreateInstance(&ici, NULL, &v->instance) != VK_SUCCESS)
-		sb_test_skip("no Vulkan 1.1 instance");
-	if (vkEnumeratePhysicalDevices(v->instance, &n, phys) < 0 || n == 0)
-		sb_test_skip("no Vulkan device");
-	for (uint32_t i = 0; i < n && !v->phys; i++) {
-		if (sync_fd_semaphores(phys[i]) &&
-		    device_has_ext(phys[i], VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) &&
-		    device_has_ext(phys[i], VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME))
-			v->phys = phys[i];
-	}
-	if (!v->phys)
-		sb_test_skip("no Vulkan device with SYNC_FD semaphores and dma-buf memory "
-			     "(lavapipe has them only where /dev/udmabuf exists: the VM tier)");
-	vkGetPhysicalDeviceMemoryProperties(v->phys, &v->mem_props);
-
-	VkQueueFamilyProperties qf[16];
-	uint32_t nq = 16;
-	vkGetPhysicalDeviceQueueFamilyProperties(v->phys, &nq, qf);
-	v->queue_family = UINT32_MAX;
-	for (uint32_t i = 0; i < nq && v->queue_family == UINT32_MAX; i++)
-		if (qf[i].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT |
-					VK_QUEUE_TRANSFER_BIT))
-			v->queue_family = i;
-	REQUIRE(v->queue_family != UINT32_MAX, "a queue family");
-
-	float prio = 1.0f;
-	VkDeviceQueueCreateInfo qci = {
-		.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-		.queueFamilyIndex = v->queue_family,
-		.queueCount = 1,
-		.pQueuePriorities = &prio,
-	};
-	VkDeviceCreateInfo dci = {
-		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-		.queueCreateInfoCount = 1,
-		.pQueueCreateInfos = &qci,
-		.enabledExtensionCount = sizeof(dev_exts) / sizeof(dev_exts[0]),
-		.ppEnabledExtensionNames = dev_exts,
-	};
-	VK_REQUIRE(vkCreateDevice(v->phys, &dci, NULL, &v->device));
-	vkGetDeviceQueue(v->device, v->queue_family, 0, &v->queue);
-	v->GetSemaphoreFdKHR =
-		(PFN_vkGetSemaphoreFdKHR)vkGetDeviceProcAddr(v->device, "vkGetSemaphoreFdKHR");
-	v->ImportSemaphoreFdKHR =
-		(PFN_vkImportSemaphoreFdKHR)vkGetDeviceProcAddr(v->device, "vkImportSemaphoreFdKHR");
-	v->GetMemoryFdPropertiesKHR = (PFN_vkGetMemoryFdPropertiesKHR)vkGetDeviceProcAddr(
-		v->device, "vkGetMemoryFdPropertiesKHR");
-	REQUIRE(v->GetSemaphoreFdKHR && v->ImportSemaphoreFdKHR && v->GetMemoryFdPropertiesKHR,
-		"external fd entry points");
-
-	VkCommandPoolCreateInfo pci = {
-		.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-		.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-		.queueFamilyIndex = v->queue_family,
-	};
-	VK_REQUIRE(vkCreateCommandPool(v->device, &pci, NULL, &v->pool));
-
-	/* The shared buffer on the dma-buf's memory. */
-	VkExternalMemoryBufferCreateInfo ext_buf = {
-		.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
-		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
-	};
-	VkBufferCreateInfo bci = {
-		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-		.pNext = &ext_buf,
-		.size = BUF_BYTES,
-		.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
-	};
-	VK_REQUIRE(vkCreateBuffer(v->device, &bci, NULL, &v->shared));
-	VkMemoryRequirements req;
-	vkGetBufferMemoryRequirements(v->device, v->shared, &req);
-	VkMemoryFdPropertiesKHR fd_props = { .sType = VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR };
-	VK_REQUIRE(v->GetMemoryFdPropertiesKHR(v->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
-					       dmabuf_fd, &fd_props));
-	uint32_t type = pick_memory(v, req.memoryTypeBits & fd_props.memoryTypeBits, 0);
-	REQUIRE(type != UINT32_MAX, "a memory type for the dma-buf (bits 0x%x & 0x%x)",
-		req.memoryTypeBits, fd_props.memoryTypeBits);
-	/* "Importing memory from a file descriptor transfers ownership of the fd
-	 * to the Vulkan implementation" — on success; so import a duplicate. */
-	int dup_fd = fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0);
-	REQUIRE(dup_fd >= 0, "dup the dma-buf");
-	VkImportMemoryFdInfoKHR import = {
-		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
-		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
-		.fd = dup_fd,
-	};
-	VkMemoryAllocateInfo mai = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-		.pNext = &import,
-		.allocationSize = req.size > BUF_BYTES ? req.size : BUF_BYTES,
-		.memoryTypeIndex = type,
-	};
-	if (vkAllocateMemory(v->device, &mai, NULL, &v->shared_mem) != VK_SUCCESS) {
-		close(dup_fd);
-		REQUIRE(false, "import the dma-buf as Vulkan memory");
-	}
-	VK_REQUIRE(vkBindBufferMemory(v->device, v->shared, v->shared_mem, 0));
-
-	/* A host-visible buffer to copy into. */
-	bci.pNext = NULL;
-	bci.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-	VK_REQUIRE(vkCreateBuffer(v->device, &bci, NULL, &v->staging));
-	vkGetBufferMemoryRequirements(v->device, v->staging, &req);
-	type = pick_memory(v, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-						      VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-	REQUIRE(type != UINT32_MAX, "host-visible memory");
-	mai.pNext = NULL;
-	mai.allocationSize = req.size;
-	mai.memoryTypeIndex = type;
-	VK_REQUIRE(vkAllocateMemory(v->device, &mai, NULL, &v->staging_mem));
-	VK_REQUIRE(vkBindBufferMemory(v->device, v->staging, v->staging_mem, 0));
-	VK_REQUIRE(vkMapMemory(v->device, v->staging_mem, 0, VK_WHOLE_SIZE, 0, &v->staging_map));
-	memset(v->staging_map, 0, BUF_BYTES);
+	vkt_create(&v->t, &cfg);
+	vkt_import_buffer(&v->t, dmabuf_fd, BUF_BYTES, &v->shared);
+	vkt_host_buffer(&v->t, BUF_BYTES, &v->staging);
 }
 
 static void
 vk_close(struct vk *v)
 {
-	vkDeviceWaitIdle(v->device);
-	vkDestroyBuffer(v->device, v->staging, NULL);
-	vkFreeMemory(v->device, v->staging_mem, NULL);
-	vkDestroyBuffer(v->device, v->shared, NULL);
-	vkFreeMemory(v->device, v->shared_mem, NULL);
-	vkDestroyCommandPool(v->device, v->pool, NULL);
-	vkDestroyDevice(v->device, NULL);
-	vkDestroyInstance(v->instance, NULL);
-}
-
-static VkSemaphore
-semaphore_create(struct vk *v, bool exportable)
-{
-	VkExportSemaphoreCreateInfo export = {
-		.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
-		.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
-	};
-	VkSemaphoreCreateInfo sci = {
-		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
-		.pNext = exportable ? &export : NULL,
-	};
-	VkSemaphore s;
-
-	VK_REQUIRE(vkCreateSemaphore(v->device, &sci, NULL, &s));
-	return s;
-}
-
-/*
- * Import a sync_file (or -1: already signalled) as the semaphore's temporary
- * payload. Vulkan owns fd on success; on failure it is still ours: close it.
- */
-static VkResult
-semaphore_import(struct vk *v, VkSemaphore s, int fd)
-{
-	VkImportSemaphoreFdInfoKHR info = {
-		.sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR,
-		.semaphore = s,
-		.flags = VK_SEMAPHORE_IMPORT_TEMPORARY_BIT,
-		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
-		.fd = fd,
-	};
-	VkResult vr = v->ImportSemaphoreFdKHR(v->device, &info);
-
-	if (vr != VK_SUCCESS && fd >= 0)
-		close(fd);
-	return vr;
+	vkDeviceWaitIdle(v->t.device);
+	vkt_buffer_destroy(&v->t, &v->staging);
+	vkt_buffer_destroy(&v->t, &v->shared);
+	vkt_finish(&v->t);
 }
 
 /* One batch: wait (optional), fill or copy, signal (optional), fence. */
 static VkFence
 submit(struct vk *v, VkCommandBuffer *cb, VkSemaphore wait, VkSemaphore signal, bool fill)
 {
-	VkCommandBufferAllocateInfo cai = {
-		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-		.commandPool = v->pool,
-		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-		.commandBufferCount = 1,
-	};
-	VkCommandBufferBeginInfo begin = {
-		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-		.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-	};
-	VkFenceCreateInfo fci = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
-	VkPipelineStageFlags stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
-	VkFence fence;
-
-	VK_REQUIRE(vkAllocateCommandBuffers(v->device, &cai, cb));
-	VK_REQUIRE(vkBeginCommandBuffer(*cb, &begin));
+	vkt_cmd_begin(&v->t, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, cb);
 	if (fill) {
-		vkCmdFillBuffer(*cb, v->shared, 0, BUF_BYTES, 0x01010101u * NEW);
+		vkCmdFillBuffer(*cb, v->shared.buffer, 0, BUF_BYTES, 0x01010101u * NEW);
 	} else {
 		VkBufferCopy region = { .size = BUF_BYTES };
-		VkBufferMemoryBarrier to_host = {
-			.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
-			.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-			.dstAccessMask = VK_ACCESS_HOST_READ_BIT,
-			.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-			.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-			.buffer = v->staging,
-			.size = VK_WHOLE_SIZE,
-		};
-
-		vkCmdCopyBuffer(*cb, v->shared, v->staging, 1, &region);
-		vkCmdPipelineBarrier(*cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-				     0, 0, NULL, 1, &to_host, 0, NULL);
+		vkCmdCopyBuffer(*cb, v->shared.buffer, v->staging.buffer, 1, &region);
+		vkt_host_read_barrier(*cb);
 	}
-	VK_REQUIRE(vkEndCommandBuffer(*cb));
-	VK_REQUIRE(vkCreateFence(v->device, &fci, NULL, &fence));
-
-	VkSubmitInfo si = {
-		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-		.waitSemaphoreCount = wait ? 1 : 0,
-		.pWaitSemaphores = &wait,
-		.pWaitDstStageMask = &stage,
-		.commandBufferCount = 1,
-		.pCommandBuffers = cb,
-		.signalSemaphoreCount = signal ? 1 : 0,
-		.pSignalSemaphores = &signal,
-	};
-	VK_REQUIRE(vkQueueSubmit(v->queue, 1, &si, fence));
+	VK_CHECK(vkEndCommandBuffer(*cb));
+	VkFence fence = vkt_fence(&v->t);
+	vkt_submit_one(&v->t, *cb, wait, signal, fence);
 	return fence;
 }
 
@@ -418,7 +161,7 @@ settled_fd_count(struct vk *v, int want)
 	int64_t end = sbk_now_ns() + 10000 * MS, t0 = sbk_now_ns();
 	int n;
 
-	vkDeviceWaitIdle(v->device);
+	vkDeviceWaitIdle(v->t.device);
 	while ((n = sb_test_count_fds()) != want && sbk_now_ns() < end)
 		sbk_sleep_ns(10 * MS);
 	if (n == want && sbk_now_ns() - t0 > 5 * MS)
@@ -461,7 +204,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 {
 	struct sbk_fence busy;
 	struct signaller sig;
-	VkSemaphore busy_sem = semaphore_create(v, false), rendered = semaphore_create(v, true);
+	VkSemaphore busy_sem = vkt_semaphore(&v->t, false), rendered = vkt_semaphore(&v->t, true);
 	VkCommandBuffer cb;
 	VkFence fence;
 	int before = sb_test_count_fds(), fd = -2, first = -1;
@@ -476,7 +219,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 	REQUIRE(sbk_fence_create(vgem, true, &busy) == 0, "pending vgem fence");
 	int busy_fd = fcntl(busy.sync_file, F_DUPFD_CLOEXEC, 0);
 	REQUIRE(busy_fd >= 0, "dup");
-	REQUIRE(semaphore_import(v, busy_sem, busy_fd) == VK_SUCCESS, "import the busy fence");
+	vkt_semaphore_import(&v->t, busy_sem, busy_fd); /* Vulkan's now (else bail out) */
 	fence = submit(v, &cb, busy_sem, rendered, true);
 	memset(&sig, 0, sizeof(sig));
 	sig.fence = &busy;
@@ -489,13 +232,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 
 	t0 = sbk_now_ns();
 	if (!control) {
-		VkSemaphoreGetFdInfoKHR get = {
-			.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
-			.semaphore = rendered,
-			.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
-		};
-
-		CHECK_EQ(v->GetSemaphoreFdKHR(v->device, &get, &fd), VK_SUCCESS, "vkGetSemaphoreFdKHR");
+		CHECK_EQ(vkt_semaphore_export(&v->t, rendered, &fd), VK_SUCCESS, "vkGetSemaphoreFdKHR");
 		sb_test_note("vkGetSemaphoreFdKHR returned fd %d after %.1f ms", fd,
 			     (double)(sbk_now_ns() - t0) / 1e6);
 		CHECK(fd == -1 || sb_sync_file_is_valid(fd), "a sync_file or -1 (signalled)");
@@ -522,11 +259,11 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 	pthread_mutex_destroy(&sig.lock);
 	pthread_cond_destroy(&sig.cond);
 	CHECK_EQ(sig.ret, 0, "vgem signalled");
-	VK_REQUIRE(vkWaitForFences(v->device, 1, &fence, VK_TRUE, UINT64_MAX));
-	vkDestroyFence(v->device, fence, NULL);
-	vkFreeCommandBuffers(v->device, v->pool, 1, &cb);
-	vkDestroySemaphore(v->device, busy_sem, NULL);
-	vkDestroySemaphore(v->device, rendered, NULL);
+	VK_CHECK(vkWaitForFences(v->t.device, 1, &fence, VK_TRUE, UINT64_MAX));
+	vkDestroyFence(v->t.device, fence, NULL);
+	vkFreeCommandBuffers(v->t.device, v->t.pool, 1, &cb);
+	vkDestroySemaphore(v->t.device, busy_sem, NULL);
+	vkDestroySemaphore(v->t.device, rendered, NULL);
 	sbk_fence_destroy(&busy);
 	n = settled_fd_count(v, before);
 	CHECK_EQ(n, before, "fd count back to the start");
@@ -538,7 +275,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 static void
 gl_to_vk(struct vk *v, struct eglt *t, struct eglt_target *target, bool control)
 {
-	VkSemaphore gl_done = semaphore_create(v, false);
+	VkSemaphore gl_done = vkt_semaphore(&v->t, false);
 	VkCommandBuffer cb;
 	VkFence fence;
 	VkResult vr;
@@ -555,12 +292,12 @@ gl_to_vk(struct vk *v, struct eglt *t, struct eglt_target *target, bool control)
 	else
 		CHECK(fd >= 0 && sb_sync_file_is_valid(fd), "a sync_file (native fences in the guest)");
 
-	vr = semaphore_import(v, gl_done, fd); /* Vulkan owns fd now (or it was closed) */
+	vr = vkt_semaphore_import(&v->t, gl_done, fd); /* Vulkan owns fd now (else bail out) */
 	CHECK_EQ(vr, VK_SUCCESS, "vkImportSemaphoreFdKHR(TEMPORARY, SYNC_FD)");
 	fence = submit(v, &cb, vr == VK_SUCCESS ? gl_done : VK_NULL_HANDLE, VK_NULL_HANDLE, false);
-	VK_REQUIRE(vkWaitForFences(v->device, 1, &fence, VK_TRUE, UINT64_MAX));
+	VK_CHECK(vkWaitForFences(v->t.device, 1, &fence, VK_TRUE, UINT64_MAX));
 
-	n = count_bytes(v->staging_map, PITCH, NEW);
+	n = count_bytes(v->staging.map, PITCH, NEW);
 	sb_test_note("Vulkan copied %ld NEW bytes of %d", n, SIZE * SIZE * 4);
 	if (control)
 		CHECK(n < SIZE * SIZE * 4,
@@ -568,9 +305,9 @@ gl_to_vk(struct vk *v, struct eglt *t, struct eglt_target *target, bool control)
 	else
 		CHECK_EQ(n, SIZE * SIZE * 4, "Vulkan reads what GL wrote");
 
-	vkDestroyFence(v->device, fence, NULL);
-	vkFreeCommandBuffers(v->device, v->pool, 1, &cb);
-	vkDestroySemaphore(v->device, gl_done, NULL);
+	vkDestroyFence(v->t.device, fence, NULL);
+	vkFreeCommandBuffers(v->t.device, v->t.pool, 1, &cb);
+	vkDestroySemaphore(v->t.device, gl_done, NULL);
 	n = settled_fd_count(v, before);
 	CHECK_EQ(n, before, "fd count back to the start (Vulkan closed what it owned)");
 	if (n != before)
