@@ -439,11 +439,33 @@ vkt_copy_to_shared(VkCommandBuffer cb, struct vkt_buffer *src, const struct vkt_
 }
 
 void
-vkt_record_cycle(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
-		 const struct vkt_shared *s, struct vkt_buffer *src, struct vkt_buffer *dst)
+vkt_cycle_create(struct vkt *t, int vgem, size_t size, struct vkt_cycle *c)
 {
+	memset(c, 0, sizeof(*c));
+	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, size, &c->buf);
+	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
+	memset(c->buf.map, 0, size);
+	vkt_import_buffer(t, c->buf.fd, size, &c->sh.buf);
+	vkt_host_buffer(t, size, &c->src);
+	vkt_host_buffer(t, size, &c->dst);
+}
+
+void
+vkt_cycle_destroy(struct vkt *t, struct vkt_cycle *c)
+{
+	vkt_buffer_destroy(t, &c->src);
+	vkt_buffer_destroy(t, &c->dst);
+	vkt_shared_destroy(t, &c->sh, &c->buf);
+}
+
+void
+vkt_record_cycle(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+		 struct vkt_cycle *c)
+{
+	const struct vkt_shared *s = &c->sh;
+
 	vkt_acquire(t, opt, cb, s, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-	vkt_copy_from_shared(cb, s, dst);
+	vkt_copy_from_shared(cb, s, &c->dst);
 	/* The copy in follows the copy out (the same resource). */
 	VkMemoryBarrier m = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -452,7 +474,7 @@ vkt_record_cycle(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer c
 	};
 	vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
 			     1, &m, 0, NULL, 0, NULL);
-	vkt_copy_to_shared(cb, src, s);
+	vkt_copy_to_shared(cb, &c->src, s);
 	vkt_release(t, opt, cb, s, VK_ACCESS_TRANSFER_WRITE_BIT);
 }
 

@@ -148,11 +148,22 @@ void vkt_release(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer c
 void vkt_copy_from_shared(VkCommandBuffer cb, const struct vkt_shared *s, struct vkt_buffer *dst);
 void vkt_copy_to_shared(VkCommandBuffer cb, struct vkt_buffer *src, const struct vkt_shared *s);
 /*
- * One acquire/release cycle into cb: acquire the shared resource, copy it
- * into dst, copy src into it, release it (the soaks' command buffer).
+ * What an acquire/release cycle moves (the soaks, the threads): a vgem
+ * dma-buf (zeroed) imported as the shared buffer, and two host buffers, src
+ * to copy into it and dst to copy out of it.
  */
+struct vkt_cycle {
+	struct sbk_buf buf;
+	struct vkt_shared sh;
+	struct vkt_buffer src, dst;
+};
+
+void vkt_cycle_create(struct vkt *t, int vgem, size_t size, struct vkt_cycle *c);
+void vkt_cycle_destroy(struct vkt *t, struct vkt_cycle *c);
+/* One whole cycle into cb: acquire the shared buffer, copy it into dst,
+ * copy src into it, release it. */
 void vkt_record_cycle(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
-		      const struct vkt_shared *s, struct vkt_buffer *src, struct vkt_buffer *dst);
+		      struct vkt_cycle *c);
 
 /*
  * Submit one command buffer (vkQueueSubmit, or vkQueueSubmit2 with

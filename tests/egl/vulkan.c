@@ -58,24 +58,6 @@ struct vk {
 	struct vkt_buffer staging; /* host-visible, to copy into */
 };
 
-static bool
-has_arg(int argc, char **argv, const char *arg)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], arg) == 0)
-			return true;
-	return false;
-}
-
-static const char *
-arg_value(int argc, char **argv, const char *opt, const char *def)
-{
-	for (int i = 1; i + 1 < argc; i++)
-		if (strcmp(argv[i], opt) == 0)
-			return argv[i + 1];
-	return def;
-}
-
 static void
 vk_open(struct vk *v, int dmabuf_fd)
 {
@@ -317,9 +299,8 @@ gl_to_vk(struct vk *v, struct eglt *t, struct eglt_target *target, bool control)
 int
 main(int argc, char **argv)
 {
-	const char *dir = arg_value(argc, argv, "--dir", "vk-to-gl");
-	bool control = has_arg(argc, argv, "--control");
-	bool to_gl = strcmp(dir, "vk-to-gl") == 0;
+	const char *dir = "vk-to-gl";
+	bool control = false;
 	struct sbk_buf buf = { .fd = -1, .vgem_fd = -1 };
 	struct eglt t;
 	struct eglt_target target;
@@ -327,10 +308,18 @@ main(int argc, char **argv)
 	uint32_t caps = 0;
 	int vgem, ret;
 
-	if (!to_gl && strcmp(dir, "gl-to-vk") != 0) {
-		fprintf(stderr, "usage: %s --dir vk-to-gl|gl-to-vk [--control]\n", argv[0]);
-		return 2;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--control") == 0) {
+			control = true;
+		} else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc &&
+			   (strcmp(argv[i + 1], "vk-to-gl") == 0 || strcmp(argv[i + 1], "gl-to-vk") == 0)) {
+			dir = argv[++i];
+		} else {
+			fprintf(stderr, "usage: %s [--dir vk-to-gl|gl-to-vk] [--control]\n", argv[0]);
+			return 2;
+		}
 	}
+	bool to_gl = strcmp(dir, "vk-to-gl") == 0;
 	if (control && !to_gl)
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 

@@ -26,23 +26,17 @@ main(int argc, char **argv)
 
 	struct vkt t;
 	vkt_init(&t, &opt, true);
-	struct sbk_buf buf;
-	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, SIZE, &buf);
-	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
-	struct vkt_shared sh = { 0 };
-	vkt_import_buffer(&t, buf.fd, SIZE, &sh.buf);
-	struct vkt_buffer src, dst;
-	vkt_host_buffer(&t, SIZE, &src);
-	vkt_host_buffer(&t, SIZE, &dst);
+	struct vkt_cycle c;
+	vkt_cycle_create(&t, vgem, SIZE, &c);
 
 	struct vkt_rec both, acq;
 	vkt_begin(&t, &opt, false, &both);
-	vkt_record_cycle(&t, &opt, vkt_cmd(&both), &sh, &src, &dst);
+	vkt_record_cycle(&t, &opt, vkt_cmd(&both), &c);
 	vkt_end(&t, &both);
 
 	vkt_begin(&t, &opt, false, &acq);
-	vkt_acquire(&t, &opt, vkt_cmd(&acq), &sh, VK_ACCESS_TRANSFER_READ_BIT);
-	vkt_copy_from_shared(vkt_cmd(&acq), &sh, &dst);
+	vkt_acquire(&t, &opt, vkt_cmd(&acq), &c.sh, VK_ACCESS_TRANSFER_READ_BIT);
+	vkt_copy_from_shared(vkt_cmd(&acq), &c.sh, &c.dst);
 	vkt_end(&t, &acq);
 
 	VkFence fence = vkt_fence(&t);
@@ -59,7 +53,7 @@ main(int argc, char **argv)
 		VkResult r;
 		if (i % 50 == 49) {
 			uint32_t fence_id;
-			if (sbk_vgem_fence_attach(vgem, buf.handle, true, &fence_id) < 0) {
+			if (sbk_vgem_fence_attach(vgem, c.buf.handle, true, &fence_id) < 0) {
 				errors++;
 				continue;
 			}
@@ -83,11 +77,8 @@ main(int argc, char **argv)
 	vkDestroyFence(t.device, fence, NULL);
 	vkt_rec_free(&t, &both);
 	vkt_rec_free(&t, &acq);
-	vkt_buffer_destroy(&t, &src);
-	vkt_buffer_destroy(&t, &dst);
-	vkt_buffer_destroy(&t, &sh.buf);
+	vkt_cycle_destroy(&t, &c);
 	vkt_finish(&t);
-	sbk_buf_destroy(&buf);
 	close(vgem);
 	return sb_test_finish();
 }
