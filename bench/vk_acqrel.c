@@ -112,24 +112,32 @@ xioctl(int fd, unsigned long req, void *arg)
 	return r;
 }
 
-/* The floor's submit A: what the layer does for an acquire, by hand. */
+/* Submit A. Through the layer the app only submits; the floor first does
+ * what the layer does for an acquire, by hand. */
 static void
-floor_acquire(struct side *s)
+submit_acquire(struct side *s)
 {
-	struct dma_buf_export_sync_file exp = { .flags = DMA_BUF_SYNC_READ, .fd = -1 };
-	if (xioctl(s->dmabuf.dmabuf_fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &exp) < 0)
-		vkb_die("DMA_BUF_IOCTL_EXPORT_SYNC_FILE: %m");
-	/* On success the driver owns the fd (on failure vkb_die). */
-	vkt_semaphore_import(&s->vk, s->wait_sem, exp.fd);
-	vkt_submit_one(&s->vk, s->acquire_cb, s->wait_sem, VK_NULL_HANDLE, VK_NULL_HANDLE);
+	VkSemaphore wait = VK_NULL_HANDLE;
+	if (s->by_hand) {
+		struct dma_buf_export_sync_file exp = { .flags = DMA_BUF_SYNC_READ, .fd = -1 };
+		if (xioctl(s->dmabuf.dmabuf_fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &exp) < 0)
+			vkb_die("DMA_BUF_IOCTL_EXPORT_SYNC_FILE: %m");
+		/* On success the driver owns the fd (on failure vkb_die). */
+		vkt_semaphore_import(&s->vk, s->wait_sem, exp.fd);
+		wait = s->wait_sem;
+	}
+	vkt_submit_one(&s->vk, s->acquire_cb, wait, VK_NULL_HANDLE, VK_NULL_HANDLE);
 }
 
-/* The floor's submit B: signal a semaphore, export it, attach it to the dma-buf. */
+/* Submit B. The floor signals a semaphore (the layer's side has none),
+ * exports it and attaches it to the dma-buf, as the layer does. */
 static void
-floor_release(struct side *s)
+submit_release(struct side *s)
 {
-	int fd = -1;
 	vkt_submit_one(&s->vk, s->release_cb, VK_NULL_HANDLE, s->signal_sem, s->fence);
+	if (!s->by_hand)
+		return;
+	int fd = -1;
 	vkt_semaphore_export(&s->vk, s->signal_sem, &fd);
 	struct dma_buf_import_sync_file imp = { .flags = DMA_BUF_SYNC_WRITE, .fd = fd };
 	if (xioctl(s->dmabuf.dmabuf_fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &imp) < 0)
@@ -146,12 +154,9 @@ side_iterate(void *arg, bool record)
 	if (ret < 0)
 		vkb_die("vgem fence attach: %s", strerror(-ret));
 
-	int64_t t0 = bench_now_ns();
-	if (s->by_hand)
-		floor_acquire(s);
-	else
-		vkt_submit_one(&s->vk, s->acquire_cb, VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE);
-	int64_t t1 = bench_now_ns();
+	int64_t t0 = sbk_now_ns();
+	submit_acquire(s);
+	int64_t t1 = sbk_now_ns();
 
 	/* The producer's data, written while its fence is pending: copy A must
 	 * see it, which it does only if it waited for the fence. */
@@ -161,13 +166,10 @@ side_iterate(void *arg, bool record)
 	if (ret < 0)
 		vkb_die("vgem fence signal: %s", strerror(-ret));
 
-	int64_t t2 = bench_now_ns();
-	if (s->by_hand)
-		floor_release(s);
-	else
-		vkt_submit_one(&s->vk, s->release_cb, VK_NULL_HANDLE, VK_NULL_HANDLE, s->fence);
+	int64_t t2 = sbk_now_ns();
+	submit_release(s);
 	vkt_fence_wait(&s->vk, s->fence);
-	int64_t t3 = bench_now_ns();
+	int64_t t3 = sbk_now_ns();
 	const uint8_t *seen = s->host.map;
 	if (seen[0] != stamp || seen[s->dmabuf.size - 1] != stamp)
 		s->early++;

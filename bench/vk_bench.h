@@ -51,6 +51,6 @@ long vkb_iterations(int argc, char **argv);
 void vkb_interleave(long iterations, void (*iterate)(void *side, bool record), void *layer,
 		    void *floor);
 
-/* Samples and the figure line: wake_stats.h (bench_samples, bench_print_us, bench_now_ns). */
+/* Samples and the figure line: wake_stats.h (bench_samples, bench_print_us, sbk_now_ns). */
 
 #endif

@@ -97,15 +97,6 @@ bench_print_unit(const char *name, const char *unit, struct bench_samples *var,
 	fflush(stdout);
 }
 
-int64_t
-bench_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int
 bench_gettid(void)
 {
@@ -179,13 +170,13 @@ others_asleep(int self)
 int
 bench_wait_asleep(int tid, int64_t timeout_ns)
 {
-	int64_t end = bench_now_ns() + timeout_ns;
+	int64_t end = sbk_now_ns() + timeout_ns;
 	int self = bench_gettid();
 
 	for (;;) {
 		if (is_poll_family(task_syscall(tid)) && others_asleep(self))
 			return 0;
-		if (bench_now_ns() > end)
+		if (sbk_now_ns() > end)
 			return -ETIME;
 		struct timespec ts = { 0, 20000 };
 		nanosleep(&ts, NULL);

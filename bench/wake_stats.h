@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel.h" /* sbk_now_ns(): CLOCK_MONOTONIC in ns */
+
 struct bench_samples {
 	int64_t *v;
 	size_t n, cap;
@@ -39,8 +41,6 @@ void bench_print_unit(const char *name, const char *unit, struct bench_samples *
 /* The tid of this process's thread named `comm` (/proc/self/task/T/comm), or -1. */
 int bench_find_tid(const char *comm);
 
-/* CLOCK_MONOTONIC in ns. */
-int64_t bench_now_ns(void);
 
 /*
  * Wait until thread `tid` of this process sleeps in a poll-family system call

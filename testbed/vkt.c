@@ -3,6 +3,7 @@
 #include "vkt.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,31 +26,46 @@
 #error "SBL_TEST_LAYER_PATH must be defined"
 #endif
 
+/* The options that take no value, and the field each one sets. */
+static const struct {
+	const char *name;
+	size_t field;
+} bool_options[] = {
+	{ "--control", offsetof(struct vkt_options, control) },
+	{ "--image", offsetof(struct vkt_options, image) },
+	{ "--sync2", offsetof(struct vkt_options, sync2) },
+	{ "--secondary", offsetof(struct vkt_options, secondary) },
+	{ "--no-barriers", offsetof(struct vkt_options, no_barriers) },
+	{ "--validation", offsetof(struct vkt_options, validation) },
+	{ "--by-name", offsetof(struct vkt_options, by_name) },
+};
+
+static bool
+parse_flag(const char *a, struct vkt_options *opt)
+{
+	for (size_t k = 0; k < sizeof(bool_options) / sizeof(bool_options[0]); k++) {
+		if (strcmp(a, bool_options[k].name) == 0) {
+			*(bool *)((char *)opt + bool_options[k].field) = true;
+			return true;
+		}
+	}
+	return false;
+}
+
 void
 vkt_parse_args(int argc, char **argv, struct vkt_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (strcmp(a, "--control") == 0)
-			opt->control = true;
-		else if (strcmp(a, "--image") == 0)
-			opt->image = true;
-		else if (strcmp(a, "--sync2") == 0)
-			opt->sync2 = true;
-		else if (strcmp(a, "--secondary") == 0)
-			opt->secondary = true;
-		else if (strcmp(a, "--no-barriers") == 0)
-			opt->no_barriers = true;
-		else if (strcmp(a, "--validation") == 0)
-			opt->validation = true;
-		else if (strcmp(a, "--by-name") == 0)
-			opt->by_name = true;
-		else if (strcmp(a, "--fault") == 0 && i + 1 < argc)
+		bool value = i + 1 < argc;
+		if (parse_flag(a, opt))
+			continue;
+		if (strcmp(a, "--fault") == 0 && value)
 			opt->fault = argv[++i];
-		else if (strcmp(a, "--iterations") == 0 && i + 1 < argc)
+		else if (strcmp(a, "--iterations") == 0 && value)
 			opt->iterations = strtol(argv[++i], NULL, 0);
-		else if (strcmp(a, "--seconds") == 0 && i + 1 < argc)
+		else if (strcmp(a, "--seconds") == 0 && value)
 			opt->seconds = strtod(argv[++i], NULL);
 		else {
 			fprintf(stderr, "unknown argument %s\n", a);
