@@ -53,10 +53,8 @@ vkb_init(struct vkt *t, bool with_layer)
 	struct vkt_config cfg = {
 		.app_name = "syncbridge-bench",
 		.layer = with_layer ? VKT_LAYER_NAME : NULL,
-		.dmabuf = VKT_REQUIRED,
-		.semaphore_fd = VKT_REQUIRED,
-		.foreign = VKT_REQUIRED,
-		.sync2 = true,
+		.require = VKT_DMABUF | VKT_SEMAPHORE_FD | VKT_FOREIGN,
+		.features = VKT_SYNC2,
 		.fail = bench_fail,
 	};
 	vkt_create(t, &cfg);

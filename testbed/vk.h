@@ -31,11 +31,20 @@
 
 struct vkt;
 
-/* Whether vkt_create() enables a device extension. */
-enum vkt_want {
-	VKT_OFF,        /* not enabled (the layer may enable it itself) */
-	VKT_IF_PRESENT, /* enabled when the device lists it */
-	VKT_REQUIRED,   /* missing: vkt_create() fails with -ENODEV */
+/* The device extensions vkt_create() knows: a config requires some (the
+ * device lacks one: -ENODEV) and wants others (enabled when listed). */
+enum vkt_ext {
+	VKT_DMABUF = 1 << 0,       /* VK_KHR_external_memory_fd + VK_EXT_external_memory_dma_buf */
+	VKT_SEMAPHORE_FD = 1 << 1, /* VK_KHR_external_semaphore_fd, SYNC_FD import and export */
+	VKT_FOREIGN = 1 << 2,      /* VK_EXT_queue_family_foreign */
+	VKT_DRM_MODIFIER = 1 << 3, /* VK_EXT_image_drm_format_modifier */
+};
+
+/* The device features vkt_create() enables when asked. */
+enum vkt_feature {
+	VKT_TIMELINE = 1 << 0,          /* timelineSemaphore (1.2) */
+	VKT_SYNC2 = 1 << 1,             /* synchronization2 (1.3) */
+	VKT_DYNAMIC_RENDERING = 1 << 2, /* dynamicRendering (1.3) */
 };
 
 struct vkt_config {
@@ -46,15 +55,12 @@ struct vkt_config {
 	/* VK_EXT_debug_utils messenger: validation errors are counted in
 	 * vkt_validation_errors and printed as TAP comments. */
 	bool validation;
-	/* Which device: the first that has every VKT_REQUIRED extension; else
-	 * (false) the CPU device (lavapipe) when there is one, or the first. */
+	/* Which device: the first that has everything required; else (false)
+	 * the CPU device (lavapipe) when there is one, or the first. */
 	bool first_capable;
-	enum vkt_want dmabuf;       /* VK_KHR_external_memory_fd + VK_EXT_external_memory_dma_buf */
-	enum vkt_want semaphore_fd; /* VK_KHR_external_semaphore_fd, SYNC_FD import and export */
-	enum vkt_want foreign;      /* VK_EXT_queue_family_foreign */
-	enum vkt_want drm_modifier; /* VK_EXT_image_drm_format_modifier */
-	/* Features: timelineSemaphore (1.2), synchronization2, dynamicRendering (1.3). */
-	bool timeline, sync2, dynamic_rendering;
+	unsigned require, want; /* enum vkt_ext; what is not named is not enabled
+				 * (the layer may enable it itself) */
+	unsigned features;      /* enum vkt_feature */
 	void (*fail)(struct vkt *t, int err);
 };
 

@@ -147,24 +147,25 @@ sync_fd_semaphores(VkPhysicalDevice physical)
 static const char *
 lacks(const struct vkt_config *cfg, VkPhysicalDevice physical)
 {
+	static const struct {
+		unsigned ext;
+		const char *name;
+	} names[] = {
+		{ VKT_DMABUF, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME },
+		{ VKT_DMABUF, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME },
+		{ VKT_SEMAPHORE_FD, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME },
+		{ VKT_FOREIGN, VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME },
+		{ VKT_DRM_MODIFIER, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME },
+	};
 	uint32_t n;
 	VkExtensionProperties *p = device_extensions(physical, &n);
 	const char *what = NULL;
 
-	if (cfg->dmabuf == VKT_REQUIRED && !listed(p, n, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
-		what = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
-	else if (cfg->dmabuf == VKT_REQUIRED && !listed(p, n, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME))
-		what = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
-	else if (cfg->semaphore_fd == VKT_REQUIRED &&
-		 !listed(p, n, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME))
-		what = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
-	else if (cfg->semaphore_fd == VKT_REQUIRED && !sync_fd_semaphores(physical))
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !what; i++)
+		if ((cfg->require & names[i].ext) && !listed(p, n, names[i].name))
+			what = names[i].name;
+	if (!what && (cfg->require & VKT_SEMAPHORE_FD) && !sync_fd_semaphores(physical))
 		what = "SYNC_FD semaphore import and export";
-	else if (cfg->foreign == VKT_REQUIRED && !listed(p, n, VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME))
-		what = VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME;
-	else if (cfg->drm_modifier == VKT_REQUIRED &&
-		 !listed(p, n, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME))
-		what = VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME;
 	free(p);
 	return what;
 }
@@ -283,39 +284,41 @@ create_device(struct vkt *t)
 	const char *exts[8];
 	uint32_t n_exts = 0;
 
-	t->has_dmabuf = cfg->dmabuf != VKT_OFF &&
+	unsigned enable = cfg->require | cfg->want;
+	t->has_dmabuf = (enable & VKT_DMABUF) &&
 			listed(props, n, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
 			listed(props, n, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME);
 	if (t->has_dmabuf) {
 		exts[n_exts++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
 		exts[n_exts++] = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
 	}
-	bool semaphore_fd = cfg->semaphore_fd != VKT_OFF &&
+	bool semaphore_fd = (enable & VKT_SEMAPHORE_FD) &&
 			    listed(props, n, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
 	if (semaphore_fd)
 		exts[n_exts++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
-	t->has_foreign_family = cfg->foreign != VKT_OFF &&
+	t->has_foreign_family = (enable & VKT_FOREIGN) &&
 				listed(props, n, VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME);
 	if (t->has_foreign_family)
 		exts[n_exts++] = VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME;
 	t->outside_family = t->has_foreign_family ? VK_QUEUE_FAMILY_FOREIGN_EXT
 						  : VK_QUEUE_FAMILY_EXTERNAL;
-	if (cfg->drm_modifier != VKT_OFF &&
+	if ((enable & VKT_DRM_MODIFIER) &&
 	    listed(props, n, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME))
 		exts[n_exts++] = VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME;
 	free(props);
 
 	VkPhysicalDeviceVulkan13Features f13 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-		.synchronization2 = cfg->sync2,
-		.dynamicRendering = cfg->dynamic_rendering,
+		.synchronization2 = !!(cfg->features & VKT_SYNC2),
+		.dynamicRendering = !!(cfg->features & VKT_DYNAMIC_RENDERING),
 	};
-	bool with13 = cfg->sync2 || cfg->dynamic_rendering;
+	bool with13 = f13.synchronization2 || f13.dynamicRendering;
 	VkPhysicalDeviceVulkan12Features f12 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
 		.pNext = with13 ? &f13 : NULL,
-		.timelineSemaphore = cfg->timeline,
+		.timelineSemaphore = VK_TRUE,
 	};
+	bool with12 = cfg->features & VKT_TIMELINE;
 	float prio = 1.0f;
 	t->family = pick_family(t->physical);
 	VkDeviceQueueCreateInfo q = {
@@ -326,7 +329,7 @@ create_device(struct vkt *t)
 	};
 	VkDeviceCreateInfo info = {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-		.pNext = cfg->timeline ? (void *)&f12 : with13 ? (void *)&f13 : NULL,
+		.pNext = with12 ? (void *)&f12 : with13 ? (void *)&f13 : NULL,
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &q,
 		.enabledExtensionCount = n_exts,

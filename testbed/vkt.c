@@ -236,10 +236,9 @@ vkt_init(struct vkt *t, const struct vkt_options *opt, bool require_dmabuf)
 	struct vkt_config cfg = {
 		.app_name = "syncbridge-layer-test",
 		.validation = opt && opt->validation,
-		.dmabuf = require_dmabuf ? VKT_REQUIRED : VKT_IF_PRESENT,
-		.foreign = VKT_IF_PRESENT,
-		.timeline = true,
-		.sync2 = true,
+		.require = require_dmabuf ? VKT_DMABUF : 0,
+		.want = VKT_DMABUF | VKT_FOREIGN,
+		.features = VKT_TIMELINE | VKT_SYNC2,
 		.fail = vkt_test_fail,
 	};
 	vkt_create(t, &cfg);

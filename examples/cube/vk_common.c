@@ -7,10 +7,9 @@ cube_vk_init(struct vkt *vk, const char *who)
 	struct vkt_config cfg = {
 		.who = who,
 		.app_name = "syncbridge-demo-cube",
-		.dmabuf = VKT_REQUIRED,
-		.drm_modifier = VKT_REQUIRED,
-		.foreign = VKT_IF_PRESENT,
-		.dynamic_rendering = true,
+		.require = VKT_DMABUF | VKT_DRM_MODIFIER,
+		.want = VKT_FOREIGN,
+		.features = VKT_DYNAMIC_RENDERING,
 		.fail = vkt_fail_print,
 	};
 	return vkt_create(vk, &cfg);

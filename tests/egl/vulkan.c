@@ -67,8 +67,7 @@ vk_open(struct vk *v, int dmabuf_fd)
 		.app_name = "egl-vulkan",
 		.api_version = VK_API_VERSION_1_1,
 		.first_capable = true,
-		.dmabuf = VKT_REQUIRED,
-		.semaphore_fd = VKT_REQUIRED,
+		.require = VKT_DMABUF | VKT_SEMAPHORE_FD,
 		.fail = vkt_test_fail,
 	};
 
