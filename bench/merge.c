@@ -222,20 +222,10 @@ int
 main(int argc, char **argv)
 {
 	const char *ns = "2,16,256";
-	int iterations = 1000, vgem, failures = 0;
+	int iterations = (int)bench_args(argc, argv, "--n", "N,N,...", &ns), vgem, failures = 0;
 	struct utsname u;
 	struct rlimit rl;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
-			iterations = atoi(argv[++i]);
-		} else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
-			ns = argv[++i];
-		} else {
-			fprintf(stderr, "usage: bench-merge [--iterations N] [--n N,N,...]\n");
-			return 2;
-		}
-	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* Each fence holds a sync_file and a dma-buf; 256 of them plus the tree's. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {

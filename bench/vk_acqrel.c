@@ -203,7 +203,7 @@ side_finish(struct side *s)
 int
 main(int argc, char **argv)
 {
-	long iterations = vkb_iterations(argc, argv);
+	long iterations = bench_args(argc, argv, NULL, NULL, NULL);
 
 	int vgem = demo_vgem_open();
 	if (vgem < 0) {

@@ -71,21 +71,6 @@ vkb_init(struct vkt *t, bool with_layer)
 			listed ? "yes" : "no", t->layer_active ? "yes" : "no");
 }
 
-long
-vkb_iterations(int argc, char **argv)
-{
-	long iterations = 1000;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
-			iterations = strtol(argv[++i], NULL, 10);
-		} else {
-			fprintf(stderr, "usage: %s [--iterations N]\n", argv[0]);
-			exit(2);
-		}
-	}
-	return iterations < 1 ? 1 : iterations;
-}
-
 void
 vkb_interleave(long iterations, void (*iterate)(void *side, bool record), void *layer,
 	       void *floor)

@@ -40,9 +40,6 @@ void vkb_env_setup(void);
  */
 void vkb_init(struct vkt *t, bool with_layer);
 
-/* --iterations N (default 1000), or exit 2 with a usage line. */
-long vkb_iterations(int argc, char **argv);
-
 /*
  * Run iterate(side, record) for both sides, iterations times after 20 warm-up
  * ones (record false), the order swapped every iteration so that neither side

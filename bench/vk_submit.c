@@ -76,7 +76,7 @@ side_finish(struct side *s)
 int
 main(int argc, char **argv)
 {
-	long iterations = vkb_iterations(argc, argv);
+	long iterations = bench_args(argc, argv, NULL, NULL, NULL);
 
 	vkb_env_setup();
 	struct side layer, floor;

@@ -459,21 +459,11 @@ run_kind(struct ctx *c, enum kind kind, int iterations)
 int
 main(int argc, char **argv)
 {
-	int iterations = 1000, failures = 0, ret;
 	const char *kinds = "sync_file,dmabuf,syncobj,syncobj-thread,compositor";
+	int iterations = (int)bench_args(argc, argv, "--kinds", "K,...", &kinds), failures = 0, ret;
 	struct ctx c;
 	struct utsname u;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
-			iterations = atoi(argv[++i]);
-		} else if (strcmp(argv[i], "--kinds") == 0 && i + 1 < argc) {
-			kinds = argv[++i];
-		} else {
-			fprintf(stderr, "usage: bench-wake [--iterations N] [--kinds K,...]\n");
-			return 2;
-		}
-	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	memset(&c, 0, sizeof(c));

@@ -183,6 +183,28 @@ bench_wait_asleep(int tid, int64_t timeout_ns)
 	}
 }
 
+long
+bench_args(int argc, char **argv, const char *name, const char *metavar, const char **value)
+{
+	long iterations = 1000;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
+			iterations = strtol(argv[++i], NULL, 10);
+		} else if (name && strcmp(argv[i], name) == 0 && i + 1 < argc) {
+			*value = argv[++i];
+		} else {
+			if (name)
+				fprintf(stderr, "usage: %s [--iterations N] [%s %s]\n", argv[0], name,
+					metavar);
+			else
+				fprintf(stderr, "usage: %s [--iterations N]\n", argv[0]);
+			exit(2);
+		}
+	}
+	return iterations < 1 ? 1 : iterations;
+}
+
 int
 bench_find_tid(const char *comm)
 {
