@@ -537,3 +537,46 @@ vkt_submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
 	};
 	return vkQueueSubmit(t->queue, 1, &si, fence);
 }
+
+static void *
+deferred_main(void *arg)
+{
+	struct vkt_deferred *d = arg;
+
+	if (d->when_told) {
+		pthread_mutex_lock(&d->lock);
+		while (!d->told)
+			pthread_cond_wait(&d->cond, &d->lock);
+		pthread_mutex_unlock(&d->lock);
+	} else {
+		sbk_sleep_ns(d->delay_ns);
+	}
+	d->fn(d->arg);
+	return NULL;
+}
+
+void
+vkt_deferred_start(struct vkt_deferred *d)
+{
+	d->told = false;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->cond, NULL);
+	REQUIRE(pthread_create(&d->thread, NULL, deferred_main, d) == 0, "pthread_create");
+}
+
+void
+vkt_deferred_tell(struct vkt_deferred *d)
+{
+	pthread_mutex_lock(&d->lock);
+	d->told = true;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+void
+vkt_deferred_join(struct vkt_deferred *d)
+{
+	pthread_join(d->thread, NULL);
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->cond);
+}

@@ -27,6 +27,7 @@
 #ifndef SB_TEST_VKT_H
 #define SB_TEST_VKT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -164,6 +165,29 @@ void vkt_cycle_destroy(struct vkt *t, struct vkt_cycle *c);
  * copy src into it, release it. */
 void vkt_record_cycle(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
 		      struct vkt_cycle *c);
+
+/*
+ * "The GPU is still busy": a thread that runs fn(arg) (signals what the
+ * app's batch waits for) delay_ns after vkt_deferred_start(), or, with
+ * when_told, only once vkt_deferred_tell() was called: a control's signal
+ * that must come after its reader, however slowly the reader runs.
+ */
+struct vkt_deferred {
+	void (*fn)(void *arg);
+	void *arg;
+	int64_t delay_ns;
+	bool when_told;
+	/* vkt_deferred_start()'s */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool told;
+};
+
+void vkt_deferred_start(struct vkt_deferred *d);
+void vkt_deferred_tell(struct vkt_deferred *d);
+/* Waits for the thread (fn has run) and frees what start made. */
+void vkt_deferred_join(struct vkt_deferred *d);
 
 /*
  * Submit one command buffer (vkQueueSubmit, or vkQueueSubmit2 with

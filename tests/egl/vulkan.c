@@ -33,7 +33,6 @@
  * consumed payload a moment after the fence), up to 10 s: typically < 20 ms.
  */
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdbool.h>
 
 #include <syncbridge/egl.h>
@@ -104,31 +103,17 @@ submit(struct vk *v, VkCommandBuffer *cb, VkSemaphore wait, VkSemaphore signal, 
 	return fence;
 }
 
-/* Signals a vgem fence DELAY_NS after it starts, or (after_read) once told that GL has read. */
-struct signaller {
-	pthread_t thread;
+/* What the helper thread signals: the vgem fence Vulkan's batch waits for. */
+struct vgem_signal {
 	struct sbk_fence *fence;
-	bool after_read, read_done;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	int ret;
 };
 
-static void *
-signaller_main(void *p)
+static void
+signal_vgem(void *arg)
 {
-	struct signaller *s = p;
-
-	if (s->after_read) {
-		pthread_mutex_lock(&s->lock);
-		while (!s->read_done)
-			pthread_cond_wait(&s->cond, &s->lock);
-		pthread_mutex_unlock(&s->lock);
-	} else {
-		sbk_sleep_ns(DELAY_NS);
-	}
+	struct vgem_signal *s = arg;
 	s->ret = sbk_fence_signal(s->fence);
-	return NULL;
 }
 
 /*
@@ -184,7 +169,7 @@ static void
 vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, bool control)
 {
 	struct sbk_fence busy;
-	struct signaller sig;
+	struct vgem_signal sig = { .fence = &busy };
 	VkSemaphore busy_sem = vkt_semaphore(&v->t, false), rendered = vkt_semaphore(&v->t, true);
 	VkCommandBuffer cb;
 	VkFence fence;
@@ -202,14 +187,11 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 	REQUIRE(busy_fd >= 0, "dup");
 	vkt_semaphore_import(&v->t, busy_sem, busy_fd); /* Vulkan's now (else bail out) */
 	fence = submit(v, &cb, busy_sem, rendered, true);
-	memset(&sig, 0, sizeof(sig));
-	sig.fence = &busy;
 	/* The control: "the GPU" finishes only after GL has read, so GL reads
 	 * OLD however slowly it runs; with the hand-off GL waits for it. */
-	sig.after_read = control;
-	pthread_mutex_init(&sig.lock, NULL);
-	pthread_cond_init(&sig.cond, NULL);
-	REQUIRE(pthread_create(&sig.thread, NULL, signaller_main, &sig) == 0, "pthread_create");
+	struct vkt_deferred later = { .fn = signal_vgem, .arg = &sig, .delay_ns = DELAY_NS,
+				      .when_told = control };
+	vkt_deferred_start(&later);
 
 	t0 = sbk_now_ns();
 	if (!control) {
@@ -224,10 +206,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 			close(fd); /* ours: vkGetSemaphoreFdKHR gave it to us */
 	}
 	n = eglt_count(target, NEW, &first);
-	pthread_mutex_lock(&sig.lock);
-	sig.read_done = true;
-	pthread_cond_signal(&sig.cond);
-	pthread_mutex_unlock(&sig.lock);
+	vkt_deferred_tell(&later);
 	sb_test_note("GL read %ld NEW pixels of %d (first 0x%02x) %.1f ms after the submit", n,
 		     SIZE * SIZE, first, (double)(sbk_now_ns() - t0) / 1e6);
 	if (control)
@@ -236,9 +215,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 	else
 		CHECK_EQ(n, SIZE * SIZE, "GL reads what Vulkan wrote");
 
-	pthread_join(sig.thread, NULL);
-	pthread_mutex_destroy(&sig.lock);
-	pthread_cond_destroy(&sig.cond);
+	vkt_deferred_join(&later);
 	CHECK_EQ(sig.ret, 0, "vgem signalled");
 	VK_CHECK(vkWaitForFences(v->t.device, 1, &fence, VK_TRUE, UINT64_MAX));
 	vkDestroyFence(v->t.device, fence, NULL);
