@@ -12,159 +12,19 @@
  *    names we intercept (only when the next layer has the command too) and
  *    the next layer's for everything else.
  */
-#include "layer.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "device.h"
+#include "memory.h"
+#include "pool.h"
+#include "submit.h"
+#include "track.h"
 #include "util.h"
 
-static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sbl_map instances; /* dispatch key → struct sbl_instance */
-static struct sbl_map devices;   /* dispatch key → struct sbl_device */
-
-const char *
-sbl_mode_name(enum sbl_mode mode)
-{
-	switch (mode) {
-	case SBL_MODE_OFF:
-		return "off";
-	case SBL_MODE_TRANSFERS:
-		return "transfers";
-	case SBL_MODE_ALL:
-		return "all";
-	}
-	return "?";
-}
-
-struct sbl_instance *
-sbl_instance_lookup(const void *dispatchable)
-{
-	pthread_mutex_lock(&global_lock);
-	struct sbl_instance *inst =
-		sbl_map_get(&instances, (uint64_t)(uintptr_t)sbl_dispatch_key(dispatchable));
-	pthread_mutex_unlock(&global_lock);
-	return inst;
-}
-
-/*
- * The last device looked up, so that the common case (one device, every call
- * from its queues and command buffers) takes no lock: a seqlock-protected
- * pair (key, device), written only under global_lock. A reader returns the
- * device only when the pair it read was consistent and its key is the
- * caller's. That pointer is valid to use without the lock because the caller
- * holds a child of that very device, and vkDestroyDevice's valid usage says
- * "All child objects created on device must have been destroyed prior to
- * destroying device" and "Host access to device must be externally
- * synchronized": the app may not destroy the device while it calls us with
- * one of its children. sbl_DestroyDevice clears the pair (under global_lock)
- * before it frees the device, so a device created later at the same address
- * or with the same key is never confused with it. The key is compared from
- * the pair, never read through the (possibly freed) device pointer: another
- * thread may be destroying a different device that is still in the cache.
- */
-static atomic_uint cache_seq; /* odd while a writer changes the pair */
-static _Atomic(uintptr_t) cache_key;
-static _Atomic(struct sbl_device *) cache_dev;
-
-/* Under global_lock. */
-static void
-cache_set(uintptr_t key, struct sbl_device *dev)
-{
-	unsigned seq = atomic_load_explicit(&cache_seq, memory_order_relaxed);
-	/* No fences (ThreadSanitizer does not model them, and GCC refuses them
-	 * under -fsanitize=thread): the pair is stored with release, so a reader
-	 * that acquires the new key or device also sees the odd count before it.
-	 * On x86 these are plain moves. */
-	atomic_store_explicit(&cache_seq, seq + 1, memory_order_relaxed);
-	atomic_store_explicit(&cache_key, key, memory_order_release);
-	atomic_store_explicit(&cache_dev, dev, memory_order_release);
-	atomic_store_explicit(&cache_seq, seq + 2, memory_order_release);
-}
-
-static struct sbl_device *
-cache_get(uintptr_t key)
-{
-	unsigned seq = atomic_load_explicit(&cache_seq, memory_order_acquire);
-	if (seq & 1)
-		return NULL;
-	/* Acquire loads: the count's second read cannot move above them. */
-	uintptr_t k = atomic_load_explicit(&cache_key, memory_order_acquire);
-	struct sbl_device *dev = atomic_load_explicit(&cache_dev, memory_order_acquire);
-	if (atomic_load_explicit(&cache_seq, memory_order_relaxed) != seq || k != key)
-		return NULL;
-	return dev;
-}
-
-struct sbl_device *
-sbl_device_lookup(const void *dispatchable)
-{
-	uintptr_t key = (uintptr_t)sbl_dispatch_key(dispatchable);
-	struct sbl_device *dev = cache_get(key);
-	if (dev)
-		return dev;
-
-	pthread_mutex_lock(&global_lock);
-	dev = sbl_map_get(&devices, (uint64_t)key);
-	if (dev)
-		cache_set(key, dev);
-	pthread_mutex_unlock(&global_lock);
-	return dev;
-}
-
-bool
-sbl_device_warn_once(struct sbl_device *dev, enum sbl_warn bit)
-{
-	return !(atomic_fetch_or(&dev->warned, (unsigned)bit) & (unsigned)bit);
-}
-
-/*
- * SYNCBRIDGE_DISABLE: set to anything → off. That is what the loader does
- * with the implicit manifest's disable_environment (it tests presence, not
- * the value), so the layer behaves the same when it is enabled by name.
- * SYNCBRIDGE_MODE: transfers (default) | all | off.
- */
-static enum sbl_mode
-mode_from_env(void)
-{
-	if (getenv("SYNCBRIDGE_DISABLE"))
-		return SBL_MODE_OFF;
-
-	const char *m = getenv("SYNCBRIDGE_MODE");
-	if (!m || !*m || strcmp(m, "transfers") == 0)
-		return SBL_MODE_TRANSFERS;
-	if (strcmp(m, "all") == 0)
-		return SBL_MODE_ALL;
-	if (strcmp(m, "off") == 0)
-		return SBL_MODE_OFF;
-	sb_warn("layer: SYNCBRIDGE_MODE=%s is not transfers|all|off (caller); using transfers", m);
-	return SBL_MODE_TRANSFERS;
-}
-
-static unsigned
-faults_from_env(void)
-{
-	static const struct {
-		const char *name;
-		unsigned bit;
-	} names[] = {
-		{ "acquire-export", SBL_FAULT_ACQUIRE_EXPORT },
-		{ "acquire-import", SBL_FAULT_ACQUIRE_IMPORT },
-		{ "release-export", SBL_FAULT_RELEASE_EXPORT },
-		{ "release-import", SBL_FAULT_RELEASE_IMPORT },
-	};
-	const char *v = getenv("SYNCBRIDGE_LAYER_FAULTS");
-	unsigned faults = 0;
-
-	for (size_t i = 0; v && i < sizeof(names) / sizeof(names[0]); i++)
-		if (strstr(v, names[i].name))
-			faults |= names[i].bit;
-	if (faults)
-		sb_warn("layer: SYNCBRIDGE_LAYER_FAULTS=%s: injecting failures (testing only)", v);
-	return faults;
-}
+/* Everything in the layer is hidden except the negotiate entry point. */
+#define SBL_EXPORT __attribute__((visibility("default")))
 
 /* ------------------------------------------------------------------------ */
 /* Instances                                                                 */
@@ -181,8 +41,8 @@ find_instance_link(const VkInstanceCreateInfo *info)
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
-sbl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
-		   VkInstance *out)
+CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
+	       VkInstance *out)
 {
 	VkLayerInstanceCreateInfo *link = find_instance_link(info);
 	if (!link || !link->u.pLayerInfo) {
@@ -262,7 +122,7 @@ sbl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks
 	inst->handle = *out;
 	inst->key = sbl_dispatch_key(*out);
 	inst->next_gipa = next_gipa;
-	inst->mode = mode_from_env();
+	inst->mode = sbl_mode_from_env();
 	inst->api_version = app_api;
 #define GET(name) (PFN_vk##name) next_gipa(*out, "vk" #name)
 	inst->DestroyInstance = GET(DestroyInstance);
@@ -277,10 +137,7 @@ sbl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks
 				*out, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR");
 #undef GET
 
-	pthread_mutex_lock(&global_lock);
-	int ret = sbl_map_put(&instances, (uint64_t)(uintptr_t)inst->key, inst);
-	pthread_mutex_unlock(&global_lock);
-	if (ret < 0) {
+	if (sbl_instance_add(inst) < 0) {
 		inst->DestroyInstance(*out, alloc);
 		free(inst);
 		*out = VK_NULL_HANDLE;
@@ -294,17 +151,12 @@ sbl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks
 }
 
 static VKAPI_ATTR void VKAPI_CALL
-sbl_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc)
+DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc)
 {
 	if (!instance)
 		return;
 
-	pthread_mutex_lock(&global_lock);
-	struct sbl_instance *inst =
-		sbl_map_remove(&instances, (uint64_t)(uintptr_t)sbl_dispatch_key(instance));
-	if (instances.count == 0)
-		sbl_map_finish(&instances);
-	pthread_mutex_unlock(&global_lock);
+	struct sbl_instance *inst = sbl_instance_remove(instance);
 	if (!inst)
 		return;
 
@@ -452,54 +304,9 @@ plan_extensions(struct sbl_instance *inst, VkPhysicalDevice physical,
 	return names;
 }
 
-static void
-load_device_dispatch(struct sbl_device *dev)
-{
-	VkDevice d = dev->handle;
-	PFN_vkGetDeviceProcAddr gdpa = dev->next_gdpa;
-#define GET(name) dev->name = (PFN_vk##name)gdpa(d, "vk" #name)
-#define GET_ALIAS(field, type, name) dev->field = (type)gdpa(d, name)
-	GET(DestroyDevice);
-	GET(AllocateMemory);
-	GET(FreeMemory);
-	GET(GetMemoryFdKHR);
-	GET(BindBufferMemory);
-	GET(BindBufferMemory2);
-	GET_ALIAS(BindBufferMemory2KHR, PFN_vkBindBufferMemory2, "vkBindBufferMemory2KHR");
-	GET(BindImageMemory);
-	GET(BindImageMemory2);
-	GET_ALIAS(BindImageMemory2KHR, PFN_vkBindImageMemory2, "vkBindImageMemory2KHR");
-	GET(DestroyBuffer);
-	GET(DestroyImage);
-	GET(AllocateCommandBuffers);
-	GET(FreeCommandBuffers);
-	GET(BeginCommandBuffer);
-	GET(ResetCommandBuffer);
-	GET(ResetCommandPool);
-	GET(DestroyCommandPool);
-	GET(CmdPipelineBarrier);
-	GET(CmdPipelineBarrier2);
-	GET_ALIAS(CmdPipelineBarrier2KHR, PFN_vkCmdPipelineBarrier2, "vkCmdPipelineBarrier2KHR");
-	GET(CmdExecuteCommands);
-	GET(QueueSubmit);
-	GET(QueueSubmit2);
-	GET_ALIAS(QueueSubmit2KHR, PFN_vkQueueSubmit2, "vkQueueSubmit2KHR");
-	GET(QueueWaitIdle);
-	GET(CreateSemaphore);
-	GET(DestroySemaphore);
-	GET(ImportSemaphoreFdKHR);
-	GET(GetSemaphoreFdKHR);
-	GET(CreateFence);
-	GET(DestroyFence);
-	GET(GetFenceStatus);
-	GET(ResetFences);
-#undef GET
-#undef GET_ALIAS
-}
-
 static VKAPI_ATTR VkResult VKAPI_CALL
-sbl_CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
-		 const VkAllocationCallbacks *alloc, VkDevice *out)
+CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
+	     const VkAllocationCallbacks *alloc, VkDevice *out)
 {
 	VkLayerDeviceCreateInfo *link = find_device_link(info);
 	struct sbl_instance *inst = sbl_instance_lookup(physical);
@@ -515,13 +322,9 @@ sbl_CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
 	if (!create)
 		return VK_ERROR_INITIALIZATION_FAILED;
 
-	struct sbl_device *dev = calloc(1, sizeof(*dev));
+	struct sbl_device *dev = sbl_device_create(physical, next_gdpa, inst->mode);
 	if (!dev)
 		return VK_ERROR_OUT_OF_HOST_MEMORY;
-	dev->physical = physical;
-	dev->next_gdpa = next_gdpa;
-	dev->mode = inst->mode;
-	dev->faults = faults_from_env();
 
 	char why_buf[128];
 	const char *why = "disabled by the environment (SYNCBRIDGE_DISABLE / SYNCBRIDGE_MODE=off)";
@@ -551,14 +354,10 @@ sbl_CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
 	}
 	link->u.pLayerInfo = my_link; /* leave the loader's chain as we found it */
 	free(names);
-	if (res != VK_SUCCESS) {
-		free(dev);
-		return res;
-	}
+	if (res != VK_SUCCESS)
+		goto err_dev;
 
-	dev->handle = *out;
-	dev->key = sbl_dispatch_key(*out);
-	load_device_dispatch(dev);
+	sbl_device_load(dev, *out);
 	if (active && (!dev->GetMemoryFdKHR || !dev->ImportSemaphoreFdKHR ||
 		       !dev->GetSemaphoreFdKHR || !dev->CreateSemaphore || !dev->QueueSubmit)) {
 		why = "the driver did not return the external fd entry points";
@@ -566,19 +365,9 @@ sbl_CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
 	}
 	if (!active)
 		dev->mode = SBL_MODE_OFF;
-	pthread_mutex_init(&dev->lock, NULL);
-	sbl_device_tables_init(dev);
-
-	pthread_mutex_lock(&global_lock);
-	int ret = sbl_map_put(&devices, (uint64_t)(uintptr_t)dev->key, dev);
-	pthread_mutex_unlock(&global_lock);
-	if (ret < 0) {
-		dev->DestroyDevice(*out, alloc);
-		sbl_device_tables_finish(dev);
-		pthread_mutex_destroy(&dev->lock);
-		free(dev);
-		*out = VK_NULL_HANDLE;
-		return VK_ERROR_OUT_OF_HOST_MEMORY;
+	if (sbl_device_add(dev) < 0) {
+		res = VK_ERROR_OUT_OF_HOST_MEMORY;
+		goto err_driver_device;
 	}
 
 	if (active)
@@ -586,119 +375,90 @@ sbl_CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
 	else
 		sb_debug("layer: device %p: pass-through: %s", (void *)*out, why);
 	return VK_SUCCESS;
+
+err_driver_device:
+	dev->DestroyDevice(*out, alloc);
+	*out = VK_NULL_HANDLE;
+err_dev:
+	sbl_device_destroy(dev);
+	return res;
 }
 
 static VKAPI_ATTR void VKAPI_CALL
-sbl_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
+DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
 {
 	if (!device)
 		return;
 
-	pthread_mutex_lock(&global_lock);
-	struct sbl_device *dev =
-		sbl_map_remove(&devices, (uint64_t)(uintptr_t)sbl_dispatch_key(device));
-	if (dev && atomic_load_explicit(&cache_dev, memory_order_relaxed) == dev)
-		cache_set(0, NULL); /* see sbl_device_lookup */
-	if (devices.count == 0)
-		sbl_map_finish(&devices);
-	pthread_mutex_unlock(&global_lock);
+	struct sbl_device *dev = sbl_device_remove(device);
 	if (!dev)
 		return;
 
 	/* The app has waited for its work (a valid vkDestroyDevice needs it), and
 	 * ours only ever rides on the app's submits. */
-	sbl_device_pools_finish(dev);
-	sbl_device_tables_finish(dev);
+	sbl_pool_device_finish(dev);
+	sbl_track_device_finish(dev);
+	sbl_memory_device_finish(dev);
 	dev->DestroyDevice(device, alloc);
-	pthread_mutex_destroy(&dev->lock);
-	free(dev);
+	sbl_device_destroy(dev);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Proc addresses                                                            */
 
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL sbl_GetDeviceProcAddr(VkDevice device,
-								      const char *name);
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL sbl_GetInstanceProcAddr(VkInstance instance,
-									const char *name);
-
-struct entry {
-	const char *name;
-	PFN_vkVoidFunction func;
-};
-
-#define ENTRY(name) { "vk" #name, (PFN_vkVoidFunction)sbl_##name }
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device,
+								  const char *name);
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance,
+								    const char *name);
 
 /* Device-level commands the layer implements while a device is active. */
-static const struct entry device_entries[] = {
-	ENTRY(AllocateMemory),
-	ENTRY(FreeMemory),
-	ENTRY(BindBufferMemory),
-	ENTRY(BindBufferMemory2),
-	ENTRY(BindBufferMemory2KHR),
-	ENTRY(BindImageMemory),
-	ENTRY(BindImageMemory2),
-	ENTRY(BindImageMemory2KHR),
-	ENTRY(DestroyBuffer),
-	ENTRY(DestroyImage),
-	ENTRY(AllocateCommandBuffers),
-	ENTRY(FreeCommandBuffers),
-	ENTRY(BeginCommandBuffer),
-	ENTRY(ResetCommandBuffer),
-	ENTRY(ResetCommandPool),
-	ENTRY(DestroyCommandPool),
-	ENTRY(CmdPipelineBarrier),
-	ENTRY(CmdPipelineBarrier2),
-	ENTRY(CmdPipelineBarrier2KHR),
-	ENTRY(CmdExecuteCommands),
-	ENTRY(QueueSubmit),
-	ENTRY(QueueSubmit2),
-	ENTRY(QueueSubmit2KHR),
+static const struct sbl_entry *const device_entries[] = {
+	sbl_memory_entries,
+	sbl_track_entries,
+	sbl_submit_entries,
 };
 
 static PFN_vkVoidFunction
-find_entry(const struct entry *entries, size_t n, const char *name)
+find_device_entry(const char *name)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(entries[i].name, name) == 0)
-			return entries[i].func;
+	for (size_t t = 0; t < SB_ARRAY_SIZE(device_entries); t++)
+		for (const struct sbl_entry *e = device_entries[t]; e->name; e++)
+			if (strcmp(e->name, name) == 0)
+				return e->func;
 	return NULL;
 }
 
-#define FIND_DEVICE_ENTRY(name) \
-	find_entry(device_entries, sizeof(device_entries) / sizeof(device_entries[0]), name)
-
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
-sbl_GetDeviceProcAddr(VkDevice device, const char *name)
+GetDeviceProcAddr(VkDevice device, const char *name)
 {
 	if (!device || !name)
 		return NULL;
 	if (strcmp(name, "vkGetDeviceProcAddr") == 0)
-		return (PFN_vkVoidFunction)sbl_GetDeviceProcAddr;
+		return (PFN_vkVoidFunction)GetDeviceProcAddr;
 
 	struct sbl_device *dev = sbl_device_lookup(device);
 	if (!dev)
 		return NULL;
 	if (strcmp(name, "vkDestroyDevice") == 0)
-		return (PFN_vkVoidFunction)sbl_DestroyDevice;
+		return (PFN_vkVoidFunction)DestroyDevice;
 
 	PFN_vkVoidFunction next = dev->next_gdpa(device, name);
 	/* Ours only where the driver has the command too; NULL stays NULL. */
 	if (!next || dev->mode == SBL_MODE_OFF)
 		return next;
-	PFN_vkVoidFunction mine = FIND_DEVICE_ENTRY(name);
+	PFN_vkVoidFunction mine = find_device_entry(name);
 	return mine ? mine : next;
 }
 
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
-sbl_GetInstanceProcAddr(VkInstance instance, const char *name)
+GetInstanceProcAddr(VkInstance instance, const char *name)
 {
 	if (!name)
 		return NULL;
 	if (strcmp(name, "vkGetInstanceProcAddr") == 0)
-		return (PFN_vkVoidFunction)sbl_GetInstanceProcAddr;
+		return (PFN_vkVoidFunction)GetInstanceProcAddr;
 	if (strcmp(name, "vkCreateInstance") == 0)
-		return (PFN_vkVoidFunction)sbl_CreateInstance;
+		return (PFN_vkVoidFunction)CreateInstance;
 	if (!instance)
 		return NULL; /* other global commands are the loader's */
 
@@ -706,20 +466,20 @@ sbl_GetInstanceProcAddr(VkInstance instance, const char *name)
 	if (!inst)
 		return NULL;
 	if (strcmp(name, "vkDestroyInstance") == 0)
-		return (PFN_vkVoidFunction)sbl_DestroyInstance;
+		return (PFN_vkVoidFunction)DestroyInstance;
 	if (strcmp(name, "vkCreateDevice") == 0)
-		return (PFN_vkVoidFunction)sbl_CreateDevice;
+		return (PFN_vkVoidFunction)CreateDevice;
 	if (strcmp(name, "vkGetDeviceProcAddr") == 0)
-		return (PFN_vkVoidFunction)sbl_GetDeviceProcAddr;
+		return (PFN_vkVoidFunction)GetDeviceProcAddr;
 	if (strcmp(name, "vkDestroyDevice") == 0)
-		return (PFN_vkVoidFunction)sbl_DestroyDevice;
+		return (PFN_vkVoidFunction)DestroyDevice;
 
 	PFN_vkVoidFunction next = inst->next_gipa(instance, name);
 	if (!next || inst->mode == SBL_MODE_OFF)
 		return next;
 	/* A device command through vkGetInstanceProcAddr works on every device:
 	 * ours checks the device's mode on each call. */
-	PFN_vkVoidFunction mine = FIND_DEVICE_ENTRY(name);
+	PFN_vkVoidFunction mine = find_device_entry(name);
 	return mine ? mine : next;
 }
 
@@ -732,8 +492,8 @@ vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *version)
 	if (version->loaderLayerInterfaceVersion < 2)
 		return VK_ERROR_INITIALIZATION_FAILED;
 	version->loaderLayerInterfaceVersion = 2;
-	version->pfnGetInstanceProcAddr = sbl_GetInstanceProcAddr;
-	version->pfnGetDeviceProcAddr = sbl_GetDeviceProcAddr;
+	version->pfnGetInstanceProcAddr = GetInstanceProcAddr;
+	version->pfnGetDeviceProcAddr = GetDeviceProcAddr;
 	version->pfnGetPhysicalDeviceProcAddr = NULL; /* no physical-device commands */
 	return VK_SUCCESS;
 }

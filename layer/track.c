@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the layer remembers between recording and submission:
- *  - which VkDeviceMemory objects are dma-bufs, with our own fd for each
- *    (imports: a F_DUPFD_CLOEXEC copy taken before the driver consumes the
- *    app's fd; exports: one vkGetMemoryFdKHR export);
- *  - which buffers and images are bound to them;
- *  - per command buffer, the queue family ownership transfers from or to
- *    VK_QUEUE_FAMILY_FOREIGN_EXT / VK_QUEUE_FAMILY_EXTERNAL that name such a
- *    resource, with the access the acquiring (dstAccessMask) or releasing
- *    (srcAccessMask) side declared. Secondary command buffers' transfers are
- *    copied into the primary by vkCmdExecuteCommands. Begin, reset and free
- *    forget them.
+ * What the layer remembers of command buffers between recording and
+ * submission: per command buffer, the queue family ownership transfers from
+ * or to VK_QUEUE_FAMILY_FOREIGN_EXT / VK_QUEUE_FAMILY_EXTERNAL that name a
+ * dma-buf resource (memory.c), with the access the acquiring (dstAccessMask)
+ * or releasing (srcAccessMask) side declared. Secondary command buffers'
+ * transfers are copied into the primary by vkCmdExecuteCommands. Begin,
+ * reset and free forget them.
  *
  * dev->xfer_cmds counts the entries of dev->cmds that hold at least one
  * transfer, so that a submit can skip every command buffer lookup while it is
@@ -19,15 +15,11 @@
  * the map), all under dev->lock, so at every unlock it equals what a scan of
  * the map would count.
  */
-#include "layer.h"
+#include "track.h"
 
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <syncbridge/dmabuf.h>
-
-#include "log.h"
-#include "util.h"
 
 /*
  * Access bits known to be read-only (the same positions in VkAccessFlags and
@@ -64,27 +56,10 @@ static const VkAccessFlags2 read_only_access =
 	0x40000000000ull | /* OPTICAL_FLOW_READ_NV */
 	0x100000000000ull; /* MICROMAP_READ_EXT */
 
-bool
-sbl_access_writes(VkAccessFlags2 access)
+static bool
+access_writes(VkAccessFlags2 access)
 {
 	return access == 0 || (access & ~read_only_access) != 0;
-}
-
-struct sbl_memory *
-sbl_memory_ref(struct sbl_memory *mem)
-{
-	if (mem)
-		atomic_fetch_add(&mem->refs, 1);
-	return mem;
-}
-
-void
-sbl_memory_unref(struct sbl_memory *mem)
-{
-	if (mem && atomic_fetch_sub(&mem->refs, 1) == 1) {
-		fd_clear(&mem->fd);
-		free(mem);
-	}
 }
 
 /* Under dev->lock (or with the device gone): forget the recorded transfers. */
@@ -109,345 +84,19 @@ cmd_destroy(struct sbl_device *dev, struct sbl_cmd *cmd)
 	free(cmd);
 }
 
-static void
-image_destroy(struct sbl_image *img)
-{
-	if (!img)
-		return;
-	for (int i = 0; i < SBL_MAX_PLANES; i++)
-		sbl_memory_unref(img->mem[i]);
-	free(img);
-}
-
 void
-sbl_device_tables_init(struct sbl_device *dev)
-{
-	sbl_map_init(&dev->memories);
-	sbl_map_init(&dev->buffers);
-	sbl_map_init(&dev->images);
-	sbl_map_init(&dev->cmds);
-	atomic_init(&dev->xfer_cmds, 0);
-}
-
-void
-sbl_device_tables_finish(struct sbl_device *dev)
+sbl_track_device_finish(struct sbl_device *dev)
 {
 	sbl_map_foreach(&dev->cmds, i)
 		cmd_destroy(dev, dev->cmds.values[i]);
-	sbl_map_foreach(&dev->images, i)
-		image_destroy(dev->images.values[i]);
-	sbl_map_foreach(&dev->buffers, i)
-		sbl_memory_unref(dev->buffers.values[i]);
-	sbl_map_foreach(&dev->memories, i)
-		sbl_memory_unref(dev->memories.values[i]);
-	sbl_map_finish(&dev->cmds);
-	sbl_map_finish(&dev->images);
-	sbl_map_finish(&dev->buffers);
-	sbl_map_finish(&dev->memories);
-}
-
-static void
-warn_untracked(struct sbl_device *dev, const char *what)
-{
-	if (sbl_device_warn_once(dev, SBL_WARN_TRACK))
-		sb_warn("layer: %s: out of memory (ours); that resource is not synchronised", what);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Memory                                                                    */
-
-static const void *
-find_in_chain(const void *chain, VkStructureType type)
-{
-	for (const VkBaseInStructure *s = chain; s; s = s->pNext)
-		if (s->sType == type)
-			return s;
-	return NULL;
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_AllocateMemory(VkDevice device, const VkMemoryAllocateInfo *info,
-		   const VkAllocationCallbacks *alloc, VkDeviceMemory *memory)
-{
-	struct sbl_device *dev = sbl_device_lookup(device);
-	if (!dev)
-		return VK_ERROR_DEVICE_LOST;
-	if (dev->mode == SBL_MODE_OFF)
-		return dev->AllocateMemory(device, info, alloc, memory);
-
-	const VkImportMemoryFdInfoKHR *import =
-		find_in_chain(info->pNext, VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR);
-	const VkExportMemoryAllocateInfo *export =
-		find_in_chain(info->pNext, VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO);
-	if (import && import->handleType != VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT)
-		import = NULL;
-	if (export && !(export->handleTypes & VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT))
-		export = NULL;
-
-	/*
-	 * "Importing memory from a file descriptor transfers ownership of the
-	 * file descriptor from the application to the Vulkan implementation":
-	 * take our own reference to the dma-buf first. If the import fails the
-	 * app keeps its fd, and we drop our copy.
-	 */
-	int fd = -1;
-	if (import && import->fd >= 0) {
-		fd = sb_fd_dup(import->fd);
-		if (fd < 0)
-			sb_log_errno(SB_LOG_WARN, fd, "layer: cannot dup the imported dma-buf (process "
-				     "fd limit?); that memory is not synchronised");
-	}
-
-	VkResult res = dev->AllocateMemory(device, info, alloc, memory);
-	if (res != VK_SUCCESS) {
-		fd_clear(&fd);
-		return res;
-	}
-
-	if (!import && export) {
-		VkMemoryGetFdInfoKHR get = {
-			.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
-			.memory = *memory,
-			.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
-		};
-		if (dev->GetMemoryFdKHR(device, &get, &fd) != VK_SUCCESS) {
-			sb_warn("layer: vkGetMemoryFdKHR(DMA_BUF) failed on exportable memory "
-				"(driver); that memory is not synchronised");
-			fd = -1;
-		}
-	}
-	if (fd < 0)
-		return VK_SUCCESS;
-	if (!sb_dmabuf_is_dmabuf(fd)) {
-		sb_warn("layer: DMA_BUF memory whose fd is not a dma-buf (driver/caller); "
-			"not synchronised");
-		fd_clear(&fd);
-		return VK_SUCCESS;
-	}
-
-	struct sbl_memory *mem = calloc(1, sizeof(*mem));
-	if (!mem) {
-		fd_clear(&fd);
-		warn_untracked(dev, "vkAllocateMemory");
-		return VK_SUCCESS;
-	}
-	atomic_init(&mem->refs, 1);
-	mem->handle = *memory;
-	mem->fd = fd_move(&fd);
-
-	pthread_mutex_lock(&dev->lock);
-	int ret = sbl_map_put(&dev->memories, (uint64_t)*memory, mem);
-	pthread_mutex_unlock(&dev->lock);
-	if (ret < 0) {
-		sbl_memory_unref(mem);
-		warn_untracked(dev, "vkAllocateMemory");
-	} else {
-		sb_debug("layer: memory 0x%llx is dma-buf fd %d (%s)", (unsigned long long)*memory,
-			 mem->fd, import ? "imported" : "exported");
-	}
-	return VK_SUCCESS;
-}
-
-VKAPI_ATTR void VKAPI_CALL
-sbl_FreeMemory(VkDevice device, VkDeviceMemory memory, const VkAllocationCallbacks *alloc)
-{
-	struct sbl_device *dev = sbl_device_lookup(device);
-	if (!dev)
-		return;
-	if (memory && dev->mode != SBL_MODE_OFF) {
-		pthread_mutex_lock(&dev->lock);
-		struct sbl_memory *mem = sbl_map_remove(&dev->memories, (uint64_t)memory);
-		pthread_mutex_unlock(&dev->lock);
-		sbl_memory_unref(mem);
-	}
-	dev->FreeMemory(device, memory, alloc);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Buffers and images                                                        */
-
-/* Under dev->lock. */
-static void
-bind_buffer(struct sbl_device *dev, VkBuffer buffer, VkDeviceMemory memory)
-{
-	struct sbl_memory *mem = sbl_map_get(&dev->memories, (uint64_t)memory);
-	if (!mem)
-		return;
-	sbl_memory_ref(mem);
-	struct sbl_memory *old = sbl_map_get(&dev->buffers, (uint64_t)buffer);
-	if (sbl_map_put(&dev->buffers, (uint64_t)buffer, mem) < 0) {
-		sbl_memory_unref(mem);
-		warn_untracked(dev, "vkBindBufferMemory");
-		return;
-	}
-	sbl_memory_unref(old);
-}
-
-/* Under dev->lock. */
-static void
-bind_image(struct sbl_device *dev, VkImage image, VkDeviceMemory memory, unsigned plane)
-{
-	struct sbl_memory *mem = sbl_map_get(&dev->memories, (uint64_t)memory);
-	if (!mem || plane >= SBL_MAX_PLANES)
-		return;
-	struct sbl_image *img = sbl_map_get(&dev->images, (uint64_t)image);
-	if (!img) {
-		img = calloc(1, sizeof(*img));
-		if (!img || sbl_map_put(&dev->images, (uint64_t)image, img) < 0) {
-			free(img);
-			warn_untracked(dev, "vkBindImageMemory");
-			return;
-		}
-	}
-	sbl_memory_unref(img->mem[plane]);
-	img->mem[plane] = sbl_memory_ref(mem);
-}
-
-static unsigned
-plane_index(const VkBindImageMemoryInfo *info)
-{
-	const VkBindImagePlaneMemoryInfo *plane =
-		find_in_chain(info->pNext, VK_STRUCTURE_TYPE_BIND_IMAGE_PLANE_MEMORY_INFO);
-	if (!plane)
-		return 0;
-	switch (plane->planeAspect) {
-	case VK_IMAGE_ASPECT_PLANE_1_BIT:
-	case VK_IMAGE_ASPECT_MEMORY_PLANE_1_BIT_EXT:
-		return 1;
-	case VK_IMAGE_ASPECT_PLANE_2_BIT:
-	case VK_IMAGE_ASPECT_MEMORY_PLANE_2_BIT_EXT:
-		return 2;
-	case VK_IMAGE_ASPECT_MEMORY_PLANE_3_BIT_EXT:
-		return 3;
-	default:
-		return 0;
-	}
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_BindBufferMemory(VkDevice device, VkBuffer buffer, VkDeviceMemory memory, VkDeviceSize offset)
-{
-	struct sbl_device *dev = sbl_device_lookup(device);
-	if (!dev)
-		return VK_ERROR_DEVICE_LOST;
-	VkResult res = dev->BindBufferMemory(device, buffer, memory, offset);
-	if (res == VK_SUCCESS && dev->mode != SBL_MODE_OFF) {
-		pthread_mutex_lock(&dev->lock);
-		bind_buffer(dev, buffer, memory);
-		pthread_mutex_unlock(&dev->lock);
-	}
-	return res;
-}
-
-static VkResult
-bind_buffers2(VkDevice device, uint32_t count, const VkBindBufferMemoryInfo *infos, bool khr)
-{
-	struct sbl_device *dev = sbl_device_lookup(device);
-	if (!dev)
-		return VK_ERROR_DEVICE_LOST;
-	PFN_vkBindBufferMemory2 next = khr ? dev->BindBufferMemory2KHR : dev->BindBufferMemory2;
-	VkResult res = next(device, count, infos);
-	if (res == VK_SUCCESS && dev->mode != SBL_MODE_OFF) {
-		pthread_mutex_lock(&dev->lock);
-		for (uint32_t i = 0; i < count; i++)
-			bind_buffer(dev, infos[i].buffer, infos[i].memory);
-		pthread_mutex_unlock(&dev->lock);
-	}
-	return res;
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_BindBufferMemory2(VkDevice device, uint32_t count, const VkBindBufferMemoryInfo *infos)
-{
-	return bind_buffers2(device, count, infos, false);
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_BindBufferMemory2KHR(VkDevice device, uint32_t count, const VkBindBufferMemoryInfo *infos)
-{
-	return bind_buffers2(device, count, infos, true);
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_BindImageMemory(VkDevice device, VkImage image, VkDeviceMemory memory, VkDeviceSize offset)
-{
-	struct sbl_device *dev = sbl_device_lookup(device);
-	if (!dev)
-		return VK_ERROR_DEVICE_LOST;
-	VkResult res = dev->BindImageMemory(device, image, memory, offset);
-	if (res == VK_SUCCESS && dev->mode != SBL_MODE_OFF) {
-		pthread_mutex_lock(&dev->lock);
-		bind_image(dev, image, memory, 0);
-		pthread_mutex_unlock(&dev->lock);
-	}
-	return res;
-}
-
-static VkResult
-bind_images2(VkDevice device, uint32_t count, const VkBindImageMemoryInfo *infos, bool khr)
-{
-	struct sbl_device *dev = sbl_device_lookup(device);
-	if (!dev)
-		return VK_ERROR_DEVICE_LOST;
-	PFN_vkBindImageMemory2 next = khr ? dev->BindImageMemory2KHR : dev->BindImageMemory2;
-	VkResult res = next(device, count, infos);
-	if (res == VK_SUCCESS && dev->mode != SBL_MODE_OFF) {
-		pthread_mutex_lock(&dev->lock);
-		for (uint32_t i = 0; i < count; i++)
-			bind_image(dev, infos[i].image, infos[i].memory, plane_index(&infos[i]));
-		pthread_mutex_unlock(&dev->lock);
-	}
-	return res;
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_BindImageMemory2(VkDevice device, uint32_t count, const VkBindImageMemoryInfo *infos)
-{
-	return bind_images2(device, count, infos, false);
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_BindImageMemory2KHR(VkDevice device, uint32_t count, const VkBindImageMemoryInfo *infos)
-{
-	return bind_images2(device, count, infos, true);
-}
-
-VKAPI_ATTR void VKAPI_CALL
-sbl_DestroyBuffer(VkDevice device, VkBuffer buffer, const VkAllocationCallbacks *alloc)
-{
-	struct sbl_device *dev = sbl_device_lookup(device);
-	if (!dev)
-		return;
-	if (buffer && dev->mode != SBL_MODE_OFF) {
-		pthread_mutex_lock(&dev->lock);
-		struct sbl_memory *mem = sbl_map_remove(&dev->buffers, (uint64_t)buffer);
-		pthread_mutex_unlock(&dev->lock);
-		sbl_memory_unref(mem);
-	}
-	dev->DestroyBuffer(device, buffer, alloc);
-}
-
-VKAPI_ATTR void VKAPI_CALL
-sbl_DestroyImage(VkDevice device, VkImage image, const VkAllocationCallbacks *alloc)
-{
-	struct sbl_device *dev = sbl_device_lookup(device);
-	if (!dev)
-		return;
-	if (image && dev->mode != SBL_MODE_OFF) {
-		pthread_mutex_lock(&dev->lock);
-		struct sbl_image *img = sbl_map_remove(&dev->images, (uint64_t)image);
-		pthread_mutex_unlock(&dev->lock);
-		image_destroy(img);
-	}
-	dev->DestroyImage(device, image, alloc);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Command buffers                                                           */
 
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo *info,
-			   VkCommandBuffer *cmds)
+static VKAPI_ATTR VkResult VKAPI_CALL
+AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo *info,
+		       VkCommandBuffer *cmds)
 {
 	struct sbl_device *dev = sbl_device_lookup(device);
 	if (!dev)
@@ -463,16 +112,16 @@ sbl_AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo *i
 			cmd->pool = info->commandPool;
 		if (!cmd || sbl_map_put(&dev->cmds, (uint64_t)(uintptr_t)cmds[i], cmd) < 0) {
 			free(cmd);
-			warn_untracked(dev, "vkAllocateCommandBuffers");
+			sbl_device_warn_untracked(dev, "vkAllocateCommandBuffers");
 		}
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return res;
 }
 
-VKAPI_ATTR void VKAPI_CALL
-sbl_FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t count,
-		       const VkCommandBuffer *cmds)
+static VKAPI_ATTR void VKAPI_CALL
+FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t count,
+		   const VkCommandBuffer *cmds)
 {
 	struct sbl_device *dev = sbl_device_lookup(device);
 	if (!dev)
@@ -500,8 +149,8 @@ cmd_forget(struct sbl_device *dev, VkCommandBuffer cb)
 	pthread_mutex_unlock(&dev->lock);
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
+static VKAPI_ATTR VkResult VKAPI_CALL
+BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
 {
 	struct sbl_device *dev = sbl_device_lookup(cb);
 	if (!dev)
@@ -511,8 +160,8 @@ sbl_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
 	return dev->BeginCommandBuffer(cb, info);
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags)
+static VKAPI_ATTR VkResult VKAPI_CALL
+ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags)
 {
 	struct sbl_device *dev = sbl_device_lookup(cb);
 	if (!dev)
@@ -522,8 +171,8 @@ sbl_ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags)
 	return dev->ResetCommandBuffer(cb, flags);
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_ResetCommandPool(VkDevice device, VkCommandPool pool, VkCommandPoolResetFlags flags)
+static VKAPI_ATTR VkResult VKAPI_CALL
+ResetCommandPool(VkDevice device, VkCommandPool pool, VkCommandPoolResetFlags flags)
 {
 	struct sbl_device *dev = sbl_device_lookup(device);
 	if (!dev)
@@ -540,8 +189,8 @@ sbl_ResetCommandPool(VkDevice device, VkCommandPool pool, VkCommandPoolResetFlag
 	return dev->ResetCommandPool(device, pool, flags);
 }
 
-VKAPI_ATTR void VKAPI_CALL
-sbl_DestroyCommandPool(VkDevice device, VkCommandPool pool, const VkAllocationCallbacks *alloc)
+static VKAPI_ATTR void VKAPI_CALL
+DestroyCommandPool(VkDevice device, VkCommandPool pool, const VkAllocationCallbacks *alloc)
 {
 	struct sbl_device *dev = sbl_device_lookup(device);
 	if (!dev)
@@ -586,6 +235,15 @@ cmd_append(struct sbl_device *dev, struct sbl_cmd *cmd, struct sbl_memory *mem,
 	return true;
 }
 
+/* The fields of a barrier that matter here, from either struct version. */
+struct barrier {
+	uint32_t src_family, dst_family;
+	VkAccessFlags2 src_access, dst_access;
+	bool is_image;
+	VkBuffer buffer; /* a buffer barrier's */
+	VkImage image;   /* an image barrier's */
+};
+
 static bool
 is_external_family(uint32_t family)
 {
@@ -598,20 +256,19 @@ is_external_family(uint32_t family)
  * barrier's dstAccessMask, the releasing barrier's srcAccessMask.
  */
 static bool
-classify(uint32_t src_family, uint32_t dst_family, VkAccessFlags2 src_access,
-	 VkAccessFlags2 dst_access, enum sbl_xfer_kind *kind, int *access)
+classify(const struct barrier *b, enum sbl_xfer_kind *kind, int *access)
 {
-	bool from_outside = is_external_family(src_family);
-	bool to_outside = is_external_family(dst_family);
+	bool from_outside = is_external_family(b->src_family);
+	bool to_outside = is_external_family(b->dst_family);
 
 	if (from_outside == to_outside)
 		return false;
 	if (from_outside) {
 		*kind = SBL_XFER_ACQUIRE;
-		*access = sbl_access_writes(dst_access) ? SB_ACCESS_WRITE : SB_ACCESS_READ;
+		*access = access_writes(b->dst_access) ? SB_ACCESS_WRITE : SB_ACCESS_READ;
 	} else {
 		*kind = SBL_XFER_RELEASE;
-		*access = sbl_access_writes(src_access) ? SB_ACCESS_WRITE : SB_ACCESS_READ;
+		*access = access_writes(b->src_access) ? SB_ACCESS_WRITE : SB_ACCESS_READ;
 	}
 	return true;
 }
@@ -623,7 +280,7 @@ record_buffer(struct sbl_device *dev, struct sbl_cmd *cmd, VkBuffer buffer,
 {
 	struct sbl_memory *mem = sbl_map_get(&dev->buffers, (uint64_t)buffer);
 	if (mem && !cmd_append(dev, cmd, mem, kind, access))
-		warn_untracked(dev, "vkCmdPipelineBarrier");
+		sbl_device_warn_untracked(dev, "vkCmdPipelineBarrier");
 }
 
 static void
@@ -635,119 +292,125 @@ record_image(struct sbl_device *dev, struct sbl_cmd *cmd, VkImage image,
 		return;
 	for (int p = 0; p < SBL_MAX_PLANES; p++)
 		if (img->mem[p] && !cmd_append(dev, cmd, img->mem[p], kind, access))
-			warn_untracked(dev, "vkCmdPipelineBarrier");
+			sbl_device_warn_untracked(dev, "vkCmdPipelineBarrier");
 }
 
-VKAPI_ATTR void VKAPI_CALL
-sbl_CmdPipelineBarrier(VkCommandBuffer cb, VkPipelineStageFlags src_stages,
-		       VkPipelineStageFlags dst_stages, VkDependencyFlags flags,
-		       uint32_t memory_barrier_count, const VkMemoryBarrier *memory_barriers,
-		       uint32_t buffer_barrier_count, const VkBufferMemoryBarrier *buffer_barriers,
-		       uint32_t image_barrier_count, const VkImageMemoryBarrier *image_barriers)
+/*
+ * The buffer and image barriers of one vkCmdPipelineBarrier (the *1 arrays)
+ * or vkCmdPipelineBarrier2 (the *2 arrays) call, read through barrier_at():
+ * the two versions share the names of the fields that matter here.
+ */
+struct barriers {
+	uint32_t buffer_count, image_count;
+	const VkBufferMemoryBarrier *buffer1;
+	const VkImageMemoryBarrier *image1;
+	const VkBufferMemoryBarrier2 *buffer2;
+	const VkImageMemoryBarrier2 *image2;
+};
+
+#define BARRIER(b, is_img, buf, img) \
+	((struct barrier){ (b)->srcQueueFamilyIndex, (b)->dstQueueFamilyIndex, \
+			   (b)->srcAccessMask, (b)->dstAccessMask, (is_img), (buf), (img) })
+#define BUFFER_BARRIER(b) BARRIER(b, false, (b)->buffer, VK_NULL_HANDLE)
+#define IMAGE_BARRIER(b) BARRIER(b, true, VK_NULL_HANDLE, (b)->image)
+
+/* Barrier i: the buffer barriers first, then the image barriers. */
+static struct barrier
+barrier_at(const struct barriers *s, uint32_t i)
+{
+	if (i < s->buffer_count)
+		return s->buffer1 ? BUFFER_BARRIER(&s->buffer1[i]) : BUFFER_BARRIER(&s->buffer2[i]);
+	i -= s->buffer_count;
+	return s->image1 ? IMAGE_BARRIER(&s->image1[i]) : IMAGE_BARRIER(&s->image2[i]);
+}
+
+/* Record the barriers that transfer ownership with the outside world. */
+static void
+record_barriers(struct sbl_device *dev, VkCommandBuffer cb, const struct barriers *s)
+{
+	uint32_t n = s->buffer_count + s->image_count, first = 0;
+	enum sbl_xfer_kind kind;
+	int access;
+
+	/* The common case takes no lock: no barrier is such a transfer. */
+	for (; first < n; first++) {
+		struct barrier b = barrier_at(s, first);
+		if (classify(&b, &kind, &access))
+			break;
+	}
+	if (first == n)
+		return;
+
+	pthread_mutex_lock(&dev->lock);
+	struct sbl_cmd *cmd = sbl_map_get(&dev->cmds, (uint64_t)(uintptr_t)cb);
+	for (uint32_t i = first; cmd && i < n; i++) {
+		struct barrier b = barrier_at(s, i);
+		if (!classify(&b, &kind, &access))
+			continue;
+		if (b.is_image)
+			record_image(dev, cmd, b.image, kind, access);
+		else
+			record_buffer(dev, cmd, b.buffer, kind, access);
+	}
+	pthread_mutex_unlock(&dev->lock);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+CmdPipelineBarrier(VkCommandBuffer cb, VkPipelineStageFlags src_stages,
+		   VkPipelineStageFlags dst_stages, VkDependencyFlags flags,
+		   uint32_t memory_barrier_count, const VkMemoryBarrier *memory_barriers,
+		   uint32_t buffer_barrier_count, const VkBufferMemoryBarrier *buffer_barriers,
+		   uint32_t image_barrier_count, const VkImageMemoryBarrier *image_barriers)
 {
 	struct sbl_device *dev = sbl_device_lookup(cb);
 	if (!dev)
 		return;
-
 	if (dev->mode == SBL_MODE_TRANSFERS) {
-		enum sbl_xfer_kind kind;
-		int access;
-		bool any = false;
-		for (uint32_t i = 0; i < buffer_barrier_count && !any; i++) {
-			const VkBufferMemoryBarrier *b = &buffer_barriers[i];
-			any = classify(b->srcQueueFamilyIndex, b->dstQueueFamilyIndex,
-				       b->srcAccessMask, b->dstAccessMask, &kind, &access);
-		}
-		for (uint32_t i = 0; i < image_barrier_count && !any; i++) {
-			const VkImageMemoryBarrier *b = &image_barriers[i];
-			any = classify(b->srcQueueFamilyIndex, b->dstQueueFamilyIndex,
-				       b->srcAccessMask, b->dstAccessMask, &kind, &access);
-		}
-		if (any) {
-			pthread_mutex_lock(&dev->lock);
-			struct sbl_cmd *cmd = sbl_map_get(&dev->cmds, (uint64_t)(uintptr_t)cb);
-			for (uint32_t i = 0; cmd && i < buffer_barrier_count; i++) {
-				const VkBufferMemoryBarrier *b = &buffer_barriers[i];
-				if (classify(b->srcQueueFamilyIndex, b->dstQueueFamilyIndex,
-					     b->srcAccessMask, b->dstAccessMask, &kind, &access))
-					record_buffer(dev, cmd, b->buffer, kind, access);
-			}
-			for (uint32_t i = 0; cmd && i < image_barrier_count; i++) {
-				const VkImageMemoryBarrier *b = &image_barriers[i];
-				if (classify(b->srcQueueFamilyIndex, b->dstQueueFamilyIndex,
-					     b->srcAccessMask, b->dstAccessMask, &kind, &access))
-					record_image(dev, cmd, b->image, kind, access);
-			}
-			pthread_mutex_unlock(&dev->lock);
-		}
+		struct barriers s = {
+			.buffer_count = buffer_barrier_count,
+			.image_count = image_barrier_count,
+			.buffer1 = buffer_barriers,
+			.image1 = image_barriers,
+		};
+		record_barriers(dev, cb, &s);
 	}
-
 	dev->CmdPipelineBarrier(cb, src_stages, dst_stages, flags, memory_barrier_count,
 				memory_barriers, buffer_barrier_count, buffer_barriers,
 				image_barrier_count, image_barriers);
 }
 
 static void
-record_dependency(struct sbl_device *dev, VkCommandBuffer cb, const VkDependencyInfo *dep)
-{
-	enum sbl_xfer_kind kind;
-	int access;
-	bool any = false;
-
-	for (uint32_t i = 0; i < dep->bufferMemoryBarrierCount && !any; i++) {
-		const VkBufferMemoryBarrier2 *b = &dep->pBufferMemoryBarriers[i];
-		any = classify(b->srcQueueFamilyIndex, b->dstQueueFamilyIndex, b->srcAccessMask,
-			       b->dstAccessMask, &kind, &access);
-	}
-	for (uint32_t i = 0; i < dep->imageMemoryBarrierCount && !any; i++) {
-		const VkImageMemoryBarrier2 *b = &dep->pImageMemoryBarriers[i];
-		any = classify(b->srcQueueFamilyIndex, b->dstQueueFamilyIndex, b->srcAccessMask,
-			       b->dstAccessMask, &kind, &access);
-	}
-	if (!any)
-		return;
-
-	pthread_mutex_lock(&dev->lock);
-	struct sbl_cmd *cmd = sbl_map_get(&dev->cmds, (uint64_t)(uintptr_t)cb);
-	for (uint32_t i = 0; cmd && i < dep->bufferMemoryBarrierCount; i++) {
-		const VkBufferMemoryBarrier2 *b = &dep->pBufferMemoryBarriers[i];
-		if (classify(b->srcQueueFamilyIndex, b->dstQueueFamilyIndex, b->srcAccessMask,
-			     b->dstAccessMask, &kind, &access))
-			record_buffer(dev, cmd, b->buffer, kind, access);
-	}
-	for (uint32_t i = 0; cmd && i < dep->imageMemoryBarrierCount; i++) {
-		const VkImageMemoryBarrier2 *b = &dep->pImageMemoryBarriers[i];
-		if (classify(b->srcQueueFamilyIndex, b->dstQueueFamilyIndex, b->srcAccessMask,
-			     b->dstAccessMask, &kind, &access))
-			record_image(dev, cmd, b->image, kind, access);
-	}
-	pthread_mutex_unlock(&dev->lock);
-}
-
-VKAPI_ATTR void VKAPI_CALL
-sbl_CmdPipelineBarrier2(VkCommandBuffer cb, const VkDependencyInfo *dep)
+pipeline_barrier2(VkCommandBuffer cb, const VkDependencyInfo *dep, bool khr)
 {
 	struct sbl_device *dev = sbl_device_lookup(cb);
 	if (!dev)
 		return;
-	if (dev->mode == SBL_MODE_TRANSFERS)
-		record_dependency(dev, cb, dep);
-	dev->CmdPipelineBarrier2(cb, dep);
+	if (dev->mode == SBL_MODE_TRANSFERS) {
+		struct barriers s = {
+			.buffer_count = dep->bufferMemoryBarrierCount,
+			.image_count = dep->imageMemoryBarrierCount,
+			.buffer2 = dep->pBufferMemoryBarriers,
+			.image2 = dep->pImageMemoryBarriers,
+		};
+		record_barriers(dev, cb, &s);
+	}
+	(khr ? dev->CmdPipelineBarrier2KHR : dev->CmdPipelineBarrier2)(cb, dep);
 }
 
-VKAPI_ATTR void VKAPI_CALL
-sbl_CmdPipelineBarrier2KHR(VkCommandBuffer cb, const VkDependencyInfo *dep)
+static VKAPI_ATTR void VKAPI_CALL
+CmdPipelineBarrier2(VkCommandBuffer cb, const VkDependencyInfo *dep)
 {
-	struct sbl_device *dev = sbl_device_lookup(cb);
-	if (!dev)
-		return;
-	if (dev->mode == SBL_MODE_TRANSFERS)
-		record_dependency(dev, cb, dep);
-	dev->CmdPipelineBarrier2KHR(cb, dep);
+	pipeline_barrier2(cb, dep, false);
 }
 
-VKAPI_ATTR void VKAPI_CALL
-sbl_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count, const VkCommandBuffer *secondaries)
+static VKAPI_ATTR void VKAPI_CALL
+CmdPipelineBarrier2KHR(VkCommandBuffer cb, const VkDependencyInfo *dep)
+{
+	pipeline_barrier2(cb, dep, true);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+CmdExecuteCommands(VkCommandBuffer cb, uint32_t count, const VkCommandBuffer *secondaries)
 {
 	struct sbl_device *dev = sbl_device_lookup(cb);
 	if (!dev)
@@ -764,9 +427,23 @@ sbl_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count, const VkCommandBuffer
 			for (uint32_t j = 0; sec && j < sec->count; j++)
 				if (!cmd_append(dev, primary, sec->xfers[j].mem,
 						sec->xfers[j].kind, sec->xfers[j].access))
-					warn_untracked(dev, "vkCmdExecuteCommands");
+					sbl_device_warn_untracked(dev, "vkCmdExecuteCommands");
 		}
 		pthread_mutex_unlock(&dev->lock);
 	}
 	dev->CmdExecuteCommands(cb, count, secondaries);
 }
+
+const struct sbl_entry sbl_track_entries[] = {
+	SBL_ENTRY(AllocateCommandBuffers),
+	SBL_ENTRY(FreeCommandBuffers),
+	SBL_ENTRY(BeginCommandBuffer),
+	SBL_ENTRY(ResetCommandBuffer),
+	SBL_ENTRY(ResetCommandPool),
+	SBL_ENTRY(DestroyCommandPool),
+	SBL_ENTRY(CmdPipelineBarrier),
+	SBL_ENTRY(CmdPipelineBarrier2),
+	SBL_ENTRY(CmdPipelineBarrier2KHR),
+	SBL_ENTRY(CmdExecuteCommands),
+	{ NULL, NULL },
+};

@@ -20,13 +20,11 @@ case ${1:-} in
 -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
 esac
 
-if [ "${SYNCBRIDGE_SETUP:-1}" != 0 ]; then
-	bash scripts/setup.sh
-fi
-if [ ! -f "$build/build.ninja" ]; then
-	meson setup "$build" --buildtype=release -Dtests=true >/dev/null
-fi
-ninja -C "$build" >/dev/null
+# Setup installs packages: as a normal user, this script runs again with sudo.
+# shellcheck source=common.sh
+. "$top/scripts/common.sh"
+sb_setup "$top/scripts/run-bench.sh" "$@"
+sb_build "$build" --buildtype=release -Dtests=true
 build=$(cd "$build" && pwd -P)
 
 # shellcheck source=vm/vm-common.sh

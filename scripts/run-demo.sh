@@ -30,13 +30,11 @@ cube | handoff) ;;
 *) echo "run-demo.sh: unknown demo '$which' (cube or handoff)" >&2; exit 2 ;;
 esac
 
-if [ "${SYNCBRIDGE_SETUP:-1}" != 0 ]; then
-	bash scripts/setup.sh
-fi
-if [ ! -f "$build/build.ninja" ]; then
-	meson setup "$build" >/dev/null
-fi
-ninja -C "$build" >/dev/null
+# Setup installs packages: as a normal user, this script runs again with sudo.
+# shellcheck source=common.sh
+. "$top/scripts/common.sh"
+sb_setup "$top/scripts/run-demo.sh" "$@"
+sb_build "$build"
 build=$(cd "$build" && pwd -P)
 
 # shellcheck source=vm/vm-common.sh

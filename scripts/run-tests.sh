@@ -38,86 +38,23 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 
-# meson's own summary is not what CI reads: count from the machine-readable logs.
-count() {
-	python3 - "$@" <<'PY'
-import json, sys
-passed = failed = skipped = 0
-for path in sys.argv[1:]:
-    try:
-        f = open(path)
-    except OSError:
-        print(f"run-tests: {path} is missing: counted as one failure", file=sys.stderr)
-        failed += 1
-        continue
-    with f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            r = json.loads(line).get("result")
-            if r in ("OK", "EXPECTEDFAIL"):
-                passed += 1
-            elif r == "SKIP":
-                skipped += 1
-            else:
-                failed += 1
-print(f"{passed} passed, {failed} failed, {skipped} skipped")
-PY
-}
-
-# After --repeat: the tests that failed in any run, with how many of the runs.
-# Arguments: the runs' testlogs, in run order (a missing one: that run did not
-# happen, and the last line counts it as one failure).
-failure_table() {
-	python3 - "$@" <<'PY'
-import json, sys
-runs = sys.argv[1:]
-failed = {}   # test -> [(run, result)]
-order = []
-missing = []
-for k, path in enumerate(runs, 1):
-    try:
-        f = open(path)
-    except OSError:
-        missing.append(k)
-        continue
-    with f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            d = json.loads(line)
-            r = d.get("result")
-            if r in ("OK", "EXPECTEDFAIL", "SKIP"):
-                continue
-            # "syncbridge:vm / NAME": the suite stays (some names are on both tiers).
-            name = d.get("name", "?").split(":", 1)[-1]
-            if name not in failed:
-                failed[name] = []
-                order.append(name)
-            failed[name].append((k, r))
-n = len(runs)
-print(f"run-tests: {n} runs; tests that failed in any of them:")
-if not order and not missing:
-    print("  (none)")
-width = max([len(t) for t in order] + [len("total")])
-for t in order:
-    fl = failed[t]
-    which = ", ".join(f"run {k}: {r}" for k, r in fl)
-    print(f"  {t:<{width}}  {len(fl)}/{n}  ({which})")
-for k in missing:
-    print(f"  {'(run ' + str(k) + ')':<{width}}  no testlog: the run did not happen")
-total = sum(len(v) for v in failed.values()) + len(missing)
-print(f"  {'total':<{width}}  {total} failed result(s), {len(order)} test(s), "
-      f"{len({k for v in failed.values() for k, _ in v} | set(missing))} of {n} runs with a failure")
-PY
-}
+# meson's own summary is not what CI reads: count from the machine-readable
+# logs; after --repeat, the failure table (scripts/testlog.py).
+count() { python3 "$top/scripts/testlog.py" count "$@"; }
+failure_table() { python3 "$top/scripts/testlog.py" failures "$@"; }
 
 if [ "${1:-}" = --count ]; then
 	shift
 	count "$@"
 	exit 0
+fi
+
+# Setup installs packages: as a normal user, run this script again with sudo
+# (SYNCBRIDGE_SETUP=0 runs as whoever calls it).
+if [ "${SYNCBRIDGE_SETUP:-1}" != 0 ]; then
+	# shellcheck source=common.sh
+	. "$top/scripts/common.sh"
+	sb_as_root "$top/scripts/run-tests.sh" "$@"
 fi
 
 sanitize=

@@ -22,9 +22,9 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # Packages from plain bookworm.
 base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
-	libvulkan-dev vulkan-tools vulkan-validationlayers
+	libvulkan-dev vulkan-tools vulkan-validationlayers libjson-c-dev
 	qemu-system-x86 busybox-static cpio xz-utils kmod
-	valgrind strace librsvg2-bin glslang-tools xvfb v4l-utils
+	valgrind strace librsvg2-bin glslang-tools xvfb v4l-utils libpng-dev
 	clang libclang-rt-14-dev)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
 # SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
@@ -57,7 +57,11 @@ if [ "${ID:-}" != debian ] || [ "${VERSION_CODENAME:-}" != bookworm ]; then
 	[ -d "$cache/kernel/boot" ] || die "no guest kernel in $cache/kernel; see docs/testing.md"
 	exit 0
 fi
-[ "$(id -u)" = 0 ] || die "run as root (apt-get and the kernel download need it)"
+# apt-get and the kernel download need root: as a normal user, run again with sudo.
+# shellcheck source=common.sh
+. "$here/common.sh"
+sb_as_root "$here/setup.sh" "$@"
+[ "$(id -u)" = 0 ] || die "run as root, or install sudo (apt-get and the kernel download need root)"
 
 # --- 1. backports entry ------------------------------------------------------
 # Find the URIs that serve the 'bookworm' suite in the existing sources, in either

@@ -15,13 +15,12 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <drm.h>
 #include <drm_mode.h>
 
-#ifdef HAVE_ZLIB
-#include <zlib.h>
-#endif
+#include <png.h>
 
 void
 demo_fd_clear(int *fd)
@@ -47,21 +46,12 @@ demo_count_fds(void)
 	return n - 1; /* the directory's own fd */
 }
 
-int64_t
-demo_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 void
-demo_sleep_ns(int64_t ns)
+demo_sleep_until_ns(int64_t t)
 {
-	struct timespec ts = { .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
+	struct timespec ts = { .tv_sec = t / 1000000000, .tv_nsec = t % 1000000000 };
 
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }
 
@@ -166,38 +156,67 @@ demo_recv(int sock, void *msg, size_t len, int *fds, int max_fds, int *n_fds, in
 	return 0;
 }
 
+/* ---- two processes ------------------------------------------------------ */
+
+pid_t
+demo_fork_peer(int (*child)(int sock, void *arg), void *arg, int *sock)
+{
+	int sv[2];
+	pid_t pid;
+
+	*sock = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	fflush(NULL); /* or the child writes out what the parent buffered */
+	pid = fork();
+	if (pid < 0) {
+		pid = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return pid;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		int status = child(sv[1], arg);
+		close(sv[1]);
+		fflush(NULL);
+		_exit(status);
+	}
+	close(sv[1]);
+	*sock = sv[0];
+	return pid;
+}
+
+int
+demo_wait_peer(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* ---- vgem --------------------------------------------------------------- */
 
-/* vgem's fence UAPI (include/uapi/drm/vgem_drm.h; libdrm ships no header). */
-struct demo_vgem_fence_attach {
-	uint32_t handle;
-	uint32_t flags;
-#define DEMO_VGEM_FENCE_WRITE 0x1
-	uint32_t out_fence;
-	uint32_t pad;
-};
-struct demo_vgem_fence_signal {
-	uint32_t fence;
-	uint32_t flags;
-};
-#define DEMO_IOCTL_VGEM_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct demo_vgem_fence_attach)
-#define DEMO_IOCTL_VGEM_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct demo_vgem_fence_signal)
-
-static int
-driver_is(int fd, const char *name)
+int
+demo_drm_driver_is(int fd, const char *name)
 {
-	char buf[64] = "";
-	struct drm_version v = { .name = buf, .name_len = sizeof(buf) - 1 };
-	int ret = demo_ioctl(fd, DRM_IOCTL_VERSION, &v);
+	char buf[64];
+	int ret = sbk_drm_driver_name(fd, buf, sizeof(buf));
 
-	if (ret < 0)
-		return ret;
-	buf[v.name_len < sizeof(buf) ? v.name_len : sizeof(buf) - 1] = '\0';
-	return strcmp(buf, name) == 0;
+	return ret < 0 ? ret : strcmp(buf, name) == 0;
 }
 
 int
 demo_vgem_open(void)
+{
+	return demo_vgem_open_path(NULL, 0);
+}
+
+int
+demo_vgem_open_path(char *path, size_t size)
 {
 	bool denied = false;
 
@@ -210,8 +229,11 @@ demo_vgem_open(void)
 				denied = true;
 			continue;
 		}
-		if (driver_is(fd, "vgem") == 1)
+		if (demo_drm_driver_is(fd, "vgem") == 1) {
+			if (path)
+				snprintf(path, size, "%s", p);
 			return fd;
+		}
 		close(fd);
 	}
 	return denied ? -EACCES : -ENODEV;
@@ -274,177 +296,106 @@ demo_vgem_buf_destroy(struct demo_vgem_buf *buf)
 	buf->handle = 0;
 }
 
-int
-demo_vgem_fence_attach(int vgem_fd, uint32_t handle, bool write, uint32_t *fence_id)
-{
-	struct demo_vgem_fence_attach a = { .handle = handle, .flags = write ? DEMO_VGEM_FENCE_WRITE : 0 };
-	int ret = demo_ioctl(vgem_fd, DEMO_IOCTL_VGEM_FENCE_ATTACH, &a);
-
-	if (ret < 0)
-		return ret;
-	*fence_id = a.out_fence;
-	return 0;
-}
-
-int
-demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id)
-{
-	struct demo_vgem_fence_signal s = { .fence = fence_id };
-
-	return demo_ioctl(vgem_fd, DEMO_IOCTL_VGEM_FENCE_SIGNAL, &s);
-}
-
 /* ---- PNG ---------------------------------------------------------------- */
 
-static uint32_t crc_table[256];
-
-static void
-crc_init(void)
-{
-	for (uint32_t n = 0; n < 256; n++) {
-		uint32_t c = n;
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		crc_table[n] = c;
-	}
-}
-
-static uint32_t
-crc_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-	return crc;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
+/* libpng reports its errors by longjmp (after printing them): nothing here
+ * lives across the setjmp. */
 static int
-write_chunk(FILE *f, const char *type, const uint8_t *data, size_t len)
+write_png(png_structp png, png_infop info, FILE *f, const uint8_t *pixels,
+		uint32_t width, uint32_t height, uint32_t stride, int channels)
 {
-	uint8_t hdr[8], tail[4];
-
-	put32(hdr, (uint32_t)len);
-	memcpy(hdr + 4, type, 4);
-	uint32_t crc = crc_update(0xffffffffu, hdr + 4, 4);
-	crc = crc_update(crc, data, len) ^ 0xffffffffu;
-	put32(tail, crc);
-	if (fwrite(hdr, 1, 8, f) != 8 || (len && fwrite(data, 1, len, f) != len) ||
-	    fwrite(tail, 1, 4, f) != 4)
+	if (setjmp(png_jmpbuf(png)))
 		return -EIO;
+	png_init_io(png, f);
+	png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+	png_write_info(png, info);
+	if (channels == 4)
+		png_set_filler(png, 0, PNG_FILLER_AFTER); /* the input's 4th byte: dropped */
+	for (uint32_t y = 0; y < height; y++)
+		png_write_row(png, pixels + (size_t)y * stride);
+	png_write_end(png, NULL);
 	return 0;
-}
-
-/* A zlib stream of stored (uncompressed) deflate blocks, when zlib is absent. */
-static uint8_t *
-deflate_stored(const uint8_t *raw, size_t n, size_t *out_len)
-{
-	size_t blocks = n / 65535 + 1;
-	uint8_t *out = malloc(2 + n + blocks * 5 + 4);
-	size_t o = 0;
-	uint32_t a = 1, b = 0;
-
-	if (!out)
-		return NULL;
-	out[o++] = 0x78;
-	out[o++] = 0x01;
-	for (size_t i = 0; i < n || i == 0;) {
-		size_t k = n - i > 65535 ? 65535 : n - i;
-		out[o++] = i + k == n ? 1 : 0;
-		out[o++] = (uint8_t)k;
-		out[o++] = (uint8_t)(k >> 8);
-		out[o++] = (uint8_t)~k;
-		out[o++] = (uint8_t)(~k >> 8);
-		memcpy(out + o, raw + i, k);
-		o += k;
-		i += k;
-		if (n == 0)
-			break;
-	}
-	for (size_t i = 0; i < n; i++) {
-		a = (a + raw[i]) % 65521;
-		b = (b + a) % 65521;
-	}
-	put32(out + o, b << 16 | a);
-	*out_len = o + 4;
-	return out;
 }
 
 int
 demo_png_write(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
 	       uint32_t stride, int channels)
 {
-	static const uint8_t sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
-	size_t row = (size_t)width * 3 + 1;
-	size_t raw_len = row * height;
-	uint8_t *raw = malloc(raw_len);
-	uint8_t *z = NULL;
-	size_t z_len = 0;
+	png_structp png;
+	png_infop info = NULL;
+	FILE *f;
 	int ret = -ENOMEM;
-	FILE *f = NULL;
 
 	if (channels != 3 && channels != 4)
 		return -EINVAL;
-	if (!raw)
-		return -ENOMEM;
-	for (uint32_t y = 0; y < height; y++) {
-		uint8_t *o = raw + y * row;
-		const uint8_t *in = pixels + (size_t)y * stride;
-		*o++ = 0; /* filter: none */
-		for (uint32_t x = 0; x < width; x++, in += channels) {
-			*o++ = in[0];
-			*o++ = in[1];
-			*o++ = in[2];
-		}
-	}
-#ifdef HAVE_ZLIB
-	uLongf zl = compressBound((uLong)raw_len);
-	z = malloc(zl);
-	if (z && compress2(z, &zl, raw, (uLong)raw_len, 6) == Z_OK)
-		z_len = zl;
-	else {
-		free(z);
-		z = NULL;
-	}
-#endif
-	if (!z)
-		z = deflate_stored(raw, raw_len, &z_len);
-	if (!z)
-		goto out;
-
-	if (!crc_table[1])
-		crc_init();
 	f = fopen(path, "wbe");
-	if (!f) {
-		ret = -errno;
-		goto out;
-	}
-	uint8_t ihdr[13];
-	put32(ihdr, width);
-	put32(ihdr + 4, height);
-	ihdr[8] = 8; /* bit depth */
-	ihdr[9] = 2; /* colour type: RGB */
-	ihdr[10] = ihdr[11] = ihdr[12] = 0;
-	ret = fwrite(sig, 1, 8, f) == 8 ? 0 : -EIO;
-	if (!ret)
-		ret = write_chunk(f, "IHDR", ihdr, sizeof(ihdr));
-	if (!ret)
-		ret = write_chunk(f, "IDAT", z, z_len);
-	if (!ret)
-		ret = write_chunk(f, "IEND", NULL, 0);
-	if (fclose(f) != 0 && !ret)
+	if (!f)
+		return -errno;
+	png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+	if (png)
+		info = png_create_info_struct(png);
+	if (info)
+		ret = write_png(png, info, f, pixels, width, height, stride, channels);
+	png_destroy_write_struct(&png, &info);
+	if (fclose(f) != 0 && ret == 0)
 		ret = -EIO;
-out:
-	free(raw);
-	free(z);
 	return ret;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+void
+demo_sort_i64(int64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_i64);
+}
+
+bool
+demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+int
+demo_parse_word(const char *s, const char *const *words)
+{
+	for (int i = 0; words[i]; i++)
+		if (strcmp(s, words[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *
+demo_layer_env(const char *dir, const char *build_dir)
+{
+	char buf[4096];
+	struct stat st;
+
+	if (!dir && build_dir) {
+		snprintf(buf, sizeof(buf), "%s/vulkan/implicit_layer.d", build_dir);
+		if (stat(buf, &st) == 0)
+			dir = build_dir;
+	}
+	if (!dir || stat(dir, &st) != 0)
+		return NULL;
+	const char *old = getenv("XDG_DATA_DIRS");
+	snprintf(buf, sizeof(buf), "%s:%s", dir, old && *old ? old : "/usr/local/share:/usr/share");
+	setenv("XDG_DATA_DIRS", buf, 1);
+	return dir;
 }
 
 int

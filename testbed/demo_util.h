@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Small helpers shared by the demos (examples/): fds, clocks, unix-socket
- * messages carrying fds, vgem dumb buffers and fences, PNG files.
+ * messages carrying fds, two processes, vgem dumb buffers and fences, PNG
+ * files. The kernel objects and clocks are kernel.h's (testbed_kernel_lib),
+ * under the names the demos use.
  *
  * Every function returns 0 (or a new fd) on success and a negative errno on
  * failure, and says what it does with the fds it is given. Every fd made
@@ -14,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
+#include "kernel.h"
+
 /* ---- fds and time ------------------------------------------------------ */
 
 /* Close *fd if it is open and set it to -1. */
@@ -21,9 +27,19 @@ void demo_fd_clear(int *fd);
 /* Open descriptors of this process, or -1 without /proc. */
 int demo_count_fds(void);
 /* CLOCK_MONOTONIC in ns. */
-int64_t demo_now_ns(void);
+static inline int64_t
+demo_now_ns(void)
+{
+	return sbk_now_ns();
+}
 /* Sleep for ns nanoseconds (resumes after signals). */
-void demo_sleep_ns(int64_t ns);
+static inline void
+demo_sleep_ns(int64_t ns)
+{
+	sbk_sleep_ns(ns);
+}
+/* Sleep until CLOCK_MONOTONIC reads t ns (resumes after signals). */
+void demo_sleep_until_ns(int64_t t);
 /* ioctl() retried on EINTR/EAGAIN; 0/-errno. */
 int demo_ioctl(int fd, unsigned long request, void *arg);
 
@@ -48,6 +64,18 @@ int demo_send(int sock, const void *msg, size_t len, const int *fds, int n_fds);
 int demo_recv(int sock, void *msg, size_t len, int *fds, int max_fds, int *n_fds,
 	      int timeout_ms);
 
+/* ---- two processes ------------------------------------------------------ */
+
+/*
+ * Run child(sock, arg) in a forked process, connected to this one by a
+ * SOCK_SEQPACKET socket pair; the child _exit()s with what child returns.
+ * *sock: this process's end (owned by the caller), -1 on failure. Returns
+ * the child's pid, or -errno (nothing forked).
+ */
+pid_t demo_fork_peer(int (*child)(int sock, void *arg), void *arg, int *sock);
+/* Wait for the child: its exit status, 128 + the signal that killed it, or -errno. */
+int demo_wait_peer(pid_t pid);
+
 /* ---- vgem --------------------------------------------------------------- */
 
 /*
@@ -56,6 +84,11 @@ int demo_recv(int sock, void *msg, size_t len, int *fds, int max_fds, int *n_fds
  * could not be opened and none of the others is vgem.
  */
 int demo_vgem_open(void);
+/* The same, and the node's path goes to path (size bytes) when path is not NULL. */
+int demo_vgem_open_path(char *path, size_t size);
+/* Whether the DRM node fd belongs to the driver `name`: 1, 0, or -errno when it
+ * does not answer DRM_IOCTL_VERSION. */
+int demo_drm_driver_is(int fd, const char *name);
 
 /* A vgem dumb buffer exported as a dma-buf. */
 struct demo_vgem_buf {
@@ -84,18 +117,46 @@ void demo_vgem_buf_destroy(struct demo_vgem_buf *buf);
  * read (shared) one. It signals on demo_vgem_fence_signal(), when the vgem
  * fd closes, or by itself after ~10 s. -EBUSY over a conflicting fence.
  */
-int demo_vgem_fence_attach(int vgem_fd, uint32_t handle, bool write, uint32_t *fence_id);
+static inline int
+demo_vgem_fence_attach(int vgem_fd, uint32_t handle, bool write, uint32_t *fence_id)
+{
+	return sbk_vgem_fence_attach(vgem_fd, handle, write, fence_id);
+}
 /* -ETIMEDOUT: the fence had expired already; -ENOENT: signalled twice. */
-int demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id);
+static inline int
+demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id)
+{
+	return sbk_vgem_fence_signal(vgem_fd, fence_id);
+}
 
 /* ---- PNG ---------------------------------------------------------------- */
 
 /*
- * Write an 8-bit RGB PNG from rows of `channels` (3 or 4; alpha is dropped)
- * bytes per pixel, `stride` bytes apart, top row first. Returns 0 or -errno.
+ * Write an 8-bit RGB PNG (libpng) from rows of `channels` (3 or 4; alpha is
+ * dropped) bytes per pixel, `stride` bytes apart, top row first. Returns 0,
+ * -EINVAL, -ENOMEM, -EIO (libpng printed why) or the -errno of fopen.
  */
 int demo_png_write(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
 		   uint32_t stride, int channels);
+
+/* Sort ascending (for medians and percentiles of times). */
+void demo_sort_i64(int64_t *v, size_t n);
+
+/* ---- options ------------------------------------------------------------ */
+
+/* A decimal number in [min, max] (no sign, nothing after it) into *out. */
+bool demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out);
+
+/*
+ * Put a folder holding vulkan/implicit_layer.d/ first on XDG_DATA_DIRS (Debian
+ * 12's loader finds implicit layers only there): dir, or when dir is NULL
+ * build_dir (the build tree's manifest/) if it holds one. Returns the folder
+ * now on the path, or NULL (none, or dir does not exist).
+ */
+const char *demo_layer_env(const char *dir, const char *build_dir);
+
+/* The index of s in the NULL-terminated list words, or -1 when it is none of them. */
+int demo_parse_word(const char *s, const char *const *words);
 
 /* mkdir -p; 0 or -errno. */
 int demo_mkdir_p(const char *path);

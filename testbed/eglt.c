@@ -3,25 +3,48 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <drm_fourcc.h>
 
-static bool
-has_ext(const char *exts, const char *name)
+#include <syncbridge/egl.h>
+
+static FILE *log_file;
+static const char *log_prefix = "# eglt: ";
+
+void
+eglt_set_log(FILE *f, const char *prefix)
+{
+	log_file = f;
+	log_prefix = prefix;
+}
+
+static void __attribute__((format(printf, 1, 2)))
+note(const char *fmt, ...)
+{
+	FILE *f = log_file ? log_file : stdout;
+	va_list ap;
+
+	fputs(log_prefix, f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fflush(f);
+}
+
+bool
+eglt_has_ext(const char *exts, const char *name)
 {
 	size_t len = strlen(name);
 
-	while (exts && *exts) {
-		const char *end = strchr(exts, ' ');
-		size_t n = end ? (size_t)(end - exts) : strlen(exts);
-
-		if (n == len && strncmp(exts, name, len) == 0)
+	/* A match must be a whole word of the list. */
+	for (const char *p = exts; p && (p = strstr(p, name)); p += len)
+		if ((p == exts || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
 			return true;
-		exts = end ? end + 1 : NULL;
-	}
 	return false;
 }
 
@@ -38,8 +61,8 @@ open_device_sw(void)
 	EGLDeviceEXT devs[16];
 	EGLint n = 0;
 
-	if (!client || !has_ext(client, "EGL_EXT_device_enumeration") ||
-	    !has_ext(client, "EGL_EXT_platform_device") || !query_devices || !query_string ||
+	if (!eglt_has_ext(client, "EGL_EXT_device_enumeration") ||
+	    !eglt_has_ext(client, "EGL_EXT_platform_device") || !query_devices || !query_string ||
 	    !get_display)
 		return EGL_NO_DISPLAY;
 	if (!query_devices(16, devs, &n))
@@ -47,7 +70,7 @@ open_device_sw(void)
 	for (EGLint i = 0; i < n; i++) {
 		const char *exts = query_string(devs[i], EGL_EXTENSIONS);
 
-		if (exts && has_ext(exts, "EGL_MESA_device_software"))
+		if (eglt_has_ext(exts, "EGL_MESA_device_software"))
 			return get_display(EGL_PLATFORM_DEVICE_EXT, devs[i], NULL);
 	}
 	return EGL_NO_DISPLAY;
@@ -60,7 +83,7 @@ open_surfaceless(void)
 		(PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
 	const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
 
-	if (!client || !has_ext(client, "EGL_MESA_platform_surfaceless") || !get_display)
+	if (!eglt_has_ext(client, "EGL_MESA_platform_surfaceless") || !get_display)
 		return EGL_NO_DISPLAY;
 	return get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
 }
@@ -99,13 +122,11 @@ eglt_disk_cache_running(void)
 }
 
 int
-eglt_open(struct eglt *t, enum eglt_platform platform)
+eglt_open_gles(struct eglt *t, enum eglt_platform platform, int gles_version)
 {
-	static const EGLint ctx_attribs[] = { EGL_CONTEXT_CLIENT_VERSION, 2, EGL_NONE };
-	EGLint major, minor;
+	const EGLint ctx_attribs[] = { EGL_CONTEXT_MAJOR_VERSION, gles_version, EGL_NONE };
 	const char *exts;
 
-	eglt_no_disk_cache();
 	memset(t, 0, sizeof(*t));
 	t->dpy = EGL_NO_DISPLAY;
 	t->ctx = EGL_NO_CONTEXT;
@@ -118,19 +139,18 @@ eglt_open(struct eglt *t, enum eglt_platform platform)
 		t->platform = "surfaceless";
 	}
 	if (t->dpy == EGL_NO_DISPLAY) {
-		printf("# eglt: no %s EGL display\n",
-		       platform == EGLT_DEVICE_SW ? "software-device" : "usable");
+		note("no %s EGL display", platform == EGLT_DEVICE_SW ? "software-device" : "usable");
 		return -ENODEV;
 	}
-	if (!eglInitialize(t->dpy, &major, &minor)) {
-		printf("# eglt: eglInitialize(%s) failed: 0x%x\n", t->platform, eglGetError());
+	if (!eglInitialize(t->dpy, &t->major, &t->minor)) {
+		note("eglInitialize(%s) failed: 0x%x", t->platform, eglGetError());
 		t->dpy = EGL_NO_DISPLAY;
 		return -ENODEV;
 	}
 	exts = eglQueryString(t->dpy, EGL_EXTENSIONS);
-	if (!has_ext(exts, "EGL_KHR_no_config_context") ||
-	    !has_ext(exts, "EGL_KHR_surfaceless_context")) {
-		printf("# eglt: %s display lacks configless/surfaceless contexts\n", t->platform);
+	if (!eglt_has_ext(exts, "EGL_KHR_no_config_context") ||
+	    !eglt_has_ext(exts, "EGL_KHR_surfaceless_context")) {
+		note("%s display lacks configless/surfaceless contexts", t->platform);
 		eglt_close(t);
 		return -ENODEV;
 	}
@@ -141,14 +161,25 @@ eglt_open(struct eglt *t, enum eglt_platform platform)
 		goto fail;
 	if (!eglMakeCurrent(t->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, t->ctx))
 		goto fail;
-	printf("# eglt: %s display, EGL %d.%d, GL_RENDERER %s\n", t->platform, major, minor,
-	       (const char *)glGetString(GL_RENDERER));
 	return 0;
 
 fail:
-	printf("# eglt: context setup on %s failed: 0x%x\n", t->platform, eglGetError());
+	note("GLES %d context setup on %s failed: 0x%x", gles_version, t->platform, eglGetError());
 	eglt_close(t);
 	return -ENODEV;
+}
+
+int
+eglt_open(struct eglt *t, enum eglt_platform platform)
+{
+	int ret;
+
+	eglt_no_disk_cache();
+	ret = eglt_open_gles(t, platform, 2);
+	if (ret == 0)
+		note("%s display, EGL %d.%d, GL_RENDERER %s", t->platform, t->major, t->minor,
+		     (const char *)glGetString(GL_RENDERER));
+	return ret;
 }
 
 void
@@ -165,6 +196,32 @@ eglt_close(struct eglt *t)
 	t->ctx = EGL_NO_CONTEXT;
 }
 
+void
+eglt_describe(struct eglt *t, char *buf, size_t size)
+{
+	uint32_t caps = 0;
+
+	sb_egl_display_get_caps(t->dpy, &caps);
+	snprintf(buf, size, "EGL %d.%d on %s; bridge: %s", t->major, t->minor,
+		 (const char *)glGetString(GL_RENDERER),
+		 (caps & SB_EGL_CAP_DISABLED) ? "off (SYNCBRIDGE_DISABLE=1)"
+		 : (caps & SB_EGL_CAP_GPU_WAIT) ? "GPU-side waits (native fence sync)"
+						: "CPU waits (no native fence sync)");
+}
+
+static void
+texture_init(struct eglt_target *out, int width, int height)
+{
+	memset(out, 0, sizeof(*out));
+	out->image = EGL_NO_IMAGE_KHR;
+	out->width = width;
+	out->height = height;
+	glGenTextures(1, &out->tex);
+	glBindTexture(GL_TEXTURE_2D, out->tex);
+	glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+	glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+}
+
 static int
 finish_fbo(struct eglt_target *out)
 {
@@ -173,7 +230,7 @@ finish_fbo(struct eglt_target *out)
 	glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, out->tex, 0);
 	GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
 	if (status != GL_FRAMEBUFFER_COMPLETE) {
-		printf("# eglt: framebuffer incomplete: 0x%x\n", status);
+		note("framebuffer incomplete: 0x%x", status);
 		return -EIO;
 	}
 	glViewport(0, 0, out->width, out->height);
@@ -184,21 +241,14 @@ int
 eglt_target_create(struct eglt *t, int width, int height, struct eglt_target *out)
 {
 	(void)t;
-	memset(out, 0, sizeof(*out));
-	out->image = EGL_NO_IMAGE_KHR;
-	out->width = width;
-	out->height = height;
-	glGenTextures(1, &out->tex);
-	glBindTexture(GL_TEXTURE_2D, out->tex);
+	texture_init(out, width, height);
 	glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
-	glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-	glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
 	return finish_fbo(out);
 }
 
 int
-eglt_target_import(struct eglt *t, int dmabuf_fd, int width, int height, int pitch,
-		   struct eglt_target *out)
+eglt_image_import(struct eglt *t, int dmabuf_fd, int width, int height, uint32_t fourcc,
+		  int offset, int pitch, struct eglt_target *out)
 {
 	PFNEGLCREATEIMAGEKHRPROC create_image =
 		(PFNEGLCREATEIMAGEKHRPROC)eglGetProcAddress("eglCreateImageKHR");
@@ -208,37 +258,43 @@ eglt_target_import(struct eglt *t, int dmabuf_fd, int width, int height, int pit
 	const EGLint attribs[] = {
 		EGL_WIDTH, width,
 		EGL_HEIGHT, height,
-		EGL_LINUX_DRM_FOURCC_EXT, DRM_FORMAT_ARGB8888,
+		EGL_LINUX_DRM_FOURCC_EXT, (EGLint)fourcc,
 		EGL_DMA_BUF_PLANE0_FD_EXT, dmabuf_fd,
-		EGL_DMA_BUF_PLANE0_OFFSET_EXT, 0,
+		EGL_DMA_BUF_PLANE0_OFFSET_EXT, offset,
 		EGL_DMA_BUF_PLANE0_PITCH_EXT, pitch,
 		EGL_NONE,
 	};
 
 	memset(out, 0, sizeof(*out));
 	out->image = EGL_NO_IMAGE_KHR;
-	out->width = width;
-	out->height = height;
-	if (!has_ext(exts, "EGL_EXT_image_dma_buf_import") || !create_image || !image_target) {
-		printf("# eglt: %s display cannot import dma-bufs\n", t->platform);
+	if (!eglt_has_ext(exts, "EGL_EXT_image_dma_buf_import") || !create_image || !image_target) {
+		note("%s display cannot import dma-bufs", t->platform);
 		return -ENODEV;
 	}
-	out->image = create_image(t->dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
-	if (out->image == EGL_NO_IMAGE_KHR) {
-		printf("# eglt: eglCreateImageKHR(dma-buf) on %s failed: 0x%x\n", t->platform,
-		       eglGetError());
-		return -ENODEV;
-	}
-	glGenTextures(1, &out->tex);
-	glBindTexture(GL_TEXTURE_2D, out->tex);
-	glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-	glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-	image_target(GL_TEXTURE_2D, (GLeglImageOES)out->image);
-	if (glGetError() != GL_NO_ERROR) {
-		printf("# eglt: glEGLImageTargetTexture2DOES failed\n");
+	EGLImageKHR image = create_image(t->dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
+	if (image == EGL_NO_IMAGE_KHR) {
+		note("eglCreateImageKHR(dma-buf) on %s failed: 0x%x", t->platform, eglGetError());
 		return -EIO;
 	}
-	return finish_fbo(out);
+	texture_init(out, width, height);
+	out->image = image;
+	image_target(GL_TEXTURE_2D, (GLeglImageOES)out->image);
+	if (glGetError() != GL_NO_ERROR) {
+		note("glEGLImageTargetTexture2DOES failed");
+		return -EIO;
+	}
+	return 0;
+}
+
+int
+eglt_target_import(struct eglt *t, int dmabuf_fd, int width, int height, int pitch,
+		   struct eglt_target *out)
+{
+	int ret = eglt_image_import(t, dmabuf_fd, width, height, DRM_FORMAT_ARGB8888, 0, pitch, out);
+
+	if (ret == -EIO && out->image == EGL_NO_IMAGE_KHR)
+		ret = -ENODEV; /* an import the display refused: not possible here */
+	return ret < 0 ? ret : finish_fbo(out);
 }
 
 void
@@ -268,6 +324,15 @@ eglt_fill(struct eglt_target *target, uint8_t value)
 	glClear(GL_COLOR_BUFFER_BIT);
 }
 
+int
+eglt_read(struct eglt_target *target, uint8_t *rgba)
+{
+	glBindFramebuffer(GL_FRAMEBUFFER, target->fbo);
+	glPixelStorei(GL_PACK_ALIGNMENT, 4);
+	glReadPixels(0, 0, target->width, target->height, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
+	return glGetError() == GL_NO_ERROR ? 0 : -EIO;
+}
+
 long
 eglt_count(struct eglt_target *target, uint8_t value, int *first)
 {
@@ -277,9 +342,7 @@ eglt_count(struct eglt_target *target, uint8_t value, int *first)
 
 	if (!px)
 		return -1;
-	glBindFramebuffer(GL_FRAMEBUFFER, target->fbo);
-	glReadPixels(0, 0, target->width, target->height, GL_RGBA, GL_UNSIGNED_BYTE, px);
-	if (glGetError() != GL_NO_ERROR) {
+	if (eglt_read(target, px) < 0) {
 		free(px);
 		return -1;
 	}
@@ -306,11 +369,36 @@ compile(GLenum type, const char *src)
 		char log[512] = "";
 
 		glGetShaderInfoLog(s, sizeof(log), NULL, log);
-		printf("# eglt: shader compile failed: %s\n", log);
+		note("shader compile failed: %s", log);
 		glDeleteShader(s);
 		return 0;
 	}
 	return s;
+}
+
+GLuint
+eglt_program(const char *vs, const char *fs)
+{
+	GLuint v = compile(GL_VERTEX_SHADER, vs), f = compile(GL_FRAGMENT_SHADER, fs);
+	GLuint program = 0;
+	GLint ok = 0;
+
+	if (v && f) {
+		program = glCreateProgram();
+		glAttachShader(program, v);
+		glAttachShader(program, f);
+		glBindAttribLocation(program, 0, "pos");
+		glLinkProgram(program);
+		glGetProgramiv(program, GL_LINK_STATUS, &ok);
+		if (!ok) {
+			note("program link failed");
+			glDeleteProgram(program);
+			program = 0;
+		}
+	}
+	glDeleteShader(v);
+	glDeleteShader(f);
+	return program;
 }
 
 int
@@ -325,27 +413,9 @@ eglt_blit_init(struct eglt_blit *b)
 		"varying vec2 uv;\n"
 		"uniform sampler2D tex;\n"
 		"void main() { gl_FragColor = texture2D(tex, uv); }\n";
-	GLuint v = compile(GL_VERTEX_SHADER, vs), f = compile(GL_FRAGMENT_SHADER, fs);
-	GLint ok = 0;
 
-	b->program = 0;
-	if (!v || !f)
-		return -EIO;
-	b->program = glCreateProgram();
-	glAttachShader(b->program, v);
-	glAttachShader(b->program, f);
-	glBindAttribLocation(b->program, 0, "pos");
-	glLinkProgram(b->program);
-	glDeleteShader(v);
-	glDeleteShader(f);
-	glGetProgramiv(b->program, GL_LINK_STATUS, &ok);
-	if (!ok) {
-		printf("# eglt: program link failed\n");
-		glDeleteProgram(b->program);
-		b->program = 0;
-		return -EIO;
-	}
-	return 0;
+	b->program = eglt_program(vs, fs);
+	return b->program ? 0 : -EIO;
 }
 
 void
@@ -372,6 +442,48 @@ eglt_blit_finish(struct eglt_blit *b)
 	if (b->program)
 		glDeleteProgram(b->program);
 	b->program = 0;
+}
+
+int
+eglt_pass_init(struct eglt_pass *p, const char *fs)
+{
+	static const char vs[] =
+		"#version 300 es\n"
+		"void main() {\n"
+		"  vec2 p = vec2((gl_VertexID << 1) & 2, gl_VertexID & 2);\n"
+		"  gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);\n"
+		"}\n";
+
+	p->vao = 0;
+	p->program = eglt_program(vs, fs);
+	if (!p->program)
+		return -EIO;
+	glGenVertexArrays(1, &p->vao);
+	return 0;
+}
+
+void
+eglt_pass_draw(struct eglt_pass *p, GLuint src_tex, struct eglt_target *dst)
+{
+	glBindFramebuffer(GL_FRAMEBUFFER, dst->fbo);
+	glViewport(0, 0, dst->width, dst->height);
+	glDisable(GL_BLEND);
+	glUseProgram(p->program);
+	glBindVertexArray(p->vao);
+	glActiveTexture(GL_TEXTURE0);
+	glBindTexture(GL_TEXTURE_2D, src_tex);
+	glUniform1i(glGetUniformLocation(p->program, "frame"), 0);
+	glDrawArrays(GL_TRIANGLES, 0, 3);
+}
+
+void
+eglt_pass_finish(struct eglt_pass *p)
+{
+	if (p->vao)
+		glDeleteVertexArrays(1, &p->vao);
+	if (p->program)
+		glDeleteProgram(p->program);
+	p->vao = p->program = 0;
 }
 
 const char *

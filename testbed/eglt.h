@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * EGL/GLES scaffolding for the EGL bridge's tests: a display with a current
- * GLES2 context and no surface, dma-bufs imported as render targets, uniform
- * fills and readbacks. Every function returns 0 or a negative errno;
- * -ENODEV means "not possible on this machine" (the caller skips).
+ * EGL/GLES setup shared by the EGL bridge's tests and the demos (the one
+ * place that opens an EGL display): a display with a current GLES context and
+ * no surface, dma-bufs imported as textures or render targets, full-screen
+ * passes, uniform fills and readbacks. Every function returns 0 or a negative
+ * errno; -ENODEV means "not possible on this machine" (the caller skips).
+ * What went wrong is said on the log (eglt_set_log): a test's stdout as TAP
+ * comments by default.
  *
  * Platforms (see docs/egl.md and the shared facts):
  *  - EGLT_DEVICE_SW: the EGL device platform's software device (the one whose
@@ -19,10 +22,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
-#include <GLES2/gl2.h>
+#include <GLES3/gl3.h>
 #include <GLES2/gl2ext.h>
 
 enum eglt_platform {
@@ -35,15 +39,38 @@ struct eglt {
 	EGLDisplay dpy;
 	EGLContext ctx;
 	const char *platform; /* "device-sw" or "surfaceless" */
+	EGLint major, minor;  /* the display's EGL version */
 };
 
 /*
- * Open, initialise, create a GLES2 context without config and make it current.
- * Calls eglt_no_disk_cache() first.
+ * Where eglt says what went wrong: `prefix` then the message, on f. The
+ * default is stdout and "# eglt: " (TAP comments); a demo passes stderr and
+ * "<program>: <stage>: ".
+ */
+void eglt_set_log(FILE *f, const char *prefix);
+
+/*
+ * Open and initialise a display, create a GLES `gles_version` (2 or 3)
+ * context without config or surface (EGL_KHR_no_config_context,
+ * EGL_KHR_surfaceless_context) and make it current. Quiet on success.
+ */
+int eglt_open_gles(struct eglt *t, enum eglt_platform platform, int gles_version);
+/*
+ * A test's display: eglt_no_disk_cache(), then eglt_open_gles(t, platform, 2),
+ * and one line on the log that says which display and renderer it got.
  */
 int eglt_open(struct eglt *t, enum eglt_platform platform);
 /* Release the context, terminate the display. Safe on a failed/zeroed struct. */
 void eglt_close(struct eglt *t);
+
+/*
+ * "EGL 1.5 on <GL_RENDERER>; bridge: GPU-side waits (native fence sync)" —
+ * what libsyncbridge-egl does on this display (sb_egl_display_get_caps).
+ */
+void eglt_describe(struct eglt *t, char *buf, size_t size);
+
+/* Whether the space-separated extension list exts (NULL: none) names `name`. */
+bool eglt_has_ext(const char *exts, const char *name);
 
 /*
  * fd-leak checks count or list this process's fds at two points; that is exact
@@ -73,7 +100,7 @@ bool eglt_disk_cache_running(void);
 struct eglt_target {
 	EGLImageKHR image; /* EGL_NO_IMAGE_KHR for own storage */
 	GLuint tex;
-	GLuint fbo;
+	GLuint fbo;        /* 0: a texture to sample only (eglt_image_import) */
 	int width, height;
 };
 
@@ -88,7 +115,19 @@ int eglt_target_create(struct eglt *t, int width, int height, struct eglt_target
  */
 int eglt_target_import(struct eglt *t, int dmabuf_fd, int width, int height, int pitch,
 		       struct eglt_target *out);
+/*
+ * A one-plane dma-buf of DRM format `fourcc` imported as an EGLImage bound to
+ * a texture (GL_NEAREST) that a pass samples, without an FBO. dmabuf_fd:
+ * borrowed (EGL takes its own reference). -ENODEV when the display cannot
+ * import dma-bufs, -EIO when this one was refused.
+ */
+int eglt_image_import(struct eglt *t, int dmabuf_fd, int width, int height, uint32_t fourcc,
+		      int offset, int pitch, struct eglt_target *out);
+/* Either kind of target. Safe on a zeroed one. */
 void eglt_target_destroy(struct eglt *t, struct eglt_target *target);
+
+/* The target's pixels, RGBA8, width*4 bytes per row, rows in memory order. */
+int eglt_read(struct eglt_target *target, uint8_t *rgba);
 
 /* Fill the whole target with one byte value in every channel (glClear). */
 void eglt_fill(struct eglt_target *target, uint8_t value);
@@ -110,6 +149,30 @@ struct eglt_blit {
 int eglt_blit_init(struct eglt_blit *b);
 void eglt_blit(struct eglt_blit *b, GLuint src_tex, struct eglt_target *dst);
 void eglt_blit_finish(struct eglt_blit *b);
+
+/* A program from two shaders' sources (attribute 0 is "pos"); 0 on failure. */
+GLuint eglt_program(const char *vs, const char *fs);
+
+/*
+ * A full-screen pass (GLES 3): one triangle over the whole target, whose
+ * fragment shader (EGLT_PASS_FS_HEAD, then its main()) samples the texture
+ * `frame` and writes `color` — texelFetch at gl_FragCoord keeps rows in
+ * memory order.
+ */
+struct eglt_pass {
+	GLuint program, vao;
+};
+/* How a pass's fragment shader begins: its version, the texture, the output. */
+#define EGLT_PASS_FS_HEAD                                                       \
+	"#version 300 es\n"                                                      \
+	"precision highp float;\n"                                               \
+	"uniform highp sampler2D frame;\n"                                       \
+	"out vec4 color;\n"
+
+int eglt_pass_init(struct eglt_pass *p, const char *fs);
+/* Draw src_tex through the pass into dst (blending off). */
+void eglt_pass_draw(struct eglt_pass *p, GLuint src_tex, struct eglt_target *dst);
+void eglt_pass_finish(struct eglt_pass *p);
 
 /* The GL error, if any, as a string ("GL_NO_ERROR" when none). */
 const char *eglt_gl_error(void);

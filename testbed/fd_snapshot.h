@@ -196,9 +196,7 @@ sb_fd_exec_inherited(const char *lister, bool *inherited, int max)
 	pid_t pid;
 
 	REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe2");
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
+	pid = sb_test_fork();
 	if (pid == 0) {
 		/* dup2 clears FD_CLOEXEC on fd 1 only. */
 		dup2(p[1], 1);

@@ -13,9 +13,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int sb_test_failures;
@@ -86,11 +88,45 @@ sb_test_note(const char *fmt, ...)
 	fflush(stdout);
 }
 
-/* Number of open fds of this process (from /proc/self/fd), or -1. */
-static inline int
-sb_test_count_fds(void)
+/*
+ * fork() with stdout flushed first (the child must not print the parent's
+ * buffered lines again); a failed fork bails out. The child's pid in the
+ * parent, 0 in the child.
+ */
+static inline pid_t
+sb_test_fork(void)
 {
-	DIR *d = opendir("/proc/self/fd");
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+	return pid;
+}
+
+/*
+ * Run path with argv (NULL-terminated, argv[0] included) in a child process
+ * and wait for it: its wait status. An exec that fails exits 127.
+ */
+static inline int
+sb_test_run(const char *path, char *const argv[])
+{
+	int status;
+	pid_t pid = sb_test_fork();
+
+	if (pid == 0) {
+		execv(path, argv);
+		_exit(127);
+	}
+	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	return status;
+}
+
+/* Entries of a /proc directory (not "." and ".."), or -1 when it cannot be read. */
+static inline int
+sb_test_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	int n = 0;
 
@@ -100,7 +136,43 @@ sb_test_count_fds(void)
 		if (e->d_name[0] != '.')
 			n++;
 	closedir(d);
-	return n - 1; /* the DIR's own fd */
+	return n;
+}
+
+/* Number of open fds of this process (from /proc/self/fd), or -1. */
+static inline int
+sb_test_count_fds(void)
+{
+	int n = sb_test_count_entries("/proc/self/fd");
+
+	return n < 0 ? -1 : n - 1; /* the DIR's own fd */
+}
+
+/* Threads of this process (/proc/self/task), or -1. */
+static inline int
+sb_test_count_threads(void)
+{
+	return sb_test_count_entries("/proc/self/task");
+}
+
+/* Whether `arg` is one of the program's arguments. */
+static inline bool
+sb_test_has_arg(int argc, char **argv, const char *arg)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], arg) == 0)
+			return true;
+	return false;
+}
+
+/* The argument following `opt` on the command line, or def. */
+static inline const char *
+sb_test_arg_value(int argc, char **argv, const char *opt, const char *def)
+{
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], opt) == 0)
+			return argv[i + 1];
+	return def;
 }
 
 static inline int

@@ -2,12 +2,15 @@
 /* The layer tests' side of the testbed's Vulkan app (see vkt.h). */
 #include "vkt.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <linux/dma-buf.h>
 
 #include "harness.h"
 #include "kernel.h"
@@ -135,18 +138,72 @@ vkt_env_from_options(const struct vkt_options *opt)
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 	if (opt->no_barriers)
 		setenv("SYNCBRIDGE_MODE", "all", 1);
-	unsetenv("SYNCBRIDGE_LAYER_FAULTS");
-	if (opt->fault) {
-		setenv("SYNCBRIDGE_LAYER_FAULTS", opt->fault, 1);
-		setenv("SYNCBRIDGE_DEBUG", "warn", 1);
-	}
+	if (opt->fault)
+		setenv("SYNCBRIDGE_DEBUG", "warn", 1); /* the fallback's warning */
 }
+
+/*
+ * --fault NAME: the one call whose failure sends the layer into that
+ * CPU-wait fallback, failed through libsbfault (testbed/sbfault.h) while
+ * vkt_submit() runs, counting only the calls made directly from `scope`.
+ * The program must have libsbfault linked in (tests/layer/meson.build builds
+ * the layer-fallback-* programs so); its functions are found with dlsym().
+ */
+static const struct vkt_fault {
+	const char *name;
+	const char *scope;
+	const char *schedule;
+	unsigned long request; /* the ioctl the failed call must be, or 0 */
+	unsigned ioctl_index;  /* its index among the counted ioctls */
+	const char *warning;   /* what the layer says about it */
+} vkt_faults[] = {
+	/* The layer's DMA_BUF_IOCTL_EXPORT_SYNC_FILE, its first ioctl in the submit. */
+	{ "acquire-export", "libVkLayer_SYNCBRIDGE", "ioctl:1:EOPNOTSUPP",
+	  DMA_BUF_IOCTL_EXPORT_SYNC_FILE, 0, "cannot export the dma-buf's fences" },
+	/* The layer's DMA_BUF_IOCTL_IMPORT_SYNC_FILE, after the check of the
+	 * semaphore's sync_file (SYNC_IOC_FILE_INFO). */
+	{ "release-import", "libVkLayer_SYNCBRIDGE", "ioctl:2:EOPNOTSUPP",
+	  DMA_BUF_IOCTL_IMPORT_SYNC_FILE, 1, "cannot attach our fence" },
+	/* Lavapipe's vkGetSemaphoreFdKHR(SYNC_FD) returns a F_DUPFD_CLOEXEC copy
+	 * of its sync_file (lp_fence_get_fd), and VK_ERROR_OUT_OF_HOST_MEMORY
+	 * when that fails: its first dup in the submit. */
+	{ "release-export", "libvulkan_lvp", "dup:1:EMFILE", 0, 0,
+	  "vkGetSemaphoreFdKHR(SYNC_FD) failed" },
+};
+
+static const struct vkt_fault *
+fault_find(const struct vkt_options *opt)
+{
+	for (size_t i = 0; opt->fault && i < sizeof(vkt_faults) / sizeof(vkt_faults[0]); i++)
+		if (strcmp(vkt_faults[i].name, opt->fault) == 0)
+			return &vkt_faults[i];
+	return NULL;
+}
+
+static struct {
+	void (*arm_scoped)(const char *schedule, const char *scope);
+	void (*disarm)(void);
+	unsigned (*injected)(void);
+	unsigned long (*ioctl_request)(unsigned i);
+	bool armed;              /* vkt_submit() armed it */
+	unsigned injected_count; /* failures injected during that submit */
+	unsigned long request;   /* the request of the ioctl the fault names */
+} sbfault;
 
 void
 vkt_fault_begin(const struct vkt_options *opt)
 {
-	if (opt->fault)
-		vkt_capture_begin();
+	if (!opt->fault)
+		return;
+	REQUIRE(fault_find(opt), "--fault %s: not one of acquire-export, release-export, "
+		"release-import", opt->fault);
+	*(void **)&sbfault.arm_scoped = dlsym(RTLD_DEFAULT, "sbfault_arm_scoped");
+	*(void **)&sbfault.disarm = dlsym(RTLD_DEFAULT, "sbfault_disarm");
+	*(void **)&sbfault.injected = dlsym(RTLD_DEFAULT, "sbfault_injected");
+	*(void **)&sbfault.ioctl_request = dlsym(RTLD_DEFAULT, "sbfault_ioctl_request");
+	REQUIRE(sbfault.arm_scoped && sbfault.disarm && sbfault.injected && sbfault.ioctl_request,
+		"--fault needs libsbfault linked in (the layer-fallback-* programs)");
+	vkt_capture_begin();
 }
 
 void
@@ -154,11 +211,30 @@ vkt_fault_check(const struct vkt_options *opt, int *failures)
 {
 	if (!opt->fault)
 		return;
+	const struct vkt_fault *f = fault_find(opt);
 	char *log = vkt_capture_end();
 	int n = vkt_count(log, "on the CPU instead");
-	printf("# fault %s: %d fallback warning(s)\n", opt->fault, n);
-	if (n != 1) {
-		printf("not ok - the layer should warn exactly once about its fallback\n");
+	printf("# fault %s: [%s] in %s, %u injected; %d fallback warning(s)\n", opt->fault,
+	       f->schedule, f->scope, sbfault.injected_count, n);
+#ifdef __SANITIZE_ADDRESS__
+	/* Under ASan its ioctl interceptor calls libsbfault: no ioctl is in scope
+	 * (fcntl is not intercepted: the dup rule still applies). */
+	if (sbfault.injected_count == 0) {
+		free(log);
+		sb_test_skip("under ASan nothing is in libsbfault's scope: no fault injected");
+	}
+#endif
+	if (!sbfault.armed || sbfault.injected_count != 1) {
+		printf("not ok - the fault was injected once during vkQueueSubmit\n");
+		(*failures)++;
+	}
+	if (f->request && sbfault.request != f->request) {
+		printf("not ok - the failed ioctl was %#lx, want %#lx\n", sbfault.request, f->request);
+		(*failures)++;
+	}
+	if (n != 1 || !strstr(log, f->warning)) {
+		printf("not ok - the layer should warn exactly once about its fallback: \"%s\"\n",
+		       f->warning);
 		(*failures)++;
 	}
 	free(log);
@@ -285,4 +361,67 @@ vkt_deferred_join(struct vkt_deferred *d)
 	pthread_join(d->thread, NULL);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->cond);
+}
+
+static VkResult
+submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+       VkSemaphore wait_timeline, uint64_t wait_value, VkFence fence)
+{
+	if (opt->sync2) {
+		VkSemaphoreSubmitInfo wait = {
+			.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+			.semaphore = wait_timeline,
+			.value = wait_value,
+			.stageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT,
+		};
+		VkCommandBufferSubmitInfo cbi = {
+			.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+			.commandBuffer = cb,
+		};
+		VkSubmitInfo2 si = {
+			.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+			.waitSemaphoreInfoCount = wait_timeline ? 1 : 0,
+			.pWaitSemaphoreInfos = &wait,
+			.commandBufferInfoCount = 1,
+			.pCommandBufferInfos = &cbi,
+		};
+		return vkQueueSubmit2(t->queue, 1, &si, fence);
+	}
+
+	/* A timeline wait through VkTimelineSemaphoreSubmitInfo: the layer must
+	 * extend its value array when it appends its own semaphores. */
+	VkTimelineSemaphoreSubmitInfo tl = {
+		.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+		.waitSemaphoreValueCount = 1,
+		.pWaitSemaphoreValues = &wait_value,
+	};
+	VkPipelineStageFlags stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+	VkSubmitInfo si = {
+		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+		.pNext = wait_timeline ? &tl : NULL,
+		.waitSemaphoreCount = wait_timeline ? 1 : 0,
+		.pWaitSemaphores = &wait_timeline,
+		.pWaitDstStageMask = &stage,
+		.commandBufferCount = 1,
+		.pCommandBuffers = &cb,
+	};
+	return vkQueueSubmit(t->queue, 1, &si, fence);
+}
+
+VkResult
+vkt_submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+	   VkSemaphore wait_timeline, uint64_t wait_value, VkFence fence)
+{
+	const struct vkt_fault *f = fault_find(opt);
+	VkResult r;
+
+	if (!f || !sbfault.arm_scoped)
+		return submit(t, opt, cb, wait_timeline, wait_value, fence);
+	sbfault.arm_scoped(f->schedule, f->scope);
+	r = submit(t, opt, cb, wait_timeline, wait_value, fence);
+	sbfault.disarm();
+	sbfault.armed = true;
+	sbfault.injected_count = sbfault.injected();
+	sbfault.request = sbfault.ioctl_request(f->ioctl_index);
+	return r;
 }

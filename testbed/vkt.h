@@ -19,9 +19,11 @@
  *   --by-name      activate the layer through VK_INSTANCE_LAYERS (explicit
  *                  manifest) instead of the implicit manifest; with --control
  *                  the layer is loaded but SYNCBRIDGE_DISABLE=1 turns it off
- *   --fault NAME   SYNCBRIDGE_LAYER_FAULTS=NAME (acquire-export, acquire-import,
- *                  release-export, release-import): the layer must keep the
- *                  ordering through its CPU-wait fallback and warn once
+ *   --fault NAME   fail, through libsbfault, the call behind one of the layer's
+ *                  CPU-wait fallbacks during vkt_submit() (acquire-export,
+ *                  release-export, release-import; vkt.c says which call):
+ *                  the layer must keep the ordering and warn once. Needs
+ *                  libsbfault linked in (the layer-fallback-* programs).
  *   --iterations N (programs that loop)
  */
 #ifndef SB_TEST_VKT_H
@@ -79,9 +81,11 @@ void vkt_env_from_options(const struct vkt_options *opt);
  */
 int vkt_start(int argc, char **argv, struct vkt_options *opt);
 
-/* With --fault: start capturing stderr (vkt_fault_check() ends it). */
+/* With --fault: find libsbfault and start capturing stderr (vkt_fault_check()
+ * ends it); vkt_submit() then arms the fault around the submit. */
 void vkt_fault_begin(const struct vkt_options *opt);
-/* With --fault: the layer warned exactly once about its CPU-wait fallback. */
+/* With --fault: the fault was injected once, at the call it names, and the
+ * layer warned exactly once about its CPU-wait fallback. */
 void vkt_fault_check(const struct vkt_options *opt, int *failures);
 
 /* Redirect stderr (fd 2) into a temporary file until vkt_capture_end(), which

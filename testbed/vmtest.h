@@ -53,20 +53,14 @@ vm_ms(int64_t ns)
 static inline bool
 vm_has_arg(int argc, char **argv, const char *arg)
 {
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], arg) == 0)
-			return true;
-	return false;
+	return sb_test_has_arg(argc, argv, arg);
 }
 
 /* The value following `opt` on the command line, or def. */
 static inline const char *
 vm_arg_value(int argc, char **argv, const char *opt, const char *def)
 {
-	for (int i = 1; i + 1 < argc; i++)
-		if (strcmp(argv[i], opt) == 0)
-			return argv[i + 1];
-	return def;
+	return sb_test_arg_value(argc, argv, opt, def);
 }
 
 static inline int
@@ -157,6 +151,105 @@ vm_export(int dmabuf_fd, enum sb_access access)
 	REQUIRE(ret == 0 && out >= 0, "sb_dmabuf_export_sync_file(%s): %s",
 		access == SB_ACCESS_READ ? "READ" : "WRITE", strerror(-ret));
 	return out;
+}
+
+/*
+ * The library's view of who a dma-buf's fences hold up, against what the
+ * test expects: readers / writers blocked (true) or free. Checks
+ * is_busy(READ) and is_busy(WRITE), then exports the READ and WRITE fences
+ * and checks that each is pending exactly when its party is blocked; the two
+ * exports go to *er and *ew (the caller's to close). `with` names the state
+ * for the messages ("a pending read fence").
+ */
+static inline void
+vm_check_dmabuf_blocks(int dmabuf_fd, bool readers, bool writers, const char *with, int *er,
+		       int *ew)
+{
+	char what[256];
+
+	snprintf(what, sizeof(what), "is_busy(READ) with %s", with);
+	CHECK_EQ(vm_busy(dmabuf_fd, SB_ACCESS_READ), readers, what);
+	snprintf(what, sizeof(what), "is_busy(WRITE) with %s", with);
+	CHECK_EQ(vm_busy(dmabuf_fd, SB_ACCESS_WRITE), writers, what);
+	*er = vm_export(dmabuf_fd, SB_ACCESS_READ);
+	*ew = vm_export(dmabuf_fd, SB_ACCESS_WRITE);
+	snprintf(what, sizeof(what), "READ export %s with %s", readers ? "pending" : "signalled", with);
+	CHECK_EQ(vm_status(*er), !readers, what);
+	snprintf(what, sizeof(what), "WRITE export %s with %s", writers ? "pending" : "signalled", with);
+	CHECK_EQ(vm_status(*ew), !writers, what);
+}
+
+/*
+ * How many of a sync_file's fences come from `driver` ("vgem"), through
+ * sb_sync_file_get_info(); *total (if not NULL) gets the number of fences.
+ * -1 when the info call failed.
+ */
+static inline int
+vm_fences_of(int sync_fd, const char *driver, uint32_t *total)
+{
+	struct sb_sync_file_info *info = NULL;
+	int n = 0;
+
+	if (sb_sync_file_get_info(sync_fd, &info) != 0)
+		return -1;
+	for (uint32_t i = 0; i < info->num_fences; i++)
+		n += strcmp(info->fences[i].driver, driver) == 0;
+	if (total)
+		*total = info->num_fences;
+	sb_sync_file_info_free(info);
+	return n;
+}
+
+/* ---- a syncobj and a pending vgem fence to bridge into it ---- */
+
+struct vm_syncobj_case {
+	int drm;            /* virtio_gpu's render node */
+	int vgem;
+	uint32_t handle;    /* a new syncobj, no payload */
+	struct sbk_fence f; /* a pending vgem write fence: the producer */
+};
+
+/* Skips (77) without virtio_gpu's syncobjs or vgem. */
+static inline void
+vm_syncobj_case_init(struct vm_syncobj_case *c)
+{
+	c->drm = vm_require_syncobj_node();
+	c->vgem = vm_require_vgem();
+	REQUIRE(drmSyncobjCreate(c->drm, 0, &c->handle) == 0, "drmSyncobjCreate");
+	vm_require_fence(c->vgem, true, &c->f);
+}
+
+/*
+ * Bridge the producer's fence into `point` (0: the binary payload) with
+ * sb_syncobj_import_sync_file(), which must leave the sync_file open; or, for
+ * a control, signal the point from the CPU instead: what an import that does
+ * not attach the fence would leave behind.
+ */
+static inline void
+vm_syncobj_case_attach(struct vm_syncobj_case *c, uint64_t point, bool control)
+{
+	char what[128];
+
+	if (control) {
+		sb_test_note("CONTROL: no import, point %llu signalled from the CPU instead",
+			     (unsigned long long)point);
+		snprintf(what, sizeof(what), "sb_syncobj_signal(point %llu)", (unsigned long long)point);
+		CHECK_EQ(sb_syncobj_signal(c->drm, c->handle, point), 0, what);
+		return;
+	}
+	snprintf(what, sizeof(what), "sb_syncobj_import_sync_file(point %llu)",
+		 (unsigned long long)point);
+	CHECK_EQ(sb_syncobj_import_sync_file(c->drm, c->handle, point, c->f.sync_file), 0, what);
+	CHECK(sbk_fd_is_open(c->f.sync_file), "import leaves the sync_file open");
+}
+
+static inline void
+vm_syncobj_case_finish(struct vm_syncobj_case *c)
+{
+	drmSyncobjDestroy(c->drm, c->handle);
+	sbk_fence_destroy(&c->f);
+	close(c->vgem);
+	close(c->drm);
 }
 
 /* poll() one fd for `events` for up to timeout_ms; returns revents (0 on timeout). */

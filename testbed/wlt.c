@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,59 +17,27 @@
 #include <drm.h>
 #include <drm_fourcc.h>
 #include <sys/ioctl.h>
-#include <wayland-server-core.h>
+
+#include "harness.h"
+#include "kernel.h"
+#include "wlt_internal.h"
 
 int64_t
 wlt_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int
-count_dir(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
+	return sbk_now_ns();
 }
 
 int
 wlt_count_threads(void)
 {
-	return count_dir("/proc/self/task");
+	return sb_test_count_threads();
 }
 
 int
 wlt_count_fds(void)
 {
-	return count_dir("/proc/self/fd") - 1; /* opendir's own */
-}
-
-static long
-rss_kib(void)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	long kib = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
+	return sb_test_count_fds();
 }
 
 /* ---- raw client ----------------------------------------------------------------- */
@@ -233,28 +200,77 @@ wlt_frame(struct wl_surface *s, bool *flag)
 	return cb;
 }
 
+static void
+release_fenced(void *data, struct zwp_linux_buffer_release_v1 *r, int32_t fd)
+{
+	struct wlt_release *rel = data;
+
+	rel->arrived = rel->fenced = true;
+	if (rel->close_fence)
+		close(fd);
+	else
+		rel->fd = fd;
+	zwp_linux_buffer_release_v1_destroy(r);
+	rel->proxy = NULL;
+}
+
+static void
+release_immediate(void *data, struct zwp_linux_buffer_release_v1 *r)
+{
+	struct wlt_release *rel = data;
+
+	rel->arrived = true;
+	zwp_linux_buffer_release_v1_destroy(r);
+	rel->proxy = NULL;
+}
+
+static const struct zwp_linux_buffer_release_v1_listener release_listener = {
+	.fenced_release = release_fenced,
+	.immediate_release = release_immediate,
+};
+
+void
+wlt_release_get(struct wlt_release *rel, struct zwp_linux_surface_synchronization_v1 *sync,
+		bool close_fence)
+{
+	memset(rel, 0, sizeof(*rel));
+	rel->fd = -1;
+	rel->close_fence = close_fence;
+	rel->proxy = zwp_linux_surface_synchronization_v1_get_release(sync);
+	zwp_linux_buffer_release_v1_add_listener(rel->proxy, &release_listener, rel);
+}
+
+/*
+ * Send what is queued, wait for events up to left_ns (none: take only what
+ * is there) and dispatch them; returns 0 or -EPIPE.
+ */
+static int
+dispatch_once(struct wlt_client *c, int64_t left_ns)
+{
+	struct pollfd p = { .fd = wl_display_get_fd(c->display), .events = POLLIN };
+
+	while (wl_display_prepare_read(c->display) != 0)
+		if (wl_display_dispatch_pending(c->display) < 0)
+			return -EPIPE;
+	wl_display_flush(c->display);
+	if (poll(&p, 1, left_ns > 0 ? (int)((left_ns + 999999) / 1000000) : 0) > 0) {
+		if (wl_display_read_events(c->display) < 0)
+			return -EPIPE;
+	} else {
+		wl_display_cancel_read(c->display);
+	}
+	return wl_display_dispatch_pending(c->display) < 0 ? -EPIPE : 0;
+}
+
 int
 wlt_dispatch_for(struct wlt_client *c, int64_t timeout_ns)
 {
 	int64_t deadline = wlt_now_ns() + timeout_ns;
 
 	for (;;) {
-		struct pollfd p = { .fd = wl_display_get_fd(c->display), .events = POLLIN };
 		int64_t left = deadline - wlt_now_ns();
-		int r;
 
-		while (wl_display_prepare_read(c->display) != 0)
-			if (wl_display_dispatch_pending(c->display) < 0)
-				return -EPIPE;
-		wl_display_flush(c->display);
-		r = poll(&p, 1, left > 0 ? (int)((left + 999999) / 1000000) : 0);
-		if (r > 0) {
-			if (wl_display_read_events(c->display) < 0)
-				return -EPIPE;
-		} else {
-			wl_display_cancel_read(c->display);
-		}
-		if (wl_display_dispatch_pending(c->display) < 0)
+		if (dispatch_once(c, left) < 0)
 			return -EPIPE;
 		if (left <= 0)
 			return 0;
@@ -267,24 +283,11 @@ wlt_wait_flag(struct wlt_client *c, bool *flag, int64_t timeout_ns)
 	int64_t deadline = wlt_now_ns() + timeout_ns;
 
 	while (!*flag) {
-		struct pollfd p = { .fd = wl_display_get_fd(c->display), .events = POLLIN };
 		int64_t left = deadline - wlt_now_ns();
-		int r;
 
 		if (left <= 0)
 			return -ETIME;
-		while (wl_display_prepare_read(c->display) != 0)
-			if (wl_display_dispatch_pending(c->display) < 0)
-				return -EPIPE;
-		wl_display_flush(c->display);
-		r = poll(&p, 1, (int)((left + 999999) / 1000000));
-		if (r > 0) {
-			if (wl_display_read_events(c->display) < 0)
-				return -EPIPE;
-		} else {
-			wl_display_cancel_read(c->display);
-		}
-		if (wl_display_dispatch_pending(c->display) < 0)
+		if (dispatch_once(c, left) < 0)
 			return -EPIPE;
 	}
 	return 0;
@@ -292,8 +295,8 @@ wlt_wait_flag(struct wlt_client *c, bool *flag, int64_t timeout_ns)
 
 /* ---- child compositor --------------------------------------------------------------- */
 
-static int
-make_runtime_dir(char *out, size_t len)
+int
+wlt_make_runtime_dir(char *out, size_t len)
 {
 	snprintf(out, len, "/tmp/sbwl-test-XXXXXX");
 	if (!mkdtemp(out))
@@ -312,7 +315,7 @@ wlt_child_start(struct wlt_child *ch, const char *path, const char *const *args)
 	size_t got = 0;
 
 	memset(ch, 0, sizeof(*ch));
-	ret = make_runtime_dir(ch->runtime_dir, sizeof(ch->runtime_dir));
+	ret = wlt_make_runtime_dir(ch->runtime_dir, sizeof(ch->runtime_dir));
 	if (ret)
 		return ret;
 	if (pipe2(pipefd, 0) < 0) /* the child inherits the write end */
@@ -388,310 +391,40 @@ wlt_child_count_fds(const struct wlt_child *ch)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)ch->pid);
-	return count_dir(path);
+	return sb_test_count_entries(path);
 }
 
-/* ---- compositor thread ---------------------------------------------------------------- */
-
-static void
-rec_used(void *data, const struct sbwl_used *u)
-{
-	struct wlt_comp *w = data;
-
-	pthread_mutex_lock(&w->lock);
-	if (w->n_used < WLT_MAX_EVENTS)
-		w->used[w->n_used++] = *u;
-	w->total_used++;
-	if (w->on_used)
-		w->on_used(w->on_used_data, u);
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-}
-
-/* Under w->lock: close the gate; the compositor thread stops at it on its next
- * loop iteration (the pipe wakes it). */
-static void
-gate_close_locked(struct wlt_comp *w)
-{
-	w->gate_closed = true;
-	if (write(w->gate_pipe[1], "g", 1) != 1)
-		w->gate_closed = false; /* nothing would ever stop at it */
-}
-
-/* Under w->lock, on the compositor thread: sit at the closed gate until it opens. */
-static void
-gate_hold_locked(struct wlt_comp *w)
-{
-	w->gate_inside = true;
-	pthread_cond_broadcast(&w->cond);
-	while (w->gate_closed)
-		pthread_cond_wait(&w->cond, &w->lock);
-	w->gate_inside = false;
-	pthread_cond_broadcast(&w->cond);
-}
-
-static void
-rec_released(void *data, const struct sbwl_released *r)
-{
-	struct wlt_comp *w = data;
-
-	pthread_mutex_lock(&w->lock);
-	w->total_released++;
-	if (w->keep_first_render_fence && w->first_render_fence < 0 && r->render_fence_fd >= 0)
-		w->first_render_fence = fcntl(r->render_fence_fd, F_DUPFD_CLOEXEC, 0);
-	if (w->n_released < WLT_MAX_EVENTS) {
-		w->released_time[w->n_released] = wlt_now_ns();
-		w->released[w->n_released++] = *r;
-	}
-	pthread_cond_broadcast(&w->cond);
-	if (w->gate_after_first_release) {
-		/*
-		 * Hold here, in the hook, not at the gate's fd source: the render
-		 * timer was armed by this apply, and libwayland dispatches the
-		 * timers of an epoll batch before its other sources, so a thread
-		 * reaching its next epoll_wait late (valgrind, a loaded host) would
-		 * signal the render fence before stopping at the gate. The release
-		 * event goes out first (the hook runs after the helper queued it).
-		 */
-		w->gate_after_first_release = false;
-		w->gate_closed = true;
-		pthread_mutex_unlock(&w->lock);
-		wl_display_flush_clients(sbwl_comp_get_display(w->comp));
-		pthread_mutex_lock(&w->lock);
-		gate_hold_locked(w);
-	}
-	pthread_mutex_unlock(&w->lock);
-}
-
-static void
-rec_render_done(void *data, int64_t t)
-{
-	struct wlt_comp *w = data;
-
-	pthread_mutex_lock(&w->lock);
-	if (w->n_render_done < WLT_MAX_EVENTS)
-		w->render_done[w->n_render_done++] = t;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-}
-
-static const struct sbwl_comp_hooks recorder = {
-	.buffer_used = rec_used,
-	.released = rec_released,
-	.render_done = rec_render_done,
-};
-
-static int
-gate_cb(int fd, uint32_t mask, void *data)
-{
-	struct wlt_comp *w = data;
-	char c;
-
-	if (read(fd, &c, 1) != 1)
-		return 0;
-	pthread_mutex_lock(&w->lock);
-	if (c == 'c') {
-		void (*fn)(void *) = w->call_fn;
-		void *arg = w->call_data;
-		pthread_mutex_unlock(&w->lock);
-		fn(arg);
-		pthread_mutex_lock(&w->lock);
-		w->call_fn = NULL;
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		return 0;
-	}
-	gate_hold_locked(w);
-	pthread_mutex_unlock(&w->lock);
-	return 0;
-}
-
-void
-wlt_comp_gate_close(struct wlt_comp *w)
-{
-	pthread_mutex_lock(&w->lock);
-	gate_close_locked(w);
-	pthread_mutex_unlock(&w->lock);
-	wlt_comp_gate_wait(w);
-}
-
-void
-wlt_comp_call(struct wlt_comp *w, void (*fn)(void *data), void *data)
-{
-	pthread_mutex_lock(&w->lock);
-	w->call_fn = fn;
-	w->call_data = data;
-	pthread_mutex_unlock(&w->lock);
-	if (write(w->gate_pipe[1], "c", 1) != 1)
-		return;
-	pthread_mutex_lock(&w->lock);
-	while (w->call_fn)
-		pthread_cond_wait(&w->cond, &w->lock);
-	pthread_mutex_unlock(&w->lock);
-}
-
-void
-wlt_comp_gate_wait(struct wlt_comp *w)
-{
-	pthread_mutex_lock(&w->lock);
-	while (w->gate_closed && !w->gate_inside)
-		pthread_cond_wait(&w->cond, &w->lock);
-	pthread_mutex_unlock(&w->lock);
-}
-
-void
-wlt_comp_gate_open(struct wlt_comp *w)
-{
-	pthread_mutex_lock(&w->lock);
-	w->gate_closed = false;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-}
-
-static void *
-comp_thread(void *data)
-{
-	struct wlt_comp *w = data;
-
-	sbwl_comp_run(w->comp);
-	return NULL;
-}
-
-int
-wlt_comp_start(struct wlt_comp *w, const struct sbwl_comp_options *options)
-{
-	struct sbwl_comp_options opt = *options;
-	int ret = 0;
-
-	memset(w, 0, sizeof(*w));
-	w->first_render_fence = -1;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
-	ret = make_runtime_dir(w->runtime_dir, sizeof(w->runtime_dir));
-	if (ret)
-		return ret;
-	snprintf(w->socket, sizeof(w->socket), "sbwl-thread");
-	opt.socket = w->socket;
-	opt.hooks = &recorder;
-	opt.hook_data = w;
-	w->comp = sbwl_comp_create(&opt, &ret);
-	if (!w->comp)
-		return ret ? ret : -ENOMEM;
-	setenv("WAYLAND_DISPLAY", w->socket, 1);
-	if (pipe2(w->gate_pipe, O_CLOEXEC) < 0 ||
-	    !(w->gate_source = wl_event_loop_add_fd(wl_display_get_event_loop(sbwl_comp_get_display(w->comp)),
-						    w->gate_pipe[0], WL_EVENT_READABLE, gate_cb, w))) {
-		sbwl_comp_destroy(w->comp);
-		w->comp = NULL;
-		return -ENOMEM;
-	}
-	ret = -pthread_create(&w->thread, NULL, comp_thread, w);
-	if (ret) {
-		sbwl_comp_destroy(w->comp);
-		w->comp = NULL;
-	}
-	return ret;
-}
-
-void
-wlt_comp_stop(struct wlt_comp *w)
-{
-	if (!w->comp)
-		return;
-	sbwl_comp_terminate(w->comp);
-	pthread_join(w->thread, NULL);
-	wl_event_source_remove(w->gate_source); /* it polls a duplicate of the pipe */
-	sbwl_comp_destroy(w->comp);
-	w->comp = NULL;
-	close(w->gate_pipe[0]);
-	close(w->gate_pipe[1]);
-	rmdir(w->runtime_dir);
-	if (w->first_render_fence >= 0) /* the thread that made it has ended */
-		close(w->first_render_fence);
-	w->first_render_fence = -1;
-}
-
-int
-wlt_comp_n_used(struct wlt_comp *w)
-{
-	int n;
-
-	pthread_mutex_lock(&w->lock);
-	n = w->n_used;
-	pthread_mutex_unlock(&w->lock);
-	return n;
-}
+/* ---- kernel objects ------------------------------------------------------------------ */
 
 bool
-wlt_comp_find_used(struct wlt_comp *w, uint32_t surface_id, uint64_t seq, struct sbwl_used *out)
+wlt_devices_open(struct wlt_devices *d, unsigned flags)
 {
-	bool found = false;
-
-	pthread_mutex_lock(&w->lock);
-	for (int i = 0; i < w->n_used; i++) {
-		if (w->used[i].surface_id == surface_id && (seq == 0 || w->used[i].seq == seq)) {
-			*out = w->used[i];
-			found = true;
-			if (seq)
-				break;
-		}
-	}
-	pthread_mutex_unlock(&w->lock);
-	return found;
+	d->vgem = sbk_vgem_open();
+	if (d->vgem < 0)
+		sb_test_skip("no vgem node: %s", strerror(-d->vgem));
+	d->vgem_render = (flags & WLT_DEV_RENDER_VGEM) ? sbk_vgem_open() : -1;
+	d->client_drm = d->comp_drm = -1;
+	if (!(flags & (WLT_DEV_DRM | WLT_DEV_DRM_REQUIRED)))
+		return false;
+	d->client_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
+	d->comp_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
+	if (d->client_drm >= 0 && d->comp_drm >= 0)
+		return true;
+	if (flags & WLT_DEV_DRM_REQUIRED)
+		sb_test_skip("no DRM node with timeline syncobjs (virtio_gpu)");
+	return false;
 }
 
 void
-wlt_comp_sample(struct wlt_comp *w, struct wlt_comp_sample *out)
+wlt_devices_close(struct wlt_devices *d)
 {
-	memset(out, 0, sizeof(*out));
-	wlt_comp_gate_close(w);
-	sb_wl_server_get_stats(sbwl_comp_get_helper(w->comp), &out->stats);
-	out->fds = wlt_count_fds();
-	out->rss_kib = rss_kib();
-	out->heap_in_use = mallinfo2().uordblks;
-	wlt_comp_gate_open(w);
-}
+	int *fds[] = { &d->vgem, &d->vgem_render, &d->client_drm, &d->comp_drm };
 
-int
-wlt_comp_wait_total_used(struct wlt_comp *w, uint64_t n, int64_t timeout_ns)
-{
-	struct timespec ts;
-	int ret = 0;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ns / 1000000000;
-	ts.tv_nsec += timeout_ns % 1000000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
 	}
-	pthread_mutex_lock(&w->lock);
-	while (w->total_used < n && ret == 0)
-		ret = pthread_cond_timedwait(&w->cond, &w->lock, &ts);
-	ret = w->total_used >= n ? 0 : -ETIME;
-	pthread_mutex_unlock(&w->lock);
-	return ret;
-}
-
-int
-wlt_comp_wait_used(struct wlt_comp *w, int n, int64_t timeout_ns)
-{
-	struct timespec ts;
-	int ret = 0;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ns / 1000000000;
-	ts.tv_nsec += timeout_ns % 1000000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	pthread_mutex_lock(&w->lock);
-	while (w->n_used < n && ret == 0)
-		ret = pthread_cond_timedwait(&w->cond, &w->lock, &ts);
-	ret = w->n_used >= n ? 0 : -ETIME;
-	pthread_mutex_unlock(&w->lock);
-	return ret;
 }
 
 static void __attribute__((noreturn))
@@ -729,5 +462,18 @@ wlt_timeline_import(struct wlt_client *c, int drm_fd, uint32_t handle)
 		bail_out("DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD");
 	tl = wp_linux_drm_syncobj_manager_v1_import_timeline(c->syncobj, h.fd);
 	close(h.fd);
+	return tl;
+}
+
+struct wp_linux_drm_syncobj_timeline_v1 *
+wlt_timeline_new(struct wlt_client *c, int drm_fd, uint32_t *handle)
+{
+	uint32_t h = wlt_syncobj_create(drm_fd);
+	struct wp_linux_drm_syncobj_timeline_v1 *tl = wlt_timeline_import(c, drm_fd, h);
+
+	if (handle)
+		*handle = h;
+	else /* the compositor's import keeps the syncobj */
+		wlt_syncobj_destroy(drm_fd, h);
 	return tl;
 }

@@ -4,7 +4,8 @@
  * (libwayland-client and the generated protocol code only — never the client
  * helper, so it speaks to the compositor the way an unknown client would),
  * the example compositor as a child process, or on a thread of this process
- * with its hooks recorded.
+ * with its hooks recorded (wlt_comp.c), and the kernel objects the VM-tier
+ * programs share.
  */
 #ifndef SB_WLT_H
 #define SB_WLT_H
@@ -51,6 +52,29 @@ uint32_t wlt_syncobj_create(int drm_fd);
 void wlt_syncobj_destroy(int drm_fd, uint32_t handle);
 struct wp_linux_drm_syncobj_timeline_v1 *wlt_timeline_import(struct wlt_client *c, int drm_fd,
 							     uint32_t handle);
+/* Both: a new syncobj imported as a timeline. Its handle goes to *handle, or
+ * with handle NULL is destroyed again (the compositor's import keeps it). */
+struct wp_linux_drm_syncobj_timeline_v1 *wlt_timeline_new(struct wlt_client *c, int drm_fd,
+							  uint32_t *handle);
+
+/*
+ * The VM tier's devices: vgem's card node (buffers, fences) and two
+ * virtio_gpu render nodes, the client's and the compositor's (timeline
+ * syncobjs). wlt_devices_open() skips the test (exit 77, "no vgem node")
+ * without vgem; the flags say what else to open; it returns whether both
+ * virtio_gpu nodes are open. A node not opened or missing is -1.
+ */
+struct wlt_devices {
+	int vgem;
+	int vgem_render; /* WLT_DEV_RENDER_VGEM: another vgem fd, the compositor's render fences */
+	int client_drm, comp_drm;
+};
+#define WLT_DEV_RENDER_VGEM (1u << 0)
+#define WLT_DEV_DRM (1u << 1)          /* the virtio_gpu nodes where there are some */
+#define WLT_DEV_DRM_REQUIRED (1u << 2) /* ... else skip the test: "no DRM node with timeline syncobjs" */
+bool wlt_devices_open(struct wlt_devices *d, unsigned flags);
+/* Close what is open (after the compositor and the buffers that borrow them). */
+void wlt_devices_close(struct wlt_devices *d);
 
 /* A 16x16 XRGB8888 wl_shm buffer whose first word is `content`. */
 struct wl_buffer *wlt_shm_buffer(struct wlt_client *c, uint32_t content);
@@ -70,6 +94,20 @@ int wlt_roundtrip_error(struct wlt_client *c, const char **iface, uint32_t *code
 int wlt_wait_flag(struct wlt_client *c, bool *flag, int64_t timeout_ns);
 /* Create a frame callback that sets *flag when done. */
 struct wl_callback *wlt_frame(struct wl_surface *s, bool *flag);
+
+/*
+ * A zwp_linux_buffer_release_v1 asked for on `sync` (get_release) and its
+ * event recorded: arrived, fenced, and the fence in fd (-1 until then) — the
+ * caller's to close, or with close_fence closed at once. proxy is NULL once
+ * the event destroyed it.
+ */
+struct wlt_release {
+	struct zwp_linux_buffer_release_v1 *proxy;
+	bool arrived, fenced, close_fence;
+	int fd;
+};
+void wlt_release_get(struct wlt_release *rel, struct zwp_linux_surface_synchronization_v1 *sync,
+		     bool close_fence);
 
 /* Dispatch whatever arrives within timeout_ns (0: what is there already). */
 int wlt_dispatch_for(struct wlt_client *c, int64_t timeout_ns);
@@ -93,7 +131,7 @@ int wlt_child_stop(struct wlt_child *ch);
 /* Open fds of the child (from /proc/PID/fd), or -1. */
 int wlt_child_count_fds(const struct wlt_child *ch);
 
-/* ---- the example compositor on a thread ------------------------------------------- */
+/* ---- the example compositor on a thread (wlt_comp.c) ------------------------------- */
 
 #define WLT_MAX_EVENTS 8192
 
@@ -140,6 +178,14 @@ struct wlt_comp {
 };
 
 /*
+ * Options for a compositor on d's devices: its linux-drm-syncobj global on
+ * d->comp_drm (-1: none); with render_delay_ms > 0 each use "renders" with a
+ * vgem fence on d->vgem_render that signals that much later and is the
+ * release's fence (0: released without one); the rest 0, the defaults.
+ */
+void wlt_comp_options_init(struct sbwl_comp_options *opt, const struct wlt_devices *d,
+			   int render_delay_ms);
+/*
  * Create the compositor (options' hooks are replaced by the recorder) and run
  * it on a new thread. Sets XDG_RUNTIME_DIR and WAYLAND_DISPLAY for this process.
  */
@@ -163,6 +209,8 @@ bool wlt_comp_find_used(struct wlt_comp *w, uint32_t surface_id, uint64_t seq, s
 int wlt_comp_wait_used(struct wlt_comp *w, int n, int64_t timeout_ns);
 /* The same over total_used (not capped at WLT_MAX_EVENTS). */
 int wlt_comp_wait_total_used(struct wlt_comp *w, uint64_t n, int64_t timeout_ns);
+/* Wait until every use's render fence has fired (the render_done hook); 0 or -ETIME. */
+int wlt_comp_wait_renders(struct wlt_comp *w, int64_t timeout_ns);
 
 /* What the compositor thread holds, read with the gate closed (no race). */
 struct wlt_comp_sample {

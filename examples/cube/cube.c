@@ -42,7 +42,6 @@
 #include <unistd.h>
 
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <syncbridge/syncbridge.h>
@@ -124,16 +123,13 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-		char *end = NULL;
 		switch (c) {
 		case 'f':
-			opt->frames = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || opt->frames == 0 || opt->frames > 1000000)
+			if (!demo_parse_uint(optarg, 1, 1000000, &opt->frames))
 				goto bad;
 			break;
 		case 'b':
-			opt->buffers = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || opt->buffers < 2 || opt->buffers > CUBE_MAX_BUFFERS)
+			if (!demo_parse_uint(optarg, 2, CUBE_MAX_BUFFERS, &opt->buffers))
 				goto bad;
 			break;
 		case 's':
@@ -143,17 +139,15 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 				goto bad;
 			break;
 		case 'w':
-			opt->work = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || opt->work > 100000)
+			if (!demo_parse_uint(optarg, 0, 100000, &opt->work))
 				goto bad;
 			break;
 		case 'r':
-			opt->refresh_ms = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || opt->refresh_ms > 10000)
+			if (!demo_parse_uint(optarg, 0, 10000, &opt->refresh_ms))
 				goto bad;
 			break;
 		case 'c':
-			if (strcmp(optarg, "egl") != 0 && strcmp(optarg, "vulkan") != 0)
+			if (demo_parse_word(optarg, (const char *const[]){ "egl", "vulkan", NULL }) < 0)
 				goto bad;
 			opt->consumer = optarg;
 			break;
@@ -218,21 +212,10 @@ bad:
 static void
 setup_environment(struct cube_options *opt)
 {
-	const char *dir = opt->layer_dir;
-	struct stat st;
+	const char *dir = demo_layer_env(opt->layer_dir, CUBE_BUILD_LAYER_DIR);
 
-#ifdef CUBE_BUILD_LAYER_DIR
-	if (!dir && stat(CUBE_BUILD_LAYER_DIR "/vulkan/implicit_layer.d", &st) == 0)
-		dir = CUBE_BUILD_LAYER_DIR;
-#endif
-	if (dir && stat(dir, &st) == 0) {
-		const char *old = getenv("XDG_DATA_DIRS");
-		char buf[4096];
-		snprintf(buf, sizeof(buf), "%s:%s", dir,
-			 old && *old ? old : "/usr/local/share:/usr/share");
-		setenv("XDG_DATA_DIRS", buf, 1);
+	if (dir)
 		opt->layer_dir = dir;
-	}
 	if (opt->no_bridge)
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 }
@@ -463,13 +446,6 @@ out:
 	return ret;
 }
 
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /*
  * Frames/s from the first frame's hand-back to the last one's (the start-up,
  * compiling pipelines included, is left out), and the frame-to-frame
@@ -493,7 +469,7 @@ print_rate(const struct cube_options *opt, const struct run *run)
 		printf("\n");
 	}
 	double seconds = (double)(run->done_ns[run->frames - 1] - run->done_ns[0]) / 1e9;
-	qsort(iv, n, sizeof(*iv), cmp_i64);
+	demo_sort_i64(iv, n);
 	/* Nearest rank. */
 	size_t p50 = (n + 1) / 2, p90 = (size_t)((9ull * n + 9) / 10);
 	printf("rate: fps=%.2f frames=%u seconds=%.3f interval_ms median %.2f p90 %.2f\n",

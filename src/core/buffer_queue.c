@@ -127,6 +127,36 @@ check_fence(int fd, int32_t *status)
 	return sb_sync_file_check(fd, status, NULL);
 }
 
+/*
+ * The start of a hand-over (queue, release): the slot must be one the caller
+ * holds in state `want`, the fence one it may hand over. On success returns 0
+ * with q->lock held, *sp the slot and *status the fence's; on failure returns
+ * -EINVAL / -EBADF with the lock not held and nothing taken.
+ */
+static int
+slot_lock(struct sb_buffer_queue *q, unsigned slot, enum slot_state want, int fence,
+	  int32_t *status, struct slot **sp)
+{
+	int ret;
+
+	if (!q || slot >= q->count)
+		return -EINVAL;
+	ret = check_fence(fence, status);
+	if (ret < 0)
+		return ret;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->slots[slot].state != want) {
+		pthread_mutex_unlock(&q->lock);
+		sb_debug("buffer queue %p: %s of slot %u, which %s (caller's bug)", (void *)q,
+			 want == SLOT_DEQUEUED ? "queue" : "release", slot,
+			 want == SLOT_DEQUEUED ? "the producer does not hold" : "no consumer holds");
+		return -EINVAL;
+	}
+	*sp = &q->slots[slot];
+	return 0;
+}
+
 SB_EXPORT int
 sb_buffer_queue_create(unsigned slots, uint32_t flags, struct sb_buffer_queue **out)
 {
@@ -353,23 +383,13 @@ sb_buffer_queue_dequeue(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 SB_EXPORT int
 sb_buffer_queue_queue(struct sb_buffer_queue *q, unsigned slot, int acquire_fence)
 {
+	struct slot *s;
 	int32_t status;
 	int ret;
 
-	if (!q || slot >= q->count)
-		return -EINVAL;
-	ret = check_fence(acquire_fence, &status);
+	ret = slot_lock(q, slot, SLOT_DEQUEUED, acquire_fence, &status, &s);
 	if (ret < 0)
 		return ret;
-
-	pthread_mutex_lock(&q->lock);
-	struct slot *s = &q->slots[slot];
-	if (s->state != SLOT_DEQUEUED) {
-		pthread_mutex_unlock(&q->lock);
-		sb_debug("buffer queue %p: queue of slot %u, which the producer does not hold "
-			 "(caller's bug)", (void *)q, slot);
-		return -EINVAL;
-	}
 	/* Committed: the fence is ours from here on. */
 	s->fence = acquire_fence;
 	if (status == 1)
@@ -474,23 +494,13 @@ sb_buffer_queue_acquire(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 SB_EXPORT int
 sb_buffer_queue_release(struct sb_buffer_queue *q, unsigned slot, int release_fence)
 {
+	struct slot *s;
 	int32_t status;
 	int ret;
 
-	if (!q || slot >= q->count)
-		return -EINVAL;
-	ret = check_fence(release_fence, &status);
+	ret = slot_lock(q, slot, SLOT_ACQUIRED, release_fence, &status, &s);
 	if (ret < 0)
 		return ret;
-
-	pthread_mutex_lock(&q->lock);
-	struct slot *s = &q->slots[slot];
-	if (s->state != SLOT_ACQUIRED) {
-		pthread_mutex_unlock(&q->lock);
-		sb_debug("buffer queue %p: release of slot %u, which no consumer holds "
-			 "(caller's bug)", (void *)q, slot);
-		return -EINVAL;
-	}
 	give_back(q, s, release_fence, status);
 	q->stats.released++;
 	pthread_mutex_unlock(&q->lock);

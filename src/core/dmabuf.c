@@ -67,16 +67,25 @@ check_dmabuf(int fd)
 	return ret == -EINVAL ? 0 : -EINVAL;
 }
 
+/*
+ * An access and the dma-buf it applies to, checked in the order the header
+ * documents (-EINVAL for the access first, then the fd), and what the access
+ * means to the kernel: the DMA_BUF_SYNC_* flag of the sync_file ioctls and
+ * the dma_buf_poll() event — POLLIN once the writers are done, POLLOUT once
+ * everybody is.
+ */
 static int
-access_flags(enum sb_access access, __u32 *flags)
+check_access(int dmabuf_fd, enum sb_access access, __u32 *sync_flag, short *poll_event)
 {
 	switch (access) {
 	case SB_ACCESS_READ:
-		*flags = DMA_BUF_SYNC_READ;
-		return 0;
+		*sync_flag = DMA_BUF_SYNC_READ;
+		*poll_event = POLLIN;
+		return check_dmabuf(dmabuf_fd);
 	case SB_ACCESS_WRITE:
-		*flags = DMA_BUF_SYNC_WRITE;
-		return 0;
+		*sync_flag = DMA_BUF_SYNC_WRITE;
+		*poll_event = POLLOUT;
+		return check_dmabuf(dmabuf_fd);
 	}
 	return -EINVAL;
 }
@@ -126,6 +135,7 @@ int
 sb_dmabuf_export_sync_file(int dmabuf_fd, enum sb_access access, int *out_fd)
 {
 	struct dma_buf_export_sync_file args;
+	short unused;
 	int ret;
 
 	if (!out_fd)
@@ -133,10 +143,7 @@ sb_dmabuf_export_sync_file(int dmabuf_fd, enum sb_access access, int *out_fd)
 	*out_fd = -1;
 	memset(&args, 0, sizeof(args));
 	args.fd = -1;
-	ret = access_flags(access, &args.flags);
-	if (ret)
-		return ret;
-	ret = check_dmabuf(dmabuf_fd);
+	ret = check_access(dmabuf_fd, access, &args.flags, &unused);
 	if (ret)
 		return ret;
 
@@ -154,13 +161,11 @@ int
 sb_dmabuf_import_sync_file(int dmabuf_fd, enum sb_access access, int sync_file_fd)
 {
 	struct dma_buf_import_sync_file args;
+	short unused;
 	int ret;
 
 	memset(&args, 0, sizeof(args));
-	ret = access_flags(access, &args.flags);
-	if (ret)
-		return ret;
-	ret = check_dmabuf(dmabuf_fd);
+	ret = check_access(dmabuf_fd, access, &args.flags, &unused);
 	if (ret)
 		return ret;
 	ret = sb_sync_file_check(sync_file_fd, NULL, NULL);
@@ -182,32 +187,15 @@ sb_dmabuf_import_sync_file(int dmabuf_fd, enum sb_access access, int sync_file_f
 	return 0;
 }
 
-/* dma_buf_poll(): POLLIN once the writers are done, POLLOUT once everybody is. */
-static int
-poll_events(enum sb_access access, short *events)
-{
-	switch (access) {
-	case SB_ACCESS_READ:
-		*events = POLLIN;
-		return 0;
-	case SB_ACCESS_WRITE:
-		*events = POLLOUT;
-		return 0;
-	}
-	return -EINVAL;
-}
-
 int
 sb_dmabuf_wait(int dmabuf_fd, enum sb_access access, int64_t timeout_ns)
 {
 	int64_t deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
+	__u32 unused;
 	short events;
 	int ret;
 
-	ret = poll_events(access, &events);
-	if (ret)
-		return ret;
-	ret = check_dmabuf(dmabuf_fd);
+	ret = check_access(dmabuf_fd, access, &unused, &events);
 	if (ret)
 		return ret;
 

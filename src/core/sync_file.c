@@ -11,16 +11,9 @@
 
 #include "log.h"
 #include "sync_file_internal.h"
+#include "uapi_compat.h"
 #include "util.h"
 
-#ifndef SYNC_IOC_SET_DEADLINE
-/* Linux 6.5 (uapi sync_file.h): "struct sync_set_deadline - SYNC_IOC_SET_DEADLINE". */
-struct sync_set_deadline {
-	__u64 deadline_ns;
-	__u64 pad; /* must be zero */
-};
-#define SYNC_IOC_SET_DEADLINE _IOW(SYNC_IOC_MAGIC, 5, struct sync_set_deadline)
-#endif
 
 static const char merge_name[] = "syncbridge";
 

@@ -20,19 +20,8 @@
 
 #include "log.h"
 #include "sync_file_internal.h"
+#include "syncobj_internal.h"
 #include "util.h"
-
-#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
-/* Linux 6.6: "DRM_IOCTL_SYNCOBJ_EVENTFD - register an eventfd ..." */
-struct drm_syncobj_eventfd {
-	__u32 handle;
-	__u32 flags;
-	__u64 point;
-	__s32 fd;
-	__u32 pad;
-};
-#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
-#endif
 
 /* How long the fallback thread sleeps in one wait before checking for destroy. */
 #define WAITER_SLICE_NS (20 * 1000 * 1000)
@@ -56,6 +45,21 @@ check_drm_fd(int drm_fd)
 }
 
 /*
+ * Issue a DRM ioctl on an fd known to be a DRM device. DRM answers an unknown
+ * core ioctl with EINVAL, never ENOTTY (an older kernel's table ends earlier);
+ * an ENOTTY, from something that is not DRM after all, is reported the same.
+ */
+static int
+drm_call(int drm_fd, unsigned long request, void *arg)
+{
+	int ret = sb_ioctl(drm_fd, request, arg);
+
+	if (ret == -ENOTTY)
+		return -EINVAL;
+	return ret < 0 ? ret : 0;
+}
+
+/*
  * Validate the fd as a DRM device, then issue the ioctl. A DRM driver without
  * DRIVER_SYNCOBJ(_TIMELINE) answers EOPNOTSUPP itself.
  */
@@ -67,34 +71,87 @@ drm_ioctl(int drm_fd, unsigned long request, void *arg)
 	ret = check_drm_fd(drm_fd);
 	if (ret)
 		return ret;
-	ret = sb_ioctl(drm_fd, request, arg);
-	if (ret == -ENOTTY)
-		return -EINVAL;
-	return ret < 0 ? ret : 0;
+	return drm_call(drm_fd, request, arg);
 }
 
-static int
-syncobj_create(int drm_fd, uint32_t *handle)
+/* The calls below are also the Wayland helpers' (syncobj_internal.h). */
+
+bool
+sb_drm_has_timelines(int drm_fd)
+{
+	struct drm_get_cap cap;
+
+	memset(&cap, 0, sizeof(cap));
+	cap.capability = DRM_CAP_SYNCOBJ_TIMELINE;
+	return sb_ioctl(drm_fd, DRM_IOCTL_GET_CAP, &cap) == 0 && cap.value;
+}
+
+/*
+ * The raw calls below do not validate the fd: the public calls that use them
+ * have (check_drm_fd() at entry), and so have the Wayland helpers.
+ */
+int
+sb_syncobj_create(int drm_fd, uint32_t *handle)
 {
 	struct drm_syncobj_create args;
 	int ret;
 
 	memset(&args, 0, sizeof(args));
-	ret = drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
+	ret = drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
 	if (ret)
 		return ret;
 	*handle = args.handle;
 	return 0;
 }
 
-static void
-syncobj_destroy(int drm_fd, uint32_t handle)
+void
+sb_syncobj_destroy(int drm_fd, uint32_t handle)
 {
 	struct drm_syncobj_destroy args;
 
 	memset(&args, 0, sizeof(args));
 	args.handle = handle;
-	drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+	drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+}
+
+/* DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD (the kernel allocates the fd O_CLOEXEC). */
+static int
+handle_to_fd(int drm_fd, uint32_t handle, uint32_t flags, int *out_fd)
+{
+	struct drm_syncobj_handle args;
+	int ret;
+
+	*out_fd = -1;
+	memset(&args, 0, sizeof(args));
+	args.handle = handle;
+	args.flags = flags;
+	args.fd = -1;
+	ret = drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &args);
+	if (ret)
+		return ret;
+	*out_fd = args.fd;
+	return 0;
+}
+
+int
+sb_syncobj_handle_to_fd(int drm_fd, uint32_t handle, int *out_fd)
+{
+	return handle_to_fd(drm_fd, handle, 0, out_fd);
+}
+
+int
+sb_syncobj_fd_to_handle(int drm_fd, int fd, uint32_t *handle)
+{
+	struct drm_syncobj_handle args;
+	int ret;
+
+	memset(&args, 0, sizeof(args));
+	args.fd = fd;
+	ret = drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &args);
+	if (ret)
+		return ret;
+	*handle = args.handle;
+	return 0;
 }
 
 static int
@@ -110,22 +167,11 @@ transfer(int drm_fd, uint32_t src, uint64_t src_point, uint32_t dst, uint64_t ds
 	return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_TRANSFER, &args);
 }
 
-/* Binary payload → sync_file (the kernel allocates the fd O_CLOEXEC). */
+/* Binary payload → sync_file. */
 static int
 export_binary(int drm_fd, uint32_t handle, int *out_fd)
 {
-	struct drm_syncobj_handle args;
-	int ret;
-
-	memset(&args, 0, sizeof(args));
-	args.handle = handle;
-	args.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE;
-	args.fd = -1;
-	ret = drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &args);
-	if (ret)
-		return ret;
-	*out_fd = args.fd;
-	return 0;
+	return handle_to_fd(drm_fd, handle, DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE, out_fd);
 }
 
 static int
@@ -149,6 +195,9 @@ sb_syncobj_export_sync_file(int drm_fd, uint32_t handle, uint64_t point, int *ou
 	if (!out_fd)
 		return -EINVAL;
 	*out_fd = -1;
+	ret = check_drm_fd(drm_fd);
+	if (ret)
+		return ret;
 	if (point == 0)
 		return export_binary(drm_fd, handle, out_fd);
 
@@ -157,7 +206,7 @@ sb_syncobj_export_sync_file(int drm_fd, uint32_t handle, uint64_t point, int *ou
 	 * temporary binary syncobj first (what Mesa's vk_drm_syncobj does).
 	 * An unmaterialised point makes the transfer fail with EINVAL.
 	 */
-	ret = syncobj_create(drm_fd, &tmp);
+	ret = sb_syncobj_create(drm_fd, &tmp);
 	if (ret)
 		return ret;
 	ret = transfer(drm_fd, handle, point, tmp, 0);
@@ -166,8 +215,16 @@ sb_syncobj_export_sync_file(int drm_fd, uint32_t handle, uint64_t point, int *ou
 	ret = export_binary(drm_fd, tmp, out_fd);
 
 out_destroy_tmp:
-	syncobj_destroy(drm_fd, tmp);
+	sb_syncobj_destroy(drm_fd, tmp);
 	return ret;
+}
+
+int
+sb_syncobj_export_point(int drm_fd, uint32_t handle, uint64_t point, int *out_fd)
+{
+	int ret = sb_syncobj_export_sync_file(drm_fd, handle, point, out_fd);
+
+	return ret == -EINVAL ? -EAGAIN : ret;
 }
 
 int
@@ -187,7 +244,7 @@ sb_syncobj_import_sync_file(int drm_fd, uint32_t handle, uint64_t point, int syn
 	if (point == 0)
 		return import_binary(drm_fd, handle, sync_file_fd);
 
-	ret = syncobj_create(drm_fd, &tmp);
+	ret = sb_syncobj_create(drm_fd, &tmp);
 	if (ret)
 		return ret;
 	ret = import_binary(drm_fd, tmp, sync_file_fd);
@@ -196,7 +253,7 @@ sb_syncobj_import_sync_file(int drm_fd, uint32_t handle, uint64_t point, int syn
 	ret = transfer(drm_fd, tmp, 0, handle, point);
 
 out_destroy_tmp:
-	syncobj_destroy(drm_fd, tmp);
+	sb_syncobj_destroy(drm_fd, tmp);
 	return ret;
 }
 

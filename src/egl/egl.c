@@ -484,6 +484,34 @@ check_dmabuf(int fd)
 	return sb_dmabuf_is_dmabuf(fd) ? 0 : -EINVAL;
 }
 
+static const char *
+access_name(enum sb_access access)
+{
+	return access == SB_ACCESS_WRITE ? "write" : "read";
+}
+
+/*
+ * The checks both dma-buf entry points make, in the order their errors are
+ * documented (egl.h): the buffer, the access, the display, the current
+ * context. On success *d describes the display.
+ */
+static int
+dmabuf_call_check(EGLDisplay dpy, int dmabuf_fd, enum sb_access access,
+		  struct display_info *d)
+{
+	int ret = check_dmabuf(dmabuf_fd);
+
+	if (ret)
+		return ret;
+	ret = check_access(access);
+	if (ret)
+		return ret;
+	ret = display_get(dpy, d);
+	if (ret)
+		return ret;
+	return check_current(dpy);
+}
+
 /* ---- public ---- */
 
 int
@@ -559,16 +587,7 @@ sb_egl_dmabuf_wait(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 	int32_t status;
 	int ret;
 
-	ret = check_dmabuf(dmabuf_fd);
-	if (ret)
-		return ret;
-	ret = check_access(access);
-	if (ret)
-		return ret;
-	ret = display_get(dpy, &d);
-	if (ret)
-		return ret;
-	ret = check_current(dpy);
+	ret = dmabuf_call_check(dpy, dmabuf_fd, access, &d);
 	if (ret)
 		return ret;
 	if (d.caps & SB_EGL_CAP_DISABLED)
@@ -581,11 +600,11 @@ sb_egl_dmabuf_wait(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 			sb_warn("egl: cannot export the dma-buf's fences (%s): waiting on the CPU",
 				strerror(-ret));
 		sb_trace("egl.dmabuf_wait buf_ino=%lu access=%s how=cpu_poll export_ret=%d",
-			 sb_trace_ino(dmabuf_fd), access == SB_ACCESS_WRITE ? "write" : "read", ret);
+			 sb_trace_ino(dmabuf_fd), access_name(access), ret);
 		return sb_dmabuf_wait(dmabuf_fd, access, SB_TIMEOUT_INFINITE);
 	}
 	sb_trace("begin egl.dmabuf_wait buf_ino=%lu access=%s how=%s %s", sb_trace_ino(dmabuf_fd),
-		 access == SB_ACCESS_WRITE ? "write" : "read",
+		 access_name(access),
 		 (d.caps & SB_EGL_CAP_GPU_WAIT) ? "gpu" : "cpu", sb_trace_sync_file(fence_fd).s);
 	/* The snapshot's status: an error a fence on the buffer completed with. */
 	ret = sb_sync_file_check(fence_fd, &status, NULL);
@@ -605,16 +624,7 @@ sb_egl_dmabuf_attach(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 	int fence_fd = -1;
 	int ret;
 
-	ret = check_dmabuf(dmabuf_fd);
-	if (ret)
-		return ret;
-	ret = check_access(access);
-	if (ret)
-		return ret;
-	ret = display_get(dpy, &d);
-	if (ret)
-		return ret;
-	ret = check_current(dpy);
+	ret = dmabuf_call_check(dpy, dmabuf_fd, access, &d);
 	if (ret)
 		return ret;
 	if (d.caps & SB_EGL_CAP_DISABLED)
@@ -629,7 +639,7 @@ sb_egl_dmabuf_attach(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 
 	ret = sb_dmabuf_import_sync_file(dmabuf_fd, access, fence_fd);
 	sb_trace("egl.dmabuf_attach buf_ino=%lu access=%s ret=%d %s", sb_trace_ino(dmabuf_fd),
-		 access == SB_ACCESS_WRITE ? "write" : "read", ret, sb_trace_sync_file(fence_fd).s);
+		 access_name(access), ret, sb_trace_sync_file(fence_fd).s);
 	if (ret) {
 		/* Kernel < 6.0 (or no memory): make the buffer safe by waiting here. */
 		if (ret != -EOPNOTSUPP && warn_budget())

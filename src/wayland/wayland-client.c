@@ -6,11 +6,12 @@
  *
  * Every proxy the helper makes lives on its private event queue (the
  * registry, the managers, the per-surface objects, release objects), so
- * waiting for a release never dispatches the application's events.
+ * waiting for a release never dispatches the application's events. This file
+ * holds the client object, its timelines and the per-surface object with
+ * its acquire; client_release.c the releases.
  */
 #include <syncbridge/wayland-client.h>
 
-#include <drm.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,118 +26,31 @@
 #include "log.h"
 #include "trace.h"
 #include "sync_file_internal.h"
+#include "syncobj_internal.h"
+#include "client_internal.h"
 #include "util.h"
 
-struct sb_wl_client {
-	struct wl_display *display;
-	struct wl_event_queue *queue;
-	int drm_fd; /* borrowed; -1 */
-	bool timelines; /* drm_fd has timeline syncobjs: linux-drm-syncobj may be used */
-	uint32_t flags;
-	enum sb_wl_client_protocol protocol;
-	struct wp_linux_drm_syncobj_manager_v1 *syncobj;
-	struct zwp_linux_explicit_synchronization_v1 *explicit_sync;
-	uint32_t explicit_version;
-	uint32_t syncobj_name, explicit_name;
-};
+/* ---- timelines on the client's DRM fd ------------------------------------ */
 
-/* A syncobj of ours (or the app's) imported as a wp_linux_drm_syncobj_timeline_v1. */
-struct timeline {
-	struct wl_list link;
-	uint32_t handle;     /* on client->drm_fd */
-	bool owned;          /* created by the helper (destroy the handle with it) */
-	struct wp_linux_drm_syncobj_timeline_v1 *proxy;
-	uint64_t next;       /* last point used */
-};
-
-struct sb_wl_surface_sync {
-	struct sb_wl_client *client;
-	struct wl_surface *surface;
-	struct wp_linux_drm_syncobj_surface_v1 *syncobj_surface;
-	struct zwp_linux_surface_synchronization_v1 *explicit_surface;
-	struct timeline *acquire;  /* drm-syncobj: sync_files are imported here */
-	struct wl_list imported;   /* timeline.link: the app's handles */
-	struct wl_list free_release; /* timeline.link: release timelines not in use */
-	struct wl_list releases;   /* sb_wl_release.link: live releases */
-};
-
-struct sb_wl_release {
-	struct sb_wl_surface_sync *sync; /* NULL once the sync object is gone */
-	struct sb_wl_client *client;
-	struct wl_list link;
-	enum sb_wl_client_protocol protocol;
-	/* explicit-sync v1 */
-	struct zwp_linux_buffer_release_v1 *proxy;
-	bool arrived;
-	int fence_fd; /* owned; -1: immediate */
-	/* drm-syncobj */
-	struct timeline *timeline; /* owned while in use */
-	uint64_t point;
-	/* implicit */
-	int dmabuf_fd; /* borrowed */
-	bool fenced;
-};
-
-/* ---- syncobj helpers on the client's DRM fd -------------------------------- */
-
-/*
- * A DRM ioctl on the client's DRM fd (one that answered
- * DRM_CAP_SYNCOBJ_TIMELINE). DRM answers an unknown core ioctl with EINVAL,
- * never ENOTTY; an ENOTTY here would be passed on as an undocumented error
- * (fault-wl), so it is reported as the core's drm_ioctl() does: -EINVAL.
- */
-static int
-drm_call(int drm_fd, unsigned long request, void *arg)
-{
-	int ret = sb_ioctl(drm_fd, request, arg);
-
-	return ret == -ENOTTY ? -EINVAL : ret;
-}
-
-static int
-syncobj_create(int drm_fd, uint32_t *handle)
-{
-	struct drm_syncobj_create args;
-	int ret;
-
-	memset(&args, 0, sizeof(args));
-	ret = drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
-	if (ret < 0)
-		return ret;
-	*handle = args.handle;
-	return 0;
-}
-
-static void
-syncobj_destroy(int drm_fd, uint32_t handle)
-{
-	struct drm_syncobj_destroy args;
-
-	memset(&args, 0, sizeof(args));
-	args.handle = handle;
-	sb_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
-}
-
-static void
-timeline_destroy(struct sb_wl_client *client, struct timeline *tl)
+void
+sb_wl_client_timeline_destroy(struct sb_wl_client *client, struct timeline *tl)
 {
 	if (!tl)
 		return;
 	if (tl->proxy)
 		wp_linux_drm_syncobj_timeline_v1_destroy(tl->proxy);
 	if (tl->owned)
-		syncobj_destroy(client->drm_fd, tl->handle);
+		sb_syncobj_destroy(client->drm_fd, tl->handle);
 	wl_list_remove(&tl->link);
 	free(tl);
 }
 
 /* Import `handle` as a protocol timeline (create one when handle is 0). */
-static int
-timeline_create(struct sb_wl_client *client, uint32_t handle, struct timeline **out)
+int
+sb_wl_client_timeline_create(struct sb_wl_client *client, uint32_t handle, struct timeline **out)
 {
-	struct drm_syncobj_handle args;
 	struct timeline *tl;
-	int ret;
+	int fd, ret;
 
 	*out = NULL;
 	tl = calloc(1, sizeof(*tl));
@@ -144,22 +58,19 @@ timeline_create(struct sb_wl_client *client, uint32_t handle, struct timeline **
 		return -ENOMEM;
 	wl_list_init(&tl->link);
 	if (handle == 0) {
-		ret = syncobj_create(client->drm_fd, &tl->handle);
+		ret = sb_syncobj_create(client->drm_fd, &tl->handle);
 		if (ret)
 			goto err_free;
 		tl->owned = true;
 	} else {
 		tl->handle = handle;
 	}
-	/* drmSyncobjHandleToFD: the syncobj itself (not a sync_file). */
-	memset(&args, 0, sizeof(args));
-	args.handle = tl->handle;
-	args.fd = -1;
-	ret = drm_call(client->drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &args);
-	if (ret < 0)
+	/* The syncobj itself (not a sync_file) is what the protocol imports. */
+	ret = sb_syncobj_handle_to_fd(client->drm_fd, tl->handle, &fd);
+	if (ret)
 		goto err_destroy;
-	tl->proxy = wp_linux_drm_syncobj_manager_v1_import_timeline(client->syncobj, args.fd);
-	close(args.fd); /* libwayland sent its own duplicate */
+	tl->proxy = wp_linux_drm_syncobj_manager_v1_import_timeline(client->syncobj, fd);
+	close(fd); /* libwayland sent its own duplicate */
 	if (!tl->proxy) {
 		ret = -ENOMEM;
 		goto err_destroy;
@@ -169,7 +80,7 @@ timeline_create(struct sb_wl_client *client, uint32_t handle, struct timeline **
 
 err_destroy:
 	if (tl->owned)
-		syncobj_destroy(client->drm_fd, tl->handle);
+		sb_syncobj_destroy(client->drm_fd, tl->handle);
 err_free:
 	free(tl);
 	return ret;
@@ -182,8 +93,8 @@ err_free:
  * deadline at most. Returns 0 (something may have been dispatched), -ETIME or
  * -EPIPE.
  */
-static int
-pump_queue(struct sb_wl_client *client, int64_t deadline_ns)
+int
+sb_wl_client_pump_queue(struct sb_wl_client *client, int64_t deadline_ns)
 {
 	struct wl_display *d = client->display;
 	int ret;
@@ -205,16 +116,6 @@ pump_queue(struct sb_wl_client *client, int64_t deadline_ns)
 }
 
 /* ---- the client object -------------------------------------------------------- */
-
-static bool
-drm_has_timelines(int drm_fd)
-{
-	struct drm_get_cap cap;
-
-	memset(&cap, 0, sizeof(cap));
-	cap.capability = DRM_CAP_SYNCOBJ_TIMELINE;
-	return sb_ioctl(drm_fd, DRM_IOCTL_GET_CAP, &cap) == 0 && cap.value;
-}
 
 static void
 registry_global(void *data, struct wl_registry *registry, uint32_t name, const char *iface,
@@ -278,7 +179,7 @@ sb_wl_client_create(struct wl_display *display, int drm_fd, uint32_t flags,
 	 * -ENODEV, "no DRM fd was given", to a caller that gave one (fault-wl).
 	 */
 	c->drm_fd = drm_fd;
-	c->timelines = drm_fd >= 0 && drm_has_timelines(drm_fd);
+	c->timelines = drm_fd >= 0 && sb_drm_has_timelines(drm_fd);
 	if (drm_fd >= 0 && !c->timelines)
 		sb_info("the client's DRM fd has no timeline syncobjs; not using linux-drm-syncobj-v1");
 	c->queue = wl_display_create_queue(display);
@@ -374,7 +275,7 @@ sb_wl_client_get_surface_sync(struct sb_wl_client *client, struct wl_surface *su
 			ret = -ENOMEM;
 			goto err;
 		}
-		ret = timeline_create(client, 0, &s->acquire);
+		ret = sb_wl_client_timeline_create(client, 0, &s->acquire);
 		if (ret)
 			goto err;
 		break;
@@ -411,10 +312,10 @@ sb_wl_surface_sync_destroy(struct sb_wl_surface_sync *sync)
 		r->sync = NULL; /* it keeps (and later frees) its own timeline */
 	}
 	wl_list_for_each_safe(tl, tmp, &sync->free_release, link)
-		timeline_destroy(sync->client, tl);
+		sb_wl_client_timeline_destroy(sync->client, tl);
 	wl_list_for_each_safe(tl, tmp, &sync->imported, link)
-		timeline_destroy(sync->client, tl);
-	timeline_destroy(sync->client, sync->acquire);
+		sb_wl_client_timeline_destroy(sync->client, tl);
+	sb_wl_client_timeline_destroy(sync->client, sync->acquire);
 	if (sync->syncobj_surface)
 		wp_linux_drm_syncobj_surface_v1_destroy(sync->syncobj_surface);
 	if (sync->explicit_surface)
@@ -423,8 +324,8 @@ sb_wl_surface_sync_destroy(struct sb_wl_surface_sync *sync)
 }
 
 /* For markers: which protocol carries the fences. */
-static const char *
-protocol_name(enum sb_wl_client_protocol p)
+const char *
+sb_wl_client_protocol_name(enum sb_wl_client_protocol p)
 {
 	return p == SB_WL_CLIENT_DRM_SYNCOBJ ? "drm_syncobj"
 	       : p == SB_WL_CLIENT_EXPLICIT_V1 ? "explicit_v1"
@@ -455,7 +356,7 @@ sb_wl_surface_sync_set_acquire_fence(struct sb_wl_surface_sync *sync, int sync_f
 			return ret;
 	}
 
-	sb_trace("wlc.set_acquire protocol=%s buf_ino=%lu %s", protocol_name(client->protocol),
+	sb_trace("wlc.set_acquire protocol=%s buf_ino=%lu %s", sb_wl_client_protocol_name(client->protocol),
 		 dmabuf_fd >= 0 ? sb_trace_ino(dmabuf_fd) : 0, sb_trace_sync_file(sync_file_fd).s);
 	switch (client->protocol) {
 	case SB_WL_CLIENT_DRM_SYNCOBJ:
@@ -503,7 +404,7 @@ sb_wl_surface_sync_set_acquire_point(struct sb_wl_surface_sync *sync, uint32_t h
 		wl_list_for_each(tl, &sync->imported, link)
 			if (tl->handle == handle)
 				goto found;
-		ret = timeline_create(client, handle, &tl);
+		ret = sb_wl_client_timeline_create(client, handle, &tl);
 		if (ret)
 			return ret;
 		wl_list_insert(&sync->imported, &tl->link);
@@ -512,9 +413,7 @@ found:
 		return 0;
 	}
 
-	ret = sb_syncobj_export_sync_file(client->drm_fd, handle, point, &fd);
-	if (ret == -EINVAL)
-		return -EAGAIN; /* not materialised */
+	ret = sb_syncobj_export_point(client->drm_fd, handle, point, &fd);
 	if (ret)
 		return ret;
 	ret = sb_wl_surface_sync_set_acquire_fence(sync, fd, dmabuf_fd);
@@ -522,184 +421,3 @@ found:
 	return ret;
 }
 
-/* ---- releases ------------------------------------------------------------------------ */
-
-static void
-release_fenced(void *data, struct zwp_linux_buffer_release_v1 *proxy, int32_t fence)
-{
-	struct sb_wl_release *r = data;
-
-	sb_trace("wlc.release_arrived fenced=1 %s", sb_trace_sync_file(fence).s);
-	r->arrived = true;
-	r->fenced = true;
-	r->fence_fd = fence; /* ours */
-	zwp_linux_buffer_release_v1_destroy(proxy);
-	r->proxy = NULL;
-}
-
-static void
-release_immediate(void *data, struct zwp_linux_buffer_release_v1 *proxy)
-{
-	struct sb_wl_release *r = data;
-
-	sb_trace("wlc.release_arrived fenced=0");
-	r->arrived = true;
-	zwp_linux_buffer_release_v1_destroy(proxy);
-	r->proxy = NULL;
-}
-
-static const struct zwp_linux_buffer_release_v1_listener release_listener = {
-	.fenced_release = release_fenced,
-	.immediate_release = release_immediate,
-};
-
-int
-sb_wl_surface_sync_get_release(struct sb_wl_surface_sync *sync, int dmabuf_fd,
-			       struct sb_wl_release **out)
-{
-	struct sb_wl_client *client;
-	struct sb_wl_release *r;
-	int ret;
-
-	if (out)
-		*out = NULL;
-	if (!sync || !out)
-		return -EINVAL;
-	client = sync->client;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->sync = sync;
-	r->client = client;
-	r->protocol = client->protocol;
-	r->fence_fd = -1;
-	r->dmabuf_fd = dmabuf_fd;
-
-	switch (client->protocol) {
-	case SB_WL_CLIENT_DRM_SYNCOBJ:
-		if (!wl_list_empty(&sync->free_release)) {
-			r->timeline = wl_container_of(sync->free_release.next, r->timeline, link);
-			wl_list_remove(&r->timeline->link);
-			wl_list_init(&r->timeline->link);
-		} else {
-			ret = timeline_create(client, 0, &r->timeline);
-			if (ret) {
-				free(r);
-				return ret;
-			}
-		}
-		r->point = ++r->timeline->next;
-		r->fenced = true;
-		wp_linux_drm_syncobj_surface_v1_set_release_point(sync->syncobj_surface,
-								  r->timeline->proxy,
-								  (uint32_t)(r->point >> 32),
-								  (uint32_t)r->point);
-		break;
-	case SB_WL_CLIENT_EXPLICIT_V1:
-		r->proxy = zwp_linux_surface_synchronization_v1_get_release(sync->explicit_surface);
-		if (!r->proxy) {
-			free(r);
-			return -ENOMEM;
-		}
-		zwp_linux_buffer_release_v1_add_listener(r->proxy, &release_listener, r);
-		break;
-	case SB_WL_CLIENT_IMPLICIT:
-		if (dmabuf_fd < 0 || !sb_dmabuf_is_dmabuf(dmabuf_fd)) {
-			free(r);
-			return -EINVAL;
-		}
-		r->fenced = true;
-		break;
-	}
-	wl_list_insert(&sync->releases, &r->link);
-	*out = r;
-	return 0;
-}
-
-int
-sb_wl_release_get_fence(struct sb_wl_release *r, int *out_fd)
-{
-	int ret;
-
-	if (out_fd)
-		*out_fd = -1;
-	if (!r || !out_fd)
-		return -EINVAL;
-	switch (r->protocol) {
-	case SB_WL_CLIENT_DRM_SYNCOBJ:
-		ret = sb_syncobj_export_sync_file(r->client->drm_fd, r->timeline->handle, r->point,
-						  out_fd);
-		return ret == -EINVAL ? -EAGAIN : ret;
-	case SB_WL_CLIENT_EXPLICIT_V1:
-		if (!r->arrived) {
-			ret = pump_queue(r->client, 0);
-			if (ret == -EPIPE)
-				return ret;
-		}
-		if (!r->arrived)
-			return -EAGAIN;
-		if (r->fence_fd < 0)
-			return 0;
-		ret = sb_fd_dup(r->fence_fd);
-		if (ret < 0)
-			return ret;
-		*out_fd = ret;
-		return 0;
-	case SB_WL_CLIENT_IMPLICIT:
-		return sb_dmabuf_export_sync_file(r->dmabuf_fd, SB_ACCESS_WRITE, out_fd);
-	}
-	return -EINVAL;
-}
-
-int
-sb_wl_release_wait(struct sb_wl_release *r, int64_t timeout_ns)
-{
-	int64_t deadline;
-	int ret;
-
-	if (!r)
-		return -EINVAL;
-	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
-	sb_trace("wlc.release_wait protocol=%s point=%llu %s", protocol_name(r->protocol),
-		 (unsigned long long)r->point, sb_trace_sync_file(r->fence_fd).s);
-	switch (r->protocol) {
-	case SB_WL_CLIENT_DRM_SYNCOBJ:
-		return sb_syncobj_wait(r->client->drm_fd, r->timeline->handle, r->point, timeout_ns, 0);
-	case SB_WL_CLIENT_EXPLICIT_V1:
-		while (!r->arrived) {
-			ret = pump_queue(r->client, deadline);
-			if (ret)
-				return ret;
-		}
-		if (r->fence_fd < 0)
-			return 0;
-		return sb_sync_file_wait(r->fence_fd, sb_deadline_remaining(sb_now_ns(), deadline));
-	case SB_WL_CLIENT_IMPLICIT:
-		return sb_dmabuf_wait(r->dmabuf_fd, SB_ACCESS_WRITE, timeout_ns);
-	}
-	return -EINVAL;
-}
-
-bool
-sb_wl_release_is_fenced(const struct sb_wl_release *r)
-{
-	return r && r->fenced;
-}
-
-void
-sb_wl_release_destroy(struct sb_wl_release *r)
-{
-	if (!r)
-		return;
-	if (r->proxy)
-		zwp_linux_buffer_release_v1_destroy(r->proxy);
-	fd_clear(&r->fence_fd);
-	if (r->timeline) {
-		if (r->sync) /* back to the pool, for a later (higher) point */
-			wl_list_insert(&r->sync->free_release, &r->timeline->link);
-		else
-			timeline_destroy(r->client, r->timeline);
-	}
-	wl_list_remove(&r->link);
-	free(r);
-}

@@ -30,22 +30,9 @@
 #include <syncbridge/buffer_queue.h>
 
 #include "harness.h"
+#include "kernel.h"
 
 #define MS INT64_C(1000000)
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static bool
-fd_open(int fd)
-{
-	return fcntl(fd, F_GETFD) >= 0;
-}
 
 static void
 test_create_args(void)
@@ -76,9 +63,9 @@ test_fifo(void)
 	CHECK_EQ(sb_buffer_queue_dequeue(q, 0, &c), 0, "dequeue c");
 	CHECK(a != b && b != c && a != c, "three different slots");
 	CHECK_EQ(sb_buffer_queue_dequeue(q, 0, &s), -ETIME, "nothing free: poll");
-	int64_t t0 = now_ns();
+	int64_t t0 = sbk_now_ns();
 	CHECK_EQ(sb_buffer_queue_dequeue(q, 50 * MS, &s), -ETIME, "nothing free: 50 ms");
-	CHECK(now_ns() - t0 >= 50 * MS, "waited the timeout");
+	CHECK(sbk_now_ns() - t0 >= 50 * MS, "waited the timeout");
 
 	CHECK_EQ(sb_buffer_queue_acquire(q, 0, &s, &fence), -ETIME, "nothing queued");
 	CHECK_EQ(fence, -1, "fence -1 on failure");
@@ -149,7 +136,7 @@ test_bad_fds(void)
 	REQUIRE(sb_buffer_queue_create(2, 0, &q) == 0, "create");
 	CHECK_EQ(sb_buffer_queue_dequeue(q, 0, &s), 0, "dequeue");
 	CHECK_EQ(sb_buffer_queue_queue(q, s, p[0]), -EINVAL, "a pipe is not a sync_file");
-	CHECK(fd_open(p[0]), "the caller's fd stays open on failure");
+	CHECK(sbk_fd_is_open(p[0]), "the caller's fd stays open on failure");
 	CHECK_EQ(sb_buffer_queue_queue(q, s, 1000), -EBADF, "closed fd");
 	CHECK_EQ(sb_buffer_queue_queue(q, s, -5), -EBADF, "negative fd other than -1");
 	CHECK_EQ(sb_buffer_queue_set_dmabuf(q, s, p[0]), -EINVAL, "a pipe is not a dma-buf");
@@ -160,7 +147,7 @@ test_bad_fds(void)
 	int fence;
 	CHECK_EQ(sb_buffer_queue_acquire(q, 0, &s, &fence), 0, "acquire");
 	CHECK_EQ(sb_buffer_queue_release(q, s, p[1]), -EINVAL, "release with a pipe");
-	CHECK(fd_open(p[1]), "still the caller's");
+	CHECK(sbk_fd_is_open(p[1]), "still the caller's");
 	CHECK_EQ(sb_buffer_queue_release_dmabuf(q, s), -EINVAL, "release_dmabuf without a dma-buf");
 	CHECK_EQ(sb_buffer_queue_release(q, s, -1), 0, "the slot is still ACQUIRED after the failures");
 	CHECK_EQ(sb_buffer_queue_acquire(q, 0, NULL, &fence), -EINVAL, "NULL slot");
@@ -200,7 +187,7 @@ static void
 wait_blocked(struct blocked *b)
 {
 	long want = b->dequeue ? SYS_ppoll : SYS_futex;
-	int64_t end = now_ns() + 10000 * MS;
+	int64_t end = sbk_now_ns() + 10000 * MS;
 	struct timespec ms = { 0, MS };
 	char path[64];
 
@@ -219,7 +206,7 @@ wait_blocked(struct blocked *b)
 			if (nr == want)
 				return;
 		}
-		REQUIRE(now_ns() < end, "the %s thread did not block in the queue within 10 s",
+		REQUIRE(sbk_now_ns() < end, "the %s thread did not block in the queue within 10 s",
 			b->dequeue ? "dequeue" : "acquire");
 		nanosleep(&ms, NULL);
 	}

@@ -122,9 +122,7 @@ main(int argc, char **argv)
 	REQUIRE(k < (int)ARRAY_LEN(kinds), "unknown kind '%s'", argv[1]);
 
 	REQUIRE(pipe(pipefd) == 0, "pipe: %s", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+	pid = sb_test_fork();
 	if (pid == 0) {
 		dup2(pipefd[1], 2);
 		close(pipefd[0]);

@@ -19,6 +19,7 @@
  * after the parent said it has read ('D').
  */
 #include "vmtest.h"
+#include "demo_util.h"
 
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -28,57 +29,23 @@
 #define NEW_DATA "NEW-NEW-NEW-NEW"
 #define DATA_LEN 16
 
+/* The dma-buf goes over the socket with one byte (testbed/demo_util.h). */
 static int
 send_fd(int sock, int fd)
 {
-	char byte = 'F';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *c;
-
-	memset(&u, 0, sizeof(u));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
+	return demo_send(sock, "F", 1, &fd, 1);
 }
 
 static int
 recv_fd(int sock)
 {
 	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *c;
-	int fd = -1;
+	int fd = -1, n = 0, ret;
 
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -EIO;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS)
-		return -EIO;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
+	ret = demo_recv(sock, &byte, 1, &fd, 1, &n, -1);
+	if (ret < 0)
+		return ret;
+	return n == 1 ? fd : -EIO;
 }
 
 /* Child exit codes: 0 fine, 10+ a step that failed. */
@@ -150,9 +117,7 @@ main(int argc, char **argv)
 	sb_test_note("shared %s buffer%s", kind_name, control ? " (CONTROL: the child does not import)" : "");
 
 	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
+	pid = sb_test_fork();
 	if (pid == 0) {
 		close(sv[0]);
 		_exit(child(sv[1], control));

@@ -57,12 +57,8 @@ main(int argc, char **argv)
 		return sb_test_finish();
 	}
 
-	CHECK_EQ(vm_busy(b.fd, SB_ACCESS_READ), 0, "16 readers do not block a reader");
-	CHECK_EQ(vm_busy(b.fd, SB_ACCESS_WRITE), 1, "16 readers block a writer");
-	er = vm_export(b.fd, SB_ACCESS_READ);
-	ew = vm_export(b.fd, SB_ACCESS_WRITE);
-	CHECK_EQ(vm_status(er), 1, "READ export signalled");
-	CHECK_EQ(vm_status(ew), 0, "WRITE export pending");
+	/* 16 readers do not block a reader; they block a writer. */
+	vm_check_dmabuf_blocks(b.fd, false, true, "16 pending imported readers", &er, &ew);
 
 	ret = sb_sync_file_get_info(ew, &info);
 	CHECK_EQ(ret, 0, "sb_sync_file_get_info(WRITE export)");

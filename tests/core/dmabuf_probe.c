@@ -101,9 +101,7 @@ in_child(bool reuse)
 	int status;
 	pid_t pid;
 
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
+	pid = sb_test_fork();
 	if (pid == 0) {
 		int rc;
 

@@ -26,13 +26,8 @@ main(void)
 	raw = sbk_dmabuf_poll_raw(b.fd);
 	CHECK_EQ(raw, POLLIN, "raw poll revents with a pending read fence");
 
-	CHECK_EQ(vm_busy(b.fd, SB_ACCESS_READ), 0, "is_busy(READ) with a pending read fence");
-	CHECK_EQ(vm_busy(b.fd, SB_ACCESS_WRITE), 1, "is_busy(WRITE) with a pending read fence");
-
-	er = vm_export(b.fd, SB_ACCESS_READ);
-	ew = vm_export(b.fd, SB_ACCESS_WRITE);
-	CHECK_EQ(vm_status(er), 1, "READ export is signalled (readers do not wait for readers)");
-	CHECK_EQ(vm_status(ew), 0, "WRITE export is pending (writers wait for readers)");
+	/* Readers do not wait for readers, writers do. */
+	vm_check_dmabuf_blocks(b.fd, false, true, "a pending read fence", &er, &ew);
 	CHECK_EQ(sb_sync_file_wait(er, 0), 0, "wait(READ export, 0)");
 	CHECK_EQ(sb_sync_file_wait(ew, 0), -ETIME, "wait(WRITE export, 0)");
 

@@ -18,13 +18,8 @@ main(void)
 	REQUIRE(sbk_vgem_fence_attach(vgem, b.handle, true, &fence) == 0, "attach a write fence");
 
 	CHECK_EQ(sbk_dmabuf_poll_raw(b.fd), 0, "raw poll revents with a pending write fence");
-	CHECK_EQ(vm_busy(b.fd, SB_ACCESS_READ), 1, "is_busy(READ) with a pending write fence");
-	CHECK_EQ(vm_busy(b.fd, SB_ACCESS_WRITE), 1, "is_busy(WRITE) with a pending write fence");
-
-	er = vm_export(b.fd, SB_ACCESS_READ);
-	ew = vm_export(b.fd, SB_ACCESS_WRITE);
-	CHECK_EQ(vm_status(er), 0, "READ export pending (readers wait for the writer)");
-	CHECK_EQ(vm_status(ew), 0, "WRITE export pending (writers wait for the writer)");
+	/* Readers and writers wait for the writer. */
+	vm_check_dmabuf_blocks(b.fd, true, true, "a pending write fence", &er, &ew);
 	CHECK_EQ(sb_dmabuf_wait(b.fd, SB_ACCESS_READ, 20 * MS), -ETIME, "sb_dmabuf_wait(READ, 20 ms)");
 	CHECK_EQ(sb_dmabuf_wait(b.fd, SB_ACCESS_WRITE, 0), -ETIME, "sb_dmabuf_wait(WRITE, 0)");
 

@@ -57,10 +57,19 @@ struct call_result {
 	int acc_before, acc_after;
 };
 
+/*
+ * One row of a module's table: a function taking the bad fd, and the other
+ * arguments the row calls it with (what they mean is the function's own:
+ * an access, a timeout, a point...), so that one function serves every row
+ * that calls the same library function.
+ */
 struct bad_call {
 	const char *name;
-	/* Call the function under test with the bad fd; fill *r; return its result. */
-	int (*fn)(int fd, struct call_result *r);
+	/* Call the function under test with the bad fd and arg[]; fill *r; return its result. */
+	int (*fn)(int fd, const int64_t *arg, struct call_result *r);
+	int64_t arg[3];
+	/* Instead of fn: a bool query of the fd alone (sb_*_is_*): must say false. */
+	bool (*query)(int fd);
 };
 
 /* A value no call may leave in an out-fd on failure (only -1 is allowed). */
@@ -88,6 +97,27 @@ struct fd_kind {
 	bool data;                       /* fd/peer carry data: check they still do */
 	bool optional;                   /* may be missing on this kernel: note, not fail */
 };
+
+/* A maker's last step: fd (from a call that sets errno when it fails) is the one to hand over. */
+static int
+fd_inst_take(struct fd_inst *in, int fd)
+{
+	if (fd < 0)
+		return -errno;
+	in->fd = fd;
+	return 0;
+}
+
+/* Undo fd_inst_take() when a later step of the maker failed (errno set): -errno. */
+static int
+fd_inst_drop(struct fd_inst *in)
+{
+	int ret = -errno;
+
+	close(in->fd);
+	in->fd = -1;
+	return ret;
+}
 
 static int
 mk_minus_one(struct fd_inst *in)
@@ -161,16 +191,11 @@ mk_pipe_write(struct fd_inst *in)
 static int
 mk_memfd(struct fd_inst *in)
 {
-	int fd = (int)syscall(SYS_memfd_create, "sb-test", MFD_CLOEXEC);
+	int ret = fd_inst_take(in, (int)syscall(SYS_memfd_create, "sb-test", MFD_CLOEXEC));
 
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, 4096) < 0) {
-		close(fd);
-		return -errno;
-	}
-	in->fd = fd;
-	return 0;
+	if (ret == 0 && ftruncate(in->fd, 4096) < 0)
+		ret = fd_inst_drop(in);
+	return ret;
 }
 
 static int
@@ -196,12 +221,7 @@ mk_regular(struct fd_inst *in)
 static int
 mk_open(struct fd_inst *in, const char *path, int flags)
 {
-	int fd = open(path, flags | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	in->fd = fd;
-	return 0;
+	return fd_inst_take(in, open(path, flags | O_CLOEXEC));
 }
 
 static int
@@ -232,12 +252,7 @@ static int
 mk_eventfd(struct fd_inst *in)
 {
 	/* A count of 1: readable, so polling it "succeeds" at once. */
-	int fd = eventfd(1, EFD_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	in->fd = fd;
-	return 0;
+	return fd_inst_take(in, eventfd(1, EFD_CLOEXEC));
 }
 
 static int
@@ -256,23 +271,13 @@ mk_socketpair(struct fd_inst *in)
 static int
 mk_udp(struct fd_inst *in)
 {
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	in->fd = fd;
-	return 0;
+	return fd_inst_take(in, socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
 }
 
 static int
 mk_epoll(struct fd_inst *in)
 {
-	int fd = epoll_create1(EPOLL_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	in->fd = fd;
-	return 0;
+	return fd_inst_take(in, epoll_create1(EPOLL_CLOEXEC));
 }
 
 static int
@@ -280,43 +285,28 @@ mk_timerfd(struct fd_inst *in)
 {
 	/* Armed to expire at once: readable. */
 	struct itimerspec its = { .it_value = { .tv_sec = 0, .tv_nsec = 1 } };
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	int ret = fd_inst_take(in, timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
 
-	if (fd < 0)
-		return -errno;
-	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
-		close(fd);
-		return -errno;
-	}
-	in->fd = fd;
-	return 0;
+	if (ret == 0 && timerfd_settime(in->fd, 0, &its, NULL) < 0)
+		ret = fd_inst_drop(in);
+	return ret;
 }
 
 static int
 mk_signalfd(struct fd_inst *in)
 {
 	sigset_t mask;
-	int fd;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGUSR2);
-	fd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	in->fd = fd;
-	return 0;
+	return fd_inst_take(in, signalfd(-1, &mask, SFD_CLOEXEC));
 }
 
 static int
 mk_pidfd(struct fd_inst *in)
 {
 #ifdef SYS_pidfd_open
-	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-
-	if (fd < 0)
-		return -errno;
-	in->fd = fd;
-	return 0;
+	return fd_inst_take(in, (int)syscall(SYS_pidfd_open, getpid(), 0));
 #else
 	(void)in;
 	return -ENOSYS;
@@ -473,7 +463,12 @@ run_one(const struct fd_kind *k, const struct bad_call *c)
 	watchdog_call = c->name;
 	watchdog_kind = k->name;
 	alarm(CALL_WATCHDOG_S);
-	ret = c->fn(in.fd, &r);
+	if (c->query) {
+		r.returns_bool = true;
+		ret = c->query(in.fd);
+	} else {
+		ret = c->fn(in.fd, c->arg, &r);
+	}
 	alarm(0);
 	after = sb_test_count_fds();
 

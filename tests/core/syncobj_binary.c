@@ -16,59 +16,39 @@ int
 main(int argc, char **argv)
 {
 	bool control = vm_has_arg(argc, argv, "--control");
-	int drm = vm_require_syncobj_node();
-	int vgem = vm_require_vgem();
-	struct sbk_fence f;
-	uint32_t h;
-	int e = -1, e2 = -1, ret;
+	struct vm_syncobj_case c;
+	uint32_t total = 0;
+	int e = -1, e2 = -1, ret, vg;
 
-	REQUIRE(drmSyncobjCreate(drm, 0, &h) == 0, "drmSyncobjCreate");
-	vm_require_fence(vgem, true, &f);
+	vm_syncobj_case_init(&c);
+	vm_syncobj_case_attach(&c, 0, control);
 
-	if (control) {
-		sb_test_note("CONTROL: no import, the syncobj is signalled from the CPU instead");
-		CHECK_EQ(sb_syncobj_signal(drm, h, 0), 0, "sb_syncobj_signal(binary)");
-	} else {
-		ret = sb_syncobj_import_sync_file(drm, h, 0, f.sync_file);
-		CHECK_EQ(ret, 0, "sb_syncobj_import_sync_file(binary)");
-		CHECK(sbk_fd_is_open(f.sync_file), "import leaves the sync_file open");
-	}
-
-	ret = sb_syncobj_wait(drm, h, 0, 50 * MS, 0);
+	ret = sb_syncobj_wait(c.drm, c.handle, 0, 50 * MS, 0);
 	CHECK_EQ(ret, control ? 0 : -ETIME,
 		 control ? "control: the syncobj is done while vgem is pending"
 			 : "syncobj waits for the pending vgem fence");
-	CHECK_EQ(sb_syncobj_wait(drm, h, 0, 0, SB_SYNCOBJ_WAIT_AVAILABLE), 0, "payload is materialised");
+	CHECK_EQ(sb_syncobj_wait(c.drm, c.handle, 0, 0, SB_SYNCOBJ_WAIT_AVAILABLE), 0,
+		 "payload is materialised");
 
-	ret = sb_syncobj_export_sync_file(drm, h, 0, &e);
+	ret = sb_syncobj_export_sync_file(c.drm, c.handle, 0, &e);
 	CHECK_EQ(ret, 0, "sb_syncobj_export_sync_file(binary)");
 	REQUIRE(e >= 0, "exported fd");
-	CHECK_EQ(vm_status(f.sync_file), 0, "producer still pending");
+	CHECK_EQ(vm_status(c.f.sync_file), 0, "producer still pending");
 	CHECK_EQ(vm_status(e), control ? 1 : 0,
 		 control ? "control: export already signalled" : "export pending on vgem");
-	if (!control) {
-		struct sb_sync_file_info *info = NULL;
+	if (!control && (vg = vm_fences_of(e, "vgem", &total)) >= 0)
+		CHECK(total == 1 && vg == 1, "the exported sync_file carries vgem's fence");
 
-		if (sb_sync_file_get_info(e, &info) == 0) {
-			CHECK(info->num_fences == 1 && strcmp(info->fences[0].driver, "vgem") == 0,
-			      "the exported sync_file carries vgem's fence");
-			sb_sync_file_info_free(info);
-		}
-	}
-
-	CHECK_EQ(sbk_fence_signal(&f), 0, "signal vgem");
-	CHECK_EQ(sb_syncobj_wait(drm, h, 0, 2000 * MS, 0), 0, "syncobj done after vgem");
+	CHECK_EQ(sbk_fence_signal(&c.f), 0, "signal vgem");
+	CHECK_EQ(sb_syncobj_wait(c.drm, c.handle, 0, 2000 * MS, 0), 0, "syncobj done after vgem");
 	CHECK_EQ(vm_status(e), 1, "export signalled after vgem");
 
-	CHECK_EQ(sb_syncobj_signal(drm, h, 0), 0, "CPU signal");
-	CHECK_EQ(sb_syncobj_export_sync_file(drm, h, 0, &e2), 0, "export after the CPU signal");
+	CHECK_EQ(sb_syncobj_signal(c.drm, c.handle, 0), 0, "CPU signal");
+	CHECK_EQ(sb_syncobj_export_sync_file(c.drm, c.handle, 0, &e2), 0, "export after the CPU signal");
 	CHECK_EQ(vm_status(e2), 1, "signalled export");
 
 	close(e);
 	close(e2);
-	drmSyncobjDestroy(drm, h);
-	sbk_fence_destroy(&f);
-	close(vgem);
-	close(drm);
+	vm_syncobj_case_finish(&c);
 	return sb_test_finish();
 }

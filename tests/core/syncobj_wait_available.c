@@ -36,16 +36,41 @@ do_signal(void *p)
 	return sb_syncobj_signal(a->drm, a->h, a->point);
 }
 
+/*
+ * sb_syncobj_wait(point, flags) while the helper calls fn(arg) 200 ms after it
+ * starts: the helper's call must succeed (`helper_did`), and the wait must
+ * return 0 (`what`) after the helper's call started (causal, however late
+ * the helper runs).
+ */
+static void
+wait_for_helper(int drm, uint32_t h, uint64_t point, uint32_t flags, int (*fn)(void *), void *arg,
+		const char *helper_did, const char *what)
+{
+	struct vm_later later;
+	int64_t t0, t1;
+	int ret;
+
+	vm_later_start(&later, 200 * MS, fn, arg);
+	t0 = sbk_now_ns();
+	ret = sb_syncobj_wait(drm, h, point, 5000 * MS, flags);
+	t1 = sbk_now_ns();
+	CHECK_EQ(vm_later_join(&later), 0, helper_did);
+	sb_test_note("%s = %d after %.1f ms (the helper's call at +%.1f ms)", what, ret, vm_ms(t1 - t0),
+		     vm_ms(later.start_ns - t0));
+	CHECK_EQ(ret, 0, what);
+	CHECK(t1 >= later.start_ns, "returned after the helper's call (%.1f ms before it)",
+	      vm_ms(later.start_ns - t1));
+}
+
 int
 main(void)
 {
 	int drm = vm_require_syncobj_node();
 	int vgem = vm_require_vgem();
 	struct sbk_fence f;
-	struct vm_later later;
 	struct import_args args;
 	uint32_t h;
-	int64_t t0, t1, dt;
+	int64_t t0, dt;
 	int ret;
 
 	REQUIRE(drmSyncobjCreate(drm, 0, &h) == 0, "drmSyncobjCreate");
@@ -60,43 +85,18 @@ main(void)
 	CHECK(dt >= 99 * MS && dt <= 100 * MS + VM_SLACK_NS, "after ~100 ms (%.1f)", vm_ms(dt));
 
 	args = (struct import_args){ .drm = drm, .h = h, .point = 5, .sync_file = f.sync_file };
-	vm_later_start(&later, 200 * MS, do_import, &args);
-	t0 = sbk_now_ns();
-	ret = sb_syncobj_wait(drm, h, 5, 5000 * MS, SB_SYNCOBJ_WAIT_AVAILABLE);
-	t1 = sbk_now_ns();
-	dt = t1 - t0;
-	CHECK_EQ(vm_later_join(&later), 0, "helper imported into point 5");
-	sb_test_note("AVAILABLE wait = %d after %.1f ms (import at +%.1f ms)", ret, vm_ms(dt),
-		     vm_ms(later.done_ns - t0));
-	CHECK_EQ(ret, 0, "AVAILABLE wait returns once point 5 materialised");
-	CHECK(t1 >= later.start_ns, "returned after the helper's call (%.1f ms before it)",
-	      vm_ms(later.start_ns - t1));
+	wait_for_helper(drm, h, 5, SB_SYNCOBJ_WAIT_AVAILABLE, do_import, &args,
+			"helper imported into point 5", "AVAILABLE wait returns once point 5 materialised");
 	CHECK_EQ(vm_status(f.sync_file), 0, "vgem still pending");
 	CHECK_EQ(sb_syncobj_wait(drm, h, 5, 50 * MS, 0), -ETIME, "point 5 not signalled yet");
 
-	vm_later_start(&later, 200 * MS, vm_later_signal_fence, &f);
-	t0 = sbk_now_ns();
-	ret = sb_syncobj_wait(drm, h, 5, 5000 * MS, 0);
-	t1 = sbk_now_ns();
-	dt = t1 - t0;
-	CHECK_EQ(vm_later_join(&later), 0, "helper signalled vgem");
-	sb_test_note("plain wait on point 5 = %d after %.1f ms", ret, vm_ms(dt));
-	CHECK_EQ(ret, 0, "point 5 signals with vgem");
-	CHECK(t1 >= later.start_ns, "returned after the helper's call (%.1f ms before it)",
-	      vm_ms(later.start_ns - t1));
+	wait_for_helper(drm, h, 5, 0, vm_later_signal_fence, &f, "helper signalled vgem",
+			"plain wait: point 5 signals with vgem");
 
 	/* A plain wait on an unmaterialised point waits for it to appear and signal. */
 	args.point = 8;
-	vm_later_start(&later, 200 * MS, do_signal, &args);
-	t0 = sbk_now_ns();
-	ret = sb_syncobj_wait(drm, h, 8, 5000 * MS, 0);
-	t1 = sbk_now_ns();
-	dt = t1 - t0;
-	CHECK_EQ(vm_later_join(&later), 0, "helper signalled point 8");
-	sb_test_note("plain wait on unmaterialised point 8 = %d after %.1f ms", ret, vm_ms(dt));
-	CHECK_EQ(ret, 0, "plain wait on an unmaterialised point");
-	CHECK(t1 >= later.start_ns, "returned after the helper's call (%.1f ms before it)",
-	      vm_ms(later.start_ns - t1));
+	wait_for_helper(drm, h, 8, 0, do_signal, &args, "helper signalled point 8",
+			"plain wait on unmaterialised point 8");
 
 	drmSyncobjDestroy(drm, h);
 	sbk_fence_destroy(&f);

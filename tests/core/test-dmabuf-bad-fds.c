@@ -12,110 +12,56 @@
 #include "harness.h"
 #include "fd-kinds.h"
 
+/* arg[0]: the access (enum sb_access), arg[1]: a timeout in ns. */
 static int
-call_is_dmabuf(int fd, struct call_result *r)
+call_export(int fd, const int64_t *arg, struct call_result *r)
 {
-	r->returns_bool = true;
-	return sb_dmabuf_is_dmabuf(fd);
-}
-
-static int
-export(int fd, enum sb_access access, struct call_result *r)
-{
-	int out = OUT_FD_SENTINEL;
-	int ret = sb_dmabuf_export_sync_file(fd, access, &out);
-
 	r->has_out_fd = true;
-	r->out_fd = out;
-	return ret;
-}
-
-static int
-call_export_read(int fd, struct call_result *r)
-{
-	return export(fd, SB_ACCESS_READ, r);
-}
-
-static int
-call_export_write(int fd, struct call_result *r)
-{
-	return export(fd, SB_ACCESS_WRITE, r);
+	return sb_dmabuf_export_sync_file(fd, (enum sb_access)arg[0], &r->out_fd);
 }
 
 /* The same bad fd as both the dma-buf and the sync_file. */
 static int
-call_import_read(int fd, struct call_result *r)
+call_import(int fd, const int64_t *arg, struct call_result *r)
 {
 	(void)r;
-	return sb_dmabuf_import_sync_file(fd, SB_ACCESS_READ, fd);
+	return sb_dmabuf_import_sync_file(fd, (enum sb_access)arg[0], fd);
 }
 
 static int
-call_import_write(int fd, struct call_result *r)
-{
-	(void)r;
-	return sb_dmabuf_import_sync_file(fd, SB_ACCESS_WRITE, fd);
-}
-
-static int
-call_is_busy_read(int fd, struct call_result *r)
+call_is_busy(int fd, const int64_t *arg, struct call_result *r)
 {
 	bool busy = false;
 
 	(void)r;
-	return sb_dmabuf_is_busy(fd, SB_ACCESS_READ, &busy);
+	return sb_dmabuf_is_busy(fd, (enum sb_access)arg[0], &busy);
 }
 
+/*
+ * With SB_TIMEOUT_INFINITE: a pipe's read end never becomes readable, so it
+ * must be rejected, not waited on.
+ */
 static int
-call_is_busy_write(int fd, struct call_result *r)
-{
-	bool busy = false;
-
-	(void)r;
-	return sb_dmabuf_is_busy(fd, SB_ACCESS_WRITE, &busy);
-}
-
-static int
-call_wait_read_poll(int fd, struct call_result *r)
+call_wait(int fd, const int64_t *arg, struct call_result *r)
 {
 	(void)r;
-	return sb_dmabuf_wait(fd, SB_ACCESS_READ, 0);
-}
-
-static int
-call_wait_write_poll(int fd, struct call_result *r)
-{
-	(void)r;
-	return sb_dmabuf_wait(fd, SB_ACCESS_WRITE, 0);
-}
-
-/* A pipe's read end never becomes readable: must be rejected, not waited on. */
-static int
-call_wait_read_infinite(int fd, struct call_result *r)
-{
-	(void)r;
-	return sb_dmabuf_wait(fd, SB_ACCESS_READ, SB_TIMEOUT_INFINITE);
-}
-
-static int
-call_wait_write_infinite(int fd, struct call_result *r)
-{
-	(void)r;
-	return sb_dmabuf_wait(fd, SB_ACCESS_WRITE, SB_TIMEOUT_INFINITE);
+	return sb_dmabuf_wait(fd, (enum sb_access)arg[0], arg[1]);
 }
 
 static const struct bad_call calls[] = {
-	{ "sb_dmabuf_is_dmabuf", call_is_dmabuf },
-	{ "sb_dmabuf_export_sync_file(READ)", call_export_read },
-	{ "sb_dmabuf_export_sync_file(WRITE)", call_export_write },
-	{ "sb_dmabuf_import_sync_file(fd, READ, fd)", call_import_read },
-	{ "sb_dmabuf_import_sync_file(fd, WRITE, fd)", call_import_write },
-	{ "sb_dmabuf_is_busy(READ)", call_is_busy_read },
-	{ "sb_dmabuf_is_busy(WRITE)", call_is_busy_write },
-	{ "sb_dmabuf_wait(READ, 0)", call_wait_read_poll },
-	{ "sb_dmabuf_wait(WRITE, 0)", call_wait_write_poll },
-	{ "sb_dmabuf_wait(READ, SB_TIMEOUT_INFINITE)", call_wait_read_infinite },
-	{ "sb_dmabuf_wait(WRITE, SB_TIMEOUT_INFINITE)", call_wait_write_infinite },
+	{ "sb_dmabuf_is_dmabuf", NULL, { 0 }, sb_dmabuf_is_dmabuf },
+	{ "sb_dmabuf_export_sync_file(READ)", call_export, { SB_ACCESS_READ } },
+	{ "sb_dmabuf_export_sync_file(WRITE)", call_export, { SB_ACCESS_WRITE } },
+	{ "sb_dmabuf_import_sync_file(fd, READ, fd)", call_import, { SB_ACCESS_READ } },
+	{ "sb_dmabuf_import_sync_file(fd, WRITE, fd)", call_import, { SB_ACCESS_WRITE } },
+	{ "sb_dmabuf_is_busy(READ)", call_is_busy, { SB_ACCESS_READ } },
+	{ "sb_dmabuf_is_busy(WRITE)", call_is_busy, { SB_ACCESS_WRITE } },
+	{ "sb_dmabuf_wait(READ, 0)", call_wait, { SB_ACCESS_READ, 0 } },
+	{ "sb_dmabuf_wait(WRITE, 0)", call_wait, { SB_ACCESS_WRITE, 0 } },
+	{ "sb_dmabuf_wait(READ, SB_TIMEOUT_INFINITE)", call_wait,
+	  { SB_ACCESS_READ, SB_TIMEOUT_INFINITE } },
+	{ "sb_dmabuf_wait(WRITE, SB_TIMEOUT_INFINITE)", call_wait,
+	  { SB_ACCESS_WRITE, SB_TIMEOUT_INFINITE } },
 };
 
 /*

@@ -43,18 +43,11 @@ static int
 open_after_exec(int fd)
 {
 	char arg[16];
+	char *argv[] = { "test-fd-helpers", "is-open", arg, NULL };
 	int status;
-	pid_t pid;
 
 	snprintf(arg, sizeof(arg), "%d", fd);
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		execl(self_path, "test-fd-helpers", "is-open", arg, (char *)NULL);
-		_exit(127);
-	}
-	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	status = sb_test_run(self_path, argv);
 	REQUIRE(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3),
 		"exec'd child failed (status 0x%x)", status);
 	return WEXITSTATUS(status) == 0;

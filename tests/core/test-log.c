@@ -120,9 +120,7 @@ run_child(const char *mode, const char *level, struct captured *c)
 
 	REQUIRE(pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0, "pipe2: %s",
 		strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+	pid = sb_test_fork();
 	if (pid == 0) {
 		dup2(out[1], STDOUT_FILENO);
 		dup2(err[1], STDERR_FILENO);

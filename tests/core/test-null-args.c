@@ -150,9 +150,7 @@ survey_null_out(void)
 			int status;
 			pid_t pid;
 
-			fflush(stdout);
-			pid = fork();
-			REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+			pid = sb_test_fork();
 			if (pid == 0) {
 				struct rlimit no_core = { 0, 0 };
 				int ret;

@@ -9,137 +9,87 @@
 #include "harness.h"
 #include "fd-kinds.h"
 
+/* arg[0]: a timeout in ns (wait), or how many times the fd is passed (merge_array). */
 static int
-call_is_valid(int fd, struct call_result *r)
-{
-	r->returns_bool = true;
-	return sb_sync_file_is_valid(fd);
-}
-
-static int
-call_wait_poll(int fd, struct call_result *r)
+call_wait(int fd, const int64_t *arg, struct call_result *r)
 {
 	(void)r;
-	return sb_sync_file_wait(fd, 0);
+	return sb_sync_file_wait(fd, arg[0]);
 }
 
 static int
-call_wait_1ms(int fd, struct call_result *r)
-{
-	(void)r;
-	return sb_sync_file_wait(fd, 1000000);
-}
-
-static int
-call_wait_infinite(int fd, struct call_result *r)
-{
-	(void)r;
-	return sb_sync_file_wait(fd, SB_TIMEOUT_INFINITE);
-}
-
-static int
-call_get_status(int fd, struct call_result *r)
+call_get_status(int fd, const int64_t *arg, struct call_result *r)
 {
 	int status = 12345;
-	int ret = sb_sync_file_get_status(fd, &status);
 
+	(void)arg;
 	(void)r;
-	return ret;
+	return sb_sync_file_get_status(fd, &status);
 }
 
 static int
-call_get_info(int fd, struct call_result *r)
+call_get_info(int fd, const int64_t *arg, struct call_result *r)
 {
 	struct sb_sync_file_info *info = OUT_PTR_SENTINEL;
 	int ret = sb_sync_file_get_info(fd, &info);
 
+	(void)arg;
 	r->has_out_ptr = true;
 	r->out_ptr = info;
 	return ret;
 }
 
 static int
-call_merge_self(int fd, struct call_result *r)
+call_merge_self(int fd, const int64_t *arg, struct call_result *r)
 {
-	int out = OUT_FD_SENTINEL;
-	int ret = sb_sync_file_merge(fd, fd, &out);
-
+	(void)arg;
 	r->has_out_fd = true;
-	r->out_fd = out;
-	return ret;
+	return sb_sync_file_merge(fd, fd, &r->out_fd);
 }
 
 static int
-call_merge_array_1(int fd, struct call_result *r)
-{
-	int fds[1] = { fd };
-	int out = OUT_FD_SENTINEL;
-	int ret = sb_sync_file_merge_array(fds, 1, &out);
-
-	r->has_out_fd = true;
-	r->out_fd = out;
-	return ret;
-}
-
-static int
-call_merge_array_3(int fd, struct call_result *r)
+call_merge_array(int fd, const int64_t *arg, struct call_result *r)
 {
 	int fds[3] = { fd, fd, fd };
-	int out = OUT_FD_SENTINEL;
-	int ret = sb_sync_file_merge_array(fds, 3, &out);
 
 	r->has_out_fd = true;
-	r->out_fd = out;
-	return ret;
+	return sb_sync_file_merge_array(fds, (size_t)arg[0], &r->out_fd);
 }
 
-/* Empty accumulator: must validate fd, not just dup it. */
+/*
+ * arg[0] 0: an empty accumulator (-1), which must validate fd, not just dup
+ * it; 1: the bad fd as both accumulator and input: *acc_fd stays, and stays open.
+ */
 static int
-call_accumulate_into_empty(int fd, struct call_result *r)
+call_accumulate(int fd, const int64_t *arg, struct call_result *r)
 {
-	int acc = -1;
-	int ret = sb_sync_file_accumulate(&acc, fd);
-
 	r->has_acc = true;
-	r->acc_before = -1;
-	r->acc_after = acc;
-	return ret;
-}
-
-/* The bad fd as both accumulator and input: *acc_fd stays, and stays open. */
-static int
-call_accumulate_self(int fd, struct call_result *r)
-{
-	int acc = fd;
-	int ret = sb_sync_file_accumulate(&acc, fd);
-
-	r->has_acc = true;
-	r->acc_before = fd;
-	r->acc_after = acc;
-	return ret;
+	r->acc_before = r->acc_after = arg[0] ? fd : -1;
+	return sb_sync_file_accumulate(&r->acc_after, fd);
 }
 
 static int
-call_set_deadline(int fd, struct call_result *r)
+call_set_deadline(int fd, const int64_t *arg, struct call_result *r)
 {
+	(void)arg;
 	(void)r;
 	/* A kernel without SYNC_IOC_SET_DEADLINE must not make a non-sync_file "fine". */
 	return sb_sync_file_set_deadline(fd, 1000000000ull);
 }
 
 static const struct bad_call calls[] = {
-	{ "sb_sync_file_is_valid", call_is_valid },
-	{ "sb_sync_file_wait(timeout 0)", call_wait_poll },
-	{ "sb_sync_file_wait(timeout 1 ms)", call_wait_1ms },
-	{ "sb_sync_file_wait(SB_TIMEOUT_INFINITE)", call_wait_infinite },
-	{ "sb_sync_file_get_status", call_get_status },
-	{ "sb_sync_file_get_info", call_get_info },
-	{ "sb_sync_file_merge(fd, fd)", call_merge_self },
-	{ "sb_sync_file_merge_array([fd], 1)", call_merge_array_1 },
-	{ "sb_sync_file_merge_array([fd, fd, fd], 3)", call_merge_array_3 },
-	{ "sb_sync_file_accumulate(&-1, fd)", call_accumulate_into_empty },
-	{ "sb_sync_file_accumulate(&fd, fd)", call_accumulate_self },
-	{ "sb_sync_file_set_deadline", call_set_deadline },
+	{ "sb_sync_file_is_valid", NULL, { 0 }, sb_sync_file_is_valid },
+	{ "sb_sync_file_wait(timeout 0)", call_wait, { 0 } },
+	{ "sb_sync_file_wait(timeout 1 ms)", call_wait, { 1000000 } },
+	{ "sb_sync_file_wait(SB_TIMEOUT_INFINITE)", call_wait, { SB_TIMEOUT_INFINITE } },
+	{ "sb_sync_file_get_status", call_get_status, { 0 } },
+	{ "sb_sync_file_get_info", call_get_info, { 0 } },
+	{ "sb_sync_file_merge(fd, fd)", call_merge_self, { 0 } },
+	{ "sb_sync_file_merge_array([fd], 1)", call_merge_array, { 1 } },
+	{ "sb_sync_file_merge_array([fd, fd, fd], 3)", call_merge_array, { 3 } },
+	{ "sb_sync_file_accumulate(&-1, fd)", call_accumulate, { 0 } },
+	{ "sb_sync_file_accumulate(&fd, fd)", call_accumulate, { 1 } },
+	{ "sb_sync_file_set_deadline", call_set_deadline, { 0 } },
 };
 
 int

@@ -14,99 +14,53 @@
 #include "harness.h"
 #include "fd-kinds.h"
 
+/* arg[]: the handle, point, timeout and flags each row passes (see calls[]). */
 static int
-export(int fd, uint32_t handle, uint64_t point, struct call_result *r)
+call_export(int fd, const int64_t *arg, struct call_result *r)
 {
-	int out = OUT_FD_SENTINEL;
-	int ret = sb_syncobj_export_sync_file(fd, handle, point, &out);
-
 	r->has_out_fd = true;
-	r->out_fd = out;
-	return ret;
-}
-
-static int
-call_export_binary(int fd, struct call_result *r)
-{
-	return export(fd, 1, 0, r);
-}
-
-static int
-call_export_point(int fd, struct call_result *r)
-{
-	return export(fd, 1, 7, r);
-}
-
-static int
-call_export_handle0(int fd, struct call_result *r)
-{
-	return export(fd, 0, 0, r);
+	return sb_syncobj_export_sync_file(fd, (uint32_t)arg[0], (uint64_t)arg[1], &r->out_fd);
 }
 
 /* The same bad fd as both the DRM device and the sync_file. */
 static int
-call_import_binary(int fd, struct call_result *r)
+call_import(int fd, const int64_t *arg, struct call_result *r)
 {
 	(void)r;
-	return sb_syncobj_import_sync_file(fd, 1, 0, fd);
+	return sb_syncobj_import_sync_file(fd, 1, (uint64_t)arg[0], fd);
 }
 
 static int
-call_import_point(int fd, struct call_result *r)
+call_signal(int fd, const int64_t *arg, struct call_result *r)
 {
 	(void)r;
-	return sb_syncobj_import_sync_file(fd, 1, 7, fd);
+	return sb_syncobj_signal(fd, 1, (uint64_t)arg[0]);
 }
 
 static int
-call_signal_binary(int fd, struct call_result *r)
-{
-	(void)r;
-	return sb_syncobj_signal(fd, 1, 0);
-}
-
-static int
-call_signal_point(int fd, struct call_result *r)
-{
-	(void)r;
-	return sb_syncobj_signal(fd, 1, 7);
-}
-
-static int
-call_query(int fd, struct call_result *r)
+call_query(int fd, const int64_t *arg, struct call_result *r)
 {
 	uint64_t point = 99;
 
+	(void)arg;
 	(void)r;
 	return sb_syncobj_query(fd, 1, &point);
 }
 
+/* arg[]: point, timeout, flags. */
 static int
-call_wait_binary_poll(int fd, struct call_result *r)
+call_wait(int fd, const int64_t *arg, struct call_result *r)
 {
 	(void)r;
-	return sb_syncobj_wait(fd, 1, 0, 0, 0);
+	return sb_syncobj_wait(fd, 1, (uint64_t)arg[0], arg[1], (uint32_t)arg[2]);
 }
 
+/* arg[]: point, flags. */
 static int
-call_wait_binary_infinite(int fd, struct call_result *r)
-{
-	(void)r;
-	return sb_syncobj_wait(fd, 1, 0, SB_TIMEOUT_INFINITE, 0);
-}
-
-static int
-call_wait_point_available(int fd, struct call_result *r)
-{
-	(void)r;
-	return sb_syncobj_wait(fd, 1, 7, SB_TIMEOUT_INFINITE, SB_SYNCOBJ_WAIT_AVAILABLE);
-}
-
-static int
-waiter(int fd, uint64_t point, uint32_t flags, struct call_result *r)
+call_waiter(int fd, const int64_t *arg, struct call_result *r)
 {
 	struct sb_syncobj_waiter *w = OUT_PTR_SENTINEL;
-	int ret = sb_syncobj_waiter_create(fd, 1, point, flags, &w);
+	int ret = sb_syncobj_waiter_create(fd, 1, (uint64_t)arg[0], (uint32_t)arg[1], &w);
 
 	r->has_out_ptr = true;
 	r->out_ptr = w;
@@ -115,53 +69,26 @@ waiter(int fd, uint64_t point, uint32_t flags, struct call_result *r)
 	return ret;
 }
 
-static int
-call_waiter_binary(int fd, struct call_result *r)
-{
-	return waiter(fd, 0, 0, r);
-}
-
-static int
-call_waiter_point_available(int fd, struct call_result *r)
-{
-	return waiter(fd, 7, SB_SYNCOBJ_WAIT_AVAILABLE, r);
-}
-
 static const struct bad_call calls[] = {
-	{ "sb_syncobj_export_sync_file(handle 1, point 0)", call_export_binary },
-	{ "sb_syncobj_export_sync_file(handle 1, point 7)", call_export_point },
-	{ "sb_syncobj_export_sync_file(handle 0, point 0)", call_export_handle0 },
-	{ "sb_syncobj_import_sync_file(fd, 1, 0, fd)", call_import_binary },
-	{ "sb_syncobj_import_sync_file(fd, 1, 7, fd)", call_import_point },
-	{ "sb_syncobj_signal(point 0)", call_signal_binary },
-	{ "sb_syncobj_signal(point 7)", call_signal_point },
-	{ "sb_syncobj_query", call_query },
-	{ "sb_syncobj_wait(point 0, timeout 0)", call_wait_binary_poll },
-	{ "sb_syncobj_wait(point 0, SB_TIMEOUT_INFINITE)", call_wait_binary_infinite },
-	{ "sb_syncobj_wait(point 7, INFINITE, WAIT_AVAILABLE)", call_wait_point_available },
+	{ "sb_syncobj_export_sync_file(handle 1, point 0)", call_export, { 1, 0 } },
+	{ "sb_syncobj_export_sync_file(handle 1, point 7)", call_export, { 1, 7 } },
+	{ "sb_syncobj_export_sync_file(handle 0, point 0)", call_export, { 0, 0 } },
+	{ "sb_syncobj_import_sync_file(fd, 1, 0, fd)", call_import, { 0 } },
+	{ "sb_syncobj_import_sync_file(fd, 1, 7, fd)", call_import, { 7 } },
+	{ "sb_syncobj_signal(point 0)", call_signal, { 0 } },
+	{ "sb_syncobj_signal(point 7)", call_signal, { 7 } },
+	{ "sb_syncobj_query", call_query, { 0 } },
+	{ "sb_syncobj_wait(point 0, timeout 0)", call_wait, { 0, 0, 0 } },
+	{ "sb_syncobj_wait(point 0, SB_TIMEOUT_INFINITE)", call_wait, { 0, SB_TIMEOUT_INFINITE, 0 } },
+	{ "sb_syncobj_wait(point 7, INFINITE, WAIT_AVAILABLE)", call_wait,
+	  { 7, SB_TIMEOUT_INFINITE, SB_SYNCOBJ_WAIT_AVAILABLE } },
 };
 
 static const struct bad_call waiter_calls[] = {
-	{ "sb_syncobj_waiter_create(point 0)", call_waiter_binary },
-	{ "sb_syncobj_waiter_create(point 7, WAIT_AVAILABLE)", call_waiter_point_available },
+	{ "sb_syncobj_waiter_create(point 0)", call_waiter, { 0, 0 } },
+	{ "sb_syncobj_waiter_create(point 7, WAIT_AVAILABLE)", call_waiter,
+	  { 7, SB_SYNCOBJ_WAIT_AVAILABLE } },
 };
-
-/* Threads of this process (/proc/self/task): a failed waiter must not leave one behind. */
-static int
-count_threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
 
 int
 main(void)
@@ -176,7 +103,7 @@ main(void)
 	runs += run_bad_fd_matrix("syncobj waiter (SYNCBRIDGE_SYNCOBJ_EVENTFD=0)", waiter_calls,
 				  ARRAY_LEN(waiter_calls));
 
-	CHECK_EQ(count_threads(), 1, "threads left after every waiter_create failed");
+	CHECK_EQ(sb_test_count_threads(), 1, "threads left after every waiter_create failed");
 	sb_test_note("%d (fd kind, call) pairs", runs);
 	return sb_test_finish();
 }

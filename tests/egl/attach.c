@@ -24,13 +24,12 @@
 #include <syncbridge/egl.h>
 #include <syncbridge/syncbridge.h>
 
-#include "eglt.h"
+#include "egl_common.h"
 #include "fd_snapshot.h"
+#include "gate.h"
 #include "harness.h"
-#include "kernel.h"
 
-#define SIZE 64
-#define PITCH 4096
+#define SIZE EGLC_SIZE
 #define OLD 0x11
 #define NEW 0xee
 #define MS INT64_C(1000000)
@@ -38,83 +37,40 @@
 struct consumer {
 	pthread_t thread;
 	struct sbk_buf *buf;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool handed_over;
+	struct tb_gate handed_over;
 	int wait_ret;
 	long new_bytes, old_bytes;
 };
-
-static bool
-has_arg(int argc, char **argv, const char *arg)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], arg) == 0)
-			return true;
-	return false;
-}
 
 static void *
 consumer_main(void *p)
 {
 	struct consumer *c = p;
 
-	pthread_mutex_lock(&c->lock);
-	while (!c->handed_over)
-		pthread_cond_wait(&c->cond, &c->lock);
-	pthread_mutex_unlock(&c->lock);
-
+	tb_gate_wait(&c->handed_over);
 	c->wait_ret = sb_dmabuf_wait(c->buf->fd, SB_ACCESS_READ, 10000 * MS);
-	for (int y = 0; y < SIZE; y++) {
-		const uint8_t *row = (const uint8_t *)c->buf->map + (size_t)y * PITCH;
-
-		for (int x = 0; x < SIZE * 4; x++) {
-			c->new_bytes += row[x] == NEW;
-			c->old_bytes += row[x] == OLD;
-		}
-	}
+	c->new_bytes = eglc_cpu_count(c->buf, NEW);
+	c->old_bytes = eglc_cpu_count(c->buf, OLD);
 	return NULL;
 }
 
 int
 main(int argc, char **argv)
 {
-	bool control = has_arg(argc, argv, "--control");
-	bool fallback = has_arg(argc, argv, "--fallback");
-	struct sbk_buf buf = { .fd = -1, .vgem_fd = -1 };
+	struct eglc_switches sw = eglc_switches_apply(argc, argv);
+	bool control = sw.control, fallback = sw.fallback;
 	struct consumer c;
-	struct eglt t;
-	struct eglt_target target;
+	struct eglc_app a;
 	struct sb_sync_file_info *info = NULL;
 	struct sb_fd_snapshot before;
-	uint32_t caps = 0;
-	int vgem, ret, fence_fd = -1;
+	int ret, fence_fd = -1;
 
-	if (control)
-		setenv("SYNCBRIDGE_DISABLE", "1", 1);
-	if (fallback)
-		setenv("SYNCBRIDGE_EGL_FALLBACK", "1", 1);
-
-	vgem = sbk_vgem_open();
-	if (vgem < 0)
-		sb_test_skip("no vgem node (%s): run in the VM tier as root", strerror(-vgem));
-	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, (size_t)SIZE * PITCH, &buf) == 0, "vgem buffer");
-	for (int y = 0; y < SIZE; y++)
-		memset((uint8_t *)buf.map + (size_t)y * PITCH, OLD, SIZE * 4);
-
-	ret = eglt_open(&t, EGLT_DEVICE_SW);
-	if (ret == -ENODEV)
-		sb_test_skip("no EGL software device (EGL_MESA_device_software)");
-	REQUIRE(ret == 0, "eglt_open");
-	ret = eglt_target_import(&t, buf.fd, SIZE, SIZE, PITCH, &target);
-	if (ret == -ENODEV)
-		sb_test_skip("the software device cannot import the vgem dma-buf");
-	REQUIRE(ret == 0, "import the dma-buf");
-	REQUIRE(sb_egl_display_get_caps(t.dpy, &caps) == 0, "caps");
-	sb_test_note("caps 0x%x%s%s", caps, fallback ? ", fallback" : "", control ? ", CONTROL" : "");
-	REQUIRE(eglt_count(&target, OLD, NULL) == SIZE * SIZE, "GL sees the buffer's OLD contents");
+	eglc_app_open(&a);
+	eglc_cpu_fill(&a.buf, OLD);
+	sb_test_note("caps 0x%x%s%s", a.caps, fallback ? ", fallback" : "", control ? ", CONTROL" : "");
+	REQUIRE(eglt_count(&a.target, OLD, NULL) == SIZE * SIZE, "GL sees the buffer's OLD contents");
 	if (!fallback && !control)
-		REQUIRE(caps & SB_EGL_CAP_NATIVE_FENCE, "the display has native fences");
+		REQUIRE(a.caps & SB_EGL_CAP_NATIVE_FENCE, "the display has native fences");
 
 	/*
 	 * The fd baseline, before the consumer thread exists (it is joined before
@@ -125,18 +81,17 @@ main(int argc, char **argv)
 		"the fd check: MESA_SHADER_CACHE_DISABLE)");
 	REQUIRE(sb_fd_snapshot_take(&before) == 0, "fd snapshot");
 	memset(&c, 0, sizeof(c));
-	c.buf = &buf;
-	pthread_mutex_init(&c.lock, NULL);
-	pthread_cond_init(&c.cond, NULL);
+	c.buf = &a.buf;
+	tb_gate_init(&c.handed_over);
 	REQUIRE(pthread_create(&c.thread, NULL, consumer_main, &c) == 0, "pthread_create");
 
 	/* GL renders NEW (issued, not flushed), then the bridge attaches its fence. */
-	eglt_fill(&target, NEW);
-	ret = sb_egl_dmabuf_attach(t.dpy, buf.fd, SB_ACCESS_WRITE);
+	eglt_fill(&a.target, NEW);
+	ret = sb_egl_dmabuf_attach(a.t.dpy, a.buf.fd, SB_ACCESS_WRITE);
 	CHECK_EQ(ret, 0, "attach GL's write");
 
 	/* What a reader of the buffer now waits for (a snapshot, for the log). */
-	REQUIRE(sb_dmabuf_export_sync_file(buf.fd, SB_ACCESS_READ, &fence_fd) == 0, "export");
+	REQUIRE(sb_dmabuf_export_sync_file(a.buf.fd, SB_ACCESS_READ, &fence_fd) == 0, "export");
 	if (sb_sync_file_get_info(fence_fd, &info) == 0) {
 		sb_test_note("the buffer's write fences: %u, status %d", info->num_fences, info->status);
 		for (uint32_t i = 0; i < info->num_fences; i++)
@@ -147,11 +102,9 @@ main(int argc, char **argv)
 	close(fence_fd);
 
 	/* Hand over; no GL call until the consumer is done. */
-	pthread_mutex_lock(&c.lock);
-	c.handed_over = true;
-	pthread_cond_signal(&c.cond);
-	pthread_mutex_unlock(&c.lock);
+	tb_gate_open(&c.handed_over);
 	pthread_join(c.thread, NULL);
+	tb_gate_finish(&c.handed_over);
 
 	CHECK_EQ(c.wait_ret, 0, "the consumer's poll");
 	sb_test_note("the consumer read %ld NEW and %ld OLD bytes of %d", c.new_bytes, c.old_bytes,
@@ -163,11 +116,8 @@ main(int argc, char **argv)
 		CHECK_EQ(c.new_bytes, SIZE * SIZE * 4, "the consumer reads GL's complete frame");
 	sb_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
 	sb_fd_snapshot_free(&before);
-	CHECK_EQ(eglt_count(&target, NEW, NULL), SIZE * SIZE, "GL's frame is NEW in the end");
+	CHECK_EQ(eglt_count(&a.target, NEW, NULL), SIZE * SIZE, "GL's frame is NEW in the end");
 
-	eglt_target_destroy(&t, &target);
-	eglt_close(&t);
-	sbk_buf_destroy(&buf);
-	close(vgem);
+	eglc_app_close(&a);
 	return sb_test_finish();
 }

@@ -24,15 +24,6 @@
 #include "harness.h"
 #include "kernel.h"
 
-static bool
-has_arg(int argc, char **argv, const char *arg)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], arg) == 0)
-			return true;
-	return false;
-}
-
 /* A closed fd number: open and close one. */
 static int
 closed_fd(void)
@@ -83,7 +74,7 @@ main(int argc, char **argv)
 	uint32_t caps;
 	EGLDisplay early;
 
-	if (has_arg(argc, argv, "--disabled"))
+	if (sb_test_has_arg(argc, argv, "--disabled"))
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 
 	/* EGL_NO_DISPLAY before anything else touched EGL. */

@@ -56,13 +56,12 @@
 #include <syncbridge/egl.h>
 #include <syncbridge/syncbridge.h>
 
-#include "eglt.h"
+#include "egl_common.h"
 #include "fd_snapshot.h"
+#include "gate.h"
 #include "harness.h"
-#include "kernel.h"
 
-#define SIZE 64
-#define PITCH 4096 /* the test helper's vgem buffers are 1024 px wide */
+#define SIZE EGLC_SIZE
 #define OLD 0x11
 #define NEW 0xee
 #define MS INT64_C(1000000)
@@ -74,80 +73,32 @@ struct other {
 	int vgem;
 	uint32_t fence_id;
 	bool writer;        /* writes NEW; else reads (snapshot) */
-	bool when_told;     /* control: act once `go` is set, not after DELAY_NS */
-	bool go;            /* under lock */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	bool when_told;     /* control: act once `go` opens, not after DELAY_NS */
+	struct tb_gate go;
 	long old_seen;      /* reader: bytes of OLD in the rows it read */
 	long new_seen;      /* reader: bytes of NEW */
 	atomic_bool signalling; /* set just before FENCE_SIGNAL */
 	int signal_ret;
 };
 
-static bool
-has_arg(int argc, char **argv, const char *arg)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], arg) == 0)
-			return true;
-	return false;
-}
-
-static const char *
-arg_value(int argc, char **argv, const char *opt, const char *def)
-{
-	for (int i = 1; i + 1 < argc; i++)
-		if (strcmp(argv[i], opt) == 0)
-			return argv[i + 1];
-	return def;
-}
-
-static void
-cpu_fill(struct sbk_buf *buf, uint8_t value)
-{
-	for (int y = 0; y < SIZE; y++)
-		memset((uint8_t *)buf->map + (size_t)y * PITCH, value, SIZE * 4);
-}
-
 static void *
 other_main(void *p)
 {
 	struct other *o = p;
 
-	if (o->when_told) {
-		/* The control: only after GL's access, however long that takes. */
-		pthread_mutex_lock(&o->lock);
-		while (!o->go)
-			pthread_cond_wait(&o->cond, &o->lock);
-		pthread_mutex_unlock(&o->lock);
-	} else {
-		/* Not a synchronisation: the window for a bridge that does not wait. */
-		sbk_sleep_ns(DELAY_NS);
-	}
+	if (o->when_told)
+		tb_gate_wait(&o->go); /* the control: only after GL's access, however long that takes */
+	else
+		sbk_sleep_ns(DELAY_NS); /* not a synchronisation: the window for a bridge that does not wait */
 	if (o->writer) {
-		cpu_fill(o->buf, NEW);
+		eglc_cpu_fill(o->buf, NEW);
 	} else {
-		for (int y = 0; y < SIZE; y++) {
-			const uint8_t *row = (const uint8_t *)o->buf->map + (size_t)y * PITCH;
-
-			for (int x = 0; x < SIZE * 4; x++) {
-				o->old_seen += row[x] == OLD;
-				o->new_seen += row[x] == NEW;
-			}
-		}
+		o->old_seen = eglc_cpu_count(o->buf, OLD);
+		o->new_seen = eglc_cpu_count(o->buf, NEW);
 	}
 	atomic_store(&o->signalling, true);
 	o->signal_ret = sbk_vgem_fence_signal(o->vgem, o->fence_id);
 	return NULL;
-}
-
-static void
-other_go(struct other *o)
-{
-	pthread_mutex_lock(&o->lock);
-	o->go = true;
-	pthread_cond_signal(&o->cond);
-	pthread_mutex_unlock(&o->lock);
 }
 
 /*
@@ -166,22 +117,19 @@ fence_pending(int dmabuf_fd)
 int
 main(int argc, char **argv)
 {
-	const char *access_name = arg_value(argc, argv, "--access", "read");
-	const char *via = arg_value(argc, argv, "--via", "dmabuf");
-	bool control = has_arg(argc, argv, "--control");
-	bool fallback = has_arg(argc, argv, "--fallback");
-	bool core = has_arg(argc, argv, "--core");
-	bool sample = has_arg(argc, argv, "--sample");
+	const char *access_name = sb_test_arg_value(argc, argv, "--access", "read");
+	const char *via = sb_test_arg_value(argc, argv, "--via", "dmabuf");
+	struct eglc_switches sw = eglc_switches_apply(argc, argv);
+	bool control = sw.control, fallback = sw.fallback, core = sw.core;
+	bool sample = sb_test_has_arg(argc, argv, "--sample");
 	bool read = strcmp(access_name, "read") == 0;
 	enum sb_access access = read ? SB_ACCESS_READ : SB_ACCESS_WRITE;
-	struct sbk_buf buf = { .fd = -1, .vgem_fd = -1 };
+	struct eglc_app a;
 	struct other other;
-	struct eglt t;
-	struct eglt_target target, dst = { 0 };
+	struct eglt_target dst = { 0 };
 	struct eglt_blit blit = { 0 };
 	struct sb_fd_snapshot before;
-	uint32_t caps = 0;
-	int vgem, ret, first = -1;
+	int ret, first = -1;
 	int64_t t0, waited;
 	bool signalling_at_return, pending;
 	long n;
@@ -191,45 +139,26 @@ main(int argc, char **argv)
 				"[--via dmabuf|sync-file] [--fallback] [--core] [--control]\n", argv[0]);
 		return 2;
 	}
-	if (control)
-		setenv("SYNCBRIDGE_DISABLE", "1", 1);
-	if (fallback)
-		setenv("SYNCBRIDGE_EGL_FALLBACK", "1", 1);
-	if (core)
-		setenv("SYNCBRIDGE_EGL_CORE", "1", 1);
 
-	vgem = sbk_vgem_open();
-	if (vgem < 0)
-		sb_test_skip("no vgem node (%s): run in the VM tier as root", strerror(-vgem));
-	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, (size_t)SIZE * PITCH, &buf) == 0, "vgem buffer");
-	cpu_fill(&buf, OLD);
-
-	ret = eglt_open(&t, EGLT_DEVICE_SW);
-	if (ret == -ENODEV)
-		sb_test_skip("no EGL software device (EGL_MESA_device_software)");
-	REQUIRE(ret == 0, "eglt_open");
-	ret = eglt_target_import(&t, buf.fd, SIZE, SIZE, PITCH, &target);
-	if (ret == -ENODEV)
-		sb_test_skip("the software device cannot import the vgem dma-buf");
-	REQUIRE(ret == 0, "import the dma-buf");
-	REQUIRE(sb_egl_display_get_caps(t.dpy, &caps) == 0, "caps");
-	sb_test_note("caps 0x%x; access %s via %s%s%s%s", caps, access_name, via,
+	eglc_app_open(&a);
+	eglc_cpu_fill(&a.buf, OLD);
+	sb_test_note("caps 0x%x; access %s via %s%s%s%s", a.caps, access_name, via,
 		     fallback ? ", fallback" : "", core ? ", core" : "", control ? ", CONTROL" : "");
 	if (!fallback && !control)
-		REQUIRE(caps & SB_EGL_CAP_GPU_WAIT, "the display waits GPU-side (native fence + wait sync)");
+		REQUIRE(a.caps & SB_EGL_CAP_GPU_WAIT, "the display waits GPU-side (native fence + wait sync)");
 	if (fallback)
-		CHECK(!(caps & SB_EGL_CAP_GPU_WAIT), "fallback: CPU waits");
+		CHECK(!(a.caps & SB_EGL_CAP_GPU_WAIT), "fallback: CPU waits");
 	if (core)
-		CHECK(caps & SB_EGL_CAP_CORE_SYNC, "EGL 1.5 core entry points");
+		CHECK(a.caps & SB_EGL_CAP_CORE_SYNC, "EGL 1.5 core entry points");
 
 	/* GL sees what the CPU wrote: otherwise the test proves nothing. */
-	n = eglt_count(&target, OLD, &first);
+	n = eglt_count(&a.target, OLD, &first);
 	REQUIRE(n == SIZE * SIZE, "readback of the imported buffer shows OLD (%ld pixels, first %d)",
 		n, first);
 	if (sample) {
 		REQUIRE(eglt_blit_init(&blit) == 0, "the sampling program");
-		REQUIRE(eglt_target_create(&t, SIZE, SIZE, &dst) == 0, "a render target");
-		eglt_blit(&blit, target.tex, &dst);
+		REQUIRE(eglt_target_create(&a.t, SIZE, SIZE, &dst) == 0, "a render target");
+		eglt_blit(&blit, a.target.tex, &dst);
 		n = eglt_count(&dst, OLD, &first);
 		REQUIRE(n == SIZE * SIZE, "sampling the imported buffer gives OLD (%ld, first %d)", n,
 			first);
@@ -245,14 +174,13 @@ main(int argc, char **argv)
 	REQUIRE(sb_fd_snapshot_take(&before) == 0, "fd snapshot");
 
 	memset(&other, 0, sizeof(other));
-	other.buf = &buf;
-	other.vgem = vgem;
+	other.buf = &a.buf;
+	other.vgem = a.vgem;
 	other.writer = read; /* GL reads: the other party writes; and vice versa */
 	other.when_told = control;
 	atomic_init(&other.signalling, false);
-	pthread_mutex_init(&other.lock, NULL);
-	pthread_cond_init(&other.cond, NULL);
-	REQUIRE(sbk_vgem_fence_attach(vgem, buf.handle, other.writer, &other.fence_id) == 0,
+	tb_gate_init(&other.go);
+	REQUIRE(sbk_vgem_fence_attach(a.vgem, a.buf.handle, other.writer, &other.fence_id) == 0,
 		"attach a pending vgem %s fence", other.writer ? "write" : "read");
 	REQUIRE(pthread_create(&other.thread, NULL, other_main, &other) == 0, "pthread_create");
 
@@ -260,12 +188,12 @@ main(int argc, char **argv)
 	if (strcmp(via, "sync-file") == 0) {
 		int fence_fd = -1;
 
-		REQUIRE(sb_dmabuf_export_sync_file(buf.fd, access, &fence_fd) == 0, "export");
-		ret = sb_egl_wait_sync_file(t.dpy, fence_fd);
+		REQUIRE(sb_dmabuf_export_sync_file(a.buf.fd, access, &fence_fd) == 0, "export");
+		ret = sb_egl_wait_sync_file(a.t.dpy, fence_fd);
 		CHECK(sb_sync_file_is_valid(fence_fd), "the wait borrowed the sync_file");
 		close(fence_fd);
 	} else {
-		ret = sb_egl_dmabuf_wait(t.dpy, buf.fd, access);
+		ret = sb_egl_dmabuf_wait(a.t.dpy, a.buf.fd, access);
 	}
 	signalling_at_return = atomic_load(&other.signalling);
 	waited = sbk_now_ns() - t0;
@@ -275,14 +203,14 @@ main(int argc, char **argv)
 	if (read) {
 		/* GL's reads after the wait. */
 		if (sample) {
-			eglt_blit(&blit, target.tex, &dst);
+			eglt_blit(&blit, a.target.tex, &dst);
 			n = eglt_count(&dst, NEW, &first);
 		} else {
-			n = eglt_count(&target, NEW, &first);
+			n = eglt_count(&a.target, NEW, &first);
 		}
-		pending = fence_pending(buf.fd);
+		pending = fence_pending(a.buf.fd);
 		if (control)
-			other_go(&other);
+			tb_gate_open(&other.go);
 		pthread_join(other.thread, NULL);
 		sb_test_note("GL read %ld NEW pixels of %d (first byte 0x%02x)%s", n, SIZE * SIZE, first,
 			     pending ? " while the writer's fence was pending" : "");
@@ -295,11 +223,11 @@ main(int argc, char **argv)
 			CHECK_EQ(n, SIZE * SIZE, "GL reads the data written before the fence signalled");
 	} else {
 		/* GL's writes after the wait. */
-		eglt_fill(&target, NEW);
+		eglt_fill(&a.target, NEW);
 		glFinish();
-		pending = fence_pending(buf.fd);
+		pending = fence_pending(a.buf.fd);
 		if (control)
-			other_go(&other);
+			tb_gate_open(&other.go);
 		pthread_join(other.thread, NULL);
 		sb_test_note("the reader saw %ld OLD and %ld NEW bytes of %d%s", other.old_seen,
 			     other.new_seen, SIZE * SIZE * 4,
@@ -312,28 +240,24 @@ main(int argc, char **argv)
 		} else
 			CHECK_EQ(other.old_seen, SIZE * SIZE * 4,
 				 "the reader read OLD untouched: GL wrote after it was done");
-		CHECK_EQ(eglt_count(&target, NEW, NULL), SIZE * SIZE, "GL's NEW is in the buffer");
+		CHECK_EQ(eglt_count(&a.target, NEW, NULL), SIZE * SIZE, "GL's NEW is in the buffer");
 	}
 	CHECK_EQ(other.signal_ret, 0, "the other party signalled its fence");
 	/*
 	 * A CPU wait blocks until the signal; a GPU-side one need not (llvmpipe's
 	 * does). Causal: the other party had started to signal when it returned.
 	 */
-	if (!control && !(caps & SB_EGL_CAP_GPU_WAIT))
+	if (!control && !(a.caps & SB_EGL_CAP_GPU_WAIT))
 		CHECK(signalling_at_return, "the CPU wait returned after the other party started "
 		      "to signal (%.1f ms)", (double)waited / 1e6);
-	pthread_mutex_destroy(&other.lock);
-	pthread_cond_destroy(&other.cond);
+	tb_gate_finish(&other.go);
 	sb_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
 	sb_fd_snapshot_free(&before);
 
 	if (sample) {
-		eglt_target_destroy(&t, &dst);
+		eglt_target_destroy(&a.t, &dst);
 		eglt_blit_finish(&blit);
 	}
-	eglt_target_destroy(&t, &target);
-	eglt_close(&t);
-	sbk_buf_destroy(&buf);
-	close(vgem);
+	eglc_app_close(&a);
 	return sb_test_finish();
 }

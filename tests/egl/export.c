@@ -22,38 +22,21 @@
 #include <syncbridge/egl.h>
 #include <syncbridge/syncbridge.h>
 
-#include "eglt.h"
+#include "egl_common.h"
 #include "harness.h"
 
 #define SIZE 64
 
-static bool
-has_arg(int argc, char **argv, const char *arg)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], arg) == 0)
-			return true;
-	return false;
-}
-
 int
 main(int argc, char **argv)
 {
-	bool fallback = has_arg(argc, argv, "--fallback");
-	bool core = has_arg(argc, argv, "--core");
-	bool disabled = has_arg(argc, argv, "--disabled");
-	bool expect_native = has_arg(argc, argv, "--expect-native");
+	struct eglc_switches sw = eglc_switches_apply(argc, argv);
+	bool fallback = sw.fallback, core = sw.core, disabled = sw.disabled;
+	bool expect_native = sb_test_has_arg(argc, argv, "--expect-native");
 	struct eglt t;
 	struct eglt_target target;
 	uint32_t caps = 0;
 	int before, fd, ret;
-
-	if (fallback)
-		setenv("SYNCBRIDGE_EGL_FALLBACK", "1", 1);
-	if (core)
-		setenv("SYNCBRIDGE_EGL_CORE", "1", 1);
-	if (disabled)
-		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 
 	ret = eglt_open(&t, EGLT_ANY);
 	if (ret == -ENODEV)

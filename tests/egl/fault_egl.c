@@ -57,15 +57,13 @@
 #include <syncbridge/egl.h>
 #include <syncbridge/syncbridge.h>
 
-#include "eglt.h"
+#include "egl_common.h"
 #include "fd_snapshot.h"
 #include "harness.h"
-#include "kernel.h"
 #include "sbfault.h"
 
 #define SCOPE "libsyncbridge-egl"
-#define SIZE 64
-#define PITCH 4096
+#define SIZE EGLC_SIZE
 #define OLD 0x11
 #define NEW 0xee
 #define MS INT64_C(1000000)
@@ -174,39 +172,11 @@ eglGetProcAddress(const char *name)
 
 /* ---- the scenarios ---- */
 
-struct app {
-	int vgem;
-	struct sbk_buf buf;
-	struct eglt t;
-	struct eglt_target target;
-};
-
 struct producer {
-	struct app *a;
+	struct eglc_app *a;
 	uint32_t fence_id;
 	pthread_t thread;
 };
-
-static void
-cpu_fill(struct sbk_buf *buf, uint8_t value)
-{
-	for (int y = 0; y < SIZE; y++)
-		memset((uint8_t *)buf->map + (size_t)y * PITCH, value, SIZE * 4);
-}
-
-static long
-cpu_count(struct sbk_buf *buf, uint8_t value)
-{
-	long n = 0;
-
-	for (int y = 0; y < SIZE; y++) {
-		const uint8_t *row = (const uint8_t *)buf->map + (size_t)y * PITCH;
-
-		for (int x = 0; x < SIZE * 4; x++)
-			n += row[x] == value;
-	}
-	return n;
-}
 
 static void *
 producer_main(void *arg)
@@ -215,7 +185,7 @@ producer_main(void *arg)
 
 	/* A negative-check window, not a synchronisation (see the header). */
 	sbk_sleep_ns(100 * MS);
-	cpu_fill(&p->a->buf, NEW);
+	eglc_cpu_fill(&p->a->buf, NEW);
 	sbk_vgem_fence_signal(p->a->vgem, p->fence_id);
 	return NULL;
 }
@@ -224,7 +194,8 @@ enum outcome { KEPT, REPORTED, BROKEN };
 static const char *const outcome_names[] = { "kept", "reported", "BROKEN" };
 
 /* Each scenario: the public call alone is armed. *ret: its result. */
-typedef enum outcome (*scenario_fn)(struct app *a, const char *schedule, unsigned egl_at, int *ret);
+typedef enum outcome (*scenario_fn)(struct eglc_app *a, const char *schedule, unsigned egl_at,
+				    int *ret);
 
 static void
 arm(const char *schedule, unsigned egl_at)
@@ -243,13 +214,27 @@ disarm(void)
 	eglf.armed = false;
 }
 
+/*
+ * After a call that returned 0 with GL's clear to NEW issued before it: a
+ * CPU reader that polls the buffer must find all NEW. Nothing but the bridge
+ * (or GL's fence) can have pushed the clear out.
+ */
 static enum outcome
-run_export(struct app *a, const char *schedule, unsigned egl_at, int *ret)
+reader_outcome(struct eglc_app *a)
+{
+	bool all_new = sb_dmabuf_wait(a->buf.fd, SB_ACCESS_READ, 10000 * MS) == 0 &&
+		       eglc_cpu_count(&a->buf, NEW) == SIZE * SIZE * 4;
+
+	glFinish();
+	return all_new ? KEPT : BROKEN;
+}
+
+static enum outcome
+run_export(struct eglc_app *a, const char *schedule, unsigned egl_at, int *ret)
 {
 	int fd = -1;
-	enum outcome o;
 
-	cpu_fill(&a->buf, OLD);
+	eglc_cpu_fill(&a->buf, OLD);
 	eglt_fill(&a->target, NEW);
 	arm(schedule, egl_at);
 	*ret = sb_egl_export_sync_file(a->t.dpy, &fd);
@@ -266,21 +251,17 @@ run_export(struct app *a, const char *schedule, unsigned egl_at, int *ret)
 		CHECK_EQ(sb_sync_file_wait(fd, 10000 * MS), 0, "the exported fence signals");
 		close(fd);
 	}
-	/* Nothing but the bridge (or GL's fence) can have pushed the clear out. */
-	o = sb_dmabuf_wait(a->buf.fd, SB_ACCESS_READ, 10000 * MS) == 0 &&
-			    cpu_count(&a->buf, NEW) == SIZE * SIZE * 4 ? KEPT : BROKEN;
-	glFinish();
-	return o;
+	return reader_outcome(a);
 }
 
 static enum outcome
-run_wait(struct app *a, const char *schedule, unsigned egl_at, int *ret, bool via_sync_file)
+run_wait(struct eglc_app *a, const char *schedule, unsigned egl_at, int *ret, bool via_sync_file)
 {
 	struct producer p = { .a = a };
 	int fence = -1;
 	long n;
 
-	cpu_fill(&a->buf, OLD);
+	eglc_cpu_fill(&a->buf, OLD);
 	REQUIRE(sbk_vgem_fence_attach(a->vgem, a->buf.handle, true, &p.fence_id) == 0, "vgem fence");
 	if (via_sync_file)
 		REQUIRE(sb_dmabuf_export_sync_file(a->buf.fd, SB_ACCESS_READ, &fence) == 0, "export");
@@ -301,23 +282,21 @@ run_wait(struct app *a, const char *schedule, unsigned egl_at, int *ret, bool vi
 }
 
 static enum outcome
-run_wait_sync_file(struct app *a, const char *schedule, unsigned egl_at, int *ret)
+run_wait_sync_file(struct eglc_app *a, const char *schedule, unsigned egl_at, int *ret)
 {
 	return run_wait(a, schedule, egl_at, ret, true);
 }
 
 static enum outcome
-run_dmabuf_wait(struct app *a, const char *schedule, unsigned egl_at, int *ret)
+run_dmabuf_wait(struct eglc_app *a, const char *schedule, unsigned egl_at, int *ret)
 {
 	return run_wait(a, schedule, egl_at, ret, false);
 }
 
 static enum outcome
-run_attach(struct app *a, const char *schedule, unsigned egl_at, int *ret)
+run_attach(struct eglc_app *a, const char *schedule, unsigned egl_at, int *ret)
 {
-	enum outcome o;
-
-	cpu_fill(&a->buf, OLD);
+	eglc_cpu_fill(&a->buf, OLD);
 	eglt_fill(&a->target, NEW);
 	arm(schedule, egl_at);
 	*ret = sb_egl_dmabuf_attach(a->t.dpy, a->buf.fd, SB_ACCESS_WRITE);
@@ -326,10 +305,7 @@ run_attach(struct app *a, const char *schedule, unsigned egl_at, int *ret)
 		glFinish();
 		return REPORTED;
 	}
-	o = sb_dmabuf_wait(a->buf.fd, SB_ACCESS_READ, 10000 * MS) == 0 &&
-			    cpu_count(&a->buf, NEW) == SIZE * SIZE * 4 ? KEPT : BROKEN;
-	glFinish();
-	return o;
+	return reader_outcome(a);
 }
 
 /* The documented errors of each call (include/syncbridge/egl.h). */
@@ -357,7 +333,7 @@ documented(int s, int ret)
 static int cases, n_kept, n_reported;
 
 static void
-one_case(struct app *a, int s, const char *schedule, unsigned egl_at)
+one_case(struct eglc_app *a, int s, const char *schedule, unsigned egl_at)
 {
 	struct sb_fd_snapshot before;
 	char what[128];
@@ -381,40 +357,16 @@ one_case(struct app *a, int s, const char *schedule, unsigned egl_at)
 	sb_fd_snapshot_free(&before);
 }
 
+/* The vgem buffer on the software device (egl_common.h), with GPU-side waits. */
 static void
-app_open(struct app *a)
+app_open(struct eglc_app *a)
 {
-	uint32_t caps = 0;
-	int ret;
-
-	a->vgem = sbk_vgem_open();
-	if (a->vgem < 0)
-		sb_test_skip("no vgem node (%s): run in the VM tier as root", strerror(-a->vgem));
-	a->buf = (struct sbk_buf)SBK_BUF_INIT;
-	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, a->vgem, (size_t)SIZE * PITCH, &a->buf) == 0, "vgem buffer");
-	ret = eglt_open(&a->t, EGLT_DEVICE_SW);
-	if (ret == -ENODEV)
-		sb_test_skip("no EGL software device (EGL_MESA_device_software)");
-	REQUIRE(ret == 0, "eglt_open");
-	ret = eglt_target_import(&a->t, a->buf.fd, SIZE, SIZE, PITCH, &a->target);
-	if (ret == -ENODEV)
-		sb_test_skip("the software device cannot import the vgem dma-buf");
-	REQUIRE(ret == 0, "import the dma-buf");
-	REQUIRE(sb_egl_display_get_caps(a->t.dpy, &caps) == 0, "caps");
-	REQUIRE(caps & SB_EGL_CAP_GPU_WAIT, "native fences and GPU-side waits (caps 0x%x)", caps);
+	eglc_app_open(a);
+	REQUIRE(a->caps & SB_EGL_CAP_GPU_WAIT, "native fences and GPU-side waits (caps 0x%x)", a->caps);
 	REQUIRE(real_create_sync_khr || real_create_sync, "the bridge's sync entry points are ours");
 	/* The fd snapshots of the cases need it (eglt.h, eglt_no_disk_cache()). */
 	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
 		"the fd snapshots: MESA_SHADER_CACHE_DISABLE)");
-}
-
-static void
-app_close(struct app *a)
-{
-	eglt_target_destroy(&a->t, &a->target);
-	eglt_close(&a->t);
-	sbk_buf_destroy(&a->buf);
-	close(a->vgem);
 }
 
 static bool
@@ -425,7 +377,7 @@ is_dmabuf_ioctl(unsigned long req)
 
 /* Dry run of scenario s: counts; a warm-up first (lazy driver state). */
 static void
-dry_run(struct app *a, int s, unsigned *ioctls, unsigned *dups, unsigned *egls,
+dry_run(struct eglc_app *a, int s, unsigned *ioctls, unsigned *dups, unsigned *egls,
 	unsigned long *reqs)
 {
 	int ret;
@@ -445,7 +397,7 @@ dry_run(struct app *a, int s, unsigned *ioctls, unsigned *dups, unsigned *egls,
 static int
 child(int s, unsigned n)
 {
-	struct app a;
+	struct eglc_app a;
 	unsigned ioctls, dups, egls;
 	unsigned long reqs[16] = { 0 };
 	char sched[64];
@@ -455,7 +407,7 @@ child(int s, unsigned n)
 	REQUIRE(n >= 1 && n <= ioctls, "ioctl %u of %s exists", n, scenarios[s].name);
 	snprintf(sched, sizeof(sched), "ioctl:%u:ENOTTY", n);
 	one_case(&a, s, sched, 0);
-	app_close(&a);
+	eglc_app_close(&a);
 	return sb_test_finish();
 }
 
@@ -463,18 +415,11 @@ static int
 spawn(const char *self, int s, unsigned n)
 {
 	char nbuf[16];
+	char *argv[] = { "fault-egl", "--child", (char *)scenarios[s].name, nbuf, NULL };
 	int status;
-	pid_t pid;
 
 	snprintf(nbuf, sizeof(nbuf), "%u", n);
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
-	if (pid == 0) {
-		execl(self, "fault-egl", "--child", scenarios[s].name, nbuf, (char *)NULL);
-		_exit(127);
-	}
-	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
+	status = sb_test_run(self, argv);
 	if (WIFSIGNALED(status)) {
 		printf("# %s ENOTTY %u: killed by signal %d\n", scenarios[s].name, n, WTERMSIG(status));
 		return 128 + WTERMSIG(status);
@@ -493,12 +438,12 @@ spawn(const char *self, int s, unsigned n)
 static int
 errored(void)
 {
-	struct app a;
+	struct eglc_app a;
 	uint32_t id;
 	int fence = -1, ret;
 
 	app_open(&a);
-	cpu_fill(&a.buf, NEW);
+	eglc_cpu_fill(&a.buf, NEW);
 	REQUIRE(sbk_vgem_fence_attach(a.vgem, a.buf.handle, true, &id) == 0, "vgem fence");
 	REQUIRE(sbk_vgem_fence_signal(a.vgem, id) == 0, "signal");
 	REQUIRE(sb_dmabuf_export_sync_file(a.buf.fd, SB_ACCESS_READ, &fence) == 0, "export");
@@ -528,7 +473,7 @@ errored(void)
 	}
 	CHECK_EQ(eglt_count(&a.target, NEW, NULL), SIZE * SIZE, "GL still works and reads the data");
 	close(fence);
-	app_close(&a);
+	eglc_app_close(&a);
 	return sb_test_finish();
 }
 
@@ -541,7 +486,7 @@ main(int argc, char **argv)
 		unsigned long req[16];
 		unsigned n;
 	} enotty_later[N_SCENARIOS] = { 0 };
-	struct app a;
+	struct eglc_app a;
 
 	if (!dlsym(RTLD_DEFAULT, "sbfault_arm_scoped"))
 		sb_test_skip("libsbfault is not loaded");
@@ -590,7 +535,7 @@ main(int argc, char **argv)
 		for (unsigned i = 1; i <= egls; i++)
 			one_case(&a, s, "", i);
 	}
-	app_close(&a);
+	eglc_app_close(&a);
 
 	for (int s = 0; s < N_SCENARIOS; s++) {
 		for (unsigned k = 0; k < enotty_later[s].n; k++) {

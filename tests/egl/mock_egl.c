@@ -3,13 +3,13 @@
  * egl-mock-*: the bridge against a scripted EGL. This program defines the EGL
  * functions the bridge calls (eglQueryString, eglGetError,
  * eglGetCurrentContext, eglGetCurrentDisplay, eglGetProcAddress and, through
- * it, the sync entry points, glFlush and glFinish) and links the bridge's
- * static library, not libEGL. Its "GPU" is a pending vgem fence that a
- * helper thread signals after doing the "GL work" on the CPU — a hardware
- * GPU as far as fences go: exported fences are pending, GPU-side waits return
- * at once. That shows what llvmpipe cannot: a pending GL fence attached to a
- * dma-buf, a GPU-side wait that does not block, and exactly which fds EGL got
- * and when they were closed.
+ * it, the sync entry points, glFlush and glFinish: mock_egl_fake.c, see
+ * mock_egl.h) and links the bridge's static library, not libEGL. Its "GPU" is
+ * a pending vgem fence that a helper thread signals after doing the "GL work"
+ * on the CPU — a hardware GPU as far as fences go: exported fences are
+ * pending, GPU-side waits return at once. That shows what llvmpipe cannot: a
+ * pending GL fence attached to a dma-buf, a GPU-side wait that does not block,
+ * and exactly which fds EGL got and when they were closed.
  *
  *   egl-mock probe            (host) entry-point choice per EGL version and
  *                             extensions, probing once per display, a full
@@ -37,20 +37,18 @@
  * runs only after the next party's access, however slowly the test runs.
  */
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
-
 #include <syncbridge/egl.h>
 #include <syncbridge/syncbridge.h>
 
+#include "gate.h"
 #include "harness.h"
 #include "kernel.h"
+#include "mock_egl.h"
 
 #define MS INT64_C(1000000)
 #define DELAY_NS (500 * MS)
@@ -58,327 +56,7 @@
 #define NEW 0xee
 #define BUF_SIZE 4096
 
-/* ---- the scripted EGL ---- */
-
-struct fake_sync {
-	EGLenum type;
-	int fd; /* owned by the fake EGL */
-};
-
-static struct {
-	const char *version;
-	const char *exts;
-	const char *client_exts;
-	EGLDisplay current_dpy;
-	EGLContext current_ctx;
-	EGLint error;
-
-	/* behaviour */
-	bool fail_create_with_fd;   /* eglCreateSync(NATIVE_FENCE, fd) → EGL_BAD_ALLOC */
-	bool fail_server_wait;      /* eglWaitSync → EGL_FALSE */
-	bool dup_gives_none;        /* eglDupNativeFenceFDANDROID → -1 */
-	int gpu_fence;              /* the "GPU job": a pending sync_file (borrowed), or -1 */
-
-	/* records */
-	int ext_queries;            /* eglQueryString(dpy, EGL_EXTENSIONS) for a display */
-	int creates_khr, creates_core;
-	int live_syncs;
-	int server_waits, client_waits, flushes_by_wait;
-	int gl_flush, gl_finish;
-	int last_fd_in;             /* the fd the last NATIVE_FENCE create got */
-	bool last_fd_in_was_sync_file;
-} fake;
-
-static char fake_displays[40];
-static char fake_context;
-
-static void
-fake_reset(const char *version, const char *exts)
-{
-	memset(&fake, 0, sizeof(fake));
-	fake.version = version;
-	fake.exts = exts;
-	fake.client_exts = "EGL_EXT_client_extensions";
-	fake.gpu_fence = -1;
-	fake.last_fd_in = -1;
-}
-
-static bool
-fake_valid(EGLDisplay dpy)
-{
-	return (char *)dpy >= fake_displays && (char *)dpy < fake_displays + sizeof(fake_displays);
-}
-
-EGLAPI const char *EGLAPIENTRY
-eglQueryString(EGLDisplay dpy, EGLint name)
-{
-	if (dpy == EGL_NO_DISPLAY) {
-		if (name == EGL_EXTENSIONS)
-			return fake.client_exts;
-		fake.error = EGL_BAD_DISPLAY;
-		return NULL;
-	}
-	if (!fake_valid(dpy)) {
-		fake.error = EGL_BAD_DISPLAY;
-		return NULL;
-	}
-	switch (name) {
-	case EGL_VERSION:
-		return fake.version;
-	case EGL_EXTENSIONS:
-		fake.ext_queries++;
-		return fake.exts;
-	default:
-		fake.error = EGL_BAD_PARAMETER;
-		return NULL;
-	}
-}
-
-EGLAPI EGLint EGLAPIENTRY
-eglGetError(void)
-{
-	EGLint e = fake.error ? fake.error : EGL_SUCCESS;
-
-	fake.error = 0;
-	return e;
-}
-
-EGLAPI EGLContext EGLAPIENTRY
-eglGetCurrentContext(void)
-{
-	return fake.current_ctx;
-}
-
-EGLAPI EGLDisplay EGLAPIENTRY
-eglGetCurrentDisplay(void)
-{
-	return fake.current_dpy;
-}
-
-static EGLSync
-fake_create(EGLDisplay dpy, EGLenum type, EGLint fd_attr)
-{
-	struct fake_sync *s;
-
-	if (!fake_valid(dpy)) {
-		fake.error = EGL_BAD_DISPLAY;
-		return EGL_NO_SYNC;
-	}
-	if (fake.current_dpy != dpy || fake.current_ctx == EGL_NO_CONTEXT) {
-		fake.error = EGL_BAD_MATCH;
-		return EGL_NO_SYNC;
-	}
-	if (type == EGL_SYNC_NATIVE_FENCE_ANDROID && fd_attr != EGL_NO_NATIVE_FENCE_FD_ANDROID) {
-		fake.last_fd_in = fd_attr;
-		fake.last_fd_in_was_sync_file = sbk_sync_file_info_raw(fd_attr, NULL, NULL, 0, NULL) == 0;
-		if (fake.fail_create_with_fd) {
-			/* Not created: the fd stays the caller's. */
-			fake.error = EGL_BAD_ALLOC;
-			return EGL_NO_SYNC;
-		}
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		fake.error = EGL_BAD_ALLOC;
-		return EGL_NO_SYNC;
-	}
-	s->type = type;
-	s->fd = -1;
-	if (type == EGL_SYNC_NATIVE_FENCE_ANDROID && fd_attr != EGL_NO_NATIVE_FENCE_FD_ANDROID)
-		s->fd = fd_attr; /* created: EGL owns it now */
-	else if (fake.gpu_fence >= 0)
-		s->fd = fcntl(fake.gpu_fence, F_DUPFD_CLOEXEC, 0); /* a fence on the GPU job */
-	fake.live_syncs++;
-	return (EGLSync)s;
-}
-
-static EGLint
-attrib_fd(const EGLint *attribs)
-{
-	for (; attribs && attribs[0] != EGL_NONE; attribs += 2)
-		if (attribs[0] == EGL_SYNC_NATIVE_FENCE_FD_ANDROID)
-			return attribs[1];
-	return EGL_NO_NATIVE_FENCE_FD_ANDROID;
-}
-
-static EGLSyncKHR EGLAPIENTRY
-fake_create_sync_khr(EGLDisplay dpy, EGLenum type, const EGLint *attribs)
-{
-	fake.creates_khr++;
-	return fake_create(dpy, type, attrib_fd(attribs));
-}
-
-static EGLSync EGLAPIENTRY
-fake_create_sync(EGLDisplay dpy, EGLenum type, const EGLAttrib *attribs)
-{
-	EGLint fd = EGL_NO_NATIVE_FENCE_FD_ANDROID;
-
-	fake.creates_core++;
-	for (; attribs && attribs[0] != EGL_NONE; attribs += 2)
-		if (attribs[0] == EGL_SYNC_NATIVE_FENCE_FD_ANDROID)
-			fd = (EGLint)attribs[1];
-	return fake_create(dpy, type, fd);
-}
-
-static EGLBoolean EGLAPIENTRY
-fake_destroy_sync(EGLDisplay dpy, EGLSync sync)
-{
-	struct fake_sync *s = sync;
-
-	(void)dpy;
-	if (s->fd >= 0)
-		close(s->fd);
-	free(s);
-	fake.live_syncs--;
-	return EGL_TRUE;
-}
-
-static EGLint
-fake_client_wait_common(EGLSync sync, EGLint flags, uint64_t timeout)
-{
-	struct fake_sync *s = sync;
-	struct pollfd p;
-	int ms;
-
-	fake.client_waits++;
-	if (flags & EGL_SYNC_FLUSH_COMMANDS_BIT_KHR)
-		fake.flushes_by_wait++;
-	if (s->fd < 0)
-		return EGL_CONDITION_SATISFIED_KHR;
-	p.fd = s->fd;
-	p.events = POLLIN;
-	ms = timeout == EGL_FOREVER_KHR ? -1 : (int)(timeout / 1000000);
-	while (poll(&p, 1, ms) < 0)
-		;
-	return (p.revents & POLLIN) ? EGL_CONDITION_SATISFIED_KHR : EGL_TIMEOUT_EXPIRED_KHR;
-}
-
-static EGLint EGLAPIENTRY
-fake_client_wait_sync_khr(EGLDisplay dpy, EGLSyncKHR sync, EGLint flags, EGLTimeKHR timeout)
-{
-	(void)dpy;
-	return fake_client_wait_common(sync, flags, timeout);
-}
-
-static EGLint EGLAPIENTRY
-fake_client_wait_sync(EGLDisplay dpy, EGLSync sync, EGLint flags, EGLTime timeout)
-{
-	(void)dpy;
-	return fake_client_wait_common(sync, flags, timeout);
-}
-
-static EGLint EGLAPIENTRY
-fake_wait_sync_khr(EGLDisplay dpy, EGLSyncKHR sync, EGLint flags)
-{
-	(void)dpy;
-	(void)sync;
-	if (flags != 0) {
-		fake.error = EGL_BAD_PARAMETER;
-		return EGL_FALSE;
-	}
-	if (fake.fail_server_wait) {
-		fake.error = EGL_BAD_ALLOC;
-		return EGL_FALSE;
-	}
-	fake.server_waits++; /* a GPU would wait; the CPU goes on */
-	return EGL_TRUE;
-}
-
-static EGLBoolean EGLAPIENTRY
-fake_wait_sync(EGLDisplay dpy, EGLSync sync, EGLint flags)
-{
-	return fake_wait_sync_khr(dpy, sync, flags) == EGL_TRUE;
-}
-
-static EGLint EGLAPIENTRY
-fake_dup_native_fence_fd(EGLDisplay dpy, EGLSyncKHR sync)
-{
-	struct fake_sync *s = sync;
-
-	(void)dpy;
-	if (fake.dup_gives_none || s->fd < 0)
-		return EGL_NO_NATIVE_FENCE_FD_ANDROID;
-	return dup(s->fd); /* plain dup: no close-on-exec, the bridge must set it */
-}
-
-static void
-fake_gl_flush(void)
-{
-	fake.gl_flush++;
-}
-
-static void
-fake_gl_finish(void)
-{
-	fake.gl_finish++;
-}
-
-EGLAPI __eglMustCastToProperFunctionPointerType EGLAPIENTRY
-eglGetProcAddress(const char *name)
-{
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} procs[] = {
-#define P(n, f) { n, (void (*)(void))(f) }
-		P("eglCreateSyncKHR", fake_create_sync_khr),
-		P("eglDestroySyncKHR", fake_destroy_sync),
-		P("eglClientWaitSyncKHR", fake_client_wait_sync_khr),
-		P("eglWaitSyncKHR", fake_wait_sync_khr),
-		P("eglCreateSync", fake_create_sync),
-		P("eglDestroySync", fake_destroy_sync),
-		P("eglClientWaitSync", fake_client_wait_sync),
-		P("eglWaitSync", fake_wait_sync),
-		P("eglDupNativeFenceFDANDROID", fake_dup_native_fence_fd),
-		P("glFlush", fake_gl_flush),
-		P("glFinish", fake_gl_finish),
-#undef P
-	};
-
-	for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]); i++)
-		if (strcmp(procs[i].name, name) == 0)
-			return procs[i].fn;
-	return NULL;
-}
-
 /* ---- helpers ---- */
-
-#define NATIVE_EXTS "EGL_KHR_fence_sync EGL_KHR_wait_sync EGL_ANDROID_native_fence_sync"
-
-static unsigned next_display;
-
-/* A display pointer the bridge has never seen (its probe cache is per process). */
-static EGLDisplay
-new_display(void)
-{
-	REQUIRE(next_display < sizeof(fake_displays), "out of fake displays");
-	return (EGLDisplay)&fake_displays[next_display++];
-}
-
-static void
-make_current(EGLDisplay dpy)
-{
-	fake.current_dpy = dpy;
-	fake.current_ctx = (EGLContext)&fake_context;
-}
-
-static bool
-has_arg(int argc, char **argv, const char *arg)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], arg) == 0)
-			return true;
-	return false;
-}
-
-static const char *
-arg_value(int argc, char **argv, const char *opt, const char *def)
-{
-	for (int i = 1; i + 1 < argc; i++)
-		if (strcmp(argv[i], opt) == 0)
-			return argv[i + 1];
-	return def;
-}
 
 static int
 require_vgem(void)
@@ -400,10 +78,9 @@ struct later {
 	struct sbk_fence *fence;
 	void (*work)(void *);
 	void *arg;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool on_go, go;
-	int64_t delay_ns;
+	bool on_go;
+	struct tb_gate go;
+	int64_t delay_ns;   /* on-go: set by later_go() before it opens the gate */
 	atomic_bool signalling; /* set just before the signal */
 	int64_t signalled_ns;
 	int ret;
@@ -414,10 +91,8 @@ later_main(void *p)
 {
 	struct later *l = p;
 
-	pthread_mutex_lock(&l->lock);
-	while (l->on_go && !l->go)
-		pthread_cond_wait(&l->cond, &l->lock);
-	pthread_mutex_unlock(&l->lock);
+	if (l->on_go)
+		tb_gate_wait(&l->go);
 	sbk_sleep_ns(l->delay_ns);
 	if (l->work)
 		l->work(l->arg);
@@ -438,8 +113,7 @@ later_start_common(struct later *l, struct sbk_fence *fence, void (*work)(void *
 	l->on_go = on_go;
 	l->delay_ns = DELAY_NS;
 	atomic_init(&l->signalling, false);
-	pthread_mutex_init(&l->lock, NULL);
-	pthread_cond_init(&l->cond, NULL);
+	tb_gate_init(&l->go);
 	REQUIRE(pthread_create(&l->thread, NULL, later_main, l) == 0, "pthread_create");
 }
 
@@ -459,19 +133,15 @@ later_start_on_go(struct later *l, struct sbk_fence *fence, void (*work)(void *)
 static void
 later_go(struct later *l, int64_t delay_ns)
 {
-	pthread_mutex_lock(&l->lock);
 	l->delay_ns = delay_ns;
-	l->go = true;
-	pthread_cond_signal(&l->cond);
-	pthread_mutex_unlock(&l->lock);
+	tb_gate_open(&l->go);
 }
 
 static int
 later_join(struct later *l)
 {
 	pthread_join(l->thread, NULL);
-	pthread_mutex_destroy(&l->lock);
-	pthread_cond_destroy(&l->cond);
+	tb_gate_finish(&l->go);
 	return l->ret;
 }
 
@@ -484,13 +154,38 @@ fence_status(const struct sbk_fence *f)
 	return sb_sync_file_get_status(f->sync_file, &st) == 0 ? st : -99;
 }
 
+/* A pending vgem write fence (the GPU job's, or the one a wait is handed). */
 static void
-fence_init(struct sbk_fence *f)
+pending_fence(int vgem, struct sbk_fence *f, const char *what)
 {
 	memset(f, 0, sizeof(*f));
 	f->sync_file = -1;
 	f->bo.fd = -1;
 	f->bo.vgem_fd = -1;
+	REQUIRE(sbk_fence_create(vgem, true, f) == 0, "%s", what);
+}
+
+/*
+ * The bridge's CPU fallback of sb_egl_wait_sync_file() on f, which the helper
+ * signals DELAY_NS after it starts: 0 (`what`), and not before the helper
+ * started signalling (causal).
+ */
+static void
+check_cpu_fallback_wait(EGLDisplay dpy, struct sbk_fence *f, const char *what)
+{
+	struct later l;
+	int64_t t0, dt;
+	bool after;
+	int ret;
+
+	later_start(&l, f, NULL, NULL);
+	t0 = sbk_now_ns();
+	ret = sb_egl_wait_sync_file(dpy, f->sync_file);
+	dt = sbk_now_ns() - t0;
+	after = atomic_load(&l.signalling);
+	CHECK_EQ(later_join(&l), 0, "signalled");
+	CHECK_EQ(ret, 0, what);
+	CHECK(after, "the fallback waited until the fence signalled (%.1f ms)", (double)dt / 1e6);
 }
 
 /* ---- probe (host) ---- */
@@ -498,7 +193,7 @@ fence_init(struct sbk_fence *f)
 static void
 expect_caps(const char *what, const char *version, const char *exts, uint32_t want)
 {
-	EGLDisplay dpy = new_display();
+	EGLDisplay dpy = fake_new_display();
 	uint32_t caps = 0;
 
 	fake_reset(version, exts);
@@ -530,8 +225,8 @@ run_probe(void)
 
 	/* Probed once per display: many calls, one extension query. */
 	fake_reset("1.4 fake", "EGL_KHR_fence_sync");
-	dpy = new_display();
-	make_current(dpy);
+	dpy = fake_new_display();
+	fake_make_current(dpy);
 	for (int i = 0; i < 20; i++) {
 		REQUIRE(sb_egl_display_get_caps(dpy, &caps) == 0, "caps");
 		REQUIRE(sb_egl_wait_sync_file(dpy, -1) == 0, "wait(-1)");
@@ -549,15 +244,15 @@ run_probe(void)
 
 	/* No fence sync at all: glFinish, when eglGetProcAddress may give GL functions. */
 	fake_reset("1.4 fake", "EGL_KHR_get_all_proc_addresses");
-	dpy = new_display();
-	make_current(dpy);
+	dpy = fake_new_display();
+	fake_make_current(dpy);
 	fd = 99;
 	CHECK_EQ(sb_egl_export_sync_file(dpy, &fd), 0, "export with glFinish");
 	CHECK_EQ(fd, -1, "fd -1");
 	CHECK_EQ(fake.gl_finish, 1, "glFinish called once");
 	fake_reset("1.4 fake", "");
-	dpy = new_display();
-	make_current(dpy);
+	dpy = fake_new_display();
+	fake_make_current(dpy);
 	fd = 99;
 	CHECK_EQ(sb_egl_export_sync_file(dpy, &fd), -EIO, "no fence sync, no GL entry points: -EIO");
 	CHECK_EQ(fd, -1, "fd -1 on failure");
@@ -567,7 +262,7 @@ run_probe(void)
 	for (int i = 0; i < 17; i++)
 		expect_caps("filling the table", "1.4 fake", "EGL_KHR_fence_sync", fence);
 	fake_reset("1.4 fake", "EGL_KHR_fence_sync EGL_KHR_wait_sync");
-	dpy = new_display();
+	dpy = fake_new_display();
 	for (int i = 0; i < 3; i++) {
 		REQUIRE(sb_egl_display_get_caps(dpy, &caps) == 0, "caps");
 		CHECK_EQ(caps, fence, "a display beyond the table");
@@ -584,20 +279,17 @@ run_wait(bool core)
 {
 	int vgem = require_vgem();
 	struct sbk_fence f;
-	struct later l;
 	EGLDisplay dpy;
 	int before, ret;
 	int64_t t0, dt;
-	bool after;
 
 	fake_reset(core ? "1.5 fake" : "1.4 fake",
 		   core ? "EGL_ANDROID_native_fence_sync" : NATIVE_EXTS);
-	dpy = new_display();
-	make_current(dpy);
+	dpy = fake_new_display();
+	fake_make_current(dpy);
 
 	/* GPU-side: EGL gets a duplicate, owns it, and the call does not block. */
-	fence_init(&f);
-	REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "pending vgem fence");
+	pending_fence(vgem, &f, "pending vgem fence");
 	before = sb_test_count_fds();
 	t0 = sbk_now_ns();
 	ret = sb_egl_wait_sync_file(dpy, f.sync_file);
@@ -621,18 +313,10 @@ run_wait(bool core)
 	sbk_fence_destroy(&f);
 
 	/* eglCreateSync fails: the bridge closes its duplicate and waits on the CPU. */
-	fence_init(&f);
-	REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "pending vgem fence");
+	pending_fence(vgem, &f, "pending vgem fence");
 	fake.fail_create_with_fd = true;
 	before = sb_test_count_fds();
-	later_start(&l, &f, NULL, NULL);
-	t0 = sbk_now_ns();
-	ret = sb_egl_wait_sync_file(dpy, f.sync_file);
-	dt = sbk_now_ns() - t0;
-	after = atomic_load(&l.signalling);
-	CHECK_EQ(later_join(&l), 0, "signalled");
-	CHECK_EQ(ret, 0, "failed create: CPU fallback");
-	CHECK(after, "the fallback waited until the fence signalled (%.1f ms)", (double)dt / 1e6);
+	check_cpu_fallback_wait(dpy, &f, "failed create: CPU fallback");
 	CHECK(fake.last_fd_in >= 0 && !sbk_fd_is_open(fake.last_fd_in),
 	      "the duplicate EGL refused was closed by the bridge");
 	CHECK_EQ(sb_test_count_fds(), before, "fd count unchanged");
@@ -641,18 +325,10 @@ run_wait(bool core)
 	sbk_fence_destroy(&f);
 
 	/* eglWaitSync fails: destroyed, CPU fallback. */
-	fence_init(&f);
-	REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "pending vgem fence");
+	pending_fence(vgem, &f, "pending vgem fence");
 	fake.fail_server_wait = true;
 	before = sb_test_count_fds();
-	later_start(&l, &f, NULL, NULL);
-	t0 = sbk_now_ns();
-	ret = sb_egl_wait_sync_file(dpy, f.sync_file);
-	dt = sbk_now_ns() - t0;
-	after = atomic_load(&l.signalling);
-	CHECK_EQ(later_join(&l), 0, "signalled");
-	CHECK_EQ(ret, 0, "failed server wait: CPU fallback");
-	CHECK(after, "the fallback waited until the fence signalled (%.1f ms)", (double)dt / 1e6);
+	check_cpu_fallback_wait(dpy, &f, "failed server wait: CPU fallback");
 	CHECK_EQ(fake.live_syncs, 0, "the sync was destroyed");
 	CHECK_EQ(sb_test_count_fds(), before, "fd count unchanged");
 	fake.fail_server_wait = false;
@@ -675,10 +351,9 @@ run_export(bool core)
 
 	fake_reset(core ? "1.5 fake" : "1.4 fake",
 		   core ? "EGL_ANDROID_native_fence_sync" : NATIVE_EXTS);
-	dpy = new_display();
-	make_current(dpy);
-	fence_init(&gpu);
-	REQUIRE(sbk_fence_create(vgem, true, &gpu) == 0, "the GPU job's fence");
+	dpy = fake_new_display();
+	fake_make_current(dpy);
+	pending_fence(vgem, &gpu, "the GPU job's fence");
 	fake.gpu_fence = gpu.sync_file;
 
 	before = sb_test_count_fds();
@@ -699,8 +374,7 @@ run_export(bool core)
 	sbk_fence_destroy(&gpu);
 
 	/* The driver gives no fd even after glFlush: CPU wait for GL, fd -1. */
-	fence_init(&gpu);
-	REQUIRE(sbk_fence_create(vgem, true, &gpu) == 0, "the GPU job's fence");
+	pending_fence(vgem, &gpu, "the GPU job's fence");
 	fake.gpu_fence = gpu.sync_file;
 	fake.dup_gives_none = true;
 	fake.gl_flush = 0;
@@ -761,12 +435,11 @@ run_attach(bool gl_writes, bool control)
 	int64_t t0, dt;
 
 	fake_reset("1.4 fake", NATIVE_EXTS);
-	dpy = new_display();
-	make_current(dpy);
+	dpy = fake_new_display();
+	fake_make_current(dpy);
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, BUF_SIZE, &buf) == 0, "vgem buffer");
 	memset(buf.map, OLD, BUF_SIZE);
-	fence_init(&gpu);
-	REQUIRE(sbk_fence_create(vgem, true, &gpu) == 0, "the GPU job's fence");
+	pending_fence(vgem, &gpu, "the GPU job's fence");
 	fake.gpu_fence = gpu.sync_file;
 	before = sb_test_count_fds();
 
@@ -839,8 +512,8 @@ int
 main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
-	bool core = has_arg(argc, argv, "--core");
-	bool control = has_arg(argc, argv, "--control");
+	bool core = sb_test_has_arg(argc, argv, "--core");
+	bool control = sb_test_has_arg(argc, argv, "--control");
 
 	if (control)
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
@@ -851,7 +524,7 @@ main(int argc, char **argv)
 	} else if (strcmp(what, "export") == 0) {
 		run_export(core);
 	} else if (strcmp(what, "attach") == 0) {
-		const char *access = arg_value(argc, argv, "--access", "write");
+		const char *access = sb_test_arg_value(argc, argv, "--access", "write");
 
 		run_attach(strcmp(access, "write") == 0, control);
 	} else {

@@ -21,15 +21,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(f"{'ok' if cond else 'not ok'} - {what}")
-    if not cond:
-        failures += 1
-    return cond
+from common import check, finish
 
 
 def check_events(doc):
@@ -133,7 +125,7 @@ def main():
             doc = json.load(f)
     except (OSError, ValueError) as e:
         check(False, f"{a.json} loads as JSON: {e}")
-        return 1
+        return finish()
     check(True, f"{a.json} loads as JSON")
     check_events(doc)
     summary = check_summary(doc, a.min_fences, a.markers, a.exit_status)
@@ -142,8 +134,7 @@ def main():
             check_svg(a.svg, summary)
             if a.png:
                 render_png(a.svg, a.png)
-    print(f"{'FAIL' if failures else 'PASS'}: {failures} failed")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

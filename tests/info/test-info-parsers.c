@@ -8,7 +8,7 @@
  *   bufinfo      debugfs dma_buf/bufinfo: the entry of one inode, its fences and devices
  *   fdinfo       /proc/PID/fdinfo of a dma-buf
  *   links        fd kinds from /proc/PID/fd links
- *   json         escaping: quotes, control characters, invalid UTF-8
+ *   json         json-c output: escaping, invalid UTF-8 repaired, fixed decimals, null
  * Usage: test-info-parsers DATA_DIR [CASE]
  */
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "json.h"
+#include "json_out.h"
 #include "procfs.h"
 #include "trace_model.h"
 #include "trace_output.h"
@@ -39,38 +39,44 @@ load(const char *name)
 static void
 test_trace_line(void)
 {
+	static const struct {
+		const char *what, *line;
+		const char *comm, *event, *data;
+		int tid, tgid, cpu;
+		int64_t ts_ns;
+	} events[] = {
+		{ "marker line",
+		  "            bash-20058   (  20058) [001] ...1.  1018.137031: "
+		  "tracing_mark_write: syncbridge: hello a=1",
+		  "bash", "tracing_mark_write", "syncbridge: hello a=1", 20058, 20058, 1,
+		  INT64_C(1018137031000) },
+		/* no tgid column, no irq-info flags, a comm with '-' and blanks: the tid
+		 * follows the last '-' */
+		{ "line without tgid and flags",
+		  "  kworker/u4:1-my thread-77 [000] 5.000001: dma_fence_signaled: "
+		  "driver=vgem timeline=unbound context=3 seqno=1",
+		  "kworker/u4:1-my thread", "dma_fence_signaled",
+		  "driver=vgem timeline=unbound context=3 seqno=1", 77, -1, 0, INT64_C(5000001000) },
+		/* unknown tgid "-------", unknown comm, nanosecond timestamp (9 digits) */
+		{ "line with unknown tgid",
+		  "           <...>-12      (-------) [003] d..2. 12.123456789: "
+		  "dma_fence_destroy: driver=vgem timeline=unbound context=3 seqno=1",
+		  "<...>", "dma_fence_destroy", "driver=vgem timeline=unbound context=3 seqno=1", 12,
+		  -1, 3, INT64_C(12123456789) },
+	};
 	struct tr_line l;
 
-	CHECK_EQ(tr_line_parse("            bash-20058   (  20058) [001] ...1.  1018.137031: "
-			       "tracing_mark_write: syncbridge: hello a=1",
-			       &l),
-		 1, "marker line");
-	CHECK(strcmp(l.comm, "bash") == 0, "comm '%s'", l.comm);
-	CHECK_EQ(l.tid, 20058, "tid");
-	CHECK_EQ(l.tgid, 20058, "tgid");
-	CHECK_EQ(l.cpu, 1, "cpu");
-	CHECK_EQ(l.ts_ns, INT64_C(1018137031000), "timestamp in ns");
-	CHECK(strcmp(l.event, "tracing_mark_write") == 0, "event '%s'", l.event);
-	CHECK(strcmp(l.data, "syncbridge: hello a=1") == 0, "data '%s'", l.data);
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		const char *what = events[i].what;
 
-	/* no tgid column, no irq-info flags, a comm with '-' and blanks */
-	CHECK_EQ(tr_line_parse("  kworker/u4:1-my thread-77 [000] 5.000001: dma_fence_signaled: "
-			       "driver=vgem timeline=unbound context=3 seqno=1",
-			       &l),
-		 1, "line without tgid and flags");
-	CHECK(strcmp(l.comm, "kworker/u4:1-my thread") == 0, "comm '%s'", l.comm);
-	CHECK_EQ(l.tid, 77, "tid after the last '-'");
-	CHECK_EQ(l.tgid, -1, "no tgid");
-	CHECK_EQ(l.ts_ns, INT64_C(5000001000), "timestamp");
-
-	/* unknown tgid, unknown comm, nanosecond timestamp */
-	CHECK_EQ(tr_line_parse("           <...>-12      (-------) [003] d..2. 12.123456789: "
-			       "dma_fence_destroy: driver=vgem timeline=unbound context=3 seqno=1",
-			       &l),
-		 1, "line with unknown tgid");
-	CHECK(strcmp(l.comm, "<...>") == 0, "comm '%s'", l.comm);
-	CHECK_EQ(l.tgid, -1, "tgid -------");
-	CHECK_EQ(l.ts_ns, INT64_C(12123456789), "9-digit fraction");
+		CHECK_EQ(tr_line_parse(events[i].line, &l), 1, what);
+		CHECK(strcmp(l.comm, events[i].comm) == 0, "%s: comm '%s'", what, l.comm);
+		CHECK(strcmp(l.event, events[i].event) == 0, "%s: event '%s'", what, l.event);
+		CHECK(strcmp(l.data, events[i].data) == 0, "%s: data '%s'", what, l.data);
+		CHECK(l.tid == events[i].tid && l.tgid == events[i].tgid && l.cpu == events[i].cpu,
+		      "%s: tid %d tgid %d cpu %d", what, l.tid, l.tgid, l.cpu);
+		CHECK(l.ts_ns == events[i].ts_ns, "%s: timestamp %lld ns", what, (long long)l.ts_ns);
+	}
 
 	CHECK_EQ(tr_line_parse("# tracer: nop", &l), 0, "comment");
 	CHECK_EQ(tr_line_parse("", &l), 0, "blank");
@@ -321,23 +327,25 @@ test_json(void)
 	char *out = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&out, &len);
-	struct json_writer w;
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
 
 	REQUIRE(mem, "open_memstream");
-	json_init(&w, mem, false);
-	json_object_begin(&w, NULL);
-	json_string(&w, "q", "a\"b\\c\n\x01");
-	json_string(&w, "bad", "x\xff\xc3(y");
-	json_string(&w, "utf8", "\xc3\xa9");
-	json_array_begin(&w, "a");
-	json_int(&w, NULL, -1);
-	json_null(&w, NULL);
-	json_array_end(&w);
-	json_double(&w, "d", 1.0 / 0.0, 3);
-	json_object_end(&w);
+	json_object_object_add(o, "q", info_json_str("a\"b\\c\n\x01"));
+	json_object_object_add(o, "bad", info_json_str("x\xff\xc3(y"));
+	json_object_object_add(o, "utf8", info_json_str("\xc3\xa9"));
+	json_object_object_add(o, "path", info_json_str("/proc/1/fd/3"));
+	json_object_array_add(a, json_object_new_int(-1));
+	json_object_array_add(a, info_json_str(NULL));
+	json_object_object_add(o, "a", a);
+	json_object_object_add(o, "d", info_json_fixed(1.0 / 0.0, 3));
+	json_object_object_add(o, "ms", info_json_fixed(2.5, 3));
+	CHECK_EQ(info_json_write(o, mem, false), 0, "write");
+	json_object_put(o);
 	fclose(mem);
-	CHECK(strcmp(out, "{\"q\":\"a\\\"b\\\\c\\n\\u0001\",\"bad\":\"x\\ufffd\\ufffd(y\","
-			  "\"utf8\":\"\xc3\xa9\",\"a\":[-1,null],\"d\":null}") == 0,
+	/* invalid bytes become U+FFFD; '/' is not escaped; members keep their order */
+	CHECK(strcmp(out, "{\"q\":\"a\\\"b\\\\c\\n\\u0001\",\"bad\":\"x\xef\xbf\xbd\xef\xbf\xbd(y\","
+			  "\"utf8\":\"\xc3\xa9\",\"path\":\"/proc/1/fd/3\",\"a\":[-1,null],"
+			  "\"d\":null,\"ms\":2.500}\n") == 0,
 	      "got %s", out);
 	free(out);
 }

@@ -27,15 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-here = os.path.dirname(os.path.abspath(__file__))
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(f"{'ok' if cond else 'not ok'} - {what}")
-    failures += not cond
-    return cond
+from common import check, check_trace, finish
 
 
 def run(tool, args, fd=None, env=None):
@@ -134,12 +126,9 @@ def case_trace_input(tool, data):
     check(rc == 0, f"trace --input exits 0 ({err.strip()})")
     check("7 fences on 3 timelines (6 signalled, 1 not)" in err, f"summary line ({err.strip()})")
     svg = os.path.join(tmp, "canned.svg")
-    r = subprocess.run([sys.executable, os.path.join(here, "check_trace.py"), out_json,
-                        "--svg", svg, "--png", os.path.join(tmp, "canned.png"),
-                        "--min-fences", "virtio_gpu:1", "--min-fences", "dma_fence_array:2",
-                        "--markers", "5"], capture_output=True, text=True)
-    print(r.stdout, end="")
-    check(r.returncode == 0, "check_trace.py accepts the outputs")
+    check(check_trace(out_json, "--svg", svg, "--png", os.path.join(tmp, "canned.png"),
+                      "--min-fences", "virtio_gpu:1", "--min-fences", "dma_fence_array:2",
+                      "--markers", "5"), "check_trace.py accepts the outputs")
     rc, out, err = run(tool, ["--json", "trace", "--input", os.path.join(data, "handoff-trace.txt"),
                               "-o", out_json, "--svg", svg])
     try:
@@ -162,10 +151,8 @@ def case_trace_markers(tool, data):
         js, svg = os.path.join(tmp, name + ".json"), os.path.join(tmp, name + ".svg")
         rc, out, err = run(tool, ["trace", "--input", path, "-o", js, "--svg-window", "markers"])
         check(rc == 0, f"{name}: trace --input exits 0 ({err.strip()})")
-        r = subprocess.run([sys.executable, os.path.join(here, "check_trace.py"), js,
-                            "--svg", svg, "--markers", "20"], capture_output=True, text=True)
-        print(r.stdout, end="")
-        check(r.returncode == 0, f"{name}: check_trace.py accepts the outputs")
+        check(check_trace(js, "--svg", svg, "--markers", "20"),
+              f"{name}: check_trace.py accepts the outputs")
         with open(js) as f:
             doc = json.load(f)
         s = doc["syncbridge"]
@@ -222,8 +209,7 @@ def main(argv):
         print(f"unknown case {case}")
         return 2
     cases[case](tool, data)
-    print(f"{'FAIL' if failures else 'PASS'}: {failures} failed")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

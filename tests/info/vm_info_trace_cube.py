@@ -20,30 +20,16 @@
    SYNCBRIDGE_DEBUG=info the libraries say that markers are off.
 Exit: 0 pass, 1 fail, 77 skip (not root, no tracefs, the demo cannot run).
 """
-import json
 import os
 import subprocess
 import sys
-import tempfile
 
-here = os.path.dirname(os.path.abspath(__file__))
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(f"{'ok' if cond else 'not ok'} - {what}")
-    if not cond:
-        failures += 1
-    return cond
+from common import check, check_trace, finish, opt, out_dir, run_trace, skip, summary, trace_skip
 
 
 def trace(tool, out, name, cmd):
     js, txt = os.path.join(out, name + ".json"), os.path.join(out, name + ".txt")
-    r = subprocess.run([tool, "trace", "-o", js, "--text", txt, "--svg-window", "markers", "--"]
-                       + cmd, capture_output=True, text=True, timeout=150)
-    print(r.stdout, end="")
-    print(r.stderr, end="")
+    r = run_trace(tool, ["-o", js, "--text", txt, "--svg-window", "markers", "--"] + cmd, 150)
     return r, js
 
 
@@ -52,33 +38,23 @@ def main(argv):
         print(__doc__)
         return 2
     tool, cube, opts = argv[1], argv[2], argv[3:]
-    frames = int(opts[opts.index("--frames") + 1]) if "--frames" in opts else 6
-    keep = opts[opts.index("--keep") + 1] if "--keep" in opts else None
+    frames = int(opt(opts, "--frames", 6))
     if os.geteuid() != 0:
-        print("SKIP: tracing needs root")
-        return 77
-    out = keep or tempfile.mkdtemp(prefix="sb-info-trace-cube-")
-    os.makedirs(out, exist_ok=True)
+        return skip("tracing needs root")
+    out = out_dir(opt(opts, "--keep"), "sb-info-trace-cube-")
     cmd = [cube, "--frames", str(frames)]
 
     # 1. the trace with markers
     r, js = trace(tool, out, "cube-trace", cmd)
-    if r.returncode == 1 and ("tracefs" in r.stderr or "dma_fence tracepoints" in r.stderr):
-        print("SKIP: no usable tracefs")
-        return 77
-    if r.returncode == 77:
-        print("SKIP: the cube demo cannot run here")
-        return 77
+    why = trace_skip(r, "the cube demo cannot run here")
+    if why:
+        return skip(why)
     check(r.returncode == 0, f"trace exits with the demo's status 0 (got {r.returncode})")
     check(f"frames={frames} torn=0 stale=0" in r.stdout, "the demo saw every frame complete")
-    c = subprocess.run([sys.executable, os.path.join(here, "check_trace.py"), js,
-                        "--svg", js[:-5] + ".svg", "--png", js[:-5] + ".png",
-                        "--min-fences", "vgem:0", "--markers", "1", "--exit-status", "0"],
-                       capture_output=True, text=True)
-    print(c.stdout, end="")
-    check(c.returncode == 0, "check_trace.py: JSON structure, fences, SVG, PNG")
-    with open(js) as f:
-        s = json.load(f)["syncbridge"]
+    check(check_trace(js, "--svg", js[:-5] + ".svg", "--png", js[:-5] + ".png",
+                      "--min-fences", "vgem:0", "--markers", "1", "--exit-status", "0"),
+          "check_trace.py: JSON structure, fences, SVG, PNG")
+    s = summary(js)
     markers = s["markers"]
 
     def named(n):
@@ -124,8 +100,7 @@ def main(argv):
     r, js0 = trace(tool, out, "cube-trace-off",
                    ["env", "-u", "SYNCBRIDGE_TRACE"] + [cube, "--frames", "1"])
     check(r.returncode == 0, f"control: trace exits 0 with SYNCBRIDGE_TRACE unset ({r.returncode})")
-    with open(js0) as f:
-        s0 = json.load(f)["syncbridge"]
+    s0 = summary(js0)
     check(len(s0["markers"]) == 0,
           f"control: no marker without SYNCBRIDGE_TRACE ({len(s0['markers'])})")
 
@@ -143,8 +118,7 @@ def main(argv):
         print(r.stdout + r.stderr)
 
     print(f"# outputs in {out}")
-    print("PASS" if not failures else f"FAIL: {failures} failed")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

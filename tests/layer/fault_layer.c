@@ -28,9 +28,10 @@
  *   errored-device-lost     SYNCBRIDGE_FENCE_ERRORS=device-lost:
  *                           VK_ERROR_DEVICE_LOST, the work still ran
  *   errored-cpu-wait        device-lost, the fence still pending at the
- *                           submit and the semaphore import failing
- *                           (SYNCBRIDGE_LAYER_FAULTS=acquire-import): the
- *                           layer waits on the CPU and sees the error there
+ *                           submit and the layer's merge of the batch's two
+ *                           sync_files failing (libsbfault: SYNC_IOC_MERGE,
+ *                           see acquire_errored): the layer waits on the CPU
+ *                           and sees the error there
  *   errored-control         device-lost, no fence_error rule: VK_SUCCESS and
  *                           no warning (the report comes from the error)
  *   errored-cpu-wait-default  the CPU-wait fallback without the knob:
@@ -76,6 +77,7 @@
 #include <unistd.h>
 
 #include <linux/dma-buf.h>
+#include <linux/sync_file.h>
 
 #include "fd_snapshot.h"
 #include "harness.h"
@@ -97,6 +99,9 @@ struct app {
 	struct vkt_shared shared;
 	struct vkt_buffer src, dst;
 	struct vkt_rec acq, rel;
+	struct vkt_shared shared2; /* the same dma-buf imported again (errored cases) */
+	struct vkt_rec acq2;       /* acquires shared and shared2 */
+	unsigned merge_ioctl;
 	VkSemaphore timeline;
 	uint64_t tl_value;
 };
@@ -270,10 +275,44 @@ late_producer_main(void *arg)
 }
 
 /*
+ * The pending cases' CPU wait. A second import of the same dma-buf, acquired
+ * in the same batch (a->acq2), makes the layer export a sync_file from each
+ * memory and merge them (layer/batch.c, prepare_acquire). Failing that merge
+ * (SYNC_IOC_MERGE, through libsbfault) makes it wait on the CPU for the
+ * second sync_file, where it sees the producer's error. (The layer's other
+ * sync_file CPU wait follows a failed vkImportSemaphoreFdKHR: lavapipe's
+ * import makes no call libsbfault can fail and have it report.) Returns the
+ * 1-based index of the merge among the layer's ioctls in that submit, from a
+ * dry run with a signalled fence.
+ */
+static unsigned
+merge_ioctl_index(struct app *a)
+{
+	VkFence fence = vkt_fence(&a->t);
+	uint32_t fence_id;
+	unsigned n, i;
+
+	REQUIRE(sbk_vgem_fence_attach(a->vgem, a->buf.handle, true, &fence_id) == 0, "vgem fence");
+	REQUIRE(sbk_vgem_fence_signal(a->vgem, fence_id) == 0, "vgem signal");
+	sbfault_arm_scoped("", SCOPE);
+	VkResult r = vkt_submit(&a->t, &a->opt, a->acq2.primary, VK_NULL_HANDLE, 0, fence);
+	sbfault_disarm();
+	REQUIRE(r == VK_SUCCESS, "two-buffer acquire dry run: %s", vkt_result_name(r));
+	vkWaitForFences(a->t.device, 1, &fence, VK_TRUE, 20000 * MS);
+	vkQueueWaitIdle(a->t.queue);
+	vkDestroyFence(a->t.device, fence, NULL);
+	n = sbfault_calls("ioctl");
+	for (i = 0; i < n && sbfault_ioctl_request(i) != SYNC_IOC_MERGE; i++)
+		;
+	REQUIRE(i < n, "the layer merged no sync_files in a two-buffer acquire (%u ioctls)", n);
+	return i + 1;
+}
+
+/*
  * pending: the producer's fence is still pending at the submit and completes
- * (from another thread) once the layer waits for it on the CPU (the errored
- * processes run with SYNCBRIDGE_LAYER_FAULTS=acquire-import).
- * *cpu_wait: the layer said it waited on the CPU.
+ * (from another thread) once the layer waits for it on the CPU: the batch
+ * acquires the dma-buf through two memories and the merge fails
+ * (merge_ioctl_index). *cpu_wait: the layer said it waited on the CPU.
  */
 static bool
 acquire_errored(struct app *a, const char *schedule, bool pending, VkResult *res, bool *data_ok,
@@ -281,9 +320,17 @@ acquire_errored(struct app *a, const char *schedule, bool pending, VkResult *res
 {
 	VkFence fence = vkt_fence(&a->t);
 	struct late_producer lp = { .a = a, .submitter = (pid_t)syscall(SYS_gettid) };
+	VkCommandBuffer cb = pending ? a->acq2.primary : a->acq.primary;
+	char sched[96];
 	pthread_t th;
 	char *log;
 	bool told;
+
+	if (pending)
+		snprintf(sched, sizeof(sched), "%s%sioctl:%u:ENOMEM", schedule ? schedule : "",
+			 schedule ? "," : "", a->merge_ioctl);
+	else
+		snprintf(sched, sizeof(sched), "%s", schedule ? schedule : "");
 
 	memset(a->buf.map, OLD, a->buf.size);
 	memset(a->dst.map, 0, SIZE);
@@ -295,12 +342,14 @@ acquire_errored(struct app *a, const char *schedule, bool pending, VkResult *res
 		REQUIRE(sbk_vgem_fence_signal(a->vgem, lp.fence_id) == 0, "vgem signal");
 	}
 	vkt_capture_begin();
-	sbfault_arm_scoped(schedule ? schedule : "", SCOPE);
-	*res = vkt_submit(&a->t, &a->opt, a->acq.primary, VK_NULL_HANDLE, 0, fence);
+	sbfault_arm_scoped(sched, SCOPE);
+	*res = vkt_submit(&a->t, &a->opt, cb, VK_NULL_HANDLE, 0, fence);
 	sbfault_disarm();
 	if (pending) {
 		pthread_join(th, NULL);
 		CHECK(lp.blocked, "the submit waited on the CPU for the pending fence (seen within 5 s)");
+		CHECK(sbfault_ioctl_request(a->merge_ioctl - 1) == SYNC_IOC_MERGE,
+		      "the failed ioctl was the merge");
 	}
 	/* Submitted either way (DEVICE_LOST comes after the submit): the fence signals. */
 	CHECK_EQ(vkWaitForFences(a->t.device, 1, &fence, VK_TRUE, 20000 * MS), VK_SUCCESS,
@@ -420,6 +469,15 @@ child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
 	if (strncmp(set, "errored", 7) == 0) {
 		bool device_lost = strcmp(set, "errored-device-lost") == 0, first = true;
 
+		vkt_import_buffer(&a.t, a.buf.fd, SIZE, &a.shared2.buf);
+		vkt_begin(&a.t, &a.opt, false, &a.acq2);
+		vkt_acquire(&a.t, &a.opt, vkt_cmd(&a.acq2), &a.shared, VK_ACCESS_TRANSFER_READ_BIT);
+		vkt_acquire(&a.t, &a.opt, vkt_cmd(&a.acq2), &a.shared2, VK_ACCESS_TRANSFER_READ_BIT);
+		vkt_copy_from_shared(vkt_cmd(&a.acq2), &a.shared, &a.dst);
+		vkt_host_read_barrier(vkt_cmd(&a.acq2));
+		vkt_end(&a.t, &a.acq2);
+		a.merge_ioctl = merge_ioctl_index(&a);
+
 		for (int i = 0; i < N_ERRORED; i++) {
 			const char *name = errored_cases[i].set;
 			VkResult r;
@@ -494,6 +552,10 @@ child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
 out:
 	vkt_rec_free(&a.t, &a.acq);
 	vkt_rec_free(&a.t, &a.rel);
+	if (a.acq2.primary)
+		vkt_rec_free(&a.t, &a.acq2);
+	if (a.shared2.buf.buffer)
+		vkt_buffer_destroy(&a.t, &a.shared2.buf);
 	vkDestroySemaphore(a.t.device, a.timeline, NULL);
 	vkt_buffer_destroy(&a.t, &a.src);
 	vkt_buffer_destroy(&a.t, &a.dst);
@@ -569,9 +631,6 @@ main(int argc, char **argv)
 		setenv("SYNCBRIDGE_DEBUG", "warn", 0);
 		if (strcmp(argv[3], "errored-device-lost") == 0)
 			setenv("SYNCBRIDGE_FENCE_ERRORS", "device-lost", 1);
-		/* The errored processes' pending cases go through the CPU-wait fallback. */
-		if (strncmp(argv[3], "errored", 7) == 0)
-			setenv("SYNCBRIDGE_LAYER_FAULTS", "acquire-import", 1);
 		return child(&opt, c, argv[3], n);
 	}
 

@@ -10,19 +10,11 @@
 
 #include "harness.h"
 #include "map.h"
+#include "xorshift.h"
 
 #define KEYS 4096
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t
-next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rng = SB_XORSHIFT_SEED;
 
 int
 main(void)
@@ -40,17 +32,17 @@ main(void)
 		switch (i % 3) {
 		case 0: keys[i] = (uint64_t)(i + 1); break;                 /* counters */
 		case 1: keys[i] = ((uint64_t)i << 40) | 0x1000; break;      /* high bits only */
-		default: keys[i] = (next_rand() | 1) & ~0xfull; break;      /* pointers */
+		default: keys[i] = (sb_xorshift64(&rng) | 1) & ~0xfull; break;      /* pointers */
 		}
 	}
 
 	long mismatches = 0;
 	uint32_t count = 0;
 	for (long op = 0; op < 200000; op++) {
-		int i = (int)(next_rand() % KEYS);
-		int kind = (int)(next_rand() % 3);
+		int i = (int)(sb_xorshift64(&rng) % KEYS);
+		int kind = (int)(sb_xorshift64(&rng) % 3);
 		if (kind == 0) {
-			void *v = (void *)(uintptr_t)(next_rand() | 1);
+			void *v = (void *)(uintptr_t)(sb_xorshift64(&rng) | 1);
 			if (sbl_map_put(&map, keys[i], v) < 0)
 				mismatches++;
 			if (!model[i])

@@ -41,8 +41,8 @@ mut_extra(struct sbl_device *dev, VkCommandBuffer cb, bool want_xfer)
 	pthread_mutex_unlock(&dev->lock);
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL
-sbl_BeginCommandBuffer(""" % DEC
+static VKAPI_ATTR VkResult VKAPI_CALL
+BeginCommandBuffer(""" % DEC
 
 FREE = """			if (cmds[i])
 				cmd_destroy(dev, sbl_map_remove(&dev->cmds,
@@ -92,7 +92,7 @@ def pool_destroy_mut(cond):
 
 
 def with_extra(t):
-    return rep(t, "\nVKAPI_ATTR VkResult VKAPI_CALL\nsbl_BeginCommandBuffer(", EXTRA)
+    return rep(t, "\nstatic VKAPI_ATTR VkResult VKAPI_CALL\nBeginCommandBuffer(", EXTRA)
 
 
 def forget(want):

@@ -21,8 +21,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <drm.h>
-#include <sys/ioctl.h>
 
 #include <syncbridge/syncbridge.h>
 #include <syncbridge/wayland-client.h>
@@ -41,27 +39,20 @@ main(int argc, char **argv)
 	struct sbk_buf buf;
 	struct sbk_fence pending, ready;
 	struct sb_fd_snapshot pre, post;
-	int vgem, vgem_render, drm_client = -1, drm_comp = -1, ret, plain;
+	struct wlt_devices dev;
+	int ret, plain;
 
 	REQUIRE(argc == 2, "usage: wl-cloexec PATH-OF-hardening-cloexec");
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	vgem = sbk_vgem_open();
-	if (vgem < 0)
-		sb_test_skip("no vgem node: %s", strerror(-vgem));
-	vgem_render = sbk_vgem_open();
-	drm_client = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-	drm_comp = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 16 * 64, &buf) == 0, "vgem buffer");
-	REQUIRE(sbk_fence_create(vgem, true, &pending) == 0, "vgem fence");
-	REQUIRE(sbk_fence_create(vgem, false, &ready) == 0, "vgem fence");
+	wlt_devices_open(&dev, WLT_DEV_RENDER_VGEM | WLT_DEV_DRM);
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, dev.vgem, 16 * 64, &buf) == 0, "vgem buffer");
+	REQUIRE(sbk_fence_create(dev.vgem, true, &pending) == 0, "vgem fence");
+	REQUIRE(sbk_fence_create(dev.vgem, false, &ready) == 0, "vgem fence");
 	sbk_fence_signal(&ready);
 
 	REQUIRE(sb_fd_snapshot_take(&pre) == 0, "snapshot");
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = drm_comp;
-	opt.vgem_fd = vgem_render; /* releases carry a render fence: fenced_release */
-	opt.render_delay_ms = 10000;
+	wlt_comp_options_init(&opt, &dev, 10000); /* releases carry a render fence: fenced_release */
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
 
@@ -77,16 +68,10 @@ main(int argc, char **argv)
 	struct wl_surface *s2 = NULL;
 	struct wp_linux_drm_syncobj_surface_v1 *so = NULL;
 	struct wp_linux_drm_syncobj_timeline_v1 *tl = NULL;
-	if (raw.syncobj && drm_client >= 0) {
-		struct drm_syncobj_create cr = { 0 };
-		struct drm_syncobj_handle h = { .fd = -1 };
-		REQUIRE(ioctl(drm_client, DRM_IOCTL_SYNCOBJ_CREATE, &cr) == 0, "syncobj");
-		h.handle = cr.handle;
-		REQUIRE(ioctl(drm_client, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "syncobj fd");
+	if (raw.syncobj && dev.client_drm >= 0) {
 		s2 = wl_compositor_create_surface(raw.compositor);
 		so = wp_linux_drm_syncobj_manager_v1_get_surface(raw.syncobj, s2);
-		tl = wp_linux_drm_syncobj_manager_v1_import_timeline(raw.syncobj, h.fd);
-		close(h.fd);
+		tl = wlt_timeline_new(&raw, dev.client_drm, NULL);
 		wl_surface_attach(s2, b1, 0, 0);
 		wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 1);
 		wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 2);
@@ -178,11 +163,6 @@ main(int argc, char **argv)
 	sbk_fence_destroy(&pending);
 	sbk_fence_destroy(&ready);
 	sbk_buf_destroy(&buf);
-	if (drm_client >= 0)
-		close(drm_client);
-	if (drm_comp >= 0)
-		close(drm_comp);
-	close(vgem_render);
-	close(vgem);
+	wlt_devices_close(&dev);
 	return sb_test_finish();
 }

@@ -63,8 +63,7 @@ static atomic_int unread_at_destroy = -1;
 
 struct env {
 	struct wlt_comp comp;
-	int vgem;
-	int client_drm;        /* virtio_gpu render node: timelines */
+	struct wlt_devices dev; /* vgem; virtio_gpu render nodes: timelines */
 	struct sbk_buf buf;    /* a vgem dma-buf for wl_buffers */
 	struct sbk_fence stuck; /* a vgem fence nobody signals */
 	struct wl_listener created;
@@ -257,9 +256,8 @@ run_case(struct env *e, enum kase k, bool busy)
 		expect_error(&c, busy, what, "wl_display", WL_DISPLAY_ERROR_IMPLEMENTATION);
 		break;
 	case SURFACE_LIMIT_SYNCOBJ: {
-		uint32_t h = wlt_syncobj_create(e->client_drm);
-		struct wp_linux_drm_syncobj_timeline_v1 *tl =
-			keep(&m, wlt_timeline_import(&c, e->client_drm, h));
+		uint32_t h;
+		struct wp_linux_drm_syncobj_timeline_v1 *tl = keep(&m, wlt_timeline_new(&c, e->dev.client_drm, &h));
 		struct wp_linux_drm_syncobj_surface_v1 *so;
 
 		s = keep(&m, wl_compositor_create_surface(c.compositor));
@@ -275,7 +273,7 @@ run_case(struct env *e, enum kase k, bool busy)
 		expect_error(&c, busy, what, "wl_display", WL_DISPLAY_ERROR_IMPLEMENTATION);
 		drop_all(&m);
 		wlt_client_disconnect(&c);
-		wlt_syncobj_destroy(e->client_drm, h);
+		wlt_syncobj_destroy(e->dev.client_drm, h);
 		return;
 	}
 	case CLIENT_LIMIT:
@@ -288,34 +286,29 @@ run_case(struct env *e, enum kase k, bool busy)
 			v1s_commit_stuck(e, &v2);
 		expect_error(&c, busy, what, "wl_display", WL_DISPLAY_ERROR_IMPLEMENTATION);
 		break;
-	case BAD_FENCE_FD: {
+	case BAD_FENCE_FD:
+	case BAD_TIMELINE_FD: { /* a pipe where a sync_file / a syncobj belongs */
 		int p[2];
 
 		REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe");
-		s = keep(&m, wl_compositor_create_surface(c.compositor));
-		sync = keep(&m, zwp_linux_explicit_synchronization_v1_get_synchronization(c.explicit_sync, s));
-		zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, p[0]);
-		expect_error(&c, busy, what, "zwp_linux_surface_synchronization_v1",
-			     ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_INVALID_FENCE);
-		close(p[0]);
-		close(p[1]);
-		break;
-	}
-	case BAD_TIMELINE_FD: {
-		int p[2];
-
-		REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe");
-		keep(&m, wp_linux_drm_syncobj_manager_v1_import_timeline(c.syncobj, p[0]));
-		expect_error(&c, busy, what, "wp_linux_drm_syncobj_manager_v1",
-			     WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_INVALID_TIMELINE);
+		if (k == BAD_FENCE_FD) {
+			s = keep(&m, wl_compositor_create_surface(c.compositor));
+			sync = keep(&m, zwp_linux_explicit_synchronization_v1_get_synchronization(c.explicit_sync, s));
+			zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, p[0]);
+			expect_error(&c, busy, what, "zwp_linux_surface_synchronization_v1",
+				     ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_INVALID_FENCE);
+		} else {
+			keep(&m, wp_linux_drm_syncobj_manager_v1_import_timeline(c.syncobj, p[0]));
+			expect_error(&c, busy, what, "wp_linux_drm_syncobj_manager_v1",
+				     WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_INVALID_TIMELINE);
+		}
 		close(p[0]);
 		close(p[1]);
 		break;
 	}
 	case BAD_POINT: {
-		uint32_t h = wlt_syncobj_create(e->client_drm);
-		struct wp_linux_drm_syncobj_timeline_v1 *tl =
-			keep(&m, wlt_timeline_import(&c, e->client_drm, h));
+		uint32_t h;
+		struct wp_linux_drm_syncobj_timeline_v1 *tl = keep(&m, wlt_timeline_new(&c, e->dev.client_drm, &h));
 		struct wp_linux_drm_syncobj_surface_v1 *so;
 		struct wl_buffer *b;
 
@@ -330,7 +323,7 @@ run_case(struct env *e, enum kase k, bool busy)
 			     WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_CONFLICTING_POINTS);
 		drop_all(&m);
 		wlt_client_disconnect(&c);
-		wlt_syncobj_destroy(e->client_drm, h);
+		wlt_syncobj_destroy(e->dev.client_drm, h);
 		return;
 	}
 	case BAD_BIND:
@@ -388,24 +381,16 @@ main(int argc, char **argv)
 	bool control = argc > 1 && strcmp(argv[1], "--control") == 0;
 	struct sbwl_comp_options opt;
 	struct env e;
-	int comp_drm, fds_before, ret;
+	int fds_before, ret;
 
 	REQUIRE(argc == 1 || control, "usage: wl-error-delivery [--control]");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&e, 0, sizeof(e));
-	e.vgem = sbk_vgem_open();
-	if (e.vgem < 0)
-		sb_test_skip("no vgem node: %s", strerror(-e.vgem));
-	e.client_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-	comp_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-	if (e.client_drm < 0 || comp_drm < 0)
-		sb_test_skip("no DRM node with timeline syncobjs (virtio_gpu)");
-	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, e.vgem, 16 * 64, &e.buf) == 0, "vgem buffer");
-	REQUIRE(sbk_fence_create(e.vgem, true, &e.stuck) == 0, "vgem fence");
+	wlt_devices_open(&e.dev, WLT_DEV_DRM_REQUIRED);
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, e.dev.vgem, 16 * 64, &e.buf) == 0, "vgem buffer");
+	REQUIRE(sbk_fence_create(e.dev.vgem, true, &e.stuck) == 0, "vgem fence");
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = comp_drm;
-	opt.vgem_fd = -1;
+	wlt_comp_options_init(&opt, &e.dev, 0);
 	opt.max_pending = MAX_PENDING;
 	opt.max_client_pending = MAX_CLIENT_PENDING;
 	ret = wlt_comp_start(&e.comp, &opt);
@@ -433,8 +418,6 @@ main(int argc, char **argv)
 	sbk_fence_signal(&e.stuck);
 	sbk_fence_destroy(&e.stuck);
 	sbk_buf_destroy(&e.buf);
-	close(e.vgem);
-	close(e.client_drm);
-	close(comp_drm);
+	wlt_devices_close(&e.dev);
 	return sb_test_finish();
 }

@@ -36,7 +36,7 @@
 #define RULE "fence_error:*:EIO"
 
 static struct wlt_comp comp;
-static int vgem = -1, client_drm = -1;
+static struct wlt_devices dev;
 
 static void
 arm(void *data)
@@ -72,18 +72,17 @@ one_case(struct wlt_client *c, struct sbk_buf *buf, bool syncobj, enum when when
 	const char *what = syncobj ? "syncobj" : "v1";
 
 	if (have_fence) {
-		REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "vgem fence");
+		REQUIRE(sbk_fence_create(dev.vgem, true, &f) == 0, "vgem fence");
 		if (when == BEFORE)
 			REQUIRE(sbk_fence_signal(&f) == 0, "signal");
 	}
 	wl_surface_attach(surf, wb, 0, 0);
 	if (syncobj) {
 		so = wp_linux_drm_syncobj_manager_v1_get_surface(c->syncobj, surf);
-		acq_h = wlt_syncobj_create(client_drm);
-		acq = wlt_timeline_import(c, client_drm, acq_h);
-		rel = wlt_timeline_import(c, client_drm, wlt_syncobj_create(client_drm));
+		acq = wlt_timeline_new(c, dev.client_drm, &acq_h);
+		rel = wlt_timeline_new(c, dev.client_drm, NULL);
 		if (have_fence)
-			REQUIRE(sb_syncobj_import_sync_file(client_drm, acq_h, 1, f.sync_file) == 0, "import");
+			REQUIRE(sb_syncobj_import_sync_file(dev.client_drm, acq_h, 1, f.sync_file) == 0, "import");
 		wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, acq, 0, 1);
 		wp_linux_drm_syncobj_surface_v1_set_release_point(so, rel, 0, 1);
 	} else {
@@ -100,7 +99,7 @@ one_case(struct wlt_client *c, struct sbk_buf *buf, bool syncobj, enum when when
 		if (have_fence)
 			REQUIRE(sbk_fence_signal(&f) == 0, "signal");
 		else
-			REQUIRE(sb_syncobj_signal(client_drm, acq_h, 1) == 0, "signal point 1");
+			REQUIRE(sb_syncobj_signal(dev.client_drm, acq_h, 1) == 0, "signal point 1");
 	}
 	if (wlt_comp_wait_used(&comp, n0 + 1, 5000 * WLT_MS) == 0) {
 		pthread_mutex_lock(&comp.lock);
@@ -133,31 +132,24 @@ main(void)
 	struct wlt_client c;
 	struct sbk_buf buf;
 	struct wlt_comp_sample s;
-	int comp_drm, ret, cases = 0, errors = 0;
+	int ret, cases = 0, errors = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!dlsym(RTLD_DEFAULT, "sbfault_arm"))
 		sb_test_skip("libsbfault is not loaded");
-	vgem = sbk_vgem_open();
-	if (vgem < 0)
-		sb_test_skip("no vgem node: %s", strerror(-vgem));
-	client_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-	comp_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-	if (client_drm < 0 || comp_drm < 0)
+	if (!wlt_devices_open(&dev, WLT_DEV_DRM))
 		sb_test_note("no virtio_gpu: explicit-sync v1 cases only");
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = comp_drm;
-	opt.vgem_fd = -1;
+	wlt_comp_options_init(&opt, &dev, 0);
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
-	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 16 * 64, &buf) == 0, "vgem buffer");
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, dev.vgem, 16 * 64, &buf) == 0, "vgem buffer");
 	REQUIRE(wlt_client_connect(&c, comp.socket) == 0, "connect");
 
 	for (int errored = 0; errored <= 1; errored++) {
 		if (errored)
 			wlt_comp_call(&comp, arm, NULL);
-		for (int so = 0; so <= (c.syncobj && client_drm >= 0 ? 1 : 0); so++) {
+		for (int so = 0; so <= (c.syncobj && dev.client_drm >= 0 ? 1 : 0); so++) {
 			for (int w = BEFORE; w <= UNMATERIALISED; w++) {
 				if (w == UNMATERIALISED && !so)
 					continue;
@@ -184,10 +176,6 @@ main(void)
 	wlt_client_disconnect(&c);
 	wlt_comp_stop(&comp);
 	sbk_buf_destroy(&buf);
-	close(vgem);
-	if (client_drm >= 0)
-		close(client_drm);
-	if (comp_drm >= 0)
-		close(comp_drm);
+	wlt_devices_close(&dev);
 	return sb_test_finish();
 }

@@ -25,8 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <drm.h>
-#include <sys/ioctl.h>
 
 #include <syncbridge/syncbridge.h>
 
@@ -38,38 +36,6 @@
 #define NEW 0xbbbbbbbbu
 #define RENDER_MS 800
 
-struct release_rec {
-	bool arrived, fenced;
-	int fd;
-	struct zwp_linux_buffer_release_v1 *proxy; /* until an event destroyed it */
-};
-
-static void
-fenced_release(void *data, struct zwp_linux_buffer_release_v1 *r, int32_t fd)
-{
-	struct release_rec *rec = data;
-
-	rec->arrived = rec->fenced = true;
-	rec->fd = fd;
-	zwp_linux_buffer_release_v1_destroy(r);
-	rec->proxy = NULL;
-}
-
-static void
-immediate_release(void *data, struct zwp_linux_buffer_release_v1 *r)
-{
-	struct release_rec *rec = data;
-
-	rec->arrived = true;
-	zwp_linux_buffer_release_v1_destroy(r);
-	rec->proxy = NULL;
-}
-
-static const struct zwp_linux_buffer_release_v1_listener release_listener = {
-	.fenced_release = fenced_release,
-	.immediate_release = immediate_release,
-};
-
 int
 main(int argc, char **argv)
 {
@@ -80,7 +46,7 @@ main(int argc, char **argv)
 	struct wlt_client c;
 	struct sbk_buf buf;
 	struct sbk_fence fence;
-	struct release_rec rel = { .fd = -1 };
+	struct wlt_release rel = { .fd = -1 };
 	struct wl_surface *surf;
 	struct wl_buffer *wbuf;
 	/* Every proxy made here is destroyed before the disconnect (LSan). */
@@ -89,7 +55,8 @@ main(int argc, char **argv)
 	struct wp_linux_drm_syncobj_timeline_v1 *acq_proxy = NULL, *rel_proxy = NULL;
 	struct sbwl_used used;
 	bool frame_done = false;
-	int vgem, vgem_render, client_drm = -1, comp_drm = -1, ret, threads0;
+	struct wlt_devices dev;
+	int ret, threads0;
 	uint32_t acq_tl = 0, rel_tl = 0;
 	int64_t t_signal;
 
@@ -110,21 +77,9 @@ main(int argc, char **argv)
 	REQUIRE(syncobj || !unmat, "--acquire unmaterialised needs --proto syncobj");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	vgem = sbk_vgem_open();
-	if (vgem < 0)
-		sb_test_skip("no vgem node: %s", strerror(-vgem));
-	vgem_render = sbk_vgem_open();
-	if (syncobj) {
-		client_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-		comp_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-		if (client_drm < 0 || comp_drm < 0)
-			sb_test_skip("no DRM node with timeline syncobjs (virtio_gpu)");
-	}
+	wlt_devices_open(&dev, WLT_DEV_RENDER_VGEM | (syncobj ? WLT_DEV_DRM_REQUIRED : 0));
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = comp_drm;
-	opt.vgem_fd = vgem_render;
-	opt.render_delay_ms = RENDER_MS;
+	wlt_comp_options_init(&opt, &dev, RENDER_MS);
 	opt.helper_flags = control ? SB_WL_SERVER_NO_WAIT : 0;
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
@@ -137,30 +92,29 @@ main(int argc, char **argv)
 	ret = wlt_client_connect(&c, comp.socket);
 	REQUIRE(ret == 0, "connect: %s", strerror(-ret));
 	REQUIRE(syncobj ? c.syncobj != NULL : c.explicit_sync != NULL, "the %s global is missing", proto);
-	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 16 * 64, &buf) == 0, "vgem buffer");
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, dev.vgem, 16 * 64, &buf) == 0, "vgem buffer");
 	((volatile uint32_t *)buf.map)[0] = OLD;
 	wbuf = wlt_dmabuf_buffer(&c, buf.fd, 16, 16, 64);
 	surf = wl_compositor_create_surface(c.compositor);
-	REQUIRE(sbk_fence_create(vgem, true, &fence) == 0, "vgem fence");
+	REQUIRE(sbk_fence_create(dev.vgem, true, &fence) == 0, "vgem fence");
 
 	if (syncobj) {
 		so = wp_linux_drm_syncobj_manager_v1_get_surface(c.syncobj, surf);
-		acq_tl = wlt_syncobj_create(client_drm);
-		rel_tl = wlt_syncobj_create(client_drm);
+		acq_tl = wlt_syncobj_create(dev.client_drm);
+		rel_tl = wlt_syncobj_create(dev.client_drm);
 		if (!unmat)
-			REQUIRE(sb_syncobj_import_sync_file(client_drm, acq_tl, 1, fence.sync_file) == 0,
+			REQUIRE(sb_syncobj_import_sync_file(dev.client_drm, acq_tl, 1, fence.sync_file) == 0,
 				"import the pending vgem fence into acquire point 1");
 		wl_surface_attach(surf, wbuf, 0, 0);
-		acq_proxy = wlt_timeline_import(&c, client_drm, acq_tl);
-		rel_proxy = wlt_timeline_import(&c, client_drm, rel_tl);
+		acq_proxy = wlt_timeline_import(&c, dev.client_drm, acq_tl);
+		rel_proxy = wlt_timeline_import(&c, dev.client_drm, rel_tl);
 		wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, acq_proxy, 0, 1);
 		wp_linux_drm_syncobj_surface_v1_set_release_point(so, rel_proxy, 0, 1);
 	} else {
 		sync = zwp_linux_explicit_synchronization_v1_get_synchronization(c.explicit_sync, surf);
 		wl_surface_attach(surf, wbuf, 0, 0);
 		zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fence.sync_file);
-		rel.proxy = zwp_linux_surface_synchronization_v1_get_release(sync);
-		zwp_linux_buffer_release_v1_add_listener(rel.proxy, &release_listener, &rel);
+		wlt_release_get(&rel, sync, false);
 	}
 	wlt_frame(surf, &frame_done);
 	wl_surface_commit(surf);
@@ -189,7 +143,7 @@ main(int argc, char **argv)
 	((volatile uint32_t *)buf.map)[0] = NEW;
 	t_signal = wlt_now_ns();
 	if (unmat)
-		REQUIRE(sb_syncobj_signal(client_drm, acq_tl, 1) == 0, "signal acquire point 1");
+		REQUIRE(sb_syncobj_signal(dev.client_drm, acq_tl, 1) == 0, "signal acquire point 1");
 	else
 		REQUIRE(sbk_fence_signal(&fence) == 0, "signal the vgem fence");
 
@@ -240,7 +194,7 @@ main(int argc, char **argv)
 	CHECK(render_st == 0, "the render fence is still pending at the check (%d ms render; status %d)", RENDER_MS,
 	      render_st);
 	if (syncobj) {
-		ret = sb_syncobj_wait(client_drm, rel_tl, 1, 0, 0);
+		ret = sb_syncobj_wait(dev.client_drm, rel_tl, 1, 0, 0);
 		CHECK_EQ(ret, -ETIME, "release point 1 while the render fence is pending");
 	} else if (rel.fd >= 0) {
 		sb_sync_file_get_status(rel.fd, &rel_st);
@@ -249,7 +203,7 @@ main(int argc, char **argv)
 	wlt_comp_gate_open(&comp);
 
 	if (syncobj) {
-		ret = sb_syncobj_wait(client_drm, rel_tl, 1, 5000 * WLT_MS, 0);
+		ret = sb_syncobj_wait(dev.client_drm, rel_tl, 1, 5000 * WLT_MS, 0);
 		CHECK_EQ(ret, 0, "release point 1 signals");
 	} else if (rel.fd >= 0) {
 		ret = sb_sync_file_wait(rel.fd, 5000 * WLT_MS);
@@ -281,11 +235,6 @@ out:
 		close(rel.fd);
 	sbk_fence_destroy(&fence);
 	sbk_buf_destroy(&buf);
-	close(vgem);
-	close(vgem_render);
-	if (client_drm >= 0)
-		close(client_drm);
-	if (comp_drm >= 0)
-		close(comp_drm);
+	wlt_devices_close(&dev);
 	return sb_test_finish();
 }

@@ -21,8 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <drm.h>
-#include <sys/ioctl.h>
 
 #include "harness.h"
 #include "kernel.h"
@@ -46,9 +44,12 @@ enum need {
 	NEED_SYNCOBJ = 1 << 2, /* the linux-drm-syncobj global + a client timeline */
 };
 
+struct case_def;
+
 /* A case's client: everything a script may use. */
 struct cc {
 	struct env *env;
+	const struct case_def *cd;
 	struct wlt_client c;
 	/* Expected error (iface NULL: none expected). */
 	const char *iface;
@@ -88,26 +89,12 @@ dmabuf_buffer(struct cc *cc)
 	return wlt_dmabuf_buffer(&cc->c, cc->env->buf.fd, 16, 16, 64);
 }
 
-/* A client timeline (a new syncobj on the render node) imported over the wire. */
+/* A client timeline (a new syncobj on the render node) imported over the wire;
+ * the syncobj lives on in the compositor's import, our handle is dropped. */
 static struct wp_linux_drm_syncobj_timeline_v1 *
 timeline(struct cc *cc)
 {
-	struct drm_syncobj_create create = { 0 };
-	struct drm_syncobj_handle h = { 0 };
-	struct wp_linux_drm_syncobj_timeline_v1 *tl;
-
-	if (ioctl(cc->env->syncobj_fd, DRM_IOCTL_SYNCOBJ_CREATE, &create) < 0)
-		return NULL;
-	h.handle = create.handle;
-	h.fd = -1;
-	if (ioctl(cc->env->syncobj_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) < 0)
-		return NULL;
-	tl = wp_linux_drm_syncobj_manager_v1_import_timeline(cc->c.syncobj, h.fd);
-	close(h.fd);
-	/* The syncobj lives on in the compositor's import; drop our handle. */
-	struct drm_syncobj_destroy d = { .handle = create.handle };
-	ioctl(cc->env->syncobj_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
-	return tl;
+	return wlt_timeline_new(&cc->c, cc->env->syncobj_fd, NULL);
 }
 
 static void
@@ -137,7 +124,47 @@ __lsan_default_suppressions(void)
 #define V1_SURF(e) ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_##e
 #define SO_SURF(e) WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_##e
 
+/*
+ * A commit that the surface's sync object answers with an error: a buffer
+ * attached (or none), an acquire and a release (v1: a fence, get_release;
+ * syncobj: the points), each set or not, in that order.
+ */
+enum attach { NO_ATTACH, ATTACH_NULL, ATTACH_DMABUF, ATTACH_SHM };
+struct commit_case {
+	enum attach attach;
+	bool acquire, release;
+	uint32_t acquire_point[2], release_point[2]; /* syncobj: hi, lo */
+	uint32_t error;
+};
+
+/* A case: its script, what it needs to run. */
+struct case_def {
+	const char *name;
+	void (*run)(struct cc *cc);
+	unsigned need;
+	bool v1, syncobj; /* which globals the case needs */
+	struct commit_case commit; /* v1_commit, so_commit */
+};
+
+static void
+attach(struct cc *cc, struct wl_surface *s, enum attach a)
+{
+	if (a == ATTACH_NULL)
+		wl_surface_attach(s, NULL, 0, 0);
+	else if (a == ATTACH_DMABUF)
+		wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
+	else if (a == ATTACH_SHM)
+		wl_surface_attach(s, wlt_shm_buffer(&cc->c, 4), 0, 0);
+}
+
 /* ---- zwp_linux_explicit_synchronization_v1 ------------------------------------------- */
+
+static struct zwp_linux_surface_synchronization_v1 *
+v1_setup(struct cc *cc, struct wl_surface **s)
+{
+	*s = wl_compositor_create_surface(cc->c.compositor);
+	return zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, *s);
+}
 
 static void
 v1_synchronization_exists(struct cc *cc)
@@ -152,9 +179,8 @@ v1_synchronization_exists(struct cc *cc)
 static void
 v1_invalid_fence_pipe(struct cc *cc)
 {
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	struct wl_surface *s;
+	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
 	int fd = pipe_fd();
 	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
 	close(fd);
@@ -164,9 +190,8 @@ v1_invalid_fence_pipe(struct cc *cc)
 static void
 v1_invalid_fence_dmabuf(struct cc *cc)
 {
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	struct wl_surface *s;
+	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
 	/* A dma-buf is a fine fd, but not a fence. */
 	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, cc->env->buf.fd);
 	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(INVALID_FENCE));
@@ -175,9 +200,8 @@ v1_invalid_fence_dmabuf(struct cc *cc)
 static void
 v1_duplicate_fence(struct cc *cc)
 {
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	struct wl_surface *s;
+	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
 	int a = fence_fd(cc), b = fence_fd(cc);
 	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, a);
 	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, b);
@@ -189,9 +213,8 @@ v1_duplicate_fence(struct cc *cc)
 static void
 v1_duplicate_release(struct cc *cc)
 {
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	struct wl_surface *s;
+	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
 	zwp_linux_surface_synchronization_v1_get_release(sync);
 	zwp_linux_surface_synchronization_v1_get_release(sync);
 	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(DUPLICATE_RELEASE));
@@ -200,9 +223,8 @@ v1_duplicate_release(struct cc *cc)
 static void
 v1_no_surface_release(struct cc *cc)
 {
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	struct wl_surface *s;
+	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
 	wl_surface_destroy(s);
 	zwp_linux_surface_synchronization_v1_get_release(sync);
 	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(NO_SURFACE));
@@ -211,9 +233,8 @@ v1_no_surface_release(struct cc *cc)
 static void
 v1_no_surface_fence(struct cc *cc)
 {
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	struct wl_surface *s;
+	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
 	int fd = fence_fd(cc);
 	wl_surface_destroy(s);
 	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
@@ -222,62 +243,30 @@ v1_no_surface_fence(struct cc *cc)
 }
 
 static void
-v1_unsupported_buffer(struct cc *cc)
+v1_commit(struct cc *cc)
 {
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
-	int fd = fence_fd(cc);
-	wl_surface_attach(s, wlt_shm_buffer(&cc->c, 1), 0, 0);
-	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
-	close(fd);
-	wl_surface_commit(s);
-	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(UNSUPPORTED_BUFFER));
-}
+	const struct commit_case *k = &cc->cd->commit;
+	struct wl_surface *s;
+	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
+	int fd = k->acquire ? fence_fd(cc) : -1;
 
-static void
-v1_no_buffer_fence(struct cc *cc)
-{
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
-	int fd = fence_fd(cc);
-	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
-	close(fd);
+	attach(cc, s, k->attach);
+	if (k->acquire) {
+		zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
+		close(fd);
+	}
+	if (k->release)
+		zwp_linux_surface_synchronization_v1_get_release(sync);
 	wl_surface_commit(s);
-	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(NO_BUFFER));
-}
-
-static void
-v1_no_buffer_release(struct cc *cc)
-{
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
-	zwp_linux_surface_synchronization_v1_get_release(sync);
-	wl_surface_commit(s);
-	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(NO_BUFFER));
-}
-
-static void
-v1_no_buffer_null_attach(struct cc *cc)
-{
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
-	wl_surface_attach(s, NULL, 0, 0);
-	zwp_linux_surface_synchronization_v1_get_release(sync);
-	wl_surface_commit(s);
-	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(NO_BUFFER));
+	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, k->error);
 }
 
 /* Legal: a dma-buf with fence + release; shm with a release only; recreate after destroy. */
 static void
 v1_ok(struct cc *cc)
 {
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	struct wl_surface *s;
+	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
 	int fd = fence_fd(cc);
 	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
 	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
@@ -298,9 +287,8 @@ v1_ok(struct cc *cc)
 static void
 v1_ok_shm(struct cc *cc)
 {
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	struct zwp_linux_surface_synchronization_v1 *sync =
-		zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+	struct wl_surface *s;
+	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
 	wl_surface_attach(s, wlt_shm_buffer(&cc->c, 3), 0, 0);
 	zwp_linux_surface_synchronization_v1_get_release(sync);
 	wl_surface_commit(s);
@@ -375,91 +363,20 @@ so_no_surface_release(struct cc *cc)
 }
 
 static void
-so_no_buffer(struct cc *cc)
+so_commit(struct cc *cc)
 {
+	const struct commit_case *k = &cc->cd->commit;
 	struct wl_surface *s;
 	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
 	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
-	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 1);
-	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 2);
-	wl_surface_commit(s);
-	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_BUFFER));
-}
 
-static void
-so_no_buffer_release_only(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
-	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
-	wl_surface_attach(s, NULL, 0, 0);
-	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 2);
+	attach(cc, s, k->attach);
+	if (k->acquire)
+		wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, k->acquire_point[0], k->acquire_point[1]);
+	if (k->release)
+		wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, k->release_point[0], k->release_point[1]);
 	wl_surface_commit(s);
-	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_BUFFER));
-}
-
-static void
-so_no_acquire_point(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
-	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
-	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
-	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 2);
-	wl_surface_commit(s);
-	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_ACQUIRE_POINT));
-}
-
-static void
-so_no_release_point(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
-	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
-	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
-	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 1);
-	wl_surface_commit(s);
-	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_RELEASE_POINT));
-}
-
-static void
-so_unsupported_buffer(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
-	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
-	wl_surface_attach(s, wlt_shm_buffer(&cc->c, 4), 0, 0);
-	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 1);
-	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 2);
-	wl_surface_commit(s);
-	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(UNSUPPORTED_BUFFER));
-}
-
-static void
-so_conflicting_equal(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
-	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
-	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
-	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 5);
-	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 5);
-	wl_surface_commit(s);
-	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(CONFLICTING_POINTS));
-}
-
-static void
-so_conflicting_after(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
-	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
-	wl_surface_attach(s, dmabuf_buffer(cc), 0, 0);
-	/* 64-bit points: hi word compared too. */
-	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 1, 0);
-	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 0xffffffff);
-	wl_surface_commit(s);
-	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(CONFLICTING_POINTS));
+	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, k->error);
 }
 
 static void
@@ -510,13 +427,6 @@ so_ok(struct cc *cc)
 	wp_linux_drm_syncobj_timeline_v1_destroy(b);
 }
 
-struct case_def {
-	const char *name;
-	void (*run)(struct cc *cc);
-	unsigned need;
-	bool v1, syncobj; /* which globals the case needs */
-};
-
 static const struct case_def cases[] = {
 	{ "v1-synchronization-exists", v1_synchronization_exists, NEED_NONE, true, false },
 	{ "v1-invalid-fence-pipe", v1_invalid_fence_pipe, NEED_NONE, true, false },
@@ -525,10 +435,14 @@ static const struct case_def cases[] = {
 	{ "v1-duplicate-release", v1_duplicate_release, NEED_NONE, true, false },
 	{ "v1-no-surface-get-release", v1_no_surface_release, NEED_NONE, true, false },
 	{ "v1-no-surface-set-acquire-fence", v1_no_surface_fence, NEED_FENCE, true, false },
-	{ "v1-unsupported-buffer-shm", v1_unsupported_buffer, NEED_FENCE, true, false },
-	{ "v1-no-buffer-acquire-fence", v1_no_buffer_fence, NEED_FENCE, true, false },
-	{ "v1-no-buffer-release", v1_no_buffer_release, NEED_NONE, true, false },
-	{ "v1-no-buffer-null-attach", v1_no_buffer_null_attach, NEED_NONE, true, false },
+	{ "v1-unsupported-buffer-shm", v1_commit, NEED_FENCE, true, false,
+	  { ATTACH_SHM, true, false, { 0 }, { 0 }, V1_SURF(UNSUPPORTED_BUFFER) } },
+	{ "v1-no-buffer-acquire-fence", v1_commit, NEED_FENCE, true, false,
+	  { NO_ATTACH, true, false, { 0 }, { 0 }, V1_SURF(NO_BUFFER) } },
+	{ "v1-no-buffer-release", v1_commit, NEED_NONE, true, false,
+	  { NO_ATTACH, false, true, { 0 }, { 0 }, V1_SURF(NO_BUFFER) } },
+	{ "v1-no-buffer-null-attach", v1_commit, NEED_NONE, true, false,
+	  { ATTACH_NULL, false, true, { 0 }, { 0 }, V1_SURF(NO_BUFFER) } },
 	{ "v1-legal-sequences", v1_ok, NEED_FENCE | NEED_DMABUF, true, false },
 	{ "v1-legal-sequences-shm", v1_ok_shm, NEED_NONE, true, false },
 	{ "syncobj-surface-exists", so_surface_exists, NEED_SYNCOBJ, false, true },
@@ -537,13 +451,21 @@ static const struct case_def cases[] = {
 	  NEED_SYNCOBJ | NEED_FENCE, false, true },
 	{ "syncobj-no-surface-acquire", so_no_surface_acquire, NEED_SYNCOBJ, false, true },
 	{ "syncobj-no-surface-release", so_no_surface_release, NEED_SYNCOBJ, false, true },
-	{ "syncobj-no-buffer", so_no_buffer, NEED_SYNCOBJ, false, true },
-	{ "syncobj-no-buffer-release-only", so_no_buffer_release_only, NEED_SYNCOBJ, false, true },
-	{ "syncobj-no-acquire-point", so_no_acquire_point, NEED_SYNCOBJ | NEED_DMABUF, false, true },
-	{ "syncobj-no-release-point", so_no_release_point, NEED_SYNCOBJ | NEED_DMABUF, false, true },
-	{ "syncobj-unsupported-buffer-shm", so_unsupported_buffer, NEED_SYNCOBJ, false, true },
-	{ "syncobj-conflicting-points-equal", so_conflicting_equal, NEED_SYNCOBJ | NEED_DMABUF, false, true },
-	{ "syncobj-conflicting-points-after", so_conflicting_after, NEED_SYNCOBJ | NEED_DMABUF, false, true },
+	{ "syncobj-no-buffer", so_commit, NEED_SYNCOBJ, false, true,
+	  { NO_ATTACH, true, true, { 0, 1 }, { 0, 2 }, SO_SURF(NO_BUFFER) } },
+	{ "syncobj-no-buffer-release-only", so_commit, NEED_SYNCOBJ, false, true,
+	  { ATTACH_NULL, false, true, { 0 }, { 0, 2 }, SO_SURF(NO_BUFFER) } },
+	{ "syncobj-no-acquire-point", so_commit, NEED_SYNCOBJ | NEED_DMABUF, false, true,
+	  { ATTACH_DMABUF, false, true, { 0 }, { 0, 2 }, SO_SURF(NO_ACQUIRE_POINT) } },
+	{ "syncobj-no-release-point", so_commit, NEED_SYNCOBJ | NEED_DMABUF, false, true,
+	  { ATTACH_DMABUF, true, false, { 0, 1 }, { 0 }, SO_SURF(NO_RELEASE_POINT) } },
+	{ "syncobj-unsupported-buffer-shm", so_commit, NEED_SYNCOBJ, false, true,
+	  { ATTACH_SHM, true, true, { 0, 1 }, { 0, 2 }, SO_SURF(UNSUPPORTED_BUFFER) } },
+	{ "syncobj-conflicting-points-equal", so_commit, NEED_SYNCOBJ | NEED_DMABUF, false, true,
+	  { ATTACH_DMABUF, true, true, { 0, 5 }, { 0, 5 }, SO_SURF(CONFLICTING_POINTS) } },
+	/* 64-bit points: the high word is compared too. */
+	{ "syncobj-conflicting-points-after", so_commit, NEED_SYNCOBJ | NEED_DMABUF, false, true,
+	  { ATTACH_DMABUF, true, true, { 1, 0 }, { 0, 0xffffffff }, SO_SURF(CONFLICTING_POINTS) } },
 	{ "cross-v1-then-syncobj", cross_v1_then_syncobj, NEED_SYNCOBJ, true, true },
 	{ "cross-syncobj-then-v1", cross_syncobj_then_v1, NEED_SYNCOBJ, true, true },
 	{ "syncobj-legal-sequences", so_ok, NEED_SYNCOBJ | NEED_DMABUF, false, true },
@@ -573,6 +495,7 @@ run_case(struct env *env, const struct case_def *cd, struct wlt_client *by, stru
 
 	memset(&cc, 0, sizeof(cc));
 	cc.env = env;
+	cc.cd = cd;
 	if ((cd->need & NEED_FENCE) && env->vgem_fd < 0)
 		missing = "a valid sync_file (needs vgem)";
 	else if ((cd->need & NEED_DMABUF) && env->buf.fd < 0)

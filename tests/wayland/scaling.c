@@ -32,9 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <drm.h>
 #include <linux/dma-buf.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
@@ -48,11 +46,12 @@ int
 main(int argc, char **argv)
 {
 	const char *proto = "v1";
-	int n = 1000, vgem, client_drm = -1, comp_drm = -1, ret;
+	int n = 1000, ret;
 	struct sbwl_comp_options opt;
 	struct wlt_comp comp;
 	struct wlt_client c;
 	struct sbk_buf buf;
+	struct wlt_devices dev;
 	bool syncobj;
 
 	for (int i = 1; i < argc; i++) {
@@ -80,21 +79,11 @@ main(int argc, char **argv)
 	if (rl.rlim_cur < (rlim_t)n * 4 + 200)
 		sb_test_skip("RLIMIT_NOFILE %llu is too low for %d surfaces", (unsigned long long)rl.rlim_cur, n);
 
-	vgem = sbk_vgem_open();
-	if (vgem < 0)
-		sb_test_skip("no vgem node: %s", strerror(-vgem));
-	if (syncobj) {
-		client_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-		comp_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-		if (client_drm < 0 || comp_drm < 0)
-			sb_test_skip("no DRM node with timeline syncobjs (virtio_gpu)");
-		if (!sbk_drm_has_syncobj_eventfd(comp_drm))
-			sb_test_skip("no DRM_IOCTL_SYNCOBJ_EVENTFD: the waiter would use a thread per wait");
-	}
+	wlt_devices_open(&dev, syncobj ? WLT_DEV_DRM_REQUIRED : 0);
+	if (syncobj && !sbk_drm_has_syncobj_eventfd(dev.comp_drm))
+		sb_test_skip("no DRM_IOCTL_SYNCOBJ_EVENTFD: the waiter would use a thread per wait");
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = comp_drm;
-	opt.vgem_fd = -1;
+	wlt_comp_options_init(&opt, &dev, 0);
 	/* One client with n waiting commits: above the helper's per-client bound (128). */
 	opt.max_client_pending = UINT32_MAX;
 	ret = wlt_comp_start(&comp, &opt);
@@ -102,7 +91,7 @@ main(int argc, char **argv)
 	ret = wlt_client_connect(&c, comp.socket);
 	REQUIRE(ret == 0, "connect: %s", strerror(-ret));
 	REQUIRE(syncobj ? c.syncobj != NULL : c.explicit_sync != NULL, "the %s global is missing", proto);
-	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 16 * 64, &buf) == 0, "vgem buffer");
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, dev.vgem, 16 * 64, &buf) == 0, "vgem buffer");
 	struct wl_buffer *wbuf = wlt_dmabuf_buffer(&c, buf.fd, 16, 16, 64);
 
 	struct wl_surface **surf = calloc((size_t)n, sizeof(*surf));
@@ -115,34 +104,20 @@ main(int argc, char **argv)
 	REQUIRE(surf && sync && so && tl && handle && fence, "out of memory");
 
 	int64_t t0 = wlt_now_ns();
-	if (syncobj) {
-		struct drm_syncobj_create cr = { 0 };
-		struct drm_syncobj_handle h = { .fd = -1 };
-		REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_CREATE, &cr) == 0, "SYNCOBJ_CREATE");
-		h.handle = cr.handle;
-		REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "HANDLE_TO_FD");
-		rel_tl = wp_linux_drm_syncobj_manager_v1_import_timeline(c.syncobj, h.fd);
-		close(h.fd);
-	}
+	if (syncobj)
+		rel_tl = wlt_timeline_new(&c, dev.client_drm, NULL);
 	for (int i = 0; i < n; i++) {
 		surf[i] = wl_compositor_create_surface(c.compositor);
 		if (syncobj) {
-			struct drm_syncobj_create cr = { 0 };
-			struct drm_syncobj_handle h = { .fd = -1 };
 			so[i] = wp_linux_drm_syncobj_manager_v1_get_surface(c.syncobj, surf[i]);
-			REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_CREATE, &cr) == 0, "SYNCOBJ_CREATE %d", i);
-			handle[i] = cr.handle;
-			h.handle = cr.handle;
-			REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "HANDLE_TO_FD");
-			tl[i] = wp_linux_drm_syncobj_manager_v1_import_timeline(c.syncobj, h.fd);
-			close(h.fd);
+			tl[i] = wlt_timeline_new(&c, dev.client_drm, &handle[i]);
 		} else {
 			sync[i] = zwp_linux_explicit_synchronization_v1_get_synchronization(c.explicit_sync, surf[i]);
 			/* The fence's buffer now, the fence itself later (header). */
-			fence[i].vgem_fd = vgem;
+			fence[i].vgem_fd = dev.vgem;
 			fence[i].write = true;
 			fence[i].sync_file = -1;
-			REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 4096, &fence[i].bo) == 0, "vgem buffer %d", i);
+			REQUIRE(sbk_buf_create(SBK_BUF_VGEM, dev.vgem, 4096, &fence[i].bo) == 0, "vgem buffer %d", i);
 		}
 		if (i % 64 == 63)
 			REQUIRE(wl_display_roundtrip(c.display) >= 0, "setup roundtrip");
@@ -152,7 +127,7 @@ main(int argc, char **argv)
 	/* The fences last: vgem's 10 s start now (header). */
 	int64_t t_fences = wlt_now_ns();
 	for (int i = 0; i < n && !syncobj; i++) {
-		REQUIRE(sbk_vgem_fence_attach(vgem, fence[i].bo.handle, true, &fence[i].fence_id) == 0,
+		REQUIRE(sbk_vgem_fence_attach(dev.vgem, fence[i].bo.handle, true, &fence[i].fence_id) == 0,
 			"vgem fence %d", i);
 		REQUIRE(sbk_dmabuf_export_raw(fence[i].bo.fd, DMA_BUF_SYNC_READ, &fence[i].sync_file) == 0,
 			"export vgem fence %d", i);
@@ -215,7 +190,7 @@ main(int argc, char **argv)
 	int64_t t_sig = wlt_now_ns();
 	for (int i = 0; i < n; i++) {
 		if (syncobj)
-			REQUIRE(sb_syncobj_signal(client_drm, handle[i], 1) == 0, "signal %d", i);
+			REQUIRE(sb_syncobj_signal(dev.client_drm, handle[i], 1) == 0, "signal %d", i);
 		else
 			REQUIRE((ret = sbk_fence_signal(&fence[i])) == 0,
 				"signal %d: %s%s", i, strerror(-ret),
@@ -269,11 +244,7 @@ main(int argc, char **argv)
 		if (!syncobj)
 			sbk_fence_destroy(&fence[i]);
 	sbk_buf_destroy(&buf);
-	close(vgem);
-	if (client_drm >= 0)
-		close(client_drm);
-	if (comp_drm >= 0)
-		close(comp_drm);
+	wlt_devices_close(&dev);
 	free(surf);
 	free(sync);
 	free(so);

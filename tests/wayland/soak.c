@@ -45,6 +45,7 @@
 #include "harness.h"
 #include "kernel.h"
 #include "wlt.h"
+#include "xorshift.h"
 
 #define WINDOW 6   /* commits waiting per surface at most */
 #define BEHIND 12  /* commits not yet used per surface at most (the helper allows 16 queued) */
@@ -93,19 +94,10 @@ struct surf {
 static struct wlt_comp comp;
 static struct surf surfs[2];
 static int n_surfs;
-static int vgem = -1, client_drm = -1;
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static struct wlt_devices dev;
+static uint64_t rng = SB_XORSHIFT_SEED;
 static int order_errors, early_uses;
 static uint64_t releases, held_commits;
-
-static uint64_t
-xorshift(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 /* Compositor thread, under comp.lock. */
 static void
@@ -161,9 +153,9 @@ pend_signal(struct surf *s, struct pend *p)
 	p->signalled = true;
 	pthread_mutex_unlock(&comp.lock);
 	if (p->has_fence)
-		REQUIRE(sbk_vgem_fence_signal(vgem, p->fence_id) == 0, "signal a vgem fence");
+		REQUIRE(sbk_vgem_fence_signal(dev.vgem, p->fence_id) == 0, "signal a vgem fence");
 	else
-		REQUIRE(sb_syncobj_signal(client_drm, s->acq_handle, p->point) == 0, "signal point %llu",
+		REQUIRE(sb_syncobj_signal(dev.client_drm, s->acq_handle, p->point) == 0, "signal point %llu",
 			(unsigned long long)p->point);
 	s->waiting--;
 }
@@ -234,7 +226,7 @@ fence_new(struct surf *s, struct pend *p, uint64_t seq)
 {
 	struct sbk_buf *bo = &s->bos[seq % RING]; /* made up front, in main() */
 
-	REQUIRE(sbk_vgem_fence_attach(vgem, bo->handle, true, &p->fence_id) == 0, "vgem fence");
+	REQUIRE(sbk_vgem_fence_attach(dev.vgem, bo->handle, true, &p->fence_id) == 0, "vgem fence");
 	REQUIRE(sbk_dmabuf_export_raw(bo->fd, DMA_BUF_SYNC_READ, &p->sync_file) == 0, "export");
 	p->has_fence = true;
 }
@@ -243,7 +235,7 @@ fence_new(struct surf *s, struct pend *p, uint64_t seq)
 static struct pend *
 commit_one(struct wlt_client *c, struct surf *s)
 {
-	uint64_t r = xorshift();
+	uint64_t r = sb_xorshift64(&rng);
 	uint64_t seq = s->committed + 1;
 	struct pend *p = &s->ring[seq % RING];
 
@@ -291,7 +283,7 @@ commit_one(struct wlt_client *c, struct surf *s)
 		 */
 		if (((r >> 4) & 1) && !unmaterialised_pending(s)) {
 			fence_new(s, p, seq);
-			REQUIRE(sb_syncobj_import_sync_file(client_drm, s->acq_handle, p->point,
+			REQUIRE(sb_syncobj_import_sync_file(dev.client_drm, s->acq_handle, p->point,
 							    p->sync_file) == 0, "import at point");
 		}
 		if (p->due_ns == 0)
@@ -327,7 +319,7 @@ main(int argc, char **argv)
 	struct wlt_client c;
 	struct wlt_comp_sample s0, s1;
 	struct sbk_buf buf;
-	int comp_drm, ret;
+	int ret;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--commits") == 0 && i + 1 < argc)
@@ -341,42 +333,34 @@ main(int argc, char **argv)
 	if (scale && atoi(scale) > 1)
 		max_delay_us *= atoi(scale);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	vgem = sbk_vgem_open();
-	if (vgem < 0)
-		sb_test_skip("no vgem node: %s", strerror(-vgem));
-	client_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-	comp_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-	if (client_drm < 0 || comp_drm < 0)
+	if (!wlt_devices_open(&dev, WLT_DEV_DRM))
 		sb_test_note("no virtio_gpu: explicit-sync v1 only");
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = comp_drm;
-	opt.vgem_fd = -1;
+	wlt_comp_options_init(&opt, &dev, 0);
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
 	pthread_mutex_lock(&comp.lock);
 	comp.on_used = on_used;
 	pthread_mutex_unlock(&comp.lock);
-	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 16 * 64, &buf) == 0, "vgem buffer");
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, dev.vgem, 16 * 64, &buf) == 0, "vgem buffer");
 	REQUIRE(wlt_client_connect(&c, comp.socket) == 0, "connect");
 
-	for (int i = 0; i < (client_drm >= 0 && c.syncobj ? 2 : 1); i++) {
+	for (int i = 0; i < (dev.client_drm >= 0 && c.syncobj ? 2 : 1); i++) {
 		struct surf *s = &surfs[i];
 		s->surf = wl_compositor_create_surface(c.compositor);
 		s->buf = wlt_dmabuf_buffer(&c, buf.fd, 16, 16, 64);
 		s->syncobj = i == 1;
 		if (s->syncobj) {
 			s->so = wp_linux_drm_syncobj_manager_v1_get_surface(c.syncobj, s->surf);
-			s->acq_handle = wlt_syncobj_create(client_drm);
-			s->acq_tl = wlt_timeline_import(&c, client_drm, s->acq_handle);
-			s->rel_tl = wlt_timeline_import(&c, client_drm, wlt_syncobj_create(client_drm));
+			s->acq_tl = wlt_timeline_new(&c, dev.client_drm, &s->acq_handle);
+			s->rel_tl = wlt_timeline_new(&c, dev.client_drm, NULL);
 		} else {
 			s->sync = zwp_linux_explicit_synchronization_v1_get_synchronization(c.explicit_sync, s->surf);
 		}
 	}
 	REQUIRE(wl_display_roundtrip(c.display) >= 0, "setup");
 	pthread_mutex_lock(&comp.lock);
-	n_surfs = client_drm >= 0 && c.syncobj ? 2 : 1;
+	n_surfs = dev.client_drm >= 0 && c.syncobj ? 2 : 1;
 	for (int i = 0; i < n_surfs; i++)
 		surfs[i].id = wl_proxy_get_id((struct wl_proxy *)surfs[i].surf);
 	pthread_mutex_unlock(&comp.lock);
@@ -387,14 +371,14 @@ main(int argc, char **argv)
 	 */
 	for (int i = 0; i < n_surfs; i++) {
 		for (int k = 0; k < RING; k++) {
-			REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 4096, &surfs[i].bos[k]) == 0, "vgem buffer");
+			REQUIRE(sbk_buf_create(SBK_BUF_VGEM, dev.vgem, 4096, &surfs[i].bos[k]) == 0, "vgem buffer");
 		}
 	}
 
 	int64_t t0 = 0;
 	uint64_t total = 0, max_queued = 0;
 	for (long n = 0; n < commits; n++) {
-		struct surf *s = &surfs[xorshift() % (uint64_t)n_surfs];
+		struct surf *s = &surfs[sb_xorshift64(&rng) % (uint64_t)n_surfs];
 
 		/* At most WINDOW commits of a surface wait: else signal the oldest first. */
 		while (s->waiting >= WINDOW) {
@@ -501,10 +485,6 @@ main(int argc, char **argv)
 	wlt_client_disconnect(&c);
 	wlt_comp_stop(&comp);
 	sbk_buf_destroy(&buf);
-	close(vgem);
-	if (client_drm >= 0)
-		close(client_drm);
-	if (comp_drm >= 0)
-		close(comp_drm);
+	wlt_devices_close(&dev);
 	return sb_test_finish();
 }

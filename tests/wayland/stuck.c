@@ -29,8 +29,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <drm.h>
-#include <sys/ioctl.h>
 
 #include <syncbridge/syncbridge.h>
 
@@ -55,24 +53,7 @@ struct side {
 	uint64_t point;
 };
 
-static int client_drm = -1;
-
-static struct wp_linux_drm_syncobj_timeline_v1 *
-new_timeline(struct wlt_client *c, uint32_t *handle_out)
-{
-	struct drm_syncobj_create cr = { 0 };
-	struct drm_syncobj_handle h = { .fd = -1 };
-	struct wp_linux_drm_syncobj_timeline_v1 *tl;
-
-	REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_CREATE, &cr) == 0, "SYNCOBJ_CREATE");
-	h.handle = cr.handle;
-	REQUIRE(ioctl(client_drm, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) == 0, "HANDLE_TO_FD");
-	tl = wp_linux_drm_syncobj_manager_v1_import_timeline(c->syncobj, h.fd);
-	close(h.fd);
-	if (handle_out)
-		*handle_out = cr.handle;
-	return tl;
-}
+static struct wlt_devices dev;
 
 static void
 side_init(struct side *s, const char *socket, bool syncobj, int dmabuf_fd)
@@ -84,9 +65,9 @@ side_init(struct side *s, const char *socket, bool syncobj, int dmabuf_fd)
 	if (syncobj) {
 		REQUIRE(s->c.syncobj, "no linux-drm-syncobj global");
 		s->so = wp_linux_drm_syncobj_manager_v1_get_surface(s->c.syncobj, s->surf);
-		s->acq = new_timeline(&s->c, &s->acq_handle);
-		s->acq2 = new_timeline(&s->c, &s->acq2_handle);
-		s->rel = new_timeline(&s->c, NULL);
+		s->acq = wlt_timeline_new(&s->c, dev.client_drm, &s->acq_handle);
+		s->acq2 = wlt_timeline_new(&s->c, dev.client_drm, &s->acq2_handle);
+		s->rel = wlt_timeline_new(&s->c, dev.client_drm, NULL);
 	} else {
 		REQUIRE(s->c.explicit_sync, "no explicit-sync global");
 		s->sync = zwp_linux_explicit_synchronization_v1_get_synchronization(s->c.explicit_sync, s->surf);
@@ -126,7 +107,7 @@ side_commit(struct side *s, int fence_fd, bool signal, bool *frame)
 	if (s->so) {
 		s->point++;
 		if (signal)
-			REQUIRE(sb_syncobj_signal(client_drm, s->acq2_handle, s->point) == 0, "signal point");
+			REQUIRE(sb_syncobj_signal(dev.client_drm, s->acq2_handle, s->point) == 0, "signal point");
 		wp_linux_drm_syncobj_surface_v1_set_acquire_point(s->so, signal ? s->acq2 : s->acq, 0,
 								  signal ? (uint32_t)s->point : 1);
 		wp_linux_drm_syncobj_surface_v1_set_release_point(s->so, s->rel, 0, (uint32_t)s->point);
@@ -149,7 +130,7 @@ main(int argc, char **argv)
 	struct side a, b;
 	struct sbk_buf buf;
 	struct sbk_fence stuck;
-	int vgem, comp_drm = -1, ret;
+	int ret;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--proto") == 0 && i + 1 < argc)
@@ -161,29 +142,19 @@ main(int argc, char **argv)
 	}
 	syncobj = strcmp(proto, "syncobj") == 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	vgem = sbk_vgem_open();
-	if (vgem < 0)
-		sb_test_skip("no vgem node: %s", strerror(-vgem));
-	if (syncobj) {
-		client_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-		comp_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
-		if (client_drm < 0 || comp_drm < 0)
-			sb_test_skip("no DRM node with timeline syncobjs (virtio_gpu)");
-	}
+	wlt_devices_open(&dev, syncobj ? WLT_DEV_DRM_REQUIRED : 0);
 	if (control && syncobj) {
 		/* The naive wait exports the acquire point as a sync_file: it needs a fence. */
 		sb_test_note("control with syncobj: the stuck point is a pending vgem fence");
 	}
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = comp_drm;
-	opt.vgem_fd = -1;
+	wlt_comp_options_init(&opt, &dev, 0);
 	opt.max_pending = MAX_PENDING;
 	opt.blocking_wait_ms = control ? BLOCK_MS : 0;
 	ret = wlt_comp_start(&comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
-	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, 16 * 64, &buf) == 0, "vgem buffer");
-	REQUIRE(sbk_fence_create(vgem, true, &stuck) == 0, "vgem fence"); /* never signalled by us */
+	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, dev.vgem, 16 * 64, &buf) == 0, "vgem buffer");
+	REQUIRE(sbk_fence_create(dev.vgem, true, &stuck) == 0, "vgem fence"); /* never signalled by us */
 
 	side_init(&a, comp.socket, syncobj, buf.fd);
 	side_init(&b, comp.socket, syncobj, buf.fd);
@@ -191,7 +162,7 @@ main(int argc, char **argv)
 
 	/* A: one commit that will never be ready. */
 	if (syncobj && control)
-		REQUIRE(sb_syncobj_import_sync_file(client_drm, a.acq_handle, 1, stuck.sync_file) == 0,
+		REQUIRE(sb_syncobj_import_sync_file(dev.client_drm, a.acq_handle, 1, stuck.sync_file) == 0,
 			"import the stuck fence at point 1");
 	side_commit(&a, stuck.sync_file, false, NULL);
 	/*
@@ -212,7 +183,7 @@ main(int argc, char **argv)
 		bool frame = false;
 		int64_t t0 = wlt_now_ns();
 
-		REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "vgem fence");
+		REQUIRE(sbk_fence_create(dev.vgem, true, &f) == 0, "vgem fence");
 		sbk_fence_signal(&f);
 		side_commit(&b, f.sync_file, true, &frame);
 		ret = wlt_wait_flag(&b.c, &frame, 5000 * WLT_MS);
@@ -257,7 +228,7 @@ main(int argc, char **argv)
 	/* A piles up commits behind the stuck one: MAX_PENDING waiting, then one more. */
 	for (int i = 1; i < MAX_PENDING; i++) {
 		struct sbk_fence f;
-		REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "vgem fence");
+		REQUIRE(sbk_fence_create(dev.vgem, true, &f) == 0, "vgem fence");
 		sbk_fence_signal(&f);
 		side_commit(&a, f.sync_file, true, NULL);
 		sbk_fence_destroy(&f);
@@ -274,7 +245,7 @@ main(int argc, char **argv)
 	{
 		bool frame = false;
 		struct sbk_fence f;
-		REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "vgem fence");
+		REQUIRE(sbk_fence_create(dev.vgem, true, &f) == 0, "vgem fence");
 		sbk_fence_signal(&f);
 		side_commit(&b, f.sync_file, true, &frame);
 		CHECK(wlt_wait_flag(&b.c, &frame, 5000 * WLT_MS) == 0, "B is still served after A was cut off");
@@ -295,10 +266,6 @@ out:
 	sbk_fence_signal(&stuck);
 	sbk_fence_destroy(&stuck);
 	sbk_buf_destroy(&buf);
-	close(vgem);
-	if (client_drm >= 0)
-		close(client_drm);
-	if (comp_drm >= 0)
-		close(comp_drm);
+	wlt_devices_close(&dev);
 	return sb_test_finish();
 }

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
-#include <unistd.h>
 
 #include "info.h"
 
@@ -85,24 +84,6 @@ read_bufinfo(struct dmabuf_report *r)
 	else if (!r->bufinfo.found)
 		snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
 			 "inode %llu is not listed in %s", (unsigned long long)r->fdinfo.inode, path);
-}
-
-void
-info_dmabuf_export_access(int fd, struct sb_sync_file_info *out[2], int err[2])
-{
-	static const enum sb_access acc[2] = { SB_ACCESS_READ, SB_ACCESS_WRITE };
-
-	for (int i = 0; i < 2; i++) {
-		int sync_fd = -1;
-		int ret = sb_dmabuf_export_sync_file(fd, acc[i], &sync_fd);
-
-		out[i] = NULL;
-		if (ret == 0) {
-			ret = sb_sync_file_get_info(sync_fd, &out[i]);
-			close(sync_fd);
-		}
-		err[i] = ret;
-	}
 }
 
 static const char *
@@ -181,73 +162,73 @@ print_human(const struct info_target *t, const struct dmabuf_report *r)
 	}
 }
 
-static void
+static struct json_object *
+json_bufinfo(const struct dmabuf_report *r)
+{
+	const struct bufinfo_entry *b = &r->bufinfo;
+	struct json_object *o = json_object_new_object(), *fences, *devices;
+
+	json_object_object_add(o, "available", json_object_new_boolean(!r->bufinfo_reason[0]));
+	if (r->bufinfo_reason[0]) {
+		json_object_object_add(o, "reason", info_json_str(r->bufinfo_reason));
+		return o;
+	}
+	fences = json_object_new_array();
+	for (unsigned i = 0; i < b->nfences; i++) {
+		struct json_object *f = json_object_new_object();
+
+		json_object_object_add(f, "usage", info_json_str(b->fences[i].usage));
+		json_object_object_add(f, "driver", info_json_str(b->fences[i].driver));
+		json_object_object_add(f, "timeline", info_json_str(b->fences[i].timeline));
+		json_object_object_add(f, "seqno", json_object_new_uint64(b->fences[i].seqno));
+		json_object_object_add(f, "signalled", json_object_new_boolean(b->fences[i].signalled));
+		json_object_array_add(fences, f);
+	}
+	json_object_object_add(o, "fences", fences);
+	json_object_object_add(o, "fences_truncated", json_object_new_boolean(b->fences_truncated));
+	devices = json_object_new_array();
+	for (unsigned i = 0; i < b->ndevices; i++)
+		json_object_array_add(devices, info_json_str(b->devices[i]));
+	json_object_object_add(o, "devices", devices);
+	return o;
+}
+
+static int
 print_json(const struct info_target *t, const struct dmabuf_report *r)
 {
 	static const char *const keys[2] = { "read", "write" };
-	struct json_writer w;
+	const struct dmabuf_fdinfo *fi = &r->fdinfo;
+	struct json_object *doc = json_object_new_object();
 	char err[256];
 
-	json_init(&w, stdout, true);
-	json_object_begin(&w, NULL);
-	json_string(&w, "kind", "dma-buf");
-	info_json_target(&w, t);
-	if (r->fdinfo.valid) {
-		if (r->fdinfo.inode)
-			json_uint(&w, "inode", r->fdinfo.inode);
-		else
-			json_null(&w, "inode");
-		json_uint(&w, "size", r->fdinfo.size);
-		json_string(&w, "exporter", r->fdinfo.exp_name);
-		json_string(&w, "name", r->fdinfo.has_name ? r->fdinfo.name : NULL);
-		if (r->fdinfo.count >= 0)
-			json_int(&w, "references", r->fdinfo.count);
-		else
-			json_null(&w, "references");
-	} else {
-		json_null(&w, "inode");
-		json_null(&w, "size");
-		json_null(&w, "exporter");
+	json_object_object_add(doc, "kind", json_object_new_string("dma-buf"));
+	json_object_object_add(doc, "target", info_json_target(t));
+	json_object_object_add(doc, "inode",
+			       fi->valid && fi->inode ? json_object_new_uint64(fi->inode) : NULL);
+	json_object_object_add(doc, "size", fi->valid ? json_object_new_uint64(fi->size) : NULL);
+	json_object_object_add(doc, "exporter", fi->valid ? info_json_str(fi->exp_name) : NULL);
+	if (fi->valid) {
+		json_object_object_add(doc, "name", info_json_str(fi->has_name ? fi->name : NULL));
+		json_object_object_add(doc, "references",
+				       fi->count >= 0 ? json_object_new_int64(fi->count) : NULL);
 	}
-
-	json_object_begin(&w, "bufinfo");
-	json_bool(&w, "available", !r->bufinfo_reason[0]);
-	if (r->bufinfo_reason[0]) {
-		json_string(&w, "reason", r->bufinfo_reason);
-	} else {
-		json_array_begin(&w, "fences");
-		for (unsigned i = 0; i < r->bufinfo.nfences; i++) {
-			const struct bufinfo_fence *f = &r->bufinfo.fences[i];
-
-			json_object_begin(&w, NULL);
-			json_string(&w, "usage", f->usage);
-			json_string(&w, "driver", f->driver);
-			json_string(&w, "timeline", f->timeline);
-			json_uint(&w, "seqno", f->seqno);
-			json_bool(&w, "signalled", f->signalled);
-			json_object_end(&w);
-		}
-		json_array_end(&w);
-		json_bool(&w, "fences_truncated", r->bufinfo.fences_truncated);
-		json_array_begin(&w, "devices");
-		for (unsigned i = 0; i < r->bufinfo.ndevices; i++)
-			json_string(&w, NULL, r->bufinfo.devices[i]);
-		json_array_end(&w);
-	}
-	json_object_end(&w);
+	json_object_object_add(doc, "bufinfo", json_bufinfo(r));
 
 	for (int i = 0; i < 2; i++) {
-		json_object_begin(&w, keys[i]);
-		json_bool(&w, "available", r->access[i] != NULL);
+		struct json_object *a = json_object_new_object();
+
+		json_object_object_add(a, "available", json_object_new_boolean(r->access[i] != NULL));
 		if (r->access[i]) {
-			json_bool(&w, "must_wait", r->access[i]->status <= 0);
-			info_json_fences(&w, r->access[i]);
+			json_object_object_add(a, "must_wait",
+					       json_object_new_boolean(r->access[i]->status <= 0));
+			info_json_fences(a, r->access[i]);
 		} else {
-			json_string(&w, "reason", access_error_text(r->access_err[i], err, sizeof(err)));
+			access_error_text(r->access_err[i], err, sizeof(err));
+			json_object_object_add(a, "reason", info_json_str(err));
 		}
-		json_object_end(&w);
+		json_object_object_add(doc, keys[i], a);
 	}
-	json_object_end(&w);
+	return info_json_print(doc);
 }
 
 int
@@ -257,18 +238,11 @@ info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o)
 	struct dmabuf_report r;
 	char *text;
 	char name[96];
+	int ret;
 
-	if (argc != 2) {
-		info_err("usage: " INFO_PROG " [--json] dmabuf FD|/proc/PID/fd/N");
-		return INFO_EXIT_USAGE;
-	}
-	if (info_target_resolve(argv[1], &t) < 0)
-		return INFO_EXIT_FAIL;
-	if (t.kind != FD_KIND_DMABUF) {
-		info_wrong_kind(&t, argv[1], "a dma-buf");
-		info_target_release(&t);
-		return INFO_EXIT_FAIL;
-	}
+	ret = info_target_from_args(argc, argv, FD_KIND_DMABUF, &t);
+	if (ret != INFO_EXIT_OK)
+		return ret;
 	if (!sb_dmabuf_is_dmabuf(t.fd)) {
 		info_err("%s: links to /dmabuf: but is not on the dma-buf file system",
 			 info_target_name(&t, name, sizeof(name)));
@@ -288,13 +262,14 @@ info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o)
 	read_bufinfo(&r);
 	info_dmabuf_export_access(t.fd, r.access, r.access_err);
 
-	if (o->json)
-		print_json(&t, &r);
-	else
+	if (o->json) {
+		ret = print_json(&t, &r);
+	} else {
 		print_human(&t, &r);
-
+		ret = info_stdout_status();
+	}
 	sb_sync_file_info_free(r.access[0]);
 	sb_sync_file_info_free(r.access[1]);
 	info_target_release(&t);
-	return fflush(stdout) == 0 ? INFO_EXIT_OK : INFO_EXIT_FAIL;
+	return ret;
 }

@@ -220,53 +220,62 @@ print_line(pid_t pid, const char *comm, const struct ps_fd *p)
 	printf("%-7d %-15s %-5d %-10s %s\n", (int)pid, comm, p->fd, fd_kind_name(p->kind), details);
 }
 
-static void
-json_line(struct json_writer *w, const struct ps_fd *p)
+static struct json_object *
+json_line(const struct ps_fd *p)
 {
-	json_object_begin(w, NULL);
-	json_int(w, "fd", p->fd);
-	json_string(w, "kind", fd_kind_name(p->kind));
-	json_string(w, "link", p->link);
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "fd", json_object_new_int(p->fd));
+	json_object_object_add(o, "kind", json_object_new_string(fd_kind_name(p->kind)));
+	json_object_object_add(o, "link", info_json_str(p->link));
 	if (p->kind == FD_KIND_DMABUF && p->fdinfo.valid) {
-		json_uint(w, "inode", p->fdinfo.inode);
-		json_uint(w, "size", p->fdinfo.size);
-		json_string(w, "exporter", p->fdinfo.exp_name);
-		json_string(w, "name", p->fdinfo.has_name ? p->fdinfo.name : NULL);
-		json_int(w, "references", p->fdinfo.count);
+		json_object_object_add(o, "inode", json_object_new_uint64(p->fdinfo.inode));
+		json_object_object_add(o, "size", json_object_new_uint64(p->fdinfo.size));
+		json_object_object_add(o, "exporter", info_json_str(p->fdinfo.exp_name));
+		json_object_object_add(o, "name",
+				       info_json_str(p->fdinfo.has_name ? p->fdinfo.name : NULL));
+		json_object_object_add(o, "references", json_object_new_int64(p->fdinfo.count));
 	}
 	if (p->kind == FD_KIND_DMABUF || p->kind == FD_KIND_SYNC_FILE) {
-		json_bool(w, "inspected", p->have_fd);
+		json_object_object_add(o, "inspected", json_object_new_boolean(p->have_fd));
 		if (!p->have_fd)
-			json_string(w, "reason", strerror(-p->access_err));
+			json_object_object_add(o, "reason", info_json_str(strerror(-p->access_err)));
 	}
 	if (p->kind == FD_KIND_SYNC_FILE && p->sync) {
-		json_string(w, "name", p->sync->name);
-		info_json_fences(w, p->sync);
+		json_object_object_add(o, "name", info_json_str(p->sync->name));
+		info_json_fences(o, p->sync);
 	}
 	if (p->kind == FD_KIND_DMABUF && p->have_fd) {
 		static const char *const keys[2] = { "read", "write" };
 
 		for (int i = 0; i < 2; i++) {
-			json_object_begin(w, keys[i]);
+			struct json_object *a = json_object_new_object();
+
 			if (p->access[i]) {
-				json_bool(w, "must_wait", p->access[i]->status <= 0);
-				info_json_fences(w, p->access[i]);
+				json_object_object_add(a, "must_wait",
+						       json_object_new_boolean(p->access[i]->status <= 0));
+				info_json_fences(a, p->access[i]);
 			} else {
-				json_null(w, "must_wait");
-				json_string(w, "reason", strerror(-p->export_err[i]));
+				json_object_object_add(a, "must_wait", NULL);
+				json_object_object_add(a, "reason",
+						       info_json_str(strerror(-p->export_err[i])));
 			}
-			json_object_end(w);
+			json_object_object_add(o, keys[i], a);
 		}
 	}
-	json_object_end(w);
+	return o;
 }
 
-/* One process. Returns the number of interesting fds, or -errno if /proc/PID/fd is unreadable. */
+/*
+ * One process: a line per interesting fd, or with --json an entry in procs.
+ * Returns the number of interesting fds, or -errno if /proc/PID/fd is unreadable.
+ */
 static int
-scan_process(pid_t pid, const struct info_opts *o, struct json_writer *w, struct ps_totals *tot)
+scan_process(pid_t pid, struct json_object *procs, struct ps_totals *tot)
 {
 	char path[64], comm[32];
 	int *fds, n, shown = 0;
+	struct json_object *fd_list = NULL;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	n = list_numeric(path, &fds);
@@ -278,14 +287,17 @@ scan_process(pid_t pid, const struct info_opts *o, struct json_writer *w, struct
 
 		if (!inspect_fd(pid, fds[i], &p))
 			continue;
-		if (o->json) {
-			if (shown == 0) {
-				json_object_begin(w, NULL);
-				json_int(w, "pid", pid);
-				json_string(w, "comm", comm);
-				json_array_begin(w, "fds");
+		if (procs) {
+			if (!fd_list) {
+				struct json_object *proc = json_object_new_object();
+
+				fd_list = json_object_new_array();
+				json_object_object_add(proc, "pid", json_object_new_int(pid));
+				json_object_object_add(proc, "comm", info_json_str(comm));
+				json_object_object_add(proc, "fds", fd_list);
+				json_object_array_add(procs, proc);
 			}
-			json_line(w, &p);
+			json_object_array_add(fd_list, json_line(&p));
 		} else {
 			print_line(pid, comm, &p);
 		}
@@ -294,10 +306,6 @@ scan_process(pid_t pid, const struct info_opts *o, struct json_writer *w, struct
 		tot->syncobjs += p.kind == FD_KIND_SYNCOBJ;
 		shown++;
 		ps_fd_free(&p);
-	}
-	if (o->json && shown) {
-		json_array_end(w);
-		json_object_end(w);
 	}
 	if (shown)
 		tot->processes++;
@@ -309,7 +317,7 @@ int
 info_cmd_ps(int argc, char **argv, const struct info_opts *o)
 {
 	struct ps_totals tot = { 0 };
-	struct json_writer w;
+	struct json_object *doc = NULL, *procs = NULL;
 	pid_t one = 0;
 	int ret;
 
@@ -329,20 +337,17 @@ info_cmd_ps(int argc, char **argv, const struct info_opts *o)
 	}
 
 	if (o->json) {
-		json_init(&w, stdout, true);
-		json_object_begin(&w, NULL);
-		json_array_begin(&w, "processes");
+		doc = json_object_new_object();
+		procs = json_object_new_array();
+		json_object_object_add(doc, "processes", procs);
 	} else {
 		printf("%-7s %-15s %-5s %-10s %s\n", "PID", "COMM", "FD", "KIND", "DETAILS");
 	}
 
 	if (one) {
-		ret = scan_process(one, o, &w, &tot);
+		ret = scan_process(one, procs, &tot);
 		if (ret < 0) {
-			if (o->json) {
-				json_array_end(&w);
-				json_object_end(&w);
-			}
+			json_object_put(doc);
 			if (ret == -ENOENT)
 				info_err("no process %d", (int)one);
 			else if (ret == -EACCES || ret == -EPERM)
@@ -357,13 +362,14 @@ info_cmd_ps(int argc, char **argv, const struct info_opts *o)
 		int *pids, n = list_numeric("/proc", &pids);
 
 		if (n < 0) {
+			json_object_put(doc);
 			info_err("/proc: %s (is procfs mounted?)", strerror(-n));
 			return INFO_EXIT_FAIL;
 		}
 		for (int i = 0; i < n; i++) {
 			if (pids[i] == getpid())
 				continue;
-			ret = scan_process(pids[i], o, &w, &tot);
+			ret = scan_process(pids[i], procs, &tot);
 			if (ret == -EACCES || ret == -EPERM)
 				tot.inaccessible++;
 		}
@@ -371,21 +377,20 @@ info_cmd_ps(int argc, char **argv, const struct info_opts *o)
 	}
 
 	if (o->json) {
-		json_array_end(&w);
-		json_uint(&w, "dmabufs", tot.dmabufs);
-		json_uint(&w, "sync_files", tot.sync_files);
-		json_uint(&w, "syncobjs", tot.syncobjs);
-		json_uint(&w, "inaccessible_processes", tot.inaccessible);
-		json_object_end(&w);
-	} else {
-		printf("# %u dma-buf%s, %u sync_file%s, %u syncobj fd%s in %u process%s\n", tot.dmabufs,
-		       tot.dmabufs == 1 ? "" : "s", tot.sync_files, tot.sync_files == 1 ? "" : "s",
-		       tot.syncobjs, tot.syncobjs == 1 ? "" : "s", tot.processes,
-		       tot.processes == 1 ? "" : "es");
-		if (tot.inaccessible)
-			printf("# %u process%s could not be inspected (permission): run as root to see "
-			       "them\n",
-			       tot.inaccessible, tot.inaccessible == 1 ? "" : "es");
+		json_object_object_add(doc, "dmabufs", json_object_new_int64(tot.dmabufs));
+		json_object_object_add(doc, "sync_files", json_object_new_int64(tot.sync_files));
+		json_object_object_add(doc, "syncobjs", json_object_new_int64(tot.syncobjs));
+		json_object_object_add(doc, "inaccessible_processes",
+				       json_object_new_int64(tot.inaccessible));
+		return info_json_print(doc);
 	}
-	return fflush(stdout) == 0 ? INFO_EXIT_OK : INFO_EXIT_FAIL;
+	printf("# %u dma-buf%s, %u sync_file%s, %u syncobj fd%s in %u process%s\n", tot.dmabufs,
+	       tot.dmabufs == 1 ? "" : "s", tot.sync_files, tot.sync_files == 1 ? "" : "s",
+	       tot.syncobjs, tot.syncobjs == 1 ? "" : "s", tot.processes,
+	       tot.processes == 1 ? "" : "es");
+	if (tot.inaccessible)
+		printf("# %u process%s could not be inspected (permission): run as root to see "
+		       "them\n",
+		       tot.inaccessible, tot.inaccessible == 1 ? "" : "es");
+	return info_stdout_status();
 }

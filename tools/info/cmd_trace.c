@@ -20,24 +20,20 @@
  * kernel). So a second instance (….sys) records the poll-family syscalls of
  * CMD and its descendants only (set_event_pid + options/event-fork; the
  * child waits on a pipe until its pid is in place), to show who blocked
- * when. --no-syscalls leaves it out.
+ * when. --no-syscalls leaves it out. The instances are tracefs.c's.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "info.h"
 #include "trace_output.h"
-
-#define INSTANCE_PREFIX "syncbridge-info."
+#include "tracefs.h"
 
 struct trace_opts {
 	const char *output;
@@ -50,290 +46,10 @@ struct trace_opts {
 	char **argv;
 };
 
-struct tracefs {
-	char root[PATH_MAX];     /* the tracefs mount */
-	char instance[PATH_MAX]; /* our instance directory, "" if none */
-	char sys_instance[PATH_MAX]; /* the syscall instance, "" if none */
-	char clock[32];
-};
-
-/* The syscalls by which userspace blocks on fds (sync_files, dma-bufs, eventfds). */
-static const char *const poll_syscalls[] = {
-	"poll", "ppoll", "select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2",
-};
-
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int
-write_file(const char *dir, const char *name, const char *value)
-{
-	char path[PATH_MAX];
-	size_t len = strlen(value);
-	ssize_t n;
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_TRUNC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, value, len);
-	if (n < 0)
-		ret = -errno;
-	else if ((size_t)n != len)
-		ret = -EIO;
-	close(fd);
-	return ret;
-}
-
-static bool
-is_dir(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* 0 if dir/name exists, else -errno (-EACCES: dir not searchable by us). */
-static int
-has_file(const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return access(path, F_OK) == 0 ? 0 : -errno;
-}
-
-/* Find a mounted tracefs; explain what is missing otherwise. */
-static int
-tracefs_find(struct tracefs *tfs)
-{
-	const char *env = getenv("SYNCBRIDGE_TRACEFS");
-	const char *candidates[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char path[PATH_MAX];
-	bool denied = false;
-	int ret;
-
-	if (env && *env) {
-		ret = has_file(env, "trace");
-		if (ret == -EACCES || ret == -EPERM) {
-			info_err("%s: permission denied: tracing needs root", env);
-			return ret;
-		}
-		if (ret < 0) {
-			info_err("SYNCBRIDGE_TRACEFS=%s is not a tracefs mount (no 'trace' file there)",
-				 env);
-			return -ENOENT;
-		}
-		snprintf(tfs->root, sizeof(tfs->root), "%s", env);
-	} else {
-		tfs->root[0] = '\0';
-		for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-			ret = has_file(candidates[i], "trace");
-			if (ret == 0) {
-				snprintf(tfs->root, sizeof(tfs->root), "%s", candidates[i]);
-				break;
-			}
-			denied |= ret == -EACCES || ret == -EPERM;
-		}
-		if (!tfs->root[0]) {
-			if (denied)
-				info_err("tracefs: permission denied: tracing needs root");
-			else
-				info_err("tracefs is not mounted (as root: mount -t tracefs nodev "
-					 "/sys/kernel/tracing), or this kernel has no tracing "
-					 "(CONFIG_FTRACE)");
-			return denied ? -EACCES : -ENOENT;
-		}
-	}
-	snprintf(path, sizeof(path), "%s/trace", tfs->root);
-	if (access(path, R_OK | W_OK) != 0) {
-		int err = errno;
-
-		info_err("%s: %s: tracing needs root (or write access to tracefs)", path,
-			 strerror(err));
-		return -err;
-	}
-	snprintf(path, sizeof(path), "%s/events/dma_fence", tfs->root);
-	if (!is_dir(path)) {
-		info_err("%s is missing: this kernel has no dma_fence tracepoints (it needs "
-			 "CONFIG_DMA_SHARED_BUFFER and CONFIG_TRACING)",
-			 path);
-		return -ENOENT;
-	}
-	return 0;
-}
-
-/* Remove instances left behind by a syncbridge-info that was killed. */
-static void
-remove_stale_instances(const struct tracefs *tfs)
-{
-	char dir[PATH_MAX], path[PATH_MAX * 2];
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(dir, sizeof(dir), "%s/instances", tfs->root);
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char *end;
-		long pid;
-
-		if (strncmp(e->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)) != 0)
-			continue;
-		pid = strtol(e->d_name + strlen(INSTANCE_PREFIX), &end, 10);
-		if ((*end && strcmp(end, ".sys") != 0) || pid <= 0 || pid == getpid())
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		rmdir(path);
-	}
-	closedir(d);
-}
-
-static void
-read_clock(struct tracefs *tfs)
-{
-	char path[PATH_MAX + 16], *text, *l, *r;
-
-	snprintf(tfs->clock, sizeof(tfs->clock), "unknown");
-	snprintf(path, sizeof(path), "%s/trace_clock", tfs->instance);
-	if (read_text_file(path, &text, NULL) < 0)
-		return;
-	l = strchr(text, '[');
-	r = l ? strchr(l, ']') : NULL;
-	if (l && r) {
-		*r = '\0';
-		snprintf(tfs->clock, sizeof(tfs->clock), "%s", l + 1);
-	}
-	free(text);
-}
-
-static int
-instance_create(struct tracefs *tfs, unsigned long buffer_kb)
-{
-	char buf[32];
-	int ret;
-
-	snprintf(tfs->instance, sizeof(tfs->instance), "%s/instances/" INSTANCE_PREFIX "%d",
-		 tfs->root, (int)getpid());
-	if (mkdir(tfs->instance, 0700) < 0 && errno != EEXIST) {
-		ret = -errno;
-		info_err("cannot create the tracefs instance %s: %s%s", tfs->instance, strerror(-ret),
-			 ret == -EACCES || ret == -EPERM ? " (tracing needs root)" : "");
-		tfs->instance[0] = '\0';
-		return ret;
-	}
-	/* CLOCK_MONOTONIC, like sync_file timestamps; older kernels: keep the default */
-	write_file(tfs->instance, "trace_clock", "mono");
-	read_clock(tfs);
-	write_file(tfs->instance, "options/record-tgid", "1");
-	snprintf(buf, sizeof(buf), "%lu", buffer_kb);
-	if (write_file(tfs->instance, "buffer_size_kb", buf) < 0)
-		info_err("warning: could not set the ring buffer to %lu KiB per CPU", buffer_kb);
-	write_file(tfs->instance, "trace", "");
-	ret = write_file(tfs->instance, "events/dma_fence/enable", "1");
-	if (ret < 0) {
-		info_err("%s/events/dma_fence/enable: %s", tfs->instance, strerror(-ret));
-		return ret;
-	}
-	ret = write_file(tfs->instance, "tracing_on", "1");
-	if (ret < 0) {
-		info_err("%s/tracing_on: %s", tfs->instance, strerror(-ret));
-		return ret;
-	}
-	return 0;
-}
-
-/*
- * The syscall instance: poll-family enter/exit events, limited to the pids
- * in set_event_pid and their descendants (event-fork). Optional: without
- * syscall tracepoints (CONFIG_FTRACE_SYSCALLS) the trace just lacks them.
- */
-static void
-sys_instance_create(struct tracefs *tfs, unsigned long buffer_kb)
-{
-	char buf[64];
-	int enabled = 0;
-
-	snprintf(tfs->sys_instance, sizeof(tfs->sys_instance),
-		 "%s/instances/" INSTANCE_PREFIX "%d.sys", tfs->root, (int)getpid());
-	if (mkdir(tfs->sys_instance, 0700) < 0 && errno != EEXIST) {
-		tfs->sys_instance[0] = '\0';
-		return;
-	}
-	write_file(tfs->sys_instance, "tracing_on", "0");
-	write_file(tfs->sys_instance, "trace_clock", tfs->clock);
-	write_file(tfs->sys_instance, "options/record-tgid", "1");
-	snprintf(buf, sizeof(buf), "%lu", buffer_kb / 4 > 256 ? buffer_kb / 4 : 256);
-	write_file(tfs->sys_instance, "buffer_size_kb", buf);
-	if (write_file(tfs->sys_instance, "options/event-fork", "1") == 0) {
-		for (size_t i = 0; i < sizeof(poll_syscalls) / sizeof(poll_syscalls[0]); i++) {
-			snprintf(buf, sizeof(buf), "events/syscalls/sys_enter_%s/enable", poll_syscalls[i]);
-			if (write_file(tfs->sys_instance, buf, "1") < 0)
-				continue;
-			snprintf(buf, sizeof(buf), "events/syscalls/sys_exit_%s/enable", poll_syscalls[i]);
-			if (write_file(tfs->sys_instance, buf, "1") == 0)
-				enabled++;
-		}
-	}
-	if (!enabled) {
-		rmdir(tfs->sys_instance);
-		tfs->sys_instance[0] = '\0';
-	}
-}
-
-/* Called with the command's pid before it may exec: follow it and its children. */
-static void
-sys_instance_follow(struct tracefs *tfs, pid_t pid)
-{
-	char buf[32];
-
-	if (!tfs->sys_instance[0])
-		return;
-	snprintf(buf, sizeof(buf), "%d", (int)pid);
-	if (write_file(tfs->sys_instance, "set_event_pid", buf) < 0 ||
-	    write_file(tfs->sys_instance, "tracing_on", "1") < 0) {
-		rmdir(tfs->sys_instance);
-		tfs->sys_instance[0] = '\0';
-	}
-}
-
-static void
-instance_stop(struct tracefs *tfs)
-{
-	if (tfs->instance[0]) {
-		write_file(tfs->instance, "tracing_on", "0");
-		write_file(tfs->instance, "events/dma_fence/enable", "0");
-	}
-	if (tfs->sys_instance[0]) {
-		write_file(tfs->sys_instance, "tracing_on", "0");
-		write_file(tfs->sys_instance, "events/enable", "0");
-	}
-}
-
-static void
-instance_remove(struct tracefs *tfs)
-{
-	instance_stop(tfs);
-	if (tfs->instance[0] && rmdir(tfs->instance) < 0)
-		info_err("warning: could not remove %s: %s", tfs->instance, strerror(errno));
-	if (tfs->sys_instance[0] && rmdir(tfs->sys_instance) < 0)
-		info_err("warning: could not remove %s: %s", tfs->sys_instance, strerror(errno));
-	tfs->instance[0] = tfs->sys_instance[0] = '\0';
-}
-
 /*
  * Run argv; returns its exit status (128+N for a signal), or -errno if it
- * could not start. The child waits on a pipe until follow() has seen its pid.
+ * could not start. The child waits on a pipe until tracefs_sys_instance_follow()
+ * has seen its pid.
  */
 static int
 run_command(char **argv, const char *marker_path, struct tracefs *tfs)
@@ -385,7 +101,7 @@ run_command(char **argv, const char *marker_path, struct tracefs *tfs)
 	}
 	close(exec_err[1]);
 	close(gate[0]);
-	sys_instance_follow(tfs, pid);
+	tracefs_sys_instance_follow(tfs, pid);
 	close(gate[1]); /* go */
 	do
 		n = read(exec_err[0], &err, sizeof(err));
@@ -425,35 +141,37 @@ svg_path_for(const char *json)
 	return p;
 }
 
+/* Write one output file with `write`. Returns 0, -errno if it could not be created, -EIO. */
+static int
+write_output(const char *path, const struct tr_model *m, const struct tr_meta *meta,
+	     int (*write)(const struct tr_model *, const struct tr_meta *, FILE *))
+{
+	FILE *f = fopen(path, "we");
+	int ret;
+
+	if (!f) {
+		ret = -errno;
+		info_err("%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	ret = write(m, meta, f);
+	if (fclose(f) != 0 || ret < 0) {
+		info_err("%s: write failed", path);
+		return -EIO;
+	}
+	return 0;
+}
+
 static int
 write_outputs(const struct tr_model *m, const struct tr_meta *meta, const char *json_path,
 	      const char *svg_path)
 {
-	FILE *f;
-	int ret = 0;
+	int ret = write_output(json_path, m, meta, tr_write_chrome_json);
 
-	f = fopen(json_path, "we");
-	if (!f) {
-		info_err("%s: %s", json_path, strerror(errno));
-		return -1;
-	}
-	if (tr_write_chrome_json(m, meta, f) < 0)
-		ret = -1;
-	if (fclose(f) != 0 || ret < 0) {
-		info_err("%s: write failed", json_path);
-		ret = -1;
-	}
-	f = fopen(svg_path, "we");
-	if (!f) {
-		info_err("%s: %s", svg_path, strerror(errno));
-		return -1;
-	}
-	if (tr_write_svg(m, meta, f) < 0)
-		ret = -1;
-	if (fclose(f) != 0 || ret < 0) {
-		info_err("%s: write failed", svg_path);
-		ret = -1;
-	}
+	if (ret < 0 && ret != -EIO)
+		return ret; /* no JSON file at all: no SVG either */
+	if (write_output(svg_path, m, meta, tr_write_svg) < 0)
+		return -EIO;
 	return ret;
 }
 
@@ -473,27 +191,25 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 			pending++;
 	}
 	if (o->json) {
-		struct json_writer w;
+		struct json_object *doc = json_object_new_object();
 
-		json_init(&w, stdout, true);
-		json_object_begin(&w, NULL);
-		json_string(&w, "json", json_path);
-		json_string(&w, "svg", svg_path);
-		if (meta->exit_status >= 0)
-			json_int(&w, "exit_status", meta->exit_status);
-		else
-			json_null(&w, "exit_status");
-		json_double(&w, "duration_ms", (double)(m->end_ns - m->begin_ns) / 1e6, 3);
-		json_uint(&w, "fences", shown);
-		json_uint(&w, "signalled", signalled);
-		json_uint(&w, "unsignalled", pending);
-		json_uint(&w, "timelines", m->ntracks);
-		json_uint(&w, "waits", m->nwaits);
-		json_uint(&w, "blocking_syscalls", m->nblocks);
-		json_uint(&w, "markers", m->nmarkers);
-		json_int(&w, "lost_events", tr_model_lost_events(m));
-		json_object_end(&w);
-		fflush(stdout);
+		json_object_object_add(doc, "json", info_json_str(json_path));
+		json_object_object_add(doc, "svg", info_json_str(svg_path));
+		json_object_object_add(doc, "exit_status", meta->exit_status >= 0
+								   ? json_object_new_int(meta->exit_status)
+								   : NULL);
+		json_object_object_add(doc, "duration_ms",
+				       info_json_fixed((double)(m->end_ns - m->begin_ns) / 1e6, 3));
+		json_object_object_add(doc, "fences", json_object_new_uint64(shown));
+		json_object_object_add(doc, "signalled", json_object_new_uint64(signalled));
+		json_object_object_add(doc, "unsignalled", json_object_new_uint64(pending));
+		json_object_object_add(doc, "timelines", json_object_new_uint64(m->ntracks));
+		json_object_object_add(doc, "waits", json_object_new_uint64(m->nwaits));
+		json_object_object_add(doc, "blocking_syscalls", json_object_new_uint64(m->nblocks));
+		json_object_object_add(doc, "markers", json_object_new_uint64(m->nmarkers));
+		json_object_object_add(doc, "lost_events",
+				       json_object_new_int64(tr_model_lost_events(m)));
+		info_json_print(doc);
 		return;
 	}
 	fprintf(stderr,
@@ -513,25 +229,6 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 	if (m->malformed)
 		fprintf(stderr, INFO_PROG ": trace: warning: %lu lines could not be parsed\n",
 			m->malformed);
-}
-
-/* Feed every line of in to the model (and copy it to raw). Returns 0 or -EIO. */
-static int
-feed(struct tr_model *m, FILE *in, FILE *raw)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-
-	while ((n = getline(&line, &cap, in)) >= 0) {
-		if (raw)
-			fwrite(line, 1, (size_t)n, raw);
-		if (n > 0 && line[n - 1] == '\n')
-			line[n - 1] = '\0';
-		tr_model_feed_line(m, line);
-	}
-	free(line);
-	return ferror(in) ? -EIO : 0;
 }
 
 static void
@@ -637,6 +334,85 @@ parse_trace_opts(int argc, char **argv, struct trace_opts *t)
 	return 0;
 }
 
+/*
+ * Run the command while tracing into tfs; m's window is its life. Returns 0
+ * with *in open on the recorded trace, or the exit status after saying why.
+ */
+static int
+record(const struct trace_opts *t, struct tracefs *tfs, struct tr_model *m, struct tr_meta *meta,
+       FILE **in)
+{
+	char path[PATH_MAX + 16];
+	int64_t begin, end;
+	int status;
+
+	if (tracefs_find(tfs) < 0)
+		return INFO_EXIT_FAIL;
+	tracefs_remove_stale_instances(tfs);
+	if (tracefs_instance_create(tfs, t->buffer_kb) < 0)
+		return INFO_EXIT_FAIL;
+	if (t->syscalls)
+		tracefs_sys_instance_create(tfs, t->buffer_kb);
+	snprintf(path, sizeof(path), "%s/trace_marker", tfs->instance);
+	begin = info_now_ns();
+	status = run_command(t->argv, path, tfs);
+	end = info_now_ns();
+	tracefs_instance_stop(tfs);
+	if (status < 0)
+		return status == -ENOENT ? 127 : 126;
+	if (strcmp(tfs->clock, "mono") == 0) {
+		/* the window is the command's life, in the trace's own clock */
+		m->begin_ns = begin;
+		m->end_ns = end;
+	}
+	meta->argv = (const char *const *)t->argv;
+	meta->exit_status = status;
+	meta->clock = tfs->clock;
+	snprintf(path, sizeof(path), "%s/trace", tfs->instance);
+	*in = fopen(path, "re");
+	if (!*in) {
+		info_err("%s: %s", path, strerror(errno));
+		return INFO_EXIT_FAIL;
+	}
+	return 0;
+}
+
+/*
+ * Feed the trace `in` (closed here), then the syscall instance's if any, to
+ * m, keeping the raw text in --text FILE. Returns 0 or -EIO.
+ */
+static int
+read_trace(const struct trace_opts *t, const struct tracefs *tfs, struct tr_model *m, FILE *in)
+{
+	char path[PATH_MAX + 16];
+	FILE *raw = NULL;
+	int ret;
+
+	if (t->text) {
+		raw = fopen(t->text, "we");
+		if (!raw)
+			info_err("warning: %s: %s", t->text, strerror(errno));
+	}
+	ret = tr_model_feed_file(m, in, raw);
+	fclose(in);
+	if (ret == 0 && tfs->sys_instance[0]) {
+		/* the syscall instance: same clock, its own buffer */
+		snprintf(path, sizeof(path), "%s/trace", tfs->sys_instance);
+		in = fopen(path, "re");
+		if (in) {
+			if (raw)
+				fprintf(raw, "# syncbridge-info: poll-family syscalls of the command "
+					     "(instance %s)\n",
+					tfs->sys_instance);
+			ret = tr_model_feed_file(m, in, raw);
+			fclose(in);
+		}
+	}
+	if (raw && fclose(raw) != 0)
+		info_err("warning: %s: write failed", t->text);
+	return ret;
+}
+
 int
 info_cmd_trace(int argc, char **argv, const struct info_opts *o)
 {
@@ -644,9 +420,9 @@ info_cmd_trace(int argc, char **argv, const struct info_opts *o)
 	struct tracefs tfs = { .clock = "unknown" };
 	struct tr_model m;
 	struct tr_meta meta = { .tool_version = sb_version(), .exit_status = -1 };
-	char *svg = NULL, path[PATH_MAX + 16];
-	FILE *in, *raw = NULL;
-	int status = -1, ret;
+	char *svg;
+	FILE *in = NULL;
+	int ret;
 
 	if (parse_trace_opts(argc, argv, &t) < 0)
 		return INFO_EXIT_USAGE;
@@ -660,95 +436,37 @@ info_cmd_trace(int argc, char **argv, const struct info_opts *o)
 		in = fopen(t.input, "re");
 		if (!in) {
 			info_err("%s: %s", t.input, strerror(errno));
-			free(svg);
-			return INFO_EXIT_FAIL;
+			ret = INFO_EXIT_FAIL;
+			goto out;
 		}
 		meta.input = t.input;
 		meta.clock = "unknown";
 	} else {
-		int64_t begin, end;
-
-		if (tracefs_find(&tfs) < 0) {
-			free(svg);
-			return INFO_EXIT_FAIL;
-		}
-		remove_stale_instances(&tfs);
-		if (instance_create(&tfs, t.buffer_kb) < 0) {
-			instance_remove(&tfs);
-			free(svg);
-			return INFO_EXIT_FAIL;
-		}
-		if (t.syscalls)
-			sys_instance_create(&tfs, t.buffer_kb);
-		snprintf(path, sizeof(path), "%s/trace_marker", tfs.instance);
-		begin = mono_ns();
-		status = run_command(t.argv, path, &tfs);
-		end = mono_ns();
-		instance_stop(&tfs);
-		if (status < 0) {
-			instance_remove(&tfs);
-			free(svg);
-			return status == -ENOENT ? 127 : 126;
-		}
-		if (strcmp(tfs.clock, "mono") == 0) {
-			/* the window is the command's life, in the trace's own clock */
-			m.begin_ns = begin;
-			m.end_ns = end;
-		}
-		meta.argv = (const char *const *)t.argv;
-		meta.exit_status = status;
-		meta.clock = tfs.clock;
-		snprintf(path, sizeof(path), "%s/trace", tfs.instance);
-		in = fopen(path, "re");
-		if (!in) {
-			info_err("%s: %s", path, strerror(errno));
-			instance_remove(&tfs);
-			free(svg);
-			return INFO_EXIT_FAIL;
-		}
+		ret = record(&t, &tfs, &m, &meta, &in);
+		if (ret != 0)
+			goto out;
 	}
-
-	if (t.text) {
-		raw = fopen(t.text, "we");
-		if (!raw)
-			info_err("warning: %s: %s", t.text, strerror(errno));
-	}
-	ret = feed(&m, in, raw);
-	fclose(in);
-	if (ret == 0 && tfs.sys_instance[0]) {
-		/* the syscall instance: same clock, its own buffer */
-		snprintf(path, sizeof(path), "%s/trace", tfs.sys_instance);
-		in = fopen(path, "re");
-		if (in) {
-			if (raw)
-				fprintf(raw, "# syncbridge-info: poll-family syscalls of the command "
-					     "(instance %s)\n",
-					tfs.sys_instance);
-			ret = feed(&m, in, raw);
-			fclose(in);
-		}
-	}
-	if (raw && fclose(raw) != 0)
-		info_err("warning: %s: write failed", t.text);
-	instance_remove(&tfs);
+	ret = read_trace(&t, &tfs, &m, in);
+	tracefs_instance_remove(&tfs);
 	if (ret < 0) {
 		info_err("reading the trace failed");
-		tr_model_free(&m);
-		free(svg);
-		return INFO_EXIT_FAIL;
+		ret = INFO_EXIT_FAIL;
+		goto out;
 	}
 	if (tr_model_finish(&m) < 0) {
 		info_err("out of memory");
-		tr_model_free(&m);
-		free(svg);
-		return INFO_EXIT_FAIL;
+		ret = INFO_EXIT_FAIL;
+		goto out;
 	}
-	ret = write_outputs(&m, &meta, t.output, svg);
-	if (ret == 0)
-		summary(&m, &meta, t.output, svg, o);
+	if (write_outputs(&m, &meta, t.output, svg) < 0) {
+		ret = INFO_EXIT_FAIL;
+		goto out;
+	}
+	summary(&m, &meta, t.output, svg, o);
+	ret = t.input ? INFO_EXIT_OK : meta.exit_status;
+out:
+	tracefs_instance_remove(&tfs);
 	tr_model_free(&m);
 	free(svg);
-	if (ret < 0)
-		return INFO_EXIT_FAIL;
-	return t.input ? INFO_EXIT_OK : status;
+	return ret;
 }

@@ -11,7 +11,7 @@
 
 #include <syncbridge/syncbridge.h>
 
-#include "json.h"
+#include "json_out.h"
 #include "procfs.h"
 
 #define INFO_PROG "syncbridge-info"
@@ -27,6 +27,17 @@ struct info_opts {
 
 /* "syncbridge-info: " + message + newline, to stderr. */
 void info_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* CLOCK_MONOTONIC in ns: the clock of sync_file timestamps and of the trace. */
+int64_t info_now_ns(void);
+
+/* The exit status after printing the output: INFO_EXIT_FAIL if stdout could not be written. */
+int info_stdout_status(void);
+/*
+ * Print doc (a command's whole --json output) on stdout, pretty, and free it;
+ * NULL stands for a document that could not be built. Returns the exit status.
+ */
+int info_json_print(struct json_object *doc);
 
 /*
  * An fd named on the command line: a number (an fd this process inherited)
@@ -63,6 +74,18 @@ const char *info_target_name(const struct info_target *t, char *buf, size_t len)
 /* /proc/PID/fdinfo/N of the target, NUL-terminated text (free()), or NULL. */
 char *info_target_fdinfo(const struct info_target *t, int *err);
 
+/*
+ * The argument of `fence` / `dmabuf` (argv[1], the only one), resolved and
+ * checked to be of kind `want` (FD_KIND_SYNC_FILE or FD_KIND_DMABUF).
+ * Returns INFO_EXIT_OK, t then to be released, or the exit status after
+ * saying what is wrong (usage, no such fd, another kind); t holds no fd then.
+ */
+int info_target_from_args(int argc, char **argv, enum fd_kind want, struct info_target *t);
+/* Report that the fd is not of kind `want`, saying what it is and what to run instead. */
+void info_wrong_kind(const struct info_target *t, const char *arg, enum fd_kind want);
+/* The "target" member: pid, comm, fd, link, via. */
+struct json_object *info_json_target(const struct info_target *t);
+
 /* "signalled", "active" or "error -ETIMEDOUT (Timer expired)" for a sync_file status. */
 const char *info_status_text(int32_t status, char *buf, size_t len);
 /* "signalled"/"active"/"error" */
@@ -70,13 +93,8 @@ const char *info_status_word(int32_t status);
 
 /* The fences of a sync_file, human form: one line per fence, each prefixed by indent. */
 void info_print_fences(FILE *f, const struct sb_sync_file_info *info, const char *indent);
-/* JSON form: "status", "status_text", "num_fences", "fences": [...] members (into an open object). */
-void info_json_fences(struct json_writer *w, const struct sb_sync_file_info *info);
-
-/* The "target" member: pid, comm, fd, link, via. */
-void info_json_target(struct json_writer *w, const struct info_target *t);
-/* Report that the fd is not `wanted` ("a sync_file"), saying what it is and what to run instead. */
-void info_wrong_kind(const struct info_target *t, const char *arg, const char *wanted);
+/* JSON form: "status", "status_code", "status_text", "num_fences", "now_ns", "fences" into o. */
+void info_json_fences(struct json_object *o, const struct sb_sync_file_info *info);
 
 /*
  * What a reader ([0]) and a writer ([1]) of dma-buf fd would wait for: READ

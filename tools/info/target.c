@@ -13,7 +13,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -27,19 +26,6 @@
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438
 #endif
-
-void
-info_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fputs(INFO_PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static bool
 parse_int(const char *s, const char *end, int *out)
@@ -235,33 +221,59 @@ info_target_fdinfo(const struct info_target *t, int *err)
 	return ret < 0 ? NULL : text;
 }
 
-const char *
-info_status_word(int32_t status)
+/* "a sync_file", "a dma-buf": what a command wants, for messages. */
+static const char *
+kind_phrase(enum fd_kind kind)
 {
-	if (status > 0)
-		return "signalled";
-	if (status == 0)
-		return "active";
-	return "error";
+	return kind == FD_KIND_DMABUF ? "a dma-buf" : "a sync_file";
 }
 
-const char *
-info_status_text(int32_t status, char *buf, size_t len)
+void
+info_wrong_kind(const struct info_target *t, const char *arg, enum fd_kind want)
 {
-	const char *name;
+	char name[96], what[PATH_MAX + 64];
+	const char *wanted = kind_phrase(want);
 
-	if (status >= 0) {
-		snprintf(buf, len, "%s", info_status_word(status));
-		return buf;
-	}
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-	name = strerrorname_np(-status);
-#else
-	name = NULL;
-#endif
-	if (name)
-		snprintf(buf, len, "error -%s (%s)", name, strerror(-status));
+	info_target_name(t, name, sizeof(name));
+	fd_link_describe(t->link, what, sizeof(what));
+	if (t->kind == FD_KIND_DMABUF)
+		info_err("%s is a dma-buf, not %s (try: " INFO_PROG " dmabuf %s)", name, wanted, arg);
+	else if (t->kind == FD_KIND_SYNC_FILE)
+		info_err("%s is a sync_file, not %s (try: " INFO_PROG " fence %s)", name, wanted, arg);
 	else
-		snprintf(buf, len, "error %d (%s)", (int)status, strerror(-status));
-	return buf;
+		info_err("%s is %s, not %s", name, what, wanted);
+}
+
+int
+info_target_from_args(int argc, char **argv, enum fd_kind want, struct info_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	if (argc != 2) {
+		info_err("usage: " INFO_PROG " [--json] %s FD|/proc/PID/fd/N",
+			 want == FD_KIND_DMABUF ? "dmabuf" : "fence");
+		return INFO_EXIT_USAGE;
+	}
+	if (info_target_resolve(argv[1], t) < 0)
+		return INFO_EXIT_FAIL;
+	if (t->kind != want) {
+		info_wrong_kind(t, argv[1], want);
+		info_target_release(t);
+		return INFO_EXIT_FAIL;
+	}
+	return INFO_EXIT_OK;
+}
+
+struct json_object *
+info_json_target(const struct info_target *t)
+{
+	struct json_object *o = json_object_new_object();
+	char comm[32];
+
+	json_object_object_add(o, "pid", json_object_new_int(t->pid));
+	json_object_object_add(o, "comm", info_json_str(proc_comm(t->pid, comm, sizeof(comm))));
+	json_object_object_add(o, "fd", json_object_new_int(t->remote_fd));
+	json_object_object_add(o, "link", info_json_str(t->link));
+	json_object_object_add(o, "via", info_json_str(t->via));
+	return o;
 }

@@ -13,34 +13,48 @@
  */
 #include <string.h>
 
-#include "json.h"
+#include "json_out.h"
 #include "trace_output.h"
 
 /* Flow ids of marker arrows, apart from the signal -> wait ones (1..nwaits). */
 #define TR_MARKER_FLOW_ID_BASE 0x40000000u
 
-static double
-us(int64_t ns)
+/*
+ * A JSON array written an element at a time: a trace has up to hundreds of
+ * thousands of events, fences and markers, and as json-c objects they would
+ * all together take ~15 times the memory of their text.
+ */
+struct list {
+	FILE *f;
+	size_t n;
+};
+
+/* `"key":[` (after `sep`, "," or "") */
+static struct list
+list_open(FILE *f, const char *sep, const char *key)
 {
-	return (double)ns / 1000.0;
+	fprintf(f, "%s\"%s\":[", sep, key);
+	return (struct list){ .f = f };
 }
 
 static void
-ns_or_null(struct json_writer *w, const char *key, int64_t ns)
+emit(struct list *l, struct json_object *o)
 {
-	if (ns == TR_NONE)
-		json_null(w, key);
-	else
-		json_int(w, key, ns);
+	if (l->n++)
+		fputc(',', l->f);
+	info_json_emit(l->f, o);
 }
 
-static int
-thread_pid(const struct tr_model *m, int thread)
+static void
+list_close(struct list *l)
 {
-	const struct tr_thread *t = &m->threads[thread];
-
-	return t->tgid > 0 ? t->tgid : t->tid;
+	fputc(']', l->f);
 }
+
+/* Where an event goes: a (pid, tid) track, real or synthetic (the fences'). */
+struct where {
+	int pid, tid;
+};
 
 static int
 driver_index(const struct tr_model *m, size_t track)
@@ -51,26 +65,112 @@ driver_index(const struct tr_model *m, size_t track)
 	return (int)track;
 }
 
-static int
-fence_pid(const struct tr_model *m, const struct tr_fence *f)
+/* A fence's track: a process per driver, a thread per timeline lane. */
+static struct where
+on_lane(const struct tr_model *m, int track, int lane)
 {
-	return TR_FENCE_PID_BASE + driver_index(m, (size_t)f->track);
+	return (struct where){ TR_FENCE_PID_BASE + driver_index(m, (size_t)track),
+			       TR_FENCE_PID_BASE + track * 256 + (lane < 255 ? lane : 255) };
 }
 
-static int
-fence_tid(const struct tr_fence *f)
+static struct where
+on_fence(const struct tr_model *m, const struct tr_fence *f)
 {
-	return TR_FENCE_PID_BASE + f->track * 256 + (f->lane < 255 ? f->lane : 255);
+	return on_lane(m, f->track, f->lane);
+}
+
+static struct where
+on_thread(const struct tr_model *m, int thread)
+{
+	const struct tr_thread *t = &m->threads[thread];
+
+	return (struct where){ t->tgid > 0 ? t->tgid : t->tid, t->tid };
+}
+
+/* A trace time (ns) in the format's microseconds. */
+static struct json_object *
+us_value(int64_t ns)
+{
+	return info_json_fixed((double)ns / 1000.0, 3);
+}
+
+/* ms since the trace's start, for the args of an event. */
+static struct json_object *
+ms_value(const struct tr_model *m, int64_t ns)
+{
+	return info_json_fixed((double)(ns - m->begin_ns) / 1e6, 3);
+}
+
+static struct json_object *
+ns_value(int64_t ns)
+{
+	return ns == TR_NONE ? NULL : json_object_new_int64(ns);
+}
+
+/* "comm[tid]" of a thread, null for none (-1). */
+static struct json_object *
+thread_value(const struct tr_model *m, int thread)
+{
+	char label[64];
+
+	return thread >= 0 ? info_json_str(tr_thread_label(m, thread, label, sizeof(label))) : NULL;
+}
+
+/* An event's name, cat and ph; the caller adds what its phase needs, then place(). */
+static struct json_object *
+event(const char *name, const char *cat, const char *ph)
+{
+	struct json_object *ev = json_object_new_object();
+
+	json_object_object_add(ev, "name", info_json_str(name));
+	json_object_object_add(ev, "cat", json_object_new_string(cat));
+	json_object_object_add(ev, "ph", json_object_new_string(ph));
+	return ev;
+}
+
+/* ts, dur (a span: dur_ns >= 0), pid and tid of an event. */
+static struct json_object *
+place(struct json_object *ev, int64_t ts_ns, int64_t dur_ns, struct where at)
+{
+	json_object_object_add(ev, "ts", us_value(ts_ns));
+	if (dur_ns >= 0)
+		json_object_object_add(ev, "dur", us_value(dur_ns));
+	json_object_object_add(ev, "pid", json_object_new_int(at.pid));
+	json_object_object_add(ev, "tid", json_object_new_int(at.tid));
+	return ev;
+}
+
+static struct json_object *
+instant(const char *name, const char *cat, int64_t ts_ns, struct where at)
+{
+	struct json_object *ev = event(name, cat, "i");
+
+	json_object_object_add(ev, "s", json_object_new_string("t"));
+	return place(ev, ts_ns, -1, at);
+}
+
+/* A flow arrow: its start ("s") and its end ("f", bound to the enclosing slice). */
+static void
+flow(struct list *events, const char *name, const char *cat, uint64_t id, int64_t from_ns,
+     struct where from, int64_t to_ns, struct where to)
+{
+	struct json_object *s = event(name, cat, "s"), *f = event(name, cat, "f");
+
+	json_object_object_add(s, "id", json_object_new_uint64(id));
+	emit(events, place(s, from_ns, -1, from));
+	json_object_object_add(f, "bp", json_object_new_string("e"));
+	json_object_object_add(f, "id", json_object_new_uint64(id));
+	emit(events, place(f, to_ns, -1, to));
 }
 
 /* "key=value" words become args; everything else is joined into "text". */
-static void
-marker_args(struct json_writer *w, const char *args)
+static struct json_object *
+marker_args(const char *args)
 {
+	struct json_object *o = json_object_new_object();
 	char text[512] = "";
 	const char *p = args;
 
-	json_object_begin(w, "args");
 	while (*p) {
 		const char *s, *e, *eq;
 
@@ -90,7 +190,12 @@ marker_args(struct json_writer *w, const char *args)
 			memcpy(key, s, kl);
 			key[kl] = '\0';
 			if (strcmp(key, "text") != 0) {
-				json_string_n(w, key, eq + 1, (size_t)(e - eq - 1));
+				/* a key is a JSON string like any other: repaired the same way */
+				struct json_object *k = info_json_str(key);
+
+				json_object_object_add(o, k ? json_object_get_string(k) : "?",
+						       info_json_strn(eq + 1, (size_t)(e - eq - 1)));
+				json_object_put(k);
 				continue;
 			}
 		}
@@ -101,84 +206,110 @@ marker_args(struct json_writer *w, const char *args)
 		}
 	}
 	if (text[0])
-		json_string(w, "text", text);
-	json_object_end(w);
+		json_object_object_add(o, "text", info_json_str(text));
+	return o;
 }
 
+/* A metadata event: `what` (process_name, thread_sort_index, ...) with args {key: value}. */
 static void
-metadata(struct json_writer *w, const char *what, int pid, int tid, const char *name)
+metadata(struct list *events, const char *what, int pid, int tid, const char *key,
+	 struct json_object *value)
 {
-	json_object_begin(w, NULL);
-	json_string(w, "ph", "M");
-	json_string(w, "name", what);
-	json_int(w, "pid", pid);
+	struct json_object *ev = json_object_new_object(), *args = json_object_new_object();
+
+	json_object_object_add(ev, "ph", json_object_new_string("M"));
+	json_object_object_add(ev, "name", json_object_new_string(what));
+	json_object_object_add(ev, "pid", json_object_new_int(pid));
 	if (tid >= 0)
-		json_int(w, "tid", tid);
-	json_object_begin(w, "args");
-	json_string(w, "name", name);
-	json_object_end(w);
-	json_object_end(w);
+		json_object_object_add(ev, "tid", json_object_new_int(tid));
+	json_object_object_add(args, key, value);
+	json_object_object_add(ev, "args", args);
+	emit(events, ev);
 }
 
 static void
-sort_index(struct json_writer *w, const char *what, int pid, int tid, int index)
-{
-	json_object_begin(w, NULL);
-	json_string(w, "ph", "M");
-	json_string(w, "name", what);
-	json_int(w, "pid", pid);
-	if (tid >= 0)
-		json_int(w, "tid", tid);
-	json_object_begin(w, "args");
-	json_int(w, "sort_index", index);
-	json_object_end(w);
-	json_object_end(w);
-}
-
-static void
-write_metadata(struct json_writer *w, const struct tr_model *m)
+write_metadata(struct list *events, const struct tr_model *m)
 {
 	char name[TR_NAME_LEN * 2 + 32];
 
 	for (size_t t = 0; t < m->ntracks; t++) {
 		const struct tr_track *tr = &m->tracks[t];
-		int pid = TR_FENCE_PID_BASE + driver_index(m, t);
+		int pid = on_lane(m, (int)t, 0).pid;
 
 		if (driver_index(m, t) == (int)t) {
 			snprintf(name, sizeof(name), "%s fences", tr->driver);
-			metadata(w, "process_name", pid, -1, name);
-			sort_index(w, "process_sort_index", pid, -1, -100 + (int)t);
+			metadata(events, "process_name", pid, -1, "name", info_json_str(name));
+			metadata(events, "process_sort_index", pid, -1, "sort_index",
+				 json_object_new_int(-100 + (int)t));
 		}
 		for (int lane = 0; lane < tr->lanes && lane < 256; lane++) {
-			struct tr_fence f = { .track = (int)t, .lane = lane };
-			int tid = fence_tid(&f);
+			int tid = on_lane(m, (int)t, lane).tid;
 
 			if (lane == 0)
 				snprintf(name, sizeof(name), "%s / %s", tr->driver, tr->timeline);
 			else
 				snprintf(name, sizeof(name), "%s / %s (lane %d)", tr->driver, tr->timeline,
 					 lane + 1);
-			metadata(w, "thread_name", pid, tid, name);
-			sort_index(w, "thread_sort_index", pid, tid, (int)t * 256 + lane);
+			metadata(events, "thread_name", pid, tid, "name", info_json_str(name));
+			metadata(events, "thread_sort_index", pid, tid, "sort_index",
+				 json_object_new_int((int)t * 256 + lane));
 		}
 	}
 	for (size_t i = 0; i < m->nthreads; i++) {
-		const struct tr_thread *t = &m->threads[i];
-		int pid = thread_pid(m, (int)i);
+		struct where at = on_thread(m, (int)i);
 
-		metadata(w, "thread_name", pid, t->tid, t->comm);
-		if (t->tid == pid)
-			metadata(w, "process_name", pid, -1, t->comm);
+		metadata(events, "thread_name", at.pid, at.tid, "name",
+			 info_json_str(m->threads[i].comm));
+		if (at.tid == at.pid)
+			metadata(events, "process_name", at.pid, -1, "name",
+				 info_json_str(m->threads[i].comm));
 	}
 }
 
+/* driver, timeline, context and seqno of a fence into o. */
 static void
-write_fence_events(struct json_writer *w, const struct tr_model *m)
+fence_id(struct json_object *o, const struct tr_fence *f)
 {
-	char name[96], label[64];
+	json_object_object_add(o, "driver", info_json_str(f->driver));
+	json_object_object_add(o, "timeline", info_json_str(f->timeline));
+	json_object_object_add(o, "context", json_object_new_uint64(f->context));
+	json_object_object_add(o, "seqno", json_object_new_uint64(f->seqno));
+}
+
+static struct json_object *
+fence_args(const struct tr_model *m, const struct tr_fence *f)
+{
+	struct json_object *a = json_object_new_object();
+
+	fence_id(a, f);
+	json_object_object_add(a, "signaled", json_object_new_boolean(f->signaled_ns != TR_NONE));
+	if (f->init_ns != TR_NONE)
+		json_object_object_add(a, "init_ms", ms_value(m, f->init_ns));
+	else
+		json_object_object_add(a, "init", json_object_new_string("before the trace"));
+	if (f->emit_ns != TR_NONE)
+		json_object_object_add(a, "emit_ms", ms_value(m, f->emit_ns));
+	if (f->enable_ns != TR_NONE)
+		json_object_object_add(a, "enable_signal_ms", ms_value(m, f->enable_ns));
+	if (f->signaled_ns != TR_NONE)
+		json_object_object_add(a, "signaled_ms", ms_value(m, f->signaled_ns));
+	if (f->init_thread >= 0)
+		json_object_object_add(a, "created_by", thread_value(m, f->init_thread));
+	if (f->signal_thread >= 0)
+		json_object_object_add(a, "signalled_from", thread_value(m, f->signal_thread));
+	if (f->destroy_thread >= 0)
+		json_object_object_add(a, "released_by", thread_value(m, f->destroy_thread));
+	return a;
+}
+
+static void
+write_fence_events(struct list *events, const struct tr_model *m)
+{
+	char name[96];
 
 	for (size_t i = 0; i < m->nfences; i++) {
 		const struct tr_fence *f = &m->fences[i];
+		struct json_object *ev;
 		int64_t start, end;
 
 		if (f->hidden || f->from_marker)
@@ -188,155 +319,74 @@ write_fence_events(struct json_writer *w, const struct tr_model *m)
 		snprintf(name, sizeof(name), "fence %llu:%llu%s", (unsigned long long)f->context,
 			 (unsigned long long)f->seqno,
 			 f->signaled_ns == TR_NONE ? " (not signalled)" : "");
-		json_object_begin(w, NULL);
-		json_string(w, "name", name);
-		json_string(w, "cat", "dma_fence");
-		json_string(w, "ph", "X");
-		json_double(w, "ts", us(start), 3);
-		json_double(w, "dur", us(end - start), 3);
-		json_int(w, "pid", fence_pid(m, f));
-		json_int(w, "tid", fence_tid(f));
-		json_object_begin(w, "args");
-		json_string(w, "driver", f->driver);
-		json_string(w, "timeline", f->timeline);
-		json_uint(w, "context", f->context);
-		json_uint(w, "seqno", f->seqno);
-		json_bool(w, "signaled", f->signaled_ns != TR_NONE);
-		if (f->init_ns != TR_NONE)
-			json_double(w, "init_ms", (double)(f->init_ns - m->begin_ns) / 1e6, 3);
-		else
-			json_string(w, "init", "before the trace");
-		if (f->emit_ns != TR_NONE)
-			json_double(w, "emit_ms", (double)(f->emit_ns - m->begin_ns) / 1e6, 3);
+		ev = place(event(name, "dma_fence", "X"), start, end - start, on_fence(m, f));
+		json_object_object_add(ev, "args", fence_args(m, f));
+		emit(events, ev);
 		if (f->enable_ns != TR_NONE)
-			json_double(w, "enable_signal_ms", (double)(f->enable_ns - m->begin_ns) / 1e6, 3);
-		if (f->signaled_ns != TR_NONE)
-			json_double(w, "signaled_ms", (double)(f->signaled_ns - m->begin_ns) / 1e6, 3);
-		if (f->init_thread >= 0)
-			json_string(w, "created_by", tr_thread_label(m, f->init_thread, label, sizeof(label)));
-		if (f->signal_thread >= 0)
-			json_string(w, "signalled_from",
-				    tr_thread_label(m, f->signal_thread, label, sizeof(label)));
-		if (f->destroy_thread >= 0)
-			json_string(w, "released_by",
-				    tr_thread_label(m, f->destroy_thread, label, sizeof(label)));
-		json_object_end(w);
-		json_object_end(w);
-
-		if (f->enable_ns != TR_NONE) {
-			json_object_begin(w, NULL);
-			json_string(w, "name", "enable_signal");
-			json_string(w, "cat", "dma_fence");
-			json_string(w, "ph", "i");
-			json_string(w, "s", "t");
-			json_double(w, "ts", us(f->enable_ns), 3);
-			json_int(w, "pid", fence_pid(m, f));
-			json_int(w, "tid", fence_tid(f));
-			json_object_end(w);
-		}
+			emit(events, instant("enable_signal", "dma_fence", f->enable_ns,
+							      on_fence(m, f)));
 	}
 }
 
 static void
-write_wait_events(struct json_writer *w, const struct tr_model *m)
+write_wait_events(struct list *events, const struct tr_model *m)
 {
 	char name[96];
 
 	for (size_t i = 0; i < m->nwaits; i++) {
 		const struct tr_wait *wt = &m->waits[i];
 		const struct tr_fence *f = &m->fences[wt->fence];
-		int pid = thread_pid(m, wt->thread), tid = m->threads[wt->thread].tid;
+		struct json_object *ev, *args = json_object_new_object();
 
 		snprintf(name, sizeof(name), "wait %s %llu:%llu", f->driver,
 			 (unsigned long long)f->context, (unsigned long long)f->seqno);
-		json_object_begin(w, NULL);
-		json_string(w, "name", name);
-		json_string(w, "cat", "dma_fence_wait");
-		json_string(w, "ph", "X");
-		json_double(w, "ts", us(wt->start_ns), 3);
-		json_double(w, "dur", us(wt->end_ns - wt->start_ns), 3);
-		json_int(w, "pid", pid);
-		json_int(w, "tid", tid);
-		json_object_begin(w, "args");
-		json_string(w, "driver", f->driver);
-		json_string(w, "timeline", f->timeline);
-		json_uint(w, "context", f->context);
-		json_uint(w, "seqno", f->seqno);
-		json_bool(w, "unfinished", wt->unfinished);
-		json_object_end(w);
-		json_object_end(w);
+		ev = place(event(name, "dma_fence_wait", "X"), wt->start_ns, wt->end_ns - wt->start_ns,
+			   on_thread(m, wt->thread));
+		fence_id(args, f);
+		json_object_object_add(args, "unfinished", json_object_new_boolean(wt->unfinished));
+		json_object_object_add(ev, "args", args);
+		emit(events, ev);
 
 		/* flow: fence signalled -> the wait ends */
-		if (f->signaled_ns != TR_NONE && !f->hidden && !wt->unfinished) {
-			json_object_begin(w, NULL);
-			json_string(w, "name", "signal");
-			json_string(w, "cat", "dma_fence_flow");
-			json_string(w, "ph", "s");
-			json_uint(w, "id", i + 1);
-			json_double(w, "ts", us(f->signaled_ns), 3);
-			json_int(w, "pid", fence_pid(m, f));
-			json_int(w, "tid", fence_tid(f));
-			json_object_end(w);
-			json_object_begin(w, NULL);
-			json_string(w, "name", "signal");
-			json_string(w, "cat", "dma_fence_flow");
-			json_string(w, "ph", "f");
-			json_string(w, "bp", "e");
-			json_uint(w, "id", i + 1);
-			json_double(w, "ts", us(wt->end_ns), 3);
-			json_int(w, "pid", pid);
-			json_int(w, "tid", tid);
-			json_object_end(w);
-		}
+		if (f->signaled_ns != TR_NONE && !f->hidden && !wt->unfinished)
+			flow(events, "signal", "dma_fence_flow", i + 1, f->signaled_ns, on_fence(m, f),
+			     wt->end_ns, on_thread(m, wt->thread));
 	}
 }
 
 static void
-write_block_events(struct json_writer *w, const struct tr_model *m)
+write_block_events(struct list *events, const struct tr_model *m)
 {
 	for (size_t i = 0; i < m->nblocks; i++) {
 		const struct tr_block *b = &m->blocks[i];
+		struct json_object *ev, *args = json_object_new_object();
 
-		json_object_begin(w, NULL);
-		json_string(w, "name", b->name);
-		json_string(w, "cat", "syscall");
-		json_string(w, "ph", "X");
-		json_double(w, "ts", us(b->start_ns), 3);
-		json_double(w, "dur", us(b->end_ns - b->start_ns), 3);
-		json_int(w, "pid", thread_pid(m, b->thread));
-		json_int(w, "tid", m->threads[b->thread].tid);
-		json_object_begin(w, "args");
+		ev = place(event(b->name, "syscall", "X"), b->start_ns, b->end_ns - b->start_ns,
+			   on_thread(m, b->thread));
 		if (b->unfinished)
-			json_bool(w, "unfinished", true);
+			json_object_object_add(args, "unfinished", json_object_new_boolean(true));
 		else
-			json_int(w, "ret", b->ret);
-		json_object_end(w);
-		json_object_end(w);
+			json_object_object_add(args, "ret", json_object_new_int64(b->ret));
+		json_object_object_add(ev, "args", args);
+		emit(events, ev);
 	}
 }
 
 static void
-write_marker_events(struct json_writer *w, const struct tr_model *m)
+write_marker_events(struct list *events, const struct tr_model *m)
 {
 	for (size_t i = 0; i < m->nmarkers; i++) {
 		const struct tr_marker *mk = &m->markers[i];
+		struct where at = on_thread(m, mk->thread);
+		struct json_object *ev;
 
-		json_object_begin(w, NULL);
-		json_string(w, "name", mk->name);
-		json_string(w, "cat", "syncbridge");
-		if (mk->span) {
-			json_string(w, "ph", "X");
-			json_double(w, "ts", us(mk->ts_ns), 3);
-			json_double(w, "dur", us(mk->end_ns - mk->ts_ns), 3);
-		} else {
-			json_string(w, "ph", "i");
-			json_string(w, "s", "t");
-			json_double(w, "ts", us(mk->ts_ns), 3);
-		}
-		json_int(w, "pid", thread_pid(m, mk->thread));
-		json_int(w, "tid", m->threads[mk->thread].tid);
-		marker_args(w, mk->args);
-		json_object_end(w);
+		if (mk->span)
+			ev = place(event(mk->name, "syncbridge", "X"), mk->ts_ns, mk->end_ns - mk->ts_ns,
+				   at);
+		else
+			ev = instant(mk->name, "syncbridge", mk->ts_ns, at);
+		json_object_object_add(ev, "args", marker_args(mk->args));
+		emit(events, ev);
 
 		/*
 		 * flow: the fence the marker names -> the marker. It starts on the
@@ -346,199 +396,199 @@ write_marker_events(struct json_writer *w, const struct tr_model *m)
 		    !m->fences[mk->fence].from_marker) {
 			const struct tr_fence *f = &m->fences[mk->fence];
 			int64_t s = tr_fence_start(m, f), e = tr_fence_end(m, f);
-			int64_t at = mk->ts_ns < s ? s : mk->ts_ns > e ? e : mk->ts_ns;
+			int64_t from = mk->ts_ns < s ? s : mk->ts_ns > e ? e : mk->ts_ns;
 
-			json_object_begin(w, NULL);
-			json_string(w, "name", "marker fence");
-			json_string(w, "cat", "syncbridge_flow");
-			json_string(w, "ph", "s");
-			json_uint(w, "id", TR_MARKER_FLOW_ID_BASE + i);
-			json_double(w, "ts", us(at), 3);
-			json_int(w, "pid", fence_pid(m, f));
-			json_int(w, "tid", fence_tid(f));
-			json_object_end(w);
-			json_object_begin(w, NULL);
-			json_string(w, "name", "marker fence");
-			json_string(w, "cat", "syncbridge_flow");
-			json_string(w, "ph", "f");
-			json_string(w, "bp", "e");
-			json_uint(w, "id", TR_MARKER_FLOW_ID_BASE + i);
-			json_double(w, "ts", us(mk->ts_ns), 3);
-			json_int(w, "pid", thread_pid(m, mk->thread));
-			json_int(w, "tid", m->threads[mk->thread].tid);
-			json_object_end(w);
+			flow(events, "marker fence", "syncbridge_flow", TR_MARKER_FLOW_ID_BASE + i, from,
+			     on_fence(m, f), mk->ts_ns, at);
 		}
 	}
 }
 
+/* pid, tid and comm of a thread into o. */
 static void
-write_summary(struct json_writer *w, const struct tr_model *m, const struct tr_meta *meta)
+thread_id(struct json_object *o, const struct tr_model *m, int thread)
 {
-	char label[64];
+	struct where at = on_thread(m, thread);
 
-	json_object_begin(w, "syncbridge");
-	json_string(w, "format", "syncbridge-info-trace");
-	json_int(w, "format_version", 1);
-	json_string(w, "tool_version", meta->tool_version);
-	if (meta->argv) {
-		json_array_begin(w, "command");
-		for (const char *const *a = meta->argv; *a; a++)
-			json_string(w, NULL, *a);
-		json_array_end(w);
-	} else {
-		json_null(w, "command");
-	}
-	json_string(w, "input", meta->input);
-	if (meta->exit_status >= 0)
-		json_int(w, "exit_status", meta->exit_status);
-	else
-		json_null(w, "exit_status");
-	json_string(w, "clock", meta->clock);
-	json_int(w, "begin_ns", m->begin_ns);
-	json_int(w, "end_ns", m->end_ns);
-	json_uint(w, "events", m->events);
-	json_uint(w, "fence_events", m->fence_events);
-	json_uint(w, "malformed_lines", m->malformed);
-	json_int(w, "lost_events", tr_model_lost_events(m));
+	json_object_object_add(o, "pid", json_object_new_int(at.pid));
+	json_object_object_add(o, "tid", json_object_new_int(at.tid));
+	json_object_object_add(o, "comm", info_json_str(m->threads[thread].comm));
+}
 
-	json_array_begin(w, "tracks");
-	for (size_t t = 0; t < m->ntracks; t++) {
-		json_object_begin(w, NULL);
-		json_string(w, "driver", m->tracks[t].driver);
-		json_string(w, "timeline", m->tracks[t].timeline);
-		json_int(w, "lanes", m->tracks[t].lanes);
-		json_uint(w, "fences", m->tracks[t].nfences);
-		json_object_end(w);
-	}
-	json_array_end(w);
+/*
+ * A summary object for what a thread did from start to end: `what` (the
+ * fence it waited for, the syscall) first, then the thread and the times.
+ */
+static struct json_object *
+thread_span(const struct tr_model *m, const char *key, struct json_object *what, int thread,
+	    int64_t start_ns, int64_t end_ns)
+{
+	struct json_object *o = json_object_new_object();
 
-	json_array_begin(w, "fences");
-	for (size_t i = 0; i < m->nfences; i++) {
-		const struct tr_fence *f = &m->fences[i];
+	json_object_object_add(o, key, what);
+	thread_id(o, m, thread);
+	json_object_object_add(o, "start_ns", json_object_new_int64(start_ns));
+	json_object_object_add(o, "end_ns", json_object_new_int64(end_ns));
+	return o;
+}
 
-		json_object_begin(w, NULL);
-		json_string(w, "driver", f->driver);
-		json_string(w, "timeline", f->timeline);
-		json_uint(w, "context", f->context);
-		json_uint(w, "seqno", f->seqno);
-		if (f->track >= 0) {
-			json_int(w, "track", f->track);
-			json_int(w, "lane", f->lane);
-		} else {
-			json_null(w, "track");
-			json_null(w, "lane");
-		}
-		/* created while tracing: its whole life should be in the trace */
-		json_bool(w, "born_in_trace", f->init_ns != TR_NONE || f->emit_ns != TR_NONE);
-		json_bool(w, "signaled", f->signaled_ns != TR_NONE);
-		json_bool(w, "from_marker", f->from_marker);
-		ns_or_null(w, "init_ns", f->init_ns);
-		ns_or_null(w, "emit_ns", f->emit_ns);
-		ns_or_null(w, "enable_signal_ns", f->enable_ns);
-		ns_or_null(w, "signaled_ns", f->signaled_ns);
-		ns_or_null(w, "destroy_ns", f->destroy_ns);
-		json_string(w, "created_by",
-			    f->init_thread >= 0 ? tr_thread_label(m, f->init_thread, label, sizeof(label))
-						: NULL);
-		json_string(w, "signalled_from",
-			    f->signal_thread >= 0
-				    ? tr_thread_label(m, f->signal_thread, label, sizeof(label))
-				    : NULL);
-		json_string(w, "released_by",
-			    f->destroy_thread >= 0
-				    ? tr_thread_label(m, f->destroy_thread, label, sizeof(label))
-				    : NULL);
-		json_object_end(w);
-	}
-	json_array_end(w);
+static struct json_object *
+summary_fence(const struct tr_model *m, size_t i)
+{
+	const struct tr_fence *f = &m->fences[i];
+	struct json_object *o = json_object_new_object();
+	bool placed = f->track >= 0;
 
-	json_array_begin(w, "waits");
-	for (size_t i = 0; i < m->nwaits; i++) {
-		const struct tr_wait *wt = &m->waits[i];
+	fence_id(o, f);
+	json_object_object_add(o, "track", placed ? json_object_new_int(f->track) : NULL);
+	json_object_object_add(o, "lane", placed ? json_object_new_int(f->lane) : NULL);
+	/* created while tracing: its whole life should be in the trace */
+	json_object_object_add(o, "born_in_trace",
+			       json_object_new_boolean(f->init_ns != TR_NONE || f->emit_ns != TR_NONE));
+	json_object_object_add(o, "signaled", json_object_new_boolean(f->signaled_ns != TR_NONE));
+	json_object_object_add(o, "from_marker", json_object_new_boolean(f->from_marker));
+	json_object_object_add(o, "init_ns", ns_value(f->init_ns));
+	json_object_object_add(o, "emit_ns", ns_value(f->emit_ns));
+	json_object_object_add(o, "enable_signal_ns", ns_value(f->enable_ns));
+	json_object_object_add(o, "signaled_ns", ns_value(f->signaled_ns));
+	json_object_object_add(o, "destroy_ns", ns_value(f->destroy_ns));
+	json_object_object_add(o, "created_by", thread_value(m, f->init_thread));
+	json_object_object_add(o, "signalled_from", thread_value(m, f->signal_thread));
+	json_object_object_add(o, "released_by", thread_value(m, f->destroy_thread));
+	return o;
+}
 
-		json_object_begin(w, NULL);
-		json_uint(w, "fence", (unsigned long long)wt->fence);
-		json_int(w, "pid", thread_pid(m, wt->thread));
-		json_int(w, "tid", m->threads[wt->thread].tid);
-		json_string(w, "comm", m->threads[wt->thread].comm);
-		json_int(w, "start_ns", wt->start_ns);
-		json_int(w, "end_ns", wt->end_ns);
-		json_bool(w, "unfinished", wt->unfinished);
-		json_object_end(w);
-	}
-	json_array_end(w);
+static struct json_object *
+summary_wait(const struct tr_model *m, size_t i)
+{
+	const struct tr_wait *wt = &m->waits[i];
+	struct json_object *o = thread_span(m, "fence", json_object_new_int(wt->fence), wt->thread,
+					    wt->start_ns, wt->end_ns);
 
-	json_array_begin(w, "blocking_syscalls");
-	for (size_t i = 0; i < m->nblocks; i++) {
-		const struct tr_block *b = &m->blocks[i];
+	json_object_object_add(o, "unfinished", json_object_new_boolean(wt->unfinished));
+	return o;
+}
 
-		json_object_begin(w, NULL);
-		json_string(w, "name", b->name);
-		json_int(w, "pid", thread_pid(m, b->thread));
-		json_int(w, "tid", m->threads[b->thread].tid);
-		json_string(w, "comm", m->threads[b->thread].comm);
-		json_int(w, "start_ns", b->start_ns);
-		json_int(w, "end_ns", b->end_ns);
-		if (b->unfinished)
-			json_null(w, "ret");
-		else
-			json_int(w, "ret", b->ret);
-		json_bool(w, "unfinished", b->unfinished);
-		json_object_end(w);
-	}
-	json_array_end(w);
+static struct json_object *
+summary_block(const struct tr_model *m, size_t i)
+{
+	const struct tr_block *b = &m->blocks[i];
+	struct json_object *o = thread_span(m, "name", info_json_str(b->name), b->thread,
+					    b->start_ns, b->end_ns);
 
-	json_array_begin(w, "markers");
-	for (size_t i = 0; i < m->nmarkers; i++) {
-		const struct tr_marker *mk = &m->markers[i];
+	json_object_object_add(o, "ret", b->unfinished ? NULL : json_object_new_int64(b->ret));
+	json_object_object_add(o, "unfinished", json_object_new_boolean(b->unfinished));
+	return o;
+}
 
-		json_object_begin(w, NULL);
-		json_string(w, "name", mk->name);
-		json_string(w, "args", mk->args);
-		json_bool(w, "span", mk->span);
-		json_int(w, "ts_ns", mk->ts_ns);
-		ns_or_null(w, "end_ns", mk->span ? mk->end_ns : TR_NONE);
-		json_int(w, "depth", mk->depth);
-		if (mk->fence >= 0)
-			json_int(w, "fence", mk->fence);
-		else
-			json_null(w, "fence");
-		json_int(w, "pid", thread_pid(m, mk->thread));
-		json_int(w, "tid", m->threads[mk->thread].tid);
-		json_string(w, "comm", m->threads[mk->thread].comm);
-		json_object_end(w);
-	}
-	json_array_end(w);
-	json_object_end(w);
+static struct json_object *
+summary_marker(const struct tr_model *m, size_t i)
+{
+	const struct tr_marker *mk = &m->markers[i];
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "name", info_json_str(mk->name));
+	json_object_object_add(o, "args", info_json_str(mk->args));
+	json_object_object_add(o, "span", json_object_new_boolean(mk->span));
+	json_object_object_add(o, "ts_ns", json_object_new_int64(mk->ts_ns));
+	json_object_object_add(o, "end_ns", ns_value(mk->span ? mk->end_ns : TR_NONE));
+	json_object_object_add(o, "depth", json_object_new_int(mk->depth));
+	json_object_object_add(o, "fence", mk->fence >= 0 ? json_object_new_int(mk->fence) : NULL);
+	thread_id(o, m, mk->thread);
+	return o;
+}
+
+static struct json_object *
+summary_track(const struct tr_model *m, size_t i)
+{
+	const struct tr_track *tr = &m->tracks[i];
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "driver", info_json_str(tr->driver));
+	json_object_object_add(o, "timeline", info_json_str(tr->timeline));
+	json_object_object_add(o, "lanes", json_object_new_int(tr->lanes));
+	json_object_object_add(o, "fences", json_object_new_uint64(tr->nfences));
+	return o;
+}
+
+/* `,"key":[one(m, i) for each i below n]` */
+static void
+summary_list(FILE *f, const char *key, const struct tr_model *m, size_t n,
+	     struct json_object *(*one)(const struct tr_model *m, size_t i))
+{
+	struct list l = list_open(f, ",", key);
+
+	for (size_t i = 0; i < n; i++)
+		emit(&l, one(m, i));
+	list_close(&l);
+}
+
+/* The "syncbridge" member: the parsed model, for scripts. */
+static void
+write_summary(FILE *f, const struct tr_model *m, const struct tr_meta *meta)
+{
+	struct json_object *s = json_object_new_object(), *a;
+	const char *text;
+
+	json_object_object_add(s, "format", json_object_new_string("syncbridge-info-trace"));
+	json_object_object_add(s, "format_version", json_object_new_int(1));
+	json_object_object_add(s, "tool_version", info_json_str(meta->tool_version));
+	a = meta->argv ? json_object_new_array() : NULL;
+	for (const char *const *arg = meta->argv; arg && *arg; arg++)
+		json_object_array_add(a, info_json_str(*arg));
+	json_object_object_add(s, "command", a);
+	json_object_object_add(s, "input", info_json_str(meta->input));
+	json_object_object_add(s, "exit_status",
+			       meta->exit_status >= 0 ? json_object_new_int(meta->exit_status) : NULL);
+	json_object_object_add(s, "clock", info_json_str(meta->clock));
+	json_object_object_add(s, "begin_ns", json_object_new_int64(m->begin_ns));
+	json_object_object_add(s, "end_ns", json_object_new_int64(m->end_ns));
+	json_object_object_add(s, "events", json_object_new_uint64(m->events));
+	json_object_object_add(s, "fence_events", json_object_new_uint64(m->fence_events));
+	json_object_object_add(s, "malformed_lines", json_object_new_uint64(m->malformed));
+	json_object_object_add(s, "lost_events", json_object_new_int64(tr_model_lost_events(m)));
+
+	/* those members, then the lists in place of the object's closing brace */
+	text = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN |
+							 JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (text)
+		fwrite(text, 1, strlen(text) - 1, f);
+	json_object_put(s);
+	summary_list(f, "tracks", m, m->ntracks, summary_track);
+	summary_list(f, "fences", m, m->nfences, summary_fence);
+	summary_list(f, "waits", m, m->nwaits, summary_wait);
+	summary_list(f, "blocking_syscalls", m, m->nblocks, summary_block);
+	summary_list(f, "markers", m, m->nmarkers, summary_marker);
+	fputc('}', f);
 }
 
 int
 tr_write_chrome_json(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 {
-	struct json_writer w;
+	struct json_object *other = json_object_new_object();
+	struct list events;
 	char cmd[512];
 
-	json_init(&w, f, false);
-	json_object_begin(&w, NULL);
-	json_string(&w, "displayTimeUnit", "ms");
-	json_object_begin(&w, "otherData");
-	json_string(&w, "generator", "syncbridge-info trace");
-	json_string(&w, "version", meta->tool_version);
-	json_string(&w, "command", meta->argv ? tr_meta_command(meta, cmd, sizeof(cmd)) : NULL);
-	json_string(&w, "clock", meta->clock);
-	json_object_end(&w);
+	json_object_object_add(other, "generator", json_object_new_string("syncbridge-info trace"));
+	json_object_object_add(other, "version", info_json_str(meta->tool_version));
+	json_object_object_add(other, "command",
+			       meta->argv ? info_json_str(tr_meta_command(meta, cmd, sizeof(cmd)))
+					  : NULL);
+	json_object_object_add(other, "clock", info_json_str(meta->clock));
 
-	json_array_begin(&w, "traceEvents");
-	write_metadata(&w, m);
-	write_fence_events(&w, m);
-	write_wait_events(&w, m);
-	write_block_events(&w, m);
-	write_marker_events(&w, m);
-	json_array_end(&w);
-
-	write_summary(&w, m, meta);
-	json_object_end(&w);
-	fputc('\n', f);
+	/* {"displayTimeUnit":"ms","otherData":{...},"traceEvents":[...],"syncbridge":{...}} */
+	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":", f);
+	info_json_emit(f, other);
+	events = list_open(f, ",", "traceEvents");
+	write_metadata(&events, m);
+	write_fence_events(&events, m);
+	write_wait_events(&events, m);
+	write_block_events(&events, m);
+	write_marker_events(&events, m);
+	list_close(&events);
+	fputs(",\"syncbridge\":", f);
+	write_summary(f, m, meta);
+	fputs("}\n", f);
 	return ferror(f) ? -1 : 0;
 }
 

@@ -113,6 +113,10 @@ struct tr_marker {
  * "sys_NAME -> RET" lines of tracefs syscall events: how userspace waits for
  * a sync_file or a dma-buf, which dma_fence_wait_* events never show.
  */
+/* The poll-family syscalls recorded as blocking waits. */
+#define TR_NPOLL_SYSCALLS 7
+extern const char *const tr_poll_syscalls[TR_NPOLL_SYSCALLS];
+
 struct tr_block {
 	int thread;
 	char name[16];
@@ -162,8 +166,12 @@ void tr_model_free(struct tr_model *m);
 void tr_model_feed_line(struct tr_model *m, const char *line);
 /* Feed a whole text (several lines). */
 void tr_model_feed_text(struct tr_model *m, const char *text);
-/* Read and feed a whole FILE. Returns 0 or -errno. */
-int tr_model_feed_file(struct tr_model *m, FILE *f);
+/*
+ * Read and feed a whole FILE, each line also written to copy unless it is
+ * NULL. Returns 0 or -EIO (a read error); running out of memory is reported
+ * by tr_model_finish().
+ */
+int tr_model_feed_file(struct tr_model *m, FILE *f, FILE *copy);
 
 /*
  * Close what the trace left open (waits, marker spans), set begin/end if the

@@ -2,7 +2,6 @@
 /* The fake kernel objects of the Wayland fuzz target; see fake_kernel.h. */
 #include "fake_kernel.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/dma-buf.h>
@@ -19,17 +18,8 @@
 #include <unistd.h>
 
 #include <drm.h>
+#include "uapi_compat.h"
 
-#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
-struct drm_syncobj_eventfd {
-	__u32 handle;
-	__u32 flags;
-	__u64 point;
-	__s32 fd;
-	__u32 pad;
-};
-#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
-#endif
 
 enum kind { K_NONE, K_SYNC_FILE, K_SYNCOBJ, K_DMABUF, K_DRM };
 
@@ -323,22 +313,6 @@ fk_reset(void)
 		drm_obj = 0;
 		n_objs = 1;
 	}
-}
-
-int
-fk_count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = -1; /* the DIR's own fd */
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
 }
 
 /* ---- the kernel's side ----------------------------------------------------------- */

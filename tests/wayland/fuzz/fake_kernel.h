@@ -51,7 +51,5 @@ int fk_drm_fd(void);
 /* Forget every object and close the fake kernel's own fds (pipe write ends,
  * eventfd registrations). */
 void fk_reset(void);
-/* Open fds of this process. */
-int fk_count_fds(void);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target: the compositor helper's request handling (src/wayland/wayland-server.c),
+ * Fuzz target: the compositor helper's request handling (src/wayland/: the protocol files and commit_queue.c),
  * both protocols, driven in-process. The example compositor (sbwl_comp:
  * wl_compositor, wl_shm, linux-dmabuf, the helper) runs on a wl_display of
  * this process; a libwayland-client connection over a socketpair sends what
@@ -31,6 +31,9 @@
  *    completed with an error;
  *  - after the client is gone: no wait, queued commit or waiter thread left
  *    (sb_wl_server_get_stats) and this process has the fds it had before.
+ *
+ * This file is the client and the input's ops; the compositor and the
+ * checks of the second and third invariant are wl_fuzz_server.c's (wl_fuzz.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,18 +59,10 @@
 #include "sbwl_compositor.h"
 
 #include "fake_kernel.h"
+#include "wl_fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define NS 4  /* surfaces */
-#define NT 4  /* timelines */
-#define NB 4  /* buffers */
-#define NR 8  /* release objects */
-#define NC 8  /* frame callbacks */
-#define NF 64 /* fences per input */
-#define NQ 32 /* commits with a buffer remembered per surface */
-
-#define fail(...) do { fprintf(stderr, "INVARIANT: " __VA_ARGS__); fputc('\n', stderr); abort(); } while (0)
 
 /* ---- the input ---------------------------------------------------------------- */
 
@@ -78,152 +73,6 @@ static uint8_t
 byte(void)
 {
 	return in_pos < in_len ? in[in_pos++] : 0;
-}
-
-/* ---- the compositor (one per variant, kept across inputs) --------------------------- */
-
-struct acq {          /* what a commit's buffer must wait for */
-	int sync_file;    /* fake sync_file id, or -1 */
-	bool implicit_done; /* an implicit fence already complete at commit: not reported */
-	int syncobj;      /* fake syncobj id, or -1 */
-	uint64_t point;
-};
-
-struct surf_queue {   /* per surface id: commits with a buffer, in order */
-	uint32_t id;
-	struct wl_client *client;
-	struct acq q[NQ];
-	int head, n;
-};
-
-struct server {
-	struct sbwl_comp *comp;
-	struct wl_display *display;
-	struct wl_event_loop *loop;
-	struct sb_wl_server *helper;
-	bool holds;
-	struct surf_queue queues[NS * 4];
-};
-
-static struct server servers[2];
-static struct server *srv;
-static int baseline_fds = -1;
-static char runtime_dir[64];
-
-static bool
-acq_signalled(const struct acq *a)
-{
-	if (a->sync_file >= 0 && !fk_sync_file_is_signalled(a->sync_file))
-		return false;
-	if (a->syncobj >= 0 && fk_syncobj_signalled(a->syncobj) < a->point)
-		return false;
-	return true;
-}
-
-static struct surf_queue *
-queue_of(struct wl_client *client, uint32_t id, bool create)
-{
-	struct surf_queue *free_q = NULL;
-
-	for (size_t i = 0; i < sizeof(srv->queues) / sizeof(srv->queues[0]); i++) {
-		struct surf_queue *q = &srv->queues[i];
-		if (q->id == id && q->client == client)
-			return q;
-		if (!q->id && !free_q)
-			free_q = q;
-	}
-	if (!create || !free_q)
-		return NULL;
-	memset(free_q, 0, sizeof(*free_q));
-	free_q->id = id;
-	free_q->client = client;
-	return free_q;
-}
-
-static void
-hook_used(void *data, const struct sbwl_used *u)
-{
-	struct surf_queue *q = queue_of(u->client, u->surface_id, false);
-
-	if (!q || q->n == 0)
-		return; /* a commit we did not track (queue overflow) */
-	struct acq a = q->q[q->head];
-	q->head = (q->head + 1) % NQ;
-	q->n--;
-	if (srv->holds && !acq_signalled(&a))
-		fail("surface %u: buffer used before its acquire (sync_file %d, syncobj %d point %llu)",
-		     u->surface_id, a.sync_file, a.syncobj, (unsigned long long)a.point);
-	if (srv == &servers[0] && !a.implicit_done &&
-	    u->acquire_status != (a.sync_file >= 0 && fk_sync_file_is_errored(a.sync_file) ? -EIO : 0))
-		fail("surface %u: acquire status %d, but the fence (sync_file %d) %s", u->surface_id,
-		     u->acquire_status, a.sync_file,
-		     fk_sync_file_is_errored(a.sync_file) ? "completed with -EIO" : "did not fail");
-}
-
-static const struct sbwl_comp_hooks hooks = { .buffer_used = hook_used };
-
-static void
-cleanup(void)
-{
-	for (int i = 0; i < 2; i++)
-		if (servers[i].comp)
-			sbwl_comp_destroy(servers[i].comp);
-	fk_reset();
-	if (runtime_dir[0]) {
-		char path[128];
-		snprintf(path, sizeof(path), "rm -rf '%s'", runtime_dir);
-		if (system(path) != 0)
-			fprintf(stderr, "could not remove %s\n", runtime_dir);
-	}
-}
-
-static void
-quiet_log(const char *fmt, va_list ap)
-{
-}
-
-static struct server *
-server_get(int variant)
-{
-	struct server *s = &servers[variant];
-	struct sbwl_comp_options opt;
-	int err = 0;
-
-	if (s->comp)
-		return s;
-	if (!runtime_dir[0]) {
-		snprintf(runtime_dir, sizeof(runtime_dir), "/tmp/sb-fuzz-wl-XXXXXX");
-		if (!mkdtemp(runtime_dir))
-			abort();
-		setenv("XDG_RUNTIME_DIR", runtime_dir, 1);
-		atexit(cleanup);
-		/* Protocol errors are expected; libwayland would print each one. */
-		if (!getenv("SB_FUZZ_VERBOSE")) {
-			wl_log_set_handler_server(quiet_log);
-			wl_log_set_handler_client(quiet_log);
-		}
-	}
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = fk_drm_fd();
-	opt.helper_flags = variant == 0 ? SB_WL_SERVER_WAIT_IMPLICIT : SB_WL_SERVER_NO_WAIT;
-	opt.max_pending = 4;
-	opt.vgem_fd = -1;
-	opt.hooks = &hooks;
-	s->comp = sbwl_comp_create(&opt, &err);
-	if (!s->comp) {
-		fprintf(stderr, "sbwl_comp_create: %s\n", strerror(-err));
-		abort();
-	}
-	s->display = sbwl_comp_get_display(s->comp);
-	s->loop = wl_display_get_event_loop(s->display);
-	s->helper = sbwl_comp_get_helper(s->comp);
-	/* SB_FUZZ_CONTROL=1: check the ordering on the no-wait compositor too
-	 * (it must fail: the invariant can fail). */
-	s->holds = variant == 0 || getenv("SB_FUZZ_CONTROL");
-	if (sb_wl_server_get_protocols(s->helper) !=
-	    ((1u << SB_WL_SYNC_EXPLICIT_V1) | (1u << SB_WL_SYNC_DRM_SYNCOBJ)))
-		fail("the fake DRM fd did not give both globals");
-	return s;
 }
 
 /* ---- the client ------------------------------------------------------------------ */
@@ -435,9 +284,7 @@ client_disconnect(struct client *c)
 	}
 	if (!c->sclient_gone)
 		wl_client_destroy(c->sclient);
-	for (size_t i = 0; i < sizeof(srv->queues) / sizeof(srv->queues[0]); i++)
-		if (srv->queues[i].client == c->sclient)
-			memset(&srv->queues[i], 0, sizeof(srv->queues[i]));
+	queues_forget(c->sclient);
 }
 
 /* After a protocol error: was it one the docs list? */
@@ -763,22 +610,6 @@ run_op(struct client *c, uint8_t op)
 	}
 }
 
-static void
-check_clean(void)
-{
-	struct sb_wl_server_stats st;
-	int fds;
-
-	sb_wl_server_get_stats(srv->helper, &st);
-	if (st.waits_pending || st.commits_queued || st.waits_threaded)
-		fail("after the client left: %u waits, %u queued commits, %u waiter threads",
-		     st.waits_pending, st.commits_queued, st.waits_threaded);
-	fk_reset();
-	fds = fk_count_fds();
-	if (fds != baseline_fds)
-		fail("fds: %d before the input, %d after", baseline_fds, fds);
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -790,11 +621,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in_pos = 0;
 	n_fences = n_syncobjs = 0;
 	srv = server_get(byte() & 1);
-	/*
-	 * The baseline is taken per input: between inputs libFuzzer's symbolizer
-	 * (for its NEW_FUNC lines) may start and keep two pipes.
-	 */
-	baseline_fds = fk_count_fds();
+	fds_baseline();
 
 	client_connect(&c);
 	while (in_pos < in_len) {

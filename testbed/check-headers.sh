@@ -4,8 +4,9 @@
 # in a row (include guard), pedantically, as C11 and as C++11:
 #   C:   -std=c11   -pedantic -Werror -Wall -Wextra
 #   C++: -std=c++11 -pedantic -Werror -Wall -Wextra
-# and, in C++, the functions link against the shared library with C linkage
-# (extern "C"), i.e. the names are not mangled.
+# and, in C++, every SB_EXPORT function of the headers links against the
+# shared library with C linkage (extern "C"), i.e. the names are not mangled.
+# Used for every library's headers (core, EGL bridge, Wayland helpers).
 #
 #   check-headers.sh INCLUDE_DIR LIBRARY.so HEADER...
 # Environment: CC, CXX (commands, may contain arguments such as "ccache gcc";
@@ -53,14 +54,14 @@ cxx_link() {
 	fnames=$(for h in "${headers[@]}"; do grep -h 'SB_EXPORT' "$h"; done | grep -v '#' |
 		grep -oE '\bsb_[A-Za-z0-9_]+[[:space:]]*\(' | tr -d '( \t' | sort -u)
 	{
-		echo '#include <syncbridge/syncbridge.h>'
+		for name in "${names[@]}"; do echo "#include <$name>"; done
 		echo '#include <cstdio>'
 		echo 'typedef void (*fn)();'
 		echo 'int main() {'
 		echo '  fn all[] = {'
 		for f in $fnames; do echo "    reinterpret_cast<fn>(&$f),"; done
 		echo '  };'
-		echo '  std::printf("%s %u\n", sb_version(), unsigned(sizeof(all) / sizeof(all[0])));'
+		echo '  std::printf("%u functions\n", unsigned(sizeof(all) / sizeof(all[0])));'
 		echo '  return 0;'
 		echo '}'
 	} >"$tmp/link.cc"

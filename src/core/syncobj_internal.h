@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Raw DRM syncobj calls for the libraries that link the core statically (the
+ * Wayland helpers): hidden, not part of the ABI. Unlike the public
+ * sb_syncobj_*() calls they do not check that drm_fd is a DRM device node:
+ * the caller validated it once (it answered sb_drm_has_timelines()). A DRM
+ * ioctl the kernel does not know answers -EINVAL, never -ENOTTY, as the
+ * public calls do.
+ */
+#ifndef SB_SYNCOBJ_INTERNAL_H
+#define SB_SYNCOBJ_INTERNAL_H
+
+#include <drm.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "uapi_compat.h" /* DRM_IOCTL_SYNCOBJ_EVENTFD on older libdrm headers */
+
+/* DRM_CAP_SYNCOBJ_TIMELINE: false when the device has none or will not say. */
+bool sb_drm_has_timelines(int drm_fd);
+
+/* A new, unsignalled syncobj; returns 0 (*handle set) or -errno. */
+int sb_syncobj_create(int drm_fd, uint32_t *handle);
+
+/* Drop a handle (the syncobj lives on while an fd or another handle has it). */
+void sb_syncobj_destroy(int drm_fd, uint32_t handle);
+
+/*
+ * drmSyncobjHandleToFD: an fd of the syncobj itself (not a sync_file of its
+ * fence), O_CLOEXEC, owned by the caller on success; *out_fd is -1 on failure.
+ */
+int sb_syncobj_handle_to_fd(int drm_fd, uint32_t handle, int *out_fd);
+
+/*
+ * drmSyncobjFDToHandle: a handle for a syncobj fd (the kernel checks that it
+ * is one). fd stays the caller's, on success and on failure.
+ */
+int sb_syncobj_fd_to_handle(int drm_fd, int fd, uint32_t *handle);
+
+/*
+ * sb_syncobj_export_sync_file() as the Wayland helpers document it: a point
+ * with no fence attached yet (the kernel's EINVAL) is -EAGAIN, "try again".
+ */
+int sb_syncobj_export_point(int drm_fd, uint32_t handle, uint64_t point, int *out_fd);
+
+#endif

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a commit waits for before the compositor may read its buffer: a
+ * sync_file (explicit-sync v1's acquire fence, or an implicit snapshot of
+ * the dma-buf's write fences) or a point on an imported timeline
+ * (linux-drm-syncobj-v1). Nothing here blocks: the queue head's wait is an
+ * event-loop fd source on the sync_file itself, on a materialised point
+ * exported as a sync_file, or on a sb_syncobj_waiter's eventfd.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <syncbridge/dmabuf.h>
+#include <syncbridge/sync_file.h>
+#include <syncbridge/syncobj.h>
+
+#include "log.h"
+#include "server_internal.h"
+#include "syncobj_internal.h"
+#include "util.h"
+
+void
+sb_wl_acquire_init(struct acquire *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+}
+
+void
+sb_wl_acquire_finish(struct acquire *a)
+{
+	fd_clear(&a->fd);
+	sb_wl_point_clear(&a->point);
+}
+
+/* Moves what dst waits for (not the status: dst has not been waited for). */
+void
+sb_wl_acquire_move(struct acquire *dst, struct acquire *src)
+{
+	fd_replace(&dst->fd, fd_move(&src->fd));
+	sb_wl_point_move(&dst->point, &src->point);
+}
+
+bool
+sb_wl_acquire_is_set(const struct acquire *a)
+{
+	return a->fd >= 0 || a->point.timeline;
+}
+
+bool
+sb_wl_acquire_snapshot(struct acquire *a, int dmabuf_fd)
+{
+	int st = 1;
+	int ret = sb_dmabuf_export_sync_file(dmabuf_fd, SB_ACCESS_READ, &a->fd);
+
+	if (ret)
+		sb_log_errno(SB_LOG_DEBUG, ret, "no implicit fence snapshot of the buffer");
+	else if (sb_sync_file_get_status(a->fd, &st) != 0 || st != 0)
+		fd_clear(&a->fd); /* idle already */
+	return a->fd >= 0;
+}
+
+/*
+ * A fence that completed with an error still completed (the kernel signals
+ * it; dma_fence_set_error() only annotates it), and neither protocol XML
+ * defines an answer for it: the commit is applied, and the error is recorded
+ * for the compositor (sb_wl_commit_get_acquire_status()), which may choose
+ * not to show the buffer.
+ */
+static void
+record_status(struct sb_wl_server *server, struct acquire *a, int status)
+{
+	if (status >= 0 || !server)
+		return;
+	a->status = status;
+	server->stats.acquire_errors++;
+	if (!server->warned_acquire_error) {
+		server->warned_acquire_error = true;
+		sb_warn("a client's acquire fence completed with error %d (the client's or its "
+			"driver's problem); applying its commit and reporting it through "
+			"sb_wl_commit_get_acquire_status() (further ones are logged at debug level)",
+			status);
+	} else {
+		sb_debug("client acquire fence completed with error %d; applying anyway", status);
+	}
+}
+
+static int
+export_point(const struct point *p, int *out_fd)
+{
+	return sb_syncobj_export_point(p->timeline->server->drm_fd, p->timeline->handle, p->value,
+				       out_fd);
+}
+
+/*
+ * Record the status of a completed acquire: fd is a sync_file of it, or -1
+ * for a timeline point (exported now: DRM syncobj waits report no error).
+ */
+static void
+check_status(struct sb_wl_server *server, struct acquire *a, int fd)
+{
+	int status = 1, own = -1;
+
+	if (fd < 0 && server && sb_wl_point_usable(&a->point) && export_point(&a->point, &own) == 0)
+		fd = own;
+	if (fd >= 0 && sb_sync_file_get_status(fd, &status) == 0)
+		record_status(server, a, status);
+	fd_clear(&own);
+}
+
+/*
+ * A fence that completed with an error has signalled (record_status()). When
+ * the kernel will not answer (the status query or the zero-timeout wait
+ * fails), the answer is "not yet": applying would show the buffer before its
+ * fence (fault-wl caught that). The event-loop wait (wait_start) then decides
+ * — poll() on the sync_file needs no ioctl; a point gets exported or a waiter
+ * — and if it cannot be set up either, the client is disconnected: never
+ * held forever.
+ */
+int
+sb_wl_acquire_is_signalled(struct sb_wl_server *server, struct acquire *a)
+{
+	int status = 1, ret;
+
+	if (a->fd >= 0) {
+		/* The fd answered SYNC_IOC_FILE_INFO when the client sent it. */
+		ret = sb_sync_file_get_status(a->fd, &status);
+		if (ret) {
+			sb_log_errno(SB_LOG_DEBUG, ret, "acquire fence status unknown (kernel); "
+				     "waiting for it in the event loop");
+			return 0;
+		}
+		record_status(server, a, status);
+		return status != 0;
+	}
+	if (sb_wl_point_usable(&a->point)) {
+		ret = sb_syncobj_wait(server->drm_fd, a->point.timeline->handle, a->point.value, 0, 0);
+		if (ret == -ETIME)
+			return 0;
+		if (ret) {
+			sb_log_errno(SB_LOG_DEBUG, ret, "acquire point %llu: zero-timeout wait failed "
+				     "(kernel); waiting for it in the event loop",
+				     (unsigned long long)a->point.value);
+			return 0;
+		}
+		check_status(server, a, -1);
+		return 1;
+	}
+	return 1;
+}
+
+int
+sb_wl_acquire_export(const struct acquire *a, int *out_fd)
+{
+	int ret;
+
+	if (a->fd >= 0) {
+		ret = sb_fd_dup(a->fd);
+		if (ret < 0)
+			return ret;
+		*out_fd = ret;
+		return 0;
+	}
+	if (!sb_wl_point_usable(&a->point))
+		return 0;
+	return export_point(&a->point, out_fd);
+}
+
+/* ---- the queue head's wait -------------------------------------------------- */
+
+void
+sb_wl_acquire_wait_init(struct acquire_wait *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+}
+
+/* The wait no longer counts as pending (it fired, or it is being torn down). */
+static void
+wait_uncount(struct sb_wl_server *server, struct acquire_wait *w)
+{
+	if (w->counted && server) {
+		server->stats.waits_pending--;
+		if (w->threaded)
+			server->stats.waits_threaded--;
+	}
+	w->counted = false;
+}
+
+void
+sb_wl_acquire_wait_finish(struct sb_wl_server *server, struct acquire_wait *w)
+{
+	if (w->source)
+		wl_event_source_remove(w->source);
+	wait_uncount(server, w);
+	sb_syncobj_waiter_destroy(w->waiter);
+	fd_clear(&w->fd);
+	sb_wl_acquire_wait_init(w);
+}
+
+int
+sb_wl_acquire_wait_start(struct sb_wl_server *server, struct acquire *a,
+			 struct acquire_wait *w, wl_event_loop_fd_func_t fired, void *data)
+{
+	int fd, ret;
+
+	if (a->fd >= 0) {
+		fd = a->fd; /* the source polls a duplicate; ours is closed below */
+	} else {
+		uint32_t handle = a->point.timeline->handle;
+
+		/* A materialised point: its fence as a sync_file (no thread on any kernel). */
+		ret = sb_syncobj_export_sync_file(server->drm_fd, handle, a->point.value, &w->fd);
+		if (ret == 0) {
+			fd = w->fd;
+		} else if (ret == -EINVAL) {
+			/* Not materialised yet: the kernel's eventfd, or the waiter's thread. */
+			ret = sb_syncobj_waiter_create(server->drm_fd, handle, a->point.value, 0,
+						       &w->waiter);
+			if (ret)
+				return ret;
+			w->threaded = !sb_syncobj_waiter_uses_eventfd(w->waiter);
+			fd = sb_syncobj_waiter_get_fd(w->waiter);
+		} else {
+			return ret;
+		}
+	}
+	w->source = wl_event_loop_add_fd(server->loop, fd, WL_EVENT_READABLE, fired, data);
+	if (!w->source) {
+		sb_wl_acquire_wait_finish(server, w);
+		return -ENOMEM;
+	}
+	/*
+	 * wl_event_loop_add_fd() polls a duplicate of fd (and hands its callback
+	 * the number it was given, not the duplicate). Keep as few fds as the
+	 * wait needs: the client's sync_file stays with the wait so that its
+	 * completion status can be read when it fires (a fence may complete with
+	 * an error: check_status()); an exported point's sync_file is dropped
+	 * (the point is exported again then). The kernel's eventfd registration
+	 * holds its own reference to the eventfd, so the kernel path needs no
+	 * waiter object any more; the waiter's thread fallback keeps its fd,
+	 * since the thread writes to it.
+	 */
+	fd_clear(&w->fd);
+	if (a->fd >= 0)
+		w->fd = fd_move(&a->fd);
+	if (w->waiter && !w->threaded) {
+		sb_syncobj_waiter_destroy(w->waiter);
+		w->waiter = NULL;
+	}
+	server->stats.waits_pending++;
+	if (w->threaded)
+		server->stats.waits_threaded++;
+	w->counted = true;
+	return 0;
+}
+
+void
+sb_wl_acquire_wait_fired(struct sb_wl_server *server, struct acquire *a, struct acquire_wait *w)
+{
+	int err;
+
+	if (w->waiter && (err = sb_syncobj_waiter_get_error(w->waiter)) != 0)
+		sb_log_errno(SB_LOG_DEBUG, err, "acquire point wait ended without the point "
+			     "signalling; applying (errors count as signalled)");
+	/* The client's sync_file (v1, implicit), or -1: export the point. */
+	check_status(server, a, w->fd);
+	wait_uncount(server, w);
+}

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compositor helper's private header (include/syncbridge/wayland-server.h
+ * is the public one; docs/wayland.md). Who does what:
+ *
+ *   wayland-server.c    the helper object: globals, manager resources,
+ *                       per-client accounting, create/destroy
+ *   surface.c           per-surface state, the per-surface extension object
+ *                       of either protocol
+ *   commit_queue.c      commits: checked, queued in commit order, waited for
+ *                       (only the queue head waits), handed over, released
+ *   explicit_sync_v1.c  zwp_linux_explicit_synchronization_v1 requests and commit rules
+ *   drm_syncobj_v1.c    wp_linux_drm_syncobj_manager_v1 requests and commit rules
+ *   timeline.c          imported syncobj timelines and points on them
+ *   acquire.c           what a commit waits for: a sync_file (the client's, or an
+ *                       implicit snapshot of the dma-buf) or a timeline point
+ *   release.c           how a commit's buffer is handed back: a
+ *                       zwp_linux_buffer_release_v1 event or a timeline point
+ *
+ * Objects and who points at whom:
+ *
+ *   sb_wl_server ── surfaces ──► sync_surface (one per wl_surface that ever got
+ *        │                         │  a sync object; found through its destroy
+ *        │                         │  listener on the wl_surface resource)
+ *        │                         ├─ sync: the extension resource (user data
+ *        │                         │        = the sync_surface, NULL once the
+ *        │                         │        wl_surface is gone → NO_SURFACE)
+ *        │                         ├─ pending acquire/release state
+ *        │                         ├─ queue: commits waiting, in commit order;
+ *        │                         │         only the head waits (one event
+ *        │                         │         source per waiting surface)
+ *        │                         └─ held: commits handed to the compositor
+ *        ├─ timelines ──► timeline (imported syncobj handle, refcounted by
+ *        │                          its resource and by every point using it)
+ *        ├─ globals: one per advertised protocol (sync_global)
+ *        ├─ managers: the bound global resources
+ *        ├─ commits: every live sb_wl_commit (so destroy can detach them)
+ *        └─ deferred: release points waiting for a compositor fence
+ *
+ * Fds: every fd received from a client is owned by the request handler and
+ * either moved into state (fd_move) or closed on every path. Nothing here
+ * blocks: a fence is waited for by an event-loop fd source on the sync_file
+ * itself (explicit-sync v1, and materialised syncobj points exported as a
+ * sync_file) or on a sb_syncobj_waiter's eventfd (unmaterialised points).
+ *
+ * Functions shared between these files are hidden (the library exports only
+ * wayland-server.sym) and named sb_wl_<object>_<verb>; objects that the
+ * client helper also has (release, surface sync) are named differently here.
+ */
+#ifndef SB_WL_SERVER_INTERNAL_H
+#define SB_WL_SERVER_INTERNAL_H
+
+#include <syncbridge/wayland-server.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <wayland-server-core.h>
+
+struct sb_syncobj_waiter;
+
+/*
+ * Per wl_client: the commits waiting in all of its surfaces' queues, so that a
+ * client cannot pin an unbounded number of fences (each waiting commit may
+ * hold a sync_file fd) by spreading them over many surfaces. Referenced by
+ * the client's destroy listener and by each of its sync_surfaces and
+ * timelines: libwayland emits the client's destroy signal before it destroys
+ * the client's resources, so they may still need it afterwards.
+ */
+struct client_state {
+	struct wl_listener client_destroy;
+	struct wl_client *client; /* NULL once it is being destroyed */
+	uint32_t queued;
+	int refs;
+};
+
+struct timeline {
+	struct sb_wl_server *server; /* NULL once the server is gone */
+	struct wl_list link;         /* server->timelines */
+	struct wl_resource *resource; /* NULL once destroyed */
+	struct client_state *client; /* a reference: whom to tell when a point cannot be signalled */
+	uint32_t handle;             /* on server->drm_fd; 0 = none */
+	int refs;
+};
+
+struct point {
+	struct timeline *timeline; /* a reference, or NULL: unset */
+	uint64_t value;
+};
+
+/* What a commit waits for: at most one of the two is set. */
+struct acquire {
+	int fd;             /* owned sync_file (explicit-sync v1, implicit snapshot), or -1 */
+	struct point point; /* drm-syncobj */
+	int status;         /* 0, or the error the fence completed with */
+};
+
+/* The queue head's wait on its acquire (one per waiting surface). */
+struct acquire_wait {
+	struct wl_event_source *source;
+	int fd;                          /* owned sync_file, or -1 */
+	struct sb_syncobj_waiter *waiter; /* or NULL */
+	bool threaded;
+	bool counted; /* in stats.waits_pending (and waits_threaded) */
+};
+
+/* How a commit's buffer goes back to the client: at most one is set. */
+struct buffer_release {
+	struct wl_resource *res; /* zwp_linux_buffer_release_v1 (user data = &res), or NULL */
+	struct point point;      /* drm-syncobj */
+};
+
+struct sb_wl_commit {
+	struct sb_wl_server *server; /* NULL once the server is gone */
+	struct wl_list server_link;  /* server->commits */
+	struct wl_list link;         /* owner->queue or owner->held */
+	struct sync_surface *owner;  /* NULL once the wl_surface is gone */
+	bool queued;
+	bool ready;   /* acquire signalled (or nothing to wait for) */
+	void *data;   /* the compositor's commit_data */
+
+	enum sb_wl_sync_protocol protocol;
+	struct acquire acquire;
+	struct buffer_release release;
+};
+
+struct sync_protocol;
+
+struct sync_surface {
+	struct sb_wl_server *server;
+	struct wl_list link;          /* server->surfaces */
+	struct wl_resource *surface;  /* the wl_surface */
+	struct wl_listener surface_destroy;
+	struct client_state *client;  /* a reference */
+
+	struct wl_resource *sync;     /* the extension object, or NULL */
+	const struct sync_protocol *protocol; /* sync's, or NULL */
+
+	/* Pending (double-buffered) state, applied by the next commit. */
+	struct acquire acquire;
+	struct buffer_release release;
+
+	struct wl_list queue; /* sb_wl_commit.link, oldest first */
+	uint32_t queued;
+	struct wl_list held;  /* sb_wl_commit.link: with the compositor */
+	struct acquire_wait wait; /* the queue head's, when it waits */
+};
+
+/*
+ * One protocol, as wayland-server.c advertises it, surface.c creates its
+ * per-surface object and commit_queue.c checks a commit against it.
+ */
+struct sync_protocol {
+	enum sb_wl_sync_protocol id;
+	const struct wl_interface *manager_iface;
+	const void *manager_impl;
+	uint32_t version;
+	const struct wl_interface *surface_iface;
+	const void *surface_impl;
+	uint32_t exists_error; /* the manager's *_EXISTS code */
+	/* The protocol errors a commit can raise; false after posting one. */
+	bool (*check_commit)(struct sync_surface *ss, const struct sb_wl_surface_commit_info *info);
+};
+
+/* One advertised protocol: the global's data and its manager resources' user data. */
+struct sync_global {
+	struct sb_wl_server *server;
+	const struct sync_protocol *protocol;
+	struct wl_global *global; /* NULL: not advertised */
+};
+
+struct sb_wl_server {
+	struct wl_display *display;
+	struct wl_event_loop *loop;
+	int drm_fd;
+	uint32_t flags;
+	uint32_t max_pending;
+	uint32_t max_client_pending;
+	struct sb_wl_server_impl impl;
+	void *data;
+
+	struct sync_global globals[2]; /* explicit-sync v1, drm-syncobj */
+	struct wl_listener display_destroy;
+
+	struct wl_list surfaces;  /* sync_surface.link */
+	struct wl_list timelines; /* timeline.link */
+	struct wl_list managers;  /* wl_resource links of bound globals */
+	struct wl_list commits;   /* sb_wl_commit.server_link */
+	struct wl_list deferred;  /* deferred_signal.link (release.c) */
+
+	struct sb_wl_server_stats stats;
+	bool warned_acquire_error;
+};
+
+/* ---- wayland-server.c ---- */
+struct client_state *sb_wl_client_state_get(struct wl_client *client);
+void sb_wl_client_state_unref(struct client_state *cs);
+/* Every protocol object's request "destroy". */
+void sb_wl_resource_destroy_request(struct wl_client *client, struct wl_resource *resource);
+/* The helper behind a manager resource; NULL once it is gone (the resource is inert). */
+struct sb_wl_server *sb_wl_manager_get_server(struct wl_resource *manager);
+
+/* ---- surface.c ---- */
+struct sync_surface *sb_wl_sync_surface_lookup(struct wl_resource *surface);
+struct sync_surface *sb_wl_sync_surface_get(struct sb_wl_server *server,
+					    struct wl_resource *surface);
+void sb_wl_sync_surface_free(struct sync_surface *ss);
+void sb_wl_sync_surface_clear_pending(struct sync_surface *ss);
+/* Either manager's get_synchronization / get_surface request. */
+void sb_wl_sync_object_create(struct wl_client *client, struct wl_resource *manager, uint32_t id,
+			      struct wl_resource *surface);
+/* A per-surface request on an object whose wl_surface is gone: NO_SURFACE. */
+struct sync_surface *sb_wl_sync_object_get_surface(struct wl_resource *sync,
+						   uint32_t no_surface_error);
+
+/* ---- commit_queue.c ---- */
+/* The wl_surface is gone (or the server is): its waiting commits never apply. */
+void sb_wl_commit_queue_discard(struct sync_surface *ss);
+
+/* ---- explicit_sync_v1.c, drm_syncobj_v1.c ---- */
+extern const struct sync_protocol sb_wl_explicit_v1_protocol;
+extern const struct sync_protocol sb_wl_drm_syncobj_protocol;
+
+/* ---- timeline.c ---- */
+/*
+ * A timeline for a handle imported on server->drm_fd, with one reference (its
+ * resource's). The handle is the timeline's on success and destroyed on
+ * failure (NULL: no memory).
+ */
+struct timeline *sb_wl_timeline_create(struct sb_wl_server *server, struct wl_client *client,
+				       uint32_t handle);
+void sb_wl_timeline_unref(struct timeline *tl);
+/* The server is going: drop the handle; points on it become unusable. */
+void sb_wl_timeline_orphan(struct timeline *tl);
+void sb_wl_point_set(struct point *p, struct timeline *tl, uint64_t value);
+void sb_wl_point_clear(struct point *p);
+void sb_wl_point_move(struct point *dst, struct point *src);
+/* The point's timeline can still be used (the server and its DRM fd exist). */
+bool sb_wl_point_usable(const struct point *p);
+
+/* ---- acquire.c ---- */
+void sb_wl_acquire_init(struct acquire *a);
+void sb_wl_acquire_finish(struct acquire *a);
+void sb_wl_acquire_move(struct acquire *dst, struct acquire *src);
+bool sb_wl_acquire_is_set(const struct acquire *a);
+/*
+ * Implicit sync: a snapshot of the dma-buf's write fences, if any are still
+ * busy. Returns true with a->fd set, or false (idle, or no snapshot).
+ */
+bool sb_wl_acquire_snapshot(struct acquire *a, int dmabuf_fd);
+/* 1: signalled (or nothing to wait for; a->status recorded), 0: not yet or not known. */
+int sb_wl_acquire_is_signalled(struct sb_wl_server *server, struct acquire *a);
+/*
+ * 0 and *out_fd a sync_file of the acquire (the caller's), or -1 when there is
+ * nothing to wait for; -EAGAIN: a point with no fence yet; else -errno.
+ */
+int sb_wl_acquire_export(const struct acquire *a, int *out_fd);
+void sb_wl_acquire_wait_init(struct acquire_wait *w);
+void sb_wl_acquire_wait_finish(struct sb_wl_server *server, struct acquire_wait *w);
+/*
+ * Start waiting for a (not signalled): `fired` runs from the event loop when
+ * it has. On success a's sync_file moves into the wait. 0 or -errno.
+ */
+int sb_wl_acquire_wait_start(struct sb_wl_server *server, struct acquire *a,
+			     struct acquire_wait *w, wl_event_loop_fd_func_t fired, void *data);
+/* The wait fired: record a's completion status; the wait no longer counts. */
+void sb_wl_acquire_wait_fired(struct sb_wl_server *server, struct acquire *a,
+			      struct acquire_wait *w);
+
+/* ---- release.c ---- */
+bool sb_wl_buffer_release_is_set(const struct buffer_release *r);
+/* The v1 request get_release: a new zwp_linux_buffer_release_v1 in r->res. */
+int sb_wl_buffer_release_create(struct buffer_release *r, struct wl_client *client, uint32_t id);
+void sb_wl_buffer_release_move(struct buffer_release *dst, struct buffer_release *src);
+/* Forget an unsent release (its commit never came: it stays unanswered). */
+void sb_wl_buffer_release_clear(struct buffer_release *r);
+/*
+ * Hand the buffer back once fence_fd (borrowed; -1: now) signals, and clear
+ * r. server: NULL once it is gone (points can no longer be signalled).
+ */
+void sb_wl_buffer_release_send(struct sb_wl_server *server, struct buffer_release *r,
+			       int fence_fd);
+/* Server teardown: signal every deferred point, waiting for its fence. */
+void sb_wl_buffer_release_flush_deferred(struct sb_wl_server *server);
+
+#endif

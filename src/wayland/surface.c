@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-surface state, and the per-surface extension object of either protocol
+ * (a surface has at most one, of either protocol).
+ */
+#include <stdlib.h>
+
+#include "server_internal.h"
+
+/* ---- per-surface state ----------------------------------------------------------- */
+
+static void
+surface_destroy_notify(struct wl_listener *listener, void *data)
+{
+	struct sync_surface *ss = wl_container_of(listener, ss, surface_destroy);
+
+	sb_wl_sync_surface_free(ss);
+}
+
+struct sync_surface *
+sb_wl_sync_surface_lookup(struct wl_resource *surface)
+{
+	struct wl_listener *l = wl_resource_get_destroy_listener(surface, surface_destroy_notify);
+	struct sync_surface *ss;
+
+	if (!l)
+		return NULL;
+	return wl_container_of(l, ss, surface_destroy);
+}
+
+/* A get_release whose commit never came stays unanswered. */
+void
+sb_wl_sync_surface_clear_pending(struct sync_surface *ss)
+{
+	sb_wl_acquire_finish(&ss->acquire);
+	sb_wl_buffer_release_clear(&ss->release);
+}
+
+struct sync_surface *
+sb_wl_sync_surface_get(struct sb_wl_server *server, struct wl_resource *surface)
+{
+	struct sync_surface *ss = sb_wl_sync_surface_lookup(surface);
+
+	if (ss)
+		return ss;
+	ss = calloc(1, sizeof(*ss));
+	if (!ss)
+		return NULL;
+	ss->client = sb_wl_client_state_get(wl_resource_get_client(surface));
+	if (!ss->client) {
+		free(ss);
+		return NULL;
+	}
+	ss->server = server;
+	ss->surface = surface;
+	sb_wl_acquire_init(&ss->acquire);
+	wl_list_init(&ss->queue);
+	wl_list_init(&ss->held);
+	sb_wl_acquire_wait_init(&ss->wait);
+	ss->surface_destroy.notify = surface_destroy_notify;
+	wl_resource_add_destroy_listener(surface, &ss->surface_destroy);
+	wl_list_insert(&server->surfaces, &ss->link);
+	return ss;
+}
+
+void
+sb_wl_sync_surface_free(struct sync_surface *ss)
+{
+	struct sb_wl_commit *c, *tmp;
+
+	sb_wl_commit_queue_discard(ss);
+	sb_wl_sync_surface_clear_pending(ss);
+	wl_list_for_each_safe(c, tmp, &ss->held, link) {
+		wl_list_remove(&c->link);
+		wl_list_init(&c->link);
+		c->owner = NULL;
+	}
+	if (ss->sync)
+		wl_resource_set_user_data(ss->sync, NULL); /* later requests: NO_SURFACE */
+	wl_list_remove(&ss->surface_destroy.link);
+	wl_list_remove(&ss->link);
+	sb_wl_client_state_unref(ss->client);
+	free(ss);
+}
+
+/* ---- the per-surface extension object ------------------------------------------ */
+
+/* Which protocol's manager this is (also once the helper is gone). */
+static const struct sync_protocol *
+protocol_of(struct wl_resource *manager)
+{
+	const struct sync_protocol *p = &sb_wl_explicit_v1_protocol;
+
+	return wl_resource_instance_of(manager, p->manager_iface, p->manager_impl)
+	       ? p : &sb_wl_drm_syncobj_protocol;
+}
+
+/* The extension object went away: the surface has no sync object now. */
+static void
+sync_res_destroy(struct wl_resource *resource)
+{
+	struct sync_surface *ss = wl_resource_get_user_data(resource);
+
+	if (!ss)
+		return;
+	sb_wl_sync_surface_clear_pending(ss);
+	ss->sync = NULL;
+	ss->protocol = NULL;
+}
+
+void
+sb_wl_sync_object_create(struct wl_client *client, struct wl_resource *manager, uint32_t id,
+			 struct wl_resource *surface)
+{
+	const struct sync_protocol *protocol = protocol_of(manager);
+	struct sb_wl_server *server = sb_wl_manager_get_server(manager);
+	struct sync_surface *ss = NULL;
+	struct wl_resource *res;
+
+	if (server) {
+		ss = sb_wl_sync_surface_lookup(surface);
+		if (ss && ss->sync) {
+			wl_resource_post_error(manager, protocol->exists_error,
+					       "wl_surface@%u already has an explicit synchronization object",
+					       wl_resource_get_id(surface));
+			return;
+		}
+	}
+	res = wl_resource_create(client, protocol->surface_iface, wl_resource_get_version(manager), id);
+	if (!res) {
+		wl_client_post_no_memory(client);
+		return;
+	}
+	if (!server) { /* the helper is being torn down: an inert object */
+		wl_resource_set_implementation(res, protocol->surface_impl, NULL, sync_res_destroy);
+		return;
+	}
+	ss = sb_wl_sync_surface_get(server, surface);
+	if (!ss) {
+		wl_resource_destroy(res);
+		wl_client_post_no_memory(client);
+		return;
+	}
+	wl_resource_set_implementation(res, protocol->surface_impl, ss, sync_res_destroy);
+	ss->sync = res;
+	ss->protocol = protocol;
+}
+
+struct sync_surface *
+sb_wl_sync_object_get_surface(struct wl_resource *sync, uint32_t no_surface_error)
+{
+	struct sync_surface *ss = wl_resource_get_user_data(sync);
+
+	if (!ss)
+		wl_resource_post_error(sync, no_surface_error,
+				       "the wl_surface of this object was destroyed");
+	return ss;
+}
