@@ -420,8 +420,8 @@ consumer_fences(struct consumer *c, unsigned frame, enum wait_mode *mode, int *s
 			snprintf(fences, size, "the buffer's writers (kernel < 6.0: no sync_file export)");
 			return 0;
 		} else if (ret == 0) {
-			what = "sb_sync_file_get_info";
-			ret = sb_sync_file_get_info(*sync_fd, info);
+			what = "sb_sync_file_info_create";
+			ret = sb_sync_file_info_create(*sync_fd, info);
 			if (ret == 0)
 				describe_fences(*info, fences, size);
 		}
@@ -490,7 +490,7 @@ consumer_frame(struct consumer *c, int sock, const struct options *opt, unsigned
 		struct sb_sync_file_info *after = NULL;
 		uint64_t signalled = 0;
 
-		if (sb_sync_file_get_info(sync_fd, &after) == 0)
+		if (sb_sync_file_info_create(sync_fd, &after) == 0)
 			signalled = last_signal_ns(after);
 		if (signalled && (uint64_t)t1 >= signalled) {
 			int64_t ns = (int64_t)((uint64_t)t1 - signalled);
@@ -498,7 +498,7 @@ consumer_frame(struct consumer *c, int sock, const struct options *opt, unsigned
 			if (st->n_wake < sizeof(st->wake_ns) / sizeof(st->wake_ns[0]))
 				st->wake_ns[st->n_wake++] = ns;
 		}
-		sb_sync_file_info_free(after);
+		sb_sync_file_info_destroy(after);
 	}
 	if (mode == WAIT_NONE)
 		snprintf(how, sizeof(how), "read at once, not waiting for %s%s", fences, wake);
@@ -515,7 +515,7 @@ consumer_frame(struct consumer *c, int sock, const struct options *opt, unsigned
 		fprintf(stderr, "%s: consumer: frame %u: sending the release: %s\n", prog, frame,
 			strerror(-ret));
 out:
-	sb_sync_file_info_free(info);
+	sb_sync_file_info_destroy(info);
 	demo_fd_clear(&sync_fd);
 	return ret;
 }

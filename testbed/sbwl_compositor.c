@@ -219,7 +219,9 @@ apply(struct surface *surf, struct state *s, struct sb_wl_commit *commit)
 			u.content = s->shm_content;
 		u.time_ns = sbwl_now_ns();
 		u.protocol = sb_wl_commit_get_protocol(commit);
-		u.acquire_status = commit ? sb_wl_commit_get_acquire_status(commit) : 0;
+		u.acquire_status = 0;
+		if (commit)
+			sb_wl_commit_get_acquire_status(commit, &u.acquire_status);
 		sb_wl_server_get_stats(comp->helper, &u.stats);
 		if (comp->opt.verbose)
 			printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x sync=%d\n",

@@ -181,7 +181,7 @@ vm_check_dmabuf_blocks(int dmabuf_fd, bool readers, bool writers, const char *wi
 
 /*
  * How many of a sync_file's fences come from `driver` ("vgem"), through
- * sb_sync_file_get_info(); *total (if not NULL) gets the number of fences.
+ * sb_sync_file_info_create(); *total (if not NULL) gets the number of fences.
  * -1 when the info call failed.
  */
 static inline int
@@ -190,13 +190,13 @@ vm_fences_of(int sync_fd, const char *driver, uint32_t *total)
 	struct sb_sync_file_info *info = NULL;
 	int n = 0;
 
-	if (sb_sync_file_get_info(sync_fd, &info) != 0)
+	if (sb_sync_file_info_create(sync_fd, &info) != 0)
 		return -1;
 	for (uint32_t i = 0; i < info->num_fences; i++)
 		n += strcmp(info->fences[i].driver, driver) == 0;
 	if (total)
 		*total = info->num_fences;
-	sb_sync_file_info_free(info);
+	sb_sync_file_info_destroy(info);
 	return n;
 }
 

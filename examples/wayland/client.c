@@ -68,12 +68,12 @@ struct slot {
 };
 
 static const char *
-proto_name(enum sb_wl_client_protocol p)
+proto_name(enum sb_wl_sync_protocol p)
 {
 	switch (p) {
-	case SB_WL_CLIENT_DRM_SYNCOBJ: return "syncobj";
-	case SB_WL_CLIENT_EXPLICIT_V1: return "v1";
-	case SB_WL_CLIENT_IMPLICIT: return "implicit";
+	case SB_WL_SYNC_DRM_SYNCOBJ: return "syncobj";
+	case SB_WL_SYNC_EXPLICIT_V1: return "v1";
+	case SB_WL_SYNC_IMPLICIT: return "implicit";
 	}
 	return "?";
 }
@@ -327,7 +327,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "client: sb_wl_client_create: %s\n", strerror(-ret));
 		return 1;
 	}
-	enum sb_wl_client_protocol proto = sb_wl_client_get_protocol(sbc);
+	enum sb_wl_sync_protocol proto = sb_wl_client_get_protocol(sbc);
 	printf("client: synchronization: %s\n", proto_name(proto));
 	if (expect && strcmp(expect, proto_name(proto)) != 0) {
 		fprintf(stderr, "client: expected %s\n", expect);
@@ -336,9 +336,9 @@ main(int argc, char **argv)
 
 	struct wl_surface *surface = wl_compositor_create_surface(a.compositor);
 	struct sb_wl_surface_sync *ss;
-	ret = sb_wl_client_get_surface_sync(sbc, surface, &ss);
+	ret = sb_wl_surface_sync_create(sbc, surface, &ss);
 	if (ret) {
-		fprintf(stderr, "client: sb_wl_client_get_surface_sync: %s\n", strerror(-ret));
+		fprintf(stderr, "client: sb_wl_surface_sync_create: %s\n", strerror(-ret));
 		return 1;
 	}
 	struct xdg_surface *xs = NULL;
@@ -384,7 +384,7 @@ main(int argc, char **argv)
 		int64_t t_signal;
 
 		/* Reuse only after the compositor let go of the buffer. */
-		if (f >= 2 && proto != SB_WL_CLIENT_DRM_SYNCOBJ && wait_flag(a.display, &s->released, 5000))
+		if (f >= 2 && proto != SB_WL_SYNC_DRM_SYNCOBJ && wait_flag(a.display, &s->released, 5000))
 			fprintf(stderr, "client: frame %d: no wl_buffer.release for the buffer of frame %d\n",
 				f, f - 2);
 		if (s->release) {
@@ -410,7 +410,7 @@ main(int argc, char **argv)
 		wl_surface_damage_buffer(surface, 0, 0, W, H);
 		ret = sb_wl_surface_sync_set_acquire_fence(ss, fence.sync_file, s->dumb.fd);
 		if (ret == 0)
-			ret = sb_wl_surface_sync_get_release(ss, s->dumb.fd, &s->release);
+			ret = sb_wl_release_create(ss, s->dumb.fd, &s->release);
 		if (ret) {
 			fprintf(stderr, "client: frame %d: acquire/release: %s\n", f, strerror(-ret));
 			return 1;
@@ -466,7 +466,7 @@ main(int argc, char **argv)
 	/* The last buffer stays on screen: count what has been released by now. */
 	for (int i = 0; i < 2; i++) {
 		int fd = -1;
-		if (slots[i].release && sb_wl_release_get_fence(slots[i].release, &fd) == 0) {
+		if (slots[i].release && sb_wl_release_export_fence(slots[i].release, &fd) == 0) {
 			if (sb_wl_release_is_fenced(slots[i].release))
 				fenced++;
 			else

@@ -33,7 +33,7 @@ struct sb_fence_info {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpedantic"
 #endif
-/** Snapshot of a sync_file, as returned by sb_sync_file_get_info(). */
+/** Snapshot of a sync_file, as returned by sb_sync_file_info_create(). */
 struct sb_sync_file_info {
 	char name[32];       /**< the sync_file's own name */
 	int32_t status;      /**< aggregate: 1 all signalled, 0 some active, < 0 error */
@@ -70,15 +70,15 @@ SB_EXPORT int sb_sync_file_get_status(int fd, int *status);
 /**
  * Decode every fence in the sync_file.
  * fd: borrowed. On success *out is a new allocation to release with
- * sb_sync_file_info_free(); on failure *out is NULL.
+ * sb_sync_file_info_destroy(); on failure *out is NULL.
  * Returns 0, -EBADF, -EINVAL (not a sync_file), -ENOMEM (ours, or the
  * kernel's copy of the fence array) or -EFAULT (the kernel could not copy
  * the fence array out; never seen).
  */
-SB_EXPORT int sb_sync_file_get_info(int fd, struct sb_sync_file_info **out);
+SB_EXPORT int sb_sync_file_info_create(int fd, struct sb_sync_file_info **out);
 
-/** Free a result of sb_sync_file_get_info(). NULL is a no-op. */
-SB_EXPORT void sb_sync_file_info_free(struct sb_sync_file_info *info);
+/** Free a result of sb_sync_file_info_create(). NULL is a no-op. */
+SB_EXPORT void sb_sync_file_info_destroy(struct sb_sync_file_info *info);
 
 /**
  * Merge two sync_files into a new one that signals when both have.

@@ -16,6 +16,7 @@
 #ifndef SYNCBRIDGE_SYNCOBJ_H
 #define SYNCBRIDGE_SYNCOBJ_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <syncbridge/common.h>
@@ -121,8 +122,8 @@ SB_EXPORT int sb_syncobj_waiter_create(int drm_fd, uint32_t handle, uint64_t poi
  */
 SB_EXPORT int sb_syncobj_waiter_get_fd(const struct sb_syncobj_waiter *waiter);
 
-/** Whether the waiter is served by the kernel's eventfd (1) or the fallback thread (0). */
-SB_EXPORT int sb_syncobj_waiter_uses_eventfd(const struct sb_syncobj_waiter *waiter);
+/** Whether the waiter is served by the kernel's eventfd (true) or the fallback thread (false, also for NULL). */
+SB_EXPORT bool sb_syncobj_waiter_uses_eventfd(const struct sb_syncobj_waiter *waiter);
 
 /**
  * Why the waiter fired without its point signalling: 0 while it waits and

@@ -17,14 +17,14 @@
  * wl_surface.commit:
  *
  *   sb_wl_surface_sync_set_acquire_fence(ss, render_done_fd, dmabuf_fd);
- *   sb_wl_surface_sync_get_release(ss, dmabuf_fd, &rel);
+ *   sb_wl_release_create(ss, dmabuf_fd, &rel);
  *   wl_surface_commit(surface);
  *   ...
  *   sb_wl_release_wait(rel, SB_TIMEOUT_INFINITE);   // before writing the buffer again
  *   sb_wl_release_destroy(rel);
  *
  * Conventions, on top of those in <syncbridge/common.h>: objects are created
- * with *_create / *_get_* and freed with *_destroy (NULL is a no-op). Use a
+ * with *_create and freed with *_destroy (NULL is a no-op); docs/core.md has the naming rules. Use a
  * client object from one thread at a time. Release events travel on a private
  * event queue of the helper, so the application's own queues are never
  * dispatched by it.
@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include <syncbridge/common.h>
+#include <syncbridge/wayland-common.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,13 +48,6 @@ struct wl_surface;
 struct sb_wl_client;
 struct sb_wl_surface_sync;
 struct sb_wl_release;
-
-/** How the client synchronizes (same values as enum sb_wl_sync_protocol). */
-enum sb_wl_client_protocol {
-	SB_WL_CLIENT_IMPLICIT = 0,     /**< dma-buf implicit fences (no protocol) */
-	SB_WL_CLIENT_EXPLICIT_V1 = 1,  /**< zwp_linux_explicit_synchronization_v1 */
-	SB_WL_CLIENT_DRM_SYNCOBJ = 2,  /**< wp_linux_drm_syncobj_manager_v1 */
-};
 
 /** Bits of sb_wl_client_create()'s flags. */
 enum sb_wl_client_flags {
@@ -84,7 +78,7 @@ SB_EXPORT int sb_wl_client_create(struct wl_display *display, int drm_fd, uint32
 SB_EXPORT void sb_wl_client_destroy(struct sb_wl_client *client);
 
 /** The protocol the client picked. */
-SB_EXPORT enum sb_wl_client_protocol sb_wl_client_get_protocol(const struct sb_wl_client *client);
+SB_EXPORT enum sb_wl_sync_protocol sb_wl_client_get_protocol(const struct sb_wl_client *client);
 
 /**
  * Give `surface` explicit synchronization (the protocol's per-surface object;
@@ -93,7 +87,7 @@ SB_EXPORT enum sb_wl_client_protocol sb_wl_client_get_protocol(const struct sb_w
  * Returns 0, -EINVAL, -ENOMEM, or a negative errno from creating the
  * surface's acquire timeline (linux-drm-syncobj).
  */
-SB_EXPORT int sb_wl_client_get_surface_sync(struct sb_wl_client *client, struct wl_surface *surface,
+SB_EXPORT int sb_wl_surface_sync_create(struct sb_wl_client *client, struct wl_surface *surface,
 					    struct sb_wl_surface_sync **out);
 
 /** Destroy the per-surface object (sent to the compositor). NULL is a no-op. */
@@ -141,7 +135,7 @@ SB_EXPORT int sb_wl_surface_sync_set_acquire_point(struct sb_wl_surface_sync *sy
  * On success *out is owned by the caller (sb_wl_release_destroy()).
  * Returns 0, -EINVAL, -ENOMEM or a kernel error.
  */
-SB_EXPORT int sb_wl_surface_sync_get_release(struct sb_wl_surface_sync *sync, int dmabuf_fd,
+SB_EXPORT int sb_wl_release_create(struct sb_wl_surface_sync *sync, int dmabuf_fd,
 					     struct sb_wl_release **out);
 
 /**
@@ -154,7 +148,7 @@ SB_EXPORT int sb_wl_surface_sync_get_release(struct sb_wl_surface_sync *sync, in
  * Implicit sync has no release event: call it after wl_buffer.release; it
  * returns the dma-buf's fences a writer must wait for.
  */
-SB_EXPORT int sb_wl_release_get_fence(struct sb_wl_release *release, int *out_fd);
+SB_EXPORT int sb_wl_release_export_fence(struct sb_wl_release *release, int *out_fd);
 
 /**
  * Block until the buffer may be written again: the release arrived and its

@@ -55,6 +55,7 @@
 #include <stdint.h>
 
 #include <syncbridge/common.h>
+#include <syncbridge/wayland-common.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,13 +74,6 @@ struct sb_wl_server;
  * passes it to sb_wl_commit_release().
  */
 struct sb_wl_commit;
-
-/** Which protocol carried a commit's synchronization. */
-enum sb_wl_sync_protocol {
-	SB_WL_SYNC_NONE = 0,         /**< no explicit sync (implicit / none) */
-	SB_WL_SYNC_EXPLICIT_V1 = 1,  /**< zwp_linux_explicit_synchronization_v1 */
-	SB_WL_SYNC_DRM_SYNCOBJ = 2,  /**< wp_linux_drm_syncobj_manager_v1 */
-};
 
 /** Bits of sb_wl_server_options.flags. */
 enum sb_wl_server_flags {
@@ -121,6 +115,8 @@ struct sb_wl_server_impl {
 	 * destructor runs. May be NULL.
 	 */
 	void (*commit_discard)(void *commit_data, void *data);
+	/** Zero (NULL): room for callbacks of later releases (docs/core.md, "ABI"). */
+	void (*reserved[4])(void);
 };
 
 struct sb_wl_server_options {
@@ -148,6 +144,8 @@ struct sb_wl_server_options {
 	 * implementation error. 0: SB_WL_SERVER_DEFAULT_MAX_CLIENT_PENDING.
 	 */
 	uint32_t max_client_pending_commits;
+	/** Zero: room for options of later releases, whose zero is today's behaviour. */
+	uint64_t reserved[4];
 };
 
 #define SB_WL_SERVER_DEFAULT_MAX_PENDING 16
@@ -195,6 +193,8 @@ struct sb_wl_surface_commit_info {
 	 * non-dma-buf buffers then (0 is a valid fd).
 	 */
 	int dmabuf_fd;
+	/** Zero: room for state of later releases. */
+	uint64_t reserved[2];
 };
 
 /** Non-negative results of sb_wl_server_surface_commit(). */
@@ -235,23 +235,25 @@ SB_EXPORT int sb_wl_server_surface_commit(struct sb_wl_server *server,
 
 /**
  * Which explicit-sync protocol the client uses on `surface` now
- * (SB_WL_SYNC_NONE without a synchronization object).
+ * (SB_WL_SYNC_IMPLICIT without a synchronization object).
  */
 SB_EXPORT enum sb_wl_sync_protocol sb_wl_server_surface_get_protocol(struct sb_wl_server *server,
 								     struct wl_resource *surface);
 
-/** The protocol that carried the commit's synchronization (SB_WL_SYNC_NONE if none). */
+/** The protocol that carried the commit's synchronization (SB_WL_SYNC_IMPLICIT if none). */
 SB_EXPORT enum sb_wl_sync_protocol sb_wl_commit_get_protocol(const struct sb_wl_commit *commit);
 
 /**
  * How the commit's acquire fence (or point, or implicit dma-buf fence)
- * completed: 0 (signalled, or none), or the negative error it completed with
- * (e.g. -EIO: the client's GPU job failed). Such a commit is still handed out
- * (neither protocol defines an error for it, and holding it would freeze the
- * surface); the compositor may choose not to show its buffer. Known once the
- * commit is handed to the compositor. -EINVAL for NULL.
+ * completed: *status is 0 (signalled, or none) or the negative error it
+ * completed with (e.g. -EIO: the client's GPU job failed). Such a commit is
+ * still handed out (neither protocol defines an error for it, and holding it
+ * would freeze the surface); the compositor may choose not to show its
+ * buffer. Known once the commit is handed to the compositor.
+ * Returns 0; -EINVAL (NULL commit or status). The fence's error and a bad
+ * argument never share the return value.
  */
-SB_EXPORT int sb_wl_commit_get_acquire_status(const struct sb_wl_commit *commit);
+SB_EXPORT int sb_wl_commit_get_acquire_status(const struct sb_wl_commit *commit, int *status);
 
 /** The commit's wl_surface, or NULL once the surface was destroyed. */
 SB_EXPORT struct wl_resource *sb_wl_commit_get_surface(const struct sb_wl_commit *commit);
@@ -301,11 +303,16 @@ struct sb_wl_server_stats {
 	uint64_t clients_over_limit;
 	/** Commits whose acquire fence completed with an error (total). */
 	uint64_t acquire_errors;
+	/** Zero: room for counters of later releases. */
+	uint64_t reserved[4];
 };
 
-/** Fill *stats (zeroed when server or stats is NULL). */
-SB_EXPORT void sb_wl_server_get_stats(const struct sb_wl_server *server,
-				      struct sb_wl_server_stats *stats);
+/**
+ * Fill *stats. Returns 0; -EINVAL (NULL server or stats: *stats, if there is
+ * one, is zeroed) — the same convention as sb_buffer_queue_get_stats().
+ */
+SB_EXPORT int sb_wl_server_get_stats(const struct sb_wl_server *server,
+				     struct sb_wl_server_stats *stats);
 
 #ifdef __cplusplus
 }

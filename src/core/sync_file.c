@@ -93,7 +93,7 @@ sb_sync_file_wait(int fd, int64_t timeout_ns)
 }
 
 int
-sb_sync_file_get_info(int fd, struct sb_sync_file_info **out)
+sb_sync_file_info_create(int fd, struct sb_sync_file_info **out)
 {
 	struct sync_file_info info;
 	struct sync_fence_info *fences = NULL;
@@ -166,7 +166,7 @@ err_free_fences:
 }
 
 void
-sb_sync_file_info_free(struct sb_sync_file_info *info)
+sb_sync_file_info_destroy(struct sb_sync_file_info *info)
 {
 	free(info);
 }

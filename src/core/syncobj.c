@@ -503,10 +503,10 @@ sb_syncobj_waiter_get_fd(const struct sb_syncobj_waiter *waiter)
 	return waiter->event_fd;
 }
 
-int
+bool
 sb_syncobj_waiter_uses_eventfd(const struct sb_syncobj_waiter *waiter)
 {
-	return waiter->uses_eventfd;
+	return waiter && waiter->uses_eventfd;
 }
 
 int

@@ -20,7 +20,7 @@ struct sb_wl_client {
 	int drm_fd; /* borrowed; -1 */
 	bool timelines; /* drm_fd has timeline syncobjs: linux-drm-syncobj may be used */
 	uint32_t flags;
-	enum sb_wl_client_protocol protocol;
+	enum sb_wl_sync_protocol protocol;
 	struct wp_linux_drm_syncobj_manager_v1 *syncobj;
 	struct zwp_linux_explicit_synchronization_v1 *explicit_sync;
 	uint32_t explicit_version;
@@ -51,7 +51,7 @@ struct sb_wl_release {
 	struct sb_wl_surface_sync *sync; /* NULL once the sync object is gone */
 	struct sb_wl_client *client;
 	struct wl_list link;
-	enum sb_wl_client_protocol protocol;
+	enum sb_wl_sync_protocol protocol;
 	/* explicit-sync v1 */
 	struct zwp_linux_buffer_release_v1 *proxy;
 	bool arrived;
@@ -80,6 +80,6 @@ void sb_wl_client_timeline_destroy(struct sb_wl_client *client, struct timeline 
 int sb_wl_client_pump_queue(struct sb_wl_client *client, int64_t deadline_ns);
 
 /* For markers: which protocol carries the fences. */
-const char *sb_wl_client_protocol_name(enum sb_wl_client_protocol p);
+const char *sb_wl_client_protocol_name(enum sb_wl_sync_protocol p);
 
 #endif

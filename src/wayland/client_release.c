@@ -48,7 +48,7 @@ static const struct zwp_linux_buffer_release_v1_listener release_listener = {
 };
 
 int
-sb_wl_surface_sync_get_release(struct sb_wl_surface_sync *sync, int dmabuf_fd,
+sb_wl_release_create(struct sb_wl_surface_sync *sync, int dmabuf_fd,
 			       struct sb_wl_release **out)
 {
 	struct sb_wl_client *client;
@@ -70,7 +70,7 @@ sb_wl_surface_sync_get_release(struct sb_wl_surface_sync *sync, int dmabuf_fd,
 	r->dmabuf_fd = dmabuf_fd;
 
 	switch (client->protocol) {
-	case SB_WL_CLIENT_DRM_SYNCOBJ:
+	case SB_WL_SYNC_DRM_SYNCOBJ:
 		if (!wl_list_empty(&sync->free_release)) {
 			r->timeline = wl_container_of(sync->free_release.next, r->timeline, link);
 			wl_list_remove(&r->timeline->link);
@@ -89,7 +89,7 @@ sb_wl_surface_sync_get_release(struct sb_wl_surface_sync *sync, int dmabuf_fd,
 								  (uint32_t)(r->point >> 32),
 								  (uint32_t)r->point);
 		break;
-	case SB_WL_CLIENT_EXPLICIT_V1:
+	case SB_WL_SYNC_EXPLICIT_V1:
 		r->proxy = zwp_linux_surface_synchronization_v1_get_release(sync->explicit_surface);
 		if (!r->proxy) {
 			free(r);
@@ -97,7 +97,7 @@ sb_wl_surface_sync_get_release(struct sb_wl_surface_sync *sync, int dmabuf_fd,
 		}
 		zwp_linux_buffer_release_v1_add_listener(r->proxy, &release_listener, r);
 		break;
-	case SB_WL_CLIENT_IMPLICIT:
+	case SB_WL_SYNC_IMPLICIT:
 		if (dmabuf_fd < 0 || !sb_dmabuf_is_dmabuf(dmabuf_fd)) {
 			free(r);
 			return -EINVAL;
@@ -111,7 +111,7 @@ sb_wl_surface_sync_get_release(struct sb_wl_surface_sync *sync, int dmabuf_fd,
 }
 
 int
-sb_wl_release_get_fence(struct sb_wl_release *r, int *out_fd)
+sb_wl_release_export_fence(struct sb_wl_release *r, int *out_fd)
 {
 	int ret;
 
@@ -120,10 +120,10 @@ sb_wl_release_get_fence(struct sb_wl_release *r, int *out_fd)
 	if (!r || !out_fd)
 		return -EINVAL;
 	switch (r->protocol) {
-	case SB_WL_CLIENT_DRM_SYNCOBJ:
+	case SB_WL_SYNC_DRM_SYNCOBJ:
 		return sb_syncobj_export_point(r->client->drm_fd, r->timeline->handle, r->point,
 					       out_fd);
-	case SB_WL_CLIENT_EXPLICIT_V1:
+	case SB_WL_SYNC_EXPLICIT_V1:
 		if (!r->arrived) {
 			ret = sb_wl_client_pump_queue(r->client, 0);
 			if (ret == -EPIPE)
@@ -138,7 +138,7 @@ sb_wl_release_get_fence(struct sb_wl_release *r, int *out_fd)
 			return ret;
 		*out_fd = ret;
 		return 0;
-	case SB_WL_CLIENT_IMPLICIT:
+	case SB_WL_SYNC_IMPLICIT:
 		return sb_dmabuf_export_sync_file(r->dmabuf_fd, SB_ACCESS_WRITE, out_fd);
 	}
 	return -EINVAL;
@@ -156,9 +156,9 @@ sb_wl_release_wait(struct sb_wl_release *r, int64_t timeout_ns)
 	sb_trace("wlc.release_wait protocol=%s point=%llu %s", sb_wl_client_protocol_name(r->protocol),
 		 (unsigned long long)r->point, sb_trace_sync_file(r->fence_fd).s);
 	switch (r->protocol) {
-	case SB_WL_CLIENT_DRM_SYNCOBJ:
+	case SB_WL_SYNC_DRM_SYNCOBJ:
 		return sb_syncobj_wait(r->client->drm_fd, r->timeline->handle, r->point, timeout_ns, 0);
-	case SB_WL_CLIENT_EXPLICIT_V1:
+	case SB_WL_SYNC_EXPLICIT_V1:
 		while (!r->arrived) {
 			ret = sb_wl_client_pump_queue(r->client, deadline);
 			if (ret)
@@ -167,7 +167,7 @@ sb_wl_release_wait(struct sb_wl_release *r, int64_t timeout_ns)
 		if (r->fence_fd < 0)
 			return 0;
 		return sb_sync_file_wait(r->fence_fd, sb_deadline_remaining(sb_now_ns(), deadline));
-	case SB_WL_CLIENT_IMPLICIT:
+	case SB_WL_SYNC_IMPLICIT:
 		return sb_dmabuf_wait(r->dmabuf_fd, SB_ACCESS_WRITE, timeout_ns);
 	}
 	return -EINVAL;

@@ -283,7 +283,7 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 		wl_resource_post_no_memory(surface);
 		return -ENOMEM;
 	}
-	c->protocol = carries && ss->protocol ? ss->protocol->id : SB_WL_SYNC_NONE;
+	c->protocol = carries && ss->protocol ? ss->protocol->id : SB_WL_SYNC_IMPLICIT;
 	/* An implicit snapshot is only taken when the client set no acquire. */
 	sb_wl_acquire_move(&c->acquire, sb_wl_acquire_is_set(&implicit) ? &implicit : &ss->acquire);
 	sb_wl_buffer_release_move(&c->release, &ss->release);
@@ -302,13 +302,19 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 enum sb_wl_sync_protocol
 sb_wl_commit_get_protocol(const struct sb_wl_commit *commit)
 {
-	return commit ? commit->protocol : SB_WL_SYNC_NONE;
+	return commit ? commit->protocol : SB_WL_SYNC_IMPLICIT;
 }
 
 int
-sb_wl_commit_get_acquire_status(const struct sb_wl_commit *commit)
+sb_wl_commit_get_acquire_status(const struct sb_wl_commit *commit, int *status)
 {
-	return commit ? commit->acquire.status : -EINVAL;
+	if (!status)
+		return -EINVAL;
+	*status = 0;
+	if (!commit)
+		return -EINVAL;
+	*status = commit->acquire.status;
+	return 0;
 }
 
 struct wl_resource *

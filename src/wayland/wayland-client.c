@@ -202,19 +202,19 @@ sb_wl_client_create(struct wl_display *display, int drm_fd, uint32_t flags,
 	}
 
 	if (c->syncobj) {
-		c->protocol = SB_WL_CLIENT_DRM_SYNCOBJ;
+		c->protocol = SB_WL_SYNC_DRM_SYNCOBJ;
 		if (c->explicit_sync) {
 			zwp_linux_explicit_synchronization_v1_destroy(c->explicit_sync);
 			c->explicit_sync = NULL;
 		}
 	} else if (c->explicit_sync) {
-		c->protocol = SB_WL_CLIENT_EXPLICIT_V1;
+		c->protocol = SB_WL_SYNC_EXPLICIT_V1;
 	} else {
-		c->protocol = SB_WL_CLIENT_IMPLICIT;
+		c->protocol = SB_WL_SYNC_IMPLICIT;
 	}
 	sb_debug("wayland client: using %s",
-		 c->protocol == SB_WL_CLIENT_DRM_SYNCOBJ ? "wp_linux_drm_syncobj_manager_v1" :
-		 c->protocol == SB_WL_CLIENT_EXPLICIT_V1 ? "zwp_linux_explicit_synchronization_v1" :
+		 c->protocol == SB_WL_SYNC_DRM_SYNCOBJ ? "wp_linux_drm_syncobj_manager_v1" :
+		 c->protocol == SB_WL_SYNC_EXPLICIT_V1 ? "zwp_linux_explicit_synchronization_v1" :
 		 "implicit sync (dma-buf fences)");
 	*out = c;
 	return 0;
@@ -240,16 +240,16 @@ sb_wl_client_destroy(struct sb_wl_client *client)
 	free(client);
 }
 
-enum sb_wl_client_protocol
+enum sb_wl_sync_protocol
 sb_wl_client_get_protocol(const struct sb_wl_client *client)
 {
-	return client ? client->protocol : SB_WL_CLIENT_IMPLICIT;
+	return client ? client->protocol : SB_WL_SYNC_IMPLICIT;
 }
 
 /* ---- per-surface ---------------------------------------------------------------- */
 
 int
-sb_wl_client_get_surface_sync(struct sb_wl_client *client, struct wl_surface *surface,
+sb_wl_surface_sync_create(struct sb_wl_client *client, struct wl_surface *surface,
 			      struct sb_wl_surface_sync **out)
 {
 	struct sb_wl_surface_sync *s;
@@ -269,7 +269,7 @@ sb_wl_client_get_surface_sync(struct sb_wl_client *client, struct wl_surface *su
 	wl_list_init(&s->releases);
 
 	switch (client->protocol) {
-	case SB_WL_CLIENT_DRM_SYNCOBJ:
+	case SB_WL_SYNC_DRM_SYNCOBJ:
 		s->syncobj_surface = wp_linux_drm_syncobj_manager_v1_get_surface(client->syncobj, surface);
 		if (!s->syncobj_surface) {
 			ret = -ENOMEM;
@@ -279,7 +279,7 @@ sb_wl_client_get_surface_sync(struct sb_wl_client *client, struct wl_surface *su
 		if (ret)
 			goto err;
 		break;
-	case SB_WL_CLIENT_EXPLICIT_V1:
+	case SB_WL_SYNC_EXPLICIT_V1:
 		s->explicit_surface = zwp_linux_explicit_synchronization_v1_get_synchronization(
 			client->explicit_sync, surface);
 		if (!s->explicit_surface) {
@@ -287,7 +287,7 @@ sb_wl_client_get_surface_sync(struct sb_wl_client *client, struct wl_surface *su
 			goto err;
 		}
 		break;
-	case SB_WL_CLIENT_IMPLICIT:
+	case SB_WL_SYNC_IMPLICIT:
 		break;
 	}
 	*out = s;
@@ -325,10 +325,10 @@ sb_wl_surface_sync_destroy(struct sb_wl_surface_sync *sync)
 
 /* For markers: which protocol carries the fences. */
 const char *
-sb_wl_client_protocol_name(enum sb_wl_client_protocol p)
+sb_wl_client_protocol_name(enum sb_wl_sync_protocol p)
 {
-	return p == SB_WL_CLIENT_DRM_SYNCOBJ ? "drm_syncobj"
-	       : p == SB_WL_CLIENT_EXPLICIT_V1 ? "explicit_v1"
+	return p == SB_WL_SYNC_DRM_SYNCOBJ ? "drm_syncobj"
+	       : p == SB_WL_SYNC_EXPLICIT_V1 ? "explicit_v1"
 					       : "implicit";
 }
 
@@ -359,7 +359,7 @@ sb_wl_surface_sync_set_acquire_fence(struct sb_wl_surface_sync *sync, int sync_f
 	sb_trace("wlc.set_acquire protocol=%s buf_ino=%lu %s", sb_wl_client_protocol_name(client->protocol),
 		 dmabuf_fd >= 0 ? sb_trace_ino(dmabuf_fd) : 0, sb_trace_sync_file(sync_file_fd).s);
 	switch (client->protocol) {
-	case SB_WL_CLIENT_DRM_SYNCOBJ:
+	case SB_WL_SYNC_DRM_SYNCOBJ:
 		point = sync->acquire->next + 1;
 		if (sync_file_fd == -1)
 			ret = sb_syncobj_signal(client->drm_fd, sync->acquire->handle, point);
@@ -371,12 +371,12 @@ sb_wl_surface_sync_set_acquire_fence(struct sb_wl_surface_sync *sync, int sync_f
 		sync->acquire->next = point;
 		set_point(sync, sync->acquire, point);
 		return 0;
-	case SB_WL_CLIENT_EXPLICIT_V1:
+	case SB_WL_SYNC_EXPLICIT_V1:
 		if (sync_file_fd != -1) /* libwayland sends a duplicate */
 			zwp_linux_surface_synchronization_v1_set_acquire_fence(sync->explicit_surface,
 									       sync_file_fd);
 		return 0;
-	case SB_WL_CLIENT_IMPLICIT:
+	case SB_WL_SYNC_IMPLICIT:
 		if (sync_file_fd == -1)
 			return 0;
 		if (dmabuf_fd < 0)
@@ -400,7 +400,7 @@ sb_wl_surface_sync_set_acquire_point(struct sb_wl_surface_sync *sync, uint32_t h
 	if (client->drm_fd < 0)
 		return -ENODEV;
 
-	if (client->protocol == SB_WL_CLIENT_DRM_SYNCOBJ) {
+	if (client->protocol == SB_WL_SYNC_DRM_SYNCOBJ) {
 		wl_list_for_each(tl, &sync->imported, link)
 			if (tl->handle == handle)
 				goto found;

@@ -160,19 +160,21 @@ sb_wl_server_surface_get_protocol(struct sb_wl_server *server, struct wl_resourc
 	struct sync_surface *ss;
 
 	if (!server || !surface)
-		return SB_WL_SYNC_NONE;
+		return SB_WL_SYNC_IMPLICIT;
 	ss = sb_wl_sync_surface_lookup(surface);
-	return ss && ss->sync ? ss->protocol->id : SB_WL_SYNC_NONE;
+	return ss && ss->sync ? ss->protocol->id : SB_WL_SYNC_IMPLICIT;
 }
 
-void
+int
 sb_wl_server_get_stats(const struct sb_wl_server *server, struct sb_wl_server_stats *stats)
 {
 	if (!stats)
-		return;
+		return -EINVAL;
 	memset(stats, 0, sizeof(*stats));
-	if (server)
-		*stats = server->stats;
+	if (!server)
+		return -EINVAL;
+	*stats = server->stats;
+	return 0;
 }
 
 uint32_t

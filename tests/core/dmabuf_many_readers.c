@@ -60,8 +60,8 @@ main(int argc, char **argv)
 	/* 16 readers do not block a reader; they block a writer. */
 	vm_check_dmabuf_blocks(b.fd, false, true, "16 pending imported readers", &er, &ew);
 
-	ret = sb_sync_file_get_info(ew, &info);
-	CHECK_EQ(ret, 0, "sb_sync_file_get_info(WRITE export)");
+	ret = sb_sync_file_info_create(ew, &info);
+	CHECK_EQ(ret, 0, "sb_sync_file_info_create(WRITE export)");
 	if (ret == 0) {
 		int pending = 0, vgem_fences = 0;
 
@@ -73,7 +73,7 @@ main(int argc, char **argv)
 		}
 		CHECK_EQ(pending, N, "every fence pending");
 		CHECK_EQ(vgem_fences, N, "every fence is vgem's");
-		sb_sync_file_info_free(info);
+		sb_sync_file_info_destroy(info);
 		info = NULL;
 	}
 
@@ -84,14 +84,14 @@ main(int argc, char **argv)
 			CHECK_EQ(vm_busy(b.fd, SB_ACCESS_WRITE), 1, "writers still blocked");
 		}
 	}
-	ret = sb_sync_file_get_info(ew, &info);
+	ret = sb_sync_file_info_create(ew, &info);
 	if (ret == 0) {
 		int signalled = 0;
 
 		for (uint32_t i = 0; i < info->num_fences; i++)
 			signalled += info->fences[i].status == 1 && info->fences[i].timestamp_ns > 0;
 		CHECK_EQ(signalled, N, "all 16 fences signalled with timestamps");
-		sb_sync_file_info_free(info);
+		sb_sync_file_info_destroy(info);
 	}
 	CHECK_EQ(vm_status(ew), 1, "WRITE export signalled after the last reader");
 	CHECK_EQ(sb_sync_file_wait(ew, 0), 0, "wait(WRITE export, 0)");

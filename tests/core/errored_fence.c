@@ -54,12 +54,12 @@ main(void)
 	st = 0;
 	CHECK(sb_sync_file_get_status(sig.sync_file, &st) == 0 && st == -EIO,
 	      "get_status: -EIO (%d)", st);
-	ret = sb_sync_file_get_info(sig.sync_file, &info);
+	ret = sb_sync_file_info_create(sig.sync_file, &info);
 	CHECK(ret == 0 && info && info->status == -EIO && info->num_fences == 1 &&
 		      info->fences[0].status == -EIO,
 	      "get_info: aggregate and fence status -EIO (ret %d, %d/%d)", ret, info ? info->status : 0,
 	      info && info->num_fences ? info->fences[0].status : 0);
-	sb_sync_file_info_free(info);
+	sb_sync_file_info_destroy(info);
 
 	/* A pending fence that completes with an error while we wait. */
 	CHECK_EQ(sb_sync_file_wait(pend.sync_file, 0), -ETIME, "pending: -ETIME before it completes");

@@ -102,7 +102,7 @@ cleanup_out(struct out *o)
 	for (int i = 0; i < 2; i++)
 		if (o->fds[i] >= 0)
 			close(o->fds[i]);
-	sb_sync_file_info_free(o->info);
+	sb_sync_file_info_destroy(o->info);
 	sb_syncobj_waiter_destroy(o->waiter);
 	o->info = NULL;
 	o->waiter = NULL;

@@ -151,7 +151,7 @@ c_wait_pending(struct env *e, struct out *o)
 static int
 c_get_info(struct env *e, struct out *o)
 {
-	int ret = sb_sync_file_get_info(e->merged, &o->info);
+	int ret = sb_sync_file_info_create(e->merged, &o->info);
 
 	if (ret != 0 && o->info != NULL)
 		return -1001; /* *out must be NULL on failure */
@@ -327,7 +327,7 @@ const struct scenario fault_scenarios[] = {
 	{ "sb_sync_file_get_status", false, ERRS(-EBADF, -EINVAL), c_get_status, NULL },
 	{ "sb_sync_file_wait(signalled)", false, ERRS(-ETIME, -EBADF, -EINVAL), c_wait_signalled, NULL },
 	{ "sb_sync_file_wait(pending, 0)", false, ERRS(-ETIME, -EBADF, -EINVAL), c_wait_pending, NULL },
-	{ "sb_sync_file_get_info", false, ERRS(-EBADF, -EINVAL, -ENOMEM, -EFAULT), c_get_info, NULL },
+	{ "sb_sync_file_info_create", false, ERRS(-EBADF, -EINVAL, -ENOMEM, -EFAULT), c_get_info, NULL },
 	{ "sb_sync_file_merge", false, ERRS(-EBADF, -EINVAL, -EMFILE, -ENOMEM), c_merge, NULL },
 	{ "sb_sync_file_merge_array(3)", false, ERRS(-EINVAL, -EBADF, -EMFILE, -ENOMEM), c_merge_array,
 	  NULL },
@@ -372,11 +372,11 @@ const struct scenario fault_scenarios[] = {
 const int fault_n_scenarios = (int)(sizeof(fault_scenarios) / sizeof(fault_scenarios[0]));
 
 static const struct strict stricts[] = {
-	{ "sb_sync_file_get_info", "ioctl:2:ENOMEM", -ENOMEM,
+	{ "sb_sync_file_info_create", "ioctl:2:ENOMEM", -ENOMEM,
 	  "out of memory in the kernel's fence-info copy is -ENOMEM, not \"not a sync_file\" (F1)",
 	  NULL },
-	{ "sb_sync_file_get_info", "calloc:1:ENOMEM", -ENOMEM, "calloc failure is -ENOMEM", NULL },
-	{ "sb_sync_file_get_info", "calloc:2:ENOMEM", -ENOMEM, "calloc failure is -ENOMEM", NULL },
+	{ "sb_sync_file_info_create", "calloc:1:ENOMEM", -ENOMEM, "calloc failure is -ENOMEM", NULL },
+	{ "sb_sync_file_info_create", "calloc:2:ENOMEM", -ENOMEM, "calloc failure is -ENOMEM", NULL },
 	{ "sb_sync_file_set_deadline", "ioctl:2:ENOTTY", 0,
 	  "a kernel without SYNC_IOC_SET_DEADLINE (< 6.5): the hint is dropped, 0", NULL },
 	{ "sb_dmabuf_export_sync_file(READ)", "ioctl:1:ENOTTY", -EOPNOTSUPP,

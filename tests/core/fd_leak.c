@@ -35,8 +35,8 @@ main(void)
 		fails += sb_sync_file_merge(er, ew, &m) != 0;
 		fails += sb_sync_file_accumulate(&acc, m) != 0;
 		fails += sb_sync_file_accumulate(&acc, er) != 0;
-		fails += sb_sync_file_get_info(acc, &info) != 0;
-		sb_sync_file_info_free(info);
+		fails += sb_sync_file_info_create(acc, &info) != 0;
+		sb_sync_file_info_destroy(info);
 		/* Failure paths must not leak either. */
 		fails += sb_sync_file_merge(er, b.fd, &bad) != -EINVAL || bad != -1;
 		fails += sb_dmabuf_export_sync_file(er, SB_ACCESS_READ, &bad) != -EINVAL || bad != -1;

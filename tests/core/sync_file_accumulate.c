@@ -33,11 +33,11 @@ main(void)
 	{
 		struct sb_sync_file_info *info = NULL;
 
-		if (sb_sync_file_get_info(acc, &info) == 0) {
+		if (sb_sync_file_info_create(acc, &info) == 0) {
 			CHECK_EQ(info->num_fences, N, "accumulator holds every fence");
-			sb_sync_file_info_free(info);
+			sb_sync_file_info_destroy(info);
 		} else {
-			CHECK(0, "sb_sync_file_get_info(acc)");
+			CHECK(0, "sb_sync_file_info_create(acc)");
 		}
 	}
 

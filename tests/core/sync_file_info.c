@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sync-file-info: sb_sync_file_get_info() / get_status() on a real vgem
+ * sync-file-info: sb_sync_file_info_create() / get_status() on a real vgem
  * fence: status 0, timestamp 0, driver "vgem", timeline "unbound" while
  * pending; status 1 and a CLOCK_MONOTONIC timestamp between the instants
  * around the signal afterwards. Matches the raw SYNC_IOC_FILE_INFO. Also
@@ -20,8 +20,8 @@ main(void)
 	vm_require_fence(vgem, true, &f);
 	CHECK(sb_sync_file_is_valid(f.sync_file), "is_valid(vgem sync_file)");
 
-	ret = sb_sync_file_get_info(f.sync_file, &info);
-	REQUIRE(ret == 0 && info, "sb_sync_file_get_info: %s", strerror(-ret));
+	ret = sb_sync_file_info_create(f.sync_file, &info);
+	REQUIRE(ret == 0 && info, "sb_sync_file_info_create: %s", strerror(-ret));
 	CHECK_EQ(info->status, 0, "pending: aggregate status 0");
 	CHECK_EQ(info->num_fences, 1, "one fence");
 	if (info->num_fences >= 1) {
@@ -35,7 +35,7 @@ main(void)
 		CHECK_EQ(info->fences[0].status, 0, "pending: fence status 0");
 		CHECK_EQ(info->fences[0].timestamp_ns, 0, "pending: timestamp 0");
 	}
-	sb_sync_file_info_free(info);
+	sb_sync_file_info_destroy(info);
 	info = NULL;
 	CHECK_EQ(vm_status(f.sync_file), 0, "get_status pending");
 	CHECK_EQ(sbk_sync_file_info_raw(f.sync_file, &raw_status, NULL, 0, NULL), 0, "raw info");
@@ -48,8 +48,8 @@ main(void)
 	CHECK_EQ(sbk_fence_signal(&f), 0, "signal");
 	t_after = sbk_now_ns();
 
-	ret = sb_sync_file_get_info(f.sync_file, &info);
-	REQUIRE(ret == 0 && info, "sb_sync_file_get_info after the signal: %s", strerror(-ret));
+	ret = sb_sync_file_info_create(f.sync_file, &info);
+	REQUIRE(ret == 0 && info, "sb_sync_file_info_create after the signal: %s", strerror(-ret));
 	CHECK_EQ(info->status, 1, "signalled: aggregate status 1");
 	if (info->num_fences >= 1) {
 		int64_t ts = (int64_t)info->fences[0].timestamp_ns;
@@ -62,7 +62,7 @@ main(void)
 		      "timestamp is CLOCK_MONOTONIC of the signal (%lld not in [%lld, %lld])", (long long)ts,
 		      (long long)t_before, (long long)t_after);
 	}
-	sb_sync_file_info_free(info);
+	sb_sync_file_info_destroy(info);
 	info = NULL;
 	CHECK_EQ(vm_status(f.sync_file), 1, "get_status signalled");
 	CHECK_EQ(sbk_sync_file_info_raw(f.sync_file, &raw_status, NULL, 0, NULL), 0, "raw info");
@@ -73,7 +73,7 @@ main(void)
 	/* Two fences: one signalled, one pending → aggregate pending, both listed. */
 	vm_require_fence(vgem, true, &g);
 	CHECK_EQ(sb_sync_file_merge(f.sync_file, g.sync_file, &merged), 0, "merge");
-	ret = sb_sync_file_get_info(merged, &info);
+	ret = sb_sync_file_info_create(merged, &info);
 	CHECK_EQ(ret, 0, "info of the merge");
 	if (ret == 0) {
 		sb_test_note("merge of signalled+pending: %u fence(s), status %d", info->num_fences,
@@ -82,12 +82,12 @@ main(void)
 		CHECK(info->num_fences >= 1, "the pending fence is listed");
 		for (uint32_t i = 0; i < info->num_fences; i++)
 			CHECK(strcmp(info->fences[i].driver, "vgem") == 0, "fence %u is vgem's", i);
-		sb_sync_file_info_free(info);
+		sb_sync_file_info_destroy(info);
 	}
 	CHECK_EQ(sbk_fence_signal(&g), 0, "signal g");
 	CHECK_EQ(vm_status(merged), 1, "merge signalled");
 
-	sb_sync_file_info_free(NULL);
+	sb_sync_file_info_destroy(NULL);
 	close(merged);
 	sbk_fence_destroy(&f);
 	sbk_fence_destroy(&g);

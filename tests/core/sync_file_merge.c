@@ -31,11 +31,11 @@ main(void)
 	REQUIRE(m >= 0, "merged fd");
 	for (int i = 0; i < N; i++)
 		CHECK(sbk_fd_is_open(fds[i]), "input %d still open", i);
-	ret = sb_sync_file_get_info(m, &info);
+	ret = sb_sync_file_info_create(m, &info);
 	CHECK_EQ(ret, 0, "info of the merge");
 	if (ret == 0) {
 		CHECK_EQ(info->num_fences, N, "merge holds every input fence");
-		sb_sync_file_info_free(info);
+		sb_sync_file_info_destroy(info);
 	}
 
 	/* Signal all but the last from this thread; the last one from another. */

@@ -66,7 +66,7 @@ child_public(void)
 	sb_sync_file_is_valid(p[0]);
 	sb_sync_file_wait(p[0], 0);
 	sb_sync_file_get_status(p[0], &status);
-	sb_sync_file_get_info(-1, &info);
+	sb_sync_file_info_create(-1, &info);
 	sb_sync_file_merge(p[0], p[1], &out);
 	sb_sync_file_merge_array(p, 2, &out);
 	sb_sync_file_accumulate(&acc, p[0]);

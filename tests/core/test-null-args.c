@@ -5,7 +5,7 @@
  * Promised by the headers, and checked:
  *  - sb_sync_file_merge_array() with a NULL array or n == 0 is -EINVAL, and
  *    the output fd is -1;
- *  - sb_sync_file_info_free(NULL) and sb_syncobj_waiter_destroy(NULL) are
+ *  - sb_sync_file_info_destroy(NULL) and sb_syncobj_waiter_destroy(NULL) are
  *    no-ops.
  *
  * Not promised (the headers say nothing about NULL out-pointers): each such
@@ -48,9 +48,9 @@ check_merge_array_empty(void)
 static void
 check_free_null(void)
 {
-	sb_sync_file_info_free(NULL);
+	sb_sync_file_info_destroy(NULL);
 	sb_syncobj_waiter_destroy(NULL);
-	CHECK(true, "sb_sync_file_info_free(NULL), sb_syncobj_waiter_destroy(NULL) returned");
+	CHECK(true, "sb_sync_file_info_destroy(NULL), sb_syncobj_waiter_destroy(NULL) returned");
 }
 
 /* ---- NULL out-pointers: not promised, surveyed in a child ---------------- */
@@ -76,7 +76,7 @@ null_get_status(int fd)
 static int
 null_get_info(int fd)
 {
-	return sb_sync_file_get_info(fd, NULL);
+	return sb_sync_file_info_create(fd, NULL);
 }
 
 static int
@@ -123,7 +123,7 @@ static const struct {
 	{ "sb_dmabuf_export_sync_file(.., NULL)", null_export_dmabuf },
 	{ "sb_dmabuf_is_busy(.., NULL)", null_is_busy },
 	{ "sb_sync_file_get_status(.., NULL)", null_get_status },
-	{ "sb_sync_file_get_info(.., NULL)", null_get_info },
+	{ "sb_sync_file_info_create(.., NULL)", null_get_info },
 	{ "sb_sync_file_merge(.., NULL)", null_merge },
 	{ "sb_sync_file_merge_array(.., NULL)", null_merge_array },
 	{ "sb_sync_file_accumulate(NULL, ..)", null_accumulate },

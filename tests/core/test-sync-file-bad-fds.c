@@ -31,7 +31,7 @@ static int
 call_get_info(int fd, const int64_t *arg, struct call_result *r)
 {
 	struct sb_sync_file_info *info = OUT_PTR_SENTINEL;
-	int ret = sb_sync_file_get_info(fd, &info);
+	int ret = sb_sync_file_info_create(fd, &info);
 
 	(void)arg;
 	r->has_out_ptr = true;
@@ -83,7 +83,7 @@ static const struct bad_call calls[] = {
 	{ "sb_sync_file_wait(timeout 1 ms)", call_wait, { 1000000 } },
 	{ "sb_sync_file_wait(SB_TIMEOUT_INFINITE)", call_wait, { SB_TIMEOUT_INFINITE } },
 	{ "sb_sync_file_get_status", call_get_status, { 0 } },
-	{ "sb_sync_file_get_info", call_get_info, { 0 } },
+	{ "sb_sync_file_info_create", call_get_info, { 0 } },
 	{ "sb_sync_file_merge(fd, fd)", call_merge_self, { 0 } },
 	{ "sb_sync_file_merge_array([fd], 1)", call_merge_array, { 1 } },
 	{ "sb_sync_file_merge_array([fd, fd, fd], 3)", call_merge_array, { 3 } },

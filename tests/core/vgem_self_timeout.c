@@ -34,8 +34,8 @@ main(void)
 
 	CHECK_EQ(sbk_sync_file_info_raw(f.sync_file, &raw_status, &n, 0, &raw_fence), 0, "raw info");
 	CHECK_EQ(sb_sync_file_get_status(f.sync_file, &lib_status), 0, "sb_sync_file_get_status");
-	ret = sb_sync_file_get_info(f.sync_file, &info);
-	CHECK_EQ(ret, 0, "sb_sync_file_get_info");
+	ret = sb_sync_file_info_create(f.sync_file, &info);
+	CHECK_EQ(ret, 0, "sb_sync_file_info_create");
 
 	printf("# self-timeout after %.3f s: sb_sync_file_wait = %d (%s); kernel status %d, fence status %d;"
 	       " library status %d",
@@ -63,7 +63,7 @@ main(void)
 	CHECK(raw_status != 0, "the fence completed (kernel status %d)", raw_status);
 	if (raw_status != 1)
 		sb_test_note("NOTE: this kernel completes a timed-out vgem fence with error %d", raw_status);
-	sb_sync_file_info_free(info);
+	sb_sync_file_info_destroy(info);
 
 	CHECK_EQ(sbk_vgem_fence_signal(vgem, f.fence_id), -ETIMEDOUT, "late FENCE_SIGNAL is ETIMEDOUT");
 	f.signalled = true;

@@ -96,10 +96,10 @@ main(void)
 	CHECK_EQ(sb_sync_file_wait(closed, 0), -EBADF, "sync_file_wait(closed)");
 	CHECK_EQ(sb_sync_file_get_status(b.fd, &st), -EINVAL, "get_status(dma-buf)");
 	CHECK_EQ(sb_sync_file_get_status(closed, &st), -EBADF, "get_status(closed)");
-	CHECK_EQ(sb_sync_file_get_info(vgem, &info), -EINVAL, "get_info(DRM fd)");
+	CHECK_EQ(sb_sync_file_info_create(vgem, &info), -EINVAL, "get_info(DRM fd)");
 	CHECK(info == NULL, "get_info failure leaves *out NULL");
 	info = (void *)1;
-	CHECK_EQ(sb_sync_file_get_info(closed, &info), -EBADF, "get_info(closed)");
+	CHECK_EQ(sb_sync_file_info_create(closed, &info), -EBADF, "get_info(closed)");
 	CHECK(info == NULL, "get_info failure leaves *out NULL");
 	OUT_NEG1(sb_sync_file_merge(f.sync_file, b.fd, &out_), -EINVAL, "merge(sync_file, dma-buf)");
 	OUT_NEG1(sb_sync_file_merge(b.fd, f.sync_file, &out_), -EINVAL, "merge(dma-buf, sync_file)");

@@ -92,12 +92,12 @@ main(int argc, char **argv)
 
 	/* What a reader of the buffer now waits for (a snapshot, for the log). */
 	REQUIRE(sb_dmabuf_export_sync_file(a.buf.fd, SB_ACCESS_READ, &fence_fd) == 0, "export");
-	if (sb_sync_file_get_info(fence_fd, &info) == 0) {
+	if (sb_sync_file_info_create(fence_fd, &info) == 0) {
 		sb_test_note("the buffer's write fences: %u, status %d", info->num_fences, info->status);
 		for (uint32_t i = 0; i < info->num_fences; i++)
 			sb_test_note("  fence %u: %s / %s, status %d", i, info->fences[i].driver,
 				     info->fences[i].timeline, info->fences[i].status);
-		sb_sync_file_info_free(info);
+		sb_sync_file_info_destroy(info);
 	}
 	close(fence_fd);
 

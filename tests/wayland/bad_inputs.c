@@ -64,13 +64,17 @@ server_side(void)
 	CHECK_EQ(sb_wl_commit_release(NULL, -1), 0, "commit_release(NULL)");
 	CHECK_EQ(sb_wl_commit_export_acquire_fence(NULL, &fd), -EINVAL, "export_acquire_fence(NULL)");
 	CHECK_EQ(fd, -1, "*out_fd is -1 after a failure");
-	CHECK_EQ(sb_wl_commit_get_protocol(NULL), SB_WL_SYNC_NONE, "get_protocol(NULL)");
+	CHECK_EQ(sb_wl_commit_get_protocol(NULL), SB_WL_SYNC_IMPLICIT, "get_protocol(NULL)");
 	CHECK(sb_wl_commit_get_surface(NULL) == NULL, "get_surface(NULL)");
-	CHECK_EQ(sb_wl_server_surface_get_protocol(NULL, NULL), SB_WL_SYNC_NONE, "surface_get_protocol(NULL)");
+	CHECK_EQ(sb_wl_server_surface_get_protocol(NULL, NULL), SB_WL_SYNC_IMPLICIT, "surface_get_protocol(NULL)");
 	memset(&st, 0xff, sizeof(st));
-	sb_wl_server_get_stats(NULL, &st);
+	CHECK_EQ(sb_wl_server_get_stats(NULL, &st), -EINVAL, "get_stats(NULL, stats)");
 	CHECK(st.wakeups == 0 && st.commits_queued == 0, "stats of NULL are zero");
-	sb_wl_server_get_stats(s, NULL);
+	CHECK_EQ(sb_wl_server_get_stats(s, NULL), -EINVAL, "get_stats(server, NULL)");
+	int status = 1;
+	CHECK_EQ(sb_wl_commit_get_acquire_status(NULL, &status), -EINVAL, "get_acquire_status(NULL, status)");
+	CHECK_EQ(status, 0, "*status is 0 after a failure");
+	CHECK_EQ(sb_wl_commit_get_acquire_status(NULL, NULL), -EINVAL, "get_acquire_status(NULL, NULL)");
 	sb_wl_server_destroy(NULL);
 	sb_wl_server_destroy(s);
 	/* Created again and left to die with the display. */
@@ -101,7 +105,7 @@ client_side(void)
 	CHECK_EQ(sb_wl_client_create(d, 1000, 0, &c), -EBADF, "client_create(closed DRM fd)");
 	CHECK_EQ(sb_wl_client_create(d, -1, 0, NULL), -EINVAL, "client_create(NULL out)");
 	REQUIRE(sb_wl_client_create(d, -1, 0, &c) == 0, "client_create");
-	CHECK_EQ(sb_wl_client_get_protocol(c), SB_WL_CLIENT_EXPLICIT_V1,
+	CHECK_EQ(sb_wl_client_get_protocol(c), SB_WL_SYNC_EXPLICIT_V1,
 		 "without a DRM fd the helper picks explicit-sync v1");
 
 	/* A second connection whose globals the raw client bound (for a wl_surface). */
@@ -111,9 +115,9 @@ client_side(void)
 	struct sb_wl_client *c2;
 	REQUIRE(sb_wl_client_create(raw.display, -1, 0, &c2) == 0, "client_create on the raw connection");
 	struct wl_surface *surf = wl_compositor_create_surface(wc);
-	CHECK_EQ(sb_wl_client_get_surface_sync(NULL, surf, &ss), -EINVAL, "get_surface_sync(NULL)");
-	CHECK_EQ(sb_wl_client_get_surface_sync(c2, NULL, &ss), -EINVAL, "get_surface_sync(NULL surface)");
-	REQUIRE(sb_wl_client_get_surface_sync(c2, surf, &ss) == 0, "get_surface_sync");
+	CHECK_EQ(sb_wl_surface_sync_create(NULL, surf, &ss), -EINVAL, "surface_sync_create(NULL)");
+	CHECK_EQ(sb_wl_surface_sync_create(c2, NULL, &ss), -EINVAL, "surface_sync_create(NULL surface)");
+	REQUIRE(sb_wl_surface_sync_create(c2, surf, &ss) == 0, "surface_sync_create");
 	REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe");
 	CHECK_EQ(sb_wl_surface_sync_set_acquire_fence(ss, p[0], -1), -EINVAL, "acquire fence: a pipe");
 	CHECK(fcntl(p[0], F_GETFD) >= 0, "the refused fd stays open");
@@ -121,13 +125,13 @@ client_side(void)
 	CHECK_EQ(sb_wl_surface_sync_set_acquire_fence(ss, -1, -1), 0, "acquire fence -1 (signalled)");
 	CHECK_EQ(sb_wl_surface_sync_set_acquire_point(ss, 1, 1, -1), -ENODEV, "acquire point without a DRM fd");
 	CHECK_EQ(sb_wl_surface_sync_set_acquire_point(ss, 0, 1, -1), -EINVAL, "acquire point, handle 0");
-	CHECK_EQ(sb_wl_surface_sync_get_release(NULL, -1, &rel), -EINVAL, "get_release(NULL)");
-	REQUIRE(sb_wl_surface_sync_get_release(ss, -1, &rel) == 0, "get_release (v1)");
-	CHECK_EQ(sb_wl_release_get_fence(rel, &fd), -EAGAIN, "release before any commit: not yet");
+	CHECK_EQ(sb_wl_release_create(NULL, -1, &rel), -EINVAL, "release_create(NULL)");
+	REQUIRE(sb_wl_release_create(ss, -1, &rel) == 0, "release_create (v1)");
+	CHECK_EQ(sb_wl_release_export_fence(rel, &fd), -EAGAIN, "release before any commit: not yet");
 	CHECK_EQ(fd, -1, "*out_fd is -1");
 	CHECK_EQ(sb_wl_release_wait(rel, 0), -ETIME, "release wait, timeout 0");
 	CHECK(sb_wl_release_is_fenced(rel) == false, "not fenced before it arrived");
-	CHECK_EQ(sb_wl_release_get_fence(NULL, &fd), -EINVAL, "get_fence(NULL)");
+	CHECK_EQ(sb_wl_release_export_fence(NULL, &fd), -EINVAL, "release_export_fence(NULL)");
 	CHECK_EQ(sb_wl_release_wait(NULL, 0), -EINVAL, "wait(NULL)");
 	sb_wl_release_destroy(rel);
 	sb_wl_release_destroy(NULL);
@@ -139,11 +143,11 @@ client_side(void)
 	struct sb_wl_client *ci;
 	REQUIRE(sb_wl_client_create(raw.display, -1, SB_WL_CLIENT_NO_DRM_SYNCOBJ | SB_WL_CLIENT_NO_EXPLICIT_V1,
 				    &ci) == 0, "client_create(implicit)");
-	CHECK_EQ(sb_wl_client_get_protocol(ci), SB_WL_CLIENT_IMPLICIT, "flags force implicit sync");
-	REQUIRE(sb_wl_client_get_surface_sync(ci, surf, &ss) == 0, "get_surface_sync(implicit)");
+	CHECK_EQ(sb_wl_client_get_protocol(ci), SB_WL_SYNC_IMPLICIT, "flags force implicit sync");
+	REQUIRE(sb_wl_surface_sync_create(ci, surf, &ss) == 0, "get_surface_sync(implicit)");
 	CHECK_EQ(sb_wl_surface_sync_set_acquire_fence(ss, -1, -1), 0, "implicit: fence -1");
-	CHECK_EQ(sb_wl_surface_sync_get_release(ss, -1, &rel), -EINVAL, "implicit: release without a dma-buf");
-	CHECK_EQ(sb_wl_surface_sync_get_release(ss, p[0], &rel), -EINVAL, "implicit: release on a pipe");
+	CHECK_EQ(sb_wl_release_create(ss, -1, &rel), -EINVAL, "implicit: release without a dma-buf");
+	CHECK_EQ(sb_wl_release_create(ss, p[0], &rel), -EINVAL, "implicit: release on a pipe");
 	sb_wl_surface_sync_destroy(ss);
 	sb_wl_client_destroy(ci);
 	sb_wl_client_destroy(c2);

@@ -7,7 +7,7 @@
  * once: the compositor helper waiting for a v1 acquire fence (the event
  * loop's copy and the helper's own) and for an unmaterialised timeline point
  * (the kernel-registered eventfd), and a client-helper release that arrived
- * with a fence (sb_wl_release_get_fence()'s export, the release's own copy).
+ * with a fence (sb_wl_release_export_fence()'s export, the release's own copy).
  * Every fd that appeared meanwhile must have FD_CLOEXEC, and a fork+exec'ed
  * child (hardening-cloexec --list-fds, its path is argv[1]) must inherit none
  * of them — and exactly our fds without FD_CLOEXEC (a plain dup() made for
@@ -93,16 +93,16 @@ main(int argc, char **argv)
 	{
 		struct wl_surface *s3 = wl_compositor_create_surface(hc.compositor);
 		struct wl_buffer *b3 = wlt_dmabuf_buffer(&hc, buf.fd, 16, 16, 64);
-		REQUIRE(sb_wl_client_get_surface_sync(cl, s3, &ss) == 0, "surface sync");
+		REQUIRE(sb_wl_surface_sync_create(cl, s3, &ss) == 0, "surface sync");
 		wl_surface_attach(s3, b3, 0, 0);
 		REQUIRE(sb_wl_surface_sync_set_acquire_fence(ss, ready.sync_file, buf.fd) == 0, "acquire");
-		REQUIRE(sb_wl_surface_sync_get_release(ss, buf.fd, &rel) == 0, "release");
+		REQUIRE(sb_wl_release_create(ss, buf.fd, &rel) == 0, "release");
 		wl_surface_commit(s3);
 		REQUIRE(wl_display_roundtrip(d) >= 0 && wl_display_roundtrip(d) >= 0, "commit");
 		/* Waited for, up to 10 s (it comes with the commit's use, within ms). */
 		for (int i = 0; i < 500 && !sb_wl_release_is_fenced(rel); i++)
 			wlt_dispatch_for(&hc, 20 * WLT_MS);
-		ret = sb_wl_release_get_fence(rel, &rel_fd);
+		ret = sb_wl_release_export_fence(rel, &rel_fd);
 		CHECK(ret == 0 && rel_fd >= 0, "the release came with a fence (%s, fd %d)",
 		      ret ? strerror(-ret) : "ok", rel_fd);
 

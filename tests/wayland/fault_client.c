@@ -22,15 +22,15 @@
 struct cli_scenario {
 	const char *name;
 	uint32_t flags; /* sb_wl_client_create() */
-	enum sb_wl_client_protocol want;
+	enum sb_wl_sync_protocol want;
 	bool point;     /* set_acquire_point instead of set_acquire_fence */
 };
 
 static const struct cli_scenario cli_scenarios[] = {
-	{ "syncobj-fence", 0, SB_WL_CLIENT_DRM_SYNCOBJ, false },
-	{ "syncobj-point", 0, SB_WL_CLIENT_DRM_SYNCOBJ, true },
-	{ "v1-fence", SB_WL_CLIENT_NO_DRM_SYNCOBJ, SB_WL_CLIENT_EXPLICIT_V1, false },
-	{ "v1-point", SB_WL_CLIENT_NO_DRM_SYNCOBJ, SB_WL_CLIENT_EXPLICIT_V1, true },
+	{ "syncobj-fence", 0, SB_WL_SYNC_DRM_SYNCOBJ, false },
+	{ "syncobj-point", 0, SB_WL_SYNC_DRM_SYNCOBJ, true },
+	{ "v1-fence", SB_WL_CLIENT_NO_DRM_SYNCOBJ, SB_WL_SYNC_EXPLICIT_V1, false },
+	{ "v1-point", SB_WL_CLIENT_NO_DRM_SYNCOBJ, SB_WL_SYNC_EXPLICIT_V1, true },
 };
 #define N_CLI ((int)(sizeof(cli_scenarios) / sizeof(cli_scenarios[0])))
 
@@ -143,7 +143,7 @@ run_cli(const struct cli_scenario *sc, const char *sched, struct cli_result *res
 	 * top of the file). linux-drm-syncobj waits in one DRM ioctl whatever the
 	 * point's state, and without a poll nothing would end the hold.
 	 */
-	if (sc->want == SB_WL_CLIENT_EXPLICIT_V1) {
+	if (sc->want == SB_WL_SYNC_EXPLICIT_V1) {
 		hold_next();
 		sbfault_set_poll_hook(end_hold_at_fence_poll, NULL);
 	}
@@ -152,8 +152,8 @@ run_cli(const struct cli_scenario *sc, const char *sched, struct cli_result *res
 		sbfault_arm_scoped(sched, CLIENT_SCOPE);
 	CALL(res, "sb_wl_client_create", doc_create,
 	     sb_wl_client_create(c.display, dev.client_drm, sc->flags, &cl), cl == NULL);
-	CALL(res, "sb_wl_client_get_surface_sync", doc_any,
-	     sb_wl_client_get_surface_sync(cl, surf, &ss), ss == NULL);
+	CALL(res, "sb_wl_surface_sync_create", doc_any,
+	     sb_wl_surface_sync_create(cl, surf, &ss), ss == NULL);
 	wl_surface_attach(surf, wb, 0, 0);
 	if (sc->point)
 		CALL(res, "sb_wl_surface_sync_set_acquire_point", doc_set_point,
@@ -161,8 +161,8 @@ run_cli(const struct cli_scenario *sc, const char *sched, struct cli_result *res
 	else
 		CALL(res, "sb_wl_surface_sync_set_acquire_fence", doc_any,
 		     sb_wl_surface_sync_set_acquire_fence(ss, f.sync_file, buf.fd), true);
-	CALL(res, "sb_wl_surface_sync_get_release", doc_any,
-	     sb_wl_surface_sync_get_release(ss, buf.fd, &rel), rel == NULL);
+	CALL(res, "sb_wl_release_create", doc_any,
+	     sb_wl_release_create(ss, buf.fd, &rel), rel == NULL);
 	wl_surface_commit(surf);
 	wl_display_roundtrip(c.display);
 	/* A negative-check window for a use before the signal (used_after below is causal). */
@@ -182,8 +182,8 @@ run_cli(const struct cli_scenario *sc, const char *sched, struct cli_result *res
 	}
 	if (!res->broken) {
 		CALL(res, "sb_wl_release_wait", doc_release_wait, sb_wl_release_wait(rel, BOUND), true);
-		CALL(res, "sb_wl_release_get_fence", doc_release_get_fence,
-		     sb_wl_release_get_fence(rel, &fd), fd == -1);
+		CALL(res, "sb_wl_release_export_fence", doc_release_get_fence,
+		     sb_wl_release_export_fence(rel, &fd), fd == -1);
 		if (fd >= 0) {
 			r = sb_sync_file_wait(fd, 0);
 			CHECK(r == 0, "%s: the release fence has signalled after release_wait (%d)",

@@ -176,7 +176,7 @@ info_dmabuf_export_access(int fd, struct sb_sync_file_info *out[2], int err[2])
 
 		out[i] = NULL;
 		if (ret == 0) {
-			ret = sb_sync_file_get_info(sync_fd, &out[i]);
+			ret = sb_sync_file_info_create(sync_fd, &out[i]);
 			close(sync_fd);
 		}
 		err[i] = ret;

@@ -268,8 +268,8 @@ info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o)
 		print_human(&t, &r);
 		ret = info_stdout_status();
 	}
-	sb_sync_file_info_free(r.access[0]);
-	sb_sync_file_info_free(r.access[1]);
+	sb_sync_file_info_destroy(r.access[0]);
+	sb_sync_file_info_destroy(r.access[1]);
 	info_target_release(&t);
 	return ret;
 }

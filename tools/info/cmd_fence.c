@@ -3,7 +3,7 @@
  * syncbridge-info fence FD|/proc/PID/fd/N
  *
  * The fences of a sync_file, decoded with SYNC_IOC_FILE_INFO (through
- * sb_sync_file_get_info()): per fence the driver, the timeline, the status
+ * sb_sync_file_info_create()): per fence the driver, the timeline, the status
  * (1 signalled, 0 active, < 0 the error it completed with) and, once it
  * completed, the CLOCK_MONOTONIC time it did and how long ago that was.
  * Only looks: the sync_file is not waited on and not changed.
@@ -23,7 +23,7 @@ info_cmd_fence(int argc, char **argv, const struct info_opts *o)
 	ret = info_target_from_args(argc, argv, FD_KIND_SYNC_FILE, &t);
 	if (ret != INFO_EXIT_OK)
 		return ret;
-	ret = sb_sync_file_get_info(t.fd, &info);
+	ret = sb_sync_file_info_create(t.fd, &info);
 	if (ret < 0) {
 		info_err("%s: SYNC_IOC_FILE_INFO failed: %s", info_target_name(&t, name, sizeof(name)),
 			 strerror(-ret));
@@ -46,7 +46,7 @@ info_cmd_fence(int argc, char **argv, const struct info_opts *o)
 		info_print_fences(stdout, info, "  ");
 		ret = info_stdout_status();
 	}
-	sb_sync_file_info_free(info);
+	sb_sync_file_info_destroy(info);
 	info_target_release(&t);
 	return ret;
 }

@@ -84,9 +84,9 @@ list_numeric(const char *path, int **out)
 static void
 ps_fd_free(struct ps_fd *p)
 {
-	sb_sync_file_info_free(p->sync);
-	sb_sync_file_info_free(p->access[0]);
-	sb_sync_file_info_free(p->access[1]);
+	sb_sync_file_info_destroy(p->sync);
+	sb_sync_file_info_destroy(p->access[0]);
+	sb_sync_file_info_destroy(p->access[1]);
 	p->sync = p->access[0] = p->access[1] = NULL;
 }
 
@@ -129,7 +129,7 @@ inspect_fd(pid_t pid, int fd, struct ps_fd *p)
 			p->fdinfo.count--; /* our own copy */
 		info_dmabuf_export_access(t.fd, p->access, p->export_err);
 	} else {
-		p->access_err = sb_sync_file_get_info(t.fd, &p->sync);
+		p->access_err = sb_sync_file_info_create(t.fd, &p->sync);
 		if (p->access_err < 0)
 			p->have_fd = false;
 	}

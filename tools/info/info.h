@@ -99,7 +99,7 @@ void info_json_fences(struct json_object *o, const struct sb_sync_file_info *inf
 /*
  * What a reader ([0]) and a writer ([1]) of dma-buf fd would wait for: READ
  * and WRITE sync_files exported and decoded (nothing is added to the buffer).
- * out[i] is NULL and err[i] < 0 where that failed; free with sb_sync_file_info_free().
+ * out[i] is NULL and err[i] < 0 where that failed; free with sb_sync_file_info_destroy().
  */
 void info_dmabuf_export_access(int fd, struct sb_sync_file_info *out[2], int err[2]);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: how the library decodes the kernel's SYNC_IOC_FILE_INFO
- * answers — sb_sync_file_get_info(), sb_sync_file_get_status(),
+ * answers — sb_sync_file_info_create(), sb_sync_file_get_status(),
  * sb_sync_file_wait(fd, 0) and sb_sync_file_merge()'s validation.
  *
  * The input is the kernel's side of the conversation: this file defines
@@ -145,7 +145,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in_len = size;
 	in_pos = 0;
 
-	ret = sb_sync_file_get_info(fd, &info);
+	ret = sb_sync_file_info_create(fd, &info);
 	if (ret == 0) {
 		check(info != NULL, "get_info: 0 with a NULL result");
 		check(terminated(info->name, sizeof(info->name)), "get_info: name not terminated");
@@ -157,7 +157,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(terminated(info->fences[i].timeline, sizeof(info->fences[i].timeline)),
 			      "get_info: timeline not terminated");
 		}
-		sb_sync_file_info_free(info);
+		sb_sync_file_info_destroy(info);
 	} else {
 		check(info == NULL, "get_info: failed but *out is not NULL");
 		check(ret == -EINVAL || ret == -ENOMEM || ret == -EFAULT || ret == -EBADF,
