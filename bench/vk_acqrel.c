@@ -44,15 +44,14 @@
 #define WIDTH 1024 /* 1024×1 ARGB: 4 KiB */
 
 struct side {
-	struct vkb vk;
+	struct vkt vk;
 	bool by_hand; /* the floor */
 	int vgem;     /* borrowed */
 	struct demo_vgem_buf dmabuf;
-	struct vkb_buffer shared, host;
+	struct vkt_buffer shared, host;
 	VkCommandBuffer acquire_cb, release_cb;
 	VkFence fence;
 	VkSemaphore wait_sem, signal_sem; /* the floor's */
-	void *host_map;
 	long early; /* iterations whose copy saw the producer's old data */
 	unsigned iter;
 	struct bench_samples total, acquire, release;
@@ -68,20 +67,19 @@ side_init(struct side *s, bool with_layer, int vgem)
 	int ret = demo_vgem_buf_create(vgem, WIDTH, 1, 32, &s->dmabuf);
 	if (ret < 0)
 		vkb_die("vgem buffer: %s", strerror(-ret));
-	vkb_import_buffer(&s->vk, s->dmabuf.dmabuf_fd, s->dmabuf.size, &s->shared);
+	vkt_import_buffer(&s->vk, s->dmabuf.dmabuf_fd, s->dmabuf.size, &s->shared);
 	ret = demo_vgem_buf_map(&s->dmabuf);
 	if (ret < 0)
 		vkb_die("vgem map: %s", strerror(-ret));
-	vkb_host_buffer(&s->vk, s->dmabuf.size, &s->host);
-	VKB_CHECK(vkMapMemory(s->vk.device, s->host.memory, 0, VK_WHOLE_SIZE, 0, &s->host_map));
+	vkt_host_buffer(&s->vk, s->dmabuf.size, &s->host);
 	VkBufferCopy region = { .size = s->dmabuf.size };
 
-	s->acquire_cb = vkb_cmd_begin(&s->vk);
-	vkb_transfer(&s->vk, s->acquire_cb, s->shared.buffer, true, VK_ACCESS_TRANSFER_READ_BIT);
+	vkt_cmd_begin(&s->vk, 0, &s->acquire_cb);
+	vkt_transfer_buffer(&s->vk, s->acquire_cb, s->shared.buffer, true,
+			    VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
 	vkCmdCopyBuffer(s->acquire_cb, s->shared.buffer, s->host.buffer, 1, &region);
-	VKB_CHECK(vkEndCommandBuffer(s->acquire_cb));
 
-	s->release_cb = vkb_cmd_begin(&s->vk);
+	vkt_cmd_begin(&s->vk, 0, &s->release_cb);
 	VkMemoryBarrier m = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
 		.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
@@ -91,13 +89,16 @@ side_init(struct side *s, bool with_layer, int vgem)
 	vkCmdPipelineBarrier(s->release_cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
 			     VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &m, 0, NULL, 0, NULL);
 	vkCmdCopyBuffer(s->release_cb, s->host.buffer, s->shared.buffer, 1, &region);
-	vkb_transfer(&s->vk, s->release_cb, s->shared.buffer, false, VK_ACCESS_TRANSFER_WRITE_BIT);
-	VKB_CHECK(vkEndCommandBuffer(s->release_cb));
+	vkt_transfer_buffer(&s->vk, s->release_cb, s->shared.buffer, false,
+			    VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+	if (vkEndCommandBuffer(s->acquire_cb) != VK_SUCCESS ||
+	    vkEndCommandBuffer(s->release_cb) != VK_SUCCESS)
+		vkb_die("vkEndCommandBuffer");
 
-	s->fence = vkb_fence(&s->vk);
+	s->fence = vkt_fence(&s->vk);
 	if (s->by_hand) {
-		s->wait_sem = vkb_sync_fd_semaphore(&s->vk);
-		s->signal_sem = vkb_sync_fd_semaphore(&s->vk);
+		s->wait_sem = vkt_semaphore(&s->vk, true);
+		s->signal_sem = vkt_semaphore(&s->vk, true);
 	}
 }
 
@@ -111,53 +112,33 @@ xioctl(int fd, unsigned long req, void *arg)
 	return r;
 }
 
-/* The floor's submit A: what the layer does for an acquire, by hand. */
+/* Submit A. Through the layer the app only submits; the floor first does
+ * what the layer does for an acquire, by hand. */
 static void
-floor_acquire(struct side *s)
+submit_acquire(struct side *s)
 {
-	struct dma_buf_export_sync_file exp = { .flags = DMA_BUF_SYNC_READ, .fd = -1 };
-	if (xioctl(s->dmabuf.dmabuf_fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &exp) < 0)
-		vkb_die("DMA_BUF_IOCTL_EXPORT_SYNC_FILE: %m");
-	VkImportSemaphoreFdInfoKHR import = {
-		.sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR,
-		.semaphore = s->wait_sem,
-		.flags = VK_SEMAPHORE_IMPORT_TEMPORARY_BIT,
-		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
-		.fd = exp.fd,
-	};
-	/* On success the driver owns the fd. */
-	VKB_CHECK(s->vk.ImportSemaphoreFdKHR(s->vk.device, &import));
-	VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-	VkSubmitInfo si = {
-		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-		.waitSemaphoreCount = 1,
-		.pWaitSemaphores = &s->wait_sem,
-		.pWaitDstStageMask = &stage,
-		.commandBufferCount = 1,
-		.pCommandBuffers = &s->acquire_cb,
-	};
-	VKB_CHECK(vkQueueSubmit(s->vk.queue, 1, &si, VK_NULL_HANDLE));
+	VkSemaphore wait = VK_NULL_HANDLE;
+	if (s->by_hand) {
+		struct dma_buf_export_sync_file exp = { .flags = DMA_BUF_SYNC_READ, .fd = -1 };
+		if (xioctl(s->dmabuf.dmabuf_fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &exp) < 0)
+			vkb_die("DMA_BUF_IOCTL_EXPORT_SYNC_FILE: %m");
+		/* On success the driver owns the fd (on failure vkb_die). */
+		vkt_semaphore_import(&s->vk, s->wait_sem, exp.fd);
+		wait = s->wait_sem;
+	}
+	vkt_submit_one(&s->vk, s->acquire_cb, wait, VK_NULL_HANDLE, VK_NULL_HANDLE);
 }
 
-/* The floor's submit B: signal a semaphore, export it, attach it to the dma-buf. */
+/* Submit B. The floor signals a semaphore (the layer's side has none),
+ * exports it and attaches it to the dma-buf, as the layer does. */
 static void
-floor_release(struct side *s)
+submit_release(struct side *s)
 {
-	VkSubmitInfo si = {
-		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-		.commandBufferCount = 1,
-		.pCommandBuffers = &s->release_cb,
-		.signalSemaphoreCount = 1,
-		.pSignalSemaphores = &s->signal_sem,
-	};
-	VKB_CHECK(vkQueueSubmit(s->vk.queue, 1, &si, s->fence));
+	vkt_submit_one(&s->vk, s->release_cb, VK_NULL_HANDLE, s->signal_sem, s->fence);
+	if (!s->by_hand)
+		return;
 	int fd = -1;
-	VkSemaphoreGetFdInfoKHR get = {
-		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
-		.semaphore = s->signal_sem,
-		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
-	};
-	VKB_CHECK(s->vk.GetSemaphoreFdKHR(s->vk.device, &get, &fd));
+	vkt_semaphore_export(&s->vk, s->signal_sem, &fd);
 	struct dma_buf_import_sync_file imp = { .flags = DMA_BUF_SYNC_WRITE, .fd = fd };
 	if (xioctl(s->dmabuf.dmabuf_fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &imp) < 0)
 		vkb_die("DMA_BUF_IOCTL_IMPORT_SYNC_FILE: %m");
@@ -165,25 +146,17 @@ floor_release(struct side *s)
 }
 
 static void
-side_iterate(struct side *s, bool record)
+side_iterate(void *arg, bool record)
 {
+	struct side *s = arg;
 	uint32_t fence_id;
 	int ret = demo_vgem_fence_attach(s->vgem, s->dmabuf.handle, true, &fence_id);
 	if (ret < 0)
 		vkb_die("vgem fence attach: %s", strerror(-ret));
 
-	int64_t t0 = bench_now_ns();
-	if (s->by_hand) {
-		floor_acquire(s);
-	} else {
-		VkSubmitInfo si = {
-			.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-			.commandBufferCount = 1,
-			.pCommandBuffers = &s->acquire_cb,
-		};
-		VKB_CHECK(vkQueueSubmit(s->vk.queue, 1, &si, VK_NULL_HANDLE));
-	}
-	int64_t t1 = bench_now_ns();
+	int64_t t0 = sbk_now_ns();
+	submit_acquire(s);
+	int64_t t1 = sbk_now_ns();
 
 	/* The producer's data, written while its fence is pending: copy A must
 	 * see it, which it does only if it waited for the fence. */
@@ -193,21 +166,11 @@ side_iterate(struct side *s, bool record)
 	if (ret < 0)
 		vkb_die("vgem fence signal: %s", strerror(-ret));
 
-	int64_t t2 = bench_now_ns();
-	if (s->by_hand) {
-		floor_release(s);
-	} else {
-		VkSubmitInfo si = {
-			.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-			.commandBufferCount = 1,
-			.pCommandBuffers = &s->release_cb,
-		};
-		VKB_CHECK(vkQueueSubmit(s->vk.queue, 1, &si, s->fence));
-	}
-	VKB_CHECK(vkWaitForFences(s->vk.device, 1, &s->fence, VK_TRUE, UINT64_MAX));
-	VKB_CHECK(vkResetFences(s->vk.device, 1, &s->fence));
-	int64_t t3 = bench_now_ns();
-	const uint8_t *seen = s->host_map;
+	int64_t t2 = sbk_now_ns();
+	submit_release(s);
+	vkt_fence_wait(&s->vk, s->fence);
+	int64_t t3 = sbk_now_ns();
+	const uint8_t *seen = s->host.map;
 	if (seen[0] != stamp || seen[s->dmabuf.size - 1] != stamp)
 		s->early++;
 	if (record) {
@@ -228,9 +191,9 @@ side_finish(struct side *s)
 	vkDestroyFence(s->vk.device, s->fence, NULL);
 	VkCommandBuffer cbs[] = { s->acquire_cb, s->release_cb };
 	vkFreeCommandBuffers(s->vk.device, s->vk.pool, 2, cbs);
-	vkb_buffer_destroy(&s->vk, &s->shared);
-	vkb_buffer_destroy(&s->vk, &s->host);
-	vkb_finish(&s->vk);
+	vkt_buffer_destroy(&s->vk, &s->shared);
+	vkt_buffer_destroy(&s->vk, &s->host);
+	vkt_finish(&s->vk);
 	demo_vgem_buf_destroy(&s->dmabuf);
 	bench_samples_finish(&s->total);
 	bench_samples_finish(&s->acquire);
@@ -240,17 +203,7 @@ side_finish(struct side *s)
 int
 main(int argc, char **argv)
 {
-	long iterations = 1000;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
-			iterations = strtol(argv[++i], NULL, 10);
-		else {
-			fprintf(stderr, "usage: %s [--iterations N]\n", argv[0]);
-			return 2;
-		}
-	}
-	if (iterations < 1)
-		iterations = 1;
+	long iterations = bench_args(argc, argv, NULL, NULL, NULL);
 
 	int vgem = demo_vgem_open();
 	if (vgem < 0) {
@@ -264,20 +217,7 @@ main(int argc, char **argv)
 	side_init(&floor, false, vgem);
 	printf("figure 2: one dma-buf acquire (pending vgem write fence) + release, %ld "
 	       "iterations, layer and hand-written floor interleaved\n", iterations);
-
-	const long warmup = 20;
-	int64_t t0 = bench_now_ns();
-	for (long i = 0; i < iterations + warmup; i++) {
-		bool record = i >= warmup;
-		if (i % 2) {
-			side_iterate(&layer, record);
-			side_iterate(&floor, record);
-		} else {
-			side_iterate(&floor, record);
-			side_iterate(&layer, record);
-		}
-	}
-	printf("(%.1f s)\n", (bench_now_ns() - t0) / 1e9);
+	vkb_interleave(iterations, side_iterate, &layer, &floor);
 	printf("copies that ran before the producer's fence signalled: layer %ld, floor %ld\n",
 	       layer.early, floor.early);
 	if (layer.early || floor.early)

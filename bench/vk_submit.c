@@ -23,8 +23,8 @@
 #define SIZE 4096
 
 struct side {
-	struct vkb vk;
-	struct vkb_buffer src, dst;
+	struct vkt vk;
+	struct vkt_buffer src, dst;
 	VkCommandBuffer cb;
 	VkFence fence;
 	struct bench_samples submit, round_trip;
@@ -35,29 +35,25 @@ side_init(struct side *s, bool with_layer)
 {
 	memset(s, 0, sizeof(*s));
 	vkb_init(&s->vk, with_layer);
-	vkb_host_buffer(&s->vk, SIZE, &s->src);
-	vkb_host_buffer(&s->vk, SIZE, &s->dst);
-	s->cb = vkb_cmd_begin(&s->vk);
+	vkt_host_buffer(&s->vk, SIZE, &s->src);
+	vkt_host_buffer(&s->vk, SIZE, &s->dst);
+	vkt_cmd_begin(&s->vk, 0, &s->cb);
 	VkBufferCopy region = { .size = SIZE };
 	vkCmdCopyBuffer(s->cb, s->src.buffer, s->dst.buffer, 1, &region);
-	VKB_CHECK(vkEndCommandBuffer(s->cb));
-	s->fence = vkb_fence(&s->vk);
+	if (vkEndCommandBuffer(s->cb) != VK_SUCCESS)
+		vkb_die("vkEndCommandBuffer");
+	s->fence = vkt_fence(&s->vk);
 }
 
 static void
-side_iterate(struct side *s, bool record)
+side_iterate(void *arg, bool record)
 {
-	VkSubmitInfo si = {
-		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-		.commandBufferCount = 1,
-		.pCommandBuffers = &s->cb,
-	};
-	int64_t t0 = bench_now_ns();
-	VKB_CHECK(vkQueueSubmit(s->vk.queue, 1, &si, s->fence));
-	int64_t t1 = bench_now_ns();
-	VKB_CHECK(vkWaitForFences(s->vk.device, 1, &s->fence, VK_TRUE, UINT64_MAX));
-	VKB_CHECK(vkResetFences(s->vk.device, 1, &s->fence));
-	int64_t t2 = bench_now_ns();
+	struct side *s = arg;
+	int64_t t0 = sbk_now_ns();
+	vkt_submit_one(&s->vk, s->cb, VK_NULL_HANDLE, VK_NULL_HANDLE, s->fence);
+	int64_t t1 = sbk_now_ns();
+	vkt_fence_wait(&s->vk, s->fence);
+	int64_t t2 = sbk_now_ns();
 	if (record) {
 		bench_samples_add(&s->submit, t1 - t0);
 		bench_samples_add(&s->round_trip, t2 - t0);
@@ -70,9 +66,9 @@ side_finish(struct side *s)
 	vkDeviceWaitIdle(s->vk.device);
 	vkDestroyFence(s->vk.device, s->fence, NULL);
 	vkFreeCommandBuffers(s->vk.device, s->vk.pool, 1, &s->cb);
-	vkb_buffer_destroy(&s->vk, &s->src);
-	vkb_buffer_destroy(&s->vk, &s->dst);
-	vkb_finish(&s->vk);
+	vkt_buffer_destroy(&s->vk, &s->src);
+	vkt_buffer_destroy(&s->vk, &s->dst);
+	vkt_finish(&s->vk);
 	bench_samples_finish(&s->submit);
 	bench_samples_finish(&s->round_trip);
 }
@@ -80,17 +76,7 @@ side_finish(struct side *s)
 int
 main(int argc, char **argv)
 {
-	long iterations = 1000;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
-			iterations = strtol(argv[++i], NULL, 10);
-		else {
-			fprintf(stderr, "usage: %s [--iterations N]\n", argv[0]);
-			return 2;
-		}
-	}
-	if (iterations < 1)
-		iterations = 1;
+	long iterations = bench_args(argc, argv, NULL, NULL, NULL);
 
 	vkb_env_setup();
 	struct side layer, floor;
@@ -98,21 +84,7 @@ main(int argc, char **argv)
 	side_init(&floor, false);
 	printf("figure 1: vkQueueSubmit of a command buffer that touches no dma-buf, %ld "
 	       "iterations, layer and floor interleaved\n", iterations);
-
-	const long warmup = 20;
-	int64_t t0 = bench_now_ns();
-	for (long i = 0; i < iterations + warmup; i++) {
-		bool record = i >= warmup;
-		/* Swap the order every iteration: neither side always goes first. */
-		if (i % 2) {
-			side_iterate(&layer, record);
-			side_iterate(&floor, record);
-		} else {
-			side_iterate(&floor, record);
-			side_iterate(&layer, record);
-		}
-	}
-	printf("(%.1f s)\n", (bench_now_ns() - t0) / 1e9);
+	vkb_interleave(iterations, side_iterate, &layer, &floor);
 	bench_print_us("submit-no-dmabuf", &layer.submit, &floor.submit);
 	bench_print_us("submit-no-dmabuf-round-trip", &layer.round_trip, &floor.round_trip);
 	side_finish(&layer);

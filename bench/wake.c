@@ -102,7 +102,7 @@ loop_fired(int fd, uint32_t mask, void *data)
 {
 	int64_t *t = data;
 
-	*t = bench_now_ns();
+	*t = sbk_now_ns();
 	return 0;
 }
 
@@ -114,12 +114,12 @@ run_job(struct waiter *w, enum kind kind, enum how how, int fd, int64_t *t)
 
 	if (how == H_LIB && kind == K_SYNC_FILE) {
 		ret = sb_sync_file_wait(fd, SB_TIMEOUT_INFINITE);
-		*t = bench_now_ns();
+		*t = sbk_now_ns();
 		return ret;
 	}
 	if (how == H_LIB && kind == K_DMABUF) {
 		ret = sb_dmabuf_wait(fd, SB_ACCESS_READ, SB_TIMEOUT_INFINITE);
-		*t = bench_now_ns();
+		*t = sbk_now_ns();
 		return ret;
 	}
 	if (how == H_LIB && kind == K_X_DMABUF_CHECK) {
@@ -139,7 +139,7 @@ run_job(struct waiter *w, enum kind kind, enum how how, int fd, int64_t *t)
 		do
 			ret = ppoll(&p, 1, NULL, NULL);
 		while (ret < 0 && errno == EINTR);
-		*t = bench_now_ns();
+		*t = sbk_now_ns();
 		return ret < 0 ? -errno : 0;
 	}
 	if (how == H_LIB && kind == K_X_INFO) {
@@ -150,7 +150,7 @@ run_job(struct waiter *w, enum kind kind, enum how how, int fd, int64_t *t)
 		while (ret < 0 && errno == EINTR);
 		memset(&info, 0, sizeof(info));
 		ioctl(fd, SYNC_IOC_FILE_INFO, &info);
-		*t = bench_now_ns();
+		*t = sbk_now_ns();
 		return ret < 0 ? -errno : 0;
 	}
 	if (how == H_LOOP) {
@@ -173,7 +173,7 @@ run_job(struct waiter *w, enum kind kind, enum how how, int fd, int64_t *t)
 	do
 		ret = poll(&p, 1, -1);
 	while (ret < 0 && errno == EINTR);
-	*t = bench_now_ns();
+	*t = sbk_now_ns();
 	if (ret < 0)
 		return -errno;
 	return (p.revents & POLLIN) ? 0 : -EIO;
@@ -387,7 +387,7 @@ iteration(struct ctx *c, enum kind kind, enum how how, int64_t *lat_ns)
 			waiter_collect(&c->w, &t1);
 		goto out;
 	}
-	t0 = bench_now_ns();
+	t0 = sbk_now_ns();
 	ret = sbk_vgem_fence_signal(c->vgem, id);
 	if (ret) /* e.g. -ETIMEDOUT: vgem signalled it itself (10 s) */
 		fprintf(stderr, "bench-wake: VGEM_FENCE_SIGNAL: %s\n", strerror(-ret));
@@ -427,7 +427,7 @@ run_kind(struct ctx *c, enum kind kind, int iterations)
 	struct bench_samples s[H_COUNT];
 	int nh = kind == K_COMPOSITOR ? 3 : 2, warmup = 10 * nh;
 	int total = warmup + iterations * nh;
-	int64_t t_start = bench_now_ns();
+	int64_t t_start = sbk_now_ns();
 	char name[64];
 
 	memset(s, 0, sizeof(s));
@@ -450,7 +450,7 @@ run_kind(struct ctx *c, enum kind kind, int iterations)
 		bench_print_us(name, &s[H_LIB], &s[h]);
 	}
 	printf("#   %s: %d iterations per variant in %.1f s\n", kind_names[kind], iterations,
-	       (double)(bench_now_ns() - t_start) / 1e9);
+	       (double)(sbk_now_ns() - t_start) / 1e9);
 	for (int h = 0; h < H_COUNT; h++)
 		bench_samples_finish(&s[h]);
 	return 0;
@@ -459,21 +459,11 @@ run_kind(struct ctx *c, enum kind kind, int iterations)
 int
 main(int argc, char **argv)
 {
-	int iterations = 1000, failures = 0, ret;
 	const char *kinds = "sync_file,dmabuf,syncobj,syncobj-thread,compositor";
+	int iterations = (int)bench_args(argc, argv, "--kinds", "K,...", &kinds), failures = 0, ret;
 	struct ctx c;
 	struct utsname u;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
-			iterations = atoi(argv[++i]);
-		} else if (strcmp(argv[i], "--kinds") == 0 && i + 1 < argc) {
-			kinds = argv[++i];
-		} else {
-			fprintf(stderr, "usage: bench-wake [--iterations N] [--kinds K,...]\n");
-			return 2;
-		}
-	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	memset(&c, 0, sizeof(c));

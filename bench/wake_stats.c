@@ -97,15 +97,6 @@ bench_print_unit(const char *name, const char *unit, struct bench_samples *var,
 	fflush(stdout);
 }
 
-int64_t
-bench_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int
 bench_gettid(void)
 {
@@ -179,17 +170,39 @@ others_asleep(int self)
 int
 bench_wait_asleep(int tid, int64_t timeout_ns)
 {
-	int64_t end = bench_now_ns() + timeout_ns;
+	int64_t end = sbk_now_ns() + timeout_ns;
 	int self = bench_gettid();
 
 	for (;;) {
 		if (is_poll_family(task_syscall(tid)) && others_asleep(self))
 			return 0;
-		if (bench_now_ns() > end)
+		if (sbk_now_ns() > end)
 			return -ETIME;
 		struct timespec ts = { 0, 20000 };
 		nanosleep(&ts, NULL);
 	}
+}
+
+long
+bench_args(int argc, char **argv, const char *name, const char *metavar, const char **value)
+{
+	long iterations = 1000;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
+			iterations = strtol(argv[++i], NULL, 10);
+		} else if (name && strcmp(argv[i], name) == 0 && i + 1 < argc) {
+			*value = argv[++i];
+		} else {
+			if (name)
+				fprintf(stderr, "usage: %s [--iterations N] [%s %s]\n", argv[0], name,
+					metavar);
+			else
+				fprintf(stderr, "usage: %s [--iterations N]\n", argv[0]);
+			exit(2);
+		}
+	}
+	return iterations < 1 ? 1 : iterations;
 }
 
 int

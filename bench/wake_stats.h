@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel.h" /* sbk_now_ns(): CLOCK_MONOTONIC in ns */
+
 struct bench_samples {
 	int64_t *v;
 	size_t n, cap;
@@ -36,11 +38,16 @@ void bench_print_us(const char *name, struct bench_samples *var, struct bench_sa
 void bench_print_unit(const char *name, const char *unit, struct bench_samples *var,
 		      struct bench_samples *floor);
 
+/*
+ * The benchmarks' options: --iterations N (returned; default 1000, at least
+ * 1) and, with name, `name VALUE` into *value (left as it is when absent).
+ * Anything else: a usage line (VALUE shown as metavar) and exit 2.
+ */
+long bench_args(int argc, char **argv, const char *name, const char *metavar, const char **value);
+
 /* The tid of this process's thread named `comm` (/proc/self/task/T/comm), or -1. */
 int bench_find_tid(const char *comm);
 
-/* CLOCK_MONOTONIC in ns. */
-int64_t bench_now_ns(void);
 
 /*
  * Wait until thread `tid` of this process sleeps in a poll-family system call

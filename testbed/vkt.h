@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers for the layer tests: a plain Vulkan "app" (instance, device, dma-buf
- * imports, barriers, submits) written the way an application would, plus the
- * environment that activates the build-tree layer without `meson devenv`
- * (so the programs run the same on the host, in the guest and under gdb).
+ * The layer tests' side of the testbed's Vulkan app (vk.h): the environment
+ * that activates the build-tree layer without `meson devenv` (so the
+ * programs run the same on the host, in the guest and under gdb; the
+ * benchmarks use it too), the options every layer test takes, and the
+ * harness glue: vkt_init() bails out (or skips) on any failure, so a test's
+ * calls into vk.h need no checks.
  *
  * Every program takes the common options parsed by vkt_parse_args():
  *   --control      set SYNCBRIDGE_DISABLE=1 (the loader then skips the
@@ -27,14 +29,13 @@
 #ifndef SB_TEST_VKT_H
 #define SB_TEST_VKT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include <vulkan/vulkan.h>
-
-#define VKT_LAYER_NAME "VK_LAYER_SYNCBRIDGE_implicit_sync"
-#define VKT_VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
+#include "kernel.h"
+#include "vk.h"
 
 struct vkt_options {
 	bool control;
@@ -57,6 +58,11 @@ enum vkt_activation {
 	VKT_ACTIVATE_IMPLICIT, /* XDG_DATA_DIRS + VK_ADD_IMPLICIT_LAYER_PATH */
 	VKT_ACTIVATE_BY_NAME,  /* VK_ADD_LAYER_PATH + VK_INSTANCE_LAYERS */
 	VKT_ACTIVATE_BOTH,     /* all of the above at once */
+	/* VK_ADD_LAYER_PATH only: an instance has the layer when the app names
+	 * it (ppEnabledLayerNames). The build tree's implicit manifest is taken
+	 * off XDG_DATA_DIRS (meson devenv puts it there), where it would slip
+	 * the layer into every instance (the benchmarks' floor). */
+	VKT_ACTIVATE_APP,
 };
 
 /*
@@ -68,6 +74,12 @@ void vkt_env_activate(enum vkt_activation how, const char *extra_layers);
 
 /* The usual setup from options: implicit activation, control, mode, validation. */
 void vkt_env_from_options(const struct vkt_options *opt);
+
+/*
+ * A layer test's start: parse the options, set the environment from them,
+ * open vgem (skip where there is none). Returns the vgem fd.
+ */
+int vkt_start(int argc, char **argv, struct vkt_options *opt);
 
 /* With --fault: find libsbfault and start capturing stderr (vkt_fault_check()
  * ends it); vkt_submit() then arms the fault around the submit. */
@@ -83,62 +95,18 @@ char *vkt_capture_end(void);
 /* Occurrences of needle in text. */
 int vkt_count(const char *text, const char *needle);
 
-struct vkt {
-	VkInstance instance;
-	VkPhysicalDevice physical;
-	VkDevice device;
-	VkQueue queue;
-	uint32_t family;
-	VkCommandPool pool;
-	VkPhysicalDeviceMemoryProperties mem_props;
-	VkDebugUtilsMessengerEXT messenger;
-	PFN_vkGetMemoryFdPropertiesKHR GetMemoryFdPropertiesKHR;
-	bool has_foreign_family; /* VK_EXT_queue_family_foreign enabled */
-	bool has_semaphore_fd;   /* the driver lists VK_KHR_external_semaphore_fd */
-	bool has_dmabuf;         /* the driver lists VK_EXT_external_memory_dma_buf */
-};
-
-/* Validation messages of ERROR severity seen so far (all instances). */
-extern int vkt_validation_errors;
+/* The harness as vk.h's fail: skip (77) on -ENODEV, else bail out (1). */
+void vkt_test_fail(struct vkt *t, int err);
 
 /*
- * Create instance + device on the first physical device (lavapipe). The app
+ * Create instance + device on the CPU device (lavapipe) with the test
+ * harness as t->cfg.fail (vkt_test_fail()). The app
  * enables VK_KHR_external_memory_fd, VK_EXT_external_memory_dma_buf and
  * VK_EXT_queue_family_foreign when present, timelineSemaphore and
  * synchronization2 — never VK_KHR_external_semaphore_fd (the layer must add
  * it). require_dmabuf: skip (exit 77) when dma-buf import is missing.
  */
 void vkt_init(struct vkt *t, const struct vkt_options *opt, bool require_dmabuf);
-void vkt_finish(struct vkt *t);
-
-/* A second device on the same instance (threads test). */
-void vkt_init_device(struct vkt *t, const struct vkt *from);
-void vkt_finish_device(struct vkt *t);
-
-struct vkt_buffer {
-	VkBuffer buffer;
-	VkDeviceMemory memory;
-	VkDeviceSize size;
-	void *map; /* host buffers only */
-};
-
-struct vkt_image {
-	VkImage image;
-	VkDeviceMemory memory;
-	uint32_t width, height;
-	VkDeviceSize offset, row_pitch; /* LINEAR layout of the one subresource */
-};
-
-/* Host-visible coherent buffer, mapped, zeroed. */
-void vkt_host_buffer(struct vkt *t, VkDeviceSize size, struct vkt_buffer *b);
-/* Import a dma-buf (a dup of dmabuf_fd; the caller keeps its own). */
-void vkt_import_buffer(struct vkt *t, int dmabuf_fd, VkDeviceSize size, struct vkt_buffer *b);
-/* Import a dma-buf as a width×height R8G8B8A8 LINEAR image (GENERAL layout
- * after the first barrier). */
-void vkt_import_image(struct vkt *t, int dmabuf_fd, VkDeviceSize dmabuf_size, uint32_t width,
-		      uint32_t height, struct vkt_image *img);
-void vkt_buffer_destroy(struct vkt *t, struct vkt_buffer *b);
-void vkt_image_destroy(struct vkt *t, struct vkt_image *img);
 
 /* The shared resource a test moves between the outside world and Vulkan. */
 struct vkt_shared {
@@ -146,6 +114,15 @@ struct vkt_shared {
 	struct vkt_buffer buf;
 	struct vkt_image img;
 };
+
+/*
+ * A vgem dma-buf of size bytes (twice that for --image: room for a LINEAR
+ * image's row padding) filled with fill, imported as the shared buffer or
+ * (--image) a 64×64 R8G8B8A8 LINEAR image in GENERAL layout.
+ */
+void vkt_shared_create(struct vkt *t, const struct vkt_options *opt, int vgem, size_t size,
+		       uint8_t fill, struct sbk_buf *buf, struct vkt_shared *s);
+void vkt_shared_destroy(struct vkt *t, struct vkt_shared *s, struct sbk_buf *buf);
 
 /* Primary command buffer, begun. With opt->secondary a secondary is begun
  * too; vkt_cmd() returns the one to record the work into. */
@@ -172,10 +149,49 @@ void vkt_acquire(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer c
 		 const struct vkt_shared *s, VkAccessFlags dst_access);
 void vkt_release(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
 		 const struct vkt_shared *s, VkAccessFlags src_access);
-/* Copy shared → host buffer / host buffer → shared, plus a host-read barrier. */
+/* Copy shared → host buffer / host buffer → shared. */
 void vkt_copy_from_shared(VkCommandBuffer cb, const struct vkt_shared *s, struct vkt_buffer *dst);
 void vkt_copy_to_shared(VkCommandBuffer cb, struct vkt_buffer *src, const struct vkt_shared *s);
-void vkt_host_read_barrier(VkCommandBuffer cb);
+/*
+ * What an acquire/release cycle moves (the soaks, the threads): a vgem
+ * dma-buf (zeroed) imported as the shared buffer, and two host buffers, src
+ * to copy into it and dst to copy out of it.
+ */
+struct vkt_cycle {
+	struct sbk_buf buf;
+	struct vkt_shared sh;
+	struct vkt_buffer src, dst;
+};
+
+void vkt_cycle_create(struct vkt *t, int vgem, size_t size, struct vkt_cycle *c);
+void vkt_cycle_destroy(struct vkt *t, struct vkt_cycle *c);
+/* One whole cycle into cb: acquire the shared buffer, copy it into dst,
+ * copy src into it, release it. */
+void vkt_record_cycle(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+		      struct vkt_cycle *c);
+
+/*
+ * "The GPU is still busy": a thread that runs fn(arg) (signals what the
+ * app's batch waits for) delay_ns after vkt_deferred_start(), or, with
+ * when_told, only once vkt_deferred_tell() was called: a control's signal
+ * that must come after its reader, however slowly the reader runs.
+ */
+struct vkt_deferred {
+	void (*fn)(void *arg);
+	void *arg;
+	int64_t delay_ns;
+	bool when_told;
+	/* vkt_deferred_start()'s */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool told;
+};
+
+void vkt_deferred_start(struct vkt_deferred *d);
+void vkt_deferred_tell(struct vkt_deferred *d);
+/* Waits for the thread (fn has run) and frees what start made. */
+void vkt_deferred_join(struct vkt_deferred *d);
 
 /*
  * Submit one command buffer (vkQueueSubmit, or vkQueueSubmit2 with
@@ -183,17 +199,6 @@ void vkt_host_read_barrier(VkCommandBuffer cb);
  */
 VkResult vkt_submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
 		    VkSemaphore wait_timeline, uint64_t wait_value, VkFence fence);
-
-VkFence vkt_fence(struct vkt *t);
-VkSemaphore vkt_timeline(struct vkt *t, uint64_t initial);
-
-/* Bytes in [p, p+n) equal to v. */
-size_t vkt_count_bytes(const void *p, size_t n, uint8_t v);
-
-/* Whether the function pointer lives in the layer's shared object. */
-bool vkt_in_layer(const void *func);
-
-const char *vkt_result_name(VkResult r);
 
 #define VK_CHECK(call)                                                              \
 	do {                                                                        \

@@ -41,8 +41,7 @@ struct params {
 
 struct slot {
 	struct demo_vgem_buf buf;
-	VkImage image;
-	VkDeviceMemory memory;
+	struct vkt_image img;
 	VkImageView view;
 	VkCommandBuffer cb;
 	VkFence fence;
@@ -52,7 +51,7 @@ struct slot {
 struct producer {
 	const struct cube_options *opt;
 	int vgem_fd;
-	struct cube_vk vk;
+	struct vkt vk;
 	struct slot slots[CUBE_MAX_BUFFERS];
 	VkImage depth;
 	VkDeviceMemory depth_memory;
@@ -60,15 +59,6 @@ struct producer {
 	VkPipelineLayout layout;
 	VkPipeline cube_pipeline, stamp_pipeline;
 };
-
-#define TRY(call)                                                                           \
-	do {                                                                                \
-		VkResult r_ = (call);                                                       \
-		if (r_ != VK_SUCCESS) {                                                     \
-			fprintf(stderr, PROG ": producer: %s: %s\n", #call, cube_vk_result(r_)); \
-			return -EIO;                                                        \
-		}                                                                           \
-	} while (0)
 
 static int
 create_shader(struct producer *p, const uint32_t *code, size_t size, VkShaderModule *out)
@@ -78,7 +68,7 @@ create_shader(struct producer *p, const uint32_t *code, size_t size, VkShaderMod
 		.codeSize = size,
 		.pCode = code,
 	};
-	TRY(vkCreateShaderModule(p->vk.device, &info, NULL, out));
+	VKT_TRY(&p->vk, vkCreateShaderModule(p->vk.device, &info, NULL, out));
 	return 0;
 }
 
@@ -160,7 +150,7 @@ create_pipeline(struct producer *p, VkShaderModule vs, VkShaderModule fs, bool s
 		.pDynamicState = &dy,
 		.layout = p->layout,
 	};
-	TRY(vkCreateGraphicsPipelines(p->vk.device, VK_NULL_HANDLE, 1, &info, NULL, out));
+	VKT_TRY(&p->vk, vkCreateGraphicsPipelines(p->vk.device, VK_NULL_HANDLE, 1, &info, NULL, out));
 	return 0;
 }
 
@@ -176,7 +166,7 @@ create_pipelines(struct producer *p)
 		.pushConstantRangeCount = 1,
 		.pPushConstantRanges = &range,
 	};
-	TRY(vkCreatePipelineLayout(p->vk.device, &li, NULL, &p->layout));
+	VKT_TRY(&p->vk, vkCreatePipelineLayout(p->vk.device, &li, NULL, &p->layout));
 
 	VkShaderModule m[4] = { VK_NULL_HANDLE };
 	int ret = create_shader(p, cube_vert_spv, sizeof(cube_vert_spv), &m[0]);
@@ -207,7 +197,7 @@ create_view(struct producer *p, VkImage image, VkFormat format, VkImageAspectFla
 		.format = format,
 		.subresourceRange = { aspect, 0, 1, 0, 1 },
 	};
-	TRY(vkCreateImageView(p->vk.device, &info, NULL, out));
+	VKT_TRY(&p->vk, vkCreateImageView(p->vk.device, &info, NULL, out));
 	return 0;
 }
 
@@ -225,10 +215,10 @@ create_depth(struct producer *p)
 		.tiling = VK_IMAGE_TILING_OPTIMAL,
 		.usage = VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT,
 	};
-	TRY(vkCreateImage(p->vk.device, &info, NULL, &p->depth));
+	VKT_TRY(&p->vk, vkCreateImage(p->vk.device, &info, NULL, &p->depth));
 	VkMemoryRequirements req;
 	vkGetImageMemoryRequirements(p->vk.device, p->depth, &req);
-	int type = cube_vk_memory_type(&p->vk, req.memoryTypeBits, 0);
+	int type = vkt_memory_type(&p->vk, req.memoryTypeBits, 0);
 	if (type < 0)
 		return -EIO;
 	VkMemoryAllocateInfo mai = {
@@ -236,8 +226,8 @@ create_depth(struct producer *p)
 		.allocationSize = req.size,
 		.memoryTypeIndex = (uint32_t)type,
 	};
-	TRY(vkAllocateMemory(p->vk.device, &mai, NULL, &p->depth_memory));
-	TRY(vkBindImageMemory(p->vk.device, p->depth, p->depth_memory, 0));
+	VKT_TRY(&p->vk, vkAllocateMemory(p->vk.device, &mai, NULL, &p->depth_memory));
+	VKT_TRY(&p->vk, vkBindImageMemory(p->vk.device, p->depth, p->depth_memory, 0));
 	return create_view(p, p->depth, DEPTH_FORMAT, VK_IMAGE_ASPECT_DEPTH_BIT, &p->depth_view);
 }
 
@@ -266,29 +256,24 @@ create_ring(struct producer *p)
 		}
 		ret = cube_vk_import_image(&p->vk, s->buf.dmabuf_fd, p->opt->width, p->opt->height,
 					   s->buf.pitch, 0, VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT,
-					   &s->image, &s->memory);
+					   &s->img);
 		if (ret < 0)
 			return ret;
-		ret = create_view(p, s->image, COLOR_FORMAT, VK_IMAGE_ASPECT_COLOR_BIT, &s->view);
+		ret = create_view(p, s->img.image, COLOR_FORMAT, VK_IMAGE_ASPECT_COLOR_BIT, &s->view);
 		if (ret < 0)
 			return ret;
-		VkCommandBufferAllocateInfo ai = {
-			.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-			.commandPool = p->vk.pool,
-			.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-			.commandBufferCount = 1,
-		};
-		TRY(vkAllocateCommandBuffers(p->vk.device, &ai, &s->cb));
+		if (vkt_cmd_alloc(&p->vk, &s->cb) != VK_SUCCESS)
+			return -EIO;
 		VkFenceCreateInfo fi = {
 			.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO,
 			.flags = VK_FENCE_CREATE_SIGNALED_BIT,
 		};
-		TRY(vkCreateFence(p->vk.device, &fi, NULL, &s->fence));
+		VKT_TRY(&p->vk, vkCreateFence(p->vk.device, &fi, NULL, &s->fence));
 		s->free = true;
-		images[i] = s->image;
+		images[i] = s->img.image;
 	}
 	/* Once: UNDEFINED → GENERAL, the layout the buffers have "outside". */
-	return cube_vk_images_to_general(&p->vk, images, p->opt->buffers);
+	return vkt_images_to_general(&p->vk, images, p->opt->buffers) == VK_SUCCESS ? 0 : -EIO;
 }
 
 static int
@@ -297,17 +282,13 @@ record(struct producer *p, struct slot *s, unsigned frame)
 	const struct cube_options *opt = p->opt;
 	VkCommandBuffer cb = s->cb;
 
-	TRY(vkResetCommandBuffer(cb, 0));
-	VkCommandBufferBeginInfo bi = {
-		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-		.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-	};
-	TRY(vkBeginCommandBuffer(cb, &bi));
+	if (vkt_cmd_reset_begin(&p->vk, cb) != VK_SUCCESS)
+		return -EIO;
 
 	/* Take the buffer from the outside world (the consumer). */
-	cube_vk_transfer(&p->vk, cb, s->image, true, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-			 VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
-			 VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+	vkt_transfer_image(&p->vk, cb, s->img.image, true,
+			   VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+			   VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
 	VkImageMemoryBarrier depth = {
 		.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
 		.srcAccessMask = VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
@@ -369,10 +350,10 @@ record(struct producer *p, struct slot *s, unsigned frame)
 	vkCmdEndRendering(cb);
 
 	/* Hand it back to the outside world: the layer fences the dma-buf here. */
-	cube_vk_transfer(&p->vk, cb, s->image, false, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-			 VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
-			 VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
-	TRY(vkEndCommandBuffer(cb));
+	vkt_transfer_image(&p->vk, cb, s->img.image, false,
+			   VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+			   VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+	VKT_TRY(&p->vk, vkEndCommandBuffer(cb));
 	return 0;
 }
 
@@ -412,10 +393,7 @@ producer_finish(struct producer *p)
 				vkDestroyFence(dev, s->fence, NULL);
 			if (s->view)
 				vkDestroyImageView(dev, s->view, NULL);
-			if (s->image)
-				vkDestroyImage(dev, s->image, NULL);
-			if (s->memory)
-				vkFreeMemory(dev, s->memory, NULL);
+			vkt_image_destroy(&p->vk, &s->img);
 		}
 		if (p->cube_pipeline)
 			vkDestroyPipeline(dev, p->cube_pipeline, NULL);
@@ -430,7 +408,7 @@ producer_finish(struct producer *p)
 		if (p->depth_memory)
 			vkFreeMemory(dev, p->depth_memory, NULL);
 	}
-	cube_vk_finish(&p->vk);
+	vkt_finish(&p->vk);
 	for (unsigned i = 0; i < CUBE_MAX_BUFFERS; i++)
 		demo_vgem_buf_destroy(&p->slots[i].buf);
 	demo_fd_clear(&p->vgem_fd);
@@ -515,7 +493,7 @@ cube_producer_run(int sock, const struct cube_options *opt)
 		if (r == VK_SUCCESS)
 			r = vkResetFences(p.vk.device, 1, &s->fence);
 		if (r != VK_SUCCESS) {
-			fprintf(stderr, PROG ": producer: fence: %s\n", cube_vk_result(r));
+			fprintf(stderr, PROG ": producer: fence: %s\n", vkt_result_name(r));
 			ret = -EIO;
 			goto out;
 		}
@@ -532,28 +510,22 @@ cube_producer_run(int sock, const struct cube_options *opt)
 			struct slot *prev = &p.slots[(frame - 1) % opt->buffers];
 			r = vkWaitForFences(p.vk.device, 1, &prev->fence, VK_TRUE, UINT64_MAX);
 			if (r != VK_SUCCESS) {
-				fprintf(stderr, PROG ": producer: fence: %s\n", cube_vk_result(r));
+				fprintf(stderr, PROG ": producer: fence: %s\n", vkt_result_name(r));
 				ret = -EIO;
 				goto out;
 			}
 		}
-		VkSubmitInfo si = {
-			.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-			.commandBufferCount = 1,
-			.pCommandBuffers = &s->cb,
-		};
 		int64_t t0 = demo_now_ns();
-		r = vkQueueSubmit(p.vk.queue, 1, &si, s->fence);
+		r = vkt_submit_one(&p.vk, s->cb, VK_NULL_HANDLE, VK_NULL_HANDLE, s->fence);
 		int64_t t1 = demo_now_ns();
 		if (r != VK_SUCCESS) {
-			fprintf(stderr, PROG ": producer: vkQueueSubmit: %s\n", cube_vk_result(r));
-			ret = -EIO;
+			ret = -EIO; /* said by vkt_fail_print */
 			goto out;
 		}
 		/* --cpu-sync: no fence on the dma-buf says the frame is being
 		 * drawn, so hand it over only once the GPU is done. */
 		if (opt->cpu_sync && (r = vkQueueWaitIdle(p.vk.queue)) != VK_SUCCESS) {
-			fprintf(stderr, PROG ": producer: vkQueueWaitIdle: %s\n", cube_vk_result(r));
+			fprintf(stderr, PROG ": producer: vkQueueWaitIdle: %s\n", vkt_result_name(r));
 			ret = -EIO;
 			goto out;
 		}

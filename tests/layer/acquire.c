@@ -73,29 +73,15 @@ int
 main(int argc, char **argv)
 {
 	struct vkt_options opt;
-	vkt_parse_args(argc, argv, &opt);
-	vkt_env_from_options(&opt);
-
-	int vgem = sbk_vgem_open();
-	if (vgem == -ENODEV)
-		sb_test_skip("no vgem (run in the test guest)");
-	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
+	int vgem = vkt_start(argc, argv, &opt);
 
 	struct vkt t;
 	vkt_fault_begin(&opt);
 	vkt_init(&t, &opt, true);
 
 	struct sbk_buf buf;
-	/* Room for a LINEAR image's row padding. */
-	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, opt.image ? 2 * SIZE : SIZE, &buf);
-	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
-	memset(buf.map, OLD, buf.size);
-
-	struct vkt_shared shared = { .is_image = opt.image };
-	if (opt.image)
-		vkt_import_image(&t, buf.fd, buf.size, 64, 64, &shared.img);
-	else
-		vkt_import_buffer(&t, buf.fd, SIZE, &shared.buf);
+	struct vkt_shared shared;
+	vkt_shared_create(&t, &opt, vgem, SIZE, OLD, &buf, &shared);
 
 	struct vkt_buffer dst;
 	vkt_host_buffer(&t, SIZE, &dst);
@@ -110,7 +96,7 @@ main(int argc, char **argv)
 	/* The foreign producer starts writing: a WRITE fence on the dma-buf. */
 	struct producer p = { .control = opt.control, .t = &t, .buf = &buf, .vgem = vgem,
 			      .fence = vkt_fence(&t) };
-	ret = sbk_vgem_fence_attach(vgem, buf.handle, true, &p.fence_id);
+	int ret = sbk_vgem_fence_attach(vgem, buf.handle, true, &p.fence_id);
 	REQUIRE(ret == 0, "vgem fence attach: %s", strerror(-ret));
 
 	pthread_t th;
@@ -144,12 +130,8 @@ main(int argc, char **argv)
 	vkDestroyFence(t.device, p.fence, NULL);
 	vkt_rec_free(&t, &rec);
 	vkt_buffer_destroy(&t, &dst);
-	if (opt.image)
-		vkt_image_destroy(&t, &shared.img);
-	else
-		vkt_buffer_destroy(&t, &shared.buf);
+	vkt_shared_destroy(&t, &shared, &buf);
 	vkt_finish(&t);
-	sbk_buf_destroy(&buf);
 	close(vgem);
 	return sb_test_finish();
 }

@@ -186,7 +186,7 @@ run_setup(struct run *r, const struct vkt *base, bool reuse_base, const struct v
 	if (reuse_base)
 		r->t = *base;
 	else
-		vkt_init_device(&r->t, base);
+		vkt_create_device(&r->t, base);
 
 	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, SIZE, &r->buf);
 	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
@@ -275,13 +275,7 @@ main(int argc, char **argv)
 	}
 
 	struct vkt_options opt;
-	vkt_parse_args(n_rest, rest, &opt);
-	vkt_env_from_options(&opt);
-
-	int vgem = sbk_vgem_open();
-	if (vgem == -ENODEV)
-		sb_test_skip("no vgem (run in the test guest)");
-	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
+	int vgem = vkt_start(n_rest, rest, &opt);
 
 	struct vkt base;
 	int64_t t0 = sbk_now_ns();

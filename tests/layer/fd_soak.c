@@ -21,45 +21,22 @@ int
 main(int argc, char **argv)
 {
 	struct vkt_options opt;
-	vkt_parse_args(argc, argv, &opt);
-	vkt_env_from_options(&opt);
+	int vgem = vkt_start(argc, argv, &opt);
 	long iterations = opt.iterations > 0 ? opt.iterations : 10000;
-
-	int vgem = sbk_vgem_open();
-	if (vgem == -ENODEV)
-		sb_test_skip("no vgem (run in the test guest)");
-	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
 
 	struct vkt t;
 	vkt_init(&t, &opt, true);
-	struct sbk_buf buf;
-	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, SIZE, &buf);
-	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
-	struct vkt_shared sh = { 0 };
-	vkt_import_buffer(&t, buf.fd, SIZE, &sh.buf);
-	struct vkt_buffer src, dst;
-	vkt_host_buffer(&t, SIZE, &src);
-	vkt_host_buffer(&t, SIZE, &dst);
+	struct vkt_cycle c;
+	vkt_cycle_create(&t, vgem, SIZE, &c);
 
 	struct vkt_rec both, acq;
 	vkt_begin(&t, &opt, false, &both);
-	vkt_acquire(&t, &opt, vkt_cmd(&both), &sh,
-		    VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-	vkt_copy_from_shared(vkt_cmd(&both), &sh, &dst);
-	VkMemoryBarrier m = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-		.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
-		.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-	};
-	vkCmdPipelineBarrier(vkt_cmd(&both), VK_PIPELINE_STAGE_TRANSFER_BIT,
-			     VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &m, 0, NULL, 0, NULL);
-	vkt_copy_to_shared(vkt_cmd(&both), &src, &sh);
-	vkt_release(&t, &opt, vkt_cmd(&both), &sh, VK_ACCESS_TRANSFER_WRITE_BIT);
+	vkt_record_cycle(&t, &opt, vkt_cmd(&both), &c);
 	vkt_end(&t, &both);
 
 	vkt_begin(&t, &opt, false, &acq);
-	vkt_acquire(&t, &opt, vkt_cmd(&acq), &sh, VK_ACCESS_TRANSFER_READ_BIT);
-	vkt_copy_from_shared(vkt_cmd(&acq), &sh, &dst);
+	vkt_acquire(&t, &opt, vkt_cmd(&acq), &c.sh, VK_ACCESS_TRANSFER_READ_BIT);
+	vkt_copy_from_shared(vkt_cmd(&acq), &c.sh, &c.dst);
 	vkt_end(&t, &acq);
 
 	VkFence fence = vkt_fence(&t);
@@ -76,7 +53,7 @@ main(int argc, char **argv)
 		VkResult r;
 		if (i % 50 == 49) {
 			uint32_t fence_id;
-			if (sbk_vgem_fence_attach(vgem, buf.handle, true, &fence_id) < 0) {
+			if (sbk_vgem_fence_attach(vgem, c.buf.handle, true, &fence_id) < 0) {
 				errors++;
 				continue;
 			}
@@ -100,11 +77,8 @@ main(int argc, char **argv)
 	vkDestroyFence(t.device, fence, NULL);
 	vkt_rec_free(&t, &both);
 	vkt_rec_free(&t, &acq);
-	vkt_buffer_destroy(&t, &src);
-	vkt_buffer_destroy(&t, &dst);
-	vkt_buffer_destroy(&t, &sh.buf);
+	vkt_cycle_destroy(&t, &c);
 	vkt_finish(&t);
-	sbk_buf_destroy(&buf);
 	close(vgem);
 	return sb_test_finish();
 }

@@ -58,15 +58,8 @@ main(int argc, char **argv)
 	}
 	free(log);
 
-	uint32_t n = 0;
-	VK_CHECK(vkEnumerateDeviceLayerProperties(t.physical, &n, NULL));
-	VkLayerProperties props[32];
-	n = n > 32 ? 32 : n;
-	vkEnumerateDeviceLayerProperties(t.physical, &n, props);
-	int listed = 0;
-	for (uint32_t i = 0; i < n; i++)
-		listed += strcmp(props[i].layerName, VKT_LAYER_NAME) == 0;
-	CHECK_EQ(listed, 1, "the layer is in the device's layer list once");
+	CHECK_EQ(vkt_device_layer_count(t.physical, VKT_LAYER_NAME), 1,
+		 "the layer is in the device's layer list once");
 
 	for (size_t i = 0; i < sizeof(intercepted) / sizeof(intercepted[0]); i++) {
 		PFN_vkVoidFunction f = vkGetDeviceProcAddr(t.device, intercepted[i]);

@@ -181,8 +181,7 @@ int
 main(int argc, char **argv)
 {
 	struct vkt_options opt;
-	vkt_parse_args(argc, argv, &opt);
-	vkt_env_from_options(&opt);
+	int vgem = vkt_start(argc, argv, &opt);
 	long iterations = opt.iterations > 0 ? opt.iterations : 10000;
 	const char *seed_s = NULL, *max_s = NULL;
 	long max_growth_kib = 256;
@@ -199,10 +198,6 @@ main(int argc, char **argv)
 	if (max_s)
 		max_growth_kib = atol(max_s);
 
-	int vgem = sbk_vgem_open();
-	if (vgem == -ENODEV)
-		sb_test_skip("no vgem (run in the test guest)");
-	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
 
 	/* Before the layer loads: it reads SYNCBRIDGE_TRACE once. */
 	char marker_path[] = "/tmp/sb-soak-markers-XXXXXX";
@@ -213,33 +208,16 @@ main(int argc, char **argv)
 
 	struct vkt t;
 	vkt_init(&t, &opt, true);
-	struct sbk_buf buf;
-	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, SIZE, &buf) == 0, "vgem buffer");
-	memset(buf.map, 0, SIZE);
-	struct vkt_shared sh = { 0 };
-	vkt_import_buffer(&t, buf.fd, SIZE, &sh.buf);
-	struct vkt_buffer src, dst;
-	vkt_host_buffer(&t, SIZE, &src);
-	vkt_host_buffer(&t, SIZE, &dst);
+	struct vkt_cycle c;
+	vkt_cycle_create(&t, vgem, SIZE, &c);
 
 	struct vkt_rec both;
 	vkt_begin(&t, &opt, false, &both);
-	vkt_acquire(&t, &opt, vkt_cmd(&both), &sh,
-		    VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-	vkt_copy_from_shared(vkt_cmd(&both), &sh, &dst);
-	VkMemoryBarrier m = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-		.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
-		.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-	};
-	vkCmdPipelineBarrier(vkt_cmd(&both), VK_PIPELINE_STAGE_TRANSFER_BIT,
-			     VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &m, 0, NULL, 0, NULL);
-	vkt_copy_to_shared(vkt_cmd(&both), &src, &sh);
-	vkt_release(&t, &opt, vkt_cmd(&both), &sh, VK_ACCESS_TRANSFER_WRITE_BIT);
+	vkt_record_cycle(&t, &opt, vkt_cmd(&both), &c);
 	vkt_host_read_barrier(vkt_cmd(&both));
 	vkt_end(&t, &both);
 
-	struct producer p = { .vgem = vgem, .buf = &buf };
+	struct producer p = { .vgem = vgem, .buf = &c.buf };
 	pthread_t th;
 	sem_init(&p.go, 0, 0);
 	sem_init(&p.done, 0, 0);
@@ -272,10 +250,10 @@ main(int argc, char **argv)
 			heap0 = heap_kib();
 			t0 = sbk_now_ns();
 		}
-		memset(src.map, src_pattern, SIZE);
-		memset(dst.map, 0, SIZE);
+		memset(c.src.map, src_pattern, SIZE);
+		memset(c.dst.map, 0, SIZE);
 		if (with_fence) {
-			if (sbk_vgem_fence_attach(vgem, buf.handle, true, &p.fence_id) < 0) {
+			if (sbk_vgem_fence_attach(vgem, c.buf.handle, true, &p.fence_id) < 0) {
 				errors++;
 				continue;
 			}
@@ -295,10 +273,10 @@ main(int argc, char **argv)
 				;
 			errors += p.signal_ret != 0;
 		}
-		if (vkt_count_bytes(dst.map, SIZE, expect) != SIZE && misordered++ < 5) {
+		if (vkt_count_bytes(c.dst.map, SIZE, expect) != SIZE && misordered++ < 5) {
 			printf("%s - cycle %ld (%s): the copy saw %#x, want %#x\n",
 			       opt.control ? "# control" : "not ok", i,
-			       with_fence ? "fenced" : "unfenced", ((uint8_t *)dst.map)[0], expect);
+			       with_fence ? "fenced" : "unfenced", ((uint8_t *)c.dst.map)[0], expect);
 		}
 		last = src_pattern;
 
@@ -335,7 +313,7 @@ main(int argc, char **argv)
 		}
 		if (i >= warmup && (i - warmup + 1) % (iterations / 10 ? iterations / 10 : 1) == 0)
 			sb_test_note("%8ld %4d %8ld %8ld %3d", i - warmup + 1, sb_test_count_fds(), rss_kib(),
-				     heap_kib(), fences_on(buf.fd));
+				     heap_kib(), fences_on(c.buf.fd));
 	}
 	int64_t t1 = sbk_now_ns();
 	int fds1 = sb_test_count_fds();
@@ -345,7 +323,7 @@ main(int argc, char **argv)
 		     fenced, (t1 - t0) / 1e9, (t1 - t0) / 1e6 / (double)iterations);
 	sb_test_note("fds %d → %d (max %d); RSS %ld → %ld KiB (max %ld); heap in use %ld → %ld KiB; "
 		     "fences on the dma-buf at the end: %d",
-		     fds0, fds1, fds_max, rss0, rss1, rss_max, heap0, heap1, fences_on(buf.fd));
+		     fds0, fds1, fds_max, rss0, rss1, rss_max, heap0, heap1, fences_on(c.buf.fd));
 	if (!opt.control) {
 		char a[256] = "", b[256] = "";
 		for (size_t k = 0; k < N_OBJECTS; k++) {
@@ -382,11 +360,8 @@ main(int argc, char **argv)
 	pthread_join(th, NULL);
 	vkDestroyFence(t.device, fence, NULL);
 	vkt_rec_free(&t, &both);
-	vkt_buffer_destroy(&t, &src);
-	vkt_buffer_destroy(&t, &dst);
-	vkt_buffer_destroy(&t, &sh.buf);
+	vkt_cycle_destroy(&t, &c);
 	vkt_finish(&t);
-	sbk_buf_destroy(&buf);
 	close(vgem);
 	close(marker_fd);
 	unlink(marker_path);

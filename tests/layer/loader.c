@@ -86,12 +86,7 @@ main(int argc, char **argv)
 	r = vkEnumeratePhysicalDevices(instance, &n, &pd);
 	int listed = -1, devices_made = 0;
 	if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && n == 1) {
-		VkLayerProperties props[32];
-		uint32_t count = 32;
-		vkEnumerateDeviceLayerProperties(pd, &count, props);
-		listed = 0;
-		for (uint32_t i = 0; i < count; i++)
-			listed += strcmp(props[i].layerName, VKT_LAYER_NAME) == 0;
+		listed = vkt_device_layer_count(pd, VKT_LAYER_NAME);
 
 		/* A device too: its chain must hold the layer once as well. */
 		float prio = 1.0f;

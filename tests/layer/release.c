@@ -25,7 +25,6 @@
  *                  --fault NAME --control
  */
 #include <poll.h>
-#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -41,35 +40,23 @@
 #define OLD 0x11
 #define NEW 0x33
 
-struct signaller {
+/* What the helper thread signals: the app's timeline semaphore, value 1. */
+struct timeline_signal {
 	struct vkt *t;
 	VkSemaphore timeline;
 	VkResult result;
-	/* The control: signal once the consumer has read (consumed). */
-	bool after_read, consumed;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
 };
 
-static void *
-signaller_main(void *arg)
+static void
+signal_timeline(void *arg)
 {
-	struct signaller *s = arg;
-	if (s->after_read) {
-		pthread_mutex_lock(&s->lock);
-		while (!s->consumed)
-			pthread_cond_wait(&s->cond, &s->lock);
-		pthread_mutex_unlock(&s->lock);
-	} else {
-		sbk_sleep_ns(500ll * 1000 * 1000);
-	}
+	struct timeline_signal *s = arg;
 	VkSemaphoreSignalInfo info = {
 		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
 		.semaphore = s->timeline,
 		.value = 1,
 	};
 	s->result = vkSignalSemaphore(s->t->device, &info);
-	return NULL;
 }
 
 /* Bytes of the shared resource equal to v (image: only the pixels). */
@@ -92,28 +79,15 @@ int
 main(int argc, char **argv)
 {
 	struct vkt_options opt;
-	vkt_parse_args(argc, argv, &opt);
-	vkt_env_from_options(&opt);
-
-	int vgem = sbk_vgem_open();
-	if (vgem == -ENODEV)
-		sb_test_skip("no vgem (run in the test guest)");
-	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
+	int vgem = vkt_start(argc, argv, &opt);
 
 	struct vkt t;
 	vkt_fault_begin(&opt);
 	vkt_init(&t, &opt, true);
 
 	struct sbk_buf buf;
-	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, opt.image ? 2 * SIZE : SIZE, &buf);
-	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
-	memset(buf.map, OLD, buf.size);
-
-	struct vkt_shared shared = { .is_image = opt.image };
-	if (opt.image)
-		vkt_import_image(&t, buf.fd, buf.size, 64, 64, &shared.img);
-	else
-		vkt_import_buffer(&t, buf.fd, SIZE, &shared.buf);
+	struct vkt_shared shared;
+	vkt_shared_create(&t, &opt, vgem, SIZE, OLD, &buf, &shared);
 
 	struct vkt_buffer src;
 	vkt_host_buffer(&t, SIZE, &src);
@@ -125,12 +99,12 @@ main(int argc, char **argv)
 	vkt_release(&t, &opt, vkt_cmd(&rec), &shared, VK_ACCESS_TRANSFER_WRITE_BIT);
 	vkt_end(&t, &rec);
 
-	struct signaller s = { .t = &t, .timeline = vkt_timeline(&t, 0), .after_read = opt.control };
-	pthread_mutex_init(&s.lock, NULL);
-	pthread_cond_init(&s.cond, NULL);
+	struct timeline_signal s = { .t = &t, .timeline = vkt_timeline(&t, 0) };
+	/* The control: signal once the consumer has read. */
+	struct vkt_deferred later = { .fn = signal_timeline, .arg = &s,
+				      .delay_ns = 500ll * 1000 * 1000, .when_told = opt.control };
 	VkFence fence = vkt_fence(&t);
-	pthread_t th;
-	REQUIRE(pthread_create(&th, NULL, signaller_main, &s) == 0, "pthread_create");
+	vkt_deferred_start(&later);
 
 	int64_t t0 = sbk_now_ns();
 	VkResult r = vkt_submit(&t, &opt, rec.primary, s.timeline, 1, fence);
@@ -148,15 +122,12 @@ main(int argc, char **argv)
 	size_t n_old = count_shared(&shared, &buf, OLD, &total);
 	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
 	ioctl(buf.fd, DMA_BUF_IOCTL_SYNC, &sync);
-	pthread_mutex_lock(&s.lock);
-	s.consumed = true;
-	pthread_cond_signal(&s.cond);
-	pthread_mutex_unlock(&s.lock);
+	vkt_deferred_tell(&later);
 
 	/* What the consumer could also see: the fence on the buffer. */
 	int fence_fd = -1, status = -99;
 	uint32_t num_fences = 0;
-	ret = sbk_dmabuf_export_raw(buf.fd, DMA_BUF_SYNC_READ, &fence_fd);
+	int ret = sbk_dmabuf_export_raw(buf.fd, DMA_BUF_SYNC_READ, &fence_fd);
 	if (ret == 0)
 		sbk_sync_file_info_raw(fence_fd, &status, &num_fences, 0, NULL);
 	if (fence_fd >= 0)
@@ -166,9 +137,7 @@ main(int argc, char **argv)
 		     "dma-buf read fences: %u", (t1 - t0) / 1e6, (t2 - t1) / 1e6, pr, n_new, n_old,
 		     total, num_fences);
 
-	pthread_join(th, NULL);
-	pthread_mutex_destroy(&s.lock);
-	pthread_cond_destroy(&s.cond);
+	vkt_deferred_join(&later);
 	CHECK(s.result == VK_SUCCESS, "vkSignalSemaphore: %s", vkt_result_name(s.result));
 	r = vkWaitForFences(t.device, 1, &fence, VK_TRUE, 20ull * 1000 * 1000 * 1000);
 	CHECK(r == VK_SUCCESS, "vkWaitForFences: %s", vkt_result_name(r));
@@ -187,12 +156,8 @@ main(int argc, char **argv)
 	vkDestroySemaphore(t.device, s.timeline, NULL);
 	vkt_rec_free(&t, &rec);
 	vkt_buffer_destroy(&t, &src);
-	if (opt.image)
-		vkt_image_destroy(&t, &shared.img);
-	else
-		vkt_buffer_destroy(&t, &shared.buf);
+	vkt_shared_destroy(&t, &shared, &buf);
 	vkt_finish(&t);
-	sbk_buf_destroy(&buf);
 	close(vgem);
 	return sb_test_finish();
 }

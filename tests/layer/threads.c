@@ -76,16 +76,8 @@ worker_main(void *arg)
 		return NULL;
 	}
 
-	struct sbk_buf buf;
-	if (sbk_buf_create(SBK_BUF_VGEM, w->vgem, SIZE, &buf) < 0) {
-		w->errors++;
-		return NULL;
-	}
-	struct vkt_shared sh = { 0 };
-	vkt_import_buffer(&mine, buf.fd, SIZE, &sh.buf);
-	struct vkt_buffer src, dst;
-	vkt_host_buffer(&mine, SIZE, &src);
-	vkt_host_buffer(&mine, SIZE, &dst);
+	struct vkt_cycle c;
+	vkt_cycle_create(&mine, w->vgem, SIZE, &c);
 	VkFence fence = vkt_fence(&mine);
 
 	while ((w->iterations < MIN_ITERATIONS || sbk_now_ns() < w->deadline) && !w->errors) {
@@ -94,14 +86,14 @@ worker_main(void *arg)
 
 		/* acquire */
 		uint32_t fence_id;
-		if (sbk_vgem_fence_attach(w->vgem, buf.handle, true, &fence_id) < 0) {
+		if (sbk_vgem_fence_attach(w->vgem, c.buf.handle, true, &fence_id) < 0) {
 			w->errors++;
 			break;
 		}
 		struct vkt_rec rec;
 		vkt_begin(&mine, w->opt, true, &rec);
-		vkt_acquire(&mine, w->opt, vkt_cmd(&rec), &sh, VK_ACCESS_TRANSFER_READ_BIT);
-		vkt_copy_from_shared(vkt_cmd(&rec), &sh, &dst);
+		vkt_acquire(&mine, w->opt, vkt_cmd(&rec), &c.sh, VK_ACCESS_TRANSFER_READ_BIT);
+		vkt_copy_from_shared(vkt_cmd(&rec), &c.sh, &c.dst);
 		vkt_host_read_barrier(vkt_cmd(&rec));
 		vkt_end(&mine, &rec);
 		if (locked_submit(w, rec.primary, fence) != VK_SUCCESS)
@@ -110,26 +102,26 @@ worker_main(void *arg)
 		if (w->opt->control &&
 		    vkWaitForFences(t->device, 1, &fence, VK_TRUE, 20ull * 1000000000) != VK_SUCCESS)
 			w->errors++;
-		memset(buf.map, a, SIZE);
+		memset(c.buf.map, a, SIZE);
 		sbk_vgem_fence_signal(w->vgem, fence_id);
 		if (vkWaitForFences(t->device, 1, &fence, VK_TRUE, 20ull * 1000000000) != VK_SUCCESS)
 			w->errors++;
 		vkResetFences(t->device, 1, &fence);
-		if (vkt_count_bytes(dst.map, SIZE, a) != SIZE)
+		if (vkt_count_bytes(c.dst.map, SIZE, a) != SIZE)
 			w->acquire_races++;
 		vkt_rec_free(&mine, &rec);
 
 		/* release */
-		memset(src.map, b, SIZE);
+		memset(c.src.map, b, SIZE);
 		vkt_begin(&mine, w->opt, true, &rec);
-		vkt_copy_to_shared(vkt_cmd(&rec), &src, &sh);
-		vkt_release(&mine, w->opt, vkt_cmd(&rec), &sh, VK_ACCESS_TRANSFER_WRITE_BIT);
+		vkt_copy_to_shared(vkt_cmd(&rec), &c.src, &c.sh);
+		vkt_release(&mine, w->opt, vkt_cmd(&rec), &c.sh, VK_ACCESS_TRANSFER_WRITE_BIT);
 		vkt_end(&mine, &rec);
 		if (locked_submit(w, rec.primary, fence) != VK_SUCCESS)
 			w->errors++;
-		struct pollfd pfd = { .fd = buf.fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = c.buf.fd, .events = POLLIN };
 		poll(&pfd, 1, 10000);
-		if (vkt_count_bytes(buf.map, SIZE, b) != SIZE)
+		if (vkt_count_bytes(c.buf.map, SIZE, b) != SIZE)
 			w->release_races++;
 		if (vkWaitForFences(t->device, 1, &fence, VK_TRUE, 20ull * 1000000000) != VK_SUCCESS)
 			w->errors++;
@@ -139,11 +131,8 @@ worker_main(void *arg)
 	}
 
 	vkDestroyFence(t->device, fence, NULL);
-	vkt_buffer_destroy(&mine, &src);
-	vkt_buffer_destroy(&mine, &dst);
-	vkt_buffer_destroy(&mine, &sh.buf);
+	vkt_cycle_destroy(&mine, &c);
 	vkDestroyCommandPool(t->device, mine.pool, NULL);
-	sbk_buf_destroy(&buf);
 	return NULL;
 }
 
@@ -151,18 +140,12 @@ int
 main(int argc, char **argv)
 {
 	struct vkt_options opt;
-	vkt_parse_args(argc, argv, &opt);
-	vkt_env_from_options(&opt);
+	int vgem = vkt_start(argc, argv, &opt);
 	double seconds = opt.seconds > 0 ? opt.seconds : 3.0;
-
-	int vgem = sbk_vgem_open();
-	if (vgem == -ENODEV)
-		sb_test_skip("no vgem (run in the test guest)");
-	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
 
 	struct vkt a, b;
 	vkt_init(&a, &opt, true);
-	vkt_init_device(&b, &a);
+	vkt_create_device(&b, &a);
 	struct shared_device devs[2] = { { .t = &a }, { .t = &b } };
 	pthread_mutex_init(&devs[0].queue_lock, NULL);
 	pthread_mutex_init(&devs[1].queue_lock, NULL);

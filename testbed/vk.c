@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: MIT */
+/* A plain Vulkan application's memory, dma-buf imports, commands, semaphores
+ * and transfers (see vk.h). */
+#include "vk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <drm_fourcc.h>
+
+/* In functions returning VkResult: on failure, tell t and return the result. */
+#define TRY(t, call)                                            \
+	do {                                                    \
+		VkResult try_r_ = (call);                       \
+		if (try_r_ != VK_SUCCESS)                       \
+			return vkt_fail_vk((t), #call, try_r_); \
+	} while (0)
+
+size_t
+vkt_count_bytes(const void *p, size_t n, uint8_t v)
+{
+	const uint8_t *b = p;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += b[i] == v;
+	return k;
+}
+
+int
+vkt_memory_type(const struct vkt *t, uint32_t bits, VkMemoryPropertyFlags flags)
+{
+	for (uint32_t i = 0; i < t->mem_props.memoryTypeCount; i++)
+		if ((bits & (1u << i)) && (t->mem_props.memoryTypes[i].propertyFlags & flags) == flags)
+			return (int)i;
+	return -1;
+}
+
+VkResult
+vkt_host_buffer(struct vkt *t, VkDeviceSize size, struct vkt_buffer *b)
+{
+	memset(b, 0, sizeof(*b));
+	VkBufferCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+		.size = size,
+		.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+	};
+	TRY(t, vkCreateBuffer(t->device, &info, NULL, &b->buffer));
+	VkMemoryRequirements req;
+	vkGetBufferMemoryRequirements(t->device, b->buffer, &req);
+	int type = vkt_memory_type(t, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+								  VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+	if (type < 0)
+		return vkt_fail(t, -EIO, "no host-visible coherent memory (bits 0x%x)", req.memoryTypeBits),
+		       VK_ERROR_OUT_OF_DEVICE_MEMORY;
+	VkMemoryAllocateInfo alloc = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.allocationSize = req.size,
+		.memoryTypeIndex = (uint32_t)type,
+	};
+	TRY(t, vkAllocateMemory(t->device, &alloc, NULL, &b->memory));
+	TRY(t, vkBindBufferMemory(t->device, b->buffer, b->memory, 0));
+	TRY(t, vkMapMemory(t->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->map));
+	memset(b->map, 0, size);
+	b->size = size;
+	return VK_SUCCESS;
+}
+
+/* Memory on a duplicate of dmabuf_fd (see vkt_import_buffer()). */
+static VkResult
+import_memory(struct vkt *t, int dmabuf_fd, const VkMemoryRequirements *req, VkImage dedicated_image,
+	      VkDeviceMemory *mem)
+{
+	if (!t->GetMemoryFdPropertiesKHR)
+		return vkt_fail(t, -EIO, "dma-buf import is not enabled"), VK_ERROR_EXTENSION_NOT_PRESENT;
+	VkMemoryFdPropertiesKHR fd_props = { .sType = VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR };
+	TRY(t, t->GetMemoryFdPropertiesKHR(t->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+					   dmabuf_fd, &fd_props));
+	int type = vkt_memory_type(t, req->memoryTypeBits & fd_props.memoryTypeBits, 0);
+	if (type < 0)
+		return vkt_fail(t, -EIO, "no memory type for the dma-buf (bits 0x%x & 0x%x)",
+			    req->memoryTypeBits, fd_props.memoryTypeBits),
+		       VK_ERROR_INVALID_EXTERNAL_HANDLE;
+	int fd = fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return vkt_fail(t, -EIO, "dup the dma-buf: %s", strerror(errno)),
+		       VK_ERROR_OUT_OF_HOST_MEMORY;
+	VkMemoryDedicatedAllocateInfo dedicated = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+		.image = dedicated_image,
+	};
+	VkImportMemoryFdInfoKHR import = {
+		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
+		.pNext = dedicated_image ? &dedicated : NULL,
+		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+		.fd = fd,
+	};
+	VkMemoryAllocateInfo alloc = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.pNext = &import,
+		.allocationSize = req->size,
+		.memoryTypeIndex = (uint32_t)type,
+	};
+	VkResult r = vkAllocateMemory(t->device, &alloc, NULL, mem);
+	if (r != VK_SUCCESS) {
+		close(fd); /* the import failed: the duplicate is still ours */
+		return vkt_fail_vk(t, "vkAllocateMemory (import the dma-buf)", r);
+	}
+	return VK_SUCCESS;
+}
+
+VkResult
+vkt_import_buffer(struct vkt *t, int dmabuf_fd, VkDeviceSize size, struct vkt_buffer *b)
+{
+	memset(b, 0, sizeof(*b));
+	VkExternalMemoryBufferCreateInfo ext = {
+		.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+	};
+	VkBufferCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+		.pNext = &ext,
+		.size = size,
+		.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+	};
+	TRY(t, vkCreateBuffer(t->device, &info, NULL, &b->buffer));
+	VkMemoryRequirements req;
+	vkGetBufferMemoryRequirements(t->device, b->buffer, &req);
+	VkResult r = import_memory(t, dmabuf_fd, &req, VK_NULL_HANDLE, &b->memory);
+	if (r != VK_SUCCESS)
+		return r;
+	TRY(t, vkBindBufferMemory(t->device, b->buffer, b->memory, 0));
+	b->size = size;
+	return VK_SUCCESS;
+}
+
+void
+vkt_buffer_destroy(struct vkt *t, struct vkt_buffer *b)
+{
+	if (b->map)
+		vkUnmapMemory(t->device, b->memory);
+	if (b->buffer)
+		vkDestroyBuffer(t->device, b->buffer, NULL);
+	if (b->memory)
+		vkFreeMemory(t->device, b->memory, NULL);
+	memset(b, 0, sizeof(*b));
+}
+
+VkResult
+vkt_import_image(struct vkt *t, int dmabuf_fd, const struct vkt_image_desc *d,
+		 struct vkt_image *img)
+{
+	memset(img, 0, sizeof(*img));
+	VkSubresourceLayout plane = { .offset = d->offset, .rowPitch = d->pitch };
+	VkImageDrmFormatModifierExplicitCreateInfoEXT modifier = {
+		.sType = VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_EXPLICIT_CREATE_INFO_EXT,
+		.drmFormatModifier = DRM_FORMAT_MOD_LINEAR,
+		.drmFormatModifierPlaneCount = 1,
+		.pPlaneLayouts = &plane,
+	};
+	VkExternalMemoryImageCreateInfo ext = {
+		.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
+		.pNext = d->explicit_layout ? &modifier : NULL,
+		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+	};
+	VkImageCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
+		.pNext = &ext,
+		.imageType = VK_IMAGE_TYPE_2D,
+		.format = d->format,
+		.extent = { d->width, d->height, 1 },
+		.mipLevels = 1,
+		.arrayLayers = 1,
+		.samples = VK_SAMPLE_COUNT_1_BIT,
+		.tiling = d->explicit_layout ? VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT
+					     : VK_IMAGE_TILING_LINEAR,
+		.usage = d->usage,
+		.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED, /* required for external memory */
+	};
+	TRY(t, vkCreateImage(t->device, &info, NULL, &img->image));
+	VkMemoryRequirements req;
+	vkGetImageMemoryRequirements(t->device, img->image, &req);
+	if (d->dmabuf_size && req.size > d->dmabuf_size)
+		return vkt_fail(t, -EIO, "the image needs %llu bytes, the dma-buf has %llu",
+			    (unsigned long long)req.size, (unsigned long long)d->dmabuf_size),
+		       VK_ERROR_INVALID_EXTERNAL_HANDLE;
+	VkResult r = import_memory(t, dmabuf_fd, &req, img->image, &img->memory);
+	if (r != VK_SUCCESS)
+		return r;
+	if (d->bind2) {
+		VkBindImageMemoryInfo bind = {
+			.sType = VK_STRUCTURE_TYPE_BIND_IMAGE_MEMORY_INFO,
+			.image = img->image,
+			.memory = img->memory,
+		};
+		TRY(t, vkBindImageMemory2(t->device, 1, &bind));
+	} else {
+		TRY(t, vkBindImageMemory(t->device, img->image, img->memory, 0));
+	}
+	img->width = d->width;
+	img->height = d->height;
+	img->offset = d->offset;
+	img->row_pitch = d->pitch;
+	if (!d->explicit_layout) {
+		VkImageSubresource sub = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 0 };
+		VkSubresourceLayout layout;
+		vkGetImageSubresourceLayout(t->device, img->image, &sub, &layout);
+		img->offset = layout.offset;
+		img->row_pitch = layout.rowPitch;
+	}
+	return VK_SUCCESS;
+}
+
+void
+vkt_image_destroy(struct vkt *t, struct vkt_image *img)
+{
+	if (img->image)
+		vkDestroyImage(t->device, img->image, NULL);
+	if (img->memory)
+		vkFreeMemory(t->device, img->memory, NULL);
+	memset(img, 0, sizeof(*img));
+}
+
+VkResult
+vkt_cmd_alloc(struct vkt *t, VkCommandBuffer *cb)
+{
+	VkCommandBufferAllocateInfo ai = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+		.commandPool = t->pool,
+		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+		.commandBufferCount = 1,
+	};
+	TRY(t, vkAllocateCommandBuffers(t->device, &ai, cb));
+	return VK_SUCCESS;
+}
+
+static VkResult
+begin(struct vkt *t, VkCommandBuffer cb, VkCommandBufferUsageFlags flags)
+{
+	VkCommandBufferBeginInfo bi = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+		.flags = flags,
+	};
+	TRY(t, vkBeginCommandBuffer(cb, &bi));
+	return VK_SUCCESS;
+}
+
+VkResult
+vkt_cmd_begin(struct vkt *t, VkCommandBufferUsageFlags flags, VkCommandBuffer *cb)
+{
+	VkResult r = vkt_cmd_alloc(t, cb);
+	return r == VK_SUCCESS ? begin(t, *cb, flags) : r;
+}
+
+VkResult
+vkt_cmd_reset_begin(struct vkt *t, VkCommandBuffer cb)
+{
+	TRY(t, vkResetCommandBuffer(cb, 0));
+	return begin(t, cb, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+}
+
+VkResult
+vkt_submit_one(struct vkt *t, VkCommandBuffer cb, VkSemaphore wait, VkSemaphore signal,
+	       VkFence fence)
+{
+	VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+	VkSubmitInfo si = {
+		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+		.waitSemaphoreCount = wait ? 1 : 0,
+		.pWaitSemaphores = &wait,
+		.pWaitDstStageMask = &stage,
+		.commandBufferCount = 1,
+		.pCommandBuffers = &cb,
+		.signalSemaphoreCount = signal ? 1 : 0,
+		.pSignalSemaphores = &signal,
+	};
+	TRY(t, vkQueueSubmit(t->queue, 1, &si, fence));
+	return VK_SUCCESS;
+}
+
+VkResult
+vkt_fence_wait(struct vkt *t, VkFence fence)
+{
+	TRY(t, vkWaitForFences(t->device, 1, &fence, VK_TRUE, UINT64_MAX));
+	TRY(t, vkResetFences(t->device, 1, &fence));
+	return VK_SUCCESS;
+}
+
+VkResult
+vkt_submit_wait(struct vkt *t, VkCommandBuffer cb, VkFence fence)
+{
+	VkResult r = vkt_submit_one(t, cb, VK_NULL_HANDLE, VK_NULL_HANDLE, fence);
+	return r == VK_SUCCESS ? vkt_fence_wait(t, fence) : r;
+}
+
+VkResult
+vkt_images_to_general(struct vkt *t, const VkImage *images, unsigned count)
+{
+	VkCommandBuffer cb;
+	VkResult r = vkt_cmd_begin(t, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, &cb);
+	if (r != VK_SUCCESS)
+		return r;
+	/* LINEAR images keep their bytes through UNDEFINED (lavapipe). */
+	for (unsigned i = 0; i < count; i++) {
+		VkImageMemoryBarrier b = {
+			.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
+			.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+			.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+			.newLayout = VK_IMAGE_LAYOUT_GENERAL,
+			.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+			.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+			.image = images[i],
+			.subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 },
+		};
+		vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+				     VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1, &b);
+	}
+	r = vkEndCommandBuffer(cb);
+	if (r == VK_SUCCESS)
+		r = vkt_submit_one(t, cb, VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE);
+	else
+		vkt_fail_vk(t, "vkEndCommandBuffer", r);
+	if (r == VK_SUCCESS && (r = vkQueueWaitIdle(t->queue)) != VK_SUCCESS)
+		vkt_fail_vk(t, "vkQueueWaitIdle", r);
+	vkFreeCommandBuffers(t->device, t->pool, 1, &cb);
+	return r;
+}
+
+VkFence
+vkt_fence(struct vkt *t)
+{
+	VkFenceCreateInfo info = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
+	VkFence f = VK_NULL_HANDLE;
+	VkResult r = vkCreateFence(t->device, &info, NULL, &f);
+	if (r != VK_SUCCESS)
+		vkt_fail_vk(t, "vkCreateFence", r);
+	return f;
+}
+
+static VkSemaphore
+semaphore(struct vkt *t, const void *next)
+{
+	VkSemaphoreCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
+		.pNext = next,
+	};
+	VkSemaphore s = VK_NULL_HANDLE;
+	VkResult r = vkCreateSemaphore(t->device, &info, NULL, &s);
+	if (r != VK_SUCCESS)
+		vkt_fail_vk(t, "vkCreateSemaphore", r);
+	return s;
+}
+
+VkSemaphore
+vkt_timeline(struct vkt *t, uint64_t initial)
+{
+	VkSemaphoreTypeCreateInfo type = {
+		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+		.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+		.initialValue = initial,
+	};
+	return semaphore(t, &type);
+}
+
+VkSemaphore
+vkt_semaphore(struct vkt *t, bool exportable)
+{
+	VkExportSemaphoreCreateInfo export = {
+		.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+		.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
+	};
+	return semaphore(t, exportable ? &export : NULL);
+}
+
+VkResult
+vkt_semaphore_import(struct vkt *t, VkSemaphore s, int fd)
+{
+	VkImportSemaphoreFdInfoKHR info = {
+		.sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR,
+		.semaphore = s,
+		.flags = VK_SEMAPHORE_IMPORT_TEMPORARY_BIT,
+		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
+		.fd = fd,
+	};
+	if (!t->ImportSemaphoreFdKHR)
+		return vkt_fail(t, -EIO, "SYNC_FD semaphores are not enabled"),
+		       VK_ERROR_EXTENSION_NOT_PRESENT;
+	TRY(t, t->ImportSemaphoreFdKHR(t->device, &info));
+	return VK_SUCCESS;
+}
+
+VkResult
+vkt_semaphore_export(struct vkt *t, VkSemaphore s, int *fd)
+{
+	VkSemaphoreGetFdInfoKHR info = {
+		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
+		.semaphore = s,
+		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
+	};
+	*fd = -1;
+	if (!t->GetSemaphoreFdKHR)
+		return vkt_fail(t, -EIO, "SYNC_FD semaphores are not enabled"),
+		       VK_ERROR_EXTENSION_NOT_PRESENT;
+	TRY(t, t->GetSemaphoreFdKHR(t->device, &info, fd));
+	return VK_SUCCESS;
+}
+
+/* Source and destination stages of a transfer: the outside's side is TOP / BOTTOM. */
+#define SRC_STAGE(acquire, stage) ((acquire) ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : (stage))
+#define DST_STAGE(acquire, stage) ((acquire) ? (stage) : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT)
+
+void
+vkt_transfer_buffer(const struct vkt *t, VkCommandBuffer cb, VkBuffer buffer, bool acquire,
+		    VkPipelineStageFlags stage, VkAccessFlags access)
+{
+	VkBufferMemoryBarrier b = {
+		.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+		.srcAccessMask = acquire ? 0 : access,
+		.dstAccessMask = acquire ? access : 0,
+		.srcQueueFamilyIndex = acquire ? t->outside_family : t->family,
+		.dstQueueFamilyIndex = acquire ? t->family : t->outside_family,
+		.buffer = buffer,
+		.size = VK_WHOLE_SIZE,
+	};
+	vkCmdPipelineBarrier(cb, SRC_STAGE(acquire, stage), DST_STAGE(acquire, stage), 0, 0, NULL,
+			     1, &b, 0, NULL);
+}
+
+void
+vkt_transfer_image(const struct vkt *t, VkCommandBuffer cb, VkImage image, bool acquire,
+		   VkPipelineStageFlags stage, VkAccessFlags access, VkImageLayout our_layout)
+{
+	VkImageMemoryBarrier b = {
+		.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
+		.srcAccessMask = acquire ? 0 : access,
+		.dstAccessMask = acquire ? access : 0,
+		.oldLayout = acquire ? VK_IMAGE_LAYOUT_GENERAL : our_layout,
+		.newLayout = acquire ? our_layout : VK_IMAGE_LAYOUT_GENERAL,
+		.srcQueueFamilyIndex = acquire ? t->outside_family : t->family,
+		.dstQueueFamilyIndex = acquire ? t->family : t->outside_family,
+		.image = image,
+		.subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 },
+	};
+	vkCmdPipelineBarrier(cb, SRC_STAGE(acquire, stage), DST_STAGE(acquire, stage), 0, 0, NULL,
+			     0, NULL, 1, &b);
+}
+
+void
+vkt_host_read_barrier(VkCommandBuffer cb)
+{
+	VkMemoryBarrier m = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+		.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+		.dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+	};
+	vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+			     &m, 0, NULL, 0, NULL);
+}

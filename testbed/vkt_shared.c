@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/* The layer tests' shared resource, recordings, ownership transfers as the
+ * options say, and submits (see vkt.h). */
+#include "vkt.h"
+
+#include <string.h>
+
+#include "harness.h"
+
+void
+vkt_shared_create(struct vkt *t, const struct vkt_options *opt, int vgem, size_t size,
+		  uint8_t fill, struct sbk_buf *buf, struct vkt_shared *s)
+{
+	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, opt->image ? 2 * size : size, buf);
+	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
+	memset(buf->map, fill, buf->size);
+
+	memset(s, 0, sizeof(*s));
+	s->is_image = opt->image;
+	if (!opt->image) {
+		vkt_import_buffer(t, buf->fd, size, &s->buf);
+		return;
+	}
+	struct vkt_image_desc desc = {
+		.format = VK_FORMAT_R8G8B8A8_UNORM,
+		.width = 64,
+		.height = 64,
+		.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+		/* Bound through vkBindImageMemory2, the other entry point the layer tracks. */
+		.bind2 = true,
+		.dmabuf_size = buf->size,
+	};
+	vkt_import_image(t, buf->fd, &desc, &s->img);
+	/* UNDEFINED → GENERAL once (lavapipe keeps a LINEAR image's bytes), then
+	 * the tests move it between families in GENERAL. */
+	vkt_images_to_general(t, &s->img.image, 1);
+}
+
+void
+vkt_shared_destroy(struct vkt *t, struct vkt_shared *s, struct sbk_buf *buf)
+{
+	vkt_image_destroy(t, &s->img);
+	vkt_buffer_destroy(t, &s->buf);
+	sbk_buf_destroy(buf);
+}
+
+void
+vkt_begin(struct vkt *t, const struct vkt_options *opt, bool one_time, struct vkt_rec *rec)
+{
+	VkCommandBufferUsageFlags flags = one_time ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->one_time = one_time;
+	vkt_cmd_begin(t, flags, &rec->primary);
+	if (opt->secondary) {
+		VkCommandBufferAllocateInfo ai = {
+			.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+			.commandPool = t->pool,
+			.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY,
+			.commandBufferCount = 1,
+		};
+		VK_CHECK(vkAllocateCommandBuffers(t->device, &ai, &rec->secondary));
+		VkCommandBufferInheritanceInfo inherit = {
+			.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO,
+		};
+		VkCommandBufferBeginInfo sbi = {
+			.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+			.flags = flags,
+			.pInheritanceInfo = &inherit,
+		};
+		VK_CHECK(vkBeginCommandBuffer(rec->secondary, &sbi));
+	}
+}
+
+VkCommandBuffer
+vkt_cmd(const struct vkt_rec *rec)
+{
+	return rec->secondary ? rec->secondary : rec->primary;
+}
+
+void
+vkt_end(struct vkt *t, struct vkt_rec *rec)
+{
+	(void)t;
+	if (rec->secondary) {
+		VK_CHECK(vkEndCommandBuffer(rec->secondary));
+		vkCmdExecuteCommands(rec->primary, 1, &rec->secondary);
+	}
+	VK_CHECK(vkEndCommandBuffer(rec->primary));
+}
+
+void
+vkt_rec_free(struct vkt *t, struct vkt_rec *rec)
+{
+	if (rec->secondary)
+		vkFreeCommandBuffers(t->device, t->pool, 1, &rec->secondary);
+	vkFreeCommandBuffers(t->device, t->pool, 1, &rec->primary);
+	memset(rec, 0, sizeof(*rec));
+}
+
+/* vkCmdPipelineBarrier2's form of vkt_transfer_buffer() / vkt_transfer_image(). */
+static void
+transfer2(struct vkt *t, VkCommandBuffer cb, const struct vkt_shared *s, bool acquire,
+	  VkAccessFlags access)
+{
+	VkImageMemoryBarrier2 ib = {
+		.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
+		.srcStageMask = acquire ? VK_PIPELINE_STAGE_2_NONE : VK_PIPELINE_STAGE_2_TRANSFER_BIT,
+		.srcAccessMask = acquire ? 0 : access,
+		.dstStageMask = acquire ? VK_PIPELINE_STAGE_2_TRANSFER_BIT : VK_PIPELINE_STAGE_2_NONE,
+		.dstAccessMask = acquire ? access : 0,
+		.oldLayout = VK_IMAGE_LAYOUT_GENERAL,
+		.newLayout = VK_IMAGE_LAYOUT_GENERAL,
+		.srcQueueFamilyIndex = acquire ? t->outside_family : t->family,
+		.dstQueueFamilyIndex = acquire ? t->family : t->outside_family,
+		.image = s->img.image,
+		.subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 },
+	};
+	/* The same fields, in the same places, up to the layouts. */
+	VkBufferMemoryBarrier2 bb = {
+		.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2,
+		.srcStageMask = ib.srcStageMask,
+		.srcAccessMask = ib.srcAccessMask,
+		.dstStageMask = ib.dstStageMask,
+		.dstAccessMask = ib.dstAccessMask,
+		.srcQueueFamilyIndex = ib.srcQueueFamilyIndex,
+		.dstQueueFamilyIndex = ib.dstQueueFamilyIndex,
+		.buffer = s->buf.buffer,
+		.size = VK_WHOLE_SIZE,
+	};
+	VkDependencyInfo dep = {
+		.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+		.bufferMemoryBarrierCount = s->is_image ? 0 : 1,
+		.pBufferMemoryBarriers = &bb,
+		.imageMemoryBarrierCount = s->is_image ? 1 : 0,
+		.pImageMemoryBarriers = &ib,
+	};
+	vkCmdPipelineBarrier2(cb, &dep);
+}
+
+static void
+transfer(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+	 const struct vkt_shared *s, bool acquire, VkAccessFlags access)
+{
+	if (opt->no_barriers) {
+		/* No ownership transfer at all: what apps that ignore the rules do. */
+		VkMemoryBarrier m = {
+			.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+			.srcAccessMask = acquire ? 0 : access,
+			.dstAccessMask = acquire ? access : 0,
+		};
+		vkCmdPipelineBarrier(cb,
+				     acquire ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT
+					     : VK_PIPELINE_STAGE_TRANSFER_BIT,
+				     acquire ? VK_PIPELINE_STAGE_TRANSFER_BIT
+					     : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+				     0, 1, &m, 0, NULL, 0, NULL);
+	} else if (opt->sync2) {
+		transfer2(t, cb, s, acquire, access);
+	} else if (s->is_image) {
+		vkt_transfer_image(t, cb, s->img.image, acquire, VK_PIPELINE_STAGE_TRANSFER_BIT,
+				   access, VK_IMAGE_LAYOUT_GENERAL);
+	} else {
+		vkt_transfer_buffer(t, cb, s->buf.buffer, acquire, VK_PIPELINE_STAGE_TRANSFER_BIT,
+				    access);
+	}
+}
+
+void
+vkt_acquire(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+	    const struct vkt_shared *s, VkAccessFlags dst_access)
+{
+	transfer(t, opt, cb, s, true, dst_access);
+}
+
+void
+vkt_release(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+	    const struct vkt_shared *s, VkAccessFlags src_access)
+{
+	transfer(t, opt, cb, s, false, src_access);
+}
+
+/* Copy between the shared resource and a host buffer, either way. */
+static void
+copy_shared(VkCommandBuffer cb, const struct vkt_shared *s, struct vkt_buffer *host, bool out)
+{
+	if (s->is_image) {
+		VkBufferImageCopy region = {
+			.imageSubresource = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1 },
+			.imageExtent = { s->img.width, s->img.height, 1 },
+		};
+		if (out)
+			vkCmdCopyImageToBuffer(cb, s->img.image, VK_IMAGE_LAYOUT_GENERAL, host->buffer,
+					       1, &region);
+		else
+			vkCmdCopyBufferToImage(cb, host->buffer, s->img.image, VK_IMAGE_LAYOUT_GENERAL,
+					       1, &region);
+	} else {
+		VkBufferCopy region = { .size = s->buf.size < host->size ? s->buf.size : host->size };
+		if (out)
+			vkCmdCopyBuffer(cb, s->buf.buffer, host->buffer, 1, &region);
+		else
+			vkCmdCopyBuffer(cb, host->buffer, s->buf.buffer, 1, &region);
+	}
+}
+
+void
+vkt_copy_from_shared(VkCommandBuffer cb, const struct vkt_shared *s, struct vkt_buffer *dst)
+{
+	copy_shared(cb, s, dst, true);
+}
+
+void
+vkt_copy_to_shared(VkCommandBuffer cb, struct vkt_buffer *src, const struct vkt_shared *s)
+{
+	copy_shared(cb, s, src, false);
+}
+
+void
+vkt_cycle_create(struct vkt *t, int vgem, size_t size, struct vkt_cycle *c)
+{
+	memset(c, 0, sizeof(*c));
+	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, size, &c->buf);
+	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
+	memset(c->buf.map, 0, size);
+	vkt_import_buffer(t, c->buf.fd, size, &c->sh.buf);
+	vkt_host_buffer(t, size, &c->src);
+	vkt_host_buffer(t, size, &c->dst);
+}
+
+void
+vkt_cycle_destroy(struct vkt *t, struct vkt_cycle *c)
+{
+	vkt_buffer_destroy(t, &c->src);
+	vkt_buffer_destroy(t, &c->dst);
+	vkt_shared_destroy(t, &c->sh, &c->buf);
+}
+
+void
+vkt_record_cycle(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+		 struct vkt_cycle *c)
+{
+	const struct vkt_shared *s = &c->sh;
+
+	vkt_acquire(t, opt, cb, s, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+	vkt_copy_from_shared(cb, s, &c->dst);
+	/* The copy in follows the copy out (the same resource). */
+	VkMemoryBarrier m = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+		.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
+		.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+	};
+	vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
+			     1, &m, 0, NULL, 0, NULL);
+	vkt_copy_to_shared(cb, &c->src, s);
+	vkt_release(t, opt, cb, s, VK_ACCESS_TRANSFER_WRITE_BIT);
+}
