@@ -383,7 +383,7 @@ main(int argc, char **argv)
 	if (ret)
 		return fail("start the compositor", ret);
 	pthread_setname_np(b.comp.thread, "sb-bench-comp");
-	b.comp_tid = bench_find_tid("sb-bench-comp");
+	b.comp_tid = sbk_thread_find("sb-bench-comp");
 	if (b.comp_tid < 0 || pthread_getcpuclockid(b.comp.thread, &b.comp_clock))
 		return fail("the compositor thread", ESRCH);
 	ret = wlt_client_connect(&b.c, b.comp.socket);

@@ -264,7 +264,7 @@ comp_setup(struct ctx *c)
 		return ret;
 	c->comp_up = true;
 	pthread_setname_np(c->comp.thread, "sb-bench-comp");
-	c->comp_tid = bench_find_tid("sb-bench-comp");
+	c->comp_tid = sbk_thread_find("sb-bench-comp");
 	if (c->comp_tid < 0)
 		return -ESRCH;
 	ret = wlt_client_connect(&c->client, c->comp.socket);

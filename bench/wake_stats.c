@@ -205,29 +205,3 @@ bench_args(int argc, char **argv, const char *name, const char *metavar, const c
 	return iterations < 1 ? 1 : iterations;
 }
 
-int
-bench_find_tid(const char *comm)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int found = -1;
-
-	if (!d)
-		return -1;
-	while (found < 0 && (e = readdir(d))) {
-		char path[300], buf[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f) && strncmp(buf, comm, strlen(comm)) == 0)
-			found = atoi(e->d_name);
-		fclose(f);
-	}
-	closedir(d);
-	return found;
-}

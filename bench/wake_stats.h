@@ -45,10 +45,6 @@ void bench_print_unit(const char *name, const char *unit, struct bench_samples *
  */
 long bench_args(int argc, char **argv, const char *name, const char *metavar, const char **value);
 
-/* The tid of this process's thread named `comm` (/proc/self/task/T/comm), or -1. */
-int bench_find_tid(const char *comm);
-
-
 /*
  * Wait until thread `tid` of this process sleeps in a poll-family system call
  * (poll, ppoll, epoll_wait, epoll_pwait, epoll_pwait2) and every other thread

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "eglt.h"
+#include "kernel.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -97,28 +98,8 @@ eglt_no_disk_cache(void)
 bool
 eglt_disk_cache_running(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	bool found = false;
-
-	if (!d)
-		return false;
-	while (!found && (e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue; /* the thread has just ended */
-		if (fgets(comm, sizeof(comm), f))
-			found = strstr(comm, "disk$") != NULL; /* util_queue "disk$": "<prog>:disk$0" */
-		fclose(f);
-	}
-	closedir(d);
-	return found;
+	/* Mesa's util_queue names the cache's thread "<prog>:disk$0". */
+	return sbk_thread_find("disk$") >= 0;
 }
 
 int

@@ -54,6 +54,33 @@ xioctl(int fd, unsigned long req, void *arg)
 	return ret == -1 ? -errno : ret;
 }
 
+int
+sbk_thread_find(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int found = -1;
+
+	if (!d)
+		return -1;
+	while (found < 0 && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* the thread has just ended */
+		if (fgets(comm, sizeof(comm), f) && strstr(comm, name))
+			found = atoi(e->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
 int64_t
 sbk_now_ns(void)
 {

@@ -119,6 +119,12 @@ int sbk_dmabuf_poll_raw(int dmabuf_fd);
 int sbk_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index,
 			   int *fence_status);
 
+/*
+ * The id of one of this process's threads whose name (comm, as
+ * pthread_setname_np() set it) contains `name`, or -1.
+ */
+int sbk_thread_find(const char *name);
+
 /* CLOCK_MONOTONIC in ns. */
 int64_t sbk_now_ns(void);
 
