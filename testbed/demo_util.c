@@ -58,12 +58,7 @@ demo_sleep_until_ns(int64_t t)
 int
 demo_ioctl(int fd, unsigned long request, void *arg)
 {
-	int ret;
-
-	do {
-		ret = ioctl(fd, request, arg);
-	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
-	return ret == -1 ? -errno : ret;
+	return sbk_ioctl(fd, request, arg);
 }
 
 /* ---- messages ----------------------------------------------------------- */

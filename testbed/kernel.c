@@ -43,8 +43,8 @@ struct sbk_vgem_fence_signal {
 #define SBK_IOCTL_VGEM_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct sbk_vgem_fence_attach)
 #define SBK_IOCTL_VGEM_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct sbk_vgem_fence_signal)
 
-static int
-xioctl(int fd, unsigned long req, void *arg)
+int
+sbk_ioctl(int fd, unsigned long req, void *arg)
 {
 	int ret;
 
@@ -120,7 +120,7 @@ sbk_drm_driver_name(int fd, char *buf, size_t len)
 	memset(buf, 0, len);
 	v.name = buf;
 	v.name_len = len - 1;
-	ret = xioctl(fd, DRM_IOCTL_VERSION, &v);
+	ret = sbk_ioctl(fd, DRM_IOCTL_VERSION, &v);
 	if (ret < 0)
 		return ret;
 	buf[len - 1] = '\0';
@@ -169,7 +169,7 @@ sbk_drm_has_syncobj_eventfd(int drm_fd)
 	arg.handle = 0; /* never a valid handle */
 	arg.point = 1;
 	arg.fd = -1;
-	return xioctl(drm_fd, DRM_IOCTL_SYNCOBJ_EVENTFD, &arg) == -ENOENT;
+	return sbk_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_EVENTFD, &arg) == -ENOENT;
 }
 
 int
@@ -232,7 +232,7 @@ vgem_create(int vgem_fd, size_t size, struct sbk_buf *buf)
 	create.width = 1024;
 	create.height = (uint32_t)((size + 4095) / 4096);
 	create.bpp = 32;
-	ret = xioctl(vgem_fd, DRM_IOCTL_MODE_CREATE_DUMB, &create);
+	ret = sbk_ioctl(vgem_fd, DRM_IOCTL_MODE_CREATE_DUMB, &create);
 	if (ret < 0)
 		return ret;
 	buf->handle = create.handle;
@@ -242,7 +242,7 @@ vgem_create(int vgem_fd, size_t size, struct sbk_buf *buf)
 	memset(&prime, 0, sizeof(prime));
 	prime.handle = create.handle;
 	prime.flags = DRM_CLOEXEC | DRM_RDWR;
-	ret = xioctl(vgem_fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime);
+	ret = sbk_ioctl(vgem_fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime);
 	if (ret < 0)
 		return ret;
 	buf->fd = prime.fd;
@@ -274,7 +274,7 @@ udmabuf_create(size_t size, struct sbk_buf *buf)
 	create.flags = UDMABUF_FLAGS_CLOEXEC;
 	create.offset = 0;
 	create.size = size;
-	ret = xioctl(dev, UDMABUF_CREATE, &create);
+	ret = sbk_ioctl(dev, UDMABUF_CREATE, &create);
 	if (ret >= 0) {
 		buf->fd = ret;
 		buf->size = size;
@@ -299,7 +299,7 @@ heap_create(size_t size, struct sbk_buf *buf)
 	memset(&alloc, 0, sizeof(alloc));
 	alloc.len = size;
 	alloc.fd_flags = O_RDWR | O_CLOEXEC;
-	ret = xioctl(heap, DMA_HEAP_IOCTL_ALLOC, &alloc);
+	ret = sbk_ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &alloc);
 	close(heap);
 	if (ret < 0)
 		return ret;
@@ -357,7 +357,7 @@ sbk_buf_destroy(struct sbk_buf *buf)
 	if (buf->vgem_fd >= 0 && buf->handle) {
 		struct drm_gem_close gc = { .handle = buf->handle };
 
-		xioctl(buf->vgem_fd, DRM_IOCTL_GEM_CLOSE, &gc);
+		sbk_ioctl(buf->vgem_fd, DRM_IOCTL_GEM_CLOSE, &gc);
 	}
 	buf->handle = 0;
 	buf->vgem_fd = -1;
@@ -372,7 +372,7 @@ sbk_vgem_fence_attach(int vgem_fd, uint32_t handle, bool write, uint32_t *fence_
 	memset(&arg, 0, sizeof(arg));
 	arg.handle = handle;
 	arg.flags = write ? SBK_VGEM_FENCE_WRITE : 0;
-	ret = xioctl(vgem_fd, SBK_IOCTL_VGEM_FENCE_ATTACH, &arg);
+	ret = sbk_ioctl(vgem_fd, SBK_IOCTL_VGEM_FENCE_ATTACH, &arg);
 	if (ret < 0)
 		return ret;
 	*fence_id = arg.out_fence;
@@ -386,7 +386,7 @@ sbk_vgem_fence_signal(int vgem_fd, uint32_t fence_id)
 
 	memset(&arg, 0, sizeof(arg));
 	arg.fence = fence_id;
-	return xioctl(vgem_fd, SBK_IOCTL_VGEM_FENCE_SIGNAL, &arg);
+	return sbk_ioctl(vgem_fd, SBK_IOCTL_VGEM_FENCE_SIGNAL, &arg);
 }
 
 int
@@ -396,7 +396,7 @@ sbk_dmabuf_export_raw(int dmabuf_fd, uint32_t flags, int *out_fd)
 	int ret;
 
 	*out_fd = -1;
-	ret = xioctl(dmabuf_fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &arg);
+	ret = sbk_ioctl(dmabuf_fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &arg);
 	if (ret < 0)
 		return ret;
 	*out_fd = arg.fd;
@@ -408,7 +408,7 @@ sbk_dmabuf_import_raw(int dmabuf_fd, uint32_t flags, int sync_file_fd)
 {
 	struct dma_buf_import_sync_file arg = { .flags = flags, .fd = sync_file_fd };
 
-	return xioctl(dmabuf_fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &arg);
+	return sbk_ioctl(dmabuf_fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &arg);
 }
 
 int
@@ -482,7 +482,7 @@ sbk_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index
 	int ret;
 
 	memset(&info, 0, sizeof(info));
-	ret = xioctl(fd, SYNC_IOC_FILE_INFO, &info);
+	ret = sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
 	if (ret < 0)
 		return ret;
 	if (status)
@@ -500,7 +500,7 @@ sbk_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index
 	memset(&info, 0, sizeof(info));
 	info.num_fences = n; /* the kernel wants room for all of them */
 	info.sync_fence_info = (__u64)(uintptr_t)fences;
-	ret = xioctl(fd, SYNC_IOC_FILE_INFO, &info);
+	ret = sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
 	if (ret == 0)
 		*fence_status = fences[index].status;
 	free(fences);

@@ -119,6 +119,9 @@ int sbk_dmabuf_poll_raw(int dmabuf_fd);
 int sbk_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index,
 			   int *fence_status);
 
+/* ioctl() retried on EINTR / EAGAIN: the result, or -errno. */
+int sbk_ioctl(int fd, unsigned long req, void *arg);
+
 /*
  * The id of one of this process's threads whose name (comm, as
  * pthread_setname_np() set it) contains `name`, or -1.
