@@ -26,7 +26,7 @@
  *   release-dmabuf  the slot's dma-buf carries a pending READ fence: release
  *                   with the buffer's fences; a dequeue must wait for it
  *                   (run last: an ENOTTY there marks the kernel "< 6.0" for
- *                   the process, docs/reliability.md F4)
+ *                   the process, NEWS.md, F4)
  *
  *   fault-bq            the fault cases
  *   fault-bq --errored  fences that completed with an error (see errored())

@@ -2,7 +2,7 @@
 /*
  * fault-dmabuf-probe (VM tier): the library's process-wide "kernel < 6.0"
  * probe (src/core/dmabuf.c) concludes only from an ENOTTY that a real dma-buf
- * gave, never from one that a reused fd number gave (docs/reliability.md F4).
+ * gave, never from one that a reused fd number gave (NEWS.md, F4).
  *
  * Each case runs in its own child process (the probe is per process):
  *

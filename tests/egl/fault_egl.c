@@ -26,7 +26,7 @@
  * documented error, *out_fd -1); "broken" (0, wrong data) and an undocumented
  * error fail. No fd may leak or be closed under us, no close() may hit a
  * closed fd. An ENOTTY from a dma-buf ioctl marks the kernel "< 6.0" for the
- * whole process (docs/reliability.md F4), so those cases each run in a
+ * whole process (NEWS.md, F4), so those cases each run in a
  * process of their own.
  *
  *   fault-egl            all scenarios
