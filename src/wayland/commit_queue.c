@@ -228,64 +228,31 @@ queue_commit(struct sync_surface *ss, struct sb_wl_commit *c)
 	return SB_WL_COMMIT_DEFERRED;
 }
 
-/* Implicit sync: no explicit acquire, a dma-buf: wait for its writers. */
-static bool
-wants_implicit(const struct sb_wl_server *server, const struct sync_surface *ss,
-	       const struct sb_wl_surface_commit_info *info)
-{
-	return (server->flags & SB_WL_SERVER_WAIT_IMPLICIT) &&
-	       !(server->flags & SB_WL_SERVER_NO_WAIT) && info->buffer_attached && info->buffer &&
-	       info->dmabuf_fd >= 0 && !(ss && sb_wl_acquire_is_set(&ss->acquire));
-}
-
+/*
+ * Queue or hand out a commit of ss (the surface's pending acquire / release,
+ * or `implicit`, a snapshot of the buffer's fences, which moves in). Returns
+ * SB_WL_COMMIT_APPLY (*out set when the helper keeps the commit),
+ * SB_WL_COMMIT_DEFERRED, or -ENOMEM (nothing queued, implicit finished).
+ */
 int
-sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *surface,
-			    const struct sb_wl_surface_commit_info *info, void *commit_data,
-			    struct sb_wl_commit **out)
+sb_wl_commit_queue_submit(struct sb_wl_server *server, struct sync_surface *ss,
+			  struct acquire *implicit, void *commit_data, struct sb_wl_commit **out)
 {
-	struct sync_surface *ss;
 	struct sb_wl_commit *c;
-	struct acquire implicit;
 	bool carries;
 
-	if (out)
-		*out = NULL;
-	if (!server || !surface || !info || !out)
-		return -EINVAL;
-
-	ss = sb_wl_sync_surface_lookup(surface);
-	if (ss && ss->sync && !ss->protocol->check_commit(ss, info)) {
-		sb_wl_sync_surface_clear_pending(ss);
-		return -EPROTO;
-	}
-
-	sb_wl_acquire_init(&implicit);
-	if (wants_implicit(server, ss, info) && sb_wl_acquire_snapshot(&implicit, info->dmabuf_fd) &&
-	    !ss) {
-		ss = sb_wl_sync_surface_get(server, surface);
-		if (!ss) {
-			sb_wl_acquire_finish(&implicit);
-			wl_resource_post_no_memory(surface);
-			return -ENOMEM;
-		}
-	}
-	if (!ss)
-		return SB_WL_COMMIT_APPLY; /* no sync object, nothing to wait for */
-
 	carries = sb_wl_acquire_is_set(&ss->acquire) || sb_wl_buffer_release_is_set(&ss->release);
-	if (!carries && !sb_wl_acquire_is_set(&implicit) && wl_list_empty(&ss->queue))
+	if (!carries && !sb_wl_acquire_is_set(implicit) && wl_list_empty(&ss->queue))
 		return SB_WL_COMMIT_APPLY;
 
 	c = commit_create(server, ss, commit_data);
 	if (!c) {
-		sb_wl_acquire_finish(&implicit);
-		sb_wl_sync_surface_clear_pending(ss);
-		wl_resource_post_no_memory(surface);
+		sb_wl_acquire_finish(implicit);
 		return -ENOMEM;
 	}
 	c->protocol = carries && ss->protocol ? ss->protocol->id : SB_WL_SYNC_IMPLICIT;
 	/* An implicit snapshot is only taken when the client set no acquire. */
-	sb_wl_acquire_move(&c->acquire, sb_wl_acquire_is_set(&implicit) ? &implicit : &ss->acquire);
+	sb_wl_acquire_move(&c->acquire, sb_wl_acquire_is_set(implicit) ? implicit : &ss->acquire);
 	sb_wl_buffer_release_move(&c->release, &ss->release);
 
 	if (!wl_list_empty(&ss->queue) || !commit_ready_now(server, c))

@@ -1,21 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The compositor helper's private header (include/syncbridge/wayland-server.h
- * is the public one; docs/wayland.md). Who does what:
+ * is the public one; docs/wayland.md). Who does what, top down (a file
+ * calls only files below it; the protocol files are reached through the
+ * sync_protocol tables):
  *
- *   wayland-server.c    the helper object: globals, manager resources,
- *                       per-client accounting, create/destroy
- *   surface.c           per-surface state, the per-surface extension object
- *                       of either protocol
- *   commit_queue.c      commits: checked, queued in commit order, waited for
- *                       (only the queue head waits), handed over, released
+ *   wayland-server.c    the helper object: globals, manager binding,
+ *                       create/destroy
  *   explicit_sync_v1.c  zwp_linux_explicit_synchronization_v1 requests and commit rules
  *   drm_syncobj_v1.c    wp_linux_drm_syncobj_manager_v1 requests and commit rules
- *   timeline.c          imported syncobj timelines and points on them
+ *   surface.c           per-surface state, the per-surface extension object
+ *                       of either protocol, sb_wl_server_surface_commit()
+ *   commit_queue.c      commits: queued in commit order, waited for (only the
+ *                       queue head waits), handed over, released
  *   acquire.c           what a commit waits for: a sync_file (the client's, or an
  *                       implicit snapshot of the dma-buf) or a timeline point
  *   release.c           how a commit's buffer is handed back: a
  *                       zwp_linux_buffer_release_v1 event or a timeline point
+ *   timeline.c          imported syncobj timelines and points on them
+ *   client_state.c      per-client accounting and quiescing, the shared
+ *                       destroy request, the helper behind a manager
  *
  * Objects and who points at whom:
  *
@@ -191,7 +195,7 @@ struct sb_wl_server {
 	bool warned_acquire_error;
 };
 
-/* ---- wayland-server.c ---- */
+/* ---- client_state.c ---- */
 struct client_state *sb_wl_client_state_get(struct wl_client *client);
 void sb_wl_client_state_unref(struct client_state *cs);
 /* Every protocol object's request "destroy". */
@@ -215,6 +219,15 @@ struct sync_surface *sb_wl_sync_object_get_surface(struct wl_resource *sync,
 /* ---- commit_queue.c ---- */
 /* The wl_surface is gone (or the server is): its waiting commits never apply. */
 void sb_wl_commit_queue_discard(struct sync_surface *ss);
+/*
+ * A commit of ss with its pending acquire / release or `implicit` (moved in):
+ * SB_WL_COMMIT_APPLY (*out set when there is a commit to hand out),
+ * SB_WL_COMMIT_DEFERRED, or -ENOMEM (nothing queued; the caller clears ss's
+ * pending state and posts no_memory).
+ */
+int sb_wl_commit_queue_submit(struct sb_wl_server *server, struct sync_surface *ss,
+			      struct acquire *implicit, void *commit_data,
+			      struct sb_wl_commit **out);
 
 /* ---- explicit_sync_v1.c, drm_syncobj_v1.c ---- */
 extern const struct sync_protocol sb_wl_explicit_v1_protocol;

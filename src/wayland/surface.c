@@ -3,6 +3,7 @@
  * Per-surface state, and the per-surface extension object of either protocol
  * (a surface has at most one, of either protocol).
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "server_internal.h"
@@ -155,4 +156,57 @@ sb_wl_sync_object_get_surface(struct wl_resource *sync, uint32_t no_surface_erro
 		wl_resource_post_error(sync, no_surface_error,
 				       "the wl_surface of this object was destroyed");
 	return ss;
+}
+
+/* ---- a wl_surface.commit ----------------------------------------------------------- */
+
+/* Implicit sync: no explicit acquire, a dma-buf: wait for its writers. */
+static bool
+wants_implicit(const struct sb_wl_server *server, const struct sync_surface *ss,
+	       const struct sb_wl_surface_commit_info *info)
+{
+	return (server->flags & SB_WL_SERVER_WAIT_IMPLICIT) &&
+	       !(server->flags & SB_WL_SERVER_NO_WAIT) && info->buffer_attached && info->buffer &&
+	       info->dmabuf_fd >= 0 && !(ss && sb_wl_acquire_is_set(&ss->acquire));
+}
+
+int
+sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *surface,
+			    const struct sb_wl_surface_commit_info *info, void *commit_data,
+			    struct sb_wl_commit **out)
+{
+	struct sync_surface *ss;
+	struct acquire implicit;
+	int ret;
+
+	if (out)
+		*out = NULL;
+	if (!server || !surface || !info || !out)
+		return -EINVAL;
+
+	ss = sb_wl_sync_surface_lookup(surface);
+	if (ss && ss->sync && !ss->protocol->check_commit(ss, info)) {
+		sb_wl_sync_surface_clear_pending(ss);
+		return -EPROTO;
+	}
+
+	sb_wl_acquire_init(&implicit);
+	if (wants_implicit(server, ss, info) && sb_wl_acquire_snapshot(&implicit, info->dmabuf_fd) &&
+	    !ss) {
+		ss = sb_wl_sync_surface_get(server, surface);
+		if (!ss) {
+			sb_wl_acquire_finish(&implicit);
+			wl_resource_post_no_memory(surface);
+			return -ENOMEM;
+		}
+	}
+	if (!ss)
+		return SB_WL_COMMIT_APPLY; /* no sync object, nothing to wait for */
+
+	ret = sb_wl_commit_queue_submit(server, ss, &implicit, commit_data, out);
+	if (ret == -ENOMEM) {
+		sb_wl_sync_surface_clear_pending(ss);
+		wl_resource_post_no_memory(surface);
+	}
+	return ret;
 }
