@@ -656,15 +656,10 @@ parse_options(int argc, char **argv, struct options *opt)
 		case 'd':
 			dev = optarg;
 			break;
-		case 'v':
-			opt->verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(EXIT_SUCCESS);
 		default:
-			usage(stderr);
-			return -EINVAL;
+			if (demo_opt_common(c, &opt->verbose, usage) < 0)
+				return -EINVAL;
+			break;
 		}
 	}
 	if (optind < argc) {

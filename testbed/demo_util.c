@@ -351,6 +351,22 @@ demo_sort_i64(int64_t *v, size_t n)
 	qsort(v, n, sizeof(*v), cmp_i64);
 }
 
+int
+demo_opt_common(int c, bool *verbose, void (*usage)(FILE *f))
+{
+	switch (c) {
+	case 'v':
+		*verbose = true;
+		return 0;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
+		usage(stderr);
+		return -EINVAL;
+	}
+}
+
 bool
 demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 {

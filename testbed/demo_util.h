@@ -13,6 +13,7 @@
 #define SB_DEMO_UTIL_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -143,6 +144,13 @@ int demo_png_write(const char *path, const uint8_t *pixels, uint32_t width, uint
 void demo_sort_i64(int64_t *v, size_t n);
 
 /* ---- options ------------------------------------------------------------ */
+
+/*
+ * The options every demo has, for the default: of its getopt switch:
+ * 'v' (--verbose) sets *verbose and returns 0; 'h' (--help) prints usage to
+ * stdout and exits 0; anything else prints usage to stderr and returns -EINVAL.
+ */
+int demo_opt_common(int c, bool *verbose, void (*usage)(FILE *f));
 
 /* A decimal number in [min, max] (no sign, nothing after it) into *out. */
 bool demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out);

@@ -158,15 +158,10 @@ parse_args(int argc, char **argv, struct options *o)
 		case 'l':
 			o->layer_dir = optarg;
 			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			return -EINVAL;
+			if (demo_opt_common(c, &o->verbose, usage) < 0)
+				return -EINVAL;
+			break;
 		}
 		continue;
 bad:

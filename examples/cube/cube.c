@@ -173,15 +173,10 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 		case 'l':
 			opt->layer_dir = optarg;
 			break;
-		case 'v':
-			opt->verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			return -EINVAL;
+			if (demo_opt_common(c, &opt->verbose, usage) < 0)
+				return -EINVAL;
+			break;
 		}
 		continue;
 bad:
