@@ -28,6 +28,10 @@
 #ifndef SBL_TEST_LAYER_PATH
 #error "SBL_TEST_LAYER_PATH must be defined"
 #endif
+#if !defined(SBL_TEST_FAULT_LAYER_DIR) || !defined(SBL_TEST_FAULT_LAYER_NAME) || \
+	!defined(SBL_TEST_FAULT_LAYER_SCOPE)
+#error "SBL_TEST_FAULT_LAYER_{DIR,NAME,SCOPE} must be defined (testbed/vk_fault_layer)"
+#endif
 
 /* The options that take no value, and the field each one sets. */
 static const struct {
@@ -127,11 +131,22 @@ vkt_env_activate(enum vkt_activation how, const char *extra_layers)
 		setenv("VK_INSTANCE_LAYERS", layers, 1);
 }
 
+static const char *fault_layer(const struct vkt_options *opt);
+
 void
 vkt_env_from_options(const struct vkt_options *opt)
 {
-	vkt_env_activate(opt->by_name ? VKT_ACTIVATE_BY_NAME : VKT_ACTIVATE_IMPLICIT,
-			 opt->validation ? VKT_VALIDATION_LAYER : NULL);
+	const char *below = fault_layer(opt);
+	char extra[256];
+
+	snprintf(extra, sizeof(extra), "%s%s%s", opt->validation ? VKT_VALIDATION_LAYER : "",
+		 opt->validation && below ? ":" : "", below ? below : "");
+	vkt_env_activate(opt->by_name ? VKT_ACTIVATE_BY_NAME : VKT_ACTIVATE_IMPLICIT, extra);
+	/* A --fault row's test layer, enabled by name: the loader puts the layers
+	 * of VK_INSTANCE_LAYERS below the implicit ones, in the order named (ours
+	 * first with --by-name), so it lies between our layer and the driver. */
+	if (below)
+		prepend_path("VK_ADD_LAYER_PATH", SBL_TEST_FAULT_LAYER_DIR, NULL);
 	unsetenv("SYNCBRIDGE_DISABLE");
 	unsetenv("SYNCBRIDGE_MODE");
 	if (opt->control)
@@ -156,19 +171,27 @@ static const struct vkt_fault {
 	unsigned long request; /* the ioctl the failed call must be, or 0 */
 	unsigned ioctl_index;  /* its index among the counted ioctls */
 	const char *warning;   /* what the layer says about it */
+	const char *layer;     /* a test layer to stack below ours for it, or NULL */
 } vkt_faults[] = {
 	/* The layer's DMA_BUF_IOCTL_EXPORT_SYNC_FILE, its first ioctl in the submit. */
 	{ "acquire-export", "libVkLayer_SYNCBRIDGE", "ioctl:1:EOPNOTSUPP",
-	  DMA_BUF_IOCTL_EXPORT_SYNC_FILE, 0, "cannot export the dma-buf's fences" },
+	  DMA_BUF_IOCTL_EXPORT_SYNC_FILE, 0, "cannot export the dma-buf's fences", NULL },
 	/* The layer's DMA_BUF_IOCTL_IMPORT_SYNC_FILE, after the check of the
 	 * semaphore's sync_file (SYNC_IOC_FILE_INFO). */
 	{ "release-import", "libVkLayer_SYNCBRIDGE", "ioctl:2:EOPNOTSUPP",
-	  DMA_BUF_IOCTL_IMPORT_SYNC_FILE, 1, "cannot attach our fence" },
+	  DMA_BUF_IOCTL_IMPORT_SYNC_FILE, 1, "cannot attach our fence", NULL },
 	/* Lavapipe's vkGetSemaphoreFdKHR(SYNC_FD) returns a F_DUPFD_CLOEXEC copy
 	 * of its sync_file (lp_fence_get_fd), and VK_ERROR_OUT_OF_HOST_MEMORY
 	 * when that fails: its first dup in the submit. */
 	{ "release-export", "libvulkan_lvp", "dup:1:EMFILE", 0, 0,
-	  "vkGetSemaphoreFdKHR(SYNC_FD) failed" },
+	  "vkGetSemaphoreFdKHR(SYNC_FD) failed", NULL },
+	/* Lavapipe's vkImportSemaphoreFdKHR(SYNC_FD) makes no libc call whose
+	 * failure it reports: VK_LAYER_SBTEST_fault (testbed/vk_fault_layer),
+	 * below ours, dups the fd first as a strict driver does and answers
+	 * VK_ERROR_INVALID_EXTERNAL_HANDLE when that fails: its first dup in
+	 * the submit, during the layer's import of the acquire's sync_file. */
+	{ "acquire-import", SBL_TEST_FAULT_LAYER_SCOPE, "dup:1:EMFILE", 0, 0,
+	  "vkImportSemaphoreFdKHR(SYNC_FD) failed", SBL_TEST_FAULT_LAYER_NAME },
 };
 
 static const struct vkt_fault *
@@ -178,6 +201,13 @@ fault_find(const struct vkt_options *opt)
 		if (strcmp(vkt_faults[i].name, opt->fault) == 0)
 			return &vkt_faults[i];
 	return NULL;
+}
+
+static const char *
+fault_layer(const struct vkt_options *opt)
+{
+	const struct vkt_fault *f = fault_find(opt);
+	return f ? f->layer : NULL;
 }
 
 static struct {
@@ -195,8 +225,8 @@ vkt_fault_begin(const struct vkt_options *opt)
 {
 	if (!opt->fault)
 		return;
-	REQUIRE(fault_find(opt), "--fault %s: not one of acquire-export, release-export, "
-		"release-import", opt->fault);
+	REQUIRE(fault_find(opt), "--fault %s: not one of acquire-export, acquire-import, "
+		"release-export, release-import", opt->fault);
 	*(void **)&sbfault.arm_scoped = dlsym(RTLD_DEFAULT, "sbfault_arm_scoped");
 	*(void **)&sbfault.disarm = dlsym(RTLD_DEFAULT, "sbfault_disarm");
 	*(void **)&sbfault.injected = dlsym(RTLD_DEFAULT, "sbfault_injected");

@@ -21,9 +21,11 @@
  *                  the layer is loaded but SYNCBRIDGE_DISABLE=1 turns it off
  *   --fault NAME   fail, through libsbfault, the call behind one of the layer's
  *                  CPU-wait fallbacks during vkt_submit() (acquire-export,
- *                  release-export, release-import; vkt.c says which call):
- *                  the layer must keep the ordering and warn once. Needs
- *                  libsbfault linked in (the layer-fallback-* programs).
+ *                  acquire-import, release-export, release-import; vkt.c
+ *                  says which call; acquire-import also stacks the test
+ *                  layer VK_LAYER_SBTEST_fault below ours): the layer must
+ *                  keep the ordering and warn once. Needs libsbfault linked
+ *                  in (the layer-fallback-* programs).
  *   --iterations N (programs that loop)
  */
 #ifndef SB_TEST_VKT_H

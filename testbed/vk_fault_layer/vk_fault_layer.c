@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * VK_LAYER_SBTEST_fault: a test-only Vulkan layer that plays a strict driver
+ * for one command, so that libsbfault can make that command fail for a real
+ * reason (docs/layer.md, "Tests"; testbed/vkt.c, --fault acquire-import).
+ *
+ * It passes everything through and intercepts only vkImportSemaphoreFdKHR.
+ * For a SYNC_FD import of an fd it first does what a driver that keeps a
+ * reference of its own does with the handle, fcntl(F_DUPFD_CLOEXEC), closes
+ * the copy and calls down; when the dup fails it answers
+ * VK_ERROR_INVALID_EXTERNAL_HANDLE without calling down. The spec:
+ * "Importing a semaphore payload from a file descriptor transfers ownership
+ * of the file descriptor from the application to the Vulkan implementation.
+ * The application must not perform any operations on the file descriptor
+ * after a successful import." — on failure the caller still owns the fd, and
+ * this layer neither closes nor keeps it. In a normal run the dup succeeds
+ * and nothing changes; libsbfault scoped to this object
+ * ("libVkLayer_SBTEST_fault", rule "dup:1:EMFILE") fails it once.
+ *
+ * Only the layer-fallback-acquire-import program enables it, by name
+ * (VK_INSTANCE_LAYERS): the loader puts environment-enabled layers below the
+ * implicit ones, so it sits between VK_LAYER_SYNCBRIDGE_implicit_sync and
+ * the driver and sees the layer's own imports. Its library name must not
+ * contain "libVkLayer_SYNCBRIDGE", the scope of the other fault rows.
+ *
+ * The loader contract (LoaderLayerInterface.md, interface version 2): only
+ * vkNegotiateLoaderLayerInterfaceVersion is exported; vkCreateInstance /
+ * vkCreateDevice take the next layer's proc-addr functions from the
+ * VK_LAYER_LINK_INFO element and advance it before calling down. No handle
+ * is wrapped: instances and devices are found by dispatch key (a physical
+ * device shares its instance's), in two lists under one mutex.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <vulkan/vulkan.h>
+#include <vulkan/vk_layer.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct fault_instance {
+	struct fault_instance *next;
+	void *key;
+	VkInstance handle;
+	PFN_vkGetInstanceProcAddr next_gipa;
+	PFN_vkDestroyInstance DestroyInstance;
+};
+
+struct fault_device {
+	struct fault_device *next;
+	void *key;
+	PFN_vkGetDeviceProcAddr next_gdpa;
+	PFN_vkDestroyDevice DestroyDevice;
+	PFN_vkImportSemaphoreFdKHR ImportSemaphoreFdKHR;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fault_instance *instances;
+static struct fault_device *devices;
+
+static void *
+dispatch_key(const void *handle)
+{
+	return *(void *const *)handle;
+}
+
+static struct fault_instance *
+instance_lookup(const void *handle)
+{
+	void *key = dispatch_key(handle);
+	struct fault_instance *i;
+
+	pthread_mutex_lock(&lock);
+	for (i = instances; i && i->key != key; i = i->next)
+		;
+	pthread_mutex_unlock(&lock);
+	return i;
+}
+
+static struct fault_device *
+device_lookup(VkDevice handle)
+{
+	void *key = dispatch_key(handle);
+	struct fault_device *d;
+
+	pthread_mutex_lock(&lock);
+	for (d = devices; d && d->key != key; d = d->next)
+		;
+	pthread_mutex_unlock(&lock);
+	return d;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The one intercepted command                                               */
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+ImportSemaphoreFdKHR(VkDevice device, const VkImportSemaphoreFdInfoKHR *info)
+{
+	struct fault_device *dev = device_lookup(device);
+	if (!dev || !dev->ImportSemaphoreFdKHR)
+		return VK_ERROR_INVALID_EXTERNAL_HANDLE; /* not a device of ours: loader bug */
+
+	/* -1 is a valid SYNC_FD payload (already signalled): nothing to check. */
+	if (info->handleType == VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT && info->fd >= 0) {
+		int copy = fcntl(info->fd, F_DUPFD_CLOEXEC, 0);
+		if (copy < 0)
+			return VK_ERROR_INVALID_EXTERNAL_HANDLE; /* the caller keeps info->fd */
+		close(copy);
+	}
+	return dev->ImportSemaphoreFdKHR(device, info);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Instances and devices                                                     */
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
+	       VkInstance *out)
+{
+	VkLayerInstanceCreateInfo *link = NULL;
+	for (const VkBaseInStructure *s = info->pNext; s && !link; s = s->pNext)
+		if (s->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
+		    ((const VkLayerInstanceCreateInfo *)s)->function == VK_LAYER_LINK_INFO)
+			link = (VkLayerInstanceCreateInfo *)s;
+	if (!link || !link->u.pLayerInfo)
+		return VK_ERROR_INITIALIZATION_FAILED;
+
+	VkLayerInstanceLink *my_link = link->u.pLayerInfo;
+	PFN_vkGetInstanceProcAddr next_gipa = my_link->pfnNextGetInstanceProcAddr;
+	PFN_vkCreateInstance create = (PFN_vkCreateInstance)next_gipa(NULL, "vkCreateInstance");
+	if (!create)
+		return VK_ERROR_INITIALIZATION_FAILED;
+
+	struct fault_instance *inst = calloc(1, sizeof(*inst));
+	if (!inst)
+		return VK_ERROR_OUT_OF_HOST_MEMORY;
+
+	link->u.pLayerInfo = my_link->pNext; /* advance before calling down */
+	VkResult res = create(info, alloc, out);
+	link->u.pLayerInfo = my_link;        /* and leave it as we found it */
+	if (res != VK_SUCCESS) {
+		free(inst);
+		return res;
+	}
+
+	inst->key = dispatch_key(*out);
+	inst->handle = *out;
+	inst->next_gipa = next_gipa;
+	inst->DestroyInstance = (PFN_vkDestroyInstance)next_gipa(*out, "vkDestroyInstance");
+	pthread_mutex_lock(&lock);
+	inst->next = instances;
+	instances = inst;
+	pthread_mutex_unlock(&lock);
+	return VK_SUCCESS;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc)
+{
+	if (!instance)
+		return;
+	void *key = dispatch_key(instance);
+	struct fault_instance *inst = NULL;
+
+	pthread_mutex_lock(&lock);
+	for (struct fault_instance **p = &instances; *p; p = &(*p)->next) {
+		if ((*p)->key == key) {
+			inst = *p;
+			*p = inst->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (!inst)
+		return;
+	inst->DestroyInstance(instance, alloc);
+	free(inst);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
+	     const VkAllocationCallbacks *alloc, VkDevice *out)
+{
+	VkLayerDeviceCreateInfo *link = NULL;
+	for (const VkBaseInStructure *s = info->pNext; s && !link; s = s->pNext)
+		if (s->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
+		    ((const VkLayerDeviceCreateInfo *)s)->function == VK_LAYER_LINK_INFO)
+			link = (VkLayerDeviceCreateInfo *)s;
+	struct fault_instance *inst = instance_lookup(physical);
+	if (!link || !link->u.pLayerInfo || !inst)
+		return VK_ERROR_INITIALIZATION_FAILED;
+
+	VkLayerDeviceLink *my_link = link->u.pLayerInfo;
+	PFN_vkGetDeviceProcAddr next_gdpa = my_link->pfnNextGetDeviceProcAddr;
+	PFN_vkCreateDevice create =
+		(PFN_vkCreateDevice)my_link->pfnNextGetInstanceProcAddr(inst->handle, "vkCreateDevice");
+	if (!create)
+		return VK_ERROR_INITIALIZATION_FAILED;
+
+	struct fault_device *dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return VK_ERROR_OUT_OF_HOST_MEMORY;
+
+	link->u.pLayerInfo = my_link->pNext; /* advance before calling down */
+	VkResult res = create(physical, info, alloc, out);
+	link->u.pLayerInfo = my_link;
+	if (res != VK_SUCCESS) {
+		free(dev);
+		return res;
+	}
+
+	dev->key = dispatch_key(*out);
+	dev->next_gdpa = next_gdpa;
+	dev->DestroyDevice = (PFN_vkDestroyDevice)next_gdpa(*out, "vkDestroyDevice");
+	dev->ImportSemaphoreFdKHR =
+		(PFN_vkImportSemaphoreFdKHR)next_gdpa(*out, "vkImportSemaphoreFdKHR");
+	pthread_mutex_lock(&lock);
+	dev->next = devices;
+	devices = dev;
+	pthread_mutex_unlock(&lock);
+	return VK_SUCCESS;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
+{
+	if (!device)
+		return;
+	void *key = dispatch_key(device);
+	struct fault_device *dev = NULL;
+
+	pthread_mutex_lock(&lock);
+	for (struct fault_device **p = &devices; *p; p = &(*p)->next) {
+		if ((*p)->key == key) {
+			dev = *p;
+			*p = dev->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (!dev)
+		return;
+	dev->DestroyDevice(device, alloc);
+	free(dev);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Proc addresses                                                            */
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
+GetDeviceProcAddr(VkDevice device, const char *name)
+{
+	if (!device || !name)
+		return NULL;
+	if (strcmp(name, "vkGetDeviceProcAddr") == 0)
+		return (PFN_vkVoidFunction)GetDeviceProcAddr;
+	struct fault_device *dev = device_lookup(device);
+	if (!dev)
+		return NULL;
+	if (strcmp(name, "vkDestroyDevice") == 0)
+		return (PFN_vkVoidFunction)DestroyDevice;
+	if (strcmp(name, "vkImportSemaphoreFdKHR") == 0)
+		return dev->ImportSemaphoreFdKHR ? (PFN_vkVoidFunction)ImportSemaphoreFdKHR : NULL;
+	return dev->next_gdpa(device, name);
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
+GetInstanceProcAddr(VkInstance instance, const char *name)
+{
+	if (!name)
+		return NULL;
+	if (strcmp(name, "vkGetInstanceProcAddr") == 0)
+		return (PFN_vkVoidFunction)GetInstanceProcAddr;
+	if (strcmp(name, "vkCreateInstance") == 0)
+		return (PFN_vkVoidFunction)CreateInstance;
+	if (!instance)
+		return NULL; /* the other global commands are the loader's */
+	struct fault_instance *inst = instance_lookup(instance);
+	if (!inst)
+		return NULL;
+	if (strcmp(name, "vkDestroyInstance") == 0)
+		return (PFN_vkVoidFunction)DestroyInstance;
+	if (strcmp(name, "vkCreateDevice") == 0)
+		return (PFN_vkVoidFunction)CreateDevice;
+	if (strcmp(name, "vkGetDeviceProcAddr") == 0)
+		return (PFN_vkVoidFunction)GetDeviceProcAddr;
+	if (strcmp(name, "vkDestroyDevice") == 0)
+		return (PFN_vkVoidFunction)DestroyDevice;
+	PFN_vkVoidFunction next = inst->next_gipa(instance, name);
+	if (next && strcmp(name, "vkImportSemaphoreFdKHR") == 0)
+		return (PFN_vkVoidFunction)ImportSemaphoreFdKHR;
+	return next;
+}
+
+EXPORT VKAPI_ATTR VkResult VKAPI_CALL
+vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *version)
+{
+	if (!version || version->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT ||
+	    version->loaderLayerInterfaceVersion < 2)
+		return VK_ERROR_INITIALIZATION_FAILED;
+	version->loaderLayerInterfaceVersion = 2;
+	version->pfnGetInstanceProcAddr = GetInstanceProcAddr;
+	version->pfnGetDeviceProcAddr = GetDeviceProcAddr;
+	version->pfnGetPhysicalDeviceProcAddr = NULL;
+	return VK_SUCCESS;
+}
