@@ -126,6 +126,14 @@ void vkt_shared_create(struct vkt *t, const struct vkt_options *opt, int vgem, s
 		       uint8_t fill, struct sbk_buf *buf, struct vkt_shared *s);
 void vkt_shared_destroy(struct vkt *t, struct vkt_shared *s, struct sbk_buf *buf);
 
+/*
+ * The start of an acquire or release test: vkt_start(), --fault armed
+ * (vkt_fault_begin()), a dma-buf capable device (vkt_init()) and the shared
+ * buffer or image filled with fill (vkt_shared_create()). Returns the vgem fd.
+ */
+int vkt_setup_shared(int argc, char **argv, size_t size, uint8_t fill, struct vkt_options *opt,
+		     struct vkt *t, struct sbk_buf *buf, struct vkt_shared *s);
+
 /* Primary command buffer, begun. With opt->secondary a secondary is begun
  * too; vkt_cmd() returns the one to record the work into. */
 struct vkt_rec {

@@ -255,3 +255,15 @@ vkt_record_cycle(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer c
 	vkt_copy_to_shared(cb, &c->src, s);
 	vkt_release(t, opt, cb, s, VK_ACCESS_TRANSFER_WRITE_BIT);
 }
+
+int
+vkt_setup_shared(int argc, char **argv, size_t size, uint8_t fill, struct vkt_options *opt,
+		 struct vkt *t, struct sbk_buf *buf, struct vkt_shared *s)
+{
+	int vgem = vkt_start(argc, argv, opt);
+
+	vkt_fault_begin(opt);
+	vkt_init(t, opt, true);
+	vkt_shared_create(t, opt, vgem, size, fill, buf, s);
+	return vgem;
+}

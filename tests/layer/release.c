@@ -79,15 +79,10 @@ int
 main(int argc, char **argv)
 {
 	struct vkt_options opt;
-	int vgem = vkt_start(argc, argv, &opt);
-
 	struct vkt t;
-	vkt_fault_begin(&opt);
-	vkt_init(&t, &opt, true);
-
 	struct sbk_buf buf;
 	struct vkt_shared shared;
-	vkt_shared_create(&t, &opt, vgem, SIZE, OLD, &buf, &shared);
+	int vgem = vkt_setup_shared(argc, argv, SIZE, OLD, &opt, &t, &buf, &shared);
 
 	struct vkt_buffer src;
 	vkt_host_buffer(&t, SIZE, &src);
