@@ -126,7 +126,8 @@ if [ -n "$sanitize" ] && [ "$all" = 0 ] && [ ${#args[@]} -eq 0 ]; then
 	listing=$(meson test -C "$build" --list 2>/dev/null)
 	mapfile -t names < <(sed -n 's|^[^ ]* / ||p' <<<"$listing" | grep -E "^($re)\$" || true)
 	# vm-boot runs the picked VM-tier programs (SYNCBRIDGE_VM_FILTER) in one guest.
-	if sed -n 's|^[^ ]*:vm / ||p' <<<"$listing" | grep -qE "^($re)\$"; then
+	# (meson lists "project:vm+COMPONENT[+CONCERN] / NAME" for them.)
+	if sed -En 's|^[^ ]*:vm(\+[^ ]*)? / ||p' <<<"$listing" | grep -qE "^($re)\$"; then
 		names=(vm-boot "${names[@]}")
 	fi
 	echo "run-tests: --sanitize=$sanitize: ${#names[@]} tests picked by tests/setups/sanitize.list"

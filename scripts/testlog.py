@@ -54,7 +54,7 @@ def failures(paths):
         r = d.get("result")
         if r in PASS or r == "SKIP":
             continue
-        # "syncbridge:vm / NAME": the suite stays (some names are on both tiers).
+        # "syncbridge:vm+layer / NAME": the suites stay (some names are on both tiers).
         name = d.get("name", "?").split(":", 1)[-1]
         failed.setdefault(name, []).append((k, r))
     n = len(paths)
