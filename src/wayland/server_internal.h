@@ -93,8 +93,8 @@ struct point {
 
 /* What a commit waits for: at most one of the two is set. */
 struct acquire {
-	int fd;             /* owned sync_file (explicit-sync v1, implicit snapshot), or -1 */
 	struct point point; /* drm-syncobj */
+	int fd;             /* owned sync_file (explicit-sync v1, implicit snapshot), or -1 */
 	int status;         /* 0, or the error the fence completed with */
 };
 
@@ -120,9 +120,10 @@ struct sb_wl_commit {
 	struct sync_surface *owner;  /* NULL once the wl_surface is gone */
 	bool queued;
 	bool ready;   /* acquire signalled (or nothing to wait for) */
+	/* Next to the bools: one commit per pending wait, figure 5 counts its bytes. */
+	enum sb_wl_sync_protocol protocol;
 	void *data;   /* the compositor's commit_data */
 
-	enum sb_wl_sync_protocol protocol;
 	struct acquire acquire;
 	struct buffer_release release;
 };
