@@ -40,6 +40,8 @@ int sb_syncobj_fd_to_handle(int drm_fd, int fd, uint32_t *handle);
 /*
  * sb_syncobj_export_sync_file() as the Wayland helpers document it: a point
  * with no fence attached yet (the kernel's EINVAL) is -EAGAIN, "try again".
+ * drm_fd: borrowed. On success *out_fd is a new sync_file owned by the
+ * caller; on failure -1.
  */
 int sb_syncobj_export_point(int drm_fd, uint32_t handle, uint64_t point, int *out_fd);
 
