@@ -82,7 +82,7 @@ rec_released(void *data, const struct sbwl_released *r)
 	if (w->keep_first_render_fence && w->first_render_fence < 0 && r->render_fence_fd >= 0)
 		w->first_render_fence = fcntl(r->render_fence_fd, F_DUPFD_CLOEXEC, 0);
 	if (w->n_released < WLT_MAX_EVENTS) {
-		w->released_time[w->n_released] = wlt_now_ns();
+		w->released_time[w->n_released] = sbk_now_ns();
 		w->released[w->n_released++] = *r;
 	}
 	pthread_cond_broadcast(&w->cond);
