@@ -255,6 +255,42 @@ test_syscalls(void)
 	tr_model_free(&m);
 }
 
+/* Only the command's tree: its pid, then whatever it forks or clones. */
+static void
+test_follow(void)
+{
+	struct tr_model m;
+
+	tr_model_init(&m);
+	tr_model_feed_text(&m,
+			   "# syncbridge-info: command pid 7\n"
+			   " other-5 (5) [000] ..... 2.900000: sys_ppoll(ufds: 0x1, nfds: 1)\n"
+			   " demo-7 (7) [001] ..... 3.000000: sched_process_fork: comm=demo pid=7 "
+			   "child_comm=demo child_pid=8\n"
+			   " other-5 (5) [000] ..... 3.100000: sched_process_fork: comm=other pid=5 "
+			   "child_comm=other child_pid=9\n"
+			   " demo-8 (8) [000] ..... 3.200000: sched_process_fork: comm=demo pid=8 "
+			   "child_comm=demo child_pid=10\n"
+			   " demo-10 (8) [000] ..... 3.300000: sys_poll(ufds: 0x2, nfds: 1)\n"
+			   " other-9 (5) [000] ..... 3.400000: sys_poll(ufds: 0x3, nfds: 1)\n"
+			   " demo-7 (7) [001] ..... 3.500000: sys_ppoll(ufds: 0x4, nfds: 1)\n"
+			   " other-5 (5) [000] ..... 3.600000: sys_ppoll -> 0x1\n");
+	CHECK_EQ(tr_model_finish(&m), 0, "finish");
+	CHECK_EQ(m.malformed, 0, "malformed");
+	CHECK_EQ(m.nfollowed, 3, "the command, its child and grandchild");
+	CHECK_EQ(m.nblocks, 2, "the grandchild's poll and the command's ppoll");
+	CHECK_EQ(m.unfollowed_syscalls, 3, "three events of other tasks dropped");
+	CHECK_EQ(m.unmatched_syscall_exits, 0, "the other task's exit is not ours");
+	tr_model_free(&m);
+
+	/* without a command pid (a trace from elsewhere) everything is kept */
+	tr_model_init(&m);
+	tr_model_feed_text(&m, " other-5 (5) [000] ..... 2.9: sys_ppoll(ufds: 0x1, nfds: 1)\n");
+	CHECK_EQ(tr_model_finish(&m), 0, "finish");
+	CHECK_EQ(m.nblocks, 1, "kept");
+	tr_model_free(&m);
+}
+
 static void
 test_bufinfo(void)
 {
@@ -359,7 +395,7 @@ main(int argc, char **argv)
 	} cases[] = {
 		{ "trace-line", test_trace_line }, { "fence-fields", test_fence_fields },
 		{ "model", test_model },           { "syscalls", test_syscalls },
-		{ "bufinfo", test_bufinfo },
+		{ "follow", test_follow },         { "bufinfo", test_bufinfo },
 		{ "fdinfo", test_fdinfo },         { "links", test_links },
 		{ "json", test_json },
 	};

@@ -17,10 +17,10 @@
  *
  * Userspace waits for a sync_file or a dma-buf with poll(), which no
  * dma_fence event records (dma_fence_wait_start/_end are for waits inside the
- * kernel). So a second instance (….sys) records the poll-family syscalls of
- * CMD and its descendants only (set_event_pid + options/event-fork; the
- * child waits on a pipe until its pid is in place), to show who blocked
- * when. --no-syscalls leaves it out. The instances are tracefs.c's.
+ * kernel). So a second instance (….sys) records the poll-family syscalls,
+ * and the model keeps those of CMD and its descendants (sched_process_fork
+ * events; the child waits on a pipe until recording has started), to show
+ * who blocked when. --no-syscalls leaves it out. The instances are tracefs.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,11 +48,11 @@ struct trace_opts {
 
 /*
  * Run argv; returns its exit status (128+N for a signal), or -errno if it
- * could not start. The child waits on a pipe until tracefs_sys_instance_follow()
- * has seen its pid.
+ * could not start. The child waits on a pipe until the syscall instance
+ * records and m follows its pid.
  */
 static int
-run_command(char **argv, const char *marker_path, struct tracefs *tfs)
+run_command(char **argv, const char *marker_path, struct tracefs *tfs, struct tr_model *m)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	int status, exec_err[2], gate[2];
@@ -101,7 +101,8 @@ run_command(char **argv, const char *marker_path, struct tracefs *tfs)
 	}
 	close(exec_err[1]);
 	close(gate[0]);
-	tracefs_sys_instance_follow(tfs, pid);
+	tr_model_follow(m, (int)pid);
+	tracefs_sys_instance_start(tfs);
 	close(gate[1]); /* go */
 	do
 		n = read(exec_err[0], &err, sizeof(err));
@@ -355,7 +356,7 @@ record(const struct trace_opts *t, struct tracefs *tfs, struct tr_model *m, stru
 		tracefs_sys_instance_create(tfs, t->buffer_kb);
 	snprintf(path, sizeof(path), "%s/trace_marker", tfs->instance);
 	begin = info_now_ns();
-	status = run_command(t->argv, path, tfs);
+	status = run_command(t->argv, path, tfs, m);
 	end = info_now_ns();
 	tracefs_instance_stop(tfs);
 	if (status < 0)
@@ -400,10 +401,10 @@ read_trace(const struct trace_opts *t, const struct tracefs *tfs, struct tr_mode
 		snprintf(path, sizeof(path), "%s/trace", tfs->sys_instance);
 		in = fopen(path, "re");
 		if (in) {
-			if (raw)
+			if (raw && m->nfollowed)
 				fprintf(raw, "# syncbridge-info: poll-family syscalls of the command "
-					     "(instance %s)\n",
-					tfs->sys_instance);
+					     "(instance %s)\n# syncbridge-info: command pid %d\n",
+					tfs->sys_instance, m->followed[0]);
 			ret = tr_model_feed_file(m, in, raw);
 			fclose(in);
 		}

@@ -134,11 +134,51 @@ syscall_event(struct tr_model *m, const struct tr_line *l, bool enter, const cha
 	m->unmatched_syscall_exits++; /* entered before the trace began */
 }
 
+static bool
+followed(const struct tr_model *m, int tid)
+{
+	for (size_t i = 0; i < m->nfollowed; i++)
+		if (m->followed[i] == tid)
+			return true;
+	return false;
+}
+
+void
+tr_model_follow(struct tr_model *m, int tid)
+{
+	if (tid <= 0 || followed(m, tid))
+		return;
+	if (!tr_model_grow(m, (void **)&m->followed, m->nfollowed, &m->followed_cap,
+			   sizeof(*m->followed)))
+		return;
+	m->followed[m->nfollowed++] = tid;
+}
+
+/* "comm=sh pid=10 child_comm=sh child_pid=11" */
+static void
+fork_event(struct tr_model *m, const struct tr_line *l)
+{
+	const char *parent = strstr(l->data, " pid="), *child = strstr(l->data, "child_pid=");
+
+	if (!parent && strncmp(l->data, "pid=", 4) == 0)
+		parent = l->data - 1;
+	if (!parent || !child) {
+		m->malformed++;
+		return;
+	}
+	if (m->nfollowed && followed(m, atoi(parent + 5)))
+		tr_model_follow(m, atoi(child + 10));
+}
+
 static void
 header_line(struct tr_model *m, const char *line)
 {
 	const char *p = strstr(line, "entries-in-buffer/entries-written:");
 	long long a, b;
+	int pid;
+
+	if (sscanf(line, "# syncbridge-info: command pid %d", &pid) == 1)
+		tr_model_follow(m, pid);
 
 	if (p && sscanf(p, "entries-in-buffer/entries-written: %lld/%lld", &a, &b) == 2) {
 		m->entries_in_buffer = a;
@@ -181,6 +221,12 @@ tr_model_feed_line(struct tr_model *m, const char *line)
 	} else if (strcmp(l.event, "tracing_mark_write") == 0 &&
 		   strncmp(l.data, "syncbridge:", 11) == 0) {
 		tr_model_marker_event(m, &l);
+		return;
+	} else if (strcmp(l.event, "sched_process_fork") == 0) {
+		fork_event(m, &l);
+		return;
+	} else if (strncmp(l.event, "sys_", 4) == 0 && m->nfollowed && !followed(m, l.tid)) {
+		m->unfollowed_syscalls++;
 		return;
 	} else if (strncmp(l.event, "sys_enter_", 10) == 0 && is_blocking_syscall(l.event + 10)) {
 		syscall_event(m, &l, true, l.event + 10);

@@ -157,10 +157,26 @@ struct tr_model {
 	unsigned long unmatched_wait_ends, unmatched_marker_ends, unmatched_syscall_exits;
 	long long entries_in_buffer, entries_written; /* from the header, -1 if absent */
 	bool failed; /* out of memory */
+
+	/*
+	 * The command's tids, when set: syscall events of other tasks are
+	 * dropped. The root comes from tr_model_follow(); sched_process_fork
+	 * lines add each child (process or thread) of a followed task.
+	 */
+	int *followed;
+	size_t nfollowed, followed_cap;
+	unsigned long unfollowed_syscalls;
 };
 
 void tr_model_init(struct tr_model *m);
 void tr_model_free(struct tr_model *m);
+/*
+ * Keep only the syscall events of tid and the tasks it forks or clones
+ * afterwards (seen as sched_process_fork lines). A trace text saved by
+ * `syncbridge-info trace --text` carries the same request as a
+ * "# syncbridge-info: command pid N" line.
+ */
+void tr_model_follow(struct tr_model *m, int tid);
 
 /* Feed one line of `trace` text (with or without its newline). */
 void tr_model_feed_line(struct tr_model *m, const char *line);

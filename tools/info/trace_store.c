@@ -32,6 +32,7 @@ tr_model_free(struct tr_model *m)
 	free(m->blocks);
 	free(m->tracks);
 	free(m->hash);
+	free(m->followed);
 	memset(m, 0, sizeof(*m));
 }
 

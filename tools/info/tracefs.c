@@ -221,7 +221,14 @@ tracefs_sys_instance_create(struct tracefs *tfs, unsigned long buffer_kb)
 	write_file(tfs->sys_instance, "options/record-tgid", "1");
 	snprintf(buf, sizeof(buf), "%lu", buffer_kb / 4 > 256 ? buffer_kb / 4 : 256);
 	write_file(tfs->sys_instance, "buffer_size_kb", buf);
-	if (write_file(tfs->sys_instance, "options/event-fork", "1") == 0) {
+	/*
+	 * Not set_event_pid + options/event-fork: the pid filter hooks the
+	 * scheduler's own tracepoints (sched_switch, sched_wakeup…), and
+	 * turning those on live-patches the hottest code in the kernel. A
+	 * TCG guest was seen to oops (int3 in ttwu_do_activate) doing that.
+	 * sched_process_fork only patches fork; the model follows the tree.
+	 */
+	if (write_file(tfs->sys_instance, "events/sched/sched_process_fork/enable", "1") == 0) {
 		for (size_t i = 0; i < TR_NPOLL_SYSCALLS; i++) {
 			snprintf(buf, sizeof(buf), "events/syscalls/sys_enter_%s/enable",
 				 tr_poll_syscalls[i]);
@@ -240,15 +247,11 @@ tracefs_sys_instance_create(struct tracefs *tfs, unsigned long buffer_kb)
 }
 
 void
-tracefs_sys_instance_follow(struct tracefs *tfs, pid_t pid)
+tracefs_sys_instance_start(struct tracefs *tfs)
 {
-	char buf[32];
-
 	if (!tfs->sys_instance[0])
 		return;
-	snprintf(buf, sizeof(buf), "%d", (int)pid);
-	if (write_file(tfs->sys_instance, "set_event_pid", buf) < 0 ||
-	    write_file(tfs->sys_instance, "tracing_on", "1") < 0) {
+	if (write_file(tfs->sys_instance, "tracing_on", "1") < 0) {
 		rmdir(tfs->sys_instance);
 		tfs->sys_instance[0] = '\0';
 	}

@@ -35,15 +35,16 @@ void tracefs_remove_stale_instances(const struct tracefs *tfs);
 int tracefs_instance_create(struct tracefs *tfs, unsigned long buffer_kb);
 
 /*
- * The syscall instance: poll-family enter/exit events, limited to the pids
- * in set_event_pid and their descendants (event-fork). Optional: without
+ * The syscall instance: poll-family enter/exit events of every task, and
+ * sched_process_fork so that the model (tr_model_follow) can keep only the
+ * command's tree. Created stopped. Optional: without
  * syscall tracepoints (CONFIG_FTRACE_SYSCALLS) the trace just lacks them
  * (tfs->sys_instance stays "").
  */
 void tracefs_sys_instance_create(struct tracefs *tfs, unsigned long buffer_kb);
 
-/* Called with the command's pid before it may exec: follow it and its children. */
-void tracefs_sys_instance_follow(struct tracefs *tfs, pid_t pid);
+/* Called after the command forked, before it may exec: start recording. */
+void tracefs_sys_instance_start(struct tracefs *tfs);
 
 /* Stop recording (the buffers stay readable). */
 void tracefs_instance_stop(struct tracefs *tfs);
