@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A minimal headless Wayland compositor built on the syncbridge compositor
- * helper (<syncbridge/wayland-server.h>): wl_compositor/wl_surface/wl_region
- * implemented here, wl_shm from libwayland, zwp_linux_dmabuf_v1 (version 3,
- * single-plane LINEAR ARGB8888/XRGB8888), and both explicit-sync globals from
- * the helper. Nothing is drawn: "using" a buffer means reading its first
- * 32-bit word on the CPU, which is what the tests observe.
+ * A small headless Wayland compositor built on the syncbridge compositor
+ * helper (<syncbridge/wayland-server.h>): wl_compositor/wl_surface/wl_region,
+ * xdg-shell, wl_output, wl_seat (no devices), wl_subcompositor and
+ * wp_presentation implemented here, wl_shm from libwayland,
+ * zwp_linux_dmabuf_v1 (version 4 with feedback, single-plane), and both
+ * explicit-sync globals from the helper.
+ *
+ * "Using" a buffer always means reading its first 32-bit word on the CPU,
+ * which is what the tests observe. With a renderer (options.renderer) the
+ * compositor also copies each applied buffer (GL through EGLImages, or the
+ * CPU) and composites the mapped surfaces into an output image on a repaint
+ * clock, which --screenshot writes as PNG.
  *
  * The example program (compositor.c) runs it from main(); the tests run it
  * on a thread of their own and watch it through the hooks.
@@ -55,6 +61,13 @@ struct sbwl_comp_hooks {
 	void (*render_done)(void *data, int64_t time_ns);
 };
 
+enum sbwl_render_mode {
+	SBWL_RENDER_NONE,  /* nothing drawn (the tests' fixture) */
+	SBWL_RENDER_AUTO,  /* GL where EGL imports dma-bufs, else the CPU */
+	SBWL_RENDER_GL,
+	SBWL_RENDER_CPU,
+};
+
 struct sbwl_comp_options {
 	const char *socket;      /* NULL: wl_display_add_socket_auto() */
 	int drm_fd;              /* borrowed; -1: no linux-drm-syncobj */
@@ -77,6 +90,22 @@ struct sbwl_comp_options {
 	const struct sbwl_comp_hooks *hooks;
 	void *hook_data;
 	bool verbose;            /* print a line per use/release on stdout */
+
+	/*
+	 * The repaint clock: frame callbacks and presentation feedback are
+	 * answered at its ticks. 0: at once, when a commit is applied (the
+	 * tests' fixture: no timer between a commit and its answer).
+	 */
+	int repaint_hz;
+	enum sbwl_render_mode renderer;
+	uint32_t output_width, output_height; /* 0: 640x480 */
+	/* With a renderer: write DIR/frame-NNNNNN.png every N repaints that
+	 * drew something (0: only at exit) and DIR/last.png at exit. */
+	const char *screenshot_dir;
+	unsigned screenshot_every;
+	/* xdg_wm_base: a client that leaves a ping unanswered this long is
+	 * disconnected (0: 5000 ms). */
+	int ping_timeout_ms;
 };
 
 /* Returns NULL on failure (errno-style code in *err when err is not NULL). */
@@ -89,6 +118,10 @@ void sbwl_comp_run(struct sbwl_comp *comp);
 /* Stop sbwl_comp_run(); safe from another thread or a signal handler. */
 void sbwl_comp_terminate(struct sbwl_comp *comp);
 void sbwl_comp_destroy(struct sbwl_comp *comp);
+/* "gl", "cpu" or "none": what draws the output. */
+const char *sbwl_comp_get_renderer_name(const struct sbwl_comp *comp);
+/* Write the output image as a PNG now; 0 or -errno (-ENODEV: no renderer). */
+int sbwl_comp_screenshot(struct sbwl_comp *comp, const char *path);
 
 /* Find a DRM render node with timeline syncobjs; returns an fd or -errno. */
 int sbwl_open_syncobj_drm(void);

@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The example compositor's linux-dmabuf (sbwl_compositor.h): version 3, one
- * plane, LINEAR ARGB8888/XRGB8888, each client fd validated (a dma-buf,
- * large enough) before it becomes a wl_buffer that the compositor maps to
- * read.
+ * The example compositor's linux-dmabuf (sbwl_internal.h): version 4, one
+ * plane, the (format, modifier) pairs its renderer imports, each client fd
+ * validated (a dma-buf, large enough) before it becomes a wl_buffer that the
+ * compositor maps to read where it can.
+ *
+ * Version 4's feedback tells clients which device to allocate on (the main
+ * device: the render node the compositor imports on) and what it imports
+ * there: one tranche with every pair, listed as indices into a format table
+ * that is shared read-only (a sealed memfd of 16-byte entries).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -26,6 +33,8 @@ dmabuf_buffer_unref(struct dmabuf_buffer *b)
 {
 	if (!b || --b->refs > 0)
 		return;
+	if (b->render_data_free)
+		b->render_data_free(b->render_data);
 	if (b->map)
 		munmap(b->map, b->size);
 	if (b->fd >= 0)
@@ -54,9 +63,31 @@ dmabuf_buffer_from_resource(struct wl_resource *res)
 	return wl_resource_get_user_data(res);
 }
 
-/* ---- zwp_linux_dmabuf_v1 (version 3, one plane) --------------------------------- */
+/* ---- zwp_linux_dmabuf_v1 (version 4, one plane) --------------------------------- */
+
+#define DMABUF_VERSION 4
+
+struct sbwl_dmabuf {
+	struct wl_global *global;
+	struct sbwl_format *formats;
+	size_t nformats;
+	dev_t main_device;
+	int table_fd; /* the format table: sealed memfd, or -1 */
+	size_t table_size;
+};
+
+static bool
+dmabuf_supports(const struct sbwl_dmabuf *d, uint32_t format, uint64_t modifier)
+{
+	for (size_t i = 0; i < d->nformats; i++)
+		if (d->formats[i].format == format &&
+		    (d->formats[i].modifier == modifier || modifier == DRM_FORMAT_MOD_INVALID))
+			return true;
+	return false;
+}
 
 struct dmabuf_params {
+	struct sbwl_dmabuf *dmabuf;
 	bool used;
 	int fd;
 	uint32_t offset, stride;
@@ -123,7 +154,7 @@ params_create_common(struct wl_client *client, struct wl_resource *resource, uin
 				       "no plane 0");
 		return NULL;
 	}
-	if (format != DRM_FORMAT_ARGB8888 && format != DRM_FORMAT_XRGB8888) {
+	if (!dmabuf_supports(p->dmabuf, format, DRM_FORMAT_MOD_INVALID)) {
 		wl_resource_post_error(resource, ZWP_LINUX_BUFFER_PARAMS_V1_ERROR_INVALID_FORMAT,
 				       "format 0x%08x not supported", format);
 		return NULL;
@@ -140,7 +171,7 @@ params_create_common(struct wl_client *client, struct wl_resource *resource, uin
 				       "plane 0 exceeds the dma-buf (%lld bytes)", (long long)size);
 		return NULL;
 	}
-	if (size < 0 || (p->modifier != DRM_FORMAT_MOD_LINEAR && p->modifier != DRM_FORMAT_MOD_INVALID)) {
+	if (size < 0 || !dmabuf_supports(p->dmabuf, format, p->modifier)) {
 		if (immed)
 			wl_resource_post_error(resource, ZWP_LINUX_BUFFER_PARAMS_V1_ERROR_INVALID_WL_BUFFER,
 					       "not an importable dma-buf");
@@ -162,6 +193,7 @@ params_create_common(struct wl_client *client, struct wl_resource *resource, uin
 	b->format = format;
 	b->offset = p->offset;
 	b->stride = p->stride;
+	b->modifier = p->modifier;
 	b->size = (size_t)size;
 	b->map = mmap(NULL, b->size, PROT_READ, MAP_SHARED, b->fd, 0);
 	if (b->map == MAP_FAILED)
@@ -209,29 +241,172 @@ dmabuf_create_params(struct wl_client *client, struct wl_resource *resource, uin
 		return;
 	}
 	p->fd = -1;
+	p->dmabuf = wl_resource_get_user_data(resource);
 	if (!sbwl_resource_new(client, &zwp_linux_buffer_params_v1_interface,
 			       wl_resource_get_version(resource), id, &params_impl, p, params_res_destroy))
 		free(p);
 }
 
-static const struct zwp_linux_dmabuf_v1_interface dmabuf_impl = {
+/* ---- feedback (version 4) ------------------------------------------------------ */
+
+static const struct zwp_linux_dmabuf_feedback_v1_interface feedback_impl = {
 	.destroy = sbwl_destroy_request,
-	.create_params = dmabuf_create_params,
 };
 
-void
-sbwl_dmabuf_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
+static void
+send_dev(struct wl_resource *res, dev_t dev,
+	 void (*send)(struct wl_resource *, struct wl_array *))
 {
-	static const uint32_t formats[] = { DRM_FORMAT_ARGB8888, DRM_FORMAT_XRGB8888 };
-	struct wl_resource *res = sbwl_resource_new(client, &zwp_linux_dmabuf_v1_interface, (int)version,
-						    id, &dmabuf_impl, data, NULL);
+	struct wl_array a = { .size = sizeof(dev), .alloc = 0, .data = &dev };
+
+	send(res, &a);
+}
+
+/* One tranche: every pair, on the main device; the same for every surface. */
+static void
+send_feedback(struct wl_client *client, struct wl_resource *resource, uint32_t id)
+{
+	struct sbwl_dmabuf *d = wl_resource_get_user_data(resource);
+	struct wl_resource *res = sbwl_resource_new(client, &zwp_linux_dmabuf_feedback_v1_interface,
+						    wl_resource_get_version(resource), id, &feedback_impl,
+						    NULL, NULL);
+	struct wl_array indices;
 
 	if (!res)
 		return;
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
-		if (version >= ZWP_LINUX_DMABUF_V1_MODIFIER_SINCE_VERSION)
-			zwp_linux_dmabuf_v1_send_modifier(res, formats[i], 0, 0); /* LINEAR */
-		else
-			zwp_linux_dmabuf_v1_send_format(res, formats[i]);
+	wl_array_init(&indices);
+	for (size_t i = 0; i < d->nformats; i++) {
+		uint16_t *idx = wl_array_add(&indices, sizeof(*idx));
+		if (!idx) {
+			wl_array_release(&indices);
+			wl_client_post_no_memory(client);
+			return;
+		}
+		*idx = (uint16_t)i;
 	}
+	zwp_linux_dmabuf_feedback_v1_send_format_table(res, d->table_fd, (uint32_t)d->table_size);
+	send_dev(res, d->main_device, zwp_linux_dmabuf_feedback_v1_send_main_device);
+	send_dev(res, d->main_device, zwp_linux_dmabuf_feedback_v1_send_tranche_target_device);
+	zwp_linux_dmabuf_feedback_v1_send_tranche_formats(res, &indices);
+	zwp_linux_dmabuf_feedback_v1_send_tranche_flags(res, 0);
+	zwp_linux_dmabuf_feedback_v1_send_tranche_done(res);
+	zwp_linux_dmabuf_feedback_v1_send_done(res);
+	wl_array_release(&indices);
+}
+
+static void
+dmabuf_get_default_feedback(struct wl_client *client, struct wl_resource *resource, uint32_t id)
+{
+	send_feedback(client, resource, id);
+}
+
+static void
+dmabuf_get_surface_feedback(struct wl_client *client, struct wl_resource *resource, uint32_t id,
+			    struct wl_resource *surface)
+{
+	send_feedback(client, resource, id);
+}
+
+static const struct zwp_linux_dmabuf_v1_interface dmabuf_impl = {
+	.destroy = sbwl_destroy_request,
+	.create_params = dmabuf_create_params,
+	.get_default_feedback = dmabuf_get_default_feedback,
+	.get_surface_feedback = dmabuf_get_surface_feedback,
+};
+
+static void
+dmabuf_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
+{
+	struct sbwl_dmabuf *d = data;
+	struct wl_resource *res = sbwl_resource_new(client, &zwp_linux_dmabuf_v1_interface, (int)version,
+						    id, &dmabuf_impl, d, NULL);
+
+	/* "Starting version 4, the format and modifier events are deprecated
+	 * and must not be sent by compositors." */
+	if (!res || version >= ZWP_LINUX_DMABUF_V1_GET_DEFAULT_FEEDBACK_SINCE_VERSION)
+		return;
+	for (size_t i = 0; i < d->nformats; i++) {
+		if (version >= ZWP_LINUX_DMABUF_V1_MODIFIER_SINCE_VERSION)
+			zwp_linux_dmabuf_v1_send_modifier(res, d->formats[i].format,
+							  (uint32_t)(d->formats[i].modifier >> 32),
+							  (uint32_t)d->formats[i].modifier);
+		else if (d->formats[i].modifier == DRM_FORMAT_MOD_LINEAR)
+			zwp_linux_dmabuf_v1_send_format(res, d->formats[i].format);
+	}
+}
+
+/* The format table: {u32 format, u32 padding, u64 modifier} per pair, sealed. */
+static int
+table_create(struct sbwl_dmabuf *d)
+{
+	struct {
+		uint32_t format, pad;
+		uint64_t modifier;
+	} *t;
+	int fd;
+
+	d->table_size = d->nformats * sizeof(*t);
+	fd = memfd_create("sbwl-dmabuf-formats", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)d->table_size) < 0)
+		goto fail;
+	t = mmap(NULL, d->table_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (t == MAP_FAILED)
+		goto fail;
+	for (size_t i = 0; i < d->nformats; i++) {
+		t[i].format = d->formats[i].format;
+		t[i].pad = 0;
+		t[i].modifier = d->formats[i].modifier;
+	}
+	munmap(t, d->table_size);
+	/* clients map it MAP_PRIVATE; nobody may change it under them */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+		goto fail;
+	d->table_fd = fd;
+	return 0;
+fail:
+	close(fd);
+	return -errno;
+}
+
+struct sbwl_dmabuf *
+sbwl_dmabuf_create(struct wl_display *display, dev_t main_device, const struct sbwl_format *formats,
+		   size_t nformats)
+{
+	struct sbwl_dmabuf *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->table_fd = -1;
+	d->main_device = main_device;
+	/* the table's indices are 16 bits */
+	d->nformats = nformats < UINT16_MAX ? nformats : UINT16_MAX;
+	d->formats = malloc((d->nformats ? d->nformats : 1) * sizeof(*formats));
+	if (!d->formats)
+		goto fail;
+	memcpy(d->formats, formats, d->nformats * sizeof(*formats));
+	if (main_device && d->nformats && table_create(d) < 0)
+		goto fail;
+	d->global = wl_global_create(display, &zwp_linux_dmabuf_v1_interface,
+				     d->table_fd >= 0 ? DMABUF_VERSION : DMABUF_VERSION - 1, d, dmabuf_bind);
+	if (!d->global)
+		goto fail;
+	return d;
+fail:
+	sbwl_dmabuf_destroy(d);
+	return NULL;
+}
+
+void
+sbwl_dmabuf_destroy(struct sbwl_dmabuf *d)
+{
+	if (!d)
+		return;
+	if (d->global)
+		wl_global_destroy(d->global);
+	if (d->table_fd >= 0)
+		close(d->table_fd);
+	free(d->formats);
+	free(d);
 }

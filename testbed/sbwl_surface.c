@@ -1,0 +1,595 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The example compositor's wl_compositor, wl_surface and wl_region: how a
+ * libwayland-server compositor embeds the syncbridge compositor helper.
+ *
+ * The one place that matters is surface_commit(): the compositor snapshots
+ * its pending state, asks sb_wl_server_surface_commit() whether it may apply
+ * it now, and otherwise gets it back through commit_ready() once the acquire
+ * fence or point has signalled. apply() then takes the buffer's content (the
+ * renderer's copy; always a CPU read of its first word for the tests) and
+ * hands the commit back with sb_wl_commit_release(commit, render_fence): the
+ * client may reuse its buffer once the copy is done. Frame callbacks and
+ * presentation feedback wait for the next repaint (sbwl_compositor.c).
+ * docs/wayland.md ("Adding explicit sync to a compositor") walks this file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <wayland-server-core.h>
+#include <wayland-server-protocol.h>
+
+#include <syncbridge/sync_file.h>
+
+#include "sbwl_gpu.h"
+#include "sbwl_internal.h"
+
+/* ---- double-buffered state ------------------------------------------------------ */
+
+static void
+state_buffer_destroyed(struct wl_listener *l, void *data)
+{
+	struct sbwl_state *s = wl_container_of(l, s, buffer_destroy);
+
+	s->buffer = NULL;
+	wl_list_remove(&s->buffer_destroy.link);
+	wl_list_init(&s->buffer_destroy.link);
+}
+
+static void
+state_init(struct sbwl_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	wl_list_init(&s->frames);
+	wl_list_init(&s->feedbacks);
+	wl_list_init(&s->buffer_destroy.link);
+	s->buffer_destroy.notify = state_buffer_destroyed;
+}
+
+static void
+state_set_buffer(struct sbwl_state *s, struct wl_resource *buffer)
+{
+	wl_list_remove(&s->buffer_destroy.link);
+	wl_list_init(&s->buffer_destroy.link);
+	dmabuf_buffer_unref(s->dmabuf);
+	s->dmabuf = NULL;
+	free(s->shm_pixels);
+	s->shm_pixels = NULL;
+	s->buffer = buffer;
+	s->shm = false;
+	if (!buffer)
+		return;
+	wl_resource_add_destroy_listener(buffer, &s->buffer_destroy);
+	s->dmabuf = dmabuf_buffer_from_resource(buffer);
+	if (s->dmabuf)
+		s->dmabuf->refs++;
+}
+
+static void
+state_finish(struct sbwl_state *s)
+{
+	struct wl_resource *res, *tmp;
+
+	state_set_buffer(s, NULL);
+	wl_resource_for_each_safe(res, tmp, &s->frames)
+		wl_resource_destroy(res);
+	sbwl_presentation_discarded(&s->feedbacks);
+}
+
+static void
+state_free(struct sbwl_state *s)
+{
+	state_finish(s);
+	free(s);
+}
+
+/* The shm buffer's first word, and with a renderer all of it (the pool may go before apply). */
+static void
+state_read_shm(struct sbwl_state *s, struct wl_shm_buffer *shm, bool copy)
+{
+	uint32_t stride = (uint32_t)wl_shm_buffer_get_stride(shm);
+	uint32_t height = (uint32_t)wl_shm_buffer_get_height(shm);
+
+	s->shm = true;
+	wl_shm_buffer_begin_access(shm);
+	s->shm_content = stride >= 4 && height > 0 ? *(const uint32_t *)wl_shm_buffer_get_data(shm) : 0xdeadbeef;
+	if (copy && stride >= 4 && height > 0) {
+		s->shm_pixels = malloc((size_t)stride * height);
+		if (s->shm_pixels) {
+			memcpy(s->shm_pixels, wl_shm_buffer_get_data(shm), (size_t)stride * height);
+			s->shm_width = (uint32_t)wl_shm_buffer_get_width(shm);
+			s->shm_height = height;
+			s->shm_stride = stride;
+			s->shm_format = wl_shm_buffer_get_format(shm);
+		}
+	}
+	wl_shm_buffer_end_access(shm);
+}
+
+/* Move pending into a new heap snapshot; pending starts over. */
+static struct sbwl_state *
+state_snapshot(struct sbwl_comp *comp, struct sbwl_state *pending)
+{
+	struct sbwl_state *s = malloc(sizeof(*s));
+
+	if (!s)
+		return NULL;
+	state_init(s);
+	s->attached = pending->attached;
+	if (pending->attached) {
+		state_set_buffer(s, pending->buffer);
+		struct wl_shm_buffer *shm = pending->buffer ? wl_shm_buffer_get(pending->buffer) : NULL;
+		if (shm)
+			state_read_shm(s, shm, comp->renderer != NULL);
+	}
+	wl_list_insert_list(&s->frames, &pending->frames);
+	wl_list_init(&pending->frames);
+	wl_list_insert_list(&s->feedbacks, &pending->feedbacks);
+	wl_list_init(&pending->feedbacks);
+	pending->attached = false;
+	state_set_buffer(pending, NULL);
+	return s;
+}
+
+/* ---- render fences (the tests' vgem "GPU") -------------------------------------- */
+
+struct render_fence {
+	struct wl_list link;
+	struct sbwl_comp *comp;
+	struct sbwl_fence fence;
+	struct wl_event_source *timer;
+	/* A commit sb_wl_commit_release() refused with this fence: released
+	 * with -1 once the fence has signalled (what the header asks). */
+	struct sb_wl_commit *late_release;
+};
+
+static int
+render_fence_fire(void *data)
+{
+	struct render_fence *rf = data;
+	struct sbwl_comp *comp = rf->comp;
+
+	sbwl_fence_signal(&rf->fence);
+	if (comp->opt.hooks && comp->opt.hooks->render_done)
+		comp->opt.hooks->render_done(comp->opt.hook_data, sbwl_now_ns());
+	if (rf->late_release)
+		sb_wl_commit_release(rf->late_release, -1);
+	wl_event_source_remove(rf->timer);
+	wl_list_remove(&rf->link);
+	sbwl_fence_destroy(&rf->fence);
+	free(rf);
+	return 0;
+}
+
+void
+sbwl_render_fences_fire_all(struct sbwl_comp *comp)
+{
+	struct render_fence *rf, *tmp;
+
+	wl_list_for_each_safe(rf, tmp, &comp->render_fences, link)
+		render_fence_fire(rf);
+}
+
+/* A "GPU" fence for this render, signalled render_delay_ms later; NULL: none. */
+static struct render_fence *
+render_fence_create(struct sbwl_comp *comp)
+{
+	struct render_fence *rf;
+
+	if (comp->opt.vgem_fd < 0)
+		return NULL;
+	rf = calloc(1, sizeof(*rf));
+	if (!rf)
+		return NULL;
+	rf->comp = comp;
+	if (sbwl_fence_create(comp->opt.vgem_fd, &rf->fence) < 0) {
+		free(rf);
+		return NULL;
+	}
+	rf->timer = wl_event_loop_add_timer(comp->loop, render_fence_fire, rf);
+	if (!rf->timer) {
+		sbwl_fence_signal(&rf->fence);
+		sbwl_fence_destroy(&rf->fence);
+		free(rf);
+		return NULL;
+	}
+	wl_event_source_timer_update(rf->timer, comp->opt.render_delay_ms > 0 ? comp->opt.render_delay_ms : 1);
+	wl_list_insert(&comp->render_fences, &rf->link);
+	return rf;
+}
+
+/* ---- apply ---------------------------------------------------------------------- */
+
+static void
+report_use(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
+{
+	struct sbwl_comp *comp = surf->comp;
+	struct sbwl_used u;
+
+	memset(&u, 0, sizeof(u));
+	u.client = wl_resource_get_client(surf->resource);
+	u.surface_id = wl_resource_get_id(surf->resource);
+	u.seq = surf->seq;
+	u.dmabuf = s->dmabuf != NULL;
+	if (s->dmabuf)
+		u.content = s->dmabuf->map ?
+			    *(const volatile uint32_t *)((const char *)s->dmabuf->map + s->dmabuf->offset) :
+			    0xdeadbeef;
+	else
+		u.content = s->shm_content;
+	u.time_ns = sbwl_now_ns();
+	u.protocol = sb_wl_commit_get_protocol(commit);
+	if (commit)
+		sb_wl_commit_get_acquire_status(commit, &u.acquire_status);
+	sb_wl_server_get_stats(comp->helper, &u.stats);
+	if (comp->opt.verbose)
+		printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x sync=%d\n",
+		       (void *)u.client, u.surface_id, u.seq, u.content, u.protocol);
+	if (comp->opt.hooks && comp->opt.hooks->buffer_used)
+		comp->opt.hooks->buffer_used(comp->opt.hook_data, &u);
+}
+
+/*
+ * The renderer's copy of the buffer. The helper held the commit until its
+ * acquire fence signalled; the renderer still gets the fence, as any
+ * compositor that hands the wait to its GPU would (sb_egl_wait_sync_file).
+ * Returns the copy's fence (owned) or -1 (done, or nothing copied).
+ */
+static int
+take_content(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
+{
+	struct sbwl_renderer *r = surf->comp->renderer;
+	int acquire = -1, done = -1, ret;
+
+	if (!r)
+		return -1;
+	if (commit && sb_wl_commit_export_acquire_fence(commit, &acquire) < 0)
+		acquire = -1;
+	ret = r->impl->take(r, surf, s, acquire, &done);
+	if (acquire >= 0)
+		close(acquire);
+	if (ret < 0) {
+		if (surf->comp->opt.verbose)
+			printf("render: surface %u: cannot take its buffer: %s\n",
+			       wl_resource_get_id(surf->resource), strerror(-ret));
+		return -1;
+	}
+	return done;
+}
+
+/* Frame callbacks and feedback: now, or at the next repaint. */
+static void
+answer_or_queue(struct sbwl_surface *surf, struct sbwl_state *s, bool new_content)
+{
+	struct sbwl_comp *comp = surf->comp;
+	struct wl_resource *cb, *tmp;
+
+	if (comp->opt.repaint_hz <= 0) {
+		uint32_t now_ms = (uint32_t)(sbwl_now_ns() / 1000000);
+
+		wl_resource_for_each_safe(cb, tmp, &s->frames) {
+			wl_callback_send_done(cb, now_ms);
+			wl_resource_destroy(cb);
+		}
+		sbwl_presentation_presented(comp, &s->feedbacks, sbwl_now_ns(), ++comp->msc);
+		return;
+	}
+	/* content replaced before a repaint showed it: its feedback is discarded */
+	if (new_content)
+		sbwl_presentation_discarded(&surf->feedbacks);
+	wl_list_insert_list(surf->feedbacks.prev, &s->feedbacks);
+	wl_list_init(&s->feedbacks);
+	wl_list_insert_list(surf->frames.prev, &s->frames);
+	wl_list_init(&s->frames);
+	sbwl_comp_schedule_repaint(comp);
+}
+
+/* Apply a committed state: use the buffer, release it, answer frame callbacks. */
+static void
+apply(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
+{
+	struct sbwl_comp *comp = surf->comp;
+	int fence_fd = -1, copy_fence = -1;
+	struct render_fence *rf = NULL;
+	bool used = s->attached && (s->dmabuf || s->shm);
+
+	if (used) {
+		surf->seq++;
+		report_use(surf, s, commit);
+		copy_fence = take_content(surf, s, commit);
+		rf = render_fence_create(comp);
+		fence_fd = rf ? rf->fence.sync_file : copy_fence;
+		/* wl_buffer.release too (explicit-sync v1 says it is still sent). */
+		if (s->buffer)
+			wl_buffer_send_release(s->buffer);
+		if (s->dmabuf) {
+			surf->width = s->dmabuf->width;
+			surf->height = s->dmabuf->height;
+		} else if (s->buffer && wl_shm_buffer_get(s->buffer)) {
+			surf->width = (uint32_t)wl_shm_buffer_get_width(wl_shm_buffer_get(s->buffer));
+			surf->height = (uint32_t)wl_shm_buffer_get_height(wl_shm_buffer_get(s->buffer));
+		} else if (s->shm_pixels) {
+			surf->width = s->shm_width;
+			surf->height = s->shm_height;
+		}
+	} else if (s->attached) {
+		/* a NULL buffer: the surface shows nothing */
+		surf->width = surf->height = 0;
+	}
+	/* Refused (the kernel would not describe our render fence): the commit
+	 * is still ours; hand it back without a fence once the fence signalled. */
+	bool released = sb_wl_commit_release(commit, fence_fd) == 0;
+	if (!released) {
+		if (rf)
+			rf->late_release = commit;
+		else
+			sb_wl_commit_release(commit, -1);
+	}
+	if (copy_fence >= 0)
+		close(copy_fence);
+
+	answer_or_queue(surf, s, used);
+	if (surf->role && surf->role->applied)
+		surf->role->applied(surf, surf->width > 0);
+	if (surf->mapped && used)
+		sbwl_comp_schedule_repaint(comp);
+	/* Last: every event of this apply is queued when the hook runs. */
+	if (used && commit && released && comp->opt.hooks && comp->opt.hooks->released) {
+		struct sbwl_released r = {
+			.client = wl_resource_get_client(surf->resource),
+			.surface_id = wl_resource_get_id(surf->resource), .seq = surf->seq,
+			.render_fence_fd = fence_fd,
+		};
+		comp->opt.hooks->released(comp->opt.hook_data, &r);
+	}
+	state_free(s);
+}
+
+/* ---- wl_surface ----------------------------------------------------------------- */
+
+static void
+surface_attach(struct wl_client *client, struct wl_resource *resource, struct wl_resource *buffer,
+	       int32_t x, int32_t y)
+{
+	struct sbwl_surface *surf = wl_resource_get_user_data(resource);
+
+	surf->pending.attached = true;
+	state_set_buffer(&surf->pending, buffer);
+}
+
+static void
+surface_damage(struct wl_client *client, struct wl_resource *resource, int32_t x, int32_t y,
+	       int32_t w, int32_t h)
+{
+}
+
+static void
+callback_res_destroy(struct wl_resource *resource)
+{
+	wl_list_remove(wl_resource_get_link(resource));
+}
+
+static void
+surface_frame(struct wl_client *client, struct wl_resource *resource, uint32_t id)
+{
+	struct sbwl_surface *surf = wl_resource_get_user_data(resource);
+	struct wl_resource *cb = sbwl_resource_new(client, &wl_callback_interface, 1, id, NULL, NULL,
+						   callback_res_destroy);
+
+	if (cb)
+		wl_list_insert(surf->pending.frames.prev, wl_resource_get_link(cb));
+}
+
+static void
+surface_set_region(struct wl_client *client, struct wl_resource *resource, struct wl_resource *region)
+{
+}
+
+static void
+surface_commit(struct wl_client *client, struct wl_resource *resource)
+{
+	struct sbwl_surface *surf = wl_resource_get_user_data(resource);
+	struct sbwl_comp *comp = surf->comp;
+	struct dmabuf_buffer *dmabuf = dmabuf_buffer_from_resource(surf->pending.buffer);
+	struct sb_wl_surface_commit_info info = {
+		.buffer_attached = surf->pending.attached,
+		.buffer = surf->pending.buffer,
+		.buffer_supports_sync = dmabuf != NULL,
+		.dmabuf_fd = dmabuf ? dmabuf->fd : -1,
+	};
+	struct sb_wl_commit *commit;
+	struct sbwl_state *snap;
+	int ret;
+
+	/* The role's rules first (xdg-shell: no buffer before the first configure). */
+	if (surf->role && surf->role->precommit && !surf->role->precommit(surf, &surf->pending))
+		return;
+	snap = state_snapshot(comp, &surf->pending);
+	if (!snap) {
+		wl_client_post_no_memory(client);
+		return;
+	}
+	ret = sb_wl_server_surface_commit(comp->helper, resource, &info, snap, &commit);
+	if (ret < 0) { /* a protocol error was sent: drop the commit */
+		state_free(snap);
+		return;
+	}
+	if (ret == SB_WL_COMMIT_DEFERRED)
+		return; /* commit_ready() applies it */
+
+	if (comp->opt.blocking_wait_ms > 0 && commit) {
+		/* The naive compositor (a control): wait here, stalling every client. */
+		int fd = -1;
+		if (sb_wl_commit_export_acquire_fence(commit, &fd) == 0 && fd >= 0) {
+			sb_sync_file_wait(fd, (int64_t)comp->opt.blocking_wait_ms * 1000000);
+			close(fd);
+		}
+	}
+	apply(surf, snap, commit);
+}
+
+void
+sbwl_commit_ready(struct sb_wl_commit *commit, void *commit_data, void *data)
+{
+	struct wl_resource *res = sb_wl_commit_get_surface(commit);
+
+	apply(wl_resource_get_user_data(res), commit_data, commit);
+}
+
+void
+sbwl_commit_discard(void *commit_data, void *data)
+{
+	state_free(commit_data);
+}
+
+static void
+surface_noop_int(struct wl_client *client, struct wl_resource *resource, int32_t v)
+{
+}
+
+static void
+surface_offset(struct wl_client *client, struct wl_resource *resource, int32_t x, int32_t y)
+{
+}
+
+void
+sbwl_destroy_request(struct wl_client *client, struct wl_resource *resource)
+{
+	wl_resource_destroy(resource);
+}
+
+static const struct wl_surface_interface surface_impl = {
+	.destroy = sbwl_destroy_request,
+	.attach = surface_attach,
+	.damage = surface_damage,
+	.frame = surface_frame,
+	.set_opaque_region = surface_set_region,
+	.set_input_region = surface_set_region,
+	.commit = surface_commit,
+	.set_buffer_transform = surface_noop_int,
+	.set_buffer_scale = surface_noop_int,
+	.damage_buffer = surface_damage,
+	.offset = surface_offset,
+};
+
+struct sbwl_surface *
+sbwl_surface_from_resource(struct wl_resource *res)
+{
+	if (!res || !wl_resource_instance_of(res, &wl_surface_interface, &surface_impl))
+		return NULL;
+	return wl_resource_get_user_data(res);
+}
+
+bool
+sbwl_surface_set_role(struct sbwl_surface *surf, const struct sbwl_role *role, void *data,
+		      struct wl_resource *error_res, uint32_t error_code)
+{
+	if (surf->role && surf->role != role) {
+		wl_resource_post_error(error_res, error_code, "wl_surface@%u already has the role %s",
+				       wl_resource_get_id(surf->resource), surf->role->name);
+		return false;
+	}
+	surf->role = role;
+	surf->role_data = data;
+	return true;
+}
+
+void
+sbwl_surface_map(struct sbwl_surface *surf)
+{
+	if (surf->mapped)
+		return;
+	surf->mapped = true;
+	wl_list_insert(surf->comp->stack.prev, &surf->link);
+	sbwl_comp_schedule_repaint(surf->comp);
+}
+
+void
+sbwl_surface_unmap(struct sbwl_surface *surf)
+{
+	if (!surf->mapped)
+		return;
+	surf->mapped = false;
+	wl_list_remove(&surf->link);
+	wl_list_init(&surf->link);
+	sbwl_comp_schedule_repaint(surf->comp);
+}
+
+static void
+surface_res_destroy(struct wl_resource *resource)
+{
+	struct sbwl_surface *surf = wl_resource_get_user_data(resource);
+	struct wl_resource *res, *tmp;
+
+	/* The helper already discarded this surface's waiting commits. */
+	wl_signal_emit(&surf->destroy_signal, surf);
+	sbwl_surface_unmap(surf);
+	wl_list_remove(&surf->all_link);
+	if (surf->comp->renderer)
+		surf->comp->renderer->impl->surface_destroy(surf->comp->renderer, surf);
+	wl_resource_for_each_safe(res, tmp, &surf->frames)
+		wl_resource_destroy(res);
+	sbwl_presentation_discarded(&surf->feedbacks);
+	state_finish(&surf->pending);
+	free(surf);
+}
+
+static void
+compositor_create_surface(struct wl_client *client, struct wl_resource *resource, uint32_t id)
+{
+	struct sbwl_comp *comp = wl_resource_get_user_data(resource);
+	struct sbwl_surface *surf = calloc(1, sizeof(*surf));
+
+	if (!surf) {
+		wl_client_post_no_memory(client);
+		return;
+	}
+	surf->comp = comp;
+	state_init(&surf->pending);
+	wl_list_init(&surf->link);
+	wl_list_init(&surf->frames);
+	wl_list_init(&surf->feedbacks);
+	wl_signal_init(&surf->destroy_signal);
+	surf->resource = sbwl_resource_new(client, &wl_surface_interface, wl_resource_get_version(resource),
+					   id, &surface_impl, surf, surface_res_destroy);
+	if (!surf->resource) {
+		free(surf);
+		return;
+	}
+	wl_list_insert(&comp->all_surfaces, &surf->all_link);
+}
+
+/* ---- wl_region (kept by nobody: input and opaque regions are not used) --------- */
+
+static void
+region_add(struct wl_client *client, struct wl_resource *resource, int32_t x, int32_t y, int32_t w,
+	   int32_t h)
+{
+}
+
+static const struct wl_region_interface region_impl = {
+	.destroy = sbwl_destroy_request,
+	.add = region_add,
+	.subtract = region_add,
+};
+
+static void
+compositor_create_region(struct wl_client *client, struct wl_resource *resource, uint32_t id)
+{
+	sbwl_resource_new(client, &wl_region_interface, 1, id, &region_impl, NULL, NULL);
+}
+
+static const struct wl_compositor_interface compositor_impl = {
+	.create_surface = compositor_create_surface,
+	.create_region = compositor_create_region,
+};
+
+void
+sbwl_compositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
+{
+	sbwl_resource_new(client, &wl_compositor_interface, (int)version, id, &compositor_impl, data, NULL);
+}
