@@ -25,7 +25,7 @@ base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
 	libvulkan-dev vulkan-tools vulkan-validationlayers libjson-c-dev
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	valgrind strace librsvg2-bin glslang-tools xvfb v4l-utils libpng-dev
-	clang libclang-rt-14-dev)
+	clang libclang-rt-14-dev wayland-utils)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
 # SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
 # drmSyncobjEventfd; wayland-protocols 1.43 has linux-drm-syncobj-v1).

@@ -243,6 +243,24 @@ sbwl_comp_get_helper(const struct sbwl_comp *comp)
 	return comp->helper;
 }
 
+bool
+sbwl_comp_close_windows(struct sbwl_comp *comp)
+{
+	return sbwl_shell_close_all(comp->shell) > 0;
+}
+
+uint64_t
+sbwl_comp_get_commits(const struct sbwl_comp *comp)
+{
+	return comp->commits;
+}
+
+uint64_t
+sbwl_comp_get_repaints(const struct sbwl_comp *comp)
+{
+	return comp->msc;
+}
+
 const char *
 sbwl_comp_get_renderer_name(const struct sbwl_comp *comp)
 {

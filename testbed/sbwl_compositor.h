@@ -118,6 +118,14 @@ void sbwl_comp_run(struct sbwl_comp *comp);
 /* Stop sbwl_comp_run(); safe from another thread or a signal handler. */
 void sbwl_comp_terminate(struct sbwl_comp *comp);
 void sbwl_comp_destroy(struct sbwl_comp *comp);
+/*
+ * Ask every window to close (xdg_toplevel.close); false if there is none.
+ * The run ends when the caller terminates it.
+ */
+bool sbwl_comp_close_windows(struct sbwl_comp *comp);
+/* Commits applied with a buffer, and repaints, so far. */
+uint64_t sbwl_comp_get_commits(const struct sbwl_comp *comp);
+uint64_t sbwl_comp_get_repaints(const struct sbwl_comp *comp);
 /* "gl", "cpu" or "none": what draws the output. */
 const char *sbwl_comp_get_renderer_name(const struct sbwl_comp *comp);
 /* Write the output image as a PNG now; 0 or -errno (-ENODEV: no renderer). */

@@ -1,32 +1,392 @@
 /* SPDX-License-Identifier: MIT */
-/* wl_output, wl_seat, wl_subcompositor, wp_presentation (sbwl_internal.h). Stub. */
+/*
+ * The example compositor's small globals (sbwl_internal.h): wl_output (the
+ * headless output: its size, the repaint clock as its refresh), wl_seat (no
+ * input devices: capabilities 0), wl_subcompositor (the role and its
+ * requests; sub-surfaces are not drawn) and wp_presentation (feedback
+ * answered by the repaint that showed the content, with the repaint's
+ * CLOCK_MONOTONIC time and counter).
+ */
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include <wayland-server-core.h>
+#include <wayland-server-protocol.h>
+
+#include "presentation-time-server-protocol.h"
 #include "sbwl_internal.h"
 
+#define OUTPUT_VERSION 4
+#define SEAT_VERSION 7
+#define SUBCOMPOSITOR_VERSION 1
+#define PRESENTATION_VERSION 1
+
 struct sbwl_globals {
-	int unused;
+	struct sbwl_comp *comp;
+	struct wl_global *output, *seat, *subcompositor, *presentation;
+	struct wl_list outputs; /* wl_output resource links */
 };
 
-struct sbwl_globals *
-sbwl_globals_create(struct sbwl_comp *comp)
+/* ---- wl_output ----------------------------------------------------------------- */
+
+static const struct wl_output_interface output_impl = {
+	.release = sbwl_destroy_request,
+};
+
+static void
+output_res_destroy(struct wl_resource *res)
 {
-	return calloc(1, sizeof(struct sbwl_globals));
+	wl_list_remove(wl_resource_get_link(res));
 }
 
-void
-sbwl_globals_destroy(struct sbwl_globals *g)
+static void
+output_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	free(g);
+	struct sbwl_globals *g = data;
+	const struct sbwl_comp_options *o = &g->comp->opt;
+	int32_t w = o->output_width ? (int32_t)o->output_width : 640;
+	int32_t h = o->output_height ? (int32_t)o->output_height : 480;
+	struct wl_resource *res = sbwl_resource_new(client, &wl_output_interface, (int)version, id,
+						    &output_impl, g, output_res_destroy);
+
+	if (!res)
+		return;
+	wl_list_insert(&g->outputs, wl_resource_get_link(res));
+	/* 96 dpi: 25.4 mm per 96 px */
+	wl_output_send_geometry(res, 0, 0, w * 254 / 960, h * 254 / 960, WL_OUTPUT_SUBPIXEL_UNKNOWN,
+				"syncbridge", "headless", WL_OUTPUT_TRANSFORM_NORMAL);
+	wl_output_send_mode(res, WL_OUTPUT_MODE_CURRENT | WL_OUTPUT_MODE_PREFERRED, w, h,
+			    o->repaint_hz > 0 ? o->repaint_hz * 1000 : 0);
+	if (version >= WL_OUTPUT_SCALE_SINCE_VERSION)
+		wl_output_send_scale(res, 1);
+	if (version >= WL_OUTPUT_NAME_SINCE_VERSION)
+		wl_output_send_name(res, "HEADLESS-1");
+	if (version >= WL_OUTPUT_DESCRIPTION_SINCE_VERSION)
+		wl_output_send_description(res, "syncbridge headless output");
+	if (version >= WL_OUTPUT_DONE_SINCE_VERSION)
+		wl_output_send_done(res);
+}
+
+/* ---- wl_seat: no devices ---------------------------------------------------------- */
+
+/*
+ * "It is a protocol violation to issue this request on a seat that has never
+ * had the pointer capability. The missing_capability error will be sent in
+ * this case." (the same for keyboard and touch)
+ */
+static void
+seat_get_device(struct wl_client *client, struct wl_resource *resource, uint32_t id)
+{
+	wl_resource_post_error(resource, WL_SEAT_ERROR_MISSING_CAPABILITY,
+			       "this seat has no input devices (capabilities 0)");
+}
+
+static const struct wl_seat_interface seat_impl = {
+	.get_pointer = seat_get_device,
+	.get_keyboard = seat_get_device,
+	.get_touch = seat_get_device,
+	.release = sbwl_destroy_request,
+};
+
+static void
+seat_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
+{
+	struct wl_resource *res = sbwl_resource_new(client, &wl_seat_interface, (int)version, id, &seat_impl,
+						    data, NULL);
+
+	if (!res)
+		return;
+	wl_seat_send_capabilities(res, 0);
+	if (version >= WL_SEAT_NAME_SINCE_VERSION)
+		wl_seat_send_name(res, "seat0");
+}
+
+/* ---- wl_subcompositor ------------------------------------------------------------- */
+
+struct subsurface {
+	struct wl_resource *resource;
+	struct sbwl_surface *surface, *parent;
+	struct wl_listener surface_destroy, parent_destroy;
+	int32_t x, y;
+	bool sync;
+};
+
+static const struct sbwl_role subsurface_role = { .name = "wl_subsurface" };
+
+static void
+subsurface_set_position(struct wl_client *client, struct wl_resource *resource, int32_t x, int32_t y)
+{
+	struct subsurface *sub = wl_resource_get_user_data(resource);
+
+	if (sub) {
+		sub->x = x;
+		sub->y = y;
+	}
+}
+
+/* "The sub-surface must be a sibling or the parent": checked, the order is not used. */
+static void
+subsurface_place(struct wl_client *client, struct wl_resource *resource, struct wl_resource *sibling_res)
+{
+	struct subsurface *sub = wl_resource_get_user_data(resource);
+	struct sbwl_surface *sibling = sbwl_surface_from_resource(sibling_res);
+	struct subsurface *other;
+
+	if (!sub || !sibling || sibling == sub->parent)
+		return;
+	other = sibling->role == &subsurface_role ? sibling->role_data : NULL;
+	if (!other || other->parent != sub->parent)
+		wl_resource_post_error(resource, WL_SUBSURFACE_ERROR_BAD_SURFACE,
+				       "wl_surface@%u is not a sibling or the parent",
+				       wl_resource_get_id(sibling_res));
+}
+
+static void
+subsurface_set_sync(struct wl_client *client, struct wl_resource *resource)
+{
+	struct subsurface *sub = wl_resource_get_user_data(resource);
+
+	if (sub)
+		sub->sync = true;
+}
+
+static void
+subsurface_set_desync(struct wl_client *client, struct wl_resource *resource)
+{
+	struct subsurface *sub = wl_resource_get_user_data(resource);
+
+	if (sub)
+		sub->sync = false;
+}
+
+static const struct wl_subsurface_interface subsurface_impl = {
+	.destroy = sbwl_destroy_request,
+	.set_position = subsurface_set_position,
+	.place_above = subsurface_place,
+	.place_below = subsurface_place,
+	.set_sync = subsurface_set_sync,
+	.set_desync = subsurface_set_desync,
+};
+
+/* The sub-surface object goes inert when either surface goes (the spec's "inert"). */
+static void
+subsurface_unlink(struct subsurface *sub)
+{
+	wl_list_remove(&sub->surface_destroy.link);
+	wl_list_remove(&sub->parent_destroy.link);
+	if (sub->surface->role_data == sub)
+		sub->surface->role_data = NULL;
+	wl_resource_set_user_data(sub->resource, NULL);
+	free(sub);
+}
+
+static void
+subsurface_surface_destroyed(struct wl_listener *l, void *data)
+{
+	struct subsurface *sub = wl_container_of(l, sub, surface_destroy);
+
+	subsurface_unlink(sub);
+}
+
+static void
+subsurface_parent_destroyed(struct wl_listener *l, void *data)
+{
+	struct subsurface *sub = wl_container_of(l, sub, parent_destroy);
+
+	subsurface_unlink(sub);
+}
+
+static void
+subsurface_res_destroy(struct wl_resource *resource)
+{
+	struct subsurface *sub = wl_resource_get_user_data(resource);
+
+	if (sub)
+		subsurface_unlink(sub);
+}
+
+/* Is `ancestor` the surface itself or above it in the sub-surface tree? */
+static bool
+is_ancestor(struct sbwl_surface *ancestor, struct sbwl_surface *surf)
+{
+	for (int depth = 0; surf && depth < 64; depth++) {
+		if (surf == ancestor)
+			return true;
+		struct subsurface *sub = surf->role == &subsurface_role ? surf->role_data : NULL;
+		surf = sub ? sub->parent : NULL;
+	}
+	return false;
+}
+
+static void
+subcompositor_get_subsurface(struct wl_client *client, struct wl_resource *resource, uint32_t id,
+			     struct wl_resource *surface_res, struct wl_resource *parent_res)
+{
+	struct sbwl_surface *surf = sbwl_surface_from_resource(surface_res);
+	struct sbwl_surface *parent = sbwl_surface_from_resource(parent_res);
+	struct subsurface *sub;
+
+	if (surf->role == &subsurface_role && surf->role_data) {
+		wl_resource_post_error(resource, WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE,
+				       "wl_surface@%u is already a sub-surface", wl_resource_get_id(surface_res));
+		return;
+	}
+	/* "the parent must not be the surface itself or one of its descendants" */
+	if (is_ancestor(surf, parent)) {
+		wl_resource_post_error(resource, WL_SUBCOMPOSITOR_ERROR_BAD_PARENT,
+				       "wl_surface@%u cannot be a parent of wl_surface@%u",
+				       wl_resource_get_id(parent_res), wl_resource_get_id(surface_res));
+		return;
+	}
+	if (!sbwl_surface_set_role(surf, &subsurface_role, NULL, resource, WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE))
+		return;
+	sub = calloc(1, sizeof(*sub));
+	if (!sub) {
+		wl_client_post_no_memory(client);
+		return;
+	}
+	sub->surface = surf;
+	sub->parent = parent;
+	sub->sync = true; /* "a sub-surface is initially in the synchronized mode" */
+	sub->resource = sbwl_resource_new(client, &wl_subsurface_interface, wl_resource_get_version(resource),
+					  id, &subsurface_impl, sub, subsurface_res_destroy);
+	if (!sub->resource) {
+		free(sub);
+		return;
+	}
+	sub->surface_destroy.notify = subsurface_surface_destroyed;
+	wl_signal_add(&surf->destroy_signal, &sub->surface_destroy);
+	sub->parent_destroy.notify = subsurface_parent_destroyed;
+	wl_signal_add(&parent->destroy_signal, &sub->parent_destroy);
+	surf->role_data = sub;
+}
+
+static const struct wl_subcompositor_interface subcompositor_impl = {
+	.destroy = sbwl_destroy_request,
+	.get_subsurface = subcompositor_get_subsurface,
+};
+
+static void
+subcompositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
+{
+	sbwl_resource_new(client, &wl_subcompositor_interface, (int)version, id, &subcompositor_impl, data, NULL);
+}
+
+/* ---- wp_presentation ------------------------------------------------------------- */
+
+static void
+feedback_res_destroy(struct wl_resource *res)
+{
+	wl_list_remove(wl_resource_get_link(res));
+}
+
+static void
+presentation_feedback(struct wl_client *client, struct wl_resource *resource, struct wl_resource *surface,
+		      uint32_t callback)
+{
+	struct sbwl_surface *surf = sbwl_surface_from_resource(surface);
+	struct wl_resource *fb = sbwl_resource_new(client, &wp_presentation_feedback_interface, 1, callback,
+						   NULL, NULL, feedback_res_destroy);
+
+	if (fb)
+		wl_list_insert(surf->pending.feedbacks.prev, wl_resource_get_link(fb));
+}
+
+static const struct wp_presentation_interface presentation_impl = {
+	.destroy = sbwl_destroy_request,
+	.feedback = presentation_feedback,
+};
+
+static void
+presentation_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
+{
+	struct wl_resource *res = sbwl_resource_new(client, &wp_presentation_interface, (int)version, id,
+						    &presentation_impl, data, NULL);
+
+	if (res)
+		wp_presentation_send_clock_id(res, CLOCK_MONOTONIC);
 }
 
 void
 sbwl_presentation_presented(struct sbwl_comp *comp, struct wl_list *feedbacks, int64_t time_ns,
 			    uint64_t msc)
 {
+	struct sbwl_globals *g = comp->globals;
+	struct wl_resource *fb, *tmp, *out;
+	uint64_t sec = (uint64_t)(time_ns / 1000000000);
+	uint32_t flags = comp->repaint_timer ? WP_PRESENTATION_FEEDBACK_KIND_VSYNC : 0;
+
+	wl_resource_for_each_safe(fb, tmp, feedbacks) {
+		struct wl_client *client = wl_resource_get_client(fb);
+
+		if (g) {
+			wl_resource_for_each(out, &g->outputs)
+				if (wl_resource_get_client(out) == client)
+					wp_presentation_feedback_send_sync_output(fb, out);
+		}
+		wp_presentation_feedback_send_presented(fb, (uint32_t)(sec >> 32), (uint32_t)sec,
+							(uint32_t)(time_ns % 1000000000),
+							(uint32_t)comp->refresh_ns, (uint32_t)(msc >> 32),
+							(uint32_t)msc, flags);
+		wl_resource_destroy(fb);
+	}
 }
 
 void
 sbwl_presentation_discarded(struct wl_list *feedbacks)
 {
+	struct wl_resource *fb, *tmp;
+
+	wl_resource_for_each_safe(fb, tmp, feedbacks) {
+		wp_presentation_feedback_send_discarded(fb);
+		wl_resource_destroy(fb);
+	}
+}
+
+/* ---- life cycle ---------------------------------------------------------------- */
+
+struct sbwl_globals *
+sbwl_globals_create(struct sbwl_comp *comp)
+{
+	struct sbwl_globals *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->comp = comp;
+	wl_list_init(&g->outputs);
+	g->output = wl_global_create(comp->display, &wl_output_interface, OUTPUT_VERSION, g, output_bind);
+	g->seat = wl_global_create(comp->display, &wl_seat_interface, SEAT_VERSION, g, seat_bind);
+	g->subcompositor = wl_global_create(comp->display, &wl_subcompositor_interface, SUBCOMPOSITOR_VERSION,
+					    g, subcompositor_bind);
+	g->presentation = wl_global_create(comp->display, &wp_presentation_interface, PRESENTATION_VERSION,
+					   g, presentation_bind);
+	if (!g->output || !g->seat || !g->subcompositor || !g->presentation) {
+		sbwl_globals_destroy(g);
+		return NULL;
+	}
+	return g;
+}
+
+void
+sbwl_globals_destroy(struct sbwl_globals *g)
+{
+	struct wl_resource *res, *tmp;
+
+	if (!g)
+		return;
+	/* output resources outlive the global until their clients go: unlink them */
+	wl_resource_for_each_safe(res, tmp, &g->outputs) {
+		wl_list_remove(wl_resource_get_link(res));
+		wl_list_init(wl_resource_get_link(res));
+	}
+	if (g->output)
+		wl_global_destroy(g->output);
+	if (g->seat)
+		wl_global_destroy(g->seat);
+	if (g->subcompositor)
+		wl_global_destroy(g->subcompositor);
+	if (g->presentation)
+		wl_global_destroy(g->presentation);
+	free(g);
 }

@@ -163,7 +163,8 @@ struct sbwl_comp {
 	bool repaint_scheduled;
 	int64_t refresh_ns;
 	int64_t last_repaint_ns;
-	uint64_t msc;                   /* repaints so far */
+	uint64_t msc;                   /* repaints so far (or presentations, without a clock) */
+	uint64_t commits;               /* commits applied with a buffer */
 	unsigned long screenshots;
 
 	struct sbwl_globals *globals;   /* sbwl_globals.c */
@@ -189,6 +190,8 @@ void sbwl_presentation_discarded(struct wl_list *feedbacks);
 struct sbwl_shell;
 struct sbwl_shell *sbwl_shell_create(struct sbwl_comp *comp);
 void sbwl_shell_destroy(struct sbwl_shell *shell);
+/* Send xdg_toplevel.close to every toplevel; returns how many. */
+int sbwl_shell_close_all(struct sbwl_shell *shell);
 
 /* ---- the renderer (sbwl_render.c, sbwl_render_gl.c) ------------------------- */
 
@@ -223,7 +226,7 @@ struct sbwl_renderer {
 	uint32_t width, height;        /* the output */
 	uint32_t background;           /* 0xAARRGGBB */
 	dev_t main_device;             /* the render node it imports on (0: none) */
-	struct sbwl_format *formats;   /* what it imports as dma-bufs */
+	const struct sbwl_format *formats; /* what it imports as dma-bufs */
 	size_t nformats;
 };
 

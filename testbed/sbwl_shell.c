@@ -23,3 +23,9 @@ sbwl_shell_destroy(struct sbwl_shell *shell)
 {
 	free(shell);
 }
+
+int
+sbwl_shell_close_all(struct sbwl_shell *shell)
+{
+	return 0;
+}

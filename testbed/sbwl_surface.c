@@ -299,6 +299,7 @@ apply(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *comm
 
 	if (used) {
 		surf->seq++;
+		comp->commits++;
 		report_use(surf, s, commit);
 		copy_fence = take_content(surf, s, commit);
 		rf = render_fence_create(comp);
