@@ -59,6 +59,8 @@ repaint(void *data)
 		if (ret < 0 && comp->opt.verbose)
 			printf("render: repaint failed: %s\n", strerror(-ret));
 		drawn = ret == 0 && !wl_list_empty(&comp->stack);
+		/* "presented": when the output image is complete, not when we began */
+		now = sbwl_now_ns();
 	}
 	wl_list_for_each(surf, &comp->stack, link)
 		sbwl_presentation_presented(comp, &surf->feedbacks, now, comp->msc);

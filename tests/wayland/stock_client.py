@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A stock Wayland client (from Debian's packages) against syncbridge-wl-compositor.
+
+    stock_client.py COMPOSITOR PNG_STATS [options] -- CLIENT [ARGS...]
+
+Starts the compositor (its renderer draws the windows, screenshots every
+--shot-every repaints), runs CLIENT for --seconds (or until it exits by
+itself), stops it with SIGINT as a user would, then stops the compositor.
+
+Passes when:
+  - the client exits with status 0 (weston clients on SIGINT, vkcube after
+    --c N frames, wayland-info at once), and printed no protocol error,
+    assertion, "not supported" or crash;
+  - the compositor was alive until we stopped it and exits 0;
+  - it applied at least --min-commits commits with a buffer (its -v "used"
+    lines), with --sync v1|syncobj at least that many through that protocol;
+  - some screenshot taken while the client ran shows at least --min-pixels
+    pixels that are not the background, in at least 2 colours (png-stats
+    reads them with libpng, not with the compositor's code);
+  - every --expect REGEX matches the client's output.
+@CARD@ in the client's arguments becomes the card node of --card DRIVER.
+Exit: 0 pass, 1 fail, 77 skip (the client or a device is missing).
+"""
+import argparse
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SYNC = {"implicit": 0, "v1": 1, "syncobj": 2}
+BAD = re.compile(r"protocol error|error in client communication|Assertion|assertion|not supported"
+                 r"|Segmentation fault|Aborted|core dumped|wl_display@1: error", re.I)
+failed = False
+
+
+def check(ok, what):
+    global failed
+    print(("ok - " if ok else "not ok - ") + what, flush=True)
+    if not ok:
+        failed = True
+    return ok
+
+
+def card_of(driver):
+    for card in sorted(glob.glob("/sys/class/drm/card[0-9]*")):
+        if "-" in os.path.basename(card):
+            continue  # connectors
+        link = os.path.join(card, "device", "driver")
+        if os.path.exists(link) and os.path.basename(os.readlink(link)) == driver:
+            return "/dev/dri/" + os.path.basename(card)
+    return None
+
+
+def start_compositor(args, rt, shots):
+    ready = os.path.join(rt, "ready")
+    fd = os.open(ready, os.O_WRONLY | os.O_CREAT, 0o600)
+    cmd = [args.compositor, "--socket", "stock", "--ready-fd", str(fd), "-v",
+           "--screenshot", shots, "--screenshot-every", str(args.shot_every)] + args.comp_arg
+    print("# " + " ".join(cmd), flush=True)
+    log = open(os.path.join(rt, "compositor.log"), "w")
+    comp = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, pass_fds=(fd,),
+                            env=dict(os.environ, XDG_RUNTIME_DIR=rt))
+    os.close(fd)
+    for _ in range(600):  # 60 s: GL start-up under emulation
+        if os.path.getsize(ready) > 0 or comp.poll() is not None:
+            break
+        time.sleep(0.1)
+    return comp, os.path.getsize(ready) > 0
+
+
+def run_client(args, rt):
+    env = dict(os.environ, XDG_RUNTIME_DIR=rt, WAYLAND_DISPLAY="stock")
+    env.pop("DISPLAY", None)
+    print("# " + " ".join(args.client), flush=True)
+    out = open(os.path.join(rt, "client.log"), "w")
+    t0 = time.monotonic()
+    cl = subprocess.Popen(args.client, stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        rc = cl.wait(timeout=args.seconds)
+        how = "exited by itself"
+    except subprocess.TimeoutExpired:
+        cl.send_signal(signal.SIGINT)
+        try:
+            rc = cl.wait(timeout=15)
+            how = "stopped by SIGINT"
+        except subprocess.TimeoutExpired:
+            cl.kill()
+            rc = cl.wait()
+            how = "did not stop on SIGINT: killed"
+    out.close()
+    with open(os.path.join(rt, "client.log"), errors="replace") as f:
+        text = f.read()
+    return rc, how, time.monotonic() - t0, text
+
+
+def screenshots(args, shots, until):
+    """png-stats of the screenshots written while the client ran: [(pixels, colours, name)]."""
+    stats = []
+    for path in sorted(glob.glob(os.path.join(shots, "frame-*.png"))):
+        if os.path.getmtime(path) > until:
+            continue
+        r = subprocess.run([args.png_stats, path], capture_output=True, text=True)
+        if r.returncode == 0:
+            w, h, nonbg, distinct = (int(v) for v in r.stdout.split())
+            stats.append((nonbg, distinct, os.path.basename(path)))
+    return stats
+
+
+def main(argv):
+    p = argparse.ArgumentParser(usage=__doc__)
+    p.add_argument("compositor")
+    p.add_argument("png_stats")
+    p.add_argument("--seconds", type=float, default=10)
+    p.add_argument("--min-commits", type=int, default=20)
+    p.add_argument("--sync", choices=SYNC.keys())
+    p.add_argument("--min-pixels", type=int, default=1000)
+    p.add_argument("--shot-every", type=int, default=10)
+    p.add_argument("--card")
+    p.add_argument("--expect", action="append", default=[])
+    p.add_argument("--comp-arg", action="append", default=[])
+    p.add_argument("--keep", help="leave the screenshots and logs in this folder")
+    if "--" not in argv:
+        p.print_usage()
+        return 2
+    sep = argv.index("--")
+    args = p.parse_args(argv[1:sep])
+    args.client = argv[sep + 1:]
+    if not args.client or not shutil.which(args.client[0]):
+        print(f"SKIP: {args.client[0] if args.client else 'no client'} is not installed")
+        return 77
+    if args.card:
+        card = card_of(args.card)
+        if not card:
+            print(f"SKIP: no {args.card} card node")
+            return 77
+        args.client = [a.replace("@CARD@", card) for a in args.client]
+
+    rt = tempfile.mkdtemp(prefix="sb-stock-")
+    os.chmod(rt, 0o700)
+    shots = os.path.join(rt, "shots")
+    os.mkdir(shots)
+    comp, ready = start_compositor(args, rt, shots)
+    try:
+        if not check(ready, "the compositor started"):
+            return 1
+        rc, how, secs, text = run_client(args, rt)
+        end = time.time()
+        print("".join("# client: " + line + "\n" for line in text.splitlines()[-25:]), end="")
+        alive = comp.poll() is None
+    finally:
+        if comp.poll() is None:
+            comp.send_signal(signal.SIGTERM)
+        try:
+            crc = comp.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            comp.kill()
+            crc = comp.wait()
+    with open(os.path.join(rt, "compositor.log"), errors="replace") as f:
+        clog = f.read()
+    used = [line for line in clog.splitlines() if line.startswith("used ")]
+    print("".join("# compositor: " + line + "\n" for line in clog.splitlines()
+                  if not line.startswith(("used ", "screenshot "))), end="")
+    name = os.path.basename(args.client[0])
+
+    check(rc == 0, f"{name} {how} after {secs:.1f} s with status {rc}")
+    bad = [line for line in text.splitlines() if BAD.search(line)]
+    check(not bad, f"{name} printed no protocol error, assertion or 'not supported'"
+                   + (f" (got: {bad[0]!r})" if bad else ""))
+    check(alive, "the compositor was alive until the client was done")
+    check(crc == 0, f"the compositor exited with status {crc} on SIGTERM")
+    if args.min_commits:
+        check(len(used) >= args.min_commits,
+              f"{len(used)} commits with a buffer applied (at least {args.min_commits})")
+    if args.sync:
+        n = sum(1 for line in used if line.endswith(f" sync={SYNC[args.sync]}"))
+        check(n >= args.min_commits, f"{n} of them through {args.sync} (at least {args.min_commits})")
+    for rx in args.expect:
+        check(re.search(rx, text, re.M) is not None, f"{name}'s output matches /{rx}/")
+    if args.min_pixels:
+        stats = screenshots(args, shots, end)
+        best = max(stats, default=(0, 0, "none"))
+        check(best[0] >= args.min_pixels and best[1] >= 2,
+              f"{len(stats)} screenshots while it ran; the fullest, {best[2]}, has {best[0]} "
+              f"pixels in {best[1]} colours other than the background "
+              f"(at least {args.min_pixels} in 2)")
+    if args.keep:
+        shutil.rmtree(args.keep, ignore_errors=True)
+        shutil.copytree(rt, args.keep)
+        print(f"# kept in {args.keep}")
+    shutil.rmtree(rt, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
