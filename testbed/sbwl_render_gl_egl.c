@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GL renderer's EGL side (sbwl_render_gl.h): dma-bufs imported as
+ * EGLImages once per buffer, the (format, modifier) table it advertises, and
+ * the DRM device it imports on.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "sbwl_render_gl.h"
+
+/*
+ * A dma-buf's EGLImage and texture (its dmabuf_buffer's render_data). The
+ * buffer may outlive the renderer (a commit still holding it at teardown):
+ * the renderer then frees the GL objects and leaves r NULL.
+ */
+struct gl_import {
+	struct gl_renderer *r;
+	struct wl_list link;
+	EGLImageKHR image;
+	GLuint tex;
+};
+
+/* ---- dma-buf imports ------------------------------------------------------- */
+
+static void
+import_release(struct gl_import *imp)
+{
+	struct gl_renderer *r = imp->r;
+
+	if (!r)
+		return;
+	sbwl_gl_make_current(r);
+	glDeleteTextures(1, &imp->tex);
+	r->destroy_image(r->t.dpy, imp->image);
+	wl_list_remove(&imp->link);
+	imp->r = NULL;
+}
+
+static void
+import_free(void *data)
+{
+	struct gl_import *imp = data;
+
+	import_release(imp);
+	free(imp);
+}
+
+/* Not eglt_image_import(): it passes no modifier, and a client may use any we advertised. */
+int
+sbwl_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex)
+{
+	EGLint attribs[32];
+	int n = 0;
+	struct gl_import *imp;
+
+	if (b->render_data) {
+		imp = b->render_data;
+		if (b->render_data_free != import_free || imp->r != r)
+			return -EBUSY; /* another renderer's (none exists today) */
+		*tex = imp->tex;
+		return 0;
+	}
+	attribs[n++] = EGL_WIDTH;
+	attribs[n++] = (EGLint)b->width;
+	attribs[n++] = EGL_HEIGHT;
+	attribs[n++] = (EGLint)b->height;
+	attribs[n++] = EGL_LINUX_DRM_FOURCC_EXT;
+	attribs[n++] = (EGLint)b->format;
+	attribs[n++] = EGL_DMA_BUF_PLANE0_FD_EXT;
+	attribs[n++] = b->fd;
+	attribs[n++] = EGL_DMA_BUF_PLANE0_OFFSET_EXT;
+	attribs[n++] = (EGLint)b->offset;
+	attribs[n++] = EGL_DMA_BUF_PLANE0_PITCH_EXT;
+	attribs[n++] = (EGLint)b->stride;
+	if (r->modifiers && b->modifier != DRM_FORMAT_MOD_INVALID) {
+		attribs[n++] = EGL_DMA_BUF_PLANE0_MODIFIER_LO_EXT;
+		attribs[n++] = (EGLint)(b->modifier & 0xffffffffu);
+		attribs[n++] = EGL_DMA_BUF_PLANE0_MODIFIER_HI_EXT;
+		attribs[n++] = (EGLint)(b->modifier >> 32);
+	}
+	attribs[n++] = EGL_NONE;
+
+	imp = calloc(1, sizeof(*imp));
+	if (!imp)
+		return -ENOMEM;
+	imp->image = r->create_image(r->t.dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
+	if (imp->image == EGL_NO_IMAGE_KHR) {
+		fprintf(stderr, "render-gl: cannot import a %ux%u dma-buf (format 0x%08x, modifier 0x%llx): "
+			"EGL error 0x%x\n", b->width, b->height, b->format, (unsigned long long)b->modifier,
+			eglGetError());
+		free(imp);
+		return -EINVAL;
+	}
+	glGenTextures(1, &imp->tex);
+	glBindTexture(GL_TEXTURE_2D, imp->tex);
+	sbwl_gl_texture_params();
+	r->image_target(GL_TEXTURE_2D, (GLeglImageOES)imp->image);
+	if (glGetError() != GL_NO_ERROR) {
+		glDeleteTextures(1, &imp->tex);
+		r->destroy_image(r->t.dpy, imp->image);
+		free(imp);
+		return -EINVAL;
+	}
+	imp->r = r;
+	wl_list_insert(&r->imports, &imp->link);
+	b->render_data = imp;
+	b->render_data_free = import_free;
+	*tex = imp->tex;
+	return 0;
+}
+
+void
+sbwl_gl_imports_release(struct gl_renderer *r)
+{
+	struct gl_import *imp, *tmp;
+
+	wl_list_for_each_safe(imp, tmp, &r->imports, link)
+		import_release(imp);
+}
+
+/* ---- what it imports ------------------------------------------------------- */
+
+static const uint32_t wanted_formats[] = {
+	DRM_FORMAT_ARGB8888, DRM_FORMAT_XRGB8888, DRM_FORMAT_ABGR8888, DRM_FORMAT_XBGR8888,
+};
+
+static int
+add_format(struct gl_renderer *r, size_t *cap, uint32_t format, uint64_t modifier)
+{
+	if (r->base.nformats == *cap) {
+		size_t n = *cap ? *cap * 2 : 16;
+		struct sbwl_format *f = realloc(r->formats, n * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		r->formats = f;
+		*cap = n;
+	}
+	r->formats[r->base.nformats++] = (struct sbwl_format){ format, modifier };
+	return 0;
+}
+
+/*
+ * The wanted formats the display imports, with the modifiers it samples as
+ * GL_TEXTURE_2D (external-only ones would need samplerExternalOES). Without
+ * the query (no _modifiers extension), or for a format listed with no
+ * modifiers, LINEAR: what every importer of these formats reads.
+ */
+int
+sbwl_gl_query_formats(struct gl_renderer *r)
+{
+	PFNEGLQUERYDMABUFFORMATSEXTPROC query_formats_ext =
+		(PFNEGLQUERYDMABUFFORMATSEXTPROC)eglGetProcAddress("eglQueryDmaBufFormatsEXT");
+	PFNEGLQUERYDMABUFMODIFIERSEXTPROC query_modifiers =
+		(PFNEGLQUERYDMABUFMODIFIERSEXTPROC)eglGetProcAddress("eglQueryDmaBufModifiersEXT");
+	EGLint formats[256], n = 0;
+	size_t cap = 0;
+	int ret = 0;
+
+	if (!r->modifiers || !query_formats_ext || !query_modifiers) {
+		for (size_t i = 0; i < sizeof(wanted_formats) / sizeof(wanted_formats[0]) && ret == 0; i++)
+			ret = add_format(r, &cap, wanted_formats[i], DRM_FORMAT_MOD_LINEAR);
+		return ret;
+	}
+	if (!query_formats_ext(r->t.dpy, 256, formats, &n))
+		n = 0;
+	for (EGLint i = 0; i < n && ret == 0; i++) {
+		uint32_t format = (uint32_t)formats[i];
+		EGLuint64KHR mods[64];
+		/* Mesa's llvmpipe leaves external_only unwritten: unwritten means no. */
+		EGLBoolean external[64] = { EGL_FALSE };
+		EGLint nmods = 0;
+		bool wanted = false;
+
+		for (size_t j = 0; j < sizeof(wanted_formats) / sizeof(wanted_formats[0]); j++)
+			wanted |= wanted_formats[j] == format;
+		if (!wanted)
+			continue;
+		if (!query_modifiers(r->t.dpy, formats[i], 64, mods, external, &nmods))
+			nmods = 0;
+		if (nmods == 0)
+			ret = add_format(r, &cap, format, DRM_FORMAT_MOD_LINEAR);
+		for (EGLint j = 0; j < nmods && ret == 0; j++)
+			if (!external[j])
+				ret = add_format(r, &cap, format, mods[j]);
+	}
+	return ret;
+}
+
+dev_t
+sbwl_gl_main_device(struct gl_renderer *r)
+{
+	PFNEGLQUERYDISPLAYATTRIBEXTPROC query_display =
+		(PFNEGLQUERYDISPLAYATTRIBEXTPROC)eglGetProcAddress("eglQueryDisplayAttribEXT");
+	PFNEGLQUERYDEVICESTRINGEXTPROC query_string =
+		(PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress("eglQueryDeviceStringEXT");
+	const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+	const char *exts, *path = NULL;
+	EGLAttrib attr = 0;
+	struct stat st;
+
+	if (!eglt_has_ext(client, "EGL_EXT_device_query") || !query_display || !query_string ||
+	    !query_display(r->t.dpy, EGL_DEVICE_EXT, &attr) || !attr)
+		return 0;
+	exts = query_string((EGLDeviceEXT)attr, EGL_EXTENSIONS);
+	if (eglt_has_ext(exts, "EGL_EXT_device_drm_render_node"))
+		path = query_string((EGLDeviceEXT)attr, EGL_DRM_RENDER_NODE_FILE_EXT);
+	if (!path && eglt_has_ext(exts, "EGL_EXT_device_drm"))
+		path = query_string((EGLDeviceEXT)attr, EGL_DRM_DEVICE_FILE_EXT);
+	if (!path || stat(path, &st) < 0 || !S_ISCHR(st.st_mode))
+		return 0;
+	return st.st_rdev;
+}
