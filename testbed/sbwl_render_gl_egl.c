@@ -25,6 +25,31 @@ struct gl_import {
 
 /* ---- dma-buf imports ------------------------------------------------------- */
 
+/*
+ * Make the driver let go of the last texture a draw sampled. Mesa keeps the
+ * sampler views of the last draw until a later draw replaces them, and a
+ * deleted texture's view holds its resource — for an imported dma-buf, a
+ * duplicate of the buffer's fd, kept past the client's buffer (the
+ * compositor's fd count grew by one in wl-protocol-errors). A draw of
+ * nothing with no texture bound replaces them.
+ */
+static void
+unbind_sampled(struct gl_renderer *r)
+{
+	static const GLfloat quad[] = { 0, 0, 1, 0, 0, 1, 1, 1 };
+
+	glBindFramebuffer(GL_FRAMEBUFFER, r->output.fbo);
+	glUseProgram(r->program);
+	glUniform4f(r->u_rect, 0, 0, 0, 0); /* zero area: nothing drawn */
+	glActiveTexture(GL_TEXTURE0);
+	glBindTexture(GL_TEXTURE_2D, 0);
+	glBindBuffer(GL_ARRAY_BUFFER, 0);
+	glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, quad);
+	glEnableVertexAttribArray(0);
+	glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+	glDisableVertexAttribArray(0);
+}
+
 static void
 import_release(struct gl_import *imp)
 {
@@ -35,6 +60,8 @@ import_release(struct gl_import *imp)
 	sbwl_gl_make_current(r);
 	glDeleteTextures(1, &imp->tex);
 	r->destroy_image(r->t.dpy, imp->image);
+	if (r->program && r->output.fbo)
+		unbind_sampled(r);
 	wl_list_remove(&imp->link);
 	imp->r = NULL;
 }
