@@ -190,7 +190,7 @@ void sbwl_presentation_discarded(struct wl_list *feedbacks);
 struct sbwl_shell;
 struct sbwl_shell *sbwl_shell_create(struct sbwl_comp *comp);
 void sbwl_shell_destroy(struct sbwl_shell *shell);
-/* Send xdg_toplevel.close to every toplevel; returns how many. */
+/* xdg_toplevel.close to every toplevel (the example program's first SIGINT); returns how many. */
 int sbwl_shell_close_all(struct sbwl_shell *shell);
 
 /* ---- the renderer (sbwl_render.c, sbwl_render_gl.c) ------------------------- */
