@@ -9,7 +9,10 @@
 #
 # --control: the compositor does not wait — for dma-buf fences in implicit
 # mode (--no-implicit-wait), for acquire fences and points otherwise
-# (--no-wait); passes only if frames are then presented early.
+# (--no-wait) — and its GL renderer's EGL bridge is off (SYNCBRIDGE_DISABLE=1:
+# sb_egl_wait_sync_file / sb_egl_dmabuf_wait order nothing; with the bridge on
+# they hold the copy until the fence, a CPU stall in llvmpipe, and no frame is
+# early); passes only if frames are then presented early.
 #
 # Timing: the client commits, then "renders" (dispatching) for --render-ms
 # before it signals; a frame counts as early when its wp_presentation
@@ -41,13 +44,13 @@ rt=$(mktemp -d /tmp/sbwl-peer-XXXXXX)
 export XDG_RUNTIME_DIR=$rt
 cpid=
 trap '[ -n "$cpid" ] && kill $cpid 2>/dev/null; rm -rf "$rt"' EXIT
-compargs= render_ms=50
+compargs= render_ms=50 compenv=
 if [ "$control" = --control ]; then
-	render_ms=500
+	render_ms=500 compenv=SYNCBRIDGE_DISABLE=1
 	[ $mode = implicit ] && compargs=--no-implicit-wait || compargs=--no-wait
 fi
 exec 3>"$rt/ready"
-$wrap "$comp" --socket peer --ready-fd 3 $compargs &
+env $compenv $wrap "$comp" --socket peer --ready-fd 3 $compargs &
 cpid=$!
 exec 3>&-
 # 60 s: the compositor under valgrind in the TCG guest starts in seconds, not ms.

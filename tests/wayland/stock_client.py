@@ -19,7 +19,8 @@ Passes when:
     pixels that are not the background, in at least 2 colours (png-stats
     reads them with libpng, not with the compositor's code);
   - every --expect REGEX matches the client's output.
-@CARD@ in the client's arguments becomes the card node of --card DRIVER.
+@CARD@ in the client's arguments becomes the card node of --card DRIVER;
+--needs-virgl skips unless virtio_gpu has 3D (a GBM-capable render node).
 Exit: 0 pass, 1 fail, 77 skip (the client or a device is missing).
 """
 import argparse
@@ -48,13 +49,21 @@ def check(ok, what):
 
 
 def card_of(driver):
+    """The card node whose kernel driver is `driver` (a virtio GPU's driver is on its virtio child)."""
     for card in sorted(glob.glob("/sys/class/drm/card[0-9]*")):
         if "-" in os.path.basename(card):
             continue  # connectors
-        link = os.path.join(card, "device", "driver")
-        if os.path.exists(link) and os.path.basename(os.readlink(link)) == driver:
-            return "/dev/dri/" + os.path.basename(card)
+        dev = os.path.join(card, "device")
+        for link in [os.path.join(dev, "driver")] + glob.glob(os.path.join(dev, "virtio*", "driver")):
+            if os.path.islink(link) and os.path.basename(os.readlink(link)) == driver:
+                return "/dev/dri/" + os.path.basename(card)
     return None
+
+
+def has_virgl():
+    """virtio_gpu with 3D: the kernel logs "[drm] features: +virgl" at probe."""
+    r = subprocess.run(["dmesg"], capture_output=True, text=True)
+    return "features: +virgl" in r.stdout
 
 
 def start_compositor(args, rt, shots):
@@ -122,6 +131,7 @@ def main(argv):
     p.add_argument("--min-pixels", type=int, default=1000)
     p.add_argument("--shot-every", type=int, default=10)
     p.add_argument("--card")
+    p.add_argument("--needs-virgl", action="store_true")
     p.add_argument("--expect", action="append", default=[])
     p.add_argument("--comp-arg", action="append", default=[])
     p.add_argument("--keep", help="leave the screenshots and logs in this folder")
@@ -133,6 +143,10 @@ def main(argv):
     args.client = argv[sep + 1:]
     if not args.client or not shutil.which(args.client[0]):
         print(f"SKIP: {args.client[0] if args.client else 'no client'} is not installed")
+        return 77
+    if args.needs_virgl and not has_virgl():
+        print(f"SKIP: {args.client[0]} allocates with GBM on the main device's render node, which "
+              "refuses dumb buffers without virgl (MODE_CREATE_DUMB: EACCES); it runs in the virgl guest")
         return 77
     if args.card:
         card = card_of(args.card)
