@@ -20,12 +20,15 @@ cache=${SYNCBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/syncbridge}
 log() { printf 'setup: %s\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
-# Packages from plain bookworm.
+# Packages from plain bookworm. wayland-utils: wayland-info, a stock client of
+# the compositor tests; qemu-system-gui + libvirglrenderer1 + libsdl2 (+ xvfb):
+# the GPU group's virgl guest (scripts/vm/vm-run.sh, SYNCBRIDGE_VM_GPU=virgl).
 base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
 	libvulkan-dev vulkan-tools vulkan-validationlayers libjson-c-dev
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	valgrind strace librsvg2-bin glslang-tools xvfb v4l-utils libpng-dev
-	clang libclang-rt-14-dev wayland-utils)
+	clang libclang-rt-14-dev wayland-utils
+	qemu-system-gui libvirglrenderer1 libsdl2-2.0-0)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
 # SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
 # drmSyncobjEventfd; wayland-protocols 1.43 has linux-drm-syncobj-v1).

@@ -370,6 +370,27 @@ missing_ext(struct gl_renderer *r)
 	return NULL;
 }
 
+/*
+ * A GPU if there is one (the surfaceless platform picks the DRM device's
+ * driver: Mesa's virgl in a virgl guest), else llvmpipe on the EGL device
+ * platform's software device — the one that maps dma-bufs, so vgem,
+ * udmabuf and dumb buffers import (on the surfaceless platform a 2D
+ * virtio-gpu gets kms_swrast, which cannot import vgem's).
+ */
+static int
+open_display(struct eglt *t)
+{
+	const char *renderer;
+
+	if (eglt_open_gles(t, EGLT_SURFACELESS, 2) == 0) {
+		renderer = (const char *)glGetString(GL_RENDERER);
+		if (renderer && !strstr(renderer, "llvmpipe") && !strstr(renderer, "softpipe"))
+			return 0;
+		eglt_close(t);
+	}
+	return eglt_open_gles(t, EGLT_ANY, 2);
+}
+
 struct sbwl_renderer *
 sbwl_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 {
@@ -389,7 +410,7 @@ sbwl_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 	}
 	wl_list_init(&r->imports);
 	r->t.dpy = EGL_NO_DISPLAY;
-	ret = eglt_open_gles(&r->t, EGLT_ANY, 2);
+	ret = open_display(&r->t);
 	if (ret < 0) {
 		fprintf(stderr, "render-gl: no EGL display with a GLES 2 context\n");
 		goto fail;

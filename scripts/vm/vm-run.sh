@@ -62,6 +62,14 @@
 #                          the job (default 2)
 #   SYNCBRIDGE_VM_TMP      tmpfs | host: the guest's /tmp (default: host when the
 #                          working directory or the command is under /tmp, else tmpfs)
+#   SYNCBRIDGE_VM_GPU      plain (default): a 2D virtio-gpu | virgl: virtio-gpu-gl, its
+#                          3D commands rendered by the host's GL (virglrenderer) —
+#                          the guest gets Mesa's virgl driver, a real asynchronous
+#                          GPU. QEMU then needs an SDL display with GL (QEMU's
+#                          egl-headless needs a host render node, which this
+#                          machine lacks): a private Xvfb is started for it.
+#                          Needs qemu-system-gui, libvirglrenderer1, libsdl2 and
+#                          xvfb (scripts/setup.sh); QEMU 7.2 and 10 both work.
 set -euo pipefail
 
 # One compound command: bash parses the whole script before running it, so an
@@ -123,6 +131,14 @@ fi
 # --- host tools and the kernel ----------------------------------------------
 qemu=${SYNCBRIDGE_QEMU:-qemu-system-x86_64}
 command -v "$qemu" >/dev/null || die "$qemu not found; run scripts/setup.sh"
+gpu=${SYNCBRIDGE_VM_GPU:-plain}
+case $gpu in
+plain) gpu_args=(-device virtio-gpu-pci -display none) ;;
+virgl)
+	command -v Xvfb >/dev/null || die "SYNCBRIDGE_VM_GPU=virgl needs Xvfb; run scripts/setup.sh"
+	gpu_args=(-device virtio-gpu-gl-pci -display sdl,gl=on) ;;
+*) die "SYNCBRIDGE_VM_GPU: plain or virgl, not '$gpu'" ;;
+esac
 for c in cpio gzip modinfo flock sha256sum; do
 	command -v "$c" >/dev/null || die "'$c' not found; run scripts/setup.sh"
 done
@@ -247,9 +263,11 @@ fi
 # --- job folder ---------------------------------------------------------------
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sb-vm-run.XXXXXX")
 qpid=
+xpid=
 relays=()
 cleanup() {
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null
+	[ -n "$xpid" ] && kill "$xpid" 2>/dev/null
 	unblock_relays
 	rm -rf "$tmp"
 }
@@ -268,6 +286,21 @@ unblock_relays() {
 trap cleanup EXIT
 trap 'say "interrupted"; exit 130' INT
 trap 'say "terminated"; exit 143' TERM
+
+# virgl: QEMU's SDL window (never looked at) needs an X server with GL; the
+# host's GL is Mesa's llvmpipe. -displayfd picks a free display number.
+if [ "$gpu" = virgl ]; then
+	Xvfb -displayfd 9 -screen 0 1024x768x24 -nolisten tcp 9>"$tmp/xdisplay" >"$tmp/xvfb.log" 2>&1 &
+	xpid=$!
+	for _ in $(seq 1 100); do
+		[ -s "$tmp/xdisplay" ] && break
+		kill -0 "$xpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -s "$tmp/xdisplay" ] || die "Xvfb did not start: $(tail -n 3 "$tmp/xvfb.log" 2>/dev/null)"
+	export DISPLAY=:$(head -n 1 "$tmp/xdisplay")
+	unset WAYLAND_DISPLAY
+fi
 
 if [ -n "$results" ]; then
 	mkdir -p "$results" || die "cannot create $results"
@@ -353,8 +386,8 @@ echo "$tmpmode" >"$ctl/tmp"
 
 # --- boot ----------------------------------------------------------------------
 qargs=(-nodefaults -accel "${SYNCBRIDGE_VM_ACCEL:-tcg}" -cpu max -m "${SYNCBRIDGE_VM_MEM:-2G}" -smp "${SYNCBRIDGE_VM_CPUS:-2}"
-	-no-reboot -display none -vga none -nic none
-	-device virtio-gpu-pci -device isa-debug-exit,iobase=0xf4,iosize=0x04
+	-no-reboot -vga none -nic none "${gpu_args[@]}"
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 	-kernel "$boot_image" -initrd "$initramfs"
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init pci=noacpi cryptomgr.notests ${SYNCBRIDGE_VM_APPEND:-}"
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap

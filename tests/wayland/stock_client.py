@@ -18,17 +18,23 @@ Passes when:
   - some screenshot taken while the client ran shows at least --min-pixels
     pixels that are not the background, in at least 2 colours (png-stats
     reads them with libpng, not with the compositor's code);
-  - every --expect REGEX matches the client's output.
-@CARD@ in the client's arguments becomes the card node of --card DRIVER;
+  - every --expect REGEX matches the client's output;
+  - with --min-deferred N, the compositor helper held at least N commits
+    until their acquire fence signalled (the compositor's exit line).
+@CARD@ / @RENDER@ in the client's arguments become the card / render node of
+--card DRIVER;
 --needs-virgl skips unless virtio_gpu has 3D (a GBM-capable render node).
 Exit: 0 pass, 1 fail, 77 skip (the client or a device is missing).
 """
 import argparse
+import ctypes
+import fcntl
 import glob
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -48,9 +54,9 @@ def check(ok, what):
     return ok
 
 
-def card_of(driver):
-    """The card node whose kernel driver is `driver` (a virtio GPU's driver is on its virtio child)."""
-    for card in sorted(glob.glob("/sys/class/drm/card[0-9]*")):
+def card_of(driver, pattern="card[0-9]*"):
+    """The card (or render) node whose kernel driver is `driver` (a virtio GPU's is on its virtio child)."""
+    for card in sorted(glob.glob("/sys/class/drm/" + pattern)):
         if "-" in os.path.basename(card):
             continue  # connectors
         dev = os.path.join(card, "device")
@@ -61,9 +67,22 @@ def card_of(driver):
 
 
 def has_virgl():
-    """virtio_gpu with 3D: the kernel logs "[drm] features: +virgl" at probe."""
-    r = subprocess.run(["dmesg"], capture_output=True, text=True)
-    return "features: +virgl" in r.stdout
+    """virtio_gpu with 3D: DRM_IOCTL_VIRTGPU_GETPARAM(VIRTGPU_PARAM_3D_FEATURES) says 1."""
+    card = card_of("virtio_gpu")
+    if not card:
+        return False
+    value = ctypes.c_uint32(0)
+    # struct drm_virtgpu_getparam { __u64 param; __u64 value (a pointer) }
+    arg = struct.pack("QQ", 1, ctypes.addressof(value))
+    try:
+        fd = os.open(card, os.O_RDWR | os.O_CLOEXEC)
+        try:
+            fcntl.ioctl(fd, 0xC0106443, arg)  # DRM_IOWR(0x40 + 0x03, 16 bytes)
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+    return value.value == 1
 
 
 def start_compositor(args, rt, shots):
@@ -128,6 +147,7 @@ def main(argv):
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--min-commits", type=int, default=20)
     p.add_argument("--sync", choices=SYNC.keys())
+    p.add_argument("--min-deferred", type=int, default=0)
     p.add_argument("--min-pixels", type=int, default=1000)
     p.add_argument("--shot-every", type=int, default=10)
     p.add_argument("--card")
@@ -153,7 +173,8 @@ def main(argv):
         if not card:
             print(f"SKIP: no {args.card} card node")
             return 77
-        args.client = [a.replace("@CARD@", card) for a in args.client]
+        render = card_of(args.card, "renderD[0-9]*")
+        args.client = [a.replace("@CARD@", card).replace("@RENDER@", render or "") for a in args.client]
 
     rt = tempfile.mkdtemp(prefix="sb-stock-")
     os.chmod(rt, 0o700)
@@ -194,6 +215,11 @@ def main(argv):
     if args.sync:
         n = sum(1 for line in used if line.endswith(f" sync={SYNC[args.sync]}"))
         check(n >= args.min_commits, f"{n} of them through {args.sync} (at least {args.min_commits})")
+    if args.min_deferred:
+        m = re.search(r"(\d+) deferred for a fence", clog)
+        n = int(m.group(1)) if m else 0
+        check(n >= args.min_deferred, f"the compositor helper deferred {n} commits until their "
+                                      f"acquire fence signalled (at least {args.min_deferred})")
     for rx in args.expect:
         check(re.search(rx, text, re.M) is not None, f"{name}'s output matches /{rx}/")
     if args.min_pixels:
