@@ -24,7 +24,6 @@
 #include "sbwl_internal.h"
 #include "wlt.h"
 #include "xdg-shell-client-protocol.h"
-#include "xdg_shell_seat.h"
 
 #define WANT_VERSION 6
 #define PING_MS 200
@@ -1058,12 +1057,6 @@ case_fds(void)
 /* ---- main ------------------------------------------------------------------------------ */
 
 static void
-add_seat_fn(void *data)
-{
-	xdgt_seat_add(sbwl_comp_get_display(comp->comp));
-}
-
-static void
 start(struct wlt_comp *w, int ping_ms)
 {
 	struct wlt_devices d = { .vgem = -1, .vgem_render = -1, .client_drm = -1, .comp_drm = -1 };
@@ -1076,9 +1069,9 @@ start(struct wlt_comp *w, int ping_ms)
 	r = wlt_comp_start(w, &opt);
 	REQUIRE(r == 0, "compositor: %s", strerror(-r));
 	comp = w;
+	/* resize and grab take a wl_seat: the compositor's, without devices */
 	xc_connect(&probe, 0);
-	if (!probe.seat)
-		wlt_comp_call(comp, add_seat_fn, NULL);
+	REQUIRE(probe.seat != NULL, "the compositor offers no wl_seat");
 	xc_disconnect(&probe);
 }
 
