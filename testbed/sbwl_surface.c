@@ -204,6 +204,23 @@ render_fence_create(struct sbwl_comp *comp)
 
 /* ---- apply ---------------------------------------------------------------------- */
 
+/*
+ * The acquire fence's state at use, for -v: an outside witness (a stock
+ * client's fences are not ours to time) that nothing is used before it.
+ */
+static const char *
+acquire_state(struct sb_wl_commit *commit)
+{
+	int fd = -1, status = 0;
+
+	if (!commit || sb_wl_commit_export_acquire_fence(commit, &fd) < 0 || fd < 0)
+		return "none";
+	if (sb_sync_file_get_status(fd, &status) < 0)
+		status = -1;
+	close(fd);
+	return status == 0 ? "pending" : status == 1 ? "signalled" : "error";
+}
+
 static void
 report_use(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
 {
@@ -227,8 +244,8 @@ report_use(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit 
 		sb_wl_commit_get_acquire_status(commit, &u.acquire_status);
 	sb_wl_server_get_stats(comp->helper, &u.stats);
 	if (comp->opt.verbose)
-		printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x sync=%d\n",
-		       (void *)u.client, u.surface_id, u.seq, u.content, u.protocol);
+		printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x acquire=%s sync=%d\n",
+		       (void *)u.client, u.surface_id, u.seq, u.content, acquire_state(commit), u.protocol);
 	if (comp->opt.hooks && comp->opt.hooks->buffer_used)
 		comp->opt.hooks->buffer_used(comp->opt.hook_data, &u);
 }

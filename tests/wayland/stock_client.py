@@ -20,7 +20,10 @@ Passes when:
     reads them with libpng, not with the compositor's code);
   - every --expect REGEX matches the client's output;
   - with --min-deferred N, the compositor helper held at least N commits
-    until their acquire fence signalled (the compositor's exit line).
+    until their acquire fence signalled (the compositor's exit line);
+  - no buffer was used while its acquire fence was pending (the compositor's
+    -v "used ... acquire=STATE" lines) — or, with --race (a control, with
+    --comp-arg --no-wait --comp-env SYNCBRIDGE_DISABLE=1), at least one was.
 @CARD@ / @RENDER@ in the client's arguments become the card / render node of
 --card DRIVER;
 --needs-virgl skips unless virtio_gpu has 3D (a GBM-capable render node).
@@ -92,8 +95,9 @@ def start_compositor(args, rt, shots):
            "--screenshot", shots, "--screenshot-every", str(args.shot_every)] + args.comp_arg
     print("# " + " ".join(cmd), flush=True)
     log = open(os.path.join(rt, "compositor.log"), "w")
-    comp = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, pass_fds=(fd,),
-                            env=dict(os.environ, XDG_RUNTIME_DIR=rt))
+    env = dict(os.environ, XDG_RUNTIME_DIR=rt)
+    env.update(kv.split("=", 1) for kv in args.comp_env)
+    comp = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, pass_fds=(fd,), env=env)
     os.close(fd)
     for _ in range(600):  # 60 s: GL start-up under emulation
         if os.path.getsize(ready) > 0 or comp.poll() is not None:
@@ -148,6 +152,9 @@ def main(argv):
     p.add_argument("--min-commits", type=int, default=20)
     p.add_argument("--sync", choices=SYNC.keys())
     p.add_argument("--min-deferred", type=int, default=0)
+    p.add_argument("--race", action="store_true",
+                   help="the control: at least one buffer used while its acquire fence was pending")
+    p.add_argument("--comp-env", action="append", default=[], help="VAR=VALUE for the compositor")
     p.add_argument("--min-pixels", type=int, default=1000)
     p.add_argument("--shot-every", type=int, default=10)
     p.add_argument("--card")
@@ -215,6 +222,15 @@ def main(argv):
     if args.sync:
         n = sum(1 for line in used if line.endswith(f" sync={SYNC[args.sync]}"))
         check(n >= args.min_commits, f"{n} of them through {args.sync} (at least {args.min_commits})")
+    # the compositor's witness: each use prints its acquire fence's state then
+    pending = sum(1 for line in used if " acquire=pending " in line)
+    fenced = sum(1 for line in used if " acquire=signalled " in line) + pending
+    if args.race:
+        check(pending >= 1, f"control: {pending} of {fenced} fenced buffers used while their acquire "
+                            f"fence was pending (the race; at least 1)")
+    else:
+        check(pending == 0, f"no buffer used while its acquire fence was pending ({pending} of {fenced} "
+                            f"fenced)")
     if args.min_deferred:
         m = re.search(r"(\d+) deferred for a fence", clog)
         n = int(m.group(1)) if m else 0
