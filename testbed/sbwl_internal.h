@@ -8,7 +8,8 @@
  *   sbwl_compositor.c  wl_compositor/wl_surface: the commit path through the
  *                   helper, apply, the repaint clock, frame callbacks
  *   sbwl_globals.c  wl_output, wl_seat, wl_subcompositor, wp_presentation
- *   sbwl_shell.c    xdg-shell
+ *   sbwl_shell.c    xdg-shell (with sbwl_shell_toplevel.c, sbwl_shell_popup.c,
+ *                   sbwl_shell_configure.c: sbwl_shell_internal.h)
  */
 #ifndef SBWL_INTERNAL_H
 #define SBWL_INTERNAL_H

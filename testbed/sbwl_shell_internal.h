@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the example compositor's xdg-shell files share and nobody else uses,
+ * bottom up:
+ *   sbwl_shell_configure.c  an xdg_surface's configure sequence and its reset
+ *                           (what the role objects share)
+ *   sbwl_shell_toplevel.c   xdg_toplevel
+ *   sbwl_shell_popup.c      xdg_positioner and xdg_popup
+ *   sbwl_shell.c            the global, xdg_wm_base (ping), xdg_surface, the
+ *                           role hooks: calls down into the others
+ * The toplevel and popup files call only the configure file, never each
+ * other or sbwl_shell.c.
+ */
+#ifndef SBWL_SHELL_INTERNAL_H
+#define SBWL_SHELL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <wayland-server-core.h>
+
+#include "sbwl_internal.h"
+
+enum {
+	STATE_MAXIMIZED = 1u << 0,
+	STATE_FULLSCREEN = 1u << 1,
+};
+
+struct sbwl_shell {
+	struct sbwl_comp *comp;
+	struct wl_global *global;
+	struct wl_list toplevels; /* toplevel.link */
+	struct wl_list popups;    /* popup.link */
+	unsigned placed;          /* toplevels placed so far: the cascade */
+};
+
+/* One bound xdg_wm_base. */
+struct wm_base {
+	struct sbwl_shell *shell;
+	struct wl_resource *resource;
+	struct wl_list surfaces; /* xdg_surface.link */
+	struct wl_event_source *ping_timer;
+	uint32_t ping_serial;
+	bool ping_pending;
+	bool unresponsive;
+};
+
+struct positioner_rules {
+	int32_t width, height;
+	int32_t anchor_x, anchor_y, anchor_w, anchor_h;
+	bool has_size, has_anchor_rect;
+	uint32_t anchor, gravity, constraint_adjustment;
+	int32_t offset_x, offset_y;
+	bool reactive;
+	int32_t parent_w, parent_h;
+	uint32_t parent_configure;
+};
+
+struct configure {
+	struct wl_list link;
+	uint32_t serial;
+	uint32_t states; /* STATE_* */
+};
+
+struct geometry {
+	int32_t x, y, width, height;
+	bool set;
+};
+
+struct xdg_surface {
+	struct sbwl_shell *shell;
+	struct wm_base *base;       /* NULL once the xdg_wm_base is gone */
+	struct wl_list link;        /* base->surfaces */
+	struct wl_resource *resource;
+	struct sbwl_surface *surf;  /* NULL once the wl_surface is gone */
+	struct wl_listener surface_destroy;
+	struct toplevel *toplevel;  /* the role object, NULL: none (yet) */
+	struct popup *popup;
+	bool initial_committed;     /* the initial commit came: configures flow */
+	bool configured;            /* a configure was acked since */
+	struct wl_list configures;  /* struct configure, oldest first: sent, not acked */
+	unsigned n_configures;
+	uint32_t acked_states;      /* what the last ack answered, latched at commit */
+	uint32_t states;            /* the committed ones */
+	struct geometry pending_geom, geom;
+};
+
+struct toplevel {
+	struct sbwl_shell *shell;
+	struct xdg_surface *xs;     /* NULL once the xdg_surface is gone */
+	struct wl_resource *resource;
+	struct wl_list link;        /* shell->toplevels */
+	struct toplevel *parent;
+	char *title, *app_id;
+	uint32_t requested;         /* STATE_* the client asked for */
+	int32_t pending_min[2], pending_max[2], min[2], max[2];
+	bool placed;                /* x, y: its place when neither maximized nor fullscreen */
+	int32_t x, y;
+	bool caps_sent;
+};
+
+struct popup {
+	struct sbwl_shell *shell;
+	struct xdg_surface *xs;     /* NULL once the xdg_surface is gone */
+	struct wl_resource *resource;
+	struct wl_list link;        /* shell->popups */
+	struct xdg_surface *parent; /* NULL: none, or it went */
+	bool parent_given;          /* at get_popup */
+	struct positioner_rules rules;
+	bool dismissed;             /* popup_done sent: never mapped again */
+};
+
+
+/* An xdg_wm_base error about xs: on its xdg_wm_base, or where that went on xs itself. */
+static inline void
+shell_post_base_error(struct xdg_surface *xs, uint32_t code, const char *msg)
+{
+	wl_resource_post_error(xs->base ? xs->base->resource : xs->resource, code, "%s", msg);
+}
+
+/* ---- configure sequences (sbwl_shell_configure.c) ----------------------------- */
+
+/*
+ * A configure sequence is the role's events between these two:
+ * shell_configure_begin() gives the new configure (with its serial), or NULL
+ * where none is sent (no initial commit yet, no role object, or out of
+ * memory: the client was told); shell_configure_end() remembers it until
+ * acked and sends xdg_surface.configure.
+ */
+struct configure *shell_configure_begin(struct xdg_surface *xs);
+void shell_configure_end(struct xdg_surface *xs, struct configure *c);
+/* Forget the configures sent and not acked. */
+void shell_configure_clear(struct xdg_surface *xs);
+/*
+ * Back to the state right after get_toplevel / get_popup, as far as the
+ * xdg_surface goes (the toplevel's part: shell_toplevel_reset()).
+ */
+void shell_configure_reset(struct xdg_surface *xs);
+
+/* ---- xdg_toplevel (sbwl_shell_toplevel.c) ------------------------------------- */
+
+/* get_toplevel's role object, once the request was checked and the role given. */
+void shell_toplevel_create(struct xdg_surface *xs, struct wl_client *client, int version, uint32_t id);
+/* A configure sequence with the requested states. */
+void shell_toplevel_configure(struct toplevel *tl);
+/* Put it on the output (surf->x, y), on each applied commit with a buffer. */
+void shell_toplevel_place(struct toplevel *tl);
+/* The toplevel's part of a reset: its attributes are discarded. */
+void shell_toplevel_reset(struct toplevel *tl);
+
+/* ---- xdg_positioner, xdg_popup (sbwl_shell_popup.c) --------------------------- */
+
+/* xdg_wm_base.create_positioner */
+void shell_positioner_create(struct wl_client *client, struct wl_resource *res, uint32_t id);
+/* A complete positioner's rules into *out; false after posting invalid_positioner. */
+bool shell_positioner_take(struct xdg_surface *xs, struct wl_resource *res, struct positioner_rules *out);
+/* get_popup's role object, once the request was checked and the role given. */
+void shell_popup_create(struct xdg_surface *xs, struct wl_client *client, int version, uint32_t id,
+			struct xdg_surface *parent, const struct positioner_rules *rules);
+/* A configure sequence with the popup's place. */
+void shell_popup_configure(struct popup *popup);
+/* Put it on the output (surf->x, y), on each applied commit with a buffer. */
+void shell_popup_place(struct popup *popup);
+/* parent's xdg_surface goes: the popups on it lose their parent, and the screen. */
+void shell_popup_parent_gone(struct sbwl_shell *shell, struct xdg_surface *parent);
+
+#endif
