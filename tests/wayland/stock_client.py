@@ -97,6 +97,11 @@ def start_compositor(args, rt, shots):
     log = open(os.path.join(rt, "compositor.log"), "w")
     env = dict(os.environ, XDG_RUNTIME_DIR=rt)
     env.update(kv.split("=", 1) for kv in args.comp_env)
+    if args.min_deferred:
+        # the library's trace markers, into a plain file (src/core/trace.c
+        # opens it for writing: it must exist)
+        open(os.path.join(rt, "markers"), "w").close()
+        env.update(SYNCBRIDGE_TRACE="1", SYNCBRIDGE_TRACE_MARKER=os.path.join(rt, "markers"))
     comp = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, pass_fds=(fd,), env=env)
     os.close(fd)
     for _ in range(600):  # 60 s: GL start-up under emulation
@@ -236,6 +241,16 @@ def main(argv):
         n = int(m.group(1)) if m else 0
         check(n >= args.min_deferred, f"the compositor helper deferred {n} commits until their "
                                       f"acquire fence signalled (at least {args.min_deferred})")
+        try:
+            with open(os.path.join(rt, "markers"), errors="replace") as f:
+                marks = f.read()
+        except OSError:
+            marks = ""
+        deferred = len(re.findall(r"wl\.commit surface=\d+ result=deferred", marks))
+        signalled = len(re.findall(r"wl\.acquire_signalled surface=\d+", marks))
+        check(deferred >= args.min_deferred and signalled >= 1,
+              f"trace markers: {deferred} 'wl.commit ... result=deferred', {signalled} "
+              f"'wl.acquire_signalled'")
     for rx in args.expect:
         check(re.search(rx, text, re.M) is not None, f"{name}'s output matches /{rx}/")
     if args.min_pixels:
