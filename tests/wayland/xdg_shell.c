@@ -24,7 +24,6 @@
 #include "sbwl_internal.h"
 #include "xdg_shell.h"
 
-
 /* The raw client side's proxies are left to wl_display_disconnect() after a
  * protocol error (as in wl-protocol-errors): the leak is the script's. */
 const char *__lsan_default_suppressions(void);
@@ -33,13 +32,13 @@ __lsan_default_suppressions(void)
 {
 	return "leak:libwayland-client.so\n";
 }
+
 struct wlt_comp *comp; /* the compositor the cases talk to */
 uint32_t next_content = 0x1000;
-int connect_pong;
-int xdgt_checks, xdgt_failures; /* how the next xc_connect()'s client answers pings (the first comes at bind) */
+int connect_pong; /* how the next xc_connect()'s client answers pings (the first comes at bind) */
+int xdgt_checks, xdgt_failures;
 
 /* ---- a client with xdg_wm_base ------------------------------------------------------ */
-
 
 static void
 base_ping(void *data, struct xdg_wm_base *base, uint32_t serial)
@@ -147,7 +146,6 @@ destroy_keeping_proxy(void *proxy, uint32_t opcode)
 }
 
 /* ---- windows ------------------------------------------------------------------------- */
-
 
 static void
 xs_configure(void *data, struct xdg_surface *xs, uint32_t serial)
@@ -260,6 +258,45 @@ win_ack_commit(struct xc *x, struct win *w)
 	wl_surface_commit(w->s);
 }
 
+/* A client (xc_connect at WANT_VERSION) with one toplevel, configured, not acked. */
+void
+xc_connect_toplevel(struct xc *x, struct win *w)
+{
+	xc_connect(x, 0);
+	win_toplevel(x, w);
+}
+
+/* A toplevel whose first configure is acked with a buffer: mapped once the
+ * compositor reads the commit (not waited for here: the caller's next
+ * expect_ok() is the roundtrip). */
+void
+win_mapped(struct xc *x, struct win *w)
+{
+	win_toplevel(x, w);
+	win_ack_commit(x, w);
+}
+
+/* Role object, then xdg_surface, then wl_surface: the order the XML asks for
+ * (an xdg_surface before its role is defunct_role_object). */
+void
+win_destroy(struct win *w)
+{
+	if (w->popup)
+		xdg_popup_destroy(w->popup);
+	if (w->tl)
+		xdg_toplevel_destroy(w->tl);
+	xdg_surface_destroy(w->xs);
+	wl_surface_destroy(w->s);
+}
+
+/* xdg_wm_base.destroy; xc_disconnect() then has no proxy of it to drop. */
+void
+xc_destroy_base(struct xc *x)
+{
+	xdg_wm_base_destroy(x->base);
+	x->base = NULL;
+}
+
 struct xdg_positioner *
 positioner(struct xc *x, int32_t w, int32_t h, int32_t ax, int32_t ay, int32_t aw, int32_t ah)
 {
@@ -280,8 +317,20 @@ win_popup(struct xc *x, struct win *w, struct win *parent, struct xdg_positioner
 	xdg_popup_add_listener(w->popup, &popup_listener, w);
 }
 
-/* ---- what the compositor holds ------------------------------------------------------- */
+/*
+ * A client with a mapped toplevel (win_mapped) and a 10x10 popup of it, not
+ * committed yet; anchored: a 1x1 anchor rectangle at its corner, else none
+ * (an incomplete positioner).
+ */
+void
+xc_connect_popup(struct xc *x, struct win *t, struct win *p, bool anchored)
+{
+	xc_connect(x, 0);
+	win_mapped(x, t);
+	win_popup(x, p, t, positioner(x, 10, 10, 0, 0, anchored, anchored));
+}
 
+/* ---- what the compositor holds ------------------------------------------------------- */
 
 static void
 lookup_on_thread(void *data)
@@ -329,14 +378,6 @@ void
 comp_surface_again(struct lookup *l)
 {
 	wlt_comp_call(comp, lookup_on_thread, l);
-}
-
-void
-win_toplevel_with_popup(struct xc *x, struct win *t, struct win *p, struct xdg_positioner *pos)
-{
-	win_toplevel(x, t);
-	win_ack_commit(x, t);
-	win_popup(x, p, t, pos);
 }
 
 /* ---- main ------------------------------------------------------------------------------ */

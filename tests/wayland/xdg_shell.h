@@ -58,6 +58,7 @@ extern const struct xdg_toplevel_listener tl_listener; /* a struct win's topleve
 
 void xc_connect(struct xc *x, uint32_t version);
 void xc_disconnect(struct xc *x);
+void xc_connect_toplevel(struct xc *x, struct win *w);
 void expect_error(struct xc *x, const char *what, const struct wl_interface *iface, uint32_t id, uint32_t code);
 bool expect_ok(struct xc *x, const char *what);
 uint32_t id_of(void *proxy);
@@ -65,13 +66,14 @@ void destroy_keeping_proxy(void *proxy, uint32_t opcode);
 void win_xdg(struct xc *x, struct win *w);
 void win_toplevel(struct xc *x, struct win *w);
 void win_ack_commit(struct xc *x, struct win *w);
+void win_mapped(struct xc *x, struct win *w);
+void win_destroy(struct win *w);
+void xc_destroy_base(struct xc *x);
 struct xdg_positioner *positioner(struct xc *x, int32_t w, int32_t h, int32_t ax, int32_t ay, int32_t aw, int32_t ah);
 void win_popup(struct xc *x, struct win *w, struct win *parent, struct xdg_positioner *pos);
 bool comp_surface(uint32_t content, struct lookup *l);
 void comp_surface_again(struct lookup *l);
-
-/* A toplevel, acked and committed (mapped), and a popup of it at pos. */
-void win_toplevel_with_popup(struct xc *x, struct win *t, struct win *p, struct xdg_positioner *pos);
+void xc_connect_popup(struct xc *x, struct win *t, struct win *p, bool anchored);
 
 /*
  * harness.h's counters are per file: each file's runner hands its checks and

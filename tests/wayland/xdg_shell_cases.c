@@ -1,10 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* wl-xdg-shell (xdg_shell.c): the life of toplevels and popups, pings, fds. */
-#include <errno.h>
-#include <poll.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -60,13 +55,12 @@ case_map(void)
 	CHECK(comp_surface(w.content, &l) && l.mapped, "map: mapped again");
 	/* destroying the role object unmaps */
 	xdg_toplevel_destroy(w.tl);
+	w.tl = NULL;
 	expect_ok(&x, "map: toplevel destroy");
 	comp_surface_again(&l);
 	CHECK(l.found && !l.mapped, "map: xdg_toplevel.destroy unmaps");
-	xdg_surface_destroy(w.xs);
-	wl_surface_destroy(w.s);
-	xdg_wm_base_destroy(x.base);
-	x.base = NULL;
+	win_destroy(&w);
+	xc_destroy_base(&x);
 	expect_ok(&x, "map: xdg_wm_base.destroy after its surfaces");
 	xc_disconnect(&x);
 }
@@ -100,8 +94,7 @@ case_states(void)
 	int n;
 
 	xc_connect(&x, 0);
-	win_toplevel(&x, &w);
-	win_ack_commit(&x, &w);
+	win_mapped(&x, &w);
 	expect_ok(&x, "states: mapped");
 	xdg_toplevel_set_maximized(w.tl);
 	n = w.configures;
@@ -165,8 +158,7 @@ case_ack_serials(void)
 	uint32_t first;
 
 	/* acking an older serial, then the newer: both were sent, both fine */
-	xc_connect(&x, 0);
-	win_toplevel(&x, &w);
+	xc_connect_toplevel(&x, &w);
 	first = w.serial;
 	xdg_toplevel_set_maximized(w.tl);
 	wl_display_roundtrip(x.c.display);
@@ -179,8 +171,7 @@ case_ack_serials(void)
 	/* "... or to issue an ack_configure request referencing a serial from a
 	 * configure event issued before the event identified by the last
 	 * ack_configure request" */
-	xc_connect(&x, 0);
-	win_toplevel(&x, &w);
+	xc_connect_toplevel(&x, &w);
 	first = w.serial;
 	xdg_toplevel_set_maximized(w.tl);
 	wl_display_roundtrip(x.c.display);
@@ -191,16 +182,14 @@ case_ack_serials(void)
 	xc_disconnect(&x);
 
 	/* the same serial twice */
-	xc_connect(&x, 0);
-	win_toplevel(&x, &w);
+	xc_connect_toplevel(&x, &w);
 	xdg_surface_ack_configure(w.xs, w.serial);
 	xdg_surface_ack_configure(w.xs, w.serial);
 	expect_error(&x, "ack: twice", &xdg_surface_interface, id_of(w.xs), XDG_SURFACE_ERROR_INVALID_SERIAL);
 	xc_disconnect(&x);
 
 	/* one never sent */
-	xc_connect(&x, 0);
-	win_toplevel(&x, &w);
+	xc_connect_toplevel(&x, &w);
 	xdg_surface_ack_configure(w.xs, w.serial + 1000);
 	expect_error(&x, "ack: never sent", &xdg_surface_interface, id_of(w.xs), XDG_SURFACE_ERROR_INVALID_SERIAL);
 	xc_disconnect(&x);
@@ -241,8 +230,7 @@ case_popup(void)
 	struct xdg_positioner *pos;
 
 	xc_connect(&x, 0);
-	win_toplevel(&x, &t);
-	win_ack_commit(&x, &t);
+	win_mapped(&x, &t);
 	pos = positioner(&x, 50, 40, 10, 10, 20, 20);
 	xdg_positioner_set_anchor(pos, XDG_POSITIONER_ANCHOR_BOTTOM_RIGHT);
 	xdg_positioner_set_gravity(pos, XDG_POSITIONER_GRAVITY_BOTTOM_RIGHT);
@@ -286,8 +274,7 @@ case_popup_grab(void)
 	struct xc x;
 	struct win t, p;
 
-	xc_connect(&x, 0);
-	win_toplevel_with_popup(&x, &t, &p, positioner(&x, 10, 10, 0, 0, 1, 1));
+	xc_connect_popup(&x, &t, &p, true);
 	xdg_popup_grab(p.popup, x.seat, 0);
 	wl_surface_commit(p.s);
 	expect_ok(&x, "grab: grab and commit");
@@ -322,8 +309,7 @@ case_ping_answered(void)
 	struct win w;
 
 	xc_connect(&x, 0);
-	win_toplevel(&x, &w);
-	win_ack_commit(&x, &w);
+	win_mapped(&x, &w);
 	wlt_dispatch_for(&x.c, 6 * PING_MS * WLT_MS);
 	CHECK(x.pings >= 4, "ping: pinged at bind and every %d ms while it has surfaces (%d pings in %d ms)",
 	      PING_MS / 2, x.pings, 6 * PING_MS);
@@ -359,21 +345,13 @@ case_fds(void)
 		struct xc x;
 		struct win t, p;
 
-		xc_connect(&x, 0);
-		win_toplevel(&x, &t);
-		win_ack_commit(&x, &t);
-		win_popup(&x, &p, &t, positioner(&x, 10, 10, 0, 0, 1, 1));
+		xc_connect_popup(&x, &t, &p, true);
 		wl_surface_commit(p.s);
 		wl_display_roundtrip(x.c.display);
 		if (i % 2) { /* half tidy, half left to the disconnect */
-			xdg_popup_destroy(p.popup);
-			xdg_surface_destroy(p.xs);
-			xdg_toplevel_destroy(t.tl);
-			xdg_surface_destroy(t.xs);
-			wl_surface_destroy(t.s);
-			wl_surface_destroy(p.s);
-			xdg_wm_base_destroy(x.base);
-			x.base = NULL;
+			win_destroy(&p);
+			win_destroy(&t);
+			xc_destroy_base(&x);
 		}
 		expect_ok(&x, "fds: a cycle");
 		xc_disconnect(&x);

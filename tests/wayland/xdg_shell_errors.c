@@ -1,14 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* wl-xdg-shell (xdg_shell.c): every protocol error of the XML, with its interface, code and object. */
-#include <errno.h>
-#include <poll.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
 #include "harness.h"
-#include "sbwl_internal.h"
 #include "xdg_shell.h"
 
 /* ---- protocol errors --------------------------------------------------------------- */
@@ -35,8 +27,7 @@ err_role_toplevel_then_popup(void)
 	struct xdg_surface *xs2;
 
 	xc_connect(&x, 0);
-	win_toplevel(&x, &t);
-	win_ack_commit(&x, &t);
+	win_mapped(&x, &t);
 	win_toplevel(&x, &w);
 	xdg_toplevel_destroy(w.tl);
 	xdg_surface_destroy(w.xs);
@@ -140,8 +131,7 @@ err_geometry(void)
 	struct xc x;
 	struct win w;
 
-	xc_connect(&x, 0);
-	win_toplevel(&x, &w);
+	xc_connect_toplevel(&x, &w);
 	xdg_surface_set_window_geometry(w.xs, 0, 0, 10, 10);
 	expect_ok(&x, "invalid_size: a valid window geometry");
 	xdg_surface_set_window_geometry(w.xs, 0, 0, 0, 10);
@@ -157,8 +147,7 @@ err_defunct_role_object(void)
 	struct win w;
 	uint32_t id;
 
-	xc_connect(&x, 0);
-	win_toplevel(&x, &w);
+	xc_connect_toplevel(&x, &w);
 	id = id_of(w.xs);
 	destroy_keeping_proxy(w.xs, XDG_SURFACE_DESTROY);
 	expect_error(&x, "defunct_role_object", &xdg_surface_interface, id, XDG_SURFACE_ERROR_DEFUNCT_ROLE_OBJECT);
@@ -172,8 +161,7 @@ err_invalid_parent(bool loop)
 	struct win a, b;
 
 	xc_connect(&x, 0);
-	win_toplevel(&x, &a);
-	win_ack_commit(&x, &a);
+	win_mapped(&x, &a);
 	if (!loop) {
 		xdg_toplevel_set_parent(a.tl, a.tl);
 		expect_error(&x, "invalid_parent: itself", &xdg_toplevel_interface, id_of(a.tl),
@@ -181,8 +169,7 @@ err_invalid_parent(bool loop)
 		xc_disconnect(&x);
 		return;
 	}
-	win_toplevel(&x, &b);
-	win_ack_commit(&x, &b);
+	win_mapped(&x, &b);
 	xdg_toplevel_set_parent(b.tl, a.tl);
 	expect_ok(&x, "invalid_parent: b's parent a");
 	xdg_toplevel_set_parent(a.tl, b.tl);
@@ -197,8 +184,7 @@ err_resize_edge(void)
 	struct xc x;
 	struct win w;
 
-	xc_connect(&x, 0);
-	win_toplevel(&x, &w);
+	xc_connect_toplevel(&x, &w);
 	xdg_toplevel_resize(w.tl, x.seat, 0, 3); /* top|bottom: not a variant */
 	expect_error(&x, "invalid_resize_edge", &xdg_toplevel_interface, id_of(w.tl),
 		     XDG_TOPLEVEL_ERROR_INVALID_RESIZE_EDGE);
@@ -213,8 +199,7 @@ err_min_max(int which)
 	const char *what[] = { "invalid_size: negative max", "invalid_size: negative min",
 			       "invalid_size: min > max at commit" };
 
-	xc_connect(&x, 0);
-	win_toplevel(&x, &w);
+	xc_connect_toplevel(&x, &w);
 	if (which == 0) {
 		xdg_toplevel_set_max_size(w.tl, -1, 10);
 	} else if (which == 1) {
@@ -252,8 +237,7 @@ err_invalid_positioner(void)
 	struct xc x;
 	struct win t, p;
 
-	xc_connect(&x, 0);
-	win_toplevel_with_popup(&x, &t, &p, positioner(&x, 10, 10, 0, 0, 0, 0)); /* no anchor rect */
+	xc_connect_popup(&x, &t, &p, false); /* no anchor rect */
 	expect_error(&x, "invalid_positioner", &xdg_wm_base_interface, id_of(x.base),
 		     XDG_WM_BASE_ERROR_INVALID_POSITIONER);
 	xc_disconnect(&x);
@@ -288,8 +272,7 @@ err_not_topmost(void)
 	struct xc x;
 	struct win t, p, q;
 
-	xc_connect(&x, 0);
-	win_toplevel_with_popup(&x, &t, &p, positioner(&x, 10, 10, 0, 0, 1, 1));
+	xc_connect_popup(&x, &t, &p, true);
 	wl_surface_commit(p.s);
 	win_popup(&x, &q, &p, positioner(&x, 10, 10, 0, 0, 1, 1));
 	wl_surface_commit(q.s);
@@ -306,8 +289,7 @@ err_invalid_grab(void)
 	struct xc x;
 	struct win t, p;
 
-	xc_connect(&x, 0);
-	win_toplevel_with_popup(&x, &t, &p, positioner(&x, 10, 10, 0, 0, 1, 1));
+	xc_connect_popup(&x, &t, &p, true);
 	wl_surface_commit(p.s);
 	wl_display_roundtrip(x.c.display);
 	win_ack_commit(&x, &p);
