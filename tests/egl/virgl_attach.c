@@ -19,8 +19,9 @@
  *  - gpu-egl-virgl-attach: the attach leaves on the buffer a fence that was
  *    still active when it returned (its signal timestamp is later; its status
  *    at the export right after, 0 when the guest got there in time, and its
- *    driver/timeline are logged); the reader's wait returns only once that
- *    fence has signalled
+ *    driver/timeline are logged — logged, not judged: when the guest runs
+ *    the export only after the work ended, the export holds no fence of it);
+ *    the reader's wait returns only once that fence has signalled
  *    (the fence's signal timestamp is before the reader's read, and its
  *    snapshot at read time is signalled); the reader sees NEW on every pixel.
  *  - gpu-egl-virgl-attach-control (--control: SYNCBRIDGE_DISABLE=1, the
@@ -410,10 +411,23 @@ main(int argc, char **argv)
 	if (o.control)
 		CHECK(t_signal > 0 && t_signal < t0, "control: no fence of the work on the buffer "
 		      "(the last signalled at %+.1f ms)", (double)(t_signal - t0) / 1e6);
+	else if (t_signal > t_attached)
+		sb_test_note("the buffer's write fence was still active when the attach returned "
+			     "(+%.1f ms): it signalled at %+.1f ms", (double)(t_attached - t0) / 1e6,
+			     (double)(t_signal - t0) / 1e6);
 	else
-		CHECK(t_signal > t_attached, "the buffer's write fence was still active when the "
-		      "attach returned (+%.1f ms), it signalled at %+.1f ms",
-		      (double)(t_attached - t0) / 1e6, (double)(t_signal - t0) / 1e6);
+		/*
+		 * Not judged: the export came only after the work had ended (the
+		 * guest was descheduled while the host rendered; a .ci/run saw it
+		 * once: the export held only the stub of the OLD fill), so it
+		 * cannot show what was pending at the attach. Nor would it tell
+		 * the bridge's fence from virtio_gpu's own on the same buffer.
+		 * What the bridge is judged on is below: the reader's wait, the
+		 * fence signalled before the read, every pixel NEW (a no-op attach
+		 * leaves the work unflushed, and the reader reads OLD).
+		 */
+		sb_test_note("the work's fence had signalled before the export could see it (the "
+			     "guest ran late); its activity at the attach is not judged in this run");
 	if (o.control) {
 		CHECK_EQ(r.wait_ret, 0, "control: the reader's wait");
 		CHECK(r.n_new < all, "control: without the bridge the reader reads a frame GL has "
