@@ -47,7 +47,6 @@ repaint(void *data)
 {
 	struct sbwl_comp *comp = data;
 	struct sbwl_surface *surf;
-	struct wl_resource *cb, *tmp;
 	int64_t now = sbwl_now_ns();
 	bool drawn = false;
 
@@ -68,10 +67,7 @@ repaint(void *data)
 	wl_list_for_each(surf, &comp->all_surfaces, all_link) {
 		if (!surf->mapped)
 			sbwl_presentation_discarded(&surf->feedbacks);
-		wl_resource_for_each_safe(cb, tmp, &surf->frames) {
-			wl_callback_send_done(cb, (uint32_t)(now / 1000000));
-			wl_resource_destroy(cb);
-		}
+		sbwl_frames_done(&surf->frames, now);
 	}
 	if (drawn && comp->opt.screenshot_dir && comp->opt.screenshot_every &&
 	    ++comp->screenshots % comp->opt.screenshot_every == 0) {

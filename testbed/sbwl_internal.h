@@ -75,13 +75,13 @@ struct sbwl_state {
 	struct dmabuf_buffer *dmabuf; /* a reference, for dmabuf buffers */
 	bool shm;
 	uint32_t shm_content;         /* first word, read at commit (its pool may go) */
+	uint32_t shm_width, shm_height, shm_stride, shm_format; /* read at commit */
 	/*
 	 * With a renderer: the shm pixels copied at commit (malloc'd, rows of
 	 * shm_stride bytes), so that a commit applied later does not depend on
 	 * the pool still being there.
 	 */
 	void *shm_pixels;
-	uint32_t shm_width, shm_height, shm_stride, shm_format;
 	struct wl_list frames;        /* wl_callback resource links */
 	struct wl_list feedbacks;     /* wp_presentation_feedback resource links */
 };
@@ -140,6 +140,8 @@ bool sbwl_surface_set_role(struct sbwl_surface *surf, const struct sbwl_role *ro
 /* Put on / take off the output (the top of the stack). */
 void sbwl_surface_map(struct sbwl_surface *surf);
 void sbwl_surface_unmap(struct sbwl_surface *surf);
+/* Answer and destroy the wl_callbacks on `frames` (resource links), done at time_ns. */
+void sbwl_frames_done(struct wl_list *frames, int64_t time_ns);
 /* Ask for a repaint at the next tick of the clock. */
 void sbwl_comp_schedule_repaint(struct sbwl_comp *comp);
 

@@ -95,17 +95,16 @@ state_read_shm(struct sbwl_state *s, struct wl_shm_buffer *shm, bool copy)
 	uint32_t height = (uint32_t)wl_shm_buffer_get_height(shm);
 
 	s->shm = true;
+	s->shm_width = (uint32_t)wl_shm_buffer_get_width(shm);
+	s->shm_height = height;
+	s->shm_stride = stride;
+	s->shm_format = wl_shm_buffer_get_format(shm);
 	wl_shm_buffer_begin_access(shm);
 	s->shm_content = stride >= 4 && height > 0 ? *(const uint32_t *)wl_shm_buffer_get_data(shm) : 0xdeadbeef;
 	if (copy && stride >= 4 && height > 0) {
 		s->shm_pixels = malloc((size_t)stride * height);
-		if (s->shm_pixels) {
+		if (s->shm_pixels)
 			memcpy(s->shm_pixels, wl_shm_buffer_get_data(shm), (size_t)stride * height);
-			s->shm_width = (uint32_t)wl_shm_buffer_get_width(shm);
-			s->shm_height = height;
-			s->shm_stride = stride;
-			s->shm_format = wl_shm_buffer_get_format(shm);
-		}
 	}
 	wl_shm_buffer_end_access(shm);
 }
@@ -278,21 +277,28 @@ take_content(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commi
 	return done;
 }
 
+void
+sbwl_frames_done(struct wl_list *frames, int64_t time_ns)
+{
+	struct wl_resource *cb, *tmp;
+
+	wl_resource_for_each_safe(cb, tmp, frames) {
+		wl_callback_send_done(cb, (uint32_t)(time_ns / 1000000));
+		wl_resource_destroy(cb);
+	}
+}
+
 /* Frame callbacks and feedback: now, or at the next repaint. */
 static void
 answer_or_queue(struct sbwl_surface *surf, struct sbwl_state *s, bool new_content)
 {
 	struct sbwl_comp *comp = surf->comp;
-	struct wl_resource *cb, *tmp;
 
 	if (comp->opt.repaint_hz <= 0) {
-		uint32_t now_ms = (uint32_t)(sbwl_now_ns() / 1000000);
+		int64_t now = sbwl_now_ns();
 
-		wl_resource_for_each_safe(cb, tmp, &s->frames) {
-			wl_callback_send_done(cb, now_ms);
-			wl_resource_destroy(cb);
-		}
-		sbwl_presentation_presented(comp, &s->feedbacks, sbwl_now_ns(), ++comp->msc);
+		sbwl_frames_done(&s->frames, now);
+		sbwl_presentation_presented(comp, &s->feedbacks, now, ++comp->msc);
 		return;
 	}
 	/* content replaced before a repaint showed it: its feedback is discarded */
@@ -324,16 +330,9 @@ apply(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *comm
 		/* wl_buffer.release too (explicit-sync v1 says it is still sent). */
 		if (s->buffer)
 			wl_buffer_send_release(s->buffer);
-		if (s->dmabuf) {
-			surf->width = s->dmabuf->width;
-			surf->height = s->dmabuf->height;
-		} else if (s->buffer && wl_shm_buffer_get(s->buffer)) {
-			surf->width = (uint32_t)wl_shm_buffer_get_width(wl_shm_buffer_get(s->buffer));
-			surf->height = (uint32_t)wl_shm_buffer_get_height(wl_shm_buffer_get(s->buffer));
-		} else if (s->shm_pixels) {
-			surf->width = s->shm_width;
-			surf->height = s->shm_height;
-		}
+		/* the size read at commit: the wl_buffer may be gone by now */
+		surf->width = s->dmabuf ? s->dmabuf->width : s->shm_width;
+		surf->height = s->dmabuf ? s->dmabuf->height : s->shm_height;
 	} else if (s->attached) {
 		/* a NULL buffer: the surface shows nothing */
 		surf->width = surf->height = 0;
