@@ -68,6 +68,7 @@ static bool report_at_exit;
 static atomic_bool malloc_called; /* our malloc was reached: we come before the allocator */
 static _Thread_local bool tls_armer; /* this thread called sbfault_arm() */
 static _Thread_local int tls_busy;   /* inside our own bookkeeping */
+static _Thread_local unsigned tls_counted; /* the number decide() gave this thread's last call, or 0 */
 
 /* ---- the real functions ---- */
 
@@ -217,6 +218,7 @@ decide(enum fn fn, const void *caller)
 {
 	unsigned n;
 
+	tls_counted = 0;
 	if (!atomic_load_explicit(&armed, memory_order_acquire) || tls_busy || tls_resolving)
 		return 0;
 	if (others_mode ? tls_armer : !env_mode && !tls_armer)
@@ -233,6 +235,7 @@ decide(enum fn fn, const void *caller)
 			return 0;
 	}
 	n = atomic_fetch_add(&counts[fn], 1) + 1;
+	tls_counted = n;
 	for (int i = 0; i < n_rules; i++) {
 		const struct rule *r = &rules[i];
 
@@ -419,18 +422,26 @@ ioctl(int fd, unsigned long request, ...)
 {
 	va_list ap;
 	void *arg;
-	unsigned before, after;
+	unsigned n;
 	int err, ret;
 
 	va_start(ap, request);
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	resolve();
-	before = atomic_load(&counts[FN_IOCTL]);
 	err = decide(FN_IOCTL, __builtin_return_address(0));
-	after = atomic_load(&counts[FN_IOCTL]);
-	if (after != before && after >= 1 && after <= LOG_IOCTLS)
-		ioctl_log[after - 1] = request;
+	/*
+	 * Log only the call that was counted, in the slot its own count names. The
+	 * count read before and after decide() used to stand for that, but a thread
+	 * that is not counted (the compositor's, beside a client armed on its own)
+	 * saw the armed thread's increment between the two reads and wrote its own
+	 * request over that slot: fault-wl's dry run once logged 0xc00464b4
+	 * (DRM_IOCTL_MODE_DESTROY_DUMB, which the client helper never makes) as
+	 * the client helper's 16th ioctl, and both cases of that ioctl failed.
+	 */
+	n = tls_counted;
+	if (n >= 1 && n <= LOG_IOCTLS)
+		ioctl_log[n - 1] = request;
 	if (err) {
 		if (ioctl_hook)
 			ioctl_hook(fd, request, err, ioctl_hook_data);
