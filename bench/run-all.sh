@@ -3,12 +3,17 @@
 # "== NAME ==" lines; runs where the kernel is (the test guest, or a real DRM
 # host). Called by scripts/run-bench.sh; BUILD is the build folder.
 #
-#   bench/run-all.sh BUILD [NAME...]     (default: every benchmark)
+#   bench/run-all.sh BUILD [--gpu] [NAME...]   (default: every benchmark)
+#   bench/run-all.sh --names plain|gpu         (the names of each list)
+#
+# --gpu runs the GPU list instead: benchmarks for the GPU guest (Mesa virgl,
+# SYNCBRIDGE_VM_GPU=virgl), which scripts/run-bench.sh boots separately.
 #
 # A benchmark that fails is reported and the others still run; the exit
 # status is the number of failures (capped at 100).
-build=${1:?usage: run-all.sh BUILD [NAME...]}
-shift
+gpu_list='
+vk-cube-virgl bench/bench-vk-cube --producer gles
+'
 # NAME<space>PROGRAM ARGS (relative to BUILD); keep in the order of
 # docs/performance.md.
 list='
@@ -20,6 +25,20 @@ compositor-v1 bench/bench-compositor --proto v1
 compositor-syncobj bench/bench-compositor --proto syncobj
 vk-cube bench/bench-vk-cube
 '
+if [ "${1:-}" = --names ]; then
+	case ${2:-} in
+	plain) printf '%s\n' "$list" ;;
+	gpu) printf '%s\n' "$gpu_list" ;;
+	*) echo "usage: run-all.sh --names plain|gpu" >&2; exit 2 ;;
+	esac | awk 'NF { print $1 }'
+	exit 0
+fi
+build=${1:?usage: run-all.sh BUILD [--gpu] [NAME...]}
+shift
+if [ "${1:-}" = --gpu ]; then
+	list=$gpu_list
+	shift
+fi
 fail=0
 while read -r name prog args; do
 	[ -n "$name" ] || continue

@@ -15,7 +15,19 @@
  * each run's first hand-back to its last, start-up left out); the frame
  * intervals pooled over the runs give the median and p90.
  *
- *   bench-vk-cube [--runs R] [--frames F]     (default 4 runs × 250 frames each)
+ * --producer gles: the same figure on a real asynchronous GPU — the demo's
+ * GLES producer and EGL consumer on Mesa virgl (the GPU guest, run by
+ * scripts/run-bench.sh as `vk-cube-virgl`): bridge = sb_egl_dmabuf_attach /
+ * sb_egl_dmabuf_wait, GPU-side; CPU stalls = glFinish before each hand-off
+ * and each release.
+ *
+ * Besides the pooled figures, each variant's runs are listed and the ratio of
+ * each round's pair (bridge / CPU stalls, the two runs next to each other)
+ * gives the run-to-run spread: a ratio is beyond the noise only when every
+ * round's is on the same side of 1.0.
+ *
+ *   bench-vk-cube [--runs R] [--frames F] [--producer vulkan|gles]
+ *                                           (default 4 runs × 250 frames, vulkan)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,13 +45,19 @@
 #error "VKB_CUBE_DEMO must be defined"
 #endif
 
+#define MAX_RUNS 64
+
 struct variant {
 	const char *name;
 	const char *flag; /* extra demo option, or NULL */
 	struct bench_samples intervals;
 	double seconds;
 	unsigned frames;
+	double run_fps[MAX_RUNS]; /* each run's frames/s, in round order */
+	unsigned runs;
 };
+
+static const char *producer = "vulkan";
 
 /* Run the demo once; add its intervals and time to v. Returns the exit status. */
 static int
@@ -48,7 +66,7 @@ run_demo(struct variant *v, unsigned frames)
 	char nframes[16];
 	snprintf(nframes, sizeof(nframes), "%u", frames);
 	const char *argv[] = { VKB_CUBE_DEMO, "--frames", nframes, "--refresh-ms", "0",
-			       "--no-check", "--intervals", v->flag, NULL };
+			       "--no-check", "--intervals", "--producer", producer, v->flag, NULL };
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		vkb_die("pipe: %m");
@@ -88,6 +106,8 @@ run_demo(struct variant *v, unsigned frames)
 				v->seconds += s;
 				v->frames += n - 1; /* intervals, i.e. frames after the first */
 				got_rate = true;
+				if (v->runs < MAX_RUNS)
+					v->run_fps[v->runs++] = fps;
 				printf("  %-12s %u frames: %.2f frames/s\n", v->name, n, fps);
 			}
 		} else if (strstr(line, "layer") || strstr(line, "consumer:") ||
@@ -121,13 +141,19 @@ main(int argc, char **argv)
 			runs = (unsigned)strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
 			frames = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--producer") == 0 && i + 1 < argc &&
+			 (strcmp(argv[i + 1], "vulkan") == 0 || strcmp(argv[i + 1], "gles") == 0))
+			producer = argv[++i];
 		else {
-			fprintf(stderr, "usage: %s [--runs R] [--frames F]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--runs R] [--frames F] [--producer vulkan|gles]\n",
+				argv[0]);
 			return 2;
 		}
 	}
 	if (runs < 1)
 		runs = 1;
+	if (runs > MAX_RUNS)
+		runs = MAX_RUNS;
 	if (frames < 2)
 		frames = 2;
 
@@ -139,7 +165,8 @@ main(int argc, char **argv)
 	struct variant bridge = { .name = "bridge" }, cpu = { .name = "cpu-stalls",
 							       .flag = "--cpu-sync" };
 	printf("figure 6: cube pipeline, %u runs × %u frames each way, alternating "
-	       "(%s --refresh-ms 0 --no-check [--cpu-sync])\n", runs, frames, VKB_CUBE_DEMO);
+	       "(%s --refresh-ms 0 --no-check --producer %s [--cpu-sync])\n", runs, frames,
+	       VKB_CUBE_DEMO, producer);
 	int64_t t0 = sbk_now_ns();
 	for (unsigned r = 0; r < runs; r++) {
 		struct variant *order[2] = { r % 2 ? &cpu : &bridge, r % 2 ? &bridge : &cpu };
@@ -159,6 +186,19 @@ main(int argc, char **argv)
 	double fps_c = cpu.seconds > 0 ? cpu.frames / cpu.seconds : 0;
 	printf("cube-fps  bridge %.2f frames/s | floor (CPU stalls): %.2f frames/s | "
 	       "ratio: %.3f (goal >= 1.0)\n", fps_b, fps_c, fps_c > 0 ? fps_b / fps_c : 0.0);
+	/* Each round's pair: the spread of the ratio from run to run. */
+	double lo = 0, hi = 0;
+	unsigned pairs = bridge.runs < cpu.runs ? bridge.runs : cpu.runs;
+	printf("cube-fps-rounds");
+	for (unsigned r = 0; r < pairs; r++) {
+		double q = cpu.run_fps[r] > 0 ? bridge.run_fps[r] / cpu.run_fps[r] : 0;
+		lo = r == 0 || q < lo ? q : lo;
+		hi = r == 0 || q > hi ? q : hi;
+		printf(" %.3f", q);
+	}
+	printf(" | spread %.3f..%.3f%s\n", lo, hi,
+	       pairs == 0 ? "" : lo > 1.0 ? " (every round above 1.0)"
+			       : hi < 1.0 ? " (every round below 1.0)" : " (1.0 inside the spread)");
 	/* Intervals: lower is better, so this ratio is the inverse sense. */
 	bench_print_us("cube-frame-interval", &bridge.intervals, &cpu.intervals);
 	bench_samples_finish(&bridge.intervals);

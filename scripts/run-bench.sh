@@ -6,6 +6,9 @@
 #
 #   scripts/run-bench.sh [NAME...]      (default: every benchmark)
 #
+# The GPU benchmarks (bench/run-all.sh --names gpu: vk-cube-virgl) run in a
+# second boot, of the GPU guest (SYNCBRIDGE_VM_GPU=virgl, Mesa virgl).
+#
 # Absolute times under TCG mean little: every benchmark prints ratios taken
 # in the same run, with interleaved iterations, against its floor.
 #
@@ -33,13 +36,49 @@ mode=$(sb_vm_mode)
 case $build in /tmp/*) export SYNCBRIDGE_VM_TMP=${SYNCBRIDGE_VM_TMP:-host} ;; esac
 
 out=$build/bench-output.txt
+# Which names go to which guest: none named means all of both lists.
+plain=() gpu=()
+gpu_names=" $(sh "$top/bench/run-all.sh" --names gpu | tr '\n' ' ') "
+plain_names=" $(sh "$top/bench/run-all.sh" --names plain | tr '\n' ' ') "
+for name in "$@"; do
+	case $gpu_names in
+	*" $name "*) gpu+=("$name") ;;
+	*)
+		case $plain_names in
+		*" $name "*) plain+=("$name") ;;
+		*)
+			echo "run-bench.sh: no benchmark named '$name' (plain:$plain_names; GPU guest:$gpu_names)" >&2
+			exit 2
+			;;
+		esac
+		;;
+	esac
+done
+want_plain=$(($# == 0 || ${#plain[@]} > 0))
+want_gpu=$(($# == 0 || ${#gpu[@]} > 0))
+
+: >"$out"
+rc=0
 # The guest is given a long limit: lavapipe under TCG is slow.
-if [ "$mode" = native ]; then
-	sh "$top/bench/run-all.sh" "$build" "$@" 2>&1 | tee "$out"
-else
-	echo "run-bench.sh: running in the test VM (this host has no vgem + /dev/udmabuf)"
-	"$top/scripts/vm/vm-run.sh" --timeout 3000 -- sh "$top/bench/run-all.sh" "$build" "$@" 2>&1 | tee "$out"
+if [ "$want_plain" = 1 ]; then
+	if [ "$mode" = native ]; then
+		sh "$top/bench/run-all.sh" "$build" "${plain[@]}" 2>&1 | tee -a "$out"
+	else
+		echo "run-bench.sh: running in the test VM (this host has no vgem + /dev/udmabuf)"
+		"$top/scripts/vm/vm-run.sh" --timeout 3000 -- sh "$top/bench/run-all.sh" "$build" "${plain[@]}" 2>&1 | tee -a "$out"
+	fi
+	rc=${PIPESTATUS[0]}
 fi
-rc=${PIPESTATUS[0]}
+if [ "$want_gpu" = 1 ]; then
+	if [ "$mode" = native ]; then
+		sh "$top/bench/run-all.sh" "$build" --gpu "${gpu[@]}" 2>&1 | tee -a "$out"
+	else
+		echo "run-bench.sh: the GPU benchmarks, in the GPU guest (SYNCBRIDGE_VM_GPU=virgl)"
+		SYNCBRIDGE_VM_GPU=virgl "$top/scripts/vm/vm-run.sh" --timeout 3000 -- \
+			sh "$top/bench/run-all.sh" "$build" --gpu "${gpu[@]}" 2>&1 | tee -a "$out"
+	fi
+	gpu_rc=${PIPESTATUS[0]}
+	[ "$rc" != 0 ] || rc=$gpu_rc
+fi
 echo "run-bench.sh: output kept in $out"
 exit "$rc"

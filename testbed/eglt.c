@@ -228,21 +228,21 @@ eglt_target_create(struct eglt *t, int width, int height, struct eglt_target *ou
 }
 
 int
-eglt_image_import(struct eglt *t, int dmabuf_fd, int width, int height, uint32_t fourcc,
-		  int offset, int pitch, struct eglt_target *out)
+eglt_image_import_layout(struct eglt *t, int dmabuf_fd, int width, int height,
+			 const struct eglt_dmabuf_layout *layout, struct eglt_target *out)
 {
 	PFNEGLCREATEIMAGEKHRPROC create_image =
 		(PFNEGLCREATEIMAGEKHRPROC)eglGetProcAddress("eglCreateImageKHR");
 	PFNGLEGLIMAGETARGETTEXTURE2DOESPROC image_target =
 		(PFNGLEGLIMAGETARGETTEXTURE2DOESPROC)eglGetProcAddress("glEGLImageTargetTexture2DOES");
 	const char *exts = eglQueryString(t->dpy, EGL_EXTENSIONS);
-	const EGLint attribs[] = {
+	EGLint attribs[17] = {
 		EGL_WIDTH, width,
 		EGL_HEIGHT, height,
-		EGL_LINUX_DRM_FOURCC_EXT, (EGLint)fourcc,
+		EGL_LINUX_DRM_FOURCC_EXT, (EGLint)layout->fourcc,
 		EGL_DMA_BUF_PLANE0_FD_EXT, dmabuf_fd,
-		EGL_DMA_BUF_PLANE0_OFFSET_EXT, offset,
-		EGL_DMA_BUF_PLANE0_PITCH_EXT, pitch,
+		EGL_DMA_BUF_PLANE0_OFFSET_EXT, layout->offset,
+		EGL_DMA_BUF_PLANE0_PITCH_EXT, layout->pitch,
 		EGL_NONE,
 	};
 
@@ -251,6 +251,13 @@ eglt_image_import(struct eglt *t, int dmabuf_fd, int width, int height, uint32_t
 	if (!eglt_has_ext(exts, "EGL_EXT_image_dma_buf_import") || !create_image || !image_target) {
 		note("%s display cannot import dma-bufs", t->platform);
 		return -ENODEV;
+	}
+	if (layout->modifier != DRM_FORMAT_MOD_INVALID) {
+		attribs[12] = EGL_DMA_BUF_PLANE0_MODIFIER_LO_EXT;
+		attribs[13] = (EGLint)(layout->modifier & 0xffffffff);
+		attribs[14] = EGL_DMA_BUF_PLANE0_MODIFIER_HI_EXT;
+		attribs[15] = (EGLint)(layout->modifier >> 32);
+		attribs[16] = EGL_NONE;
 	}
 	EGLImageKHR image = create_image(t->dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
 	if (image == EGL_NO_IMAGE_KHR) {
@@ -264,6 +271,61 @@ eglt_image_import(struct eglt *t, int dmabuf_fd, int width, int height, uint32_t
 		note("glEGLImageTargetTexture2DOES failed");
 		return -EIO;
 	}
+	return 0;
+}
+
+int
+eglt_image_import(struct eglt *t, int dmabuf_fd, int width, int height, uint32_t fourcc,
+		  int offset, int pitch, struct eglt_target *out)
+{
+	const struct eglt_dmabuf_layout layout = {
+		.fourcc = fourcc, .offset = offset, .pitch = pitch, .modifier = DRM_FORMAT_MOD_INVALID,
+	};
+
+	return eglt_image_import_layout(t, dmabuf_fd, width, height, &layout, out);
+}
+
+int
+eglt_target_export(struct eglt *t, struct eglt_target *target, int *out_fd,
+		   struct eglt_dmabuf_layout *layout)
+{
+	PFNEGLCREATEIMAGEKHRPROC create_image =
+		(PFNEGLCREATEIMAGEKHRPROC)eglGetProcAddress("eglCreateImageKHR");
+	PFNEGLEXPORTDMABUFIMAGEQUERYMESAPROC query =
+		(PFNEGLEXPORTDMABUFIMAGEQUERYMESAPROC)eglGetProcAddress("eglExportDMABUFImageQueryMESA");
+	PFNEGLEXPORTDMABUFIMAGEMESAPROC export_image =
+		(PFNEGLEXPORTDMABUFIMAGEMESAPROC)eglGetProcAddress("eglExportDMABUFImageMESA");
+	const EGLint attribs[] = { EGL_GL_TEXTURE_LEVEL_KHR, 0, EGL_NONE };
+	EGLuint64KHR modifier = DRM_FORMAT_MOD_INVALID;
+	EGLint stride = 0, offset = 0;
+	int fourcc = 0, planes = 0, fd = -1;
+
+	*out_fd = -1;
+	if (!eglt_has_ext(eglQueryString(t->dpy, EGL_EXTENSIONS), "EGL_MESA_image_dma_buf_export") ||
+	    !create_image || !query || !export_image) {
+		note("%s display cannot export dma-bufs", t->platform);
+		return -ENODEV;
+	}
+	if (target->image == EGL_NO_IMAGE_KHR)
+		target->image = create_image(t->dpy, t->ctx, EGL_GL_TEXTURE_2D_KHR,
+					     (EGLClientBuffer)(uintptr_t)target->tex, attribs);
+	if (target->image == EGL_NO_IMAGE_KHR ||
+	    !query(t->dpy, target->image, &fourcc, &planes, &modifier)) {
+		note("EGLImage of a texture on %s: 0x%x", t->platform, eglGetError());
+		return -EIO;
+	}
+	if (planes != 1) {
+		note("the texture exports as %d planes", planes);
+		return -ENODEV;
+	}
+	if (!export_image(t->dpy, target->image, &fd, &stride, &offset) || fd < 0) {
+		note("eglExportDMABUFImageMESA on %s: 0x%x", t->platform, eglGetError());
+		return -EIO;
+	}
+	*layout = (struct eglt_dmabuf_layout){
+		.fourcc = (uint32_t)fourcc, .offset = offset, .pitch = stride, .modifier = modifier,
+	};
+	*out_fd = fd;
 	return 0;
 }
 

@@ -123,6 +123,32 @@ int eglt_target_import(struct eglt *t, int dmabuf_fd, int width, int height, int
  */
 int eglt_image_import(struct eglt *t, int dmabuf_fd, int width, int height, uint32_t fourcc,
 		      int offset, int pitch, struct eglt_target *out);
+/*
+ * A one-plane dma-buf's layout as its exporter gave it: what an importer needs
+ * besides the fd and the size. modifier DRM_FORMAT_MOD_INVALID: none given.
+ */
+struct eglt_dmabuf_layout {
+	uint32_t fourcc;
+	int32_t offset, pitch;
+	uint64_t modifier;
+};
+
+/*
+ * The target's texture as a dma-buf (EGL_MESA_image_dma_buf_export): *out_fd
+ * is a new dma-buf fd owned by the caller on success, -1 on failure; the
+ * target keeps the EGLImage (eglt_target_destroy frees it). -ENODEV when the
+ * display cannot export one-plane dma-bufs, -EIO when the export failed.
+ */
+int eglt_target_export(struct eglt *t, struct eglt_target *target, int *out_fd,
+		       struct eglt_dmabuf_layout *layout);
+
+/*
+ * eglt_image_import() with an exporter's layout: its modifier travels too
+ * (EGL_EXT_image_dma_buf_import_modifiers) unless it is DRM_FORMAT_MOD_INVALID.
+ */
+int eglt_image_import_layout(struct eglt *t, int dmabuf_fd, int width, int height,
+			     const struct eglt_dmabuf_layout *layout, struct eglt_target *out);
+
 /* Either kind of target. Safe on a zeroed one. */
 void eglt_target_destroy(struct eglt *t, struct eglt_target *target);
 

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The cube demo's EGL/GLES consumer: every ring buffer is imported once as an
- * EGLImage (EGL_EXT_image_dma_buf_import) on the EGL device platform's
- * software device — llvmpipe, which maps the dma-buf, the one EGL display in
- * the test guest that reads a vgem buffer — and each frame is composited into
- * a texture of the consumer's own:
+ * EGLImage (EGL_EXT_image_dma_buf_import) — for the Vulkan producer's vgem
+ * ring on the EGL device platform's software device (llvmpipe, which maps the
+ * dma-buf, the one EGL display in the test guest that reads a vgem buffer),
+ * for the GLES producer's textures on the surfaceless display, the GPU that
+ * made them (virgl buffers import nowhere else) — and each frame is
+ * composited into a texture of the consumer's own:
  *
  *   sb_egl_dmabuf_wait(READ)    GL waits for the buffer's writers (GPU-side
  *                               when the display has native fences)
@@ -61,7 +63,8 @@ consumer_destroy(struct cube_consumer *c)
 }
 
 static int
-consumer_init(struct cube_consumer **out, struct cube_buffers *bufs, bool verbose)
+consumer_init(struct cube_consumer **out, struct cube_buffers *bufs,
+	      const struct cube_options *opt)
 {
 	struct cube_consumer *c = calloc(1, sizeof(*c));
 	int ret;
@@ -77,13 +80,19 @@ consumer_init(struct cube_consumer **out, struct cube_buffers *bufs, bool verbos
 		bufs->fds[i] = -1;
 
 	eglt_set_log(stderr, PROG ": consumer: ");
-	ret = eglt_open_gles(&c->egl, EGLT_DEVICE_SW, 3);
+	bool gpu = strcmp(opt->producer, "gles") == 0;
+	const struct eglt_dmabuf_layout layout = {
+		.fourcc = c->bufs.drm_format,
+		.offset = (int32_t)c->bufs.offset,
+		.pitch = (int32_t)c->bufs.pitch,
+		.modifier = c->bufs.modifier,
+	};
+	ret = eglt_open_gles(&c->egl, gpu ? EGLT_SURFACELESS : EGLT_DEVICE_SW, 3);
 	for (unsigned i = 0; ret == 0 && i < c->bufs.count; i++) {
 		/* EGL takes its own reference to the dma-buf; we keep our fd for
 		 * the bridge's fence calls. */
-		ret = eglt_image_import(&c->egl, c->bufs.fds[i], (int)c->bufs.width,
-					(int)c->bufs.height, c->bufs.drm_format, (int)c->bufs.offset,
-					(int)c->bufs.pitch, &c->images[i]);
+		ret = eglt_image_import_layout(&c->egl, c->bufs.fds[i], (int)c->bufs.width,
+					       (int)c->bufs.height, &layout, &c->images[i]);
 	}
 	if (ret == 0)
 		ret = eglt_target_create(&c->egl, (int)c->bufs.width, (int)c->bufs.height, &c->target);
@@ -98,7 +107,6 @@ consumer_init(struct cube_consumer **out, struct cube_buffers *bufs, bool verbos
 		return -ENODEV; /* no EGL consumer here: the demo skips */
 	}
 	eglt_describe(&c->egl, c->description, sizeof(c->description));
-	(void)verbose;
 	*out = c;
 	return 0;
 }

@@ -78,11 +78,12 @@ setup(struct cube_consumer *c)
 }
 
 static int
-consumer_init(struct cube_consumer **out, struct cube_buffers *bufs, bool verbose)
+consumer_init(struct cube_consumer **out, struct cube_buffers *bufs,
+	      const struct cube_options *opt)
 {
 	struct cube_consumer *c = calloc(1, sizeof(*c));
 
-	(void)verbose;
+	(void)opt;
 	*out = NULL;
 	if (!c) {
 		for (unsigned i = 0; i < bufs->count; i++)

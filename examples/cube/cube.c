@@ -82,10 +82,15 @@ usage(FILE *f)
 		"  --refresh-ms N    the consumer composites at its next refresh tick, every\n"
 		"                    N ms, as a compositor does at vblank (default 40; 0: at once)\n"
 		"  --consumer KIND   egl (default) or vulkan\n"
+		"  --producer KIND   vulkan (default: lavapipe into a vgem ring) or gles (GLES\n"
+		"                    on the GPU's own textures: Mesa virgl in the GPU guest;\n"
+		"                    the egl consumer then imports them on the same GPU)\n"
 		"  --no-bridge       run without syncbridge (SYNCBRIDGE_DISABLE=1)\n"
 		"  --cpu-sync        without syncbridge, synchronised by CPU stalls instead:\n"
 		"                    vkQueueWaitIdle before each hand-off, glFinish before\n"
 		"                    each release (the floor of docs/performance.md, figure 6)\n"
+		"  --no-flush        gles producer without the bridge: no glFlush before the\n"
+		"                    hand-off either (the control on virgl, see producer_gles.c)\n"
 		"  --no-check        do not read frames back: only count and time them\n"
 		"  --intervals       print every frame-to-frame interval (for bench-vk-cube)\n"
 		"  --expect-race     succeed only if frames were torn or stale (the control)\n"
@@ -106,6 +111,8 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 		{ "work", required_argument, NULL, 'w' },
 		{ "refresh-ms", required_argument, NULL, 'r' },
 		{ "consumer", required_argument, NULL, 'c' },
+		{ "producer", required_argument, NULL, 'p' },
+		{ "no-flush", no_argument, NULL, 'F' },
 		{ "no-bridge", no_argument, NULL, 'n' },
 		{ "cpu-sync", no_argument, NULL, 'C' },
 		{ "no-check", no_argument, NULL, 'N' },
@@ -119,7 +126,7 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 	};
 	*opt = (struct cube_options){
 		.frames = 120, .buffers = 3, .width = 160, .height = 120, .work = 8, .refresh_ms = 40,
-		.consumer = "egl",
+		.consumer = "egl", .producer = "vulkan",
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
@@ -150,6 +157,14 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 			if (demo_parse_word(optarg, (const char *const[]){ "egl", "vulkan", NULL }) < 0)
 				goto bad;
 			opt->consumer = optarg;
+			break;
+		case 'p':
+			if (demo_parse_word(optarg, (const char *const[]){ "vulkan", "gles", NULL }) < 0)
+				goto bad;
+			opt->producer = optarg;
+			break;
+		case 'F':
+			opt->no_flush = true;
 			break;
 		case 'n':
 			opt->no_bridge = true;
@@ -191,6 +206,16 @@ bad:
 	}
 	if (getenv("SYNCBRIDGE_DISABLE"))
 		opt->no_bridge = true;
+	bool gles = strcmp(opt->producer, "gles") == 0;
+	if (gles && strcmp(opt->consumer, "egl") != 0) {
+		fprintf(stderr, PROG ": --producer gles needs the egl consumer (the GPU's textures "
+			"import only into its own EGL)\n");
+		return -EINVAL;
+	}
+	if (opt->no_flush && (!gles || !opt->no_bridge || opt->cpu_sync)) {
+		fprintf(stderr, PROG ": --no-flush is for --producer gles with --no-bridge\n");
+		return -EINVAL;
+	}
 	if (opt->cpu_sync && opt->expect_race) {
 		fprintf(stderr, PROG ": --cpu-sync synchronises: it cannot --expect-race\n");
 		return -EINVAL;
@@ -331,8 +356,9 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 	bufs.offset = m.offset;
 	bufs.drm_format = m.drm_format;
 	bufs.size = m.size;
+	bufs.modifier = m.modifier;
 
-	ret = backend->init(&c, &bufs, opt->verbose); /* takes the fds */
+	ret = backend->init(&c, &bufs, opt); /* takes the fds */
 	bufs.count = 0;
 	if (ret < 0)
 		goto out;
@@ -484,9 +510,13 @@ main(int argc, char **argv)
 	setup_environment(&opt);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	printf("%s: %u frames of %ux%u, ring of %u vgem dma-bufs, consumer: %s, bridge: %s\n",
-	       PROG, opt.frames, opt.width, opt.height, opt.buffers, opt.consumer,
-	       opt.cpu_sync    ? "OFF, CPU stalls instead (vkQueueWaitIdle, glFinish)"
+	bool gles = strcmp(opt.producer, "gles") == 0;
+	printf("%s: %u frames of %ux%u, ring of %u %s, producer: %s, consumer: %s, bridge: %s\n",
+	       PROG, opt.frames, opt.width, opt.height, opt.buffers,
+	       gles ? "GPU textures as dma-bufs" : "vgem dma-bufs", opt.producer, opt.consumer,
+	       opt.cpu_sync ? (gles ? "OFF, CPU stalls instead (glFinish)"
+				    : "OFF, CPU stalls instead (vkQueueWaitIdle, glFinish)")
+	       : opt.no_flush  ? "OFF (SYNCBRIDGE_DISABLE=1), and no glFlush before the hand-off"
 	       : opt.no_bridge ? "OFF (SYNCBRIDGE_DISABLE=1)"
 			       : "on");
 
@@ -520,9 +550,9 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (pid == 0) {
-		/* The producer: its own process, its own Vulkan instance. */
+		/* The producer: its own process, its own Vulkan instance or EGL display. */
 		close(sv[0]);
-		int ret = cube_producer_run(sv[1], &opt);
+		int ret = gles ? cube_producer_gles_run(sv[1], &opt) : cube_producer_run(sv[1], &opt);
 		close(sv[1]);
 		fflush(NULL);
 		_exit(ret == -ENODEV ? EXIT_SKIP : ret < 0 ? 1 : 0);
@@ -553,8 +583,9 @@ main(int argc, char **argv)
 
 	int fds_after = demo_count_fds();
 	if (run.frames)
-		printf("consumer: frames read %.1f ms after vkQueueSubmit returned, on average\n",
-		       run.latency_ms_sum / run.frames);
+		printf("consumer: frames read %.1f ms after %s returned, on average\n",
+		       run.latency_ms_sum / run.frames,
+		       gles ? "the hand-off (sb_egl_dmabuf_attach)" : "vkQueueSubmit");
 	print_rate(&opt, &run);
 	free(run.done_ns);
 	if (opt.no_check)

@@ -20,10 +20,13 @@ struct cube_options {
 	bool no_bridge;     /* SYNCBRIDGE_DISABLE=1: no layer, EGL bridge off */
 	bool cpu_sync;      /* no bridge; CPU stalls instead: vkQueueWaitIdle after the
 			     * producer's submit, glFinish before the consumer's release */
+	bool no_flush;      /* gles, no bridge: not even a glFlush before the hand-off */
 	bool no_check;      /* no read back: only count and time the frames */
 	bool intervals;     /* print every frame-to-frame interval (bench/vk_cube.c) */
 	bool expect_race;   /* exit 0 only if torn + stale > 0 (the control) */
 	const char *consumer; /* "egl" or "vulkan" */
+	const char *producer; /* "vulkan" (vgem ring, lavapipe) or "gles" (the GPU's
+			       * own textures: Mesa virgl in the GPU guest) */
 	const char *output; /* folder for PNGs, or NULL */
 	const char *layer_dir; /* XDG data dir with the layer's manifest, or NULL */
 	bool verbose;
@@ -45,10 +48,12 @@ struct cube_msg {
 	uint32_t count;       /* BUFFERS: number of fds */
 	uint32_t width, height;
 	uint32_t pitch, offset; /* BUFFERS: LINEAR layout of every buffer */
-	uint32_t drm_format;  /* BUFFERS: DRM_FORMAT_ARGB8888 */
+	uint32_t drm_format;  /* BUFFERS: DRM_FORMAT_ARGB8888 (vulkan) or the GPU's */
 	uint32_t pad;
-	uint64_t size;        /* BUFFERS: bytes per buffer */
-	int64_t submit_ns;    /* FRAME: when vkQueueSubmit returned (CLOCK_MONOTONIC) */
+	uint64_t size;        /* BUFFERS: bytes per buffer (0: not known) */
+	uint64_t modifier;    /* BUFFERS: DRM_FORMAT_MOD_INVALID (none given) or the GPU's */
+	int64_t submit_ns;    /* FRAME: when the frame was handed off: vkQueueSubmit or
+			       * sb_egl_dmabuf_attach returned (CLOCK_MONOTONIC) */
 };
 
 /*
@@ -66,8 +71,26 @@ cube_stamp(unsigned frame)
 	return (uint8_t)(frame % 254 + 1);
 }
 
-/* The producer: runs until all frames are sent; 0 or a negative errno. */
+/*
+ * The producers: run until all frames are sent; 0 or a negative errno
+ * (-ENODEV: cannot run here). Vulkan (producer.c) or GLES (producer_gles.c).
+ */
 int cube_producer_run(int sock, const struct cube_options *opt);
+int cube_producer_gles_run(int sock, const struct cube_options *opt);
+
+/* How long a producer waits for the consumer before it gives up. */
+#define CUBE_RELEASE_TIMEOUT_MS 60000
+
+/*
+ * The producers' side of the protocol: `free[i]` says whether the consumer
+ * has released buffer i (or never had it); read RELEASE messages until buffer
+ * `want` is free. 0 or a negative errno (said on stderr).
+ */
+int cube_wait_free(int sock, const struct cube_options *opt, bool *free, unsigned want);
+/* Send BUFFERS (m, with the fds) and wait for READY. 0 or a negative errno. */
+int cube_send_ring(int sock, struct cube_msg *m, const int *fds, unsigned count);
+/* Send END and keep the socket open until the consumer closes its end. */
+int cube_send_end(int sock, const struct cube_options *opt);
 
 /* What a consumer reads for one frame: the composited pixels, RGBA, rows top first. */
 struct cube_consumer;
@@ -75,14 +98,15 @@ struct cube_buffers {
 	int fds[CUBE_MAX_BUFFERS]; /* owned by the consumer backend after init */
 	unsigned count;
 	uint32_t width, height, pitch, offset, drm_format;
-	uint64_t size;
+	uint64_t size, modifier;
 };
 
 /* A consumer backend: EGL/GLES (consumer_egl.c) or Vulkan (consumer_vk.c). */
 struct cube_backend {
 	const char *name;
 	/* Import the ring; takes ownership of bufs->fds on success and failure. */
-	int (*init)(struct cube_consumer **out, struct cube_buffers *bufs, bool verbose);
+	int (*init)(struct cube_consumer **out, struct cube_buffers *bufs,
+		    const struct cube_options *opt);
 	/*
 	 * Before reading buffer `index`: wait for its writers (through the
 	 * bridge), composite it into the backend's own target, and make the

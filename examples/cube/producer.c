@@ -32,8 +32,6 @@
 #define PROG "syncbridge-demo-cube"
 #define COLOR_FORMAT VK_FORMAT_B8G8R8A8_UNORM
 #define DEPTH_FORMAT VK_FORMAT_D32_SFLOAT
-/* A consumer that stops answering for this long is gone. */
-#define RELEASE_TIMEOUT_MS 60000
 
 struct params {
 	float angle, aspect, stamp, work;
@@ -45,7 +43,6 @@ struct slot {
 	VkImageView view;
 	VkCommandBuffer cb;
 	VkFence fence;
-	bool free; /* the consumer has released it (or never had it) */
 };
 
 struct producer {
@@ -53,6 +50,7 @@ struct producer {
 	int vgem_fd;
 	struct vkt vk;
 	struct slot slots[CUBE_MAX_BUFFERS];
+	bool free[CUBE_MAX_BUFFERS]; /* the consumer has released it (or never had it) */
 	VkImage depth;
 	VkDeviceMemory depth_memory;
 	VkImageView depth_view;
@@ -269,7 +267,7 @@ create_ring(struct producer *p)
 			.flags = VK_FENCE_CREATE_SIGNALED_BIT,
 		};
 		VKT_TRY(&p->vk, vkCreateFence(p->vk.device, &fi, NULL, &s->fence));
-		s->free = true;
+		p->free[i] = true;
 		images[i] = s->img.image;
 	}
 	/* Once: UNDEFINED → GENERAL, the layout the buffers have "outside". */
@@ -357,29 +355,6 @@ record(struct producer *p, struct slot *s, unsigned frame)
 	return 0;
 }
 
-/* Wait for RELEASE messages until slot `want` is free. */
-static int
-wait_free(struct producer *p, int sock, unsigned want)
-{
-	while (!p->slots[want].free) {
-		struct cube_msg m;
-		int ret = demo_recv(sock, &m, sizeof(m), NULL, 0, NULL, RELEASE_TIMEOUT_MS);
-		if (ret < 0) {
-			fprintf(stderr, PROG ": producer: waiting for the consumer: %s\n",
-				ret == -EPIPE ? "it went away" : strerror(-ret));
-			return ret;
-		}
-		if (m.type != CUBE_MSG_RELEASE || m.index >= p->opt->buffers ||
-		    p->slots[m.index].free) {
-			fprintf(stderr, PROG ": producer: unexpected message %u (buffer %u)\n",
-				m.type, m.index);
-			return -EPROTO;
-		}
-		p->slots[m.index].free = true;
-	}
-	return 0;
-}
-
 static void
 producer_finish(struct producer *p)
 {
@@ -462,30 +437,21 @@ cube_producer_run(int sock, const struct cube_options *opt)
 		.offset = 0,
 		.drm_format = DRM_FORMAT_ARGB8888,
 		.size = p.slots[0].buf.size,
+		.modifier = DRM_FORMAT_MOD_INVALID,
 	};
 	int fds[CUBE_MAX_BUFFERS];
 	for (unsigned i = 0; i < opt->buffers; i++)
 		fds[i] = p.slots[i].buf.dmabuf_fd;
-	ret = demo_send(sock, &m, sizeof(m), fds, (int)opt->buffers);
-	if (ret < 0) {
-		fprintf(stderr, PROG ": producer: sending the buffers: %s\n", strerror(-ret));
+	ret = cube_send_ring(sock, &m, fds, opt->buffers);
+	if (ret < 0)
 		goto out;
-	}
-	ret = demo_recv(sock, &m, sizeof(m), NULL, 0, NULL, RELEASE_TIMEOUT_MS);
-	if (ret == 0 && m.type != CUBE_MSG_READY)
-		ret = -EPROTO;
-	if (ret < 0) {
-		fprintf(stderr, PROG ": producer: the consumer did not get ready: %s\n",
-			ret == -EPIPE ? "it went away" : strerror(-ret));
-		goto out;
-	}
 
 	double submit_ms = 0;
 	for (unsigned frame = 0; frame < opt->frames; frame++) {
 		unsigned i = frame % opt->buffers;
 		struct slot *s = &p.slots[i];
 
-		ret = wait_free(&p, sock, i);
+		ret = cube_wait_free(sock, opt, p.free, i);
 		if (ret < 0)
 			goto out;
 		/* Our own previous use of the slot's command buffer. */
@@ -533,7 +499,7 @@ cube_producer_run(int sock, const struct cube_options *opt)
 		if (opt->verbose)
 			printf("producer: frame %u → buffer %u, vkQueueSubmit took %.1f ms\n", frame,
 			       i, (double)(t1 - t0) / 1e6);
-		s->free = false;
+		p.free[i] = false;
 		struct cube_msg f = { .type = CUBE_MSG_FRAME, .frame = frame, .index = i,
 				      .submit_ns = t1 };
 		ret = demo_send(sock, &f, sizeof(f), NULL, 0);
@@ -543,19 +509,11 @@ cube_producer_run(int sock, const struct cube_options *opt)
 			goto out;
 		}
 	}
-	struct cube_msg end = { .type = CUBE_MSG_END, .frame = opt->frames };
-	ret = demo_send(sock, &end, sizeof(end), NULL, 0);
 	printf("producer: %u frames submitted, vkQueueSubmit %.1f ms on average%s\n", opt->frames,
 	       opt->frames ? submit_ms / opt->frames : 0.0,
 	       p.vk.layer_active ? " (lavapipe's SYNC_FD export waits for the frame)" : "");
 	fflush(stdout);
-	/* Keep our side alive until the consumer is done with the last frames. */
-	for (;;) {
-		struct cube_msg m2;
-		int r2 = demo_recv(sock, &m2, sizeof(m2), NULL, 0, NULL, RELEASE_TIMEOUT_MS);
-		if (r2 < 0)
-			break;
-	}
+	ret = cube_send_end(sock, opt);
 out:
 	producer_finish(&p);
 	return ret;

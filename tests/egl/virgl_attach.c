@@ -79,11 +79,9 @@
 #define NEW 0xee
 #define MS INT64_C(1000000)
 
-/* Writer -> reader, with the dma-buf. */
+/* Writer -> reader, with the dma-buf: its layout (eglt_target_export). */
 struct setup_msg {
-	uint32_t fourcc;
-	int32_t stride, offset;
-	uint64_t modifier;
+	struct eglt_dmabuf_layout layout;
 };
 
 enum { CMD_READ = 1, CMD_READ_AGAIN, CMD_QUIT };
@@ -139,44 +137,18 @@ write_fence_status(int dmabuf)
 static int
 import(struct eglt *t, int fd, const struct setup_msg *m, struct eglt_target *tgt)
 {
-	PFNEGLCREATEIMAGEKHRPROC create_image =
-		(PFNEGLCREATEIMAGEKHRPROC)eglGetProcAddress("eglCreateImageKHR");
-	PFNGLEGLIMAGETARGETTEXTURE2DOESPROC image_target =
-		(PFNGLEGLIMAGETARGETTEXTURE2DOESPROC)eglGetProcAddress("glEGLImageTargetTexture2DOES");
-	EGLint attribs[20] = {
-		EGL_WIDTH, SIZE, EGL_HEIGHT, SIZE,
-		EGL_LINUX_DRM_FOURCC_EXT, (EGLint)m->fourcc,
-		EGL_DMA_BUF_PLANE0_FD_EXT, fd,
-		EGL_DMA_BUF_PLANE0_OFFSET_EXT, m->offset,
-		EGL_DMA_BUF_PLANE0_PITCH_EXT, m->stride,
-		EGL_NONE,
-	};
-	int n = 12;
+	int ret = eglt_image_import_layout(t, fd, SIZE, SIZE, &m->layout, tgt);
 
-	/* The exporter's modifier travels with the buffer (EGL_EXT_image_dma_buf_import_modifiers). */
-	if (m->modifier != DRM_FORMAT_MOD_INVALID) {
-		attribs[n++] = EGL_DMA_BUF_PLANE0_MODIFIER_LO_EXT;
-		attribs[n++] = (EGLint)(m->modifier & 0xffffffff);
-		attribs[n++] = EGL_DMA_BUF_PLANE0_MODIFIER_HI_EXT;
-		attribs[n++] = (EGLint)(m->modifier >> 32);
-		attribs[n] = EGL_NONE;
+	if (ret == 0)
+		ret = glGetError() == GL_NO_ERROR ? 0 : -EIO;
+	if (ret == 0) {
+		glGenFramebuffers(1, &tgt->fbo);
+		glBindFramebuffer(GL_FRAMEBUFFER, tgt->fbo);
+		glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tgt->tex, 0);
+		if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
+			ret = -EIO;
 	}
-	memset(tgt, 0, sizeof(*tgt));
-	tgt->width = tgt->height = SIZE;
-	tgt->image = create_image(t->dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
-	if (tgt->image == EGL_NO_IMAGE_KHR) {
-		sb_test_note("reader: eglCreateImageKHR(dma-buf): 0x%x", eglGetError());
-		return -EIO;
-	}
-	glGenTextures(1, &tgt->tex);
-	glBindTexture(GL_TEXTURE_2D, tgt->tex);
-	image_target(GL_TEXTURE_2D, (GLeglImageOES)tgt->image);
-	glGenFramebuffers(1, &tgt->fbo);
-	glBindFramebuffer(GL_FRAMEBUFFER, tgt->fbo);
-	glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tgt->tex, 0);
-	if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
-		return -EIO;
-	return glGetError() == GL_NO_ERROR ? 0 : -EIO;
+	return ret;
 }
 
 static int
@@ -222,35 +194,6 @@ reader_main(int sock, void *arg)
 	eglt_close(&t);
 	demo_fd_clear(&fd);
 	free(px);
-	return 0;
-}
-
-/* The buffer as a dma-buf (EGL_MESA_image_dma_buf_export); -ENODEV if it cannot. */
-static int
-export_texture(struct eglt *t, struct eglt_target *tgt, int *fd, struct setup_msg *m)
-{
-	PFNEGLCREATEIMAGEKHRPROC create_image =
-		(PFNEGLCREATEIMAGEKHRPROC)eglGetProcAddress("eglCreateImageKHR");
-	PFNEGLEXPORTDMABUFIMAGEQUERYMESAPROC query =
-		(PFNEGLEXPORTDMABUFIMAGEQUERYMESAPROC)eglGetProcAddress("eglExportDMABUFImageQueryMESA");
-	PFNEGLEXPORTDMABUFIMAGEMESAPROC export =
-		(PFNEGLEXPORTDMABUFIMAGEMESAPROC)eglGetProcAddress("eglExportDMABUFImageMESA");
-	const EGLint attribs[] = {EGL_GL_TEXTURE_LEVEL_KHR, 0, EGL_NONE};
-	EGLuint64KHR modifier = DRM_FORMAT_MOD_INVALID;
-	int fourcc = 0, planes = 0;
-
-	if (!eglt_has_ext(eglQueryString(t->dpy, EGL_EXTENSIONS), "EGL_MESA_image_dma_buf_export"))
-		return -ENODEV;
-	tgt->image = create_image(t->dpy, t->ctx, EGL_GL_TEXTURE_2D_KHR,
-				  (EGLClientBuffer)(uintptr_t)tgt->tex, attribs);
-	if (tgt->image == EGL_NO_IMAGE_KHR || !query(t->dpy, tgt->image, &fourcc, &planes, &modifier))
-		return -EIO;
-	if (planes != 1)
-		return -ENODEV;
-	m->fourcc = (uint32_t)fourcc;
-	m->modifier = modifier;
-	if (!export(t->dpy, tgt->image, fd, &m->stride, &m->offset))
-		return -EIO;
 	return 0;
 }
 
@@ -350,12 +293,12 @@ main(int argc, char **argv)
 		sb_test_skip("GL_RENDERER is %s, not Mesa virgl: run in the GPU group's guest "
 			     "(SYNCBRIDGE_VM_GPU=virgl)", (const char *)glGetString(GL_RENDERER));
 	REQUIRE(eglt_target_create(&t, SIZE, SIZE, &tgt) == 0, "the texture");
-	ret = export_texture(&t, &tgt, &dmabuf, &m);
+	ret = eglt_target_export(&t, &tgt, &dmabuf, &m.layout);
 	if (ret == -ENODEV)
 		sb_test_skip("no one-plane EGL_MESA_image_dma_buf_export");
 	REQUIRE(ret == 0, "export the texture as a dma-buf");
-	sb_test_note("dma-buf: fourcc 0x%08x, modifier 0x%llx, stride %d%s", m.fourcc,
-		     (unsigned long long)m.modifier, m.stride, o.control ? ", CONTROL" : "");
+	sb_test_note("dma-buf: fourcc 0x%08x, modifier 0x%llx, stride %d%s", m.layout.fourcc,
+		     (unsigned long long)m.layout.modifier, m.layout.pitch, o.control ? ", CONTROL" : "");
 	REQUIRE(eglt_pass_init(&pass, heavy_fs) == 0, "the heavy pass");
 	glUseProgram(pass.program);
 	glUniform1i(glGetUniformLocation(pass.program, "iters"), o.iters);

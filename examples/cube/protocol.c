@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The producers' side of the cube demo's socket protocol (cube.h), shared by
+ * the Vulkan producer (producer.c) and the GLES one (producer_gles.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cube.h"
+#include "demo_util.h"
+
+#define PROG "syncbridge-demo-cube"
+
+int
+cube_wait_free(int sock, const struct cube_options *opt, bool *free, unsigned want)
+{
+	while (!free[want]) {
+		struct cube_msg m;
+		int ret = demo_recv(sock, &m, sizeof(m), NULL, 0, NULL, CUBE_RELEASE_TIMEOUT_MS);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": producer: waiting for the consumer: %s\n",
+				ret == -EPIPE ? "it went away" : strerror(-ret));
+			return ret;
+		}
+		if (m.type != CUBE_MSG_RELEASE || m.index >= opt->buffers || free[m.index]) {
+			fprintf(stderr, PROG ": producer: unexpected message %u (buffer %u)\n",
+				m.type, m.index);
+			return -EPROTO;
+		}
+		free[m.index] = true;
+	}
+	return 0;
+}
+
+int
+cube_send_ring(int sock, struct cube_msg *m, const int *fds, unsigned count)
+{
+	int ret = demo_send(sock, m, sizeof(*m), fds, (int)count);
+
+	if (ret < 0) {
+		fprintf(stderr, PROG ": producer: sending the buffers: %s\n", strerror(-ret));
+		return ret;
+	}
+	ret = demo_recv(sock, m, sizeof(*m), NULL, 0, NULL, CUBE_RELEASE_TIMEOUT_MS);
+	if (ret == 0 && m->type != CUBE_MSG_READY)
+		ret = -EPROTO;
+	if (ret < 0)
+		fprintf(stderr, PROG ": producer: the consumer did not get ready: %s\n",
+			ret == -EPIPE ? "it went away" : strerror(-ret));
+	return ret;
+}
+
+int
+cube_send_end(int sock, const struct cube_options *opt)
+{
+	struct cube_msg end = { .type = CUBE_MSG_END, .frame = opt->frames };
+	int ret = demo_send(sock, &end, sizeof(end), NULL, 0);
+
+	/* Keep our side (and our buffers) alive until the consumer is done. */
+	for (;;) {
+		struct cube_msg m;
+		if (demo_recv(sock, &m, sizeof(m), NULL, 0, NULL, CUBE_RELEASE_TIMEOUT_MS) < 0)
+			break;
+	}
+	return ret;
+}
