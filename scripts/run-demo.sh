@@ -9,7 +9,13 @@
 # Runs in the test VM (scripts/vm/vm-run.sh) unless this host has vgem and
 # /dev/udmabuf itself (then natively, as root).
 #
-#   scripts/run-demo.sh [cube | handoff]     (default: cube)
+#   scripts/run-demo.sh [cube | cube-virgl | handoff]     (default: cube)
+#
+# cube-virgl: the same cube pipeline on a real asynchronous GPU — a GLES
+# producer and the EGL consumer on Mesa virgl, in the GPU guest
+# (SYNCBRIDGE_VM_GPU=virgl: QEMU's virtio-gpu-gl under a private Xvfb); the
+# ring is the GPU's own textures shared as dma-bufs (docs/demo.md, "On virgl").
+# Not native: it needs that guest.
 #
 # handoff: the smaller demo — one vgem buffer with a pending write fence,
 # waited for through libsyncbridge (examples/handoff.c).
@@ -25,9 +31,9 @@ which=${1:-cube}
 cd "$top"
 
 case $which in
-cube | handoff) ;;
+cube | cube-virgl | handoff) ;;
 -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
-*) echo "run-demo.sh: unknown demo '$which' (cube or handoff)" >&2; exit 2 ;;
+*) echo "run-demo.sh: unknown demo '$which' (cube, cube-virgl or handoff)" >&2; exit 2 ;;
 esac
 
 # Setup installs packages: as a normal user, this script runs again with sudo.
@@ -40,6 +46,10 @@ build=$(cd "$build" && pwd -P)
 # shellcheck source=vm/vm-common.sh
 . "$top/scripts/vm/vm-common.sh"
 mode=$(sb_vm_mode)
+if [ "$which" = cube-virgl ]; then
+	mode=qemu
+	export SYNCBRIDGE_VM_GPU=virgl
+fi
 # A build tree under /tmp must be the host's /tmp in the guest, not a fresh tmpfs.
 case $build in /tmp/*) export SYNCBRIDGE_VM_TMP=${SYNCBRIDGE_VM_TMP:-host} ;; esac
 
@@ -73,12 +83,21 @@ rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd -P)
 
-[ "$mode" = native ] || echo "run-demo.sh: running in the test VM (this host has no vgem + /dev/udmabuf); pictures come back to $out"
-script='echo "== 1/2 with syncbridge: the layer fences the producer'"'"'s frames, the consumer waits =="; '
-script+="'$demo' --frames $frames --output '$out/bridged'; a=\$?; "
-script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1): the same pipeline =="; '
-script+="'$demo' --frames $frames --no-bridge --expect-race --output '$out/no-bridge'; b=\$?; "
-script+='[ $a = 0 ] && [ $b = 0 ]'
+if [ "$which" = cube-virgl ]; then
+	echo "run-demo.sh: running in the GPU guest (Mesa virgl); pictures come back to $out"
+	script='echo "== 1/2 with syncbridge: sb_egl_dmabuf_attach fences the producer'"'"'s frames, the consumer waits =="; '
+	script+="'$demo' --producer gles --frames $frames --output '$out/bridged'; a=\$?; "
+	script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1): the same pipeline =="; '
+	script+="'$demo' --producer gles --frames $frames --no-bridge --expect-race --output '$out/no-bridge'; b=\$?; "
+	script+='[ $a = 0 ] && [ $b = 0 ]'
+else
+	[ "$mode" = native ] || echo "run-demo.sh: running in the test VM (this host has no vgem + /dev/udmabuf); pictures come back to $out"
+	script='echo "== 1/2 with syncbridge: the layer fences the producer'"'"'s frames, the consumer waits =="; '
+	script+="'$demo' --frames $frames --output '$out/bridged'; a=\$?; "
+	script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1): the same pipeline =="; '
+	script+="'$demo' --frames $frames --no-bridge --expect-race --output '$out/no-bridge'; b=\$?; "
+	script+='[ $a = 0 ] && [ $b = 0 ]'
+fi
 rc=0
 run "$script" "$out" | tee "$out/demo.log" || rc=$?
 rm -rf "$out/.vm"

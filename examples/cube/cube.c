@@ -89,8 +89,8 @@ usage(FILE *f)
 		"  --cpu-sync        without syncbridge, synchronised by CPU stalls instead:\n"
 		"                    vkQueueWaitIdle before each hand-off, glFinish before\n"
 		"                    each release (the floor of docs/performance.md, figure 6)\n"
-		"  --no-flush        gles producer without the bridge: no glFlush before the\n"
-		"                    hand-off either (the control on virgl, see producer_gles.c)\n"
+		"  --flush           gles producer without the bridge: glFlush before each\n"
+		"                    hand-off, as a producer written for implicit sync does\n"
 		"  --no-check        do not read frames back: only count and time them\n"
 		"  --intervals       print every frame-to-frame interval (for bench-vk-cube)\n"
 		"  --expect-race     succeed only if frames were torn or stale (the control)\n"
@@ -112,7 +112,7 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 		{ "refresh-ms", required_argument, NULL, 'r' },
 		{ "consumer", required_argument, NULL, 'c' },
 		{ "producer", required_argument, NULL, 'p' },
-		{ "no-flush", no_argument, NULL, 'F' },
+		{ "flush", no_argument, NULL, 'F' },
 		{ "no-bridge", no_argument, NULL, 'n' },
 		{ "cpu-sync", no_argument, NULL, 'C' },
 		{ "no-check", no_argument, NULL, 'N' },
@@ -164,7 +164,7 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 			opt->producer = optarg;
 			break;
 		case 'F':
-			opt->no_flush = true;
+			opt->flush = true;
 			break;
 		case 'n':
 			opt->no_bridge = true;
@@ -212,8 +212,8 @@ bad:
 			"import only into its own EGL)\n");
 		return -EINVAL;
 	}
-	if (opt->no_flush && (!gles || !opt->no_bridge || opt->cpu_sync)) {
-		fprintf(stderr, PROG ": --no-flush is for --producer gles with --no-bridge\n");
+	if (opt->flush && (!gles || !opt->no_bridge || opt->cpu_sync)) {
+		fprintf(stderr, PROG ": --flush is for --producer gles with --no-bridge\n");
 		return -EINVAL;
 	}
 	if (opt->cpu_sync && opt->expect_race) {
@@ -516,7 +516,7 @@ main(int argc, char **argv)
 	       gles ? "GPU textures as dma-bufs" : "vgem dma-bufs", opt.producer, opt.consumer,
 	       opt.cpu_sync ? (gles ? "OFF, CPU stalls instead (glFinish)"
 				    : "OFF, CPU stalls instead (vkQueueWaitIdle, glFinish)")
-	       : opt.no_flush  ? "OFF (SYNCBRIDGE_DISABLE=1), and no glFlush before the hand-off"
+	       : opt.flush     ? "OFF (SYNCBRIDGE_DISABLE=1); glFlush before each hand-off"
 	       : opt.no_bridge ? "OFF (SYNCBRIDGE_DISABLE=1)"
 			       : "on");
 

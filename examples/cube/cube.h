@@ -20,7 +20,7 @@ struct cube_options {
 	bool no_bridge;     /* SYNCBRIDGE_DISABLE=1: no layer, EGL bridge off */
 	bool cpu_sync;      /* no bridge; CPU stalls instead: vkQueueWaitIdle after the
 			     * producer's submit, glFinish before the consumer's release */
-	bool no_flush;      /* gles, no bridge: not even a glFlush before the hand-off */
+	bool flush;         /* gles, no bridge: glFlush before the hand-off */
 	bool no_check;      /* no read back: only count and time the frames */
 	bool intervals;     /* print every frame-to-frame interval (bench/vk_cube.c) */
 	bool expect_race;   /* exit 0 only if torn + stale > 0 (the control) */

@@ -17,11 +17,11 @@
  *
  * The frame is handed off while the GPU (the host, for virgl) still draws it:
  * the fence on the buffer is what the consumer's wait waits for.
- * --no-bridge (SYNCBRIDGE_DISABLE=1): the two bridge calls do nothing and the
- * producer calls glFlush() itself, as a GL producer without fences would,
- * before the hand-off; --no-flush leaves even that out (the control that
- * shows what the bridge's flush does, as gpu-egl-virgl-attach-control does).
- * --cpu-sync: glFinish() before the hand-off instead (figure 6's floor).
+ * --no-bridge (SYNCBRIDGE_DISABLE=1): the same program, the two bridge calls
+ * do nothing; --flush adds a glFlush() before each hand-off, as a producer
+ * written for implicit sync does (docs/demo.md, "On virgl", has what each
+ * shows). --cpu-sync: glFinish() before the hand-off instead (figure 6's
+ * floor).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -259,7 +259,7 @@ hand_off(struct gles_producer *p, unsigned i)
 		fprintf(stderr, PROG ": producer: sb_egl_dmabuf_attach: %s\n", strerror(-ret));
 		return ret;
 	}
-	if (opt->no_bridge && !opt->no_flush)
+	if (opt->no_bridge && opt->flush)
 		glFlush();
 	return 0;
 }
