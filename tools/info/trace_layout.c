@@ -23,10 +23,18 @@ tr_fence_start(const struct tr_model *m, const struct tr_fence *f)
 	return f->from_marker ? m->begin_ns : seen_or(f->emit_ns, seen_or(f->init_ns, m->begin_ns));
 }
 
+/*
+ * A fence released without a signal event ends at its release: a
+ * dma_fence_array (a merge, an export of several fences) signals only when
+ * somebody asks it or enabled signalling, so one that nobody asked is
+ * dropped without ever being traced as signalled.
+ */
 int64_t
 tr_fence_end(const struct tr_model *m, const struct tr_fence *f)
 {
-	return f->from_marker ? m->begin_ns : seen_or(f->signaled_ns, m->end_ns);
+	if (f->from_marker)
+		return m->begin_ns;
+	return seen_or(f->signaled_ns, seen_or(f->destroy_ns, m->end_ns));
 }
 
 static const struct tr_model *sort_model;

@@ -12,6 +12,55 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * virtio_gpu creates a fence before it knows its number and numbers it when
+ * it emits it (drivers/gpu/drm/virtio/virtgpu_fence.c, 6.12):
+ *
+ *	"This only partially initializes the fence because the seqno is
+ *	 unknown yet.  The fence must not be used outside of the driver
+ *	 until virtio_gpu_fence_emit is called."
+ *	dma_fence_init(&fence->f, &virtio_gpu_fence_ops, &drv->lock, fence_context, 0);
+ *
+ * and later `fence->fence_id = fence->f.seqno = ++drv->current_fence_id;`
+ * then trace_dma_fence_emit(). So its init is traced as CONTEXT:0 and every
+ * later event as CONTEXT:N. The first event of an unknown CONTEXT:N (N > 0)
+ * that is an emit takes over the oldest fence of that context still waiting
+ * for its number (in-flight submissions are numbered in the order they were
+ * created, under the driver's lock). Without this each such fence showed up
+ * twice: an init that never signals and an emit born before the trace.
+ */
+static int
+renumber(struct tr_model *m, uint64_t context, uint64_t seqno)
+{
+	for (size_t k = 0; k < m->nunnumbered; k++) {
+		size_t idx = m->unnumbered[k];
+
+		if (m->fences[idx].context != context)
+			continue;
+		memmove(&m->unnumbered[k], &m->unnumbered[k + 1],
+			(m->nunnumbered - k - 1) * sizeof(*m->unnumbered));
+		m->nunnumbered--;
+		tr_model_fence_renumber(m, idx, seqno);
+		m->renumbered++;
+		return (int)idx;
+	}
+	return -1;
+}
+
+/* Fence idx is no longer waiting for its number (it was emitted or destroyed). */
+static void
+numbered(struct tr_model *m, size_t idx)
+{
+	for (size_t k = 0; k < m->nunnumbered; k++) {
+		if (m->unnumbered[k] == idx) {
+			memmove(&m->unnumbered[k], &m->unnumbered[k + 1],
+				(m->nunnumbered - k - 1) * sizeof(*m->unnumbered));
+			m->nunnumbered--;
+			return;
+		}
+	}
+}
+
 static void
 fence_event(struct tr_model *m, const struct tr_line *l, const char *what)
 {
@@ -34,11 +83,20 @@ fence_event(struct tr_model *m, const struct tr_line *l, const char *what)
 		idx = -1;
 	if (idx >= 0 && m->fences[idx].destroy_ns != TR_NONE && strcmp(what, "destroy") != 0)
 		idx = -1;
-	if (idx < 0)
+	if (idx < 0 && seqno != 0 && strcmp(what, "emit") == 0)
+		idx = renumber(m, context, seqno);
+	if (idx < 0) {
 		idx = tr_model_fence_new(m, driver, timeline, context, seqno);
+		if (idx >= 0 && seqno == 0 && context != 0 && strcmp(what, "init") == 0 &&
+		    tr_model_grow(m, (void **)&m->unnumbered, m->nunnumbered, &m->unnumbered_cap,
+				  sizeof(*m->unnumbered)))
+			m->unnumbered[m->nunnumbered++] = (size_t)idx;
+	}
 	if (idx < 0)
 		return;
 	f = &m->fences[idx];
+	if (f->seqno == 0 && (strcmp(what, "emit") == 0 || strcmp(what, "destroy") == 0))
+		numbered(m, (size_t)idx);
 
 	if (strcmp(what, "init") == 0) {
 		f->init_ns = l->ts_ns;

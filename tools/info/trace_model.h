@@ -149,6 +149,15 @@ struct tr_model {
 	/* fence look-up: open addressing over (context, seqno) -> index + 1 */
 	size_t *hash;
 	size_t hash_cap;
+	/*
+	 * Fences inited with seqno 0 and not yet emitted, oldest first: drivers
+	 * that number a fence only at emit (virtio_gpu) trace its init as
+	 * CONTEXT:0; its first event under a new number on that context is its
+	 * emit (trace_model.c, renumber()).
+	 */
+	size_t *unnumbered;
+	size_t nunnumbered, unnumbered_cap;
+	unsigned long renumbered;
 
 	int64_t first_ns, last_ns;  /* first and last event seen (TR_NONE if none) */
 	int64_t begin_ns, end_ns;   /* the window shown: set by the caller or from first/last */

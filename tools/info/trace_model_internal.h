@@ -16,6 +16,8 @@ int tr_model_thread(struct tr_model *m, const struct tr_line *l);
 
 /* The index of the fence (context, seqno) seen last, or -1. */
 int tr_model_fence_find(const struct tr_model *m, uint64_t context, uint64_t seqno);
+/* Give fence idx the number seqno (a fence numbered at emit); re-keys the look-up. */
+void tr_model_fence_renumber(struct tr_model *m, size_t idx, uint64_t seqno);
 /* A new fence (no time seen yet); its index, or -1 when out of memory. */
 int tr_model_fence_new(struct tr_model *m, const char *driver, const char *timeline,
 		       uint64_t context, uint64_t seqno);

@@ -32,6 +32,7 @@ tr_model_free(struct tr_model *m)
 	free(m->blocks);
 	free(m->tracks);
 	free(m->hash);
+	free(m->unnumbered);
 	free(m->followed);
 	memset(m, 0, sizeof(*m));
 }
@@ -145,6 +146,15 @@ hash_reserve(struct tr_model *m)
 	for (size_t i = 0; i < m->nfences; i++) /* later fences overwrite earlier ones */
 		hash_put(m, i);
 	return true;
+}
+
+void
+tr_model_fence_renumber(struct tr_model *m, size_t idx, uint64_t seqno)
+{
+	/* The old key's slot now names a fence with another seqno: look-ups of
+	 * the old key pass over it, as over any other key's slot. */
+	m->fences[idx].seqno = seqno;
+	hash_put(m, idx);
 }
 
 int

@@ -124,7 +124,7 @@ legend(struct svg_ctx *c, double y)
 	double x = 10;
 
 	legend_item(c, &x, &y, SYM_BAR, "fence: emit (or init) until signalled");
-	legend_item(c, &x, &y, SYM_PENDING, "not signalled by the end");
+	legend_item(c, &x, &y, SYM_PENDING, "not signalled (by the end or its release)");
 	legend_item(c, &x, &y, SYM_WAIT, "in dma_fence_wait()");
 	legend_item(c, &x, &y, SYM_BLOCK, "blocked in poll()/select()/epoll_wait()");
 	legend_item(c, &x, &y, SYM_SPAN, "marker span");

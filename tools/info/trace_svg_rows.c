@@ -240,7 +240,12 @@ svg_draw_fences(struct svg_ctx *c)
 						 f->init_thread >= 0 ? tr_thread_label(m, f->init_thread, who,
 											sizeof(who))
 								     : "");
-				if (pending)
+				if (pending && f->destroy_ns != TR_NONE)
+					snprintf(signalled, sizeof(signalled),
+						 "released at %.3f ms with no signal event (a fence "
+						 "nobody asked, e.g. a dma_fence_array)",
+						 ms(c, f->destroy_ns));
+				else if (pending)
 					snprintf(signalled, sizeof(signalled),
 						 "NOT signalled by the end of the trace");
 				else
