@@ -171,7 +171,17 @@ sb_sync_file_info_destroy(struct sb_sync_file_info *info)
 	free(info);
 }
 
-/* Both inputs already validated. */
+/*
+ * One SYNC_IOC_MERGE, which validates both inputs itself: the request reaches
+ * sync_file_ioctl() only through a sync_file (any other file answers it with
+ * ENOTTY, an O_PATH fd with EBADF), and sync_file_ioctl_merge() takes fd2
+ * through sync_file_fdget(), which refuses anything but a sync_file (ENOENT).
+ * So the callers check their inputs only when it failed, to say which one
+ * was wrong with the documented errors (merge_error()): a valid pair costs
+ * one system call instead of three (docs/performance.md, figure 4). Issuing
+ * a sync_file ioctl on an fd not yet known to be one is what
+ * sb_sync_file_check() does too.
+ */
 static int
 merge_two(int a, int b, int *out_fd)
 {
@@ -191,6 +201,22 @@ merge_two(int a, int b, int *out_fd)
 	return 0;
 }
 
+/*
+ * After a failed merge of fds[0..n): the first input that is not a sync_file
+ * (-EBADF, -EINVAL), else the merge's own error (-ENOMEM, -EMFILE).
+ */
+static int
+merge_error(const int *fds, size_t n, int merge_ret)
+{
+	for (size_t i = 0; i < n; i++) {
+		int ret = sb_sync_file_check(fds[i], NULL, NULL);
+
+		if (ret)
+			return ret;
+	}
+	return merge_ret;
+}
+
 int
 sb_sync_file_merge(int a, int b, int *out_fd)
 {
@@ -199,17 +225,14 @@ sb_sync_file_merge(int a, int b, int *out_fd)
 	if (!out_fd)
 		return -EINVAL;
 	*out_fd = -1;
-	ret = sb_sync_file_check(a, NULL, NULL);
+	ret = merge_two(a, b, out_fd);
 	if (ret)
-		return ret;
-	ret = sb_sync_file_check(b, NULL, NULL);
-	if (ret)
-		return ret;
-	return merge_two(a, b, out_fd);
+		return merge_error((const int[]){ a, b }, 2, ret);
+	return 0;
 }
 
 /*
- * Merge fds[0..n) (n >= 2, validated, borrowed) as a balanced tree. Every
+ * Merge fds[0..n) (n >= 2, borrowed) as a balanced tree. Every
  * SYNC_IOC_MERGE copies both operands' fences into a new sync_file, so a
  * chain (((a+b)+c)+...) copies up to n-1 fences per merge, O(n^2) in all
  * (256 fences: ~7x the tree's time, docs/performance.md, figure 4); the tree
@@ -256,21 +279,25 @@ sb_sync_file_merge_array(const int *fds, size_t n, int *out_fd)
 	if (!fds || n == 0)
 		return -EINVAL;
 
-	/* Every input is checked before the first merge: the errors stay precise. */
-	for (size_t i = 0; i < n; i++) {
-		ret = sb_sync_file_check(fds[i], NULL, NULL);
+	if (n == 1) {
+		ret = sb_sync_file_check(fds[0], NULL, NULL);
 		if (ret)
 			return ret;
-	}
-
-	if (n == 1) {
 		ret = sb_fd_dup(fds[0]);
 		if (ret < 0)
 			return ret;
 		*out_fd = ret;
 		return 0;
 	}
-	return merge_tree(fds, n, out_fd);
+	/*
+	 * The merges validate their inputs (merge_two()); when one fails, every
+	 * input is checked, so the error names the first bad one whichever
+	 * merge of the tree met it. The partial merges are closed on the way out.
+	 */
+	ret = merge_tree(fds, n, out_fd);
+	if (ret)
+		return merge_error(fds, n, ret);
+	return 0;
 }
 
 int
@@ -281,11 +308,10 @@ sb_sync_file_accumulate(int *acc_fd, int fd)
 
 	if (!acc_fd)
 		return -EINVAL;
-	ret = sb_sync_file_check(fd, NULL, NULL);
-	if (ret)
-		return ret;
-
 	if (*acc_fd < 0) {
+		ret = sb_sync_file_check(fd, NULL, NULL);
+		if (ret)
+			return ret;
 		ret = sb_fd_dup(fd);
 		if (ret < 0)
 			return ret;
@@ -293,12 +319,9 @@ sb_sync_file_accumulate(int *acc_fd, int fd)
 		return 0;
 	}
 
-	ret = sb_sync_file_check(*acc_fd, NULL, NULL);
-	if (ret)
-		return ret;
 	ret = merge_two(*acc_fd, fd, &merged);
 	if (ret)
-		return ret;
+		return merge_error((const int[]){ fd, *acc_fd }, 2, ret); /* fd's error first */
 	/* Commit point: the old accumulator goes only once the merge exists. */
 	fd_replace(acc_fd, merged);
 	return 0;

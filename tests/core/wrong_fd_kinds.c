@@ -104,6 +104,25 @@ main(void)
 	OUT_NEG1(sb_sync_file_merge(f.sync_file, b.fd, &out_), -EINVAL, "merge(sync_file, dma-buf)");
 	OUT_NEG1(sb_sync_file_merge(b.fd, f.sync_file, &out_), -EINVAL, "merge(dma-buf, sync_file)");
 	OUT_NEG1(sb_sync_file_merge(f.sync_file, closed, &out_), -EBADF, "merge(sync_file, closed)");
+	/* The merge goes first and validates its inputs itself (sync_file.c, merge_two()):
+	 * every other kind of fd in either place must still be refused, with the
+	 * documented error. */
+	OUT_NEG1(sb_sync_file_merge(vgem, f.sync_file, &out_), -EINVAL, "merge(DRM fd, sync_file)");
+	OUT_NEG1(sb_sync_file_merge(f.sync_file, vgem, &out_), -EINVAL, "merge(sync_file, DRM fd)");
+	OUT_NEG1(sb_sync_file_merge(memfd, f.sync_file, &out_), -EINVAL, "merge(memfd, sync_file)");
+	OUT_NEG1(sb_sync_file_merge(closed, f.sync_file, &out_), -EBADF, "merge(closed, sync_file)");
+	OUT_NEG1(sb_sync_file_merge(closed, vgem, &out_), -EBADF, "merge(closed, DRM fd): the first");
+	{
+		int acc = b.fd;
+
+		CHECK_EQ(sb_sync_file_accumulate(&acc, f.sync_file), -EINVAL,
+			 "accumulate into a dma-buf");
+		CHECK(acc == b.fd, "a failed accumulate leaves the accumulator as it was");
+		acc = vgem;
+		CHECK_EQ(sb_sync_file_accumulate(&acc, closed), -EBADF,
+			 "accumulate a closed fd: the fd's error first");
+		CHECK(acc == vgem, "a failed accumulate leaves the accumulator as it was");
+	}
 	{
 		int arr[3] = { f.sync_file, memfd, f.sync_file };
 
