@@ -8,12 +8,9 @@
 #include <syncbridge/syncobj.h>
 
 #include <drm.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -23,15 +20,12 @@
 #include "syncobj_internal.h"
 #include "util.h"
 
-/* How long the fallback thread sleeps in one wait before checking for destroy. */
-#define WAITER_SLICE_NS (20 * 1000 * 1000)
-
 /* include/uapi/drm/drm.h: "#define DRM_MAJOR 226" (Linux only). */
 #define DRM_CHAR_MAJOR 226
 
 /* -EBADF if not open, -EINVAL if open but not a DRM device node. */
-static int
-check_drm_fd(int drm_fd)
+int
+sb_drm_check_fd(int drm_fd)
 {
 	struct stat st;
 	int ret;
@@ -63,12 +57,12 @@ drm_call(int drm_fd, unsigned long request, void *arg)
  * Validate the fd as a DRM device, then issue the ioctl. A DRM driver without
  * DRIVER_SYNCOBJ(_TIMELINE) answers EOPNOTSUPP itself.
  */
-static int
-drm_ioctl(int drm_fd, unsigned long request, void *arg)
+int
+sb_drm_ioctl(int drm_fd, unsigned long request, void *arg)
 {
 	int ret;
 
-	ret = check_drm_fd(drm_fd);
+	ret = sb_drm_check_fd(drm_fd);
 	if (ret)
 		return ret;
 	return drm_call(drm_fd, request, arg);
@@ -88,7 +82,7 @@ sb_drm_has_timelines(int drm_fd)
 
 /*
  * The raw calls below do not validate the fd: the public calls that use them
- * have (check_drm_fd() at entry), and so have the Wayland helpers.
+ * have (sb_drm_check_fd() at entry), and so have the Wayland helpers.
  */
 int
 sb_syncobj_create(int drm_fd, uint32_t *handle)
@@ -164,7 +158,7 @@ transfer(int drm_fd, uint32_t src, uint64_t src_point, uint32_t dst, uint64_t ds
 	args.src_point = src_point;
 	args.dst_handle = dst;
 	args.dst_point = dst_point;
-	return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_TRANSFER, &args);
+	return sb_drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_TRANSFER, &args);
 }
 
 /* Binary payload → sync_file. */
@@ -183,7 +177,7 @@ import_binary(int drm_fd, uint32_t handle, int sync_file_fd)
 	args.handle = handle;
 	args.flags = DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE;
 	args.fd = sync_file_fd;
-	return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &args);
+	return sb_drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &args);
 }
 
 int
@@ -195,7 +189,7 @@ sb_syncobj_export_sync_file(int drm_fd, uint32_t handle, uint64_t point, int *ou
 	if (!out_fd)
 		return -EINVAL;
 	*out_fd = -1;
-	ret = check_drm_fd(drm_fd);
+	ret = sb_drm_check_fd(drm_fd);
 	if (ret)
 		return ret;
 	if (point == 0)
@@ -234,7 +228,7 @@ sb_syncobj_import_sync_file(int drm_fd, uint32_t handle, uint64_t point, int syn
 	int ret;
 
 	/* Validate the foreign fd before handing it to the kernel. */
-	ret = check_drm_fd(drm_fd);
+	ret = sb_drm_check_fd(drm_fd);
 	if (ret)
 		return ret;
 	ret = sb_sync_file_check(sync_file_fd, NULL, NULL);
@@ -266,7 +260,7 @@ sb_syncobj_signal(int drm_fd, uint32_t handle, uint64_t point)
 		memset(&args, 0, sizeof(args));
 		args.handles = (uint64_t)(uintptr_t)&handle;
 		args.count_handles = 1;
-		return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_SIGNAL, &args);
+		return sb_drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_SIGNAL, &args);
 	}
 
 	struct drm_syncobj_timeline_array args;
@@ -275,7 +269,7 @@ sb_syncobj_signal(int drm_fd, uint32_t handle, uint64_t point)
 	args.handles = (uint64_t)(uintptr_t)&handle;
 	args.points = (uint64_t)(uintptr_t)&point;
 	args.count_handles = 1;
-	return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &args);
+	return sb_drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &args);
 }
 
 int
@@ -291,7 +285,7 @@ sb_syncobj_query(int drm_fd, uint32_t handle, uint64_t *point)
 	args.handles = (uint64_t)(uintptr_t)&handle;
 	args.points = (uint64_t)(uintptr_t)&value;
 	args.count_handles = 1;
-	ret = drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_QUERY, &args);
+	ret = sb_drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_QUERY, &args);
 	if (ret)
 		return ret;
 	*point = value;
@@ -299,8 +293,8 @@ sb_syncobj_query(int drm_fd, uint32_t handle, uint64_t *point)
 }
 
 /* Wait until an absolute CLOCK_MONOTONIC deadline (INT64_MAX: none). */
-static int
-wait_until(int drm_fd, uint32_t handle, uint64_t point, int64_t deadline_ns, uint32_t flags)
+int
+sb_syncobj_wait_until(int drm_fd, uint32_t handle, uint64_t point, int64_t deadline_ns, uint32_t flags)
 {
 	/*
 	 * WAIT_FOR_SUBMIT: "wait for a fence to be attached" instead of failing
@@ -317,7 +311,7 @@ wait_until(int drm_fd, uint32_t handle, uint64_t point, int64_t deadline_ns, uin
 		args.count_handles = 1;
 		args.timeout_nsec = deadline_ns;
 		args.flags = drm_flags;
-		return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_WAIT, &args);
+		return sb_drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_WAIT, &args);
 	}
 
 	struct drm_syncobj_timeline_wait args;
@@ -330,7 +324,7 @@ wait_until(int drm_fd, uint32_t handle, uint64_t point, int64_t deadline_ns, uin
 	args.count_handles = 1;
 	args.timeout_nsec = deadline_ns;
 	args.flags = drm_flags;
-	return drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &args);
+	return sb_drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &args);
 }
 
 int
@@ -351,199 +345,7 @@ sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64_t timeout_ns,
 	 * timeout is a promise: wait again until the deadline has passed.
 	 */
 	do
-		ret = wait_until(drm_fd, handle, point, deadline, flags);
+		ret = sb_syncobj_wait_until(drm_fd, handle, point, deadline, flags);
 	while (ret == -ETIME && sb_now_ns() < deadline);
 	return ret;
-}
-
-/* ---- asynchronous waiter ------------------------------------------------- */
-
-struct sb_syncobj_waiter {
-	int drm_fd; /* borrowed */
-	uint32_t handle;
-	uint64_t point;
-	uint32_t flags;
-	int event_fd; /* owned; what the caller polls */
-	bool uses_eventfd;
-	bool has_thread;
-	pthread_t thread;
-	atomic_bool stop;
-	atomic_int error; /* 0, or why the wait failed (thread path) */
-};
-
-static void
-fire(struct sb_syncobj_waiter *w)
-{
-	uint64_t one = 1;
-
-	if (write(w->event_fd, &one, sizeof(one)) != sizeof(one))
-		sb_log_errno(SB_LOG_ERROR, errno, "syncobj waiter: eventfd write failed (ours)");
-}
-
-/*
- * Fallback for kernels without DRM_IOCTL_SYNCOBJ_EVENTFD (< 6.6): a thread
- * blocks in the DRM wait in short slices, so destroy() can stop it promptly,
- * and writes the eventfd exactly once: when the point signals, or when the
- * wait fails for good. A caller polling the fd must not hang on a waiter
- * that can no longer fire, so a failed wait fires too, with the error kept
- * for sb_syncobj_waiter_get_error() (published before the eventfd write).
- */
-static void *
-waiter_thread(void *data)
-{
-	struct sb_syncobj_waiter *w = data;
-
-	while (!atomic_load(&w->stop)) {
-		int ret = wait_until(w->drm_fd, w->handle, w->point, sb_now_ns() + WAITER_SLICE_NS,
-				     w->flags);
-		if (ret == 0) {
-			fire(w);
-			break;
-		}
-		if (ret == -ETIME)
-			continue;
-		if (ret == -ENOMEM) {
-			/* The kernel's allocation for this wait failed; the point can
-			 * still signal: try again after a slice. */
-			sb_log_errno(SB_LOG_WARN, ret, "syncobj waiter: DRM wait (kernel); retrying");
-			nanosleep(&(struct timespec){ .tv_nsec = WAITER_SLICE_NS }, NULL);
-			continue;
-		}
-		/* ENOENT: the syncobj is gone; EBADF/EINVAL: the DRM fd (caller). */
-		sb_log_errno(SB_LOG_ERROR, ret,
-			     "syncobj waiter: DRM wait on handle %u point %llu failed for good; "
-			     "firing with that error",
-			     w->handle, (unsigned long long)w->point);
-		atomic_store(&w->error, ret);
-		fire(w);
-		break;
-	}
-	return NULL;
-}
-
-static bool
-eventfd_ioctl_allowed(void)
-{
-	const char *v = getenv("SYNCBRIDGE_SYNCOBJ_EVENTFD");
-	return !(v && strcmp(v, "0") == 0);
-}
-
-int
-sb_syncobj_waiter_create(int drm_fd, uint32_t handle, uint64_t point, uint32_t flags,
-			 struct sb_syncobj_waiter **out)
-{
-	struct sb_syncobj_waiter *w;
-	int ret;
-
-	if (!out)
-		return -EINVAL;
-	*out = NULL;
-	if (flags & ~(uint32_t)SB_SYNCOBJ_WAIT_AVAILABLE)
-		return -EINVAL;
-	ret = check_drm_fd(drm_fd);
-	if (ret)
-		return ret;
-
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	w->drm_fd = drm_fd;
-	w->handle = handle;
-	w->point = point;
-	w->flags = flags;
-	atomic_init(&w->stop, false);
-	atomic_init(&w->error, 0);
-
-	w->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->event_fd < 0) {
-		ret = -errno;
-		goto err_free;
-	}
-
-	if (eventfd_ioctl_allowed()) {
-		struct drm_syncobj_eventfd args;
-
-		memset(&args, 0, sizeof(args));
-		args.handle = handle;
-		args.point = point;
-		args.fd = w->event_fd;
-		if (flags & SB_SYNCOBJ_WAIT_AVAILABLE)
-			args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE;
-		ret = drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_EVENTFD, &args);
-		if (ret == 0) {
-			w->uses_eventfd = true;
-			*out = w;
-			return 0;
-		}
-		/*
-		 * Before 6.6 the core DRM ioctl table ends earlier and an unknown
-		 * core ioctl is EINVAL (ENOTTY mapped to EINVAL above): fall back.
-		 * A missing handle or a driver without syncobjs is final.
-		 */
-		if (ret != -EINVAL)
-			goto err_close_eventfd;
-		sb_debug("DRM_IOCTL_SYNCOBJ_EVENTFD unavailable; using a waiter thread");
-	}
-
-	/* Validate the handle (and catch an already signalled point) first. */
-	ret = wait_until(drm_fd, handle, point, 0, flags);
-	if (ret == 0) {
-		fire(w);
-		*out = w;
-		return 0;
-	}
-	if (ret != -ETIME)
-		goto err_close_eventfd;
-
-	ret = -pthread_create(&w->thread, NULL, waiter_thread, w);
-	if (ret) {
-		ret = -EAGAIN;
-		goto err_close_eventfd;
-	}
-	w->has_thread = true;
-	*out = w;
-	return 0;
-
-err_close_eventfd:
-	fd_clear(&w->event_fd);
-err_free:
-	free(w);
-	return ret;
-}
-
-int
-sb_syncobj_waiter_get_fd(const struct sb_syncobj_waiter *waiter)
-{
-	return waiter->event_fd;
-}
-
-bool
-sb_syncobj_waiter_uses_eventfd(const struct sb_syncobj_waiter *waiter)
-{
-	return waiter && waiter->uses_eventfd;
-}
-
-int
-sb_syncobj_waiter_get_error(const struct sb_syncobj_waiter *waiter)
-{
-	return atomic_load(&((struct sb_syncobj_waiter *)waiter)->error);
-}
-
-void
-sb_syncobj_waiter_destroy(struct sb_syncobj_waiter *waiter)
-{
-	if (!waiter)
-		return;
-	if (waiter->has_thread) {
-		atomic_store(&waiter->stop, true);
-		pthread_join(waiter->thread, NULL);
-	}
-	/*
-	 * With the kernel eventfd path, closing our fd is enough: the kernel
-	 * holds its own eventfd_ctx reference until the point fires or the
-	 * syncobj is destroyed, and signalling an unreferenced-by-us eventfd is
-	 * harmless.
-	 */
-	fd_clear(&waiter->event_fd);
-	free(waiter);
 }

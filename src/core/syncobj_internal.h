@@ -16,6 +16,19 @@
 
 #include "uapi_compat.h" /* DRM_IOCTL_SYNCOBJ_EVENTFD on older libdrm headers */
 
+/* -EBADF if drm_fd is not open, -EINVAL if it is not a DRM device node, else 0. */
+int sb_drm_check_fd(int drm_fd);
+/* sb_drm_check_fd(), then the ioctl (0 or -errno; an unknown ioctl is -EINVAL). */
+int sb_drm_ioctl(int drm_fd, unsigned long request, void *arg);
+/*
+ * One DRM wait (binary or timeline, WAIT_FOR_SUBMIT, plus WAIT_AVAILABLE for
+ * SB_SYNCOBJ_WAIT_AVAILABLE) until an absolute CLOCK_MONOTONIC deadline
+ * (INT64_MAX: none; 0: just look). 0, -ETIME, or -errno. The DRM wait may
+ * give -ETIME up to a jiffy early (sb_syncobj_wait() waits again).
+ */
+int sb_syncobj_wait_until(int drm_fd, uint32_t handle, uint64_t point, int64_t deadline_ns,
+			  uint32_t flags);
+
 /* DRM_CAP_SYNCOBJ_TIMELINE: false when the device has none or will not say. */
 bool sb_drm_has_timelines(int drm_fd);
 
