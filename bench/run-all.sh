@@ -20,6 +20,7 @@ list='
 vk-submit bench/bench-vk-submit
 vk-acqrel bench/bench-vk-acqrel
 wake bench/bench-wake
+waiters bench/bench-waiters
 merge bench/bench-merge
 compositor-v1 bench/bench-compositor --proto v1
 compositor-syncobj bench/bench-compositor --proto syncobj

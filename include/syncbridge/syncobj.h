@@ -89,7 +89,9 @@ SB_EXPORT int sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64
  * `point` signals (or materialises, with SB_SYNCOBJ_WAIT_AVAILABLE), exactly
  * once. It uses DRM_IOCTL_SYNCOBJ_EVENTFD (Linux 6.6) when the kernel has it;
  * otherwise a helper thread performs the wait and writes the same eventfd
- * (set SYNCBRIDGE_SYNCOBJ_EVENTFD=0 to force that fallback).
+ * (set SYNCBRIDGE_SYNCOBJ_EVENTFD=0 to force that fallback). The library's
+ * helper threads are shared: each waits for up to 64 waiters of one DRM fd
+ * at once (1,000 pending waiters: 16 threads), and stops with its last.
  *
  * The two paths agree on everything the library can see:
  *  - a fence that completed with an error fires like any other (get_error()
