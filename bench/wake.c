@@ -22,6 +22,8 @@
  *                   acquire fence): signal → commit applied          vs poll() on the sync_file,
  *                                                                     and vs a bare
  *                                                                     wl_event_loop fd source
+ *                                                                     in the compositor's own
+ *                                                                     loop, on its thread
  *
  *   bench-wake [--iterations N] [--kinds K,K,...]
  */
@@ -38,6 +40,7 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <drm.h>
@@ -89,6 +92,12 @@ struct ctx {
 	bool comp_up;
 	struct wlt_comp comp;
 	int comp_tid;
+	/* The floor in the compositor's own loop: an fd source on the fence. */
+	struct wl_event_source *src;
+	int src_fd;
+	int64_t src_t;      /* when its callback ran (0: not yet); under src_lock */
+	pthread_mutex_t src_lock;
+	pthread_cond_t src_cond;
 	struct wlt_client client;
 	struct sbk_buf shown;
 	struct wl_buffer *wbuf;
@@ -292,6 +301,69 @@ wait_on_dmabuf(enum kind kind)
 }
 
 /* One wake-up: returns 0 and *lat_ns, or -errno. */
+
+/*
+ * The compositor row's wl_event_loop floor runs in the compositor's own loop,
+ * on its thread: the same thread the helper's wake-up runs on. (A loop on a
+ * thread of its own, the other rows' floor, is woken by the guest scheduler on
+ * whichever CPU it slept: under TCG a wake-up across CPUs takes ~2 ms and one
+ * on the same CPU ~0.1 ms, so that floor compared the helper with a different
+ * wake-up, not with the same one without the helper: 1.10x in one run, 18x in
+ * the next.)
+ */
+static int
+comp_source_fired(int fd, uint32_t mask, void *data)
+{
+	struct ctx *c = data;
+	int64_t t = sbk_now_ns();
+
+	wl_event_source_remove(c->src);
+	c->src = NULL;
+	pthread_mutex_lock(&c->src_lock);
+	c->src_t = t;
+	pthread_cond_broadcast(&c->src_cond);
+	pthread_mutex_unlock(&c->src_lock);
+	return 0;
+}
+
+static void
+comp_source_add(void *data)
+{
+	struct ctx *c = data;
+	struct wl_event_loop *loop = wl_display_get_event_loop(sbwl_comp_get_display(c->comp.comp));
+
+	c->src = wl_event_loop_add_fd(loop, c->src_fd, WL_EVENT_READABLE, comp_source_fired, c);
+}
+
+static void
+comp_source_remove(void *data)
+{
+	struct ctx *c = data;
+
+	if (c->src)
+		wl_event_source_remove(c->src);
+	c->src = NULL;
+}
+
+/* When the compositor loop's fd source fired, or -ETIME. */
+static int
+comp_source_collect(struct ctx *c, int64_t *t)
+{
+	int64_t deadline = sbk_now_ns() + ASLEEP_TIMEOUT_NS;
+	int ret = 0;
+
+	pthread_mutex_lock(&c->src_lock);
+	while (c->src_t == 0 && ret == 0) {
+		struct timespec ts = { .tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000 };
+
+		if (pthread_cond_timedwait(&c->src_cond, &c->src_lock, &ts) == ETIMEDOUT)
+			ret = -ETIME;
+	}
+	*t = c->src_t;
+	pthread_mutex_unlock(&c->src_lock);
+	return ret;
+}
+
 static int
 iteration(struct ctx *c, enum kind kind, enum how how, int64_t *lat_ns)
 {
@@ -300,6 +372,7 @@ iteration(struct ctx *c, enum kind kind, enum how how, int64_t *lat_ns)
 	uint32_t id;
 	int64_t t0, t1 = 0;
 	bool via_comp = kind == K_COMPOSITOR && how == H_LIB;
+	bool comp_loop = kind == K_COMPOSITOR && how == H_LOOP;
 
 	ret = new_fence(c, &id, wait_on_dmabuf(kind) ? NULL : &sync_file);
 	if (ret)
@@ -368,6 +441,17 @@ iteration(struct ctx *c, enum kind kind, enum how how, int64_t *lat_ns)
 				goto out;
 			}
 			tid = c->comp_tid;
+		} else if (comp_loop) {
+			pthread_mutex_lock(&c->src_lock);
+			c->src_t = 0;
+			pthread_mutex_unlock(&c->src_lock);
+			c->src_fd = sync_file;
+			wlt_comp_call(&c->comp, comp_source_add, c);
+			if (!c->src) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			tid = c->comp_tid;
 		} else {
 			wait_fd = sync_file;
 		}
@@ -377,13 +461,15 @@ iteration(struct ctx *c, enum kind kind, enum how how, int64_t *lat_ns)
 		goto out;
 	}
 
-	if (!via_comp)
+	if (!via_comp && !comp_loop)
 		waiter_post(&c->w, kind, how, wait_fd);
 	ret = bench_wait_asleep(tid, ASLEEP_TIMEOUT_NS);
 	if (ret) {
 		fprintf(stderr, "bench-wake: the waiter did not go to sleep in poll\n");
 		sbk_vgem_fence_signal(c->vgem, id);
-		if (!via_comp)
+		if (comp_loop)
+			wlt_comp_call(&c->comp, comp_source_remove, c);
+		else if (!via_comp)
 			waiter_collect(&c->w, &t1);
 		goto out;
 	}
@@ -399,6 +485,10 @@ iteration(struct ctx *c, enum kind kind, enum how how, int64_t *lat_ns)
 			pthread_mutex_unlock(&c->comp.lock);
 			c->n_used++;
 		}
+	} else if (comp_loop) {
+		ret2 = comp_source_collect(c, &t1);
+		if (ret2)
+			wlt_comp_call(&c->comp, comp_source_remove, c);
 	} else {
 		ret2 = waiter_collect(&c->w, &t1);
 	}
@@ -419,6 +509,7 @@ out:
 static const char *const floor_names[H_COUNT] = {
 	[H_POLL] = "poll()",
 	[H_LOOP] = "wl_event_loop fd source",
+	/* the compositor row: in the compositor's own loop (comp_source_fired()) */
 };
 
 static int
@@ -482,6 +573,15 @@ main(int argc, char **argv)
 	}
 	pthread_mutex_init(&c.w.lock, NULL);
 	pthread_cond_init(&c.w.cond, NULL);
+	pthread_mutex_init(&c.src_lock, NULL);
+	{
+		pthread_condattr_t ca; /* comp_source_collect()'s deadline is CLOCK_MONOTONIC */
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&c.src_cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	c.w.tid = 0;
 	c.w.loop = wl_event_loop_create();
 	if (!c.w.loop || pthread_create(&c.w.thread, NULL, waiter_main, &c.w)) {
