@@ -8,7 +8,8 @@
 #include <syncbridge/egl.h>
 
 #include <EGL/eglext.h>
-#include <stdio.h>
+#include <drm.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -69,8 +70,10 @@
  * of the job. Mesa's iris and radeonsi pass imported sync_files to the
  * kernel as syncobj waits.
  *
- * Every other driver: unknown (neither bit). Software renderers block, and
- * so does every display without GPU-side waits: see egl_foreign_rule().
+ * Every other driver: unknown (neither bit), and so is a display whose
+ * device has no render node (EGL_EXT_device_drm_render_node). Software
+ * renderers block, and so does every display without GPU-side waits: see
+ * egl_foreign_rule().
  */
 static const struct {
 	const char *driver;
@@ -125,33 +128,37 @@ list_has(const char *exts, const char *name)
 }
 
 /*
- * The kernel driver of a DRM device node, from sysfs (the node's device's
- * driver link): no open, so a primary node never makes this process DRM
- * master. 0 or -errno.
+ * The kernel DRM driver's name of a render node (DRM_IOCTL_VERSION, what
+ * drmGetVersion() asks). Only render nodes are opened: opening a primary
+ * node can make this process DRM master. (sysfs is no help: a DRM device's
+ * "device/driver" link names the bus driver — virtio-pci for virtio_gpu,
+ * measured in the GPU guest.) 0 or -errno.
  */
 static int
 node_driver(const char *path, char *buf, size_t size)
 {
-	char link[64], target[256];
+	struct drm_version v;
 	struct stat st;
-	const char *base;
-	ssize_t n;
+	int fd, ret;
 
 	if (stat(path, &st) < 0)
 		return -errno;
 	if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != DRM_CHAR_MAJOR)
 		return -EINVAL;
-	snprintf(link, sizeof(link), "/sys/dev/char/%u:%u/device/driver", major(st.st_rdev),
-		 minor(st.st_rdev));
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n < 0)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	target[n] = '\0';
-	base = strrchr(target, '/');
-	base = base ? base + 1 : target;
-	if (strlen(base) >= size)
+	memset(&v, 0, sizeof(v));
+	memset(buf, 0, size);
+	v.name = buf;
+	v.name_len = size - 1;
+	ret = sb_ioctl(fd, DRM_IOCTL_VERSION, &v);
+	close(fd);
+	if (ret < 0)
+		return ret;
+	if (v.name_len >= size)
 		return -ENAMETOOLONG;
-	memcpy(buf, base, strlen(base) + 1);
+	buf[v.name_len] = '\0';
 	return 0;
 }
 
@@ -180,8 +187,6 @@ egl_foreign_probe(EGLDisplay dpy, const char *client_exts, struct display_info *
 		software = list_has(dev_exts, "EGL_MESA_device_software");
 		if (!software && list_has(dev_exts, "EGL_EXT_device_drm_render_node"))
 			node = query_device(dev, EGL_DRM_RENDER_NODE_FILE_EXT);
-		if (!software && !node && list_has(dev_exts, "EGL_EXT_device_drm"))
-			node = query_device(dev, EGL_DRM_DEVICE_FILE_EXT);
 		if (node)
 			ret = node_driver(node, info->driver, sizeof(info->driver));
 		if (ret && node)

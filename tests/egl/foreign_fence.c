@@ -21,8 +21,8 @@
  *    / sb_egl_dmabuf_wait, clears, flushes. Judged: the display reports
  *    FOREIGN_WAIT_BLOCKS; the fence was handed out; the longest call is
  *    under half the pending time; the loop rendered at least 2 frames while
- *    the fence was pending; GL's write signalled after the vgem fence (the
- *    two sync_files' SYNC_IOC_FILE_INFO timestamps); every pixel is NEW.
+ *    the fence was pending; GL's write ran after the vgem fence signalled;
+ *    every pixel is NEW.
  *    With --gpu also: virgl's own pending fence is not handed out (the
  *    kernel does not wait for its own fences), and the flush after waiting
  *    for it is timed (logged).
@@ -32,13 +32,16 @@
  *    still ordered. This is the stall the non-blocking path avoids: were it
  *    to block again, the first run would fail where this one passes.
  *  - -disabled (--disabled: SYNCBRIDGE_DISABLE=1): export_blocking gives -1
- *    and the waits order nothing. Judged: GL's write signalled *before* the
- *    vgem fence — the ordering check of the other runs can fail.
+ *    and the waits order nothing. Judged: GL's write was done *before* the
+ *    vgem fence signalled — the ordering check of the other runs can fail.
  *
- * GL's write fence is taken straight from EGL (EGL_ANDROID_native_fence_sync),
- * not through the bridge, so the disabled run has one too. Durations are
- * judged against the pending time with a factor of 2 either way; nothing
- * else depends on timing.
+ * When GL's write ran: on virgl, the signal timestamp (SYNC_IOC_FILE_INFO)
+ * of GL's native fence, taken straight from EGL, not through the bridge, so
+ * the disabled run has one too; against the vgem fence's timestamp. llvmpipe
+ * hands out the kernel's signalled stub fence (its timestamp is not GL's), so
+ * there the write ran between the clear's issue and the glFinish after it.
+ * Durations are judged against the pending time with a factor of 2 either
+ * way; nothing else depends on timing.
  *
  *   egl-foreign-fence [--gpu] [--via sync-file|dmabuf] [--naive] [--disabled]
  *                     [--pending-ms N]
@@ -47,6 +50,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <syncbridge/dmabuf.h>
@@ -170,6 +174,20 @@ struct run {
 	int handed_out;    /* the first export_blocking gave an fd: 1, -1: 0 */
 	int frames, frames_pending;
 	int wait_ret;
+	int64_t t_clear;   /* when the ordered clear was issued */
+};
+
+/*
+ * When GL's write ran, as far as the machine can tell: bounds in
+ * CLOCK_MONOTONIC ns. A real fence of GL's (virgl) signals when the write
+ * has completed: both bounds are its timestamp. llvmpipe finishes before its
+ * native fence exists and hands out the kernel's signalled stub fence, whose
+ * timestamp is not the write's: then the write ran between the clear's issue
+ * and the glFinish after it.
+ */
+struct write_time {
+	int64_t after, before;
+	char driver[32];
 };
 
 static int
@@ -195,6 +213,7 @@ submit(struct eglt *t, const struct options *o, struct sbk_fence *f, struct eglt
 	else
 		TIMED(&r->st, "sb_egl_wait_sync_file",
 		      r->wait_ret = sb_egl_wait_sync_file(t->dpy, f->sync_file));
+	r->t_clear = sbk_now_ns();
 	TIMED(&r->st, "glClear", eglt_fill(tgt, NEW));
 	TIMED(&r->st, "glFlush", glFlush());
 }
@@ -283,29 +302,48 @@ own_fence(struct eglt *t, struct eglt_target *tgt)
 	eglt_target_destroy(t, &big);
 }
 
+/* GL's write's time from its fence (see struct write_time); t_finish: glFinish returned. */
 static void
-check_run(const struct options *o, const struct run *r, int64_t ts_vgem, int64_t ts_render,
+write_time(int render, int64_t t_clear, int64_t t_finish, struct write_time *w)
+{
+	struct sb_sync_file_info *info = NULL;
+
+	snprintf(w->driver, sizeof(w->driver), "?");
+	if (sb_sync_file_info_create(render, &info) == 0 && info->num_fences > 0)
+		snprintf(w->driver, sizeof(w->driver), "%s", info->fences[0].driver);
+	sb_sync_file_info_destroy(info);
+	if (strcmp(w->driver, "stub") != 0) {
+		w->after = w->before = signal_time(render);
+	} else {
+		w->after = t_clear;
+		w->before = t_finish;
+	}
+}
+
+static void
+check_run(const struct options *o, const struct run *r, int64_t ts_vgem, const struct write_time *w,
 	  long n_new)
 {
 	const int64_t half = o->pending_ns / 2;
 	const char *what = r->st.what ? r->st.what : "-";
 
 	sb_test_note("pending %.0f ms; longest call %.1f ms (%s); %d other frames, %d while the "
-		     "fence was pending; GL's write signalled %+.1f ms after the vgem fence",
-		     (double)o->pending_ns / 1e6, (double)r->st.longest / 1e6, what, r->frames,
-		     r->frames_pending, (double)(ts_render - ts_vgem) / 1e6);
+		     "fence was pending; GL's write (fence: %s) ran %+.1f..%+.1f ms from the vgem "
+		     "fence's signal", (double)o->pending_ns / 1e6, (double)r->st.longest / 1e6, what,
+		     r->frames, r->frames_pending, w->driver, (double)(w->after - ts_vgem) / 1e6,
+		     (double)(w->before - ts_vgem) / 1e6);
 	CHECK_EQ(r->wait_ret, 0, "the bridge's wait");
 	CHECK_EQ(n_new, SIZE * SIZE, "GL's write landed (every pixel NEW)");
 	if (o->disabled) {
 		CHECK_EQ(r->handed_out, 0, "disabled: nothing handed out to poll");
-		CHECK(ts_render < ts_vgem, "control (disabled): GL's write signalled before the "
-		      "vgem fence (%+.1f ms): nothing ordered it", (double)(ts_render - ts_vgem) / 1e6);
+		CHECK(w->before < ts_vgem, "control (disabled): GL's write was done before the vgem "
+		      "fence signalled (%+.1f ms): nothing ordered it", (double)(w->before - ts_vgem) / 1e6);
 		CHECK(r->st.longest < half, "disabled: no call stalled (longest %.1f ms, %s)",
 		      (double)r->st.longest / 1e6, what);
 		return;
 	}
-	CHECK(ts_render >= ts_vgem, "GL's write signalled after the vgem fence (%+.1f ms)",
-	      (double)(ts_render - ts_vgem) / 1e6);
+	CHECK(w->after >= ts_vgem, "GL's write ran after the vgem fence signalled (%+.1f ms)",
+	      (double)(w->after - ts_vgem) / 1e6);
 	if (o->naive) {
 		CHECK(r->st.longest >= half, "control (naive): the loop thread stalled %.1f ms in %s "
 		      "(at least half the %.0f ms the fence was pending)",
@@ -338,7 +376,8 @@ main(int argc, char **argv)
 	const char *renderer;
 	uint32_t caps = 0;
 	int vgem, ret, render, before;
-	int64_t ts_vgem, ts_render;
+	struct write_time w;
+	int64_t ts_vgem, t_finish;
 	long n_new;
 
 	if (o.disabled)
@@ -383,16 +422,18 @@ main(int argc, char **argv)
 	run_loop(&t, &o, &f, &tgt, &other, &r);
 	TIMED(&r.st, "GL's fence", render = gl_fence(&t));
 	REQUIRE(render >= 0, "GL's write fence (EGL_ANDROID_native_fence_sync)");
+	glFinish(); /* the check's, not the loop's: not timed */
+	t_finish = sbk_now_ns();
 
 	REQUIRE(sb_sync_file_wait(f.sync_file, 15000 * MS) == 0, "the vgem fence signals");
 	pthread_join(sig.thread, NULL);
 	CHECK_EQ(sig.ret, 0, "the helper signalled the vgem fence (not vgem's own timer)");
 	REQUIRE(sb_sync_file_wait(render, 15000 * MS) == 0, "GL's write completes");
 	ts_vgem = signal_time(f.sync_file);
-	ts_render = signal_time(render);
+	write_time(render, r.t_clear, t_finish, &w);
 	close(render);
 	n_new = eglt_count(&tgt, NEW, NULL);
-	check_run(&o, &r, ts_vgem, ts_render, n_new);
+	check_run(&o, &r, ts_vgem, &w, n_new);
 	sbk_fence_destroy(&f);
 	CHECK_EQ(sb_test_count_fds(), before, "no fd left behind by the loop");
 

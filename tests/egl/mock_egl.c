@@ -252,8 +252,11 @@ probe_foreign(void)
 	expect_caps_device("software device", query, "EGL_MESA_device_software", NULL, base | blocks);
 	expect_caps_device("DRM device whose node is not DRM (/dev/null)", query,
 			   "EGL_EXT_device_drm EGL_EXT_device_drm_render_node", "/dev/null", base);
-	expect_caps_device("DRM device whose node is missing", query, "EGL_EXT_device_drm",
-			   "/nonexistent/renderD200", base);
+	expect_caps_device("DRM device whose render node is missing", query,
+			   "EGL_EXT_device_drm EGL_EXT_device_drm_render_node", "/nonexistent/renderD200",
+			   base);
+	expect_caps_device("DRM device without a render node (a primary node is not opened)",
+			   query, "EGL_EXT_device_drm", "/dev/null", base);
 	expect_caps_device("no device for the display", query, NULL, NULL, base);
 	CHECK_EQ(expect_caps_device("no EGL_EXT_device_query", "EGL_EXT_client_extensions",
 				    "EGL_MESA_device_software", NULL, base), 0,
