@@ -340,7 +340,10 @@ run_probe(void)
 
 /* ---- wait (vm) ---- */
 
-/* One *_export_blocking call: 0, and a new close-on-exec sync_file (want_fd) or -1. */
+/*
+ * What one *_export_blocking call returned (ret, and its out fd, read after
+ * the call): 0, and a new close-on-exec sync_file (want_fd) or -1.
+ */
 static void
 check_blocking_fd(int ret, int fd, bool want_fd, int before, const char *what)
 {
@@ -367,7 +370,7 @@ check_export_blocking(int vgem)
 {
 	static const char *devs[] = { "EGL_MESA_device_software", NULL };
 	struct sbk_fence f;
-	int before, fd;
+	int before, fd, ret;
 
 	pending_fence(vgem, &f, "pending vgem fence");
 	for (int i = 0; i < 2; i++) {
@@ -380,28 +383,28 @@ check_export_blocking(int vgem)
 			     "no known driver");
 		before = sb_test_count_fds();
 		fd = 99;
-		check_blocking_fd(sb_egl_sync_file_export_blocking(dpy, f.sync_file, &fd), fd, true,
-				  before, "pending sync_file: handed out to poll");
+		ret = sb_egl_sync_file_export_blocking(dpy, f.sync_file, &fd);
+		check_blocking_fd(ret, fd, true, before, "pending sync_file: handed out to poll");
 		for (int a = SB_ACCESS_READ; a <= SB_ACCESS_WRITE; a++) {
 			fd = 99;
-			check_blocking_fd(sb_egl_dmabuf_export_blocking(dpy, f.bo.fd, a, &fd), fd, true,
-					  before, "dma-buf with a pending write fence: handed out");
+			ret = sb_egl_dmabuf_export_blocking(dpy, f.bo.fd, a, &fd);
+			check_blocking_fd(ret, fd, true, before,
+					  "dma-buf with a pending write fence: handed out");
 		}
 		fd = 99;
-		check_blocking_fd(sb_egl_sync_file_export_blocking(dpy, -1, &fd), fd, false, before,
-				  "-1 (signalled): nothing to poll");
+		ret = sb_egl_sync_file_export_blocking(dpy, -1, &fd);
+		check_blocking_fd(ret, fd, false, before, "-1 (signalled): nothing to poll");
 		CHECK(sb_sync_file_is_valid(f.sync_file) && sb_dmabuf_is_dmabuf(f.bo.fd),
 		      "the caller's fds are untouched");
 	}
 	REQUIRE(sbk_fence_signal(&f) == 0, "signal");
 	before = sb_test_count_fds();
 	fd = 99;
-	check_blocking_fd(sb_egl_sync_file_export_blocking(fake_new_display(), f.sync_file, &fd), fd,
-			  false, before, "signalled sync_file: -1");
+	ret = sb_egl_sync_file_export_blocking(fake_new_display(), f.sync_file, &fd);
+	check_blocking_fd(ret, fd, false, before, "signalled sync_file: -1");
 	fd = 99;
-	check_blocking_fd(sb_egl_dmabuf_export_blocking(fake_new_display(), f.bo.fd, SB_ACCESS_WRITE,
-							&fd),
-			  fd, false, before, "idle dma-buf: -1");
+	ret = sb_egl_dmabuf_export_blocking(fake_new_display(), f.bo.fd, SB_ACCESS_WRITE, &fd);
+	check_blocking_fd(ret, fd, false, before, "idle dma-buf: -1");
 	sbk_fence_destroy(&f);
 }
 
