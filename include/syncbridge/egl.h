@@ -14,6 +14,10 @@
  *  - GPU-side when the display can (EGL_ANDROID_native_fence_sync +
  *    EGL_KHR_wait_sync or EGL 1.5), else on the CPU: the ordering is the same,
  *    only the calling thread blocks. sb_egl_display_get_caps() says which.
+ *    "GPU-side" is the driver's word: on some (virtio_gpu, llvmpipe) a wait
+ *    for another driver's pending fence still blocks the calling thread,
+ *    in the wait or in the next flush (SB_EGL_CAP_FOREIGN_WAIT_BLOCKS); the
+ *    *_export_blocking() calls at the end are the way around it.
  *  - SYNCBRIDGE_DISABLE (set to any value) turns the bridge off for tests and
  *    bug hunts: waits and attaches check their arguments and return 0 without
  *    ordering anything, and exports return the fd -1 without waiting.
@@ -49,6 +53,26 @@ enum sb_egl_caps {
 	SB_EGL_CAP_CORE_SYNC = 1 << 3,
 	/** SYNCBRIDGE_DISABLE is set: waits and attaches are no-ops. */
 	SB_EGL_CAP_DISABLED = 1 << 4,
+	/**
+	 * Making GL wait for a pending fence of another driver (a camera's, a
+	 * vgem or V4L2 fence, a Vulkan driver's on another device) blocks the
+	 * calling thread until that fence signals: in the wait itself (CPU
+	 * waits; llvmpipe and other software renderers) or in the next flush of
+	 * the context (virtio_gpu: the kernel waits for foreign in-fences on the
+	 * CPU when the work is submitted). For a caller that must not stall (an
+	 * event loop), sb_egl_sync_file_export_blocking() and
+	 * sb_egl_dmabuf_export_blocking() give the fence to poll first.
+	 * Exclusive with SB_EGL_CAP_FOREIGN_WAIT_ASYNC; neither bit: the bridge
+	 * does not know this display's driver (docs/egl.md, "Foreign fences").
+	 */
+	SB_EGL_CAP_FOREIGN_WAIT_BLOCKS = 1 << 5,
+	/**
+	 * GPU-side waits on other drivers' fences are asynchronous here: neither
+	 * the wait nor the flush after it blocks the calling thread (the kernel
+	 * driver queues them as dependencies of the submission). Set only for
+	 * the drivers whose submit path is known to do so (docs/egl.md).
+	 */
+	SB_EGL_CAP_FOREIGN_WAIT_ASYNC = 1 << 6,
 };
 
 /**
@@ -77,6 +101,11 @@ SB_EXPORT int sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd);
  * EGLSync), or on the CPU (this call blocks until it signals).
  * sync_file_fd: borrowed, never closed (EGL gets and consumes a duplicate);
  * -1 means already signalled (returns 0 at once).
+ * On a display with SB_EGL_CAP_FOREIGN_WAIT_BLOCKS a pending fence of another
+ * driver blocks the calling thread until it signals, in this call or in the
+ * context's next flush (virtio_gpu): the ordering is right, the thread
+ * stalls. A caller that must not stall polls what
+ * sb_egl_sync_file_export_blocking() gives first.
  * Returns 0; a negative fence error — the fence had completed with an error
  * when the call looked at it (then GL is not made to wait: there is nothing
  * left to wait for), or completed with one during a CPU wait; a fence still
@@ -92,6 +121,9 @@ SB_EXPORT int sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd);
  * everybody for SB_ACCESS_WRITE (a snapshot of the buffer's fences, exported
  * and waited on as sb_egl_wait_sync_file() does; a CPU poll on kernels
  * before 6.0).
+ * Blocks the calling thread like sb_egl_wait_sync_file() on a display with
+ * SB_EGL_CAP_FOREIGN_WAIT_BLOCKS; sb_egl_dmabuf_export_blocking() is the
+ * non-blocking path.
  * dmabuf_fd: borrowed, never closed.
  * Returns 0; a negative fence error (one of the buffer's fences completed
  * with an error, as for sb_egl_wait_sync_file(); a kernel before 6.0 cannot
@@ -112,6 +144,45 @@ SB_EXPORT int sb_egl_dmabuf_wait(EGLDisplay dpy, int dmabuf_fd, enum sb_access a
  * (no context of dpy current); -ENOMEM; -EMFILE; -EIO.
  */
 SB_EXPORT int sb_egl_dmabuf_attach(EGLDisplay dpy, int dmabuf_fd, enum sb_access access);
+
+/**
+ * The non-blocking path, for a caller that must not stall (an event loop):
+ * before sb_egl_wait_sync_file(dpy, sync_file_fd), ask for the fence that
+ * would block the calling thread, poll it (POLLIN) on the loop, and make the
+ * wait when it has signalled (or when this returns -1 at once).
+ * No context needs to be current. sync_file_fd: borrowed, never closed; -1
+ * (already signalled) is accepted.
+ * On success *out_fd is -1 when the wait would not block the calling thread
+ * now: every fence in it has signalled (or completed with an error, which the
+ * wait reports at once); the display waits on other drivers' fences
+ * asynchronously (SB_EGL_CAP_FOREIGN_WAIT_ASYNC); every pending fence is the
+ * display's own driver's on a driver that orders its own fences without
+ * blocking (virtio_gpu); or the bridge is disabled. Otherwise it is a new
+ * sync_file (a duplicate of sync_file_fd, close-on-exec) owned by the caller,
+ * also when the bridge does not know the driver (neither FOREIGN_WAIT cap:
+ * every pending fence is assumed to block). On failure *out_fd is -1.
+ * Returns 0; -EBADF; -EINVAL (not a sync_file, bad display, NULL out_fd);
+ * -ENOMEM; -EMFILE.
+ */
+SB_EXPORT int sb_egl_sync_file_export_blocking(EGLDisplay dpy, int sync_file_fd, int *out_fd);
+
+/**
+ * The same for sb_egl_dmabuf_wait(dpy, dmabuf_fd, access): a snapshot of the
+ * buffer's fences that `access` waits for (sb_dmabuf_export_sync_file()),
+ * handed out when waiting for it would block the calling thread (the rules
+ * above), else -1. The snapshot does not see fences added to the buffer
+ * later; after it has signalled, sb_egl_dmabuf_wait() takes a new one — ask
+ * again until this gives -1 if others may add fences meanwhile.
+ * No context needs to be current. dmabuf_fd: borrowed, never closed.
+ * On success *out_fd is -1 or a new sync_file (close-on-exec) owned by the
+ * caller; on failure -1.
+ * Returns 0; -EBADF; -EINVAL (not a dma-buf, bad access or display, NULL
+ * out_fd); -EOPNOTSUPP (kernel before 6.0, no fence export: poll() the
+ * dma-buf itself, POLLIN for SB_ACCESS_READ, POLLOUT for SB_ACCESS_WRITE);
+ * -ENOMEM; -EMFILE.
+ */
+SB_EXPORT int sb_egl_dmabuf_export_blocking(EGLDisplay dpy, int dmabuf_fd, enum sb_access access,
+					    int *out_fd);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,7 @@
 #include <syncbridge/dmabuf.h>
 #include <syncbridge/sync_file.h>
 
+#include "egl_internal.h"
 #include "log.h"
 #include "sync_file_internal.h"
 #include "trace.h"
@@ -91,13 +92,7 @@ egl_init_once(void)
 		sb_info("egl: SYNCBRIDGE_DISABLE is set: waits and attaches are no-ops");
 }
 
-/* ---- per display: what it supports, probed once ---- */
-
-struct display_info {
-	EGLDisplay dpy;
-	uint32_t caps;      /* enum sb_egl_caps */
-	bool gl_procs;      /* eglGetProcAddress may be used for GL functions */
-};
+/* ---- per display: what it supports, probed once (struct display_info: egl_internal.h) ---- */
 
 /*
  * A small table: apps use one or two displays. When it is full, displays
@@ -175,6 +170,7 @@ probe_display(EGLDisplay dpy, struct display_info *info)
 		info->caps |= SB_EGL_CAP_DISABLED;
 	info->gl_procs = core15 || has_extension(exts, "EGL_KHR_get_all_proc_addresses") ||
 			 has_extension(client_exts, "EGL_KHR_client_get_all_proc_addresses");
+	egl_foreign_probe(dpy, client_exts, info);
 
 	sb_info("egl: display %p: EGL %d.%d, %s sync entry points, exports: %s, waits: %s%s",
 		(void *)dpy, major, minor,
@@ -187,8 +183,8 @@ probe_display(EGLDisplay dpy, struct display_info *info)
 }
 
 /* The display's info (probed on first use). -EINVAL for a bad display. */
-static int
-display_get(EGLDisplay dpy, struct display_info *out)
+int
+egl_display_get(EGLDisplay dpy, struct display_info *out)
 {
 	int ret;
 
@@ -433,6 +429,11 @@ wait_fence(const struct display_info *d, int sync_file_fd, int32_t status)
 			 sync_file_fd, (int)status);
 		return status;
 	}
+	if (status == 0 && (d->caps & SB_EGL_CAP_FOREIGN_WAIT_BLOCKS))
+		sb_debug("egl: sync_file %d is pending and display %p blocks on other drivers' "
+			 "fences: if it holds one, this thread stalls until it signals, %s "
+			 "(caller: poll sb_egl_*_export_blocking() first)", sync_file_fd, (void *)d->dpy,
+			 (d->caps & SB_EGL_CAP_GPU_WAIT) ? "here or in the next flush" : "here");
 	if (d->caps & SB_EGL_CAP_GPU_WAIT) {
 		int dup_fd = sb_fd_dup(sync_file_fd);
 
@@ -506,7 +507,7 @@ dmabuf_call_check(EGLDisplay dpy, int dmabuf_fd, enum sb_access access,
 	ret = check_access(access);
 	if (ret)
 		return ret;
-	ret = display_get(dpy, d);
+	ret = egl_display_get(dpy, d);
 	if (ret)
 		return ret;
 	return check_current(dpy);
@@ -523,7 +524,7 @@ sb_egl_display_get_caps(EGLDisplay dpy, uint32_t *caps)
 	if (!caps)
 		return -EINVAL;
 	*caps = 0;
-	ret = display_get(dpy, &d);
+	ret = egl_display_get(dpy, &d);
 	if (ret)
 		return ret;
 	*caps = d.caps;
@@ -539,7 +540,7 @@ sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd)
 	if (!out_fd)
 		return -EINVAL;
 	*out_fd = -1;
-	ret = display_get(dpy, &d);
+	ret = egl_display_get(dpy, &d);
 	if (ret)
 		return ret;
 	ret = check_current(dpy);
@@ -564,7 +565,7 @@ sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd)
 		if (ret)
 			return ret;
 	}
-	ret = display_get(dpy, &d);
+	ret = egl_display_get(dpy, &d);
 	if (ret)
 		return ret;
 	ret = check_current(dpy);

@@ -9,6 +9,8 @@
  *    other negative or closed fd is -EBADF, an open fd of the wrong kind
  *    (pipe, /dev/null, a sync_file where a dma-buf is wanted) -EINVAL;
  *  - bad access values: -EINVAL.
+ * The *_export_blocking calls too, and that they need no context: -1 and an
+ * idle buffer / signalled fence give 0 and nothing to poll.
  * With vgem (the VM tier) the same with real sync_files and dma-bufs.
  *
  *   egl-bad-inputs [--disabled]
@@ -34,11 +36,41 @@ closed_fd(void)
 	return fd;
 }
 
+/* A *_export_blocking call (its out_fd: &bout) fails with want and leaves bout at -1. */
+#define CHECK_BLOCKING_FAILS(call, want, what)            \
+	do {                                              \
+		int bout = 1234;                           \
+		CHECK_EQ(call, want, what);                \
+		CHECK_EQ(bout, -1, what ": *out_fd = -1"); \
+	} while (0)
+
 /* The fd-taking functions on one display with inputs that must all fail. */
 static void
 bad_fds(EGLDisplay dpy, const char *when, int pipe_fd, int null_fd, int sync_file)
 {
 	int gone = closed_fd();
+
+	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(dpy, -2, &bout), -EBADF,
+			     "sync_file_export_blocking(-2)");
+	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(dpy, gone, &bout), -EBADF,
+			     "sync_file_export_blocking(closed fd)");
+	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(dpy, pipe_fd, &bout), -EINVAL,
+			     "sync_file_export_blocking(pipe)");
+	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(dpy, null_fd, &bout), -EINVAL,
+			     "sync_file_export_blocking(/dev/null)");
+	for (int a = SB_ACCESS_READ; a <= SB_ACCESS_WRITE; a++) {
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(dpy, -1, a, &bout), -EBADF,
+				     "dmabuf_export_blocking(-1)");
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(dpy, gone, a, &bout), -EBADF,
+				     "dmabuf_export_blocking(closed fd)");
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(dpy, pipe_fd, a, &bout), -EINVAL,
+				     "dmabuf_export_blocking(pipe)");
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(dpy, null_fd, a, &bout), -EINVAL,
+				     "dmabuf_export_blocking(/dev/null)");
+		if (sync_file >= 0)
+			CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(dpy, sync_file, a, &bout),
+					     -EINVAL, "dmabuf_export_blocking(a sync_file)");
+	}
 
 	CHECK_EQ(sb_egl_wait_sync_file(dpy, -2), -EBADF, "wait(-2)");
 	CHECK_EQ(sb_egl_wait_sync_file(dpy, gone), -EBADF, "wait(closed fd)");
@@ -85,6 +117,8 @@ main(int argc, char **argv)
 	CHECK_EQ(sb_egl_export_sync_file(EGL_NO_DISPLAY, &out), -EINVAL, "export(EGL_NO_DISPLAY)");
 	CHECK_EQ(out, -1, "export: *out_fd = -1 on failure");
 	CHECK_EQ(sb_egl_wait_sync_file(EGL_NO_DISPLAY, -1), -EINVAL, "wait(EGL_NO_DISPLAY, -1)");
+	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(EGL_NO_DISPLAY, -1, &bout), -EINVAL,
+			     "sync_file_export_blocking(EGL_NO_DISPLAY)");
 
 	/* A display handle that is not initialised yet. */
 	{
@@ -99,6 +133,8 @@ main(int argc, char **argv)
 		CHECK_EQ(sb_egl_export_sync_file(early, &out), -EINVAL, "export(uninitialised display)");
 		CHECK_EQ(out, -1, "export: *out_fd = -1");
 		CHECK_EQ(sb_egl_wait_sync_file(early, -1), -EINVAL, "wait(uninitialised display)");
+		CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(early, -1, &bout), -EINVAL,
+				     "sync_file_export_blocking(uninitialised display)");
 	}
 
 	int ret = eglt_open(&t, EGLT_SURFACELESS);
@@ -112,6 +148,10 @@ main(int argc, char **argv)
 	}
 	CHECK_EQ(sb_egl_display_get_caps(t.dpy, NULL), -EINVAL, "caps(NULL)");
 	CHECK_EQ(sb_egl_export_sync_file(t.dpy, NULL), -EINVAL, "export(NULL)");
+	CHECK_EQ(sb_egl_sync_file_export_blocking(t.dpy, -1, NULL), -EINVAL,
+		 "sync_file_export_blocking(NULL)");
+	CHECK_EQ(sb_egl_dmabuf_export_blocking(t.dpy, -1, SB_ACCESS_READ, NULL), -EINVAL,
+		 "dmabuf_export_blocking(NULL)");
 
 	REQUIRE(pipe2(pipe_fds, O_CLOEXEC) == 0, "pipe2");
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -144,12 +184,38 @@ main(int argc, char **argv)
 		CHECK_EQ(sb_egl_dmabuf_wait(t.dpy, buf.fd, 3), -EINVAL, "dmabuf_wait(access 3)");
 		CHECK_EQ(sb_egl_dmabuf_attach(t.dpy, buf.fd, 0), -EINVAL, "dmabuf_attach(access 0)");
 		CHECK_EQ(sb_egl_dmabuf_attach(t.dpy, buf.fd, 3), -EINVAL, "dmabuf_attach(access 3)");
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(t.dpy, buf.fd, 0, &bout), -EINVAL,
+				     "dmabuf_export_blocking(access 0)");
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(t.dpy, buf.fd, 3, &bout), -EINVAL,
+				     "dmabuf_export_blocking(access 3)");
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(EGL_NO_DISPLAY, buf.fd,
+								   SB_ACCESS_READ, &bout),
+				     -EINVAL, "dmabuf_export_blocking(EGL_NO_DISPLAY)");
 	}
 	CHECK_EQ(sb_egl_wait_sync_file(t.dpy, -1), 0, "wait(-1) = already signalled");
 
 	/* No current context. */
 	REQUIRE(eglMakeCurrent(t.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT), "release");
 	CHECK_EQ(sb_egl_display_get_caps(t.dpy, &caps), 0, "caps need no context");
+	CHECK(!((caps & SB_EGL_CAP_FOREIGN_WAIT_BLOCKS) && (caps & SB_EGL_CAP_FOREIGN_WAIT_ASYNC)),
+	      "FOREIGN_WAIT_BLOCKS and _ASYNC exclude each other (caps 0x%x)", caps);
+	/* The non-blocking path needs no context: nothing pending, nothing to poll. */
+	out = 1234;
+	CHECK_EQ(sb_egl_sync_file_export_blocking(t.dpy, -1, &out), 0,
+		 "sync_file_export_blocking(-1) without a context");
+	CHECK_EQ(out, -1, "-1: nothing to poll");
+	if (fence.sync_file >= 0) {
+		out = 1234;
+		CHECK_EQ(sb_egl_sync_file_export_blocking(t.dpy, fence.sync_file, &out), 0,
+			 "sync_file_export_blocking(signalled) without a context");
+		CHECK_EQ(out, -1, "signalled: nothing to poll");
+	}
+	if (buf.fd >= 0) {
+		out = 1234;
+		CHECK_EQ(sb_egl_dmabuf_export_blocking(t.dpy, buf.fd, SB_ACCESS_WRITE, &out), 0,
+			 "dmabuf_export_blocking(idle buffer) without a context");
+		CHECK_EQ(out, -1, "idle buffer: nothing to poll");
+	}
 	out = 1234;
 	CHECK_EQ(sb_egl_export_sync_file(t.dpy, &out), -ENOENT, "export without a context");
 	CHECK_EQ(out, -1, "export: *out_fd = -1");

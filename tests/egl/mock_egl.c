@@ -13,11 +13,14 @@
  *
  *   egl-mock probe            (host) entry-point choice per EGL version and
  *                             extensions, probing once per display, a full
- *                             display table, the glFinish fallback
+ *                             display table, the glFinish fallback, the
+ *                             foreign-wait rule per driver and device
  *   egl-mock wait [--core]    (vm) GPU-side wait: EGL gets a duplicate, owns
  *                             it, the call does not block; failed creation
  *                             closes the duplicate and waits on the CPU; a
- *                             failed server wait waits on the CPU
+ *                             failed server wait waits on the CPU; the
+ *                             non-blocking path (*_export_blocking) hands a
+ *                             pending fence out to poll as a new fd
  *   egl-mock export [--core]  (vm) a pending GL fence comes back as a
  *                             close-on-exec sync_file; a driver with no fd falls
  *                             back to a CPU wait and -1
@@ -48,6 +51,7 @@
 #include "gate.h"
 #include "harness.h"
 #include "kernel.h"
+#include "egl_internal.h"
 #include "mock_egl.h"
 
 #define MS INT64_C(1000000)
@@ -201,11 +205,71 @@ expect_caps(const char *what, const char *version, const char *exts, uint32_t wa
 	CHECK(caps == want, "%s: caps 0x%x, want 0x%x", what, caps, want);
 }
 
+/*
+ * A native-fence display whose device is scripted: `client` client
+ * extensions, device extensions `dev_exts` (NULL: no device), DRM node
+ * `node`. Returns the number of device queries the probe made.
+ */
+static int
+expect_caps_device(const char *what, const char *client, const char *dev_exts, const char *node,
+		   uint32_t want)
+{
+	EGLDisplay dpy = fake_new_display();
+	uint32_t caps = 0;
+
+	fake_reset("1.4 fake", NATIVE_EXTS);
+	fake.client_exts = client;
+	fake.device_exts = dev_exts;
+	fake.device_node = node;
+	CHECK_EQ(sb_egl_display_get_caps(dpy, &caps), 0, what);
+	CHECK(caps == want, "%s: caps 0x%x, want 0x%x", what, caps, want);
+	return fake.device_queries;
+}
+
+/* The foreign-wait rule per driver (foreign.c), and how the probe finds the driver. */
+static void
+probe_foreign(void)
+{
+	const uint32_t base = SB_EGL_CAP_NATIVE_FENCE | SB_EGL_CAP_GPU_WAIT | SB_EGL_CAP_FENCE_SYNC,
+		       blocks = SB_EGL_CAP_FOREIGN_WAIT_BLOCKS, async = SB_EGL_CAP_FOREIGN_WAIT_ASYNC;
+	const char *query = "EGL_EXT_client_extensions EGL_EXT_device_query";
+	bool own = false;
+
+	CHECK_EQ(egl_foreign_rule(base, false, "virtio_gpu", &own), blocks,
+		 "virtio_gpu: waits for other drivers' fences block (the submit waits)");
+	CHECK(own, "virtio_gpu: its own fences do not");
+	CHECK_EQ(egl_foreign_rule(base, false, "i915", &own), async, "i915: asynchronous");
+	CHECK_EQ(egl_foreign_rule(base, false, "amdgpu", NULL), async, "amdgpu: asynchronous");
+	CHECK_EQ(egl_foreign_rule(base, false, "nouveau", &own), 0, "a driver not known: neither bit");
+	CHECK(!own, "a driver not known: no fence is exempt");
+	CHECK_EQ(egl_foreign_rule(base, false, "", NULL), 0, "no driver: neither bit");
+	CHECK_EQ(egl_foreign_rule(base, false, NULL, NULL), 0, "no driver (NULL): neither bit");
+	CHECK_EQ(egl_foreign_rule(base, true, "i915", NULL), blocks, "software rendering blocks");
+	CHECK_EQ(egl_foreign_rule(base & ~SB_EGL_CAP_GPU_WAIT, false, "i915", &own), blocks,
+		 "CPU waits block, whatever the driver");
+	CHECK(!own, "CPU waits: no fence is exempt");
+
+	expect_caps_device("software device", query, "EGL_MESA_device_software", NULL, base | blocks);
+	expect_caps_device("DRM device whose node is not DRM (/dev/null)", query,
+			   "EGL_EXT_device_drm EGL_EXT_device_drm_render_node", "/dev/null", base);
+	expect_caps_device("DRM device whose render node is missing", query,
+			   "EGL_EXT_device_drm EGL_EXT_device_drm_render_node", "/nonexistent/renderD200",
+			   base);
+	expect_caps_device("DRM device without a render node (a primary node is not opened)",
+			   query, "EGL_EXT_device_drm", "/dev/null", base);
+	expect_caps_device("no device for the display", query, NULL, NULL, base);
+	CHECK_EQ(expect_caps_device("no EGL_EXT_device_query", "EGL_EXT_client_extensions",
+				    "EGL_MESA_device_software", NULL, base), 0,
+		 "no device queries without EGL_EXT_device_query");
+	CHECK_EQ(fake.error, 0, "the probe leaves no EGL error behind");
+}
+
 static void
 run_probe(void)
 {
 	const uint32_t native = SB_EGL_CAP_NATIVE_FENCE, gpu = SB_EGL_CAP_GPU_WAIT,
-		       fence = SB_EGL_CAP_FENCE_SYNC, core = SB_EGL_CAP_CORE_SYNC;
+		       fence = SB_EGL_CAP_FENCE_SYNC, core = SB_EGL_CAP_CORE_SYNC,
+		       blocks = SB_EGL_CAP_FOREIGN_WAIT_BLOCKS;
 	EGLDisplay dpy;
 	uint32_t caps;
 	int fd;
@@ -215,13 +279,14 @@ run_probe(void)
 		    native | gpu | fence);
 	expect_caps("EGL 1.5, native only: core entry points", "1.5 fake",
 		    "EGL_ANDROID_native_fence_sync", native | gpu | fence | core);
+	/* CPU waits block the calling thread, whatever the fence: FOREIGN_WAIT_BLOCKS. */
 	expect_caps("EGL 1.4, native without fence sync: unusable", "1.4 fake",
-		    "EGL_ANDROID_native_fence_sync", 0);
+		    "EGL_ANDROID_native_fence_sync", blocks);
 	expect_caps("EGL 1.4, fence + native, no wait sync: CPU waits", "1.4 fake",
-		    "EGL_KHR_fence_sync EGL_ANDROID_native_fence_sync", native | fence);
-	expect_caps("EGL 1.4, fence sync only", "1.4 fake", "EGL_KHR_fence_sync", fence);
-	expect_caps("EGL 1.5, no extensions", "1.5 fake", "", fence | core);
-	expect_caps("EGL 1.4, nothing", "1.4 fake", "", 0);
+		    "EGL_KHR_fence_sync EGL_ANDROID_native_fence_sync", native | fence | blocks);
+	expect_caps("EGL 1.4, fence sync only", "1.4 fake", "EGL_KHR_fence_sync", fence | blocks);
+	expect_caps("EGL 1.5, no extensions", "1.5 fake", "", fence | core | blocks);
+	expect_caps("EGL 1.4, nothing", "1.4 fake", "", blocks);
 
 	/* Probed once per display: many calls, one extension query. */
 	fake_reset("1.4 fake", "EGL_KHR_fence_sync");
@@ -260,19 +325,88 @@ run_probe(void)
 
 	/* More displays than the table holds (16): still correct, probed per call. */
 	for (int i = 0; i < 17; i++)
-		expect_caps("filling the table", "1.4 fake", "EGL_KHR_fence_sync", fence);
+		expect_caps("filling the table", "1.4 fake", "EGL_KHR_fence_sync", fence | blocks);
 	fake_reset("1.4 fake", "EGL_KHR_fence_sync EGL_KHR_wait_sync");
 	dpy = fake_new_display();
 	for (int i = 0; i < 3; i++) {
 		REQUIRE(sb_egl_display_get_caps(dpy, &caps) == 0, "caps");
-		CHECK_EQ(caps, fence, "a display beyond the table");
+		CHECK_EQ(caps, fence | blocks, "a display beyond the table");
 	}
 	CHECK_EQ(fake.ext_queries, 3, "a display beyond the table is probed on every call");
 	CHECK_EQ(sb_egl_display_get_caps((EGLDisplay)&fake_context, &caps), -EINVAL,
 		 "a pointer that is not a display (EGL_BAD_DISPLAY)");
+	probe_foreign();
 }
 
 /* ---- wait (vm) ---- */
+
+/*
+ * What one *_export_blocking call returned (ret, and its out fd, read after
+ * the call): 0, and a new close-on-exec sync_file (want_fd) or -1.
+ */
+static void
+check_blocking_fd(int ret, int fd, bool want_fd, int before, const char *what)
+{
+	CHECK_EQ(ret, 0, what);
+	if (!want_fd) {
+		CHECK_EQ(fd, -1, what);
+		CHECK_EQ(sb_test_count_fds(), before, "no fd made");
+		return;
+	}
+	CHECK(fd >= 0 && sb_sync_file_is_valid(fd), "%s: a sync_file (fd %d)", what, fd);
+	CHECK(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "%s: close-on-exec", what);
+	CHECK_EQ(sb_test_count_fds(), before + 1, "exactly one new fd, the caller's");
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The non-blocking path on displays whose waits block (a software device) or
+ * whose driver is not known: a pending vgem fence is handed out to poll (a new
+ * fd of the caller's), a signalled one is -1; no context needed.
+ */
+static void
+check_export_blocking(int vgem)
+{
+	static const char *devs[] = { "EGL_MESA_device_software", NULL };
+	struct sbk_fence f;
+	int before, fd, ret;
+
+	pending_fence(vgem, &f, "pending vgem fence");
+	for (int i = 0; i < 2; i++) {
+		EGLDisplay dpy = fake_new_display();
+
+		fake_reset("1.4 fake", NATIVE_EXTS);
+		fake.client_exts = "EGL_EXT_client_extensions EGL_EXT_device_query";
+		fake.device_exts = devs[i];
+		sb_test_note("export_blocking on a display with %s", devs[i] ? "a software device" :
+			     "no known driver");
+		before = sb_test_count_fds();
+		fd = 99;
+		ret = sb_egl_sync_file_export_blocking(dpy, f.sync_file, &fd);
+		check_blocking_fd(ret, fd, true, before, "pending sync_file: handed out to poll");
+		for (int a = SB_ACCESS_READ; a <= SB_ACCESS_WRITE; a++) {
+			fd = 99;
+			ret = sb_egl_dmabuf_export_blocking(dpy, f.bo.fd, a, &fd);
+			check_blocking_fd(ret, fd, true, before,
+					  "dma-buf with a pending write fence: handed out");
+		}
+		fd = 99;
+		ret = sb_egl_sync_file_export_blocking(dpy, -1, &fd);
+		check_blocking_fd(ret, fd, false, before, "-1 (signalled): nothing to poll");
+		CHECK(sb_sync_file_is_valid(f.sync_file) && sb_dmabuf_is_dmabuf(f.bo.fd),
+		      "the caller's fds are untouched");
+	}
+	REQUIRE(sbk_fence_signal(&f) == 0, "signal");
+	before = sb_test_count_fds();
+	fd = 99;
+	ret = sb_egl_sync_file_export_blocking(fake_new_display(), f.sync_file, &fd);
+	check_blocking_fd(ret, fd, false, before, "signalled sync_file: -1");
+	fd = 99;
+	ret = sb_egl_dmabuf_export_blocking(fake_new_display(), f.bo.fd, SB_ACCESS_WRITE, &fd);
+	check_blocking_fd(ret, fd, false, before, "idle dma-buf: -1");
+	sbk_fence_destroy(&f);
+}
 
 static void
 run_wait(bool core)
@@ -333,6 +467,7 @@ run_wait(bool core)
 	CHECK_EQ(sb_test_count_fds(), before, "fd count unchanged");
 	fake.fail_server_wait = false;
 	sbk_fence_destroy(&f);
+	check_export_blocking(vgem);
 	close(vgem);
 }
 

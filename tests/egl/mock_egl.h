@@ -31,6 +31,13 @@ struct fake_egl {
 	bool fail_server_wait;      /* eglWaitSync → EGL_FALSE */
 	bool dup_gives_none;        /* eglDupNativeFenceFDANDROID → -1 */
 	int gpu_fence;              /* the "GPU job": a pending sync_file (borrowed), or -1 */
+	/*
+	 * The display's device (EGL_EXT_device_query, when client_exts lists
+	 * it): NULL device_exts = eglQueryDisplayAttribEXT fails; device_node
+	 * answers EGL_DRM_RENDER_NODE_FILE_EXT and EGL_DRM_DEVICE_FILE_EXT.
+	 */
+	const char *device_exts;
+	const char *device_node;
 
 	/* records */
 	int ext_queries;            /* eglQueryString(dpy, EGL_EXTENSIONS) for a display */
@@ -40,6 +47,7 @@ struct fake_egl {
 	int gl_flush, gl_finish;
 	int last_fd_in;             /* the fd the last NATIVE_FENCE create got */
 	bool last_fd_in_was_sync_file;
+	int device_queries;         /* eglQueryDisplayAttribEXT + eglQueryDeviceStringEXT calls */
 };
 
 extern struct fake_egl fake;

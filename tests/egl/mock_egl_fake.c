@@ -243,6 +243,37 @@ fake_gl_finish(void)
 	fake.gl_finish++;
 }
 
+static char fake_device;
+
+static EGLBoolean EGLAPIENTRY
+fake_query_display_attrib(EGLDisplay dpy, EGLint attribute, EGLAttrib *value)
+{
+	fake.device_queries++;
+	if (!fake_valid(dpy) || attribute != EGL_DEVICE_EXT || !fake.device_exts) {
+		fake.error = fake_valid(dpy) ? EGL_BAD_ATTRIBUTE : EGL_BAD_DISPLAY;
+		return EGL_FALSE;
+	}
+	*value = (EGLAttrib)&fake_device;
+	return EGL_TRUE;
+}
+
+static const char *EGLAPIENTRY
+fake_query_device_string(EGLDeviceEXT dev, EGLint name)
+{
+	fake.device_queries++;
+	if (dev != (EGLDeviceEXT)&fake_device) {
+		fake.error = EGL_BAD_DEVICE_EXT;
+		return NULL;
+	}
+	if (name == EGL_EXTENSIONS)
+		return fake.device_exts;
+	if ((name == 0x3377 /* EGL_DRM_RENDER_NODE_FILE_EXT */ || name == EGL_DRM_DEVICE_FILE_EXT) &&
+	    fake.device_node)
+		return fake.device_node;
+	fake.error = EGL_BAD_PARAMETER;
+	return NULL;
+}
+
 EGLAPI __eglMustCastToProperFunctionPointerType EGLAPIENTRY
 eglGetProcAddress(const char *name)
 {
@@ -262,6 +293,8 @@ eglGetProcAddress(const char *name)
 		P("eglDupNativeFenceFDANDROID", fake_dup_native_fence_fd),
 		P("glFlush", fake_gl_flush),
 		P("glFinish", fake_gl_finish),
+		P("eglQueryDisplayAttribEXT", fake_query_display_attrib),
+		P("eglQueryDeviceStringEXT", fake_query_device_string),
 #undef P
 	};
 
