@@ -33,6 +33,7 @@
  * role objects are sbwl_shell_toplevel.c and sbwl_shell_popup.c, and what they
  * share with it sbwl_shell_configure.c (sbwl_shell_internal.h).
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +364,9 @@ xdg_surface_res_destroy(struct wl_resource *res)
 
 /* ---- xdg_wm_base ------------------------------------------------------------------ */
 
+/* How often an expired ping timer looks again for a pong the client already sent. */
+#define PING_RECHECKS 50
+
 static int
 ping_timeout_ms(const struct sbwl_shell *shell)
 {
@@ -383,6 +387,7 @@ base_ping(struct wm_base *b)
 {
 	b->ping_serial = wl_display_next_serial(b->shell->comp->display);
 	b->ping_pending = true;
+	b->ping_rechecks = 0;
 	xdg_wm_base_send_ping(b->resource, b->ping_serial);
 	wl_event_source_timer_update(b->ping_timer, ping_timeout_ms(b->shell));
 }
@@ -395,6 +400,23 @@ base_ping_timer(void *data)
 	if (b->unresponsive)
 		return 0;
 	if (b->ping_pending) {
+		struct pollfd pfd = { .fd = wl_client_get_fd(wl_resource_get_client(b->resource)),
+				      .events = POLLIN };
+
+		/*
+		 * The timer and the client's socket can be ready in the same loop
+		 * iteration, the timer first: after this compositor was itself
+		 * held up (a busy host), the pong may be waiting unread. Read it
+		 * first: look again in 1 ms while the client has sent something,
+		 * at most PING_RECHECKS times (a client that keeps talking
+		 * without answering is not kept forever).
+		 */
+		if (b->ping_rechecks < PING_RECHECKS && poll(&pfd, 1, 0) == 1 &&
+		    (pfd.revents & POLLIN)) {
+			b->ping_rechecks++;
+			wl_event_source_timer_update(b->ping_timer, 1);
+			return 0;
+		}
 		b->unresponsive = true;
 		wl_resource_post_error(b->resource, XDG_WM_BASE_ERROR_UNRESPONSIVE,
 				       "ping %u unanswered for %d ms", b->ping_serial, ping_timeout_ms(b->shell));

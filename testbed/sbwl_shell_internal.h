@@ -42,6 +42,7 @@ struct wm_base {
 	struct wl_event_source *ping_timer;
 	uint32_t ping_serial;
 	bool ping_pending;
+	int ping_rechecks;    /* base_ping_timer(): looks for a pong sent but unread */
 	bool unresponsive;
 };
 

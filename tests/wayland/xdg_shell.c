@@ -46,6 +46,7 @@ base_ping(void *data, struct xdg_wm_base *base, uint32_t serial)
 	struct xc *x = data;
 
 	x->pings++;
+	x->last_ping = serial;
 	if (x->pong == PONG)
 		xdg_wm_base_pong(base, serial);
 	else if (x->pong == WRONG_PONG)

@@ -24,6 +24,7 @@ struct xc {
 	struct wl_seat *seat;
 	enum { PONG, NO_PONG, WRONG_PONG } pong;
 	int pings;
+	uint32_t last_ping; /* its serial */
 };
 
 struct win {

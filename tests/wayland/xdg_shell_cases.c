@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* wl-xdg-shell (xdg_shell.c): the life of toplevels and popups, pings, fds. */
+#include <pthread.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -317,6 +318,52 @@ case_ping_answered(void)
 	xc_disconnect(&x);
 }
 
+
+/*
+ * The compositor itself held up past the timeout (a busy host): the client's
+ * pong, sent after the timeout but before the compositor ran again, waits
+ * unread when the timer fires, and the timer's fd became ready first. The
+ * pong is read first (sbwl_shell.c, base_ping_timer()): the client stays.
+ * Without that the client was disconnected ("ping N unanswered"), as
+ * wl-client-v1-control once was on a host with load 7.5 on 2 cores.
+ */
+static void
+stall_compositor(void *data)
+{
+	sbk_sleep_ns(*(const int64_t *)data);
+}
+
+static void *
+stall_thread(void *data)
+{
+	wlt_comp_call(comp, stall_compositor, data);
+	return NULL;
+}
+
+static void
+case_ping_compositor_stalled(void)
+{
+	static int64_t stall_ns = 3 * PING_MS * WLT_MS;
+	struct xc x;
+	pthread_t th;
+
+	connect_pong = NO_PONG;
+	xc_connect(&x, 0);
+	connect_pong = PONG;
+	REQUIRE(x.pings >= 1, "stalled: a ping at bind");
+	REQUIRE(pthread_create(&th, NULL, stall_thread, &stall_ns) == 0, "stall thread");
+	/* After the timeout, while the compositor is still held up. */
+	sbk_sleep_ns(3 * PING_MS / 2 * WLT_MS);
+	xdg_wm_base_pong(x.base, x.last_ping);
+	wl_display_flush(x.c.display);
+	pthread_join(th, NULL);
+	x.pong = PONG;
+	wlt_dispatch_for(&x.c, 2 * PING_MS * WLT_MS);
+	expect_ok(&x, "stalled: a pong sent in time for a compositor held up is read before the "
+		  "timer's verdict");
+	xc_disconnect(&x);
+}
+
 /* ---- fds ----------------------------------------------------------------------------- */
 
 /* This process's fds once the compositor thread has closed what went (unchanged for 50 ms). */
@@ -382,6 +429,7 @@ xdgt_pings(void)
 	case_ping_unanswered(NO_PONG);
 	case_ping_unanswered(WRONG_PONG);
 	case_ping_answered();
+	case_ping_compositor_stalled();
 	XDGT_FLUSH();
 }
 
