@@ -35,21 +35,6 @@
 #define BACKGROUND 999
 
 static int
-count_threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
-static int
 syncobj_create(int drm, uint32_t *handle)
 {
 	struct drm_syncobj_create c = { 0 };
@@ -134,7 +119,7 @@ struct path {
 static void
 setup(int drm, struct path *p)
 {
-	int before = count_threads();
+	int before = sbk_thread_count();
 
 	use_fallback(p->fallback);
 	for (int i = 0; i < BACKGROUND; i++) {
@@ -147,7 +132,7 @@ setup(int drm, struct path *p)
 			die(p->fallback ? "the fallback was not used" : "the kernel has no SYNCOBJ_EVENTFD",
 			    EINVAL);
 	}
-	p->threads_added = count_threads() - before;
+	p->threads_added = sbk_thread_count() - before;
 	if (syncobj_create(drm, &p->probe) != 0)
 		die("drmSyncobjCreate", errno);
 	p->next_point = 1;
@@ -242,7 +227,7 @@ main(int argc, char **argv)
 		syncobj_destroy(drm, p->probe);
 	}
 	printf("threads left after destroying them: %d added\n",
-	       count_threads() - 1 /* this thread */);
+	       sbk_thread_count() - 1 /* this thread */);
 	close(drm);
 	return 0;
 }

@@ -81,6 +81,21 @@ sbk_thread_find(const char *name)
 	return found;
 }
 
+int
+sbk_thread_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
 int64_t
 sbk_now_ns(void)
 {
@@ -505,4 +520,37 @@ sbk_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index
 		*fence_status = fences[index].status;
 	free(fences);
 	return ret < 0 ? ret : 0;
+}
+
+int64_t
+sbk_sync_file_signal_time(int fd)
+{
+	struct sync_file_info info;
+	struct sync_fence_info *fences;
+	int64_t t = 0;
+	uint32_t n;
+
+	memset(&info, 0, sizeof(info));
+	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0 || info.num_fences == 0)
+		return 0;
+	n = info.num_fences;
+	fences = calloc(n, sizeof(*fences));
+	if (!fences)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	info.num_fences = n;
+	info.sync_fence_info = (__u64)(uintptr_t)fences;
+	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0) {
+		for (uint32_t i = 0; i < info.num_fences && i < n; i++) {
+			/* a timestamp only once signalled (SYNC_FENCE_INFO: 0 before) */
+			if (fences[i].status == 0 || !fences[i].timestamp_ns) {
+				t = 0;
+				break;
+			}
+			if ((int64_t)fences[i].timestamp_ns > t)
+				t = (int64_t)fences[i].timestamp_ns;
+		}
+	}
+	free(fences);
+	return t;
 }

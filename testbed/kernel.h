@@ -118,6 +118,11 @@ int sbk_dmabuf_poll_raw(int dmabuf_fd);
  */
 int sbk_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index,
 			   int *fence_status);
+/*
+ * The latest signal time (CLOCK_MONOTONIC ns, the kernel's fence timestamps)
+ * of the sync_file's fences, or 0 while one is pending or on error.
+ */
+int64_t sbk_sync_file_signal_time(int fd);
 
 /* ioctl() retried on EINTR / EAGAIN: the result, or -errno. */
 int sbk_ioctl(int fd, unsigned long req, void *arg);
@@ -127,6 +132,8 @@ int sbk_ioctl(int fd, unsigned long req, void *arg);
  * pthread_setname_np() set it) contains `name`, or -1.
  */
 int sbk_thread_find(const char *name);
+/* How many threads this process has now (/proc/self/task), or -1. */
+int sbk_thread_count(void);
 
 /* CLOCK_MONOTONIC in ns. */
 int64_t sbk_now_ns(void);

@@ -103,9 +103,9 @@ static struct display_info displays[MAX_DISPLAYS];
 static unsigned num_displays;
 static pthread_mutex_t displays_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Whether the space-separated extension list `exts` contains `name`. */
-static bool
-has_extension(const char *exts, const char *name)
+/* Whether the space-separated extension list `exts` contains `name` (egl_internal.h). */
+bool
+egl_has_extension(const char *exts, const char *name)
 {
 	size_t len = strlen(name);
 
@@ -146,10 +146,10 @@ probe_display(EGLDisplay dpy, struct display_info *info)
 		major = minor = 0;
 	core15 = major > 1 || (major == 1 && minor >= 5);
 
-	khr_fence = has_extension(exts, "EGL_KHR_fence_sync") && egl.create_sync_khr &&
+	khr_fence = egl_has_extension(exts, "EGL_KHR_fence_sync") && egl.create_sync_khr &&
 		    egl.destroy_sync_khr && egl.client_wait_sync_khr;
-	khr_wait = has_extension(exts, "EGL_KHR_wait_sync") && egl.wait_sync_khr;
-	native = has_extension(exts, "EGL_ANDROID_native_fence_sync") && egl.dup_native_fence_fd;
+	khr_wait = egl_has_extension(exts, "EGL_KHR_wait_sync") && egl.wait_sync_khr;
+	native = egl_has_extension(exts, "EGL_ANDROID_native_fence_sync") && egl.dup_native_fence_fd;
 
 	memset(info, 0, sizeof(*info));
 	info->dpy = dpy;
@@ -168,8 +168,8 @@ probe_display(EGLDisplay dpy, struct display_info *info)
 	}
 	if (egl.disabled)
 		info->caps |= SB_EGL_CAP_DISABLED;
-	info->gl_procs = core15 || has_extension(exts, "EGL_KHR_get_all_proc_addresses") ||
-			 has_extension(client_exts, "EGL_KHR_client_get_all_proc_addresses");
+	info->gl_procs = core15 || egl_has_extension(exts, "EGL_KHR_get_all_proc_addresses") ||
+			 egl_has_extension(client_exts, "EGL_KHR_client_get_all_proc_addresses");
 	egl_foreign_probe(dpy, client_exts, info);
 
 	sb_info("egl: display %p: EGL %d.%d, %s sync entry points, exports: %s, waits: %s%s",

@@ -26,6 +26,9 @@ struct display_info {
 	bool own_fences_async;
 };
 
+/* Whether the space-separated extension list `exts` (NULL: none) names `name`. */
+bool egl_has_extension(const char *exts, const char *name);
+
 /*
  * The display's info, probed on first use. -EINVAL for EGL_NO_DISPLAY or a
  * display that is not initialised.

@@ -110,23 +110,6 @@ egl_foreign_rule(uint32_t caps, bool software, const char *driver, bool *own_fen
 	return 0;
 }
 
-/* Whether the space-separated list `exts` contains `name`. */
-static bool
-list_has(const char *exts, const char *name)
-{
-	size_t len = strlen(name);
-
-	while (exts && *exts) {
-		const char *end = strchr(exts, ' ');
-		size_t n = end ? (size_t)(end - exts) : strlen(exts);
-
-		if (n == len && strncmp(exts, name, len) == 0)
-			return true;
-		exts = end ? end + 1 : NULL;
-	}
-	return false;
-}
-
 /*
  * The kernel DRM driver's name of a render node (DRM_IOCTL_VERSION, what
  * drmGetVersion() asks). Only render nodes are opened: opening a primary
@@ -173,8 +156,8 @@ egl_foreign_probe(EGLDisplay dpy, const char *client_exts, struct display_info *
 	int ret = -ENOTSUP;
 
 	info->driver[0] = '\0';
-	if (list_has(client_exts, "EGL_EXT_device_query") ||
-	    list_has(client_exts, "EGL_EXT_device_base")) {
+	if (egl_has_extension(client_exts, "EGL_EXT_device_query") ||
+	    egl_has_extension(client_exts, "EGL_EXT_device_base")) {
 		query_display = (PFNEGLQUERYDISPLAYATTRIBEXTPROC)eglGetProcAddress(
 			"eglQueryDisplayAttribEXT");
 		query_device = (PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress(
@@ -184,8 +167,8 @@ egl_foreign_probe(EGLDisplay dpy, const char *client_exts, struct display_info *
 		EGLDeviceEXT dev = (EGLDeviceEXT)attr;
 
 		dev_exts = query_device(dev, EGL_EXTENSIONS);
-		software = list_has(dev_exts, "EGL_MESA_device_software");
-		if (!software && list_has(dev_exts, "EGL_EXT_device_drm_render_node"))
+		software = egl_has_extension(dev_exts, "EGL_MESA_device_software");
+		if (!software && egl_has_extension(dev_exts, "EGL_EXT_device_drm_render_node"))
 			node = query_device(dev, EGL_DRM_RENDER_NODE_FILE_EXT);
 		if (node)
 			ret = node_driver(node, info->driver, sizeof(info->driver));

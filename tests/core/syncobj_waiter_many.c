@@ -23,7 +23,6 @@
  */
 #include "vmtest.h"
 
-#include <dirent.h>
 #include <stdint.h>
 
 #include "xorshift.h"
@@ -39,21 +38,6 @@ struct one {
 	struct sb_syncobj_waiter *w;
 	bool signalled, destroyed, fired;
 };
-
-static int
-count_threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
 
 /* Did waiter o fire (POLLIN now)? */
 static bool
@@ -86,7 +70,7 @@ main(int argc, char **argv)
 			o->point = 2;
 	}
 	base_fds = sb_test_count_fds();
-	base_threads = count_threads();
+	base_threads = sbk_thread_count();
 
 	for (unsigned i = 0; i < N; i++) {
 		int ret = sb_syncobj_waiter_create(drm, all[i].handle, all[i].point, all[i].flags,
@@ -95,7 +79,7 @@ main(int argc, char **argv)
 		REQUIRE(ret == 0, "waiter %u: %s", i, strerror(-ret));
 		CHECK(sb_syncobj_waiter_uses_eventfd(all[i].w) == !fallback, "waiter %u's path", i);
 	}
-	with_threads = count_threads();
+	with_threads = sbk_thread_count();
 	/* ceil(180 / 64) + ceil(20 / 64): HUB_MAX_WAITERS in syncobj_hub.c */
 	want = base_threads + (fallback ? 3 + 1 : 0);
 	sb_test_note("threads: %d before, %d with %d waiters (%s path)", base_threads, with_threads, N,
@@ -167,7 +151,7 @@ main(int argc, char **argv)
 			CHECK(sb_syncobj_waiter_get_error(all[i].w) == 0, "waiter %u: no error", i);
 		sb_syncobj_waiter_destroy(all[i].w);
 	}
-	CHECK_EQ(count_threads(), base_threads, "the shared threads stop with the last waiter");
+	CHECK_EQ(sbk_thread_count(), base_threads, "the shared threads stop with the last waiter");
 	CHECK_EQ(sb_test_count_fds(), base_fds, "waiters leave no fd behind");
 	for (unsigned i = 0; i < N; i++)
 		if (all[i].handle)

@@ -139,27 +139,6 @@ gl_fence(struct eglt *t)
 	return fd;
 }
 
-/* The latest signal time of the sync_file's fences (0 while one is pending). */
-static int64_t
-signal_time(int sync_file)
-{
-	struct sb_sync_file_info *info = NULL;
-	int64_t t = 0;
-
-	if (sb_sync_file_info_create(sync_file, &info) < 0)
-		return 0;
-	for (uint32_t i = 0; i < info->num_fences; i++) {
-		if (!info->fences[i].timestamp_ns) {
-			t = 0;
-			break;
-		}
-		if ((int64_t)info->fences[i].timestamp_ns > t)
-			t = (int64_t)info->fences[i].timestamp_ns;
-	}
-	sb_sync_file_info_destroy(info);
-	return t;
-}
-
 static int
 status_of(int sync_file)
 {
@@ -313,7 +292,7 @@ write_time(int render, int64_t t_clear, int64_t t_finish, struct write_time *w)
 		snprintf(w->driver, sizeof(w->driver), "%s", info->fences[0].driver);
 	sb_sync_file_info_destroy(info);
 	if (strcmp(w->driver, "stub") != 0) {
-		w->after = w->before = signal_time(render);
+		w->after = w->before = sbk_sync_file_signal_time(render);
 	} else {
 		w->after = t_clear;
 		w->before = t_finish;
@@ -429,7 +408,7 @@ main(int argc, char **argv)
 	pthread_join(sig.thread, NULL);
 	CHECK_EQ(sig.ret, 0, "the helper signalled the vgem fence (not vgem's own timer)");
 	REQUIRE(sb_sync_file_wait(render, 15000 * MS) == 0, "GL's write completes");
-	ts_vgem = signal_time(f.sync_file);
+	ts_vgem = sbk_sync_file_signal_time(f.sync_file);
 	write_time(render, r.t_clear, t_finish, &w);
 	close(render);
 	n_new = eglt_count(&tgt, NEW, NULL);

@@ -71,6 +71,7 @@
 
 #include "demo_util.h"
 #include "eglt.h"
+#include "kernel.h"
 #include "harness.h"
 
 #define SIZE 256
@@ -230,27 +231,6 @@ log_fences(int sync_file, const char *when, int64_t t0)
 	sb_sync_file_info_destroy(info);
 }
 
-/* The latest signal time of the sync_file's fences (0 while one is active). */
-static int64_t
-signal_time(int sync_file)
-{
-	struct sb_sync_file_info *info = NULL;
-	int64_t t = 0;
-
-	if (sb_sync_file_info_create(sync_file, &info) < 0)
-		return 0;
-	for (uint32_t i = 0; i < info->num_fences; i++) {
-		if (!info->fences[i].timestamp_ns) {
-			t = 0;
-			break;
-		}
-		if ((int64_t)info->fences[i].timestamp_ns > t)
-			t = (int64_t)info->fences[i].timestamp_ns;
-	}
-	sb_sync_file_info_destroy(info);
-	return t;
-}
-
 static void
 command(int sock, int cmd, struct report *r)
 {
@@ -345,7 +325,7 @@ main(int argc, char **argv)
 	 * late. (With nothing pending the export is a stub carrying the time of
 	 * the last fence that signalled: the OLD fill's.)
 	 */
-	t_signal = signal_time(fence);
+	t_signal = sbk_sync_file_signal_time(fence);
 	log_fences(fence, "the same fences after the reader's read", t0);
 	sb_test_note("reader: wait %d, fences at read %d, read %+.1f..%+.1f ms, %lld NEW / %lld OLD "
 		     "of %lld pixels", r.wait_ret, r.fence_at_read, (double)(r.read_start - t0) / 1e6,
