@@ -237,12 +237,25 @@ xbuf_free(struct xenv *e, struct xbuf *b)
 	b->handle = 0;
 }
 
-/* Rows of an image at base (b's stride and offset) into rgba. */
+/*
+ * The image's rows at base (b's stride and offset) into rgba, those that lie
+ * within the dma-buf's size: a virgl texture's dma-buf can be smaller than its
+ * image (the image lives on the host); rows past the end stay 0 in rgba.
+ */
 static void
-copy_rows(const struct xbuf *b, const uint8_t *base, uint8_t *rgba)
+copy_rows(const struct xbuf *b, const uint8_t *base, uint8_t *rgba, struct xres *r)
 {
-	for (int y = 0; y < XH; y++)
-		memcpy(rgba + (size_t)y * XROW, base + b->offset + (size_t)y * (size_t)b->stride, XROW);
+	int y;
+
+	for (y = 0; y < XH; y++) {
+		size_t at = (size_t)b->offset + (size_t)y * (size_t)b->stride;
+
+		if (at + XROW > b->size)
+			break;
+		memcpy(rgba + (size_t)y * XROW, base + at, XROW);
+	}
+	if (y < XH)
+		xres_note(r, "the dma-buf has %zu bytes: %d of the image's %d rows", b->size, y, XH);
 }
 
 static bool
@@ -258,10 +271,10 @@ cpu_read(const struct xbuf *b, uint8_t *rgba, struct xres *r)
 	}
 	ret = sbk_ioctl(b->fd, DMA_BUF_IOCTL_SYNC, &sync);
 	if (ret == 0) {
-		copy_rows(b, map, rgba);
+		xres_set(r, "ok");
+		copy_rows(b, map, rgba, r);
 		sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
 		sbk_ioctl(b->fd, DMA_BUF_IOCTL_SYNC, &sync);
-		xres_set(r, "ok");
 	} else {
 		xres_errno(r, "DMA_BUF_IOCTL_SYNC", ret);
 	}
@@ -312,9 +325,9 @@ map_dumb_read(int drm_fd, uint32_t handle, const struct xbuf *b, uint8_t *rgba, 
 		xres_errno(r, "mmap", ret);
 		return ret;
 	}
-	copy_rows(b, p, rgba);
-	munmap(p, b->size);
 	xres_set(r, "ok");
+	copy_rows(b, p, rgba, r);
+	munmap(p, b->size);
 	return 0;
 }
 
@@ -405,7 +418,7 @@ buffer_cell(struct xenv *e, const struct xbuf *b, const char *imp, enum xdrv nee
 		read = !xres_failed(&r);
 	}
 	if (read && !xpixels_are(rgba, XROW, b->value, &seen)) {
-		xres_set(&r, "ERR data");
+		snprintf(r.head, sizeof(r.head), "ERR data");
 		xres_note(&r, "read 0x%02x where the exporter wrote 0x%02x", seen, b->value);
 	}
 	xcell(xdrv_name(b->drv), imp, "buffer", &r);

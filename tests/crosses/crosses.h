@@ -57,10 +57,13 @@ bool xres_failed(const struct xres *r);
 void xcell(const char *exporter, const char *importer, const char *kind, const struct xres *r);
 /*
  * Compare every recorded cell with the expected table in path; CHECKs each
- * measured cell and each expected one that was not measured. Returns the
- * number of cells measured (not "not here").
+ * measured cell and each expected one that was not measured, and adds the
+ * checks and failures to *checks and *failures (harness.h's counters are
+ * per file). Returns the number of cells measured (not "not here").
  */
-int xtable_check(const char *path);
+int xtable_check(const char *path, int *checks, int *failures);
+/* Forget every recorded cell (the table's own test). */
+void xtable_reset(void);
 
 /* ---- the drivers (drivers.c, xgl.c, xvk.c) ---- */
 

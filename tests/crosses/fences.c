@@ -274,7 +274,10 @@ fence_cell(struct xenv *e, const struct xbuf *bufs, enum xdrv d, int i)
 			xres_set(&r, before == 0 ? "ok pending" : "ok signalled");
 		}
 	}
-	xres_note(&r, "%s, waited %.0f ms", what, (double)(t_done - t0) / 1e6);
+	if (xres_failed(&r) && strcmp(r.head, "ERR early") != 0)
+		xres_note(&r, "%s", what);
+	else
+		xres_note(&r, "%s, waited %.0f ms", what, (double)(t_done - t0) / 1e6);
 	fence_free(&f);
 out:
 	xcell(xdrv_name(d), importers[i].name, "fence", &r);

@@ -67,7 +67,7 @@ main(int argc, char **argv)
 	printf("# measured in %.1f s\n", (double)(xnow() - t0) / 1e9);
 	if (!expect)
 		sb_test_skip("no --expect FILE: the table is printed above, nothing was checked");
-	if (xtable_check(expect) == 0)
+	if (xtable_check(expect, &sb_test_checks, &sb_test_failures) == 0)
 		sb_test_skip("no cell of %s could be measured here", expect);
 	return sb_test_finish();
 }

@@ -71,8 +71,7 @@ xgl_open(struct xgl *g, enum eglt_platform platform, bool virgl, char *why, size
 	renderer = (const char *)glGetString(GL_RENDERER);
 	if (virgl && (!renderer || !strstr(renderer, "virgl"))) {
 		/* The plain guest: surfaceless EGL is kms_swrast (llvmpipe) on 2D virtio_gpu. */
-		snprintf(why, size, "surfaceless EGL renders with %s, not virgl: the GPU group's guest "
-			 "has it", renderer ? renderer : "?");
+		snprintf(why, size, "no virgl: surfaceless EGL is %s", renderer ? renderer : "?");
 		eglt_close(&g->t);
 		return -ENODEV;
 	}
