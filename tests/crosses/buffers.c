@@ -168,6 +168,9 @@ xbuf_export(struct xenv *e, enum xdrv d, struct xbuf *b)
 	if (!e->here[d]) {
 		xres_set(&b->export, "not here");
 		xres_note(&b->export, "%s", e->why[d]);
+		/* Both guests' tables have the same cells: the implicit one is "not here" too. */
+		if (d != XD_UDMABUF && d != XD_VIRTIO)
+			xcell(xdrv_name(d), "dmabuf", "implicit", &b->export);
 		return;
 	}
 	switch (d) {
