@@ -157,6 +157,7 @@ xbuf_export(struct xenv *e, enum xdrv d, struct xbuf *b)
 {
 	struct xres implicit;
 	bool has_implicit = true;
+	char exp_name[64] = "-";
 
 	memset(b, 0, sizeof(*b));
 	b->drv = d;
@@ -206,12 +207,14 @@ xbuf_export(struct xenv *e, enum xdrv d, struct xbuf *b)
 	default:
 		break;
 	}
-	if (b->fd >= 0)
+	if (b->fd >= 0) {
 		b->size = (size_t)lseek(b->fd, 0, SEEK_END);
-	printf("# %s exports: %s%s%s; fourcc 0x%08x, stride %d, offset %d, modifier 0x%llx, "
-	       "size %zu, value 0x%02x\n", xdrv_name(d), b->export.head, b->export.note[0] ? ", " : "",
-	       b->export.note, b->fourcc, b->stride, b->offset, (unsigned long long)b->modifier,
-	       b->size, b->value);
+		xdmabuf_exporter(b->fd, exp_name, sizeof(exp_name));
+	}
+	printf("# %s exports: %s%s%s; a dma-buf of %s, %zu bytes; fourcc 0x%08x, stride %d, "
+	       "offset %d, modifier 0x%llx; value 0x%02x\n", xdrv_name(d), b->export.head,
+	       b->export.note[0] ? ", " : "", b->export.note, exp_name, b->size, b->fourcc, b->stride,
+	       b->offset, (unsigned long long)b->modifier, b->value);
 	if (has_implicit) {
 		if (xres_failed(&b->export))
 			implicit = b->export;

@@ -119,6 +119,8 @@ struct xbuf {
 bool xpixels_are(const uint8_t *base, int stride, uint8_t value, int *seen);
 /* A sync_file's status (1 signalled, 0 active, <0 error); driver/timeline of its first fence. */
 int xsync_status(int fd, char *what, size_t size);
+/* The kernel exporter's name of a dma-buf (exp_name in /proc/self/fdinfo), or "?". */
+void xdmabuf_exporter(int fd, char *name, size_t size);
 /* Mark fd close-on-exec; false if it was not (a driver handed it out without). */
 bool xcloexec(int fd);
 int64_t xnow(void);

@@ -131,6 +131,25 @@ xsync_status(int fd, char *what, size_t size)
 	return info.status;
 }
 
+void
+xdmabuf_exporter(int fd, char *name, size_t size)
+{
+	char path[64], line[128], value[64];
+	FILE *f;
+
+	snprintf(name, size, "?");
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "exp_name: %63s", value) == 1) {
+			snprintf(name, size, "%s", value);
+			break;
+		}
+	fclose(f);
+}
+
 bool
 xcloexec(int fd)
 {
