@@ -268,24 +268,36 @@ static bool
 cpu_read(const struct xbuf *b, uint8_t *rgba, struct xres *r)
 {
 	struct dma_buf_sync sync = { .flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ };
-	void *map = mmap(NULL, b->size, PROT_READ, MAP_SHARED, b->fd, 0);
-	int ret;
+	size_t image = (size_t)b->offset + (size_t)(XH - 1) * (size_t)b->stride + XROW;
+	const char *whole = NULL;
+	void *map;
+	int ret = 0;
 
+	/* What a consumer that maps the image's extent gets from a smaller dma-buf. */
+	if (image > b->size) {
+		map = mmap(NULL, image, PROT_READ, MAP_SHARED, b->fd, 0);
+		whole = map == MAP_FAILED ? strerrorname_np(errno) : "ok";
+		if (map != MAP_FAILED)
+			munmap(map, image);
+	}
+	map = mmap(NULL, b->size, PROT_READ, MAP_SHARED, b->fd, 0);
 	if (map == MAP_FAILED) {
 		xres_errno(r, "mmap", errno);
-		return false;
-	}
-	ret = sbk_ioctl(b->fd, DMA_BUF_IOCTL_SYNC, &sync);
-	if (ret == 0) {
-		xres_set(r, "ok");
-		copy_rows(b, map, rgba, r);
-		sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
-		sbk_ioctl(b->fd, DMA_BUF_IOCTL_SYNC, &sync);
 	} else {
-		xres_errno(r, "DMA_BUF_IOCTL_SYNC", ret);
+		ret = sbk_ioctl(b->fd, DMA_BUF_IOCTL_SYNC, &sync);
+		if (ret == 0) {
+			xres_set(r, "ok");
+			copy_rows(b, map, rgba, r);
+			sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
+			sbk_ioctl(b->fd, DMA_BUF_IOCTL_SYNC, &sync);
+		} else {
+			xres_errno(r, "DMA_BUF_IOCTL_SYNC", ret);
+		}
+		munmap(map, b->size);
 	}
-	munmap(map, b->size);
-	return ret == 0;
+	if (whole)
+		xres_note(r, "mmap of the image's %zu bytes: %s", image, whole);
+	return map != MAP_FAILED && ret == 0;
 }
 
 /* A GEM handle for b on a card node, and whether it is the exporter's own (not to close). */

@@ -278,6 +278,8 @@ fence_cell(struct xenv *e, const struct xbuf *bufs, enum xdrv d, int i)
 		xres_note(&r, "%s", what);
 	else
 		xres_note(&r, "%s, waited %.0f ms", what, (double)(t_done - t0) / 1e6);
+	if (f.export.note[0])
+		xres_note(&r, "export: %s", f.export.note);
 	fence_free(&f);
 out:
 	xcell(xdrv_name(d), importers[i].name, "fence", &r);
