@@ -8,8 +8,9 @@
  *
  * Files: table.c (cells, the expected table, the comparison), drivers.c
  * (opening the drivers, sync_file and pixel helpers), xgl.c (EGL/GLES on
- * llvmpipe and virgl), xvk.c (lavapipe), buffers.c (buffer exporters and
- * importers), fences.c (fence exporters and importers), main.c.
+ * llvmpipe and virgl), xvk.c (lavapipe), export.c (the buffer exporters and
+ * the implicit cells), buffers.c (the buffer importers), fences.c (fence
+ * exporters and importers), main.c.
  */
 #ifndef CROSSES_H
 #define CROSSES_H
@@ -158,7 +159,7 @@ int xvk_fence_export(struct xenv *e, struct xres *r);
 void xvk_fence_wait(struct xenv *e, int sync_file, struct xres *r);
 void xvk_buffer_free(struct xenv *e, struct xbuf *b);
 
-/* ---- the cells (buffers.c, fences.c) ---- */
+/* ---- the cells (export.c, buffers.c, fences.c) ---- */
 
 /* Export a buffer from driver d, recording its "implicit" cell where d has work. */
 void xbuf_export(struct xenv *e, enum xdrv d, struct xbuf *b);
