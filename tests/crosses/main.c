@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * crosses, gpu-crosses: which dma-bufs and fences cross between the drivers
+ * of the test guests, measured cell by cell and checked against the table
+ * committed next to this file (docs/crosses.md explains every cell).
+ *
+ *   crosses --expect tests/crosses/expected-plain.txt   (plain guest)
+ *   crosses --expect tests/crosses/expected-virgl.txt   (GPU group's guest)
+ *   crosses                      (prints the table, checks nothing: exit 77)
+ *   options: --virgl-iters N (the long draws on virgl; default 2000)
+ *
+ * Drivers: vgem, udmabuf, virtio_gpu (dumb buffers; its own fence through
+ * EXECBUFFER), lavapipe (Vulkan), llvmpipe (EGL's software device), virgl
+ * (EGL surfaceless on virtio_gpu with +virgl). One line per cell:
+ *   cell EXPORTER -> IMPORTER KIND: ok… | ERR step CODE | not here (why)
+ * KIND buffer (buffers.c): the exporter writes its own value into every byte
+ * of a 64x64 image, the importer imports the dma-buf and reads it back;
+ * "ok" only when every byte is the exporter's value ("ERR data" otherwise).
+ * KIND fence (fences.c): a fresh fence per cell; "ok pending|signalled" only
+ * when the importer's wait returned after the fence signalled.
+ * KIND implicit (buffers.c): right after the exporter's write was submitted,
+ * is a fence of it pending on its dma-buf ("pending" / "none")?
+ *
+ * The check: every cell's HEAD must equal the expected table's; a cell whose
+ * driver is missing in this guest is "not here" and is not counted as a pass
+ * (the table must say "not here" too, or the device went missing). Expected
+ * errors are exact: the step and the errno / EGL error / VkResult.
+ */
+#include "crosses.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "harness.h"
+#include "fd_snapshot.h"
+
+int
+main(int argc, char **argv)
+{
+	const char *expect = sb_test_arg_value(argc, argv, "--expect", NULL);
+	struct xbuf bufs[XD_COUNT];
+	struct sb_fd_snapshot before;
+	struct xenv e;
+	int64_t t0 = xnow();
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	xenv_open(&e);
+	e.virgl_iters = atoi(sb_test_arg_value(argc, argv, "--virgl-iters", "2000"));
+	/* The kernel's test devices make a test guest; without them this is another machine. */
+	if (!e.here[XD_VGEM] && !e.here[XD_UDMABUF] && !e.here[XD_VIRTIO]) {
+		xenv_close(&e);
+		sb_test_skip("no vgem, udmabuf or virtio_gpu: not a test guest (scripts/vm/vm-run.sh)");
+	}
+	REQUIRE(!eglt_disk_cache_running(), "Mesa's shader disk cache thread runs (fd counts)");
+	REQUIRE(sb_fd_snapshot_take(&before) == 0, "fd snapshot");
+
+	for (int d = 0; d < XD_COUNT; d++)
+		xbuf_export(&e, d, &bufs[d]);
+	xbuffers_run(&e, bufs);
+	xfences_run(&e, bufs);
+	for (int d = 0; d < XD_COUNT; d++)
+		xbuf_free(&e, &bufs[d]);
+
+	sb_fd_snapshot_check(&before, NULL, 0, "after every cell");
+	sb_fd_snapshot_free(&before);
+	xenv_close(&e);
+	printf("# measured in %.1f s\n", (double)(xnow() - t0) / 1e9);
+	if (!expect)
+		sb_test_skip("no --expect FILE: the table is printed above, nothing was checked");
+	if (xtable_check(expect, &sb_test_checks, &sb_test_failures) == 0)
+		sb_test_skip("no cell of %s could be measured here", expect);
+	return sb_test_finish();
+}
