@@ -39,6 +39,11 @@ before it signals the vgem fence, in wp_presentation's clock):
   done_rx       when the frame callback reached the client.
 Frame 0 of every run is left out (first use of a new surface).
 
+compositor CPU: each compositor's CPU time during each run (every thread,
+/proc/PID/task/*/schedstat), per frame the client made in that run; in the
+guest both compositors share two vCPUs with the client, so CPU one of them
+spends per frame is CPU the client does not get.
+
 Every run is listed; the pooled figures are ratios ours / Weston of medians
 and p90s, and of frames/s, with each round's ratio for the spread. Nothing is
 asserted about the figures: a run fails only when its client fails (exit
@@ -196,6 +201,18 @@ class Compositor:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             return self.proc.wait()
+
+
+def cpu_ns(pid):
+    """CPU time of every thread of a process so far, in ns (/proc/PID/task/*/schedstat)."""
+    total = 0
+    for f in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        try:
+            with open(f) as fh:
+                total += int(fh.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that just exited
+    return total
 
 
 def wait_for(pred, seconds):
@@ -404,14 +421,18 @@ def main(argv):
     fps = {c: {"ours": [], "weston": []} for c in stock}
     lat = {k: {"ours": [], "weston": []} for k in LATENCY_KEYS}
     lat_runs = {"ours": [], "weston": []}
+    lat_cpu = {"ours": 0.0, "weston": 0.0}
     failures = 0
     for r in range(args.rounds):
         order = [ours, weston] if r % 2 == 0 else [weston, ours]
         for name in clients:
             for comp in order:
                 base = os.path.join(rt, f"r{r}-{name}-{comp.name}")
+                cpu0 = cpu_ns(comp.proc.pid)
                 if name == "latency":
                     res = run_latency(comp, args.client, args.frames, base)
+                    res["cpu_ms"] = (cpu_ns(comp.proc.pid) - cpu0) / 1e6
+                    lat_cpu[comp.name] += res["cpu_ms"]
                     s = res["samples"]
                     lat_runs[comp.name].append(s)
                     for k in LATENCY_KEYS:
@@ -419,14 +440,17 @@ def main(argv):
                     print(f"  round {r + 1} {comp.name:<6} latency: {len(s)} frames, median stamp "
                           f"{pct([x['stamp'] for x in s], 50) / 1000:.2f} ms, presented_rx "
                           f"{pct([x['presented_rx'] for x in s], 50) / 1000:.2f} ms, done_rx "
-                          f"{pct([x['done_rx'] for x in s], 50) / 1000:.2f} ms")
+                          f"{pct([x['done_rx'] for x in s], 50) / 1000:.2f} ms; "
+                          f"{comp.name} CPU {res['cpu_ms']:.0f} ms")
                 else:
                     cmd, secs = stock[name]
                     res = run_stock(comp, cmd, secs, base)
+                    res["cpu_ms"] = (cpu_ns(comp.proc.pid) - cpu0) / 1e6
                     fps[name][comp.name].append(res)
                     sync = f", {res['acquire']} with an acquire fence" if name == "simple-dmabuf-egl" else ""
                     print(f"  round {r + 1} {comp.name:<6} {name}: {len(res['frames'])} frames, "
-                          f"{res['fps']:.2f} frames/s over {res['seconds']:.2f} s{sync}")
+                          f"{res['fps']:.2f} frames/s over {res['seconds']:.2f} s{sync}; {comp.name} CPU "
+                          f"{res['cpu_ms']:.0f} ms, {res['cpu_ms'] / max(len(res['frames']), 1):.2f} ms/frame")
                 if res["problems"]:
                     failures += 1
                     print(f"  round {r + 1} {comp.name:<6} {name}: FAILED: {'; '.join(res['problems'])}")
@@ -448,12 +472,19 @@ def main(argv):
             "", ", ".join("%.2f" % x["fps"] for x in o), ", ".join("%.2f" % x["fps"] for x in w)))
         print_figure(name + " frame interval", sum((x["intervals"] for x in o), []),
                      sum((x["intervals"] for x in w), []))
+        cpf = {side: sum(x["cpu_ms"] for x in runs) / max(sum(len(x["frames"]) for x in runs), 1)
+               for side, runs in (("ours", o), ("weston", w))}
+        print(f"{name + ' compositor CPU':<28} ours {cpf['ours']:.2f} ms/frame | weston "
+              f"{cpf['weston']:.2f} ms/frame | ratio {ratio(cpf['ours'], cpf['weston']):.3f}")
     if "latency" in clients:
         for k in LATENCY_KEYS:
             print_figure("latency signal->" + k, lat[k]["ours"], lat[k]["weston"])
         rounds = [ratio(pct([x["stamp"] for x in a], 50), pct([x["stamp"] for x in b], 50))
                   for a, b in zip(lat_runs["ours"], lat_runs["weston"])]
         print(f"{'latency stamp, per round':<28} median ratio{spread(rounds)}")
+        n = args.frames * args.rounds
+        print(f"{'latency compositor CPU':<28} ours {lat_cpu['ours'] / n:.2f} ms/frame | weston "
+              f"{lat_cpu['weston'] / n:.2f} ms/frame | ratio {ratio(lat_cpu['ours'], lat_cpu['weston']):.3f}")
         early = sum(1 for side in lat_runs.values() for run in side for x in run if x["stamp"] < 0)
         if early:
             print(f"  {early} presented timestamps before the signal (events after it: the "
