@@ -13,6 +13,7 @@
 # status is the number of failures (capped at 100).
 gpu_list='
 vk-cube-virgl bench/bench-vk-cube --producer gles
+e2e-weston bench/bench-e2e-weston
 '
 # NAME<space>PROGRAM ARGS (relative to BUILD); keep in the order of
 # docs/performance.md.

@@ -15,7 +15,7 @@
  *
  *   syncbridge-wl-client [--frames N] [--render-ms N] [--buffers vgem|virtio_gpu]
  *       [--drm PATH|auto|none] [--no-drm-syncobj] [--no-explicit-v1]
- *       [--expect implicit|v1|syncobj] [--strict]
+ *       [--expect implicit|v1|syncobj] [--strict] [--timing]
  *
  *   --buffers   which card node makes the dumb buffers (default vgem; Weston's GL
  *               renderer in the test guest imports virtio_gpu's)
@@ -28,6 +28,11 @@
  *               before the signal of an event that came after it is only the
  *               compositor's clock (Weston's timer backends report a stale
  *               estimate after a repaint of more than 2^31 ns, docs/wayland.md)
+ *   --timing    one more line per frame, in microseconds from the fence's signal
+ *               (the client's clock read just before FENCE_SIGNAL, in
+ *               wp_presentation's clock): the presented timestamp, when the
+ *               presented event and when the frame callback reached the client
+ *               (bench/e2e_weston.py reads it)
  *
  * Uses xdg_wm_base when the compositor has it (Weston maps only shell
  * surfaces). Needs vgem (root). Exit: 0 ok, 1 failure, 2 usage, 77 no vgem.
@@ -164,11 +169,14 @@ buffer_release(void *data, struct wl_buffer *b)
 static const struct wl_buffer_listener buffer_listener = { buffer_release };
 
 struct frame {
+	clockid_t clock;    /* wp_presentation's, for the receive times */
 	bool done;
 	uint32_t time_ms;   /* the frame callback's timestamp (ours: CLOCK_MONOTONIC ms) */
+	int64_t done_rx_ns; /* when the frame callback was dispatched here */
 	bool feedback_done; /* wp_presentation_feedback answered */
 	bool presented;
-	int64_t presented_ns; /* in wp_presentation's clock */
+	int64_t presented_ns;    /* in wp_presentation's clock */
+	int64_t presented_rx_ns; /* when the presented event was dispatched here */
 };
 
 static void
@@ -183,6 +191,7 @@ fb_presented(void *data, struct wp_presentation_feedback *fb, uint32_t sec_hi, u
 	struct frame *fr = data;
 
 	fr->feedback_done = fr->presented = true;
+	fr->presented_rx_ns = clock_ns(fr->clock);
 	fr->presented_ns = (int64_t)((((uint64_t)sec_hi << 32) | sec_lo) * 1000000000 + nsec);
 	wp_presentation_feedback_destroy(fb);
 }
@@ -204,6 +213,7 @@ frame_done(void *data, struct wl_callback *cb, uint32_t t)
 	struct frame *fr = data;
 
 	fr->done = true;
+	fr->done_rx_ns = clock_ns(fr->clock);
 	fr->time_ms = t;
 	wl_callback_destroy(cb);
 }
@@ -265,6 +275,7 @@ main(int argc, char **argv)
 		{ "no-explicit-v1", no_argument, NULL, '2' },
 		{ "expect", required_argument, NULL, 'e' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "timing", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -272,7 +283,7 @@ main(int argc, char **argv)
 	int fenced = 0, immediate = 0;
 	const char *buffers = "vgem", *drm = "auto", *expect = NULL;
 	uint32_t flags = 0;
-	bool strict = false;
+	bool strict = false, timing = false;
 	struct app a;
 	struct slot slots[2];
 	int vgem, card, drm_fd = -1;
@@ -287,6 +298,7 @@ main(int argc, char **argv)
 		case '2': flags |= SB_WL_CLIENT_NO_EXPLICIT_V1; break;
 		case 'e': expect = optarg; break;
 		case 's': strict = true; break;
+		case 't': timing = true; break;
 		case 'h': printf("see the comment at the top of examples/wayland/client.c\n"); return 0;
 		default: return 2;
 		}
@@ -388,7 +400,7 @@ main(int argc, char **argv)
 	for (int f = 0; f < frames; f++) {
 		struct slot *s = &slots[f % 2];
 		struct sbwl_fence fence;
-		struct frame fr = { 0 };
+		struct frame fr = { .clock = a.clock };
 		int64_t t_signal;
 
 		/* Reuse only after the compositor let go of the buffer. */
@@ -478,6 +490,11 @@ main(int argc, char **argv)
 		       (long long)dt_ms, a.presentation ? " (wp_presentation)" : "",
 		       before_signal ? ": its presentation arrived before the signal" :
 		       dt_ms < -1 ? ": the compositor's timestamp, its event came after the signal" : "");
+		if (timing && a.presentation && fr.presented)
+			printf("timing: frame=%d stamp_us=%lld presented_rx_us=%lld done_rx_us=%lld\n", f,
+			       (long long)((fr.presented_ns - t_signal) / 1000),
+			       (long long)((fr.presented_rx_ns - t_signal) / 1000),
+			       (long long)((fr.done_rx_ns - t_signal) / 1000));
 		sbwl_fence_destroy(&fence);
 	}
 
