@@ -26,6 +26,12 @@
  * A failed wait of the whole set (a handle destroyed, the DRM fd closed)
  * names no culprit, so every waiter is then asked alone (blame()).
  *
+ * fork(): a child has none of the parent's threads, so a hub belongs to the
+ * process that made it (pid); the child's waiters get hubs of their own, and
+ * a waiter inherited from the parent is left alone by its destroy (its hub
+ * has no thread here; the child's copy of it is not freed). hubs_lock is held
+ * across fork() (pthread_atfork) so that the child does not inherit it locked.
+ *
  * Locking: hubs_lock guards the list of hubs and each hub's refs; a hub's
  * lock guards its waiters and stop. The thread holds its hub's lock except
  * in the kernel wait; a waiter is fired only under that lock and only while
@@ -36,6 +42,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -58,6 +65,7 @@ struct hub_entry {
 };
 
 struct syncobj_hub {
+	pid_t pid;        /* the process whose thread serves it */
 	int drm_fd;       /* borrowed from its waiters, who all use it */
 	uint32_t flags;   /* their SB_SYNCOBJ_WAIT_AVAILABLE, the same for all */
 	uint32_t wake;    /* our binary syncobj on drm_fd */
@@ -74,6 +82,31 @@ struct syncobj_hub {
 static pthread_mutex_t hubs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct syncobj_hub *hubs;
 static uint64_t next_id = 1; /* under hubs_lock */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void
+fork_prepare(void)
+{
+	pthread_mutex_lock(&hubs_lock);
+}
+
+static void
+fork_parent(void)
+{
+	pthread_mutex_unlock(&hubs_lock);
+}
+
+static void
+fork_child(void)
+{
+	pthread_mutex_unlock(&hubs_lock);
+}
+
+static void
+atfork_register(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 static void
 sleep_ns(long ns)
@@ -295,6 +328,7 @@ hub_create(int drm_fd, uint32_t flags, struct syncobj_hub **out)
 
 	if (!h)
 		return -ENOMEM;
+	h->pid = getpid();
 	h->drm_fd = drm_fd;
 	h->flags = flags;
 	pthread_mutex_init(&h->lock, NULL);
@@ -321,11 +355,14 @@ int
 sb_syncobj_hub_add(struct sb_syncobj_waiter *w)
 {
 	struct syncobj_hub *h;
+	pid_t pid = getpid();
 	int ret = 0;
 
+	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&hubs_lock);
 	for (h = hubs; h; h = h->next)
-		if (h->drm_fd == w->drm_fd && h->flags == w->flags && h->refs < HUB_MAX_WAITERS)
+		if (h->pid == pid && h->drm_fd == w->drm_fd && h->flags == w->flags &&
+		    h->refs < HUB_MAX_WAITERS)
 			break;
 	if (!h)
 		ret = hub_create(w->drm_fd, w->flags, &h);
@@ -381,6 +418,12 @@ sb_syncobj_hub_remove(struct sb_syncobj_waiter *w)
 	bool last;
 	long i;
 
+	if (h->pid != getpid()) {
+		/* Inherited across fork(): no thread serves it here, and its lock
+		 * may have been taken when the parent forked. Let it be. */
+		w->hub = NULL;
+		return;
+	}
 	pthread_mutex_lock(&hubs_lock);
 	pthread_mutex_lock(&h->lock);
 	i = find(h, w, w->hub_id);

@@ -20,8 +20,15 @@
  * of one mode: 3 threads; 20 of the other: 1), back to the
  * start once they are destroyed (the fallback threads stop); the fd count
  * back to the start.
+ *
+ * Fallback only, first: a child forked while a waiter (and so a thread) of
+ * the parent exists gets waiters that fire (the parent's thread is not in
+ * the child: the child must start its own), and destroying the inherited
+ * waiter there neither hangs nor touches the parent's thread.
  */
 #include "vmtest.h"
+
+#include <sys/wait.h>
 
 #include <stdint.h>
 
@@ -44,6 +51,52 @@ static bool
 fired(const struct one *o, int timeout_ms)
 {
 	return vm_poll(sb_syncobj_waiter_get_fd(o->w), POLLIN, timeout_ms) & POLLIN;
+}
+
+
+/* The fork case (fallback): 0 in the child when all was well. */
+static int
+child_after_fork(int drm, struct sb_syncobj_waiter *inherited)
+{
+	struct sb_syncobj_waiter *w = NULL;
+	uint32_t h = 0;
+	int ok;
+
+	if (drmSyncobjCreate(drm, 0, &h) != 0 || sb_syncobj_waiter_create(drm, h, 1, 0, &w) != 0)
+		return 2;
+	if (sb_syncobj_signal(drm, h, 1) != 0)
+		return 3;
+	ok = vm_poll(sb_syncobj_waiter_get_fd(w), POLLIN, 10000) & POLLIN;
+	sb_syncobj_waiter_destroy(w);
+	sb_syncobj_waiter_destroy(inherited);
+	drmSyncobjDestroy(drm, h);
+	return ok ? 0 : 4;
+}
+
+static void
+fork_case(int drm)
+{
+	struct sb_syncobj_waiter *w = NULL;
+	uint32_t h = 0;
+	int status = -1;
+	pid_t pid;
+
+	REQUIRE(drmSyncobjCreate(drm, 0, &h) == 0, "drmSyncobjCreate");
+	REQUIRE(sb_syncobj_waiter_create(drm, h, 1, 0, &w) == 0, "the parent's waiter");
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0)
+		_exit(child_after_fork(drm, w));
+	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "fork: the child's waiter fired and the inherited one was destroyed (status 0x%x)",
+	      status);
+	CHECK_EQ(sb_syncobj_signal(drm, h, 1), 0, "signal the parent's point");
+	CHECK(vm_poll(sb_syncobj_waiter_get_fd(w), POLLIN, 10000) & POLLIN,
+	      "fork: the parent's waiter still fires");
+	sb_syncobj_waiter_destroy(w);
+	drmSyncobjDestroy(drm, h);
 }
 
 int
@@ -69,6 +122,8 @@ main(int argc, char **argv)
 		if (o->flags)
 			o->point = 2;
 	}
+	if (fallback)
+		fork_case(drm);
 	base_fds = sb_test_count_fds();
 	base_threads = sbk_thread_count();
 
