@@ -92,6 +92,9 @@ SB_EXPORT int sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64
  * (set SYNCBRIDGE_SYNCOBJ_EVENTFD=0 to force that fallback). The library's
  * helper threads are shared: each waits for up to 64 waiters of one DRM fd
  * at once (1,000 pending waiters: 16 threads), and stops with its last.
+ * After fork() the child's new waiters get threads of their own; a fallback
+ * waiter inherited from the parent never fires in the child (its thread is
+ * the parent's), and destroying it there only frees the child's copy.
  *
  * The two paths agree on everything the library can see:
  *  - a fence that completed with an error fires like any other (get_error()
