@@ -43,8 +43,8 @@ sb_drm_check_fd(int drm_fd)
  * core ioctl with EINVAL, never ENOTTY (an older kernel's table ends earlier);
  * an ENOTTY, from something that is not DRM after all, is reported the same.
  */
-static int
-drm_call(int drm_fd, unsigned long request, void *arg)
+int
+sb_drm_call(int drm_fd, unsigned long request, void *arg)
 {
 	int ret = sb_ioctl(drm_fd, request, arg);
 
@@ -65,7 +65,7 @@ sb_drm_ioctl(int drm_fd, unsigned long request, void *arg)
 	ret = sb_drm_check_fd(drm_fd);
 	if (ret)
 		return ret;
-	return drm_call(drm_fd, request, arg);
+	return sb_drm_call(drm_fd, request, arg);
 }
 
 /* The calls below are also the Wayland helpers' (syncobj_internal.h). */
@@ -91,7 +91,7 @@ sb_syncobj_create(int drm_fd, uint32_t *handle)
 	int ret;
 
 	memset(&args, 0, sizeof(args));
-	ret = drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
+	ret = sb_drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
 	if (ret)
 		return ret;
 	*handle = args.handle;
@@ -105,7 +105,7 @@ sb_syncobj_destroy(int drm_fd, uint32_t handle)
 
 	memset(&args, 0, sizeof(args));
 	args.handle = handle;
-	drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+	sb_drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
 }
 
 /* DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD (the kernel allocates the fd O_CLOEXEC). */
@@ -120,7 +120,7 @@ handle_to_fd(int drm_fd, uint32_t handle, uint32_t flags, int *out_fd)
 	args.handle = handle;
 	args.flags = flags;
 	args.fd = -1;
-	ret = drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &args);
+	ret = sb_drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &args);
 	if (ret)
 		return ret;
 	*out_fd = args.fd;
@@ -141,7 +141,7 @@ sb_syncobj_fd_to_handle(int drm_fd, int fd, uint32_t *handle)
 
 	memset(&args, 0, sizeof(args));
 	args.fd = fd;
-	ret = drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &args);
+	ret = sb_drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &args);
 	if (ret)
 		return ret;
 	*handle = args.handle;

@@ -123,7 +123,7 @@ wake_op(struct syncobj_hub *h, unsigned long request)
 	memset(&args, 0, sizeof(args));
 	args.handles = (uint64_t)(uintptr_t)&h->wake;
 	args.count_handles = 1;
-	sb_drm_ioctl(h->drm_fd, request, &args);
+	sb_drm_call(h->drm_fd, request, &args);
 }
 
 /* Any of the points, until deadline_ns; *first is its index. 0, -ETIME or -errno. */
@@ -142,7 +142,8 @@ wait_any(struct syncobj_hub *h, uint32_t *handles, uint64_t *points, size_t n,
 	args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT;
 	if (h->flags & SB_SYNCOBJ_WAIT_AVAILABLE)
 		args.flags |= DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE;
-	ret = sb_drm_ioctl(h->drm_fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &args);
+	/* Not validated again: every waiter's create checked the fd (sb_drm_check_fd()). */
+	ret = sb_drm_call(h->drm_fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &args);
 	if (ret == 0)
 		*first = args.first_signaled;
 	return ret;
@@ -319,6 +320,26 @@ hub_free(struct syncobj_hub *h)
 	free(h);
 }
 
+/*
+ * Take a hub with no waiter left out of the list and tell its thread to stop.
+ * hubs_lock held; the caller then joins the thread and frees the hub (with
+ * or without hubs_lock: the thread never takes it).
+ */
+static void
+hub_retire(struct syncobj_hub *h)
+{
+	struct syncobj_hub **p;
+
+	for (p = &hubs; *p != h; p = &(*p)->next)
+		;
+	*p = h->next;
+	pthread_mutex_lock(&h->lock);
+	h->stop = true;
+	wake_op(h, DRM_IOCTL_SYNCOBJ_SIGNAL);
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
 /* A new hub with its thread, linked. hubs_lock held. */
 static int
 hub_create(int drm_fd, uint32_t flags, struct syncobj_hub **out)
@@ -393,16 +414,7 @@ sb_syncobj_hub_add(struct sb_syncobj_waiter *w)
 out_maybe_stop:
 	/* A hub made for this waiter alone, which it cannot use: take it down. */
 	if (h->refs == 0) {
-		struct syncobj_hub **p;
-
-		for (p = &hubs; *p != h; p = &(*p)->next)
-			;
-		*p = h->next;
-		pthread_mutex_lock(&h->lock);
-		h->stop = true;
-		wake_op(h, DRM_IOCTL_SYNCOBJ_SIGNAL);
-		pthread_cond_broadcast(&h->cond);
-		pthread_mutex_unlock(&h->lock);
+		hub_retire(h);
 		pthread_join(h->thread, NULL);
 		hub_free(h);
 	}
@@ -414,8 +426,7 @@ out:
 void
 sb_syncobj_hub_remove(struct sb_syncobj_waiter *w)
 {
-	struct syncobj_hub *h = w->hub, **p;
-	bool last;
+	struct syncobj_hub *h = w->hub;
 	long i;
 
 	if (h->pid != getpid()) {
@@ -424,28 +435,22 @@ sb_syncobj_hub_remove(struct sb_syncobj_waiter *w)
 		w->hub = NULL;
 		return;
 	}
-	pthread_mutex_lock(&hubs_lock);
-	pthread_mutex_lock(&h->lock);
-	i = find(h, w, w->hub_id);
-	if (i >= 0)
-		drop(h, (size_t)i);
-	last = --h->refs == 0;
-	if (last)
-		h->stop = true;
-	/* Waiting on a handle the caller may destroy next: look again without it. */
-	if (i >= 0 || last)
-		wake_op(h, DRM_IOCTL_SYNCOBJ_SIGNAL);
-	pthread_cond_broadcast(&h->cond);
-	pthread_mutex_unlock(&h->lock);
 	w->hub = NULL;
-	if (!last) {
+	pthread_mutex_lock(&hubs_lock);
+	if (--h->refs == 0) {
+		hub_retire(h);
 		pthread_mutex_unlock(&hubs_lock);
+		pthread_join(h->thread, NULL);
+		hub_free(h);
 		return;
 	}
-	for (p = &hubs; *p != h; p = &(*p)->next)
-		;
-	*p = h->next;
+	pthread_mutex_lock(&h->lock);
+	i = find(h, w, w->hub_id);
+	if (i >= 0) {
+		drop(h, (size_t)i);
+		/* Waiting on a handle the caller may destroy next: look again without it. */
+		wake_op(h, DRM_IOCTL_SYNCOBJ_SIGNAL);
+	}
+	pthread_mutex_unlock(&h->lock);
 	pthread_mutex_unlock(&hubs_lock);
-	pthread_join(h->thread, NULL);
-	hub_free(h);
 }

@@ -18,6 +18,8 @@
 
 /* -EBADF if drm_fd is not open, -EINVAL if it is not a DRM device node, else 0. */
 int sb_drm_check_fd(int drm_fd);
+/* A DRM ioctl on an fd already known to be DRM: 0 or -errno (an unknown ioctl is -EINVAL). */
+int sb_drm_call(int drm_fd, unsigned long request, void *arg);
 /* sb_drm_check_fd(), then the ioctl (0 or -errno; an unknown ioctl is -EINVAL). */
 int sb_drm_ioctl(int drm_fd, unsigned long request, void *arg);
 /*
