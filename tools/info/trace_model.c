@@ -29,6 +29,15 @@
  * created, under the driver's lock). Without this each such fence showed up
  * twice: an init that never signals and an emit born before the trace.
  */
+/* Take entry k out of the list of fences waiting for their number. */
+static void
+unnumbered_take(struct tr_model *m, size_t k)
+{
+	memmove(&m->unnumbered[k], &m->unnumbered[k + 1],
+		(m->nunnumbered - k - 1) * sizeof(*m->unnumbered));
+	m->nunnumbered--;
+}
+
 static int
 renumber(struct tr_model *m, uint64_t context, uint64_t seqno)
 {
@@ -37,9 +46,7 @@ renumber(struct tr_model *m, uint64_t context, uint64_t seqno)
 
 		if (m->fences[idx].context != context)
 			continue;
-		memmove(&m->unnumbered[k], &m->unnumbered[k + 1],
-			(m->nunnumbered - k - 1) * sizeof(*m->unnumbered));
-		m->nunnumbered--;
+		unnumbered_take(m, k);
 		tr_model_fence_renumber(m, idx, seqno);
 		m->renumbered++;
 		return (int)idx;
@@ -53,9 +60,7 @@ numbered(struct tr_model *m, size_t idx)
 {
 	for (size_t k = 0; k < m->nunnumbered; k++) {
 		if (m->unnumbered[k] == idx) {
-			memmove(&m->unnumbered[k], &m->unnumbered[k + 1],
-				(m->nunnumbered - k - 1) * sizeof(*m->unnumbered));
-			m->nunnumbered--;
+			unnumbered_take(m, k);
 			return;
 		}
 	}
