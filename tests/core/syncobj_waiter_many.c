@@ -132,6 +132,7 @@ main(int argc, char **argv)
 	 * not stop it). The plain build runs the case in every run.
 	 */
 	sb_test_note("fork case: not run under AddressSanitizer (see the source)");
+	(void)fork_case;
 #else
 	if (fallback)
 		fork_case(drm);
