@@ -249,7 +249,11 @@ SB_EXPORT enum sb_wl_sync_protocol sb_wl_commit_get_protocol(const struct sb_wl_
  * completed with (e.g. -EIO: the client's GPU job failed). Such a commit is
  * still handed out (neither protocol defines an error for it, and holding it
  * would freeze the surface); the compositor may choose not to show its
- * buffer. Known once the commit is handed to the compositor.
+ * buffer. Known once the commit is handed to the compositor, but read only
+ * when asked: the helper hands the commit over right after the wake-up, and
+ * the first call queries the kernel (SYNC_IOC_FILE_INFO; for a drm-syncobj
+ * point an export first), later calls answer from the commit. A compositor
+ * that never asks makes no status query at all.
  * Returns 0; -EINVAL (NULL commit or status). The fence's error and a bad
  * argument never share the return value.
  */
@@ -301,7 +305,8 @@ struct sb_wl_server_stats {
 	/** Clients disconnected for exceeding max_pending_commits or
 	 *  max_client_pending_commits (total). */
 	uint64_t clients_over_limit;
-	/** Commits whose acquire fence completed with an error (total). */
+	/** Commits whose acquire fence completed with an error (total), as found
+	 *  by the helper at commit time or by sb_wl_commit_get_acquire_status(). */
 	uint64_t acquire_errors;
 	/** Zero: room for counters of later releases. */
 	uint64_t reserved[4];

@@ -70,15 +70,18 @@ sb_wl_acquire_snapshot(struct acquire *a, int dmabuf_fd)
 static void
 record_status(struct sb_wl_server *server, struct acquire *a, int status)
 {
-	if (status >= 0 || !server)
+	if (status >= 0)
 		return;
 	a->status = status;
+	if (!server)
+		return;
 	server->stats.acquire_errors++;
 	if (!server->warned_acquire_error) {
 		server->warned_acquire_error = true;
 		sb_warn("a client's acquire fence completed with error %d (the client's or its "
-			"driver's problem); applying its commit and reporting it through "
-			"sb_wl_commit_get_acquire_status() (further ones are logged at debug level)",
+			"driver's problem); its commit is applied all the same, and "
+			"sb_wl_commit_get_acquire_status() reports it (further ones are logged at "
+			"debug level)",
 			status);
 	} else {
 		sb_debug("client acquire fence completed with error %d; applying anyway", status);
@@ -154,7 +157,8 @@ sb_wl_acquire_export(const struct acquire *a, int *out_fd)
 {
 	int ret;
 
-	if (a->fd >= 0) {
+	/* A fence the helper waited for is kept for its status only: -1, as documented. */
+	if (a->fd >= 0 && a->status != ACQUIRE_STATUS_UNREAD) {
 		ret = sb_fd_dup(a->fd);
 		if (ret < 0)
 			return ret;
@@ -233,10 +237,11 @@ sb_wl_acquire_wait_start(struct sb_wl_server *server, struct acquire *a,
 	/*
 	 * wl_event_loop_add_fd() polls a duplicate of fd (and hands its callback
 	 * the number it was given, not the duplicate). Keep as few fds as the
-	 * wait needs: the client's sync_file stays with the wait so that its
-	 * completion status can be read when it fires (a fence may complete with
-	 * an error: check_status()); an exported point's sync_file is dropped
-	 * (the point is exported again then). The kernel's eventfd registration
+	 * wait needs: the client's sync_file stays with the wait and goes back
+	 * to the commit when it fires, so that its completion status can be
+	 * read if the compositor asks (a fence may complete with an error:
+	 * sb_wl_acquire_read_status()); an exported point's sync_file is
+	 * dropped (the point is exported again then). The kernel's eventfd registration
 	 * holds its own reference to the eventfd, so the kernel path needs no
 	 * waiter object any more; the waiter's thread fallback keeps its fd,
 	 * since the thread writes to it.
@@ -263,7 +268,28 @@ sb_wl_acquire_wait_fired(struct sb_wl_server *server, struct acquire *a, struct 
 	if (w->waiter && (err = sb_syncobj_waiter_get_error(w->waiter)) != 0)
 		sb_log_errno(SB_LOG_DEBUG, err, "acquire point wait ended without the point "
 			     "signalling; applying (errors count as signalled)");
-	/* The client's sync_file (v1, implicit), or -1: export the point. */
-	check_status(server, a, w->fd);
+	/*
+	 * Nothing more happens between the wake-up and the compositor: no
+	 * status query here (for a point it would be two system calls, an
+	 * export and SYNC_IOC_FILE_INFO; for a sync_file one). Neither protocol
+	 * gives a fence that completed with an error a meaning (record_status()),
+	 * so a compositor may never ask; one that does pays the query in
+	 * sb_wl_commit_get_acquire_status().
+	 * The client's sync_file (v1, implicit) moves back to the commit for
+	 * it; a point is exported again then.
+	 */
+	fd_replace(&a->fd, fd_move(&w->fd));
+	a->status = ACQUIRE_STATUS_UNREAD;
 	wait_uncount(server, w);
+}
+
+int
+sb_wl_acquire_read_status(struct sb_wl_server *server, struct acquire *a)
+{
+	if (a->status == ACQUIRE_STATUS_UNREAD) {
+		a->status = 0;
+		check_status(server, a, a->fd);
+		fd_clear(&a->fd);
+	}
+	return a->status;
 }

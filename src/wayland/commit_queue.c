@@ -137,10 +137,11 @@ wait_fired(int fd, uint32_t mask, void *data)
 		head->ready = true;
 		/*
 		 * Hand the head over before tearing the wait down: removing the
-		 * source (epoll_ctl + close of its duplicate) and closing the
-		 * client's sync_file are two to three system calls that need not
-		 * stand between the signal and the compositor (bench-wake,
-		 * docs/performance.md figure 3). A commit_ready() that re-enters
+		 * source (epoll_ctl + close of its duplicate) is two system calls
+		 * that need not stand between the signal and the compositor
+		 * (bench-wake, docs/performance.md figure 3), and nothing else
+		 * makes one before it: the acquire status is read only if the
+		 * compositor asks (sb_wl_acquire_wait_fired()). A commit_ready() that re-enters
 		 * the queue finds ss->wait.source still set and leaves the next
 		 * wait to the queue_advance() below.
 		 */
@@ -280,7 +281,13 @@ sb_wl_commit_get_acquire_status(const struct sb_wl_commit *commit, int *status)
 	*status = 0;
 	if (!commit)
 		return -EINVAL;
-	*status = commit->acquire.status;
+	/*
+	 * The first call reads what the helper did not read when the wait
+	 * fired (sb_wl_acquire_wait_fired()); the answer never changes, so the
+	 * commit caches it — logically const, the caller sees the same value.
+	 */
+	*status = sb_wl_acquire_read_status(commit->server,
+					    &((struct sb_wl_commit *)commit)->acquire);
 	return 0;
 }
 

@@ -95,8 +95,15 @@ struct point {
 struct acquire {
 	struct point point; /* drm-syncobj */
 	int fd;             /* owned sync_file (explicit-sync v1, implicit snapshot), or -1 */
-	int status;         /* 0, or the error the fence completed with */
+	int status;         /* 0, the error the fence completed with, or ACQUIRE_STATUS_UNREAD */
 };
+
+/*
+ * acquire.status of a fence whose wait fired: it has completed, and whether
+ * with an error is read only when the compositor asks
+ * (sb_wl_acquire_read_status()); a->fd, if set, is kept for that read only.
+ */
+#define ACQUIRE_STATUS_UNREAD 1
 
 /* The queue head's wait on its acquire (one per waiting surface). */
 struct acquire_wait {
@@ -276,9 +283,17 @@ void sb_wl_acquire_wait_finish(struct sb_wl_server *server, struct acquire_wait 
  */
 int sb_wl_acquire_wait_start(struct sb_wl_server *server, struct acquire *a,
 			     struct acquire_wait *w, wl_event_loop_fd_func_t fired, void *data);
-/* The wait fired: record a's completion status; the wait no longer counts. */
+/*
+ * The wait fired: a has completed (its status is read later, if asked:
+ * ACQUIRE_STATUS_UNREAD); the wait no longer counts.
+ */
 void sb_wl_acquire_wait_fired(struct sb_wl_server *server, struct acquire *a,
 			      struct acquire_wait *w);
+/*
+ * 0, or the error a completed with. An unread status is read now (recorded
+ * in server's stats; server may be NULL) and a's kept sync_file closed.
+ */
+int sb_wl_acquire_read_status(struct sb_wl_server *server, struct acquire *a);
 
 /* ---- release.c ---- */
 bool sb_wl_buffer_release_is_set(const struct buffer_release *r);
