@@ -58,10 +58,12 @@
 
 enum kind { K_SYNC_FILE, K_DMABUF, K_SYNCOBJ, K_SYNCOBJ_THREAD, K_COMPOSITOR,
 	/* Diagnostics (not run by default): the library slot replaced by a piece of it. */
-	K_X_PPOLL, K_X_INFO, K_X_AA, K_X_DMABUF_PPOLL, K_X_DMABUF_CHECK, K_X_DMABUF_STATFS, K_COUNT };
+	K_X_PPOLL, K_X_INFO, K_X_AA, K_X_DMABUF_PPOLL, K_X_DMABUF_CHECK, K_X_DMABUF_STATFS,
+	K_X_SYSCALL, K_X_INFO2, K_COUNT };
 static const char *const kind_names[K_COUNT] = {
 	"sync_file", "dmabuf", "syncobj", "syncobj-thread", "compositor",
 	"x-ppoll", "x-info", "x-aa", "x-dmabuf-ppoll", "x-dmabuf-check", "x-dmabuf-statfs",
+	"x-syscall", "x-info2",
 };
 
 /* How the wait is done: through the library, a raw poll(), a bare wl_event_loop source. */
@@ -151,14 +153,26 @@ run_job(struct waiter *w, enum kind kind, enum how how, int fd, int64_t *t)
 		*t = sbk_now_ns();
 		return ret < 0 ? -errno : 0;
 	}
-	if (how == H_LIB && kind == K_X_INFO) {
+	if (how == H_LIB && (kind == K_X_INFO || kind == K_X_INFO2 || kind == K_X_SYSCALL)) {
+		/*
+		 * What one system call after the wake-up costs: x-info makes the
+		 * status query sb_sync_file_wait() makes, x-info2 the same query
+		 * twice (the second one is the query's cost once the guest runs
+		 * warm again), x-syscall the cheapest call there is (getppid).
+		 */
 		struct sync_file_info info;
 
 		do
 			ret = poll(&p, 1, -1);
 		while (ret < 0 && errno == EINTR);
-		memset(&info, 0, sizeof(info));
-		ioctl(fd, SYNC_IOC_FILE_INFO, &info);
+		if (kind == K_X_SYSCALL) {
+			(void)getppid();
+		} else {
+			for (int i = 0; i < (kind == K_X_INFO2 ? 2 : 1); i++) {
+				memset(&info, 0, sizeof(info));
+				ioctl(fd, SYNC_IOC_FILE_INFO, &info);
+			}
+		}
 		*t = sbk_now_ns();
 		return ret < 0 ? -errno : 0;
 	}
@@ -382,6 +396,8 @@ iteration(struct ctx *c, enum kind kind, enum how how, int64_t *lat_ns)
 	case K_SYNC_FILE:
 	case K_X_PPOLL:
 	case K_X_INFO:
+	case K_X_INFO2:
+	case K_X_SYSCALL:
 	case K_X_AA:
 		wait_fd = sync_file;
 		break;
@@ -547,11 +563,51 @@ run_kind(struct ctx *c, enum kind kind, int iterations)
 	return 0;
 }
 
+/*
+ * The diagnostic rows' yardstick: the same system calls in a loop, where the
+ * guest runs warm (right after a wake-up under TCG it does not: x-info vs
+ * x-info2 shows the difference).
+ */
+static void
+print_warm_costs(struct ctx *c)
+{
+	struct bench_samples info, ppid;
+	struct sync_file_info fi;
+	int sync_file = -1;
+	uint32_t id;
+
+	if (new_fence(c, &id, &sync_file) || sbk_vgem_fence_signal(c->vgem, id)) {
+		printf("#   warm costs: no signalled sync_file\n");
+		if (sync_file >= 0)
+			close(sync_file);
+		return;
+	}
+	memset(&info, 0, sizeof(info));
+	memset(&ppid, 0, sizeof(ppid));
+	for (int i = 0; i < 1000; i++) {
+		int64_t t0 = sbk_now_ns(), t1, t2;
+
+		memset(&fi, 0, sizeof(fi));
+		ioctl(sync_file, SYNC_IOC_FILE_INFO, &fi);
+		t1 = sbk_now_ns();
+		(void)getppid();
+		t2 = sbk_now_ns();
+		bench_samples_add(&info, t1 - t0);
+		bench_samples_add(&ppid, t2 - t1);
+	}
+	printf("#   warm, in a loop of 1000: SYNC_IOC_FILE_INFO median %.2f us, getppid median %.2f us\n",
+	       (double)bench_samples_pct(&info, 50) / 1e3, (double)bench_samples_pct(&ppid, 50) / 1e3);
+	bench_samples_finish(&info);
+	bench_samples_finish(&ppid);
+	close(sync_file);
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *kinds = "sync_file,dmabuf,syncobj,syncobj-thread,compositor";
 	int iterations = (int)bench_args(argc, argv, "--kinds", "K,...", &kinds), failures = 0, ret;
+	bool warm_costs = false;
 	struct ctx c;
 	struct utsname u;
 
@@ -640,7 +696,11 @@ main(int argc, char **argv)
 		}
 		if (run_kind(&c, (enum kind)k, iterations))
 			failures++;
+		if (k == K_X_INFO || k == K_X_INFO2 || k == K_X_SYSCALL)
+			warm_costs = true;
 	}
+	if (warm_costs)
+		print_warm_costs(&c);
 
 	pthread_mutex_lock(&c.w.lock);
 	c.w.quit = true;
