@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,6 +95,54 @@ sbk_thread_count(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n;
+}
+
+/* The system call thread `tid` of this process is in, -1 running, -2 gone. */
+static long
+task_syscall(const char *tid)
+{
+	char path[300], buf[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -2;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -2;
+	buf[n] = '\0';
+	return strncmp(buf, "running", 7) == 0 ? -1 : strtol(buf, NULL, 10);
+}
+
+int
+sbk_threads_wait_in_syscall(long nr, int64_t timeout_ns)
+{
+	int64_t end = sbk_now_ns() + timeout_ns;
+	char self[24];
+
+	snprintf(self, sizeof(self), "%ld", (long)syscall(SYS_gettid));
+	for (;;) {
+		DIR *d = opendir("/proc/self/task");
+		struct dirent *e;
+		bool all = d != NULL;
+
+		while (all && (e = readdir(d))) {
+			if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0)
+				continue;
+			long in = task_syscall(e->d_name);
+			all = in == nr || in == -2;
+		}
+		if (d)
+			closedir(d);
+		if (all)
+			return 0;
+		if (sbk_now_ns() > end)
+			return -ETIME;
+		sbk_sleep_ns(100000);
+	}
 }
 
 int64_t

@@ -134,6 +134,13 @@ int sbk_ioctl(int fd, unsigned long req, void *arg);
 int sbk_thread_find(const char *name);
 /* How many threads this process has now (/proc/self/task), or -1. */
 int sbk_thread_count(void);
+/*
+ * Wait until every other thread of this process sleeps in system call `nr`
+ * (/proc/self/task/T/syscall, e.g. SYS_ioctl): 0, or -ETIME after
+ * timeout_ns. A thread asleep there holds no lock of the C library's or a
+ * sanitizer's allocator.
+ */
+int sbk_threads_wait_in_syscall(long nr, int64_t timeout_ns);
 
 /* CLOCK_MONOTONIC in ns. */
 int64_t sbk_now_ns(void);
