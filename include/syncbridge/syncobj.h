@@ -94,7 +94,10 @@ SB_EXPORT int sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64
  * at once (1,000 pending waiters: 16 threads), and stops with its last.
  * After fork() the child's new waiters get threads of their own; a fallback
  * waiter inherited from the parent never fires in the child (its thread is
- * the parent's), and destroying it there only frees the child's copy.
+ * the parent's), and destroying it there only frees the child's copy. The
+ * child's waiters allocate, as glibc allows after fork(); an allocator that
+ * takes no locks around fork() (GCC 12's AddressSanitizer) can hang such a
+ * child when a helper thread of the parent was inside it at the fork.
  *
  * The two paths agree on everything the library can see:
  *  - a fence that completed with an error fires like any other (get_error()
