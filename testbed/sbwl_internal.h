@@ -77,11 +77,15 @@ struct sbwl_state {
 	uint32_t shm_content;         /* first word, read at commit (its pool may go) */
 	uint32_t shm_width, shm_height, shm_stride, shm_format; /* read at commit */
 	/*
-	 * With a renderer: the shm pixels copied at commit (malloc'd, rows of
-	 * shm_stride bytes), so that a commit applied later does not depend on
-	 * the pool still being there.
+	 * With a renderer, while it takes them: the shm pixels, rows of
+	 * shm_stride bytes. A commit applied at once reads the client's pool
+	 * (borrowed, inside wl_shm_buffer_begin/end_access: one copy, the
+	 * renderer's); one the helper holds gets its own copy (malloc'd) when
+	 * it is held, so that it does not depend on the pool still being there
+	 * when it is applied.
 	 */
 	void *shm_pixels;
+	bool shm_pixels_borrowed;
 	struct wl_list frames;        /* wl_callback resource links */
 	struct wl_list feedbacks;     /* wp_presentation_feedback resource links */
 };

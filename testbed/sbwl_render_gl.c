@@ -153,7 +153,7 @@ take_shm(struct gl_renderer *r, struct gl_surface *gs, const struct sbwl_state *
 	uint32_t w = s->shm_width, h = s->shm_height, format = s->shm_format;
 	const uint8_t *pixels = s->shm_pixels;
 	uint8_t *packed = NULL;
-	bool bgra, swizzle;
+	bool bgra, swizzle, row_length = false;
 	GLenum gl_format;
 
 	if (format == 0)
@@ -175,8 +175,15 @@ take_shm(struct gl_renderer *r, struct gl_surface *gs, const struct sbwl_state *
 	}
 	if (!w || !h || s->shm_stride < w * 4)
 		return -EINVAL;
-	/* GLES2 has no GL_UNPACK_ROW_LENGTH: padded rows are packed first. */
-	if (s->shm_stride != w * 4) {
+	/*
+	 * Padded rows (a Vulkan WSI's shm buffers have them): GLES2 reads them
+	 * as they are only with GL_EXT_unpack_subimage's row length; without
+	 * it they are packed first, one more copy of the buffer.
+	 */
+	if (s->shm_stride != w * 4 && r->row_length && s->shm_stride % 4 == 0) {
+		glPixelStorei(GL_UNPACK_ROW_LENGTH_EXT, (GLint)(s->shm_stride / 4));
+		row_length = true;
+	} else if (s->shm_stride != w * 4) {
 		packed = malloc((size_t)w * h * 4);
 		if (!packed)
 			return -ENOMEM;
@@ -203,6 +210,8 @@ take_shm(struct gl_renderer *r, struct gl_surface *gs, const struct sbwl_state *
 		gs->bgra_storage = bgra;
 	}
 	free(packed);
+	if (row_length)
+		glPixelStorei(GL_UNPACK_ROW_LENGTH_EXT, 0);
 	gs->swizzle = swizzle;
 	gs->opaque = format_opaque(format);
 	return glGetError() == GL_NO_ERROR ? 0 : -EIO;
@@ -220,7 +229,7 @@ gl_take(struct sbwl_renderer *base, struct sbwl_surface *surf, const struct sbwl
 		return -ENOMEM;
 	sbwl_gl_make_current(r);
 	if (s->shm_pixels)
-		return take_shm(r, gs, s); /* copied at commit: no fence to wait for */
+		return take_shm(r, gs, s); /* shm: no fence to wait for */
 	if (!s->dmabuf)
 		return -EINVAL;
 	return take_dmabuf(r, gs, s->dmabuf, acquire_fd, release_fd);
@@ -429,6 +438,7 @@ sbwl_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 	r->modifiers = eglt_has_ext(eglQueryString(r->t.dpy, EGL_EXTENSIONS),
 				    "EGL_EXT_image_dma_buf_import_modifiers");
 	r->bgra_ext = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS), "GL_EXT_texture_format_BGRA8888");
+	r->row_length = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS), "GL_EXT_unpack_subimage");
 	ret = sbwl_gl_query_formats(r);
 	if (ret == 0 && r->base.nformats == 0) {
 		fprintf(stderr, "render-gl: the %s EGL display imports none of ARGB/XRGB/ABGR/XBGR8888\n",

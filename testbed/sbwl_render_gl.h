@@ -18,6 +18,7 @@ struct gl_renderer {
 	GLuint program;
 	GLint u_rect, u_tex, u_swizzle, u_opaque;
 	bool bgra_ext;  /* GL_EXT_texture_format_BGRA8888 */
+	bool row_length; /* GL_EXT_unpack_subimage: uploads of padded rows as they are */
 	bool modifiers; /* EGL_EXT_image_dma_buf_import_modifiers */
 	PFNEGLCREATEIMAGEKHRPROC create_image;
 	PFNEGLDESTROYIMAGEKHRPROC destroy_image;

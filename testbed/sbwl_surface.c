@@ -57,8 +57,10 @@ state_set_buffer(struct sbwl_state *s, struct wl_resource *buffer)
 	wl_list_init(&s->buffer_destroy.link);
 	dmabuf_buffer_unref(s->dmabuf);
 	s->dmabuf = NULL;
-	free(s->shm_pixels);
+	if (!s->shm_pixels_borrowed)
+		free(s->shm_pixels);
 	s->shm_pixels = NULL;
+	s->shm_pixels_borrowed = false;
 	s->buffer = buffer;
 	s->shm = false;
 	if (!buffer)
@@ -87,9 +89,9 @@ state_free(struct sbwl_state *s)
 	free(s);
 }
 
-/* The shm buffer's first word, and with a renderer all of it (the pool may go before apply). */
+/* The shm buffer's geometry and first word (its pool may go before apply). */
 static void
-state_read_shm(struct sbwl_state *s, struct wl_shm_buffer *shm, bool copy)
+state_read_shm(struct sbwl_state *s, struct wl_shm_buffer *shm)
 {
 	uint32_t stride = (uint32_t)wl_shm_buffer_get_stride(shm);
 	uint32_t height = (uint32_t)wl_shm_buffer_get_height(shm);
@@ -101,11 +103,23 @@ state_read_shm(struct sbwl_state *s, struct wl_shm_buffer *shm, bool copy)
 	s->shm_format = wl_shm_buffer_get_format(shm);
 	wl_shm_buffer_begin_access(shm);
 	s->shm_content = stride >= 4 && height > 0 ? *(const uint32_t *)wl_shm_buffer_get_data(shm) : 0xdeadbeef;
-	if (copy && stride >= 4 && height > 0) {
-		s->shm_pixels = malloc((size_t)stride * height);
-		if (s->shm_pixels)
-			memcpy(s->shm_pixels, wl_shm_buffer_get_data(shm), (size_t)stride * height);
-	}
+	wl_shm_buffer_end_access(shm);
+}
+
+/* A held commit's shm pixels, copied now: its pool may be gone when it is applied. */
+static void
+state_copy_shm(struct sbwl_state *s)
+{
+	struct wl_shm_buffer *shm = s->shm && s->buffer ? wl_shm_buffer_get(s->buffer) : NULL;
+	size_t size = (size_t)s->shm_stride * s->shm_height;
+
+	if (!shm || s->shm_stride < 4 || s->shm_height == 0)
+		return;
+	s->shm_pixels = malloc(size);
+	if (!s->shm_pixels)
+		return; /* the renderer then has nothing to take: the surface keeps its old content */
+	wl_shm_buffer_begin_access(shm);
+	memcpy(s->shm_pixels, wl_shm_buffer_get_data(shm), size);
 	wl_shm_buffer_end_access(shm);
 }
 
@@ -123,7 +137,7 @@ state_snapshot(struct sbwl_comp *comp, struct sbwl_state *pending)
 		state_set_buffer(s, pending->buffer);
 		struct wl_shm_buffer *shm = pending->buffer ? wl_shm_buffer_get(pending->buffer) : NULL;
 		if (shm)
-			state_read_shm(s, shm, comp->renderer != NULL);
+			state_read_shm(s, shm);
 	}
 	wl_list_insert_list(&s->frames, &pending->frames);
 	wl_list_init(&pending->frames);
@@ -406,6 +420,28 @@ surface_set_region(struct wl_client *client, struct wl_resource *resource, struc
 {
 }
 
+/*
+ * Apply a commit in its own request: the renderer reads shm pixels straight
+ * from the client's pool (the buffer is alive: no request ran since the
+ * commit), as it would from the copy of a held commit.
+ */
+static void
+apply_now(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
+{
+	struct wl_shm_buffer *shm = surf->comp->renderer && s->shm && s->buffer ?
+				    wl_shm_buffer_get(s->buffer) : NULL;
+
+	if (shm && s->shm_stride >= 4 && s->shm_height > 0) {
+		wl_shm_buffer_begin_access(shm);
+		s->shm_pixels = wl_shm_buffer_get_data(shm);
+		s->shm_pixels_borrowed = true;
+		apply(surf, s, commit); /* frees s */
+		wl_shm_buffer_end_access(shm);
+		return;
+	}
+	apply(surf, s, commit);
+}
+
 static void
 surface_commit(struct wl_client *client, struct wl_resource *resource)
 {
@@ -435,8 +471,11 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 		state_free(snap);
 		return;
 	}
-	if (ret == SB_WL_COMMIT_DEFERRED)
+	if (ret == SB_WL_COMMIT_DEFERRED) {
+		if (comp->renderer)
+			state_copy_shm(snap);
 		return; /* commit_ready() applies it */
+	}
 
 	if (comp->opt.blocking_wait_ms > 0 && commit) {
 		/* The naive compositor (a control): wait here, stalling every client. */
@@ -446,7 +485,7 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 			close(fd);
 		}
 	}
-	apply(surf, snap, commit);
+	apply_now(surf, snap, commit);
 }
 
 void

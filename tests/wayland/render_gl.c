@@ -46,6 +46,7 @@
 #include "kernel.h"
 #include "sbwl_gpu.h"
 #include "sbwl_internal.h"
+#include "sbwl_render_gl.h"
 
 #define OUT_W 128
 #define OUT_H 128
@@ -245,6 +246,27 @@ test_shm(struct sbwl_renderer *r)
 	model_draw(&b, pb, sb.shm_stride, true);
 	model_draw(&c, pc, sc.shm_stride, false);
 	compare(r, "shm, new content");
+
+	/*
+	 * Padded rows take one of two paths: GL_EXT_unpack_subimage's row
+	 * length (the first take above, where GL has it) or packing the rows
+	 * first (forced here).
+	 */
+	struct gl_renderer *gr = (struct gl_renderer *)r;
+	bool row_length = gr->row_length;
+
+	sb_test_note("GL_EXT_unpack_subimage: %s", row_length ? "yes" : "no");
+	free(pa);
+	pa = shm_state(&sa, 0, 64, 48, 12, quadrants);
+	gr->row_length = false;
+	take_ok(r, &a, &sa, "take shm padded rows, packed first");
+	gr->row_length = row_length;
+	CHECK_EQ(r->impl->repaint(r, &stack), 0, "repaint");
+	model_fill(r->background);
+	model_draw(&a, pa, sa.shm_stride, false);
+	model_draw(&b, pb, sb.shm_stride, true);
+	model_draw(&c, pc, sc.shm_stride, false);
+	compare(r, "shm, padded rows packed first");
 
 	r->impl->surface_destroy(r, &a);
 	r->impl->surface_destroy(r, &b);
