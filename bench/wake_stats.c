@@ -103,33 +103,6 @@ bench_gettid(void)
 	return (int)syscall(SYS_gettid);
 }
 
-/*
- * /proc/PID/task/TID/syscall: "running" while the thread runs, else the
- * number of the system call it sleeps in followed by its arguments (the
- * kernel reads it only once the task is off the CPU: proc_pid_syscall()).
- * Returns the number, -1 for "running", -2 when unreadable.
- */
-static long
-task_syscall(int tid)
-{
-	char path[64], buf[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -2;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -2;
-	buf[n] = '\0';
-	if (strncmp(buf, "running", 7) == 0)
-		return -1;
-	return strtol(buf, NULL, 10);
-}
-
 static int
 is_poll_family(long nr)
 {
@@ -158,7 +131,7 @@ others_asleep(int self)
 
 		if (tid <= 0 || tid == self)
 			continue;
-		if (task_syscall(tid) == -1) {
+		if (sbk_thread_syscall(tid) == -1) {
 			ok = 0;
 			break;
 		}
@@ -174,7 +147,7 @@ bench_wait_asleep(int tid, int64_t timeout_ns)
 	int self = bench_gettid();
 
 	for (;;) {
-		if (is_poll_family(task_syscall(tid)) && others_asleep(self))
+		if (is_poll_family(sbk_thread_syscall(tid)) && others_asleep(self))
 			return 0;
 		if (sbk_now_ns() > end)
 			return -ETIME;

@@ -97,15 +97,14 @@ sbk_thread_count(void)
 	return n;
 }
 
-/* The system call thread `tid` of this process is in, -1 running, -2 gone. */
-static long
-task_syscall(const char *tid)
+long
+sbk_thread_syscall(int tid)
 {
-	char path[300], buf[128];
+	char path[64], buf[256];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", tid);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -2;
@@ -121,18 +120,17 @@ int
 sbk_threads_wait_in_syscall(long nr, int64_t timeout_ns)
 {
 	int64_t end = sbk_now_ns() + timeout_ns;
-	char self[24];
+	int self = (int)syscall(SYS_gettid);
 
-	snprintf(self, sizeof(self), "%ld", (long)syscall(SYS_gettid));
 	for (;;) {
 		DIR *d = opendir("/proc/self/task");
 		struct dirent *e;
 		bool all = d != NULL;
 
 		while (all && (e = readdir(d))) {
-			if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0)
+			if (e->d_name[0] == '.' || atoi(e->d_name) == self)
 				continue;
-			long in = task_syscall(e->d_name);
+			long in = sbk_thread_syscall(atoi(e->d_name));
 			all = in == nr || in == -2;
 		}
 		if (d)

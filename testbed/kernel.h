@@ -135,6 +135,12 @@ int sbk_thread_find(const char *name);
 /* How many threads this process has now (/proc/self/task), or -1. */
 int sbk_thread_count(void);
 /*
+ * /proc/self/task/TID/syscall: the number of the system call thread `tid`
+ * sleeps in (the kernel reads it only once the task is off the CPU:
+ * proc_pid_syscall()), -1 while it runs, -2 when unreadable (gone).
+ */
+long sbk_thread_syscall(int tid);
+/*
  * Wait until every other thread of this process sleeps in system call `nr`
  * (/proc/self/task/T/syscall, e.g. SYS_ioctl): 0, or -ETIME after
  * timeout_ns. A thread asleep there holds no lock of the C library's or a
