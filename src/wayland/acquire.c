@@ -241,10 +241,10 @@ sb_wl_acquire_wait_start(struct sb_wl_server *server, struct acquire *a,
 	 * to the commit when it fires, so that its completion status can be
 	 * read if the compositor asks (a fence may complete with an error:
 	 * sb_wl_acquire_read_status()); an exported point's sync_file is
-	 * dropped (the point is exported again then). The kernel's eventfd registration
-	 * holds its own reference to the eventfd, so the kernel path needs no
-	 * waiter object any more; the waiter's thread fallback keeps its fd,
-	 * since the thread writes to it.
+	 * dropped (the point is exported again then). The kernel's eventfd
+	 * registration holds its own reference to the eventfd, so the kernel
+	 * path needs no waiter object any more; the waiter's thread fallback
+	 * keeps its fd, since the thread writes to it.
 	 */
 	fd_clear(&w->fd);
 	if (a->fd >= 0)

@@ -141,9 +141,9 @@ wait_fired(int fd, uint32_t mask, void *data)
 		 * that need not stand between the signal and the compositor
 		 * (bench-wake, docs/performance.md figure 3), and nothing else
 		 * makes one before it: the acquire status is read only if the
-		 * compositor asks (sb_wl_acquire_wait_fired()). A commit_ready() that re-enters
-		 * the queue finds ss->wait.source still set and leaves the next
-		 * wait to the queue_advance() below.
+		 * compositor asks (sb_wl_acquire_wait_fired()). A commit_ready()
+		 * that re-enters the queue finds ss->wait.source still set and
+		 * leaves the next wait to the queue_advance() below.
 		 */
 		queue_hand_over(ss, head);
 	}
