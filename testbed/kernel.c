@@ -97,6 +97,17 @@ sbk_thread_count(void)
 	return n;
 }
 
+int
+sbk_thread_count_wait(int want, int64_t timeout_ns)
+{
+	int64_t end = sbk_now_ns() + timeout_ns;
+	int n;
+
+	while ((n = sbk_thread_count()) != want && n >= 0 && sbk_now_ns() < end)
+		sbk_sleep_ns(1000000);
+	return n;
+}
+
 long
 sbk_thread_syscall(int tid)
 {

@@ -135,6 +135,14 @@ int sbk_thread_find(const char *name);
 /* How many threads this process has now (/proc/self/task), or -1. */
 int sbk_thread_count(void);
 /*
+ * The same, once it is `want` or timeout_ns passed: the last count. A
+ * thread stays in /proc/self/task a moment after pthread_join() returned —
+ * the kernel wakes the joiner when it clears the thread's tid (exit_mm()),
+ * before it releases the task (exit_notify()) — so a count right after a
+ * join may still include it.
+ */
+int sbk_thread_count_wait(int want, int64_t timeout_ns);
+/*
  * /proc/self/task/TID/syscall: the number of the system call thread `tid`
  * sleeps in (the kernel reads it only once the task is off the CPU:
  * proc_pid_syscall()), -1 while it runs, -2 when unreadable (gone).
