@@ -57,6 +57,12 @@ SB_EXPORT bool sb_sync_file_is_valid(int fd);
  * Returns 0 once all fences signalled without error; -ETIME if the timeout
  * expired first; the (negative) error a fence completed with, if one did;
  * -EBADF if fd is not open; -EINVAL if fd is not a sync_file.
+ * Cost: one SYNC_IOC_FILE_INFO (it checks fd, and a signalled fence needs
+ * no more), a poll() of fd, and one more SYNC_IOC_FILE_INFO after the
+ * wake-up, which is how the error is read (poll() reports an errored fence
+ * as signalled). A caller in an event loop that does not need the error can
+ * poll a sync_file it has checked (POLLIN) itself and skip that query
+ * (docs/performance.md, figure 3).
  */
 SB_EXPORT int sb_sync_file_wait(int fd, int64_t timeout_ns);
 
