@@ -311,7 +311,7 @@ sb_syncobj_wait_until(int drm_fd, uint32_t handle, uint64_t point, int64_t deadl
 		args.count_handles = 1;
 		args.timeout_nsec = deadline_ns;
 		args.flags = drm_flags;
-		return sb_drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_WAIT, &args);
+		return sb_drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_WAIT, &args);
 	}
 
 	struct drm_syncobj_timeline_wait args;
@@ -324,7 +324,7 @@ sb_syncobj_wait_until(int drm_fd, uint32_t handle, uint64_t point, int64_t deadl
 	args.count_handles = 1;
 	args.timeout_nsec = deadline_ns;
 	args.flags = drm_flags;
-	return sb_drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &args);
+	return sb_drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &args);
 }
 
 int
@@ -335,6 +335,10 @@ sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64_t timeout_ns,
 
 	if (flags & ~(uint32_t)SB_SYNCOBJ_WAIT_AVAILABLE)
 		return -EINVAL;
+	/* Once, not on every turn of the loop below (sb_syncobj_wait_until() is raw). */
+	ret = sb_drm_check_fd(drm_fd);
+	if (ret)
+		return ret;
 	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
 	/*
 	 * The kernel waits in jiffies: drm_timeout_abs_to_jiffies() takes the

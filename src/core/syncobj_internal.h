@@ -24,7 +24,9 @@ int sb_drm_call(int drm_fd, unsigned long request, void *arg);
 int sb_drm_ioctl(int drm_fd, unsigned long request, void *arg);
 /*
  * One DRM wait (binary or timeline, WAIT_FOR_SUBMIT, plus WAIT_AVAILABLE for
- * SB_SYNCOBJ_WAIT_AVAILABLE) until an absolute CLOCK_MONOTONIC deadline
+ * SB_SYNCOBJ_WAIT_AVAILABLE) on an fd already checked (sb_drm_check_fd():
+ * like sb_drm_call(), a closed fd is -EBADF, a non-DRM one -EINVAL) until an
+ * absolute CLOCK_MONOTONIC deadline
  * (INT64_MAX: none; 0: just look). 0, -ETIME, or -errno. The DRM wait may
  * give -ETIME up to a jiffy early (sb_syncobj_wait() waits again).
  */

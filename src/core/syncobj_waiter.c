@@ -73,7 +73,7 @@ sb_syncobj_waiter_create(int drm_fd, uint32_t handle, uint64_t point, uint32_t f
 		args.fd = w->event_fd;
 		if (flags & SB_SYNCOBJ_WAIT_AVAILABLE)
 			args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE;
-		ret = sb_drm_ioctl(drm_fd, DRM_IOCTL_SYNCOBJ_EVENTFD, &args);
+		ret = sb_drm_call(drm_fd, DRM_IOCTL_SYNCOBJ_EVENTFD, &args); /* fd checked above */
 		if (ret == 0) {
 			w->uses_eventfd = true;
 			*out = w;
