@@ -108,10 +108,13 @@ atfork_register(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+/* Let go of the hub for HUB_RETRY_NS (waiters can come and go meanwhile). Lock held. */
 static void
-sleep_ns(long ns)
+pause_unlocked(struct syncobj_hub *h)
 {
-	nanosleep(&(struct timespec){ .tv_nsec = ns }, NULL);
+	pthread_mutex_unlock(&h->lock);
+	nanosleep(&(struct timespec){ .tv_nsec = HUB_RETRY_NS }, NULL);
+	pthread_mutex_lock(&h->lock);
 }
 
 /* Signal (or reset) the wake syncobj. */
@@ -259,9 +262,7 @@ hub_thread(void *data)
 			handles = hs ? hs : handles;
 			points = ps ? ps : points;
 			if (!ps) {
-				pthread_mutex_unlock(&h->lock);
-				sleep_ns(HUB_RETRY_NS);
-				pthread_mutex_lock(&h->lock);
+				pause_unlocked(h);
 				continue;
 			}
 			cap = ncap;
@@ -286,20 +287,15 @@ hub_thread(void *data)
 		} else if (ret == -ENOMEM) {
 			/* The kernel's allocation for this wait failed; the points can still signal. */
 			sb_log_errno(SB_LOG_WARN, ret, "syncobj waiter thread: DRM wait (kernel); retrying");
-			pthread_mutex_unlock(&h->lock);
-			sleep_ns(HUB_RETRY_NS);
-			pthread_mutex_lock(&h->lock);
+			pause_unlocked(h);
 		} else if (ret != -ETIME && !blame(h, ret)) {
 			/* Nobody to blame: the set changed under the wait, or our own
 			 * syncobj failed (the DRM fd is gone). With nobody waiting,
 			 * sleep until a waiter comes or the hub stops. */
 			if (h->n == 0 && !h->stop)
 				pthread_cond_wait(&h->cond, &h->lock);
-			else {
-				pthread_mutex_unlock(&h->lock);
-				sleep_ns(HUB_RETRY_NS);
-				pthread_mutex_lock(&h->lock);
-			}
+			else
+				pause_unlocked(h);
 		}
 	}
 	pthread_mutex_unlock(&h->lock);
@@ -429,13 +425,11 @@ sb_syncobj_hub_remove(struct sb_syncobj_waiter *w)
 	struct syncobj_hub *h = w->hub;
 	long i;
 
-	if (h->pid != getpid()) {
-		/* Inherited across fork(): no thread serves it here, and its lock
-		 * may have been taken when the parent forked. Let it be. */
-		w->hub = NULL;
-		return;
-	}
 	w->hub = NULL;
+	/* Inherited across fork(): no thread serves it here, and its lock may
+	 * have been taken when the parent forked. Let it be. */
+	if (h->pid != getpid())
+		return;
 	pthread_mutex_lock(&hubs_lock);
 	if (--h->refs == 0) {
 		hub_retire(h);
