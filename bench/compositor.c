@@ -200,7 +200,7 @@ round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct b
 		goto out;
 	sb_wl_server_get_stats(sbwl_comp_get_helper(b->comp.comp), &st0); /* compositor idle */
 	fds0 = wlt_count_fds();
-	thr0 = wlt_count_threads();
+	thr0 = sbk_thread_count();
 	for (int j = 0; j < 2 * nb; j++) {
 		bool pending = ((j ^ (j >> 1)) & 1) == 0; /* A B B A ... */
 		int first = (j / 2) * k;
@@ -247,7 +247,7 @@ round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct b
 		goto out;
 	}
 	fds1 = wlt_count_fds();
-	thr1 = wlt_count_threads();
+	thr1 = sbk_thread_count();
 	sb_wl_server_get_stats(sbwl_comp_get_helper(b->comp.comp), &st1);
 	t_commits = sbk_now_ns() - t_start;
 	printf("#   %d pending waits: %+d fds (%.2f per wait), %+d threads, waits_pending %u, "

@@ -23,12 +23,6 @@
 #include "wlt_internal.h"
 
 int
-wlt_count_threads(void)
-{
-	return sb_test_count_threads();
-}
-
-int
 wlt_count_fds(void)
 {
 	return sb_test_count_fds();

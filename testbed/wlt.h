@@ -224,9 +224,4 @@ void wlt_comp_sample(struct wlt_comp *w, struct wlt_comp_sample *out);
 /* Open fds of this process. */
 int wlt_count_fds(void);
 
-/* ---- misc --------------------------------------------------------------------------- */
-
-/* Threads of this process (/proc/self/task). */
-int wlt_count_threads(void);
-
 #endif

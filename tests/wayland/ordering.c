@@ -87,7 +87,7 @@ main(int argc, char **argv)
 	comp.keep_first_render_fence = true;
 	comp.gate_after_first_release = !control;
 	pthread_mutex_unlock(&comp.lock);
-	threads0 = wlt_count_threads();
+	threads0 = sbk_thread_count();
 
 	ret = wlt_client_connect(&c, comp.socket);
 	REQUIRE(ret == 0, "connect: %s", strerror(-ret));
@@ -124,7 +124,7 @@ main(int argc, char **argv)
 	wlt_dispatch_for(&c, 300 * WLT_MS);
 	int n_before = wlt_comp_n_used(&comp);
 	bool want_thread = !control && unmat && getenv("SYNCBRIDGE_SYNCOBJ_EVENTFD");
-	CHECK_EQ(wlt_count_threads(), threads0 + (want_thread ? 1 : 0),
+	CHECK_EQ(sbk_thread_count(), threads0 + (want_thread ? 1 : 0),
 		 want_thread ? "threads while waiting (the waiter's fallback thread)"
 			     : "threads while waiting (none per fence)");
 	if (control) {

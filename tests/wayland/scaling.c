@@ -140,7 +140,7 @@ main(int argc, char **argv)
 	 * allocates. They must all fit in the pipe meanwhile: an unbounded
 	 * client buffer, one big flush, and a large socket send buffer.
 	 */
-	int threads0 = wlt_count_threads();
+	int threads0 = sbk_thread_count();
 	int sndbuf = 16 << 20;
 	wl_display_set_max_buffer_size(c.display, 0);
 	if (setsockopt(wl_display_get_fd(c.display), SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
@@ -166,7 +166,7 @@ main(int argc, char **argv)
 	int64_t t_taken = sbk_now_ns() - t0;
 	struct mallinfo2 m1 = mallinfo2();
 	int fds1 = sb_test_count_fds();
-	int threads1 = wlt_count_threads();
+	int threads1 = sbk_thread_count();
 
 	CHECK_EQ(wlt_comp_n_used(&comp), 0, "buffers used before any acquire signalled");
 	CHECK_EQ(threads1, threads0, "threads with every wait pending (none per fence)");
@@ -222,7 +222,7 @@ main(int argc, char **argv)
 	CHECK_EQ(last.commits_deferred, n, "commits deferred");
 	CHECK_EQ(last.waits_pending, 0, "waits pending at the end");
 	CHECK_EQ(last.waits_threaded, 0, "waits on a thread");
-	CHECK_EQ(wlt_count_threads(), threads0, "threads at the end");
+	CHECK_EQ(sbk_thread_count(), threads0, "threads at the end");
 	sb_test_note("signal → use, one at a time: %.2f ms each on average", (double)t_all / 1e6 / n);
 
 	/* Every proxy made here, before the disconnect (LSan counts what is left). */
