@@ -125,7 +125,7 @@ state_copy_shm(struct sbwl_state *s)
 
 /* Move pending into a new heap snapshot; pending starts over. */
 static struct sbwl_state *
-state_snapshot(struct sbwl_comp *comp, struct sbwl_state *pending)
+state_snapshot(struct sbwl_state *pending)
 {
 	struct sbwl_state *s = malloc(sizeof(*s));
 
@@ -428,18 +428,18 @@ surface_set_region(struct wl_client *client, struct wl_resource *resource, struc
 static void
 apply_now(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
 {
-	struct wl_shm_buffer *shm = surf->comp->renderer && s->shm && s->buffer ?
+	struct wl_shm_buffer *shm = surf->comp->renderer && s->shm && s->buffer &&
+				    s->shm_stride >= 4 && s->shm_height > 0 ?
 				    wl_shm_buffer_get(s->buffer) : NULL;
 
-	if (shm && s->shm_stride >= 4 && s->shm_height > 0) {
+	if (shm) {
 		wl_shm_buffer_begin_access(shm);
 		s->shm_pixels = wl_shm_buffer_get_data(shm);
 		s->shm_pixels_borrowed = true;
-		apply(surf, s, commit); /* frees s */
-		wl_shm_buffer_end_access(shm);
-		return;
 	}
-	apply(surf, s, commit);
+	apply(surf, s, commit); /* frees s */
+	if (shm)
+		wl_shm_buffer_end_access(shm);
 }
 
 static void
@@ -461,7 +461,7 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 	/* The role's rules first (xdg-shell: no buffer before the first configure). */
 	if (surf->role && surf->role->precommit && !surf->role->precommit(surf, &surf->pending))
 		return;
-	snap = state_snapshot(comp, &surf->pending);
+	snap = state_snapshot(&surf->pending);
 	if (!snap) {
 		wl_client_post_no_memory(client);
 		return;
