@@ -135,21 +135,19 @@ def run_client(args, rt):
     out = open(os.path.join(rt, "client.log"), "w")
     t0 = time.monotonic()
     cl = subprocess.Popen(args.client, stdout=out, stderr=subprocess.STDOUT, env=env)
-    try:
+    # Its --seconds; then, short of --min-commits (a slow start or a slow
+    # stretch), on until it has them or --max-seconds in all.
+    rc = None
+    while rc is None and (time.monotonic() - t0 < args.seconds or
+                          (time.monotonic() - t0 < args.max_seconds and
+                           not enough_commits(args, rt))):
         try:
-            rc = cl.wait(timeout=args.seconds)
+            rc = cl.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
-            # a slow start or a slow stretch: on, until enough commits or --max-seconds
-            while not enough_commits(args, rt) and time.monotonic() - t0 < args.max_seconds:
-                try:
-                    rc = cl.wait(timeout=0.5)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-            else:
-                raise
+            pass
+    if rc is not None:
         how = "exited by itself"
-    except subprocess.TimeoutExpired:
+    else:
         cl.send_signal(signal.SIGINT)
         try:
             rc = cl.wait(timeout=15)
