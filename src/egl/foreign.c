@@ -193,14 +193,16 @@ egl_foreign_probe(EGLDisplay dpy, const char *client_exts, struct display_info *
 /*
  * Whether making GL wait for the (validated) sync_file would block the
  * calling thread on this display: 1 or 0, or -errno. The rules: egl.h.
+ * status: the sync_file's, as SYNC_IOC_FILE_INFO gave it (0: pending) — a
+ * completed one blocks nothing, and needs no look at its fences.
  */
 static int
-would_block(const struct display_info *d, int sync_file_fd)
+would_block(const struct display_info *d, int sync_file_fd, int32_t status)
 {
 	struct sb_sync_file_info *info = NULL;
 	int ret, block = 0;
 
-	if (d->caps & (SB_EGL_CAP_DISABLED | SB_EGL_CAP_FOREIGN_WAIT_ASYNC))
+	if ((d->caps & (SB_EGL_CAP_DISABLED | SB_EGL_CAP_FOREIGN_WAIT_ASYNC)) || status != 0)
 		return 0;
 	ret = sb_sync_file_info_create(sync_file_fd, &info);
 	if (ret)
@@ -221,9 +223,9 @@ would_block(const struct display_info *d, int sync_file_fd)
 
 /* Hand out a duplicate of fd when a wait for it would block. */
 static int
-export_if_blocking(const struct display_info *d, int fd, int *out_fd)
+export_if_blocking(const struct display_info *d, int fd, int32_t status, int *out_fd)
 {
-	int ret = would_block(d, fd);
+	int ret = would_block(d, fd, status);
 
 	if (ret <= 0)
 		return ret;
@@ -238,20 +240,22 @@ int
 sb_egl_sync_file_export_blocking(EGLDisplay dpy, int sync_file_fd, int *out_fd)
 {
 	struct display_info d;
+	int32_t status = 1;
 	int ret;
 
 	if (!out_fd)
 		return -EINVAL;
 	*out_fd = -1;
 	if (sync_file_fd != -1) {
-		ret = sb_sync_file_check(sync_file_fd, NULL, NULL);
+		/* The check reads the status too: a signalled fence costs one ioctl. */
+		ret = sb_sync_file_check(sync_file_fd, &status, NULL);
 		if (ret)
 			return ret;
 	}
 	ret = egl_display_get(dpy, &d);
 	if (ret || sync_file_fd == -1)
 		return ret;
-	ret = export_if_blocking(&d, sync_file_fd, out_fd);
+	ret = export_if_blocking(&d, sync_file_fd, status, out_fd);
 	sb_trace("egl.sync_file_export_blocking ret=%d blocks=%d %s", ret, *out_fd >= 0,
 		 sb_trace_sync_file(sync_file_fd).s);
 	return ret;
@@ -281,7 +285,7 @@ sb_egl_dmabuf_export_blocking(EGLDisplay dpy, int dmabuf_fd, enum sb_access acce
 	ret = sb_dmabuf_export_sync_file(dmabuf_fd, access, &fence_fd);
 	if (ret)
 		return ret;
-	ret = would_block(&d, fence_fd);
+	ret = would_block(&d, fence_fd, 0); /* status not read: the fences are looked at */
 	sb_trace("egl.dmabuf_export_blocking buf_ino=%lu ret=%d blocks=%d %s",
 		 sb_trace_ino(dmabuf_fd), ret < 0 ? ret : 0, ret > 0, sb_trace_sync_file(fence_fd).s);
 	if (ret > 0) {
