@@ -148,7 +148,7 @@ vgem_import(struct xenv *e, const struct xbuf *b, uint8_t *rgba, struct xres *r)
 {
 	struct xres map_res;
 	uint32_t handle, id;
-	char what[96];
+	char what[96] = "no sync_file"; /* printed when the export failed */
 	bool own, read;
 	int sf = -1, status, ret;
 

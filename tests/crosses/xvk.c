@@ -312,6 +312,11 @@ xvk_fence_wait(struct xenv *e, int sync_file, struct xres *r)
 	}
 	/* A temporary SYNC_FD import owns the fd on success only: pass a duplicate. */
 	fd = fcntl(sync_file, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0) {
+		/* -1 would import as "already signalled": a false "ok" */
+		xres_errno(r, "F_DUPFD_CLOEXEC", -errno);
+		goto out;
+	}
 	vr = vkt_semaphore_import(t, s, fd);
 	if (vr != VK_SUCCESS) {
 		close(fd);
