@@ -61,22 +61,38 @@
 
 #define W 64
 #define H 64
-
-struct app {
-	struct wl_display *display;
-	struct wl_compositor *compositor;
-	struct zwp_linux_dmabuf_v1 *dmabuf;
-	struct xdg_wm_base *wm;
-	struct wp_presentation *presentation;
-	clockid_t clock; /* wp_presentation's clock (CLOCK_MONOTONIC without it) */
-	bool configured;
-};
+/*
+ * How long to wait for what the compositor owes (a configure, a frame
+ * callback, presentation feedback) before calling it a failure. Generous:
+ * a GL compositor's first draw compiles its shaders, and llvmpipe in the
+ * TCG test guest took 1.5-6.7 s for it, the longer with the host busy.
+ */
+#define ANSWER_MS 30000
 
 struct slot {
 	struct sbwl_dumb dumb;
 	struct wl_buffer *buffer;
 	bool released;             /* wl_buffer.release received since the last commit */
 	struct sb_wl_release *release;
+};
+
+/* Everything the client sets up; app_finish() takes down what is there. */
+struct app {
+	int vgem, card, drm_fd;    /* card may be vgem */
+	struct wl_display *display;
+	struct wl_registry *registry;
+	struct wl_compositor *compositor;
+	struct zwp_linux_dmabuf_v1 *dmabuf;
+	struct xdg_wm_base *wm;
+	struct wp_presentation *presentation;
+	clockid_t clock; /* wp_presentation's clock (CLOCK_MONOTONIC without it) */
+	bool configured;
+	struct sb_wl_client *sbc;
+	struct wl_surface *surface;
+	struct sb_wl_surface_sync *ss;
+	struct xdg_surface *xs;
+	struct xdg_toplevel *top;
+	struct slot slots[2];
 };
 
 static const char *
@@ -91,19 +107,12 @@ proto_name(enum sb_wl_sync_protocol p)
 }
 
 static void
-global(void *data, struct wl_registry *r, uint32_t name, const char *iface, uint32_t version)
+wm_ping(void *data, struct xdg_wm_base *wm, uint32_t serial)
 {
-	struct app *a = data;
-
-	if (strcmp(iface, wl_compositor_interface.name) == 0)
-		a->compositor = wl_registry_bind(r, name, &wl_compositor_interface, 4);
-	else if (strcmp(iface, zwp_linux_dmabuf_v1_interface.name) == 0 && version >= 3)
-		a->dmabuf = wl_registry_bind(r, name, &zwp_linux_dmabuf_v1_interface, 3);
-	else if (strcmp(iface, xdg_wm_base_interface.name) == 0)
-		a->wm = wl_registry_bind(r, name, &xdg_wm_base_interface, 1);
-	else if (strcmp(iface, wp_presentation_interface.name) == 0)
-		a->presentation = wl_registry_bind(r, name, &wp_presentation_interface, 1);
+	xdg_wm_base_pong(wm, serial);
 }
+
+static const struct xdg_wm_base_listener wm_listener = { wm_ping };
 
 static void
 presentation_clock_id(void *data, struct wp_presentation *p, uint32_t clk_id)
@@ -112,6 +121,30 @@ presentation_clock_id(void *data, struct wp_presentation *p, uint32_t clk_id)
 }
 
 static const struct wp_presentation_listener presentation_listener = { presentation_clock_id };
+
+/*
+ * Listeners go on at bind: an event that reaches a proxy without one is
+ * dropped by libwayland-client, and a compositor may ping as soon as
+ * xdg_wm_base is bound (ours does) — a ping dispatched before the listener
+ * is never answered, and the client is disconnected as unresponsive.
+ */
+static void
+global(void *data, struct wl_registry *r, uint32_t name, const char *iface, uint32_t version)
+{
+	struct app *a = data;
+
+	if (strcmp(iface, wl_compositor_interface.name) == 0) {
+		a->compositor = wl_registry_bind(r, name, &wl_compositor_interface, 4);
+	} else if (strcmp(iface, zwp_linux_dmabuf_v1_interface.name) == 0 && version >= 3) {
+		a->dmabuf = wl_registry_bind(r, name, &zwp_linux_dmabuf_v1_interface, 3);
+	} else if (strcmp(iface, xdg_wm_base_interface.name) == 0) {
+		a->wm = wl_registry_bind(r, name, &xdg_wm_base_interface, 1);
+		xdg_wm_base_add_listener(a->wm, &wm_listener, a);
+	} else if (strcmp(iface, wp_presentation_interface.name) == 0) {
+		a->presentation = wl_registry_bind(r, name, &wp_presentation_interface, 1);
+		wp_presentation_add_listener(a->presentation, &presentation_listener, a);
+	}
+}
 
 static int64_t
 clock_ns(clockid_t clk)
@@ -128,14 +161,6 @@ global_remove(void *data, struct wl_registry *r, uint32_t name)
 }
 
 static const struct wl_registry_listener registry_listener = { global, global_remove };
-
-static void
-wm_ping(void *data, struct xdg_wm_base *wm, uint32_t serial)
-{
-	xdg_wm_base_pong(wm, serial);
-}
-
-static const struct xdg_wm_base_listener wm_listener = { wm_ping };
 
 static void
 xdg_surface_configure(void *data, struct xdg_surface *xs, uint32_t serial)
@@ -168,7 +193,10 @@ buffer_release(void *data, struct wl_buffer *b)
 
 static const struct wl_buffer_listener buffer_listener = { buffer_release };
 
+/* One frame's events; frame_finish() drops the proxies still unanswered. */
 struct frame {
+	struct wl_callback *cb;
+	struct wp_presentation_feedback *feedback;
 	clockid_t clock;    /* wp_presentation's, for the receive times */
 	bool done;
 	uint32_t time_ms;   /* the frame callback's timestamp (ours: CLOCK_MONOTONIC ms) */
@@ -194,13 +222,17 @@ fb_presented(void *data, struct wp_presentation_feedback *fb, uint32_t sec_hi, u
 	fr->presented_rx_ns = clock_ns(fr->clock);
 	fr->presented_ns = (int64_t)((((uint64_t)sec_hi << 32) | sec_lo) * 1000000000 + nsec);
 	wp_presentation_feedback_destroy(fb);
+	fr->feedback = NULL;
 }
 
 static void
 fb_discarded(void *data, struct wp_presentation_feedback *fb)
 {
-	((struct frame *)data)->feedback_done = true;
+	struct frame *fr = data;
+
+	fr->feedback_done = true;
 	wp_presentation_feedback_destroy(fb);
+	fr->feedback = NULL;
 }
 
 static const struct wp_presentation_feedback_listener feedback_listener = {
@@ -216,9 +248,22 @@ frame_done(void *data, struct wl_callback *cb, uint32_t t)
 	fr->done_rx_ns = clock_ns(fr->clock);
 	fr->time_ms = t;
 	wl_callback_destroy(cb);
+	fr->cb = NULL;
 }
 
 static const struct wl_callback_listener frame_listener = { frame_done };
+
+/* The frame's proxies that got no answer (after a timeout, a lost connection). */
+static void
+frame_finish(struct frame *fr)
+{
+	if (fr->cb)
+		wl_callback_destroy(fr->cb);
+	if (fr->feedback)
+		wp_presentation_feedback_destroy(fr->feedback);
+	fr->cb = NULL;
+	fr->feedback = NULL;
+}
 
 /* Dispatch the default queue until *flag, at most timeout_ms; 0 or -ETIME/-EPIPE. */
 static int
@@ -263,6 +308,49 @@ report_connection_error(struct wl_display *d)
 	}
 }
 
+static void
+app_finish(struct app *a)
+{
+	for (int i = 0; i < 2; i++)
+		sb_wl_release_destroy(a->slots[i].release);
+	sb_wl_surface_sync_destroy(a->ss);
+	sb_wl_client_destroy(a->sbc);
+	if (a->top)
+		xdg_toplevel_destroy(a->top);
+	if (a->xs)
+		xdg_surface_destroy(a->xs);
+	for (int i = 0; i < 2; i++) {
+		if (a->slots[i].buffer)
+			wl_buffer_destroy(a->slots[i].buffer);
+		if (a->slots[i].dumb.fd >= 0)
+			sbwl_dumb_destroy(&a->slots[i].dumb);
+	}
+	if (a->surface)
+		wl_surface_destroy(a->surface);
+	/* The globals too: wl_display_disconnect() frees no proxy (LSan and
+	 * memcheck report them as leaks of this program). */
+	if (a->presentation)
+		wp_presentation_destroy(a->presentation);
+	if (a->wm)
+		xdg_wm_base_destroy(a->wm);
+	if (a->dmabuf)
+		zwp_linux_dmabuf_v1_destroy(a->dmabuf);
+	if (a->compositor)
+		wl_compositor_destroy(a->compositor);
+	if (a->registry)
+		wl_registry_destroy(a->registry);
+	if (a->display) {
+		wl_display_roundtrip(a->display);
+		wl_display_disconnect(a->display);
+	}
+	if (a->drm_fd >= 0)
+		close(a->drm_fd);
+	if (a->card >= 0 && a->card != a->vgem)
+		close(a->card);
+	if (a->vgem >= 0)
+		close(a->vgem);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -280,13 +368,14 @@ main(int argc, char **argv)
 		{ 0 },
 	};
 	int frames = 10, render_ms = 50, c, ret, failures = 0, early = 0, stamp_early = 0;
-	int fenced = 0, immediate = 0;
+	int fenced = 0, immediate = 0, status = 1;
 	const char *buffers = "vgem", *drm = "auto", *expect = NULL;
 	uint32_t flags = 0;
 	bool strict = false, timing = false;
-	struct app a;
-	struct slot slots[2];
-	int vgem, card, drm_fd = -1;
+	enum sb_wl_sync_protocol proto;
+	struct app a = { .vgem = -1, .card = -1, .drm_fd = -1, .clock = CLOCK_MONOTONIC,
+			 .slots = { { .dumb.fd = -1 }, { .dumb.fd = -1 } } };
+	struct slot *slots = a.slots;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -305,87 +394,80 @@ main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	vgem = sbwl_drm_open("vgem", false);
-	if (vgem < 0) {
-		fprintf(stderr, "client: no vgem card node (%s): it makes the fences\n", strerror(-vgem));
-		return 77;
+	a.vgem = sbwl_drm_open("vgem", false);
+	if (a.vgem < 0) {
+		fprintf(stderr, "client: no vgem card node (%s): it makes the fences\n", strerror(-a.vgem));
+		status = 77;
+		goto out;
 	}
-	card = strcmp(buffers, "vgem") == 0 ? vgem : sbwl_drm_open(buffers, false);
-	if (card < 0) {
-		fprintf(stderr, "client: no %s card node: %s\n", buffers, strerror(-card));
-		return 77;
+	a.card = strcmp(buffers, "vgem") == 0 ? a.vgem : sbwl_drm_open(buffers, false);
+	if (a.card < 0) {
+		fprintf(stderr, "client: no %s card node: %s\n", buffers, strerror(-a.card));
+		status = 77;
+		goto out;
 	}
 	if (strcmp(drm, "auto") == 0)
-		drm_fd = sbwl_drm_open_syncobj();
+		a.drm_fd = sbwl_drm_open_syncobj();
 	else if (strcmp(drm, "none") != 0)
-		drm_fd = open(drm, O_RDWR | O_CLOEXEC);
+		a.drm_fd = open(drm, O_RDWR | O_CLOEXEC);
 
-	memset(&a, 0, sizeof(a));
 	a.display = wl_display_connect(NULL);
 	if (!a.display) {
 		fprintf(stderr, "client: cannot connect to the compositor (WAYLAND_DISPLAY=%s)\n",
 			getenv("WAYLAND_DISPLAY") ? getenv("WAYLAND_DISPLAY") : "");
-		return 1;
+		goto out;
 	}
-	struct wl_registry *reg = wl_display_get_registry(a.display);
-	wl_registry_add_listener(reg, &registry_listener, &a);
-	a.clock = CLOCK_MONOTONIC;
+	a.registry = wl_display_get_registry(a.display);
+	wl_registry_add_listener(a.registry, &registry_listener, &a);
 	wl_display_roundtrip(a.display);
-	if (a.presentation) {
-		wp_presentation_add_listener(a.presentation, &presentation_listener, &a);
+	/* the binds' events: wp_presentation's clock_id */
+	if (a.presentation)
 		wl_display_roundtrip(a.display);
-	}
 	if (!a.compositor || !a.dmabuf) {
 		fprintf(stderr, "client: the compositor lacks wl_compositor or zwp_linux_dmabuf_v1 v3\n");
-		return 1;
+		goto out;
 	}
 
 	/* The helper: binds the best explicit-sync global on a private queue. */
-	struct sb_wl_client *sbc;
-	ret = sb_wl_client_create(a.display, drm_fd < 0 ? -1 : drm_fd, flags, &sbc);
+	ret = sb_wl_client_create(a.display, a.drm_fd < 0 ? -1 : a.drm_fd, flags, &a.sbc);
 	if (ret) {
 		fprintf(stderr, "client: sb_wl_client_create: %s\n", strerror(-ret));
-		return 1;
+		goto out;
 	}
-	enum sb_wl_sync_protocol proto = sb_wl_client_get_protocol(sbc);
+	proto = sb_wl_client_get_protocol(a.sbc);
 	printf("client: synchronization: %s\n", proto_name(proto));
 	if (expect && strcmp(expect, proto_name(proto)) != 0) {
 		fprintf(stderr, "client: expected %s\n", expect);
 		failures++;
 	}
 
-	struct wl_surface *surface = wl_compositor_create_surface(a.compositor);
-	struct sb_wl_surface_sync *ss;
-	ret = sb_wl_surface_sync_create(sbc, surface, &ss);
+	a.surface = wl_compositor_create_surface(a.compositor);
+	ret = sb_wl_surface_sync_create(a.sbc, a.surface, &a.ss);
 	if (ret) {
 		fprintf(stderr, "client: sb_wl_surface_sync_create: %s\n", strerror(-ret));
-		return 1;
+		goto out;
 	}
-	struct xdg_surface *xs = NULL;
-	struct xdg_toplevel *top = NULL;
 	if (a.wm) {
-		xdg_wm_base_add_listener(a.wm, &wm_listener, &a);
-		xs = xdg_wm_base_get_xdg_surface(a.wm, surface);
-		xdg_surface_add_listener(xs, &xdg_surface_listener, &a);
-		top = xdg_surface_get_toplevel(xs);
-		xdg_toplevel_add_listener(top, &toplevel_listener, &a);
-		xdg_toplevel_set_title(top, "syncbridge-wl-client");
-		wl_surface_commit(surface);
-		if (wait_flag(a.display, &a.configured, 10000)) {
+		a.xs = xdg_wm_base_get_xdg_surface(a.wm, a.surface);
+		xdg_surface_add_listener(a.xs, &xdg_surface_listener, &a);
+		a.top = xdg_surface_get_toplevel(a.xs);
+		xdg_toplevel_add_listener(a.top, &toplevel_listener, &a);
+		xdg_toplevel_set_title(a.top, "syncbridge-wl-client");
+		wl_surface_commit(a.surface);
+		if (wait_flag(a.display, &a.configured, ANSWER_MS)) {
 			fprintf(stderr, "client: no xdg_surface.configure\n");
 			report_connection_error(a.display);
-			return 1;
+			goto out;
 		}
 	}
 
 	for (int i = 0; i < 2; i++) {
 		struct zwp_linux_buffer_params_v1 *params;
 
-		memset(&slots[i], 0, sizeof(slots[i]));
-		ret = sbwl_dumb_create(card, W, H, &slots[i].dumb);
+		ret = sbwl_dumb_create(a.card, W, H, &slots[i].dumb);
 		if (ret) {
 			fprintf(stderr, "client: dumb buffer on %s: %s\n", buffers, strerror(-ret));
-			return 1;
+			goto out;
 		}
 		params = zwp_linux_dmabuf_v1_create_params(a.dmabuf);
 		zwp_linux_buffer_params_v1_add(params, slots[i].dumb.fd, 0, 0, slots[i].dumb.stride,
@@ -421,27 +503,29 @@ main(int argc, char **argv)
 			s->release = NULL;
 		}
 
-		ret = sbwl_fence_create(vgem, &fence);
+		ret = sbwl_fence_create(a.vgem, &fence);
 		if (ret) {
 			fprintf(stderr, "client: vgem fence: %s\n", strerror(-ret));
-			return 1;
+			goto out;
 		}
-		wl_surface_attach(surface, s->buffer, 0, 0);
-		wl_surface_damage_buffer(surface, 0, 0, W, H);
-		ret = sb_wl_surface_sync_set_acquire_fence(ss, fence.sync_file, s->dumb.fd);
+		wl_surface_attach(a.surface, s->buffer, 0, 0);
+		wl_surface_damage_buffer(a.surface, 0, 0, W, H);
+		ret = sb_wl_surface_sync_set_acquire_fence(a.ss, fence.sync_file, s->dumb.fd);
 		if (ret == 0)
-			ret = sb_wl_release_create(ss, s->dumb.fd, &s->release);
+			ret = sb_wl_release_create(a.ss, s->dumb.fd, &s->release);
 		if (ret) {
 			fprintf(stderr, "client: frame %d: acquire/release: %s\n", f, strerror(-ret));
-			return 1;
+			sbwl_fence_destroy(&fence);
+			goto out;
 		}
-		struct wl_callback *cb = wl_surface_frame(surface);
-		wl_callback_add_listener(cb, &frame_listener, &fr);
-		if (a.presentation)
-			wp_presentation_feedback_add_listener(wp_presentation_feedback(a.presentation, surface),
-							      &feedback_listener, &fr);
+		fr.cb = wl_surface_frame(a.surface);
+		wl_callback_add_listener(fr.cb, &frame_listener, &fr);
+		if (a.presentation) {
+			fr.feedback = wp_presentation_feedback(a.presentation, a.surface);
+			wp_presentation_feedback_add_listener(fr.feedback, &feedback_listener, &fr);
+		}
 		s->released = false;
-		wl_surface_commit(surface);
+		wl_surface_commit(a.surface);
 		wl_display_flush(a.display);
 
 		/* "Render" after the commit; the fence tells the compositor when it
@@ -457,11 +541,13 @@ main(int argc, char **argv)
 		t_signal = clock_ns(a.clock);
 		sbwl_fence_signal(&fence);
 
-		ret = wait_flag(a.display, &fr.done, 10000);
+		ret = wait_flag(a.display, &fr.done, ANSWER_MS);
 		if (ret) {
 			fprintf(stderr, "client: frame %d: no frame callback: %s\n", f, strerror(-ret));
 			report_connection_error(a.display);
-			return 1;
+			frame_finish(&fr);
+			sbwl_fence_destroy(&fence);
+			goto out;
 		}
 		/*
 		 * When does the compositor say it presented the frame?
@@ -473,7 +559,7 @@ main(int argc, char **argv)
 		 */
 		int64_t dt_ms;
 		if (a.presentation) {
-			wait_flag(a.display, &fr.feedback_done, 10000);
+			wait_flag(a.display, &fr.feedback_done, ANSWER_MS);
 			if (!fr.presented) {
 				fprintf(stderr, "client: frame %d: presentation feedback discarded\n", f);
 				failures++;
@@ -495,6 +581,7 @@ main(int argc, char **argv)
 			       (long long)((fr.presented_ns - t_signal) / 1000),
 			       (long long)((fr.presented_rx_ns - t_signal) / 1000),
 			       (long long)((fr.done_rx_ns - t_signal) / 1000));
+		frame_finish(&fr);
 		sbwl_fence_destroy(&fence);
 	}
 
@@ -510,6 +597,7 @@ main(int argc, char **argv)
 				close(fd);
 		}
 		sb_wl_release_destroy(slots[i].release);
+		slots[i].release = NULL;
 	}
 	if (wl_display_roundtrip(a.display) < 0) {
 		report_connection_error(a.display);
@@ -521,32 +609,8 @@ main(int argc, char **argv)
 	if (strict && early)
 		failures++;
 
-	sb_wl_surface_sync_destroy(ss);
-	sb_wl_client_destroy(sbc);
-	if (top)
-		xdg_toplevel_destroy(top);
-	if (xs)
-		xdg_surface_destroy(xs);
-	for (int i = 0; i < 2; i++) {
-		wl_buffer_destroy(slots[i].buffer);
-		sbwl_dumb_destroy(&slots[i].dumb);
-	}
-	wl_surface_destroy(surface);
-	/* The globals too: wl_display_disconnect() frees no proxy (LSan and
-	 * memcheck report them as leaks of this program). */
-	if (a.presentation)
-		wp_presentation_destroy(a.presentation);
-	if (a.wm)
-		xdg_wm_base_destroy(a.wm);
-	zwp_linux_dmabuf_v1_destroy(a.dmabuf);
-	wl_compositor_destroy(a.compositor);
-	wl_registry_destroy(reg);
-	wl_display_roundtrip(a.display);
-	wl_display_disconnect(a.display);
-	if (drm_fd >= 0)
-		close(drm_fd);
-	if (card != vgem)
-		close(card);
-	close(vgem);
-	return failures ? 1 : 0;
+	status = failures ? 1 : 0;
+out:
+	app_finish(&a);
+	return status;
 }

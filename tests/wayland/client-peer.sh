@@ -14,6 +14,14 @@
 # they hold the copy until the fence, a CPU stall in llvmpipe, and no frame is
 # early); passes only if frames are then presented early.
 #
+# Pings: in the normal runs the compositor pings every 0.8 s and ends a
+# client that leaves one unanswered for 1.6 s (--ping-timeout-ms), and the
+# client renders 6 frames of 0.4 s: it must answer every ping, the first one
+# (sent at bind) included, for as long as it runs (its listener goes on at
+# bind; an event reaching a proxy without one is dropped). Both are times
+# SYNCBRIDGE_VM_TIMEOUT_SCALE: the sanitizer and valgrind setups slow the
+# client down.
+#
 # Timing: the client commits, then "renders" (dispatching) for --render-ms
 # before it signals; a frame counts as early when its wp_presentation
 # "presented" event (sent by the repaint that composited the commit's copy)
@@ -22,7 +30,7 @@
 # to take a commit and repaint within the render time for at least one of 4
 # frames: it renders 500 ms there (a commit is taken within a few ms and the
 # 60 Hz repaint follows within 17 ms plus the drawing; tens of ms under a busy
-# loop per host core), 50 ms elsewhere.
+# loop per host core); the normal runs render 0.4 s (see Pings).
 #
 # Under the valgrind test setup the guest batch wraps only this script, which
 # runs as it is: both programs are started under SYNCBRIDGE_VM_WRAPPER (the
@@ -44,9 +52,10 @@ rt=$(mktemp -d /tmp/sbwl-peer-XXXXXX)
 export XDG_RUNTIME_DIR=$rt
 cpid=
 trap '[ -n "$cpid" ] && kill $cpid 2>/dev/null; rm -rf "$rt"' EXIT
-compargs= render_ms=50 compenv=
+scale=${SYNCBRIDGE_VM_TIMEOUT_SCALE:-1}
+compargs="--ping-timeout-ms $((1600 * scale))" frames=6 render_ms=$((400 * scale)) compenv=
 if [ "$control" = --control ]; then
-	render_ms=500 compenv=SYNCBRIDGE_DISABLE=1
+	frames=4 render_ms=500 compenv=SYNCBRIDGE_DISABLE=1
 	[ $mode = implicit ] && compargs=--no-implicit-wait || compargs=--no-wait
 fi
 exec 3>"$rt/ready"
@@ -60,7 +69,7 @@ for _ in $(seq 1 600); do
 	sleep 0.1
 done
 [ -s "$rt/ready" ] || { echo "Bail out! the compositor did not start"; exit 1; }
-out=$(WAYLAND_DISPLAY=peer $wrap "$client" --frames 4 --render-ms $render_ms --strict $cargs 2>&1)
+out=$(WAYLAND_DISPLAY=peer $wrap "$client" --frames $frames --render-ms $render_ms --strict $cargs 2>&1)
 rc=$?
 echo "$out"
 kill -TERM $cpid 2>/dev/null
