@@ -389,6 +389,14 @@ base_ping(struct wm_base *b)
 	b->ping_pending = true;
 	b->ping_rechecks = 0;
 	xdg_wm_base_send_ping(b->resource, b->ping_serial);
+	/*
+	 * The client's time starts when the ping is on its socket: send it now,
+	 * not at the loop's next flush. A source dispatched after this timer in
+	 * the same loop iteration (a repaint's first draw takes seconds under
+	 * llvmpipe in the TCG guest) would otherwise hold the ping back while
+	 * its deadline ran, and a client that answered at once could miss it.
+	 */
+	wl_client_flush(wl_resource_get_client(b->resource));
 	wl_event_source_timer_update(b->ping_timer, ping_timeout_ms(b->shell));
 }
 
