@@ -106,14 +106,23 @@ state_read_shm(struct sbwl_state *s, struct wl_shm_buffer *shm)
 	wl_shm_buffer_end_access(shm);
 }
 
+/* The state's shm buffer when it has pixels a renderer can take, else NULL. */
+static struct wl_shm_buffer *
+state_shm_buffer(const struct sbwl_state *s)
+{
+	if (!s->shm || !s->buffer || s->shm_stride < 4 || s->shm_height == 0)
+		return NULL;
+	return wl_shm_buffer_get(s->buffer);
+}
+
 /* A held commit's shm pixels, copied now: its pool may be gone when it is applied. */
 static void
 state_copy_shm(struct sbwl_state *s)
 {
-	struct wl_shm_buffer *shm = s->shm && s->buffer ? wl_shm_buffer_get(s->buffer) : NULL;
+	struct wl_shm_buffer *shm = state_shm_buffer(s);
 	size_t size = (size_t)s->shm_stride * s->shm_height;
 
-	if (!shm || s->shm_stride < 4 || s->shm_height == 0)
+	if (!shm)
 		return;
 	s->shm_pixels = malloc(size);
 	if (!s->shm_pixels)
@@ -428,9 +437,7 @@ surface_set_region(struct wl_client *client, struct wl_resource *resource, struc
 static void
 apply_now(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
 {
-	struct wl_shm_buffer *shm = surf->comp->renderer && s->shm && s->buffer &&
-				    s->shm_stride >= 4 && s->shm_height > 0 ?
-				    wl_shm_buffer_get(s->buffer) : NULL;
+	struct wl_shm_buffer *shm = surf->comp->renderer ? state_shm_buffer(s) : NULL;
 
 	if (shm) {
 		wl_shm_buffer_begin_access(shm);
