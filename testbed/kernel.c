@@ -139,9 +139,11 @@ sbk_threads_wait_in_syscall(long nr, int64_t timeout_ns)
 		bool all = d != NULL;
 
 		while (all && (e = readdir(d))) {
-			if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+			int tid = atoi(e->d_name);
+
+			if (e->d_name[0] == '.' || tid == self)
 				continue;
-			long in = sbk_thread_syscall(atoi(e->d_name));
+			long in = sbk_thread_syscall(tid);
 			all = in == nr || in == -2;
 		}
 		if (d)
