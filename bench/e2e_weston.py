@@ -366,7 +366,7 @@ def main(argv):
     ap.add_argument("--clients", default="simple-dmabuf-egl,vkcube,latency")
     ap.add_argument("--keep", help="copy every log here")
     build = os.path.dirname(HERE)
-    ap.add_argument("--compositor", default=os.path.join(build, "examples/wayland/syncbridge-wl-compositor"))
+    ap.add_argument("--compositor", default=os.path.join(build, "compositor/syncbridge-wl-compositor"))
     ap.add_argument("--client", default=os.path.join(build, "examples/wayland/syncbridge-wl-client"))
     args = ap.parse_args(argv[1:])
     clients = args.clients.split(",")

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wl-render-gl: the example compositor's GL renderer (testbed/sbwl_render_gl.c),
+ * wl-render-gl: the example compositor's GL renderer (compositor/sbwl_render_gl.c),
  * driven directly through sbwl_internal.h — no Wayland connection: fake
  * surfaces on a hand-built stack, states holding shm pixels or a dma-buf.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wl-xdg-shell: the example compositor's xdg-shell (testbed/sbwl_shell.c)
+ * wl-xdg-shell: the example compositor's xdg-shell (compositor/sbwl_shell.c)
  * against raw-protocol clients: the configure → ack → buffer life of
  * toplevels and popups (mapped and placed, seen on the compositor's thread),
  * the version-dependent events, every protocol error of the XML with its
