@@ -170,11 +170,30 @@ add_format(struct gl_renderer *r, size_t *cap, uint32_t format, uint64_t modifie
 	return 0;
 }
 
+static int
+add_implicit(struct gl_renderer *r, size_t *cap, uint32_t format)
+{
+	int ret = add_format(r, cap, format, DRM_FORMAT_MOD_INVALID);
+
+	return ret ? ret : add_format(r, cap, format, DRM_FORMAT_MOD_LINEAR);
+}
+
 /*
  * The wanted formats the display imports, with the modifiers it samples as
  * GL_TEXTURE_2D (external-only ones would need samplerExternalOES). Without
- * the query (no _modifiers extension), or for a format listed with no
- * modifiers, LINEAR: what every importer of these formats reads.
+ * the query (no _modifiers extension), or for a format the driver lists with
+ * no modifiers, the implicit modifier (DRM_FORMAT_MOD_INVALID: "the server can
+ * support the format with an implicit modifier", linux-dmabuf-v1.xml) and
+ * LINEAR (dumb buffers, which every importer of these formats reads).
+ *
+ * The implicit one is what a driver without modifiers allocates with: Mesa's
+ * EGL on Wayland hands the surface feedback's modifiers for the format to the
+ * driver's create-with-modifiers, and treats a list that is only INVALID as
+ * "no modifiers" (a plain allocation). Mesa virgl lists no modifiers and
+ * cannot allocate a window buffer with explicit LINEAR: offered LINEAR alone,
+ * every Mesa EGL client on virgl failed eglMakeCurrent with EGL_BAD_ALLOC
+ * ("failed to allocate color buffer") and weston-simple-egl, glmark2 and mpv
+ * crashed on it (issue 26).
  */
 int
 sbwl_gl_query_formats(struct gl_renderer *r)
@@ -189,7 +208,7 @@ sbwl_gl_query_formats(struct gl_renderer *r)
 
 	if (!r->modifiers || !query_formats_ext || !query_modifiers) {
 		for (size_t i = 0; i < sizeof(wanted_formats) / sizeof(wanted_formats[0]) && ret == 0; i++)
-			ret = add_format(r, &cap, wanted_formats[i], DRM_FORMAT_MOD_LINEAR);
+			ret = add_implicit(r, &cap, wanted_formats[i]);
 		return ret;
 	}
 	if (!query_formats_ext(r->t.dpy, 256, formats, &n))
@@ -209,7 +228,7 @@ sbwl_gl_query_formats(struct gl_renderer *r)
 		if (!query_modifiers(r->t.dpy, formats[i], 64, mods, external, &nmods))
 			nmods = 0;
 		if (nmods == 0)
-			ret = add_format(r, &cap, format, DRM_FORMAT_MOD_LINEAR);
+			ret = add_implicit(r, &cap, format);
 		for (EGLint j = 0; j < nmods && ret == 0; j++)
 			if (!external[j])
 				ret = add_format(r, &cap, format, mods[j]);
