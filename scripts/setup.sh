@@ -22,13 +22,16 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # Packages from plain bookworm. wayland-utils: wayland-info, a stock client of
 # the compositor tests; qemu-system-gui + libvirglrenderer1 + libsdl2 (+ xvfb):
-# the GPU group's virgl guest (scripts/vm/vm-run.sh, SYNCBRIDGE_VM_GPU=virgl).
+# the GPU group's virgl guest (scripts/vm/vm-run.sh, SYNCBRIDGE_VM_GPU=virgl);
+# foot ... mesa-utils: the stock clients of the GPU group's client matrix
+# (tests/wayland/meson.build; mesa-utils for glxgears through Xwayland).
 base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
 	libvulkan-dev vulkan-tools vulkan-validationlayers libjson-c-dev
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	valgrind strace librsvg2-bin glslang-tools xvfb v4l-utils libpng-dev
 	clang libclang-rt-14-dev wayland-utils
-	qemu-system-gui libvirglrenderer1 libsdl2-2.0-0)
+	qemu-system-gui libvirglrenderer1 libsdl2-2.0-0
+	foot xwayland gtk-4-examples mpv glmark2-es2-wayland mesa-utils fonts-dejavu-core)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
 # SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
 # drmSyncobjEventfd; wayland-protocols 1.43 has linux-drm-syncobj-v1).

@@ -23,6 +23,11 @@ Passes when:
     pixels that are not the background, in at least 2 colours (png-stats
     reads them with libpng, not with the compositor's code);
   - every --expect REGEX matches the client's output;
+  - the client's WAYLAND_DEBUG log holds no event sequence the protocol XML
+    does not allow (protocol_check.py: dma-buf feedback tranches, xdg-shell
+    configure sequences, presentation feedback, callbacks, buffer releases,
+    keyboard and data-device order, every event's name, arity and version);
+    --no-protocol-check turns it off;
   - with --min-deferred N, the compositor helper held at least N commits
     until their acquire fence signalled (the compositor's exit line);
   - no buffer was used while its acquire fence was pending (the compositor's
@@ -46,6 +51,10 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import protocol_check  # noqa: E402  (beside this file)
 
 SYNC = {"implicit": 0, "v1": 1, "syncobj": 2}
 BAD = re.compile(r"protocol error|error in client communication|Assertion|assertion|not supported"
@@ -131,6 +140,9 @@ def enough_commits(args, rt):
 def run_client(args, rt):
     env = dict(os.environ, XDG_RUNTIME_DIR=rt, WAYLAND_DISPLAY="stock")
     env.pop("DISPLAY", None)
+    if args.protocol_check:
+        env["WAYLAND_DEBUG"] = "client"
+    env.update(kv.split("=", 1) for kv in args.client_env)
     print("# " + " ".join(args.client), flush=True)
     out = open(os.path.join(rt, "client.log"), "w")
     t0 = time.monotonic()
@@ -163,15 +175,17 @@ def run_client(args, rt):
 
 
 def screenshots(args, shots, until):
-    """png-stats of the screenshots written while the client ran: [(pixels, colours, name)]."""
+    """png-stats of the screenshots written while the client ran:
+    [(pixels, colours, name, [pixels near each --colour])]."""
     stats = []
+    want = [c.split(":")[0] for c in args.colour]
     for path in sorted(glob.glob(os.path.join(shots, "frame-*.png"))):
         if os.path.getmtime(path) > until:
             continue
-        r = subprocess.run([args.png_stats, path], capture_output=True, text=True)
+        r = subprocess.run([args.png_stats, path, "202020"] + want, capture_output=True, text=True)
         if r.returncode == 0:
-            w, h, nonbg, distinct = (int(v) for v in r.stdout.split())
-            stats.append((nonbg, distinct, os.path.basename(path)))
+            w, h, nonbg, distinct, *near = (int(v) for v in r.stdout.split())
+            stats.append((nonbg, distinct, os.path.basename(path), near))
     return stats
 
 
@@ -195,6 +209,13 @@ def main(argv):
     p.add_argument("--expect", action="append", default=[])
     p.add_argument("--comp-arg", action="append", default=[])
     p.add_argument("--keep", help="leave the screenshots and logs in this folder")
+    p.add_argument("--colour", action="append", default=[], metavar="RRGGBB:MIN",
+                   help="a screenshot shows at least MIN pixels near this colour (the client's content)")
+    p.add_argument("--sigint-ok", action="store_true",
+                   help="the client has no SIGINT handler: ended by our SIGINT is a clean end")
+    p.add_argument("--client-env", action="append", default=[], help="VAR=VALUE for the client")
+    p.add_argument("--no-protocol-check", dest="protocol_check", action="store_false",
+                   help="no WAYLAND_DEBUG log, no protocol check")
     if "--" not in argv:
         p.print_usage()
         return 2
@@ -226,7 +247,8 @@ def main(argv):
             return 1
         rc, how, secs, text = run_client(args, rt)
         end = time.time()
-        print("".join("# client: " + line + "\n" for line in text.splitlines()[-25:]), end="")
+        own = [line for line in text.splitlines() if not re.match(r"^\s*\[\s*\d+\.\d+\]", line)]
+        print("".join("# client: " + line + "\n" for line in own[-25:]), end="")
         alive = comp.poll() is None
     finally:
         if comp.poll() is None:
@@ -243,8 +265,10 @@ def main(argv):
                   if not line.startswith(("used ", "screenshot "))), end="")
     name = os.path.basename(args.client[0])
 
-    check(rc == 0, f"{name} {how} after {secs:.1f} s with status {rc}")
-    bad = [line for line in text.splitlines() if BAD.search(line)]
+    ok_rc = rc == 0 or (args.sigint_ok and rc == -signal.SIGINT and how == "stopped by SIGINT")
+    check(ok_rc, f"{name} {how} after {secs:.1f} s with status {rc}")
+    debug = re.compile(r"^\s*\[\s*\d+\.\d+\]")  # WAYLAND_DEBUG lines: checked below, not grepped
+    bad = [line for line in text.splitlines() if BAD.search(line) and not debug.match(line)]
     check(not bad, f"{name} printed no protocol error, assertion or 'not supported'"
                    + (f" (got: {bad[0]!r})" if bad else ""))
     check(alive, "the compositor was alive until the client was done")
@@ -279,15 +303,27 @@ def main(argv):
         check(deferred >= args.min_deferred and signalled >= 1,
               f"trace markers: {deferred} 'wl.commit ... result=deferred', {signalled} "
               f"'wl.acquire_signalled'")
+    if args.protocol_check:
+        violations = protocol_check.check(text)
+        events, objects = protocol_check.summary(text)[:2]
+        check(events > 0 and not violations,
+              f"protocol check of {name}'s WAYLAND_DEBUG log: {events} events on {objects} objects, "
+              f"{len(violations)} violations" + "".join(f"\n#   line {n}: {m}" for n, m in violations[:10]))
     for rx in args.expect:
         check(re.search(rx, text, re.M) is not None, f"{name}'s output matches /{rx}/")
     if args.min_pixels:
         stats = screenshots(args, shots, end)
-        best = max(stats, default=(0, 0, "none"))
+        best = max(stats, default=(0, 0, "none", []))
         check(best[0] >= args.min_pixels and best[1] >= 2,
               f"{len(stats)} screenshots while it ran; the fullest, {best[2]}, has {best[0]} "
               f"pixels in {best[1]} colours other than the background "
               f"(at least {args.min_pixels} in 2)")
+        for i, spec in enumerate(args.colour):
+            rgb, least = spec.split(":")
+            shot = max(stats, key=lambda st: st[3][i], default=(0, 0, "none", [0] * len(args.colour)))
+            check(shot[3][i] >= int(least),
+                  f"the client's own content: {shot[3][i]} pixels near #{rgb} in {shot[2]} "
+                  f"(at least {least})")
     if args.keep:
         shutil.rmtree(args.keep, ignore_errors=True)
         shutil.copytree(rt, args.keep)
