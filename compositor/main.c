@@ -2,8 +2,10 @@
 /*
  * syncbridge-wl-compositor: a small headless Wayland compositor whose
  * explicit synchronization is the syncbridge compositor helper, for stock
- * clients (weston-simple-*, vkcube-wayland, wayland-info). It offers
- * wl_compositor, wl_shm, wl_output, wl_seat (no devices), wl_subcompositor,
+ * clients (weston-simple-*, vkcube-wayland, glmark2, mpv, GTK 4, foot,
+ * Xwayland, wl-clipboard, wayland-info). It offers wl_compositor, wl_shm,
+ * wl_output, wl_seat (a keyboard with a keymap, a pointer without events),
+ * wl_data_device_manager (the clipboard), wl_subcompositor,
  * xdg_wm_base, wp_presentation, zwp_linux_dmabuf_v1 (v4 with feedback),
  * zwp_linux_explicit_synchronization_v1 (v2) and, with a DRM render node that
  * has timeline syncobjs, wp_linux_drm_syncobj_manager_v1. It composites the

@@ -198,8 +198,10 @@ sbwl_comp_create(const struct sbwl_comp_options *options, int *err)
 		comp->dmabuf = sbwl_dmabuf_create(comp->display, main_device(comp), cpu_formats,
 						  sizeof(cpu_formats) / sizeof(cpu_formats[0]));
 	comp->globals = sbwl_globals_create(comp);
+	comp->seat = sbwl_seat_create(comp);
+	comp->data_device = sbwl_data_device_create(comp);
 	comp->shell = sbwl_shell_create(comp);
-	if (!comp->dmabuf || !comp->globals || !comp->shell)
+	if (!comp->dmabuf || !comp->globals || !comp->seat || !comp->data_device || !comp->shell)
 		goto fail;
 
 	memset(&hopt, 0, sizeof(hopt));
@@ -296,6 +298,8 @@ sbwl_comp_destroy(struct sbwl_comp *comp)
 		wl_display_destroy_clients(comp->display);
 		sbwl_render_fences_fire_all(comp);
 		sbwl_shell_destroy(comp->shell);
+		sbwl_data_device_destroy(comp->data_device);
+		sbwl_seat_destroy(comp->seat);
 		sbwl_globals_destroy(comp->globals);
 		sbwl_dmabuf_destroy(comp->dmabuf);
 		if (comp->repaint_timer)

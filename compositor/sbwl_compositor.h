@@ -2,7 +2,9 @@
 /*
  * A small headless Wayland compositor built on the syncbridge compositor
  * helper (<syncbridge/wayland-server.h>): wl_compositor/wl_surface/wl_region,
- * xdg-shell, wl_output, wl_seat (no devices), wl_subcompositor and
+ * xdg-shell, wl_output, wl_seat (a keyboard with a keymap where libxkbcommon
+ * is built, a pointer; no input ever: a mapped toplevel takes the keyboard
+ * focus), wl_data_device_manager (the clipboard), wl_subcompositor and
  * wp_presentation implemented here, wl_shm from libwayland,
  * zwp_linux_dmabuf_v1 (version 4 with feedback, single-plane), and both
  * explicit-sync globals from the helper.

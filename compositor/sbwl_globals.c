@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The example compositor's small globals (sbwl_internal.h): wl_output (the
- * headless output: its size, the repaint clock as its refresh), wl_seat (no
- * input devices: capabilities 0), wl_subcompositor (the role and its
- * requests; sub-surfaces are not drawn) and wp_presentation (feedback
- * answered by the repaint that showed the content, with the repaint's
- * CLOCK_MONOTONIC time and counter).
+ * headless output: its size, the repaint clock as its refresh),
+ * wl_subcompositor (the role and its requests; sub-surfaces are not drawn)
+ * and wp_presentation (feedback answered by the repaint that showed the
+ * content, with the repaint's CLOCK_MONOTONIC time and counter). wl_seat is
+ * sbwl_seat.c, wl_data_device_manager sbwl_data_device.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +18,12 @@
 #include "sbwl_internal.h"
 
 #define OUTPUT_VERSION 4
-#define SEAT_VERSION 7
 #define SUBCOMPOSITOR_VERSION 1
 #define PRESENTATION_VERSION 1
 
 struct sbwl_globals {
 	struct sbwl_comp *comp;
-	struct wl_global *output, *seat, *subcompositor, *presentation;
+	struct wl_global *output, *subcompositor, *presentation;
 	struct wl_list outputs; /* wl_output resource links */
 };
 
@@ -66,40 +65,6 @@ output_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 		wl_output_send_description(res, "syncbridge headless output");
 	if (version >= WL_OUTPUT_DONE_SINCE_VERSION)
 		wl_output_send_done(res);
-}
-
-/* ---- wl_seat: no devices ---------------------------------------------------------- */
-
-/*
- * "It is a protocol violation to issue this request on a seat that has never
- * had the pointer capability. The missing_capability error will be sent in
- * this case." (the same for keyboard and touch)
- */
-static void
-seat_get_device(struct wl_client *client, struct wl_resource *resource, uint32_t id)
-{
-	wl_resource_post_error(resource, WL_SEAT_ERROR_MISSING_CAPABILITY,
-			       "this seat has no input devices (capabilities 0)");
-}
-
-static const struct wl_seat_interface seat_impl = {
-	.get_pointer = seat_get_device,
-	.get_keyboard = seat_get_device,
-	.get_touch = seat_get_device,
-	.release = sbwl_destroy_request,
-};
-
-static void
-seat_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
-{
-	struct wl_resource *res = sbwl_resource_new(client, &wl_seat_interface, (int)version, id, &seat_impl,
-						    data, NULL);
-
-	if (!res)
-		return;
-	wl_seat_send_capabilities(res, 0);
-	if (version >= WL_SEAT_NAME_SINCE_VERSION)
-		wl_seat_send_name(res, "seat0");
 }
 
 /* ---- wl_subcompositor ------------------------------------------------------------- */
@@ -356,12 +321,11 @@ sbwl_globals_create(struct sbwl_comp *comp)
 	g->comp = comp;
 	wl_list_init(&g->outputs);
 	g->output = wl_global_create(comp->display, &wl_output_interface, OUTPUT_VERSION, g, output_bind);
-	g->seat = wl_global_create(comp->display, &wl_seat_interface, SEAT_VERSION, g, seat_bind);
 	g->subcompositor = wl_global_create(comp->display, &wl_subcompositor_interface, SUBCOMPOSITOR_VERSION,
 					    g, subcompositor_bind);
 	g->presentation = wl_global_create(comp->display, &wp_presentation_interface, PRESENTATION_VERSION,
 					   g, presentation_bind);
-	if (!g->output || !g->seat || !g->subcompositor || !g->presentation) {
+	if (!g->output || !g->subcompositor || !g->presentation) {
 		sbwl_globals_destroy(g);
 		return NULL;
 	}
@@ -382,8 +346,6 @@ sbwl_globals_destroy(struct sbwl_globals *g)
 	}
 	if (g->output)
 		wl_global_destroy(g->output);
-	if (g->seat)
-		wl_global_destroy(g->seat);
 	if (g->subcompositor)
 		wl_global_destroy(g->subcompositor);
 	if (g->presentation)

@@ -7,7 +7,10 @@
  *                   and render fences)
  *   sbwl_compositor.c  wl_compositor/wl_surface: the commit path through the
  *                   helper, apply, the repaint clock, frame callbacks
- *   sbwl_globals.c  wl_output, wl_seat, wl_subcompositor, wp_presentation
+ *   sbwl_globals.c  wl_output, wl_subcompositor, wp_presentation
+ *   sbwl_seat.c     wl_seat: a keyboard with a keymap (libxkbcommon), a
+ *                   pointer without events, the keyboard focus
+ *   sbwl_data_device.c  wl_data_device_manager: the seat's selection
  *   sbwl_shell.c    xdg-shell (with sbwl_shell_toplevel.c, sbwl_shell_popup.c,
  *                   sbwl_shell_configure.c: sbwl_shell_internal.h)
  */
@@ -117,6 +120,7 @@ struct sbwl_surface {
 	int32_t x, y;                /* on the output */
 	struct wl_list link;         /* comp->stack (bottom first) when mapped */
 	struct wl_list all_link;     /* comp->all_surfaces */
+	struct wl_list focus_link;   /* the seat's mapped toplevels (sbwl_seat.c), or empty */
 	void *render_data;           /* the renderer's copy of its content */
 
 	/* answered at the next repaint */
@@ -175,10 +179,12 @@ struct sbwl_comp {
 	unsigned long screenshots;
 
 	struct sbwl_globals *globals;   /* sbwl_globals.c */
+	struct sbwl_seat *seat;         /* sbwl_seat.c */
+	struct sbwl_data_device *data_device; /* sbwl_data_device.c */
 	struct sbwl_shell *shell;       /* sbwl_shell.c */
 };
 
-/* ---- wl_output, wl_seat, wl_subcompositor, wp_presentation (sbwl_globals.c) - */
+/* ---- wl_output, wl_subcompositor, wp_presentation (sbwl_globals.c) --------- */
 
 struct sbwl_globals;
 struct sbwl_globals *sbwl_globals_create(struct sbwl_comp *comp);
@@ -191,6 +197,30 @@ void sbwl_presentation_presented(struct sbwl_comp *comp, struct wl_list *feedbac
 				 int64_t time_ns, uint64_t msc);
 /* Content that was never shown: "discarded" (the list is emptied). */
 void sbwl_presentation_discarded(struct wl_list *feedbacks);
+
+/* ---- wl_seat and the keyboard focus (sbwl_seat.c) ---------------------------- */
+
+struct sbwl_seat;
+struct sbwl_seat *sbwl_seat_create(struct sbwl_comp *comp);
+void sbwl_seat_destroy(struct sbwl_seat *seat);
+/* A toplevel went on screen: it takes the keyboard focus (seat NULL: nothing). */
+void sbwl_seat_toplevel_mapped(struct sbwl_seat *seat, struct sbwl_surface *surf);
+/*
+ * surf left the screen (sbwl_surface_unmap, its destroy too): with the focus,
+ * the focus goes to the most recently mapped toplevel left, or nowhere.
+ */
+void sbwl_seat_surface_unmapped(struct sbwl_seat *seat, struct sbwl_surface *surf);
+
+/* ---- wl_data_device_manager (sbwl_data_device.c) ------------------------------- */
+
+struct sbwl_data_device;
+struct sbwl_data_device *sbwl_data_device_create(struct sbwl_comp *comp);
+void sbwl_data_device_destroy(struct sbwl_data_device *dd);
+/*
+ * The keyboard focus went to `client` (NULL: none): it gets the selection.
+ * Called by the seat before its wl_keyboard.enter (dd NULL: nothing).
+ */
+void sbwl_data_device_focus_changed(struct sbwl_data_device *dd, struct wl_client *client);
 
 /* ---- xdg-shell (sbwl_shell.c) ----------------------------------------------- */
 

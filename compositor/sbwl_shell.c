@@ -16,7 +16,8 @@
  *    cascade of CASCADE_STEP px steps. wm_capabilities (v5) offers maximize
  *    and fullscreen; set_minimized, show_window_menu, move and resize are
  *    ignored (no minimized state, no seat input). configure_bounds (v4) is
- *    the output size.
+ *    the output size. A toplevel that goes on screen takes the keyboard
+ *    focus (sbwl_seat.c).
  *  - popups: placed by the positioner's anchor, gravity and offset, never
  *    constrained. There is no seat input to grab with, so a grab is denied:
  *    "If the compositor denies the grab, the popup will be immediately
@@ -164,6 +165,7 @@ static void
 xdg_applied(struct sbwl_surface *surf, bool has_buffer)
 {
 	struct xdg_surface *xs = surf->role_data;
+	bool was_mapped;
 
 	if (!xs || (!xs->toplevel && !xs->popup))
 		return;
@@ -174,8 +176,11 @@ xdg_applied(struct sbwl_surface *surf, bool has_buffer)
 	/* a commit applied late (its acquire fence) after a reset: not mapped */
 	if (!xs->configured || (xs->popup && xs->popup->dismissed))
 		return;
+	was_mapped = surf->mapped;
 	place(xs);
 	sbwl_surface_map(surf);
+	if (xs->toplevel && !was_mapped)
+		sbwl_seat_toplevel_mapped(surf->comp->seat, surf);
 }
 
 static const struct sbwl_role xdg_surface_role = {

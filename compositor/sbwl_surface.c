@@ -574,6 +574,8 @@ sbwl_surface_map(struct sbwl_surface *surf)
 void
 sbwl_surface_unmap(struct sbwl_surface *surf)
 {
+	/* the seat forgets it as a toplevel to focus (and moves the focus on) */
+	sbwl_seat_surface_unmapped(surf->comp->seat, surf);
 	if (!surf->mapped)
 		return;
 	surf->mapped = false;
@@ -614,6 +616,7 @@ compositor_create_surface(struct wl_client *client, struct wl_resource *resource
 	surf->comp = comp;
 	state_init(&surf->pending);
 	wl_list_init(&surf->link);
+	wl_list_init(&surf->focus_link);
 	wl_list_init(&surf->frames);
 	wl_list_init(&surf->feedbacks);
 	wl_signal_init(&surf->destroy_signal);

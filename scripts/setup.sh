@@ -29,7 +29,7 @@ base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
 	libvulkan-dev vulkan-tools vulkan-validationlayers libjson-c-dev
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	valgrind strace librsvg2-bin glslang-tools xvfb v4l-utils libpng-dev
-	clang libclang-rt-14-dev wayland-utils
+	clang libclang-rt-14-dev wayland-utils libxkbcommon-dev xkb-data wl-clipboard
 	qemu-system-gui libvirglrenderer1 libsdl2-2.0-0
 	foot xwayland gtk-4-examples mpv glmark2-es2-wayland mesa-utils fonts-dejavu-core)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The example compositor's wl_seat (sbwl_internal.h): a keyboard that never
+ * sends a key, a pointer that never moves, and the keyboard focus.
+ *
+ * The compositor is headless and has no input, but clients need a keyboard
+ * to start (a keymap) and the clipboard needs a focused client ("The
+ * selection event is sent to a client immediately before receiving keyboard
+ * focus"). So:
+ *  - keyboard: with libxkbcommon (SBWL_HAVE_XKBCOMMON) and a keymap it can
+ *    compile from the default names (XKB_DEFAULT_* from the environment,
+ *    else evdev "us"), kept in one sealed memfd that every wl_keyboard gets;
+ *    without either the seat has no keyboard, as it had none before.
+ *  - pointer: always; set_cursor gives the surface the cursor role and
+ *    nothing more, no event is ever sent.
+ *  - touch: never.
+ *  - focus: a toplevel that goes on screen takes the keyboard focus; when
+ *    the focused surface leaves the screen the focus goes to the most
+ *    recently mapped toplevel still there, or nowhere.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <wayland-server-core.h>
+#include <wayland-server-protocol.h>
+
+#ifdef SBWL_HAVE_XKBCOMMON
+#include <xkbcommon/xkbcommon.h>
+#endif
+
+#include "sbwl_internal.h"
+
+#define SEAT_VERSION 7
+/* what weston and wlroots default to */
+#define REPEAT_RATE 25   /* characters per second */
+#define REPEAT_DELAY 600 /* ms */
+
+struct sbwl_seat {
+	struct sbwl_comp *comp;
+	struct wl_global *global;
+	struct wl_list keyboards;   /* wl_keyboard resource links */
+	struct wl_list focus_order; /* sbwl_surface.focus_link: mapped toplevels, newest first */
+	struct sbwl_surface *focus; /* has the keyboard focus; NULL: none */
+	int keymap_fd;              /* sealed memfd: the keymap text and its NUL; -1: no keyboard */
+	uint32_t keymap_size;
+};
+
+/* ---- the keymap ---------------------------------------------------------------- */
+
+#ifdef SBWL_HAVE_XKBCOMMON
+/*
+ * A sealed memfd holding `text` and its terminating NUL (the size counts it,
+ * as weston's and wlroots' do: clients hand the mapping to xkbcommon as a
+ * string). Returns the fd (the caller's) or -errno.
+ */
+static int
+keymap_memfd(const char *text, size_t size)
+{
+	int fd = memfd_create("sbwl-keymap", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	size_t done = 0;
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	while (done < size) {
+		ssize_t n = write(fd, text + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -EIO;
+			goto fail;
+		}
+		done += (size_t)n;
+	}
+	/*
+	 * "From version 7 onwards, the fd must be mapped with MAP_PRIVATE by the
+	 * recipient, as MAP_SHARED may fail." Every client gets the same file:
+	 * sealed, none of them can change it under the others.
+	 */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return ret;
+}
+
+/* The default keymap into seat->keymap_fd; 0 or -errno (then no keyboard). */
+static int
+keymap_create(struct sbwl_seat *seat)
+{
+	struct xkb_context *ctx = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
+	struct xkb_keymap *keymap = NULL;
+	char *text = NULL;
+	size_t size;
+	int ret = -ENOMEM;
+
+	if (!ctx)
+		goto out;
+	/* NULL names: XKB_DEFAULT_RULES, _MODEL, _LAYOUT, _VARIANT, _OPTIONS, else evdev "us" */
+	keymap = xkb_keymap_new_from_names(ctx, NULL, XKB_KEYMAP_COMPILE_NO_FLAGS);
+	if (!keymap) {
+		ret = -ENOENT;
+		goto out;
+	}
+	text = xkb_keymap_get_as_string(keymap, XKB_KEYMAP_FORMAT_TEXT_V1);
+	if (!text)
+		goto out;
+	size = strlen(text) + 1;
+	if (size > UINT32_MAX) {
+		ret = -EFBIG;
+		goto out;
+	}
+	ret = keymap_memfd(text, size);
+	if (ret < 0)
+		goto out;
+	seat->keymap_fd = ret;
+	seat->keymap_size = (uint32_t)size;
+	ret = 0;
+out:
+	free(text);
+	xkb_keymap_unref(keymap);
+	xkb_context_unref(ctx);
+	return ret;
+}
+#else
+static int
+keymap_create(struct sbwl_seat *seat)
+{
+	return -ENOTSUP;
+}
+#endif
+
+/* ---- keyboard focus ----------------------------------------------------------- */
+
+static struct wl_client *
+surface_client(const struct sbwl_surface *surf)
+{
+	return surf ? wl_resource_get_client(surf->resource) : NULL;
+}
+
+/* wl_keyboard.enter and .modifiers to `only` (NULL: every keyboard of the focused client). */
+static void
+send_enter(struct sbwl_seat *seat, struct wl_resource *only)
+{
+	struct wl_client *client = surface_client(seat->focus);
+	uint32_t serial = wl_display_next_serial(seat->comp->display);
+	struct wl_resource *kb;
+	struct wl_array keys;
+
+	wl_array_init(&keys); /* no key is ever down */
+	wl_resource_for_each(kb, &seat->keyboards) {
+		if (wl_resource_get_client(kb) != client || (only && kb != only))
+			continue;
+		wl_keyboard_send_enter(kb, serial, seat->focus->resource, &keys);
+		wl_keyboard_send_modifiers(kb, serial, 0, 0, 0, 0);
+	}
+}
+
+static void
+send_leave(struct sbwl_seat *seat)
+{
+	struct wl_client *client = surface_client(seat->focus);
+	uint32_t serial = wl_display_next_serial(seat->comp->display);
+	struct wl_resource *kb;
+
+	wl_resource_for_each(kb, &seat->keyboards)
+		if (wl_resource_get_client(kb) == client)
+			wl_keyboard_send_leave(kb, serial, seat->focus->resource);
+}
+
+static void
+focus_set(struct sbwl_seat *seat, struct sbwl_surface *surf)
+{
+	if (surf == seat->focus)
+		return;
+	if (seat->focus)
+		send_leave(seat);
+	seat->focus = surf;
+	/* "The selection event is sent to a client immediately before receiving keyboard focus" */
+	sbwl_data_device_focus_changed(seat->comp->data_device, surface_client(surf));
+	if (surf)
+		send_enter(seat, NULL);
+}
+
+void
+sbwl_seat_toplevel_mapped(struct sbwl_seat *seat, struct sbwl_surface *surf)
+{
+	if (!seat)
+		return;
+	wl_list_remove(&surf->focus_link);
+	wl_list_insert(&seat->focus_order, &surf->focus_link);
+	focus_set(seat, surf);
+}
+
+void
+sbwl_seat_surface_unmapped(struct sbwl_seat *seat, struct sbwl_surface *surf)
+{
+	struct sbwl_surface *next = NULL;
+
+	if (!seat)
+		return;
+	wl_list_remove(&surf->focus_link);
+	wl_list_init(&surf->focus_link);
+	if (seat->focus != surf)
+		return;
+	if (!wl_list_empty(&seat->focus_order))
+		next = wl_container_of(seat->focus_order.next, next, focus_link);
+	focus_set(seat, next);
+}
+
+/* ---- wl_keyboard, wl_pointer -------------------------------------------------------- */
+
+static const struct wl_keyboard_interface keyboard_impl = {
+	.release = sbwl_destroy_request,
+};
+
+static void
+keyboard_res_destroy(struct wl_resource *res)
+{
+	wl_list_remove(wl_resource_get_link(res));
+}
+
+/* "This request gives the surface the role of a cursor." Kept, never drawn. */
+static const struct sbwl_role cursor_role = { .name = "wl_pointer cursor" };
+
+static void
+pointer_set_cursor(struct wl_client *client, struct wl_resource *resource, uint32_t serial,
+		   struct wl_resource *surface, int32_t hotspot_x, int32_t hotspot_y)
+{
+	/* "If the surface already has another role, it raises a protocol error." */
+	if (surface)
+		sbwl_surface_set_role(sbwl_surface_from_resource(surface), &cursor_role, NULL, resource,
+				      WL_POINTER_ERROR_ROLE);
+}
+
+static const struct wl_pointer_interface pointer_impl = {
+	.set_cursor = pointer_set_cursor,
+	.release = sbwl_destroy_request,
+};
+
+/* ---- wl_seat ------------------------------------------------------------------ */
+
+static uint32_t
+capabilities(const struct sbwl_seat *seat)
+{
+	return WL_SEAT_CAPABILITY_POINTER | (seat->keymap_fd >= 0 ? WL_SEAT_CAPABILITY_KEYBOARD : 0);
+}
+
+static void
+seat_get_pointer(struct wl_client *client, struct wl_resource *resource, uint32_t id)
+{
+	sbwl_resource_new(client, &wl_pointer_interface, wl_resource_get_version(resource), id, &pointer_impl,
+			  NULL, NULL);
+}
+
+static void
+seat_get_keyboard(struct wl_client *client, struct wl_resource *resource, uint32_t id)
+{
+	struct sbwl_seat *seat = wl_resource_get_user_data(resource);
+	int version = wl_resource_get_version(resource);
+	struct wl_resource *kb;
+
+	/*
+	 * "It is a protocol violation to issue this request on a seat that has
+	 * never had the keyboard capability. The missing_capability error will
+	 * be sent in this case."
+	 */
+	if (seat->keymap_fd < 0) {
+		wl_resource_post_error(resource, WL_SEAT_ERROR_MISSING_CAPABILITY,
+				       "this seat has no keyboard (no keymap)");
+		return;
+	}
+	kb = sbwl_resource_new(client, &wl_keyboard_interface, version, id, &keyboard_impl, seat,
+			       keyboard_res_destroy);
+	if (!kb)
+		return;
+	wl_list_insert(&seat->keyboards, wl_resource_get_link(kb));
+	/* libwayland sends a dup of the fd and closes it once sent: ours stays */
+	wl_keyboard_send_keymap(kb, WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1, seat->keymap_fd, seat->keymap_size);
+	if (version >= WL_KEYBOARD_REPEAT_INFO_SINCE_VERSION)
+		wl_keyboard_send_repeat_info(kb, REPEAT_RATE, REPEAT_DELAY);
+	if (seat->focus && surface_client(seat->focus) == client)
+		send_enter(seat, kb);
+}
+
+/* "The missing_capability error will be sent in this case." */
+static void
+seat_get_touch(struct wl_client *client, struct wl_resource *resource, uint32_t id)
+{
+	wl_resource_post_error(resource, WL_SEAT_ERROR_MISSING_CAPABILITY, "this seat has no touch device");
+}
+
+static const struct wl_seat_interface seat_impl = {
+	.get_pointer = seat_get_pointer,
+	.get_keyboard = seat_get_keyboard,
+	.get_touch = seat_get_touch,
+	.release = sbwl_destroy_request,
+};
+
+static void
+seat_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
+{
+	struct sbwl_seat *seat = data;
+	struct wl_resource *res = sbwl_resource_new(client, &wl_seat_interface, (int)version, id, &seat_impl,
+						    seat, NULL);
+
+	if (!res)
+		return;
+	wl_seat_send_capabilities(res, capabilities(seat));
+	if (version >= WL_SEAT_NAME_SINCE_VERSION)
+		wl_seat_send_name(res, "seat0");
+}
+
+/* ---- life cycle ---------------------------------------------------------------- */
+
+struct sbwl_seat *
+sbwl_seat_create(struct sbwl_comp *comp)
+{
+	struct sbwl_seat *seat = calloc(1, sizeof(*seat));
+	int ret;
+
+	if (!seat)
+		return NULL;
+	seat->comp = comp;
+	seat->keymap_fd = -1;
+	wl_list_init(&seat->keyboards);
+	wl_list_init(&seat->focus_order);
+	ret = keymap_create(seat);
+	if (ret < 0 && ret != -ENOTSUP)
+		fprintf(stderr, "compositor: no keymap (%s): the seat has no keyboard\n",
+			ret == -ENOENT ? "xkbcommon could not compile the default one; xkb-data?" :
+					 strerror(-ret));
+	seat->global = wl_global_create(comp->display, &wl_seat_interface, SEAT_VERSION, seat, seat_bind);
+	if (!seat->global) {
+		sbwl_seat_destroy(seat);
+		return NULL;
+	}
+	return seat;
+}
+
+void
+sbwl_seat_destroy(struct sbwl_seat *seat)
+{
+	struct wl_resource *res, *tmp;
+	struct sbwl_surface *surf, *stmp;
+
+	if (!seat)
+		return;
+	/* what outlives the seat until its client goes: unlinked */
+	wl_resource_for_each_safe(res, tmp, &seat->keyboards) {
+		wl_list_remove(wl_resource_get_link(res));
+		wl_list_init(wl_resource_get_link(res));
+	}
+	wl_list_for_each_safe(surf, stmp, &seat->focus_order, focus_link) {
+		wl_list_remove(&surf->focus_link);
+		wl_list_init(&surf->focus_link);
+	}
+	if (seat->global)
+		wl_global_destroy(seat->global);
+	if (seat->keymap_fd >= 0)
+		close(seat->keymap_fd);
+	free(seat);
+}
