@@ -4,8 +4,12 @@
  * version 6 with xdg_positioner, xdg_surface, xdg_toplevel and xdg_popup.
  *
  * What it does with the protocol's freedom:
- *  - ping: at bind, then while the client has xdg_surfaces one every
- *    ping_timeout_ms / 2 after the last pong (opt.ping_timeout_ms, 0: 5000).
+ *  - ping: while the client has xdg_surfaces, one every ping_timeout_ms / 2
+ *    after its first xdg_surface and after the last pong (opt.ping_timeout_ms,
+ *    0: 5000). Not at bind: a client that binds xdg_wm_base and never has a
+ *    window for long (wl-copy serves the clipboard for as long as it owns it,
+ *    with a short-lived surface only to get the focus, and has no ping
+ *    listener then) is not a window that can hang, and was ended 5 s in.
  *    A ping unanswered for ping_timeout_ms ends the client with
  *    xdg_wm_base.error.unresponsive ("The “unresponsive” error is provided
  *    for compositors that wish to disconnect unresponsive clients").
@@ -575,7 +579,6 @@ base_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 		free(b);
 		return;
 	}
-	base_ping(b);
 }
 
 /* ---- the global --------------------------------------------------------------------- */

@@ -57,7 +57,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import protocol_check  # noqa: E402  (beside this file)
 
 SYNC = {"implicit": 0, "v1": 1, "syncobj": 2}
-BAD = re.compile(r"protocol error|error in client communication|Assertion|assertion|not supported"
+# "assertion ... failed" (C's assert, GLib's g_return_if_fail), not a build
+# feature list such as foot's "version: 1.13.1 +pgo -assertions"
+BAD = re.compile(r"protocol error|error in client communication|assertion\b.*\bfailed|not supported"
                  r"|Segmentation fault|Aborted|core dumped|wl_display@1: error", re.I)
 failed = False
 
@@ -146,7 +148,12 @@ def run_client(args, rt):
     print("# " + " ".join(args.client), flush=True)
     out = open(os.path.join(rt, "client.log"), "w")
     t0 = time.monotonic()
-    cl = subprocess.Popen(args.client, stdout=out, stderr=subprocess.STDOUT, env=env)
+    # SIGINT as a terminal's Ctrl-C delivers it: the guest's batch runs us in
+    # the background of a non-interactive shell, where SIGINT is ignored, and
+    # an ignored signal stays ignored across exec (a client without its own
+    # handler, gtk4-widget-factory, then never stopped).
+    cl = subprocess.Popen(args.client, stdout=out, stderr=subprocess.STDOUT, env=env,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # Its --seconds; then, short of --min-commits (a slow start or a slow
     # stretch), on until it has them or --max-seconds in all.
     rc = None

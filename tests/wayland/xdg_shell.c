@@ -35,7 +35,7 @@ __lsan_default_suppressions(void)
 
 struct wlt_comp *comp; /* the compositor the cases talk to */
 uint32_t next_content = 0x1000;
-int connect_pong; /* how the next xc_connect()'s client answers pings (the first comes at bind) */
+int connect_pong; /* how the next xc_connect()'s client answers pings (the first comes with its first xdg_surface) */
 int xdgt_checks, xdgt_failures;
 
 /* ---- a client with xdg_wm_base ------------------------------------------------------ */

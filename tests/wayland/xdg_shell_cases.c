@@ -289,17 +289,25 @@ static void
 case_ping_unanswered(int mode)
 {
 	struct xc x;
+	struct win w;
 	const char *what = mode == NO_PONG ? "unresponsive: no pong" : "unresponsive: a pong with the wrong serial";
-	int64_t t0 = sbk_now_ns();
+	int64_t t0;
 
 	connect_pong = mode;
 	xc_connect(&x, 0);
 	connect_pong = PONG;
-	CHECK(x.pings >= 1, "%s: a ping at bind", what);
+	/* no window, no ping: a client that only binds is left alone */
+	wlt_dispatch_for(&x.c, 2 * PING_MS * WLT_MS);
+	CHECK(x.pings == 0, "%s: no ping without an xdg_surface (%d in %d ms)", what, x.pings, 2 * PING_MS);
+	expect_ok(&x, "ping: a client without windows stays connected");
+	t0 = sbk_now_ns();
+	win_xdg(&x, &w);
 	/* let the timeout pass; dispatching answers nothing */
 	wlt_dispatch_for(&x.c, 3 * PING_MS * WLT_MS);
+	CHECK(x.pings >= 1, "%s: a ping once it has an xdg_surface", what);
 	expect_error(&x, what, &xdg_wm_base_interface, id_of(x.base), XDG_WM_BASE_ERROR_UNRESPONSIVE);
 	CHECK(sbk_now_ns() - t0 >= PING_MS * WLT_MS, "%s: not before the timeout", what);
+	win_destroy(&w);
 	xc_disconnect(&x);
 }
 
@@ -312,7 +320,7 @@ case_ping_answered(void)
 	xc_connect(&x, 0);
 	win_mapped(&x, &w);
 	wlt_dispatch_for(&x.c, 6 * PING_MS * WLT_MS);
-	CHECK(x.pings >= 4, "ping: pinged at bind and every %d ms while it has surfaces (%d pings in %d ms)",
+	CHECK(x.pings >= 4, "ping: pinged every %d ms while it has surfaces (%d pings in %d ms)",
 	      PING_MS / 2, x.pings, 6 * PING_MS);
 	expect_ok(&x, "ping: a client answering pings stays connected");
 	xc_disconnect(&x);
@@ -345,12 +353,16 @@ case_ping_compositor_stalled(void)
 {
 	static int64_t stall_ns = 3 * PING_MS * WLT_MS;
 	struct xc x;
+	struct win w;
 	pthread_t th;
 
 	connect_pong = NO_PONG;
 	xc_connect(&x, 0);
 	connect_pong = PONG;
-	REQUIRE(x.pings >= 1, "stalled: a ping at bind");
+	win_xdg(&x, &w); /* the first ping comes PING_MS / 2 after it */
+	for (int i = 0; i < 4 && x.pings == 0; i++)
+		wlt_dispatch_for(&x.c, PING_MS / 2 * WLT_MS);
+	REQUIRE(x.pings >= 1, "stalled: a ping once it has an xdg_surface");
 	REQUIRE(pthread_create(&th, NULL, stall_thread, &stall_ns) == 0, "stall thread");
 	/* After the timeout, while the compositor is still held up. */
 	sbk_sleep_ns(3 * PING_MS / 2 * WLT_MS);
@@ -361,6 +373,7 @@ case_ping_compositor_stalled(void)
 	wlt_dispatch_for(&x.c, 2 * PING_MS * WLT_MS);
 	expect_ok(&x, "stalled: a pong sent in time for a compositor held up is read before the "
 		  "timer's verdict");
+	win_destroy(&w);
 	xc_disconnect(&x);
 }
 
