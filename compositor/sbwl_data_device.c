@@ -60,6 +60,22 @@ struct data_offer {
 	struct wl_list link;             /* source->offers, or empty */
 };
 
+/*
+ * "The dnd_actions argument must contain only values expressed in the
+ * wl_data_device_manager.dnd_actions enum" (wl_data_offer and
+ * wl_data_source set_actions): false, after posting `code` (the interface's
+ * invalid_action_mask) on res, when it holds others.
+ */
+static bool
+dnd_actions_valid(struct wl_resource *res, uint32_t code, uint32_t dnd_actions)
+{
+	if (dnd_actions & ~ALL_DND_ACTIONS) {
+		wl_resource_post_error(res, code, "invalid actions 0x%x", dnd_actions);
+		return false;
+	}
+	return true;
+}
+
 /* ---- wl_data_offer ---------------------------------------------------------- */
 
 static void
@@ -102,14 +118,10 @@ static void
 offer_set_actions(struct wl_client *client, struct wl_resource *resource, uint32_t dnd_actions,
 		  uint32_t preferred_action)
 {
-	/* "The dnd_actions argument must contain only values expressed in the
-	 * wl_data_device_manager.dnd_actions enum, and the preferred_action
-	 * argument must only contain one of those values set" */
-	if (dnd_actions & ~ALL_DND_ACTIONS) {
-		wl_resource_post_error(resource, WL_DATA_OFFER_ERROR_INVALID_ACTION_MASK,
-				       "invalid actions 0x%x", dnd_actions);
+	if (!dnd_actions_valid(resource, WL_DATA_OFFER_ERROR_INVALID_ACTION_MASK, dnd_actions))
 		return;
-	}
+	/* "... and the preferred_action argument must only contain one of those
+	 * values set" */
 	if (preferred_action & (preferred_action - 1) || preferred_action & ~ALL_DND_ACTIONS) {
 		wl_resource_post_error(resource, WL_DATA_OFFER_ERROR_INVALID_ACTION,
 				       "invalid preferred action 0x%x", preferred_action);
@@ -147,13 +159,11 @@ static struct wl_resource *
 offer_create(struct data_source *source, struct wl_resource *device)
 {
 	struct wl_client *client = wl_resource_get_client(device);
-	struct data_offer *offer = calloc(1, sizeof(*offer));
+	struct data_offer *offer = sbwl_client_zalloc(client, sizeof(*offer));
 	char **mime;
 
-	if (!offer) {
-		wl_client_post_no_memory(client);
+	if (!offer)
 		return NULL;
-	}
 	/* id 0: a server-created object, introduced by data_offer */
 	offer->resource = sbwl_resource_new(client, &wl_data_offer_interface, wl_resource_get_version(device),
 					    0, &offer_impl, offer, offer_res_destroy);
@@ -178,8 +188,9 @@ offer_create(struct data_source *source, struct wl_resource *device)
  * immediately before this event to introduce the data offer object."
  */
 static void
-send_selection_to(struct sbwl_data_device *dd, struct wl_resource *device)
+send_selection_to(struct wl_resource *device, void *data)
 {
+	struct sbwl_data_device *dd = data;
 	struct wl_resource *offer = NULL;
 
 	if (dd->selection) {
@@ -193,13 +204,8 @@ send_selection_to(struct sbwl_data_device *dd, struct wl_resource *device)
 static void
 send_selection(struct sbwl_data_device *dd)
 {
-	struct wl_resource *device;
-
-	if (!dd->focus)
-		return;
-	wl_resource_for_each(device, &dd->devices)
-		if (wl_resource_get_client(device) == dd->focus)
-			send_selection_to(dd, device);
+	if (dd->focus)
+		sbwl_resource_list_send(&dd->devices, dd->focus, send_selection_to, dd);
 }
 
 /* "This data source is no longer valid": its offers go inert. */
@@ -259,16 +265,11 @@ source_set_actions(struct wl_client *client, struct wl_resource *resource, uint3
 {
 	struct data_source *source = wl_resource_get_user_data(resource);
 
-	/* "The dnd_actions argument must contain only values expressed in the
-	 * wl_data_device_manager.dnd_actions enum, otherwise it will result in a
-	 * protocol error. This request must be made once only, and can only be
-	 * made on sources used in drag-and-drop, so it must be performed before
-	 * wl_data_device.start_drag." */
-	if (dnd_actions & ~ALL_DND_ACTIONS) {
-		wl_resource_post_error(resource, WL_DATA_SOURCE_ERROR_INVALID_ACTION_MASK,
-				       "invalid actions 0x%x", dnd_actions);
+	if (!dnd_actions_valid(resource, WL_DATA_SOURCE_ERROR_INVALID_ACTION_MASK, dnd_actions))
 		return;
-	}
+	/* "This request must be made once only, and can only be made on sources
+	 * used in drag-and-drop, so it must be performed before
+	 * wl_data_device.start_drag." */
 	if (source->actions_set || source->used) {
 		wl_resource_post_error(resource, WL_DATA_SOURCE_ERROR_INVALID_ACTION_MASK,
 				       source->used ? "set_actions after the source was used" :
@@ -382,23 +383,15 @@ static const struct wl_data_device_interface device_impl = {
 	.release = sbwl_destroy_request,
 };
 
-static void
-device_res_destroy(struct wl_resource *resource)
-{
-	wl_list_remove(wl_resource_get_link(resource));
-}
-
 /* ---- wl_data_device_manager --------------------------------------------------- */
 
 static void
 manager_create_data_source(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	struct data_source *source = calloc(1, sizeof(*source));
+	struct data_source *source = sbwl_client_zalloc(client, sizeof(*source));
 
-	if (!source) {
-		wl_client_post_no_memory(client);
+	if (!source)
 		return;
-	}
 	source->dd = wl_resource_get_user_data(resource);
 	wl_array_init(&source->mime_types);
 	wl_list_init(&source->offers);
@@ -418,16 +411,13 @@ manager_get_data_device(struct wl_client *client, struct wl_resource *resource, 
 			struct wl_resource *seat)
 {
 	struct sbwl_data_device *dd = wl_resource_get_user_data(resource);
-	struct wl_resource *device = sbwl_resource_new(client, &wl_data_device_interface,
-						       wl_resource_get_version(resource), id, &device_impl, dd,
-						       device_res_destroy);
+	struct wl_resource *device = sbwl_resource_new_linked(client, &wl_data_device_interface,
+							      wl_resource_get_version(resource), id,
+							      &device_impl, dd, &dd->devices);
 
-	if (!device)
-		return;
-	wl_list_insert(&dd->devices, wl_resource_get_link(device));
 	/* a focused client's new device needs the selection it would have had */
-	if (client == dd->focus)
-		send_selection_to(dd, device);
+	if (device && client == dd->focus)
+		send_selection_to(device, dd);
 }
 
 static const struct wl_data_device_manager_interface manager_impl = {
@@ -465,17 +455,12 @@ sbwl_data_device_create(struct sbwl_comp *comp)
 void
 sbwl_data_device_destroy(struct sbwl_data_device *dd)
 {
-	struct wl_resource *res, *tmp;
 	struct data_source *source, *stmp;
 
 	if (!dd)
 		return;
 	/* what outlives us until its client goes: unlinked, and inert */
-	wl_resource_for_each_safe(res, tmp, &dd->devices) {
-		wl_list_remove(wl_resource_get_link(res));
-		wl_list_init(wl_resource_get_link(res));
-		wl_resource_set_user_data(res, NULL);
-	}
+	sbwl_resource_list_orphan(&dd->devices);
 	wl_list_for_each_safe(source, stmp, &dd->sources, link) {
 		wl_list_remove(&source->link);
 		wl_list_init(&source->link);

@@ -11,7 +11,6 @@
  * that is shared read-only (a sealed memfd of 16-byte entries).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -180,11 +179,9 @@ params_create_common(struct wl_client *client, struct wl_resource *resource, uin
 		return NULL;
 	}
 
-	b = calloc(1, sizeof(*b));
-	if (!b) {
-		wl_client_post_no_memory(client);
+	b = sbwl_client_zalloc(client, sizeof(*b));
+	if (!b)
 		return NULL;
-	}
 	b->refs = 1;
 	b->fd = p->fd;
 	p->fd = -1;
@@ -234,12 +231,10 @@ static const struct zwp_linux_buffer_params_v1_interface params_impl = {
 static void
 dmabuf_create_params(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	struct dmabuf_params *p = calloc(1, sizeof(*p));
+	struct dmabuf_params *p = sbwl_client_zalloc(client, sizeof(*p));
 
-	if (!p) {
-		wl_client_post_no_memory(client);
+	if (!p)
 		return;
-	}
 	p->fd = -1;
 	p->dmabuf = wl_resource_get_user_data(resource);
 	if (!sbwl_resource_new(client, &zwp_linux_buffer_params_v1_interface,
@@ -342,32 +337,22 @@ table_create(struct sbwl_dmabuf *d)
 	struct {
 		uint32_t format, pad;
 		uint64_t modifier;
-	} *t;
+	} *t = calloc(d->nformats, sizeof(*t));
 	int fd;
 
-	d->table_size = d->nformats * sizeof(*t);
-	fd = memfd_create("sbwl-dmabuf-formats", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)d->table_size) < 0)
-		goto fail;
-	t = mmap(NULL, d->table_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (t == MAP_FAILED)
-		goto fail;
+	if (!t)
+		return -ENOMEM;
 	for (size_t i = 0; i < d->nformats; i++) {
 		t[i].format = d->formats[i].format;
-		t[i].pad = 0;
 		t[i].modifier = d->formats[i].modifier;
 	}
-	munmap(t, d->table_size);
-	/* clients map it MAP_PRIVATE; nobody may change it under them */
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
-		goto fail;
+	d->table_size = d->nformats * sizeof(*t);
+	fd = sbwl_sealed_memfd("sbwl-dmabuf-formats", t, d->table_size);
+	free(t);
+	if (fd < 0)
+		return fd;
 	d->table_fd = fd;
 	return 0;
-fail:
-	close(fd);
-	return -errno;
 }
 
 struct sbwl_dmabuf *

@@ -34,24 +34,17 @@ static const struct wl_output_interface output_impl = {
 };
 
 static void
-output_res_destroy(struct wl_resource *res)
-{
-	wl_list_remove(wl_resource_get_link(res));
-}
-
-static void
 output_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
 	struct sbwl_globals *g = data;
 	const struct sbwl_comp_options *o = &g->comp->opt;
 	int32_t w = o->output_width ? (int32_t)o->output_width : 640;
 	int32_t h = o->output_height ? (int32_t)o->output_height : 480;
-	struct wl_resource *res = sbwl_resource_new(client, &wl_output_interface, (int)version, id,
-						    &output_impl, g, output_res_destroy);
+	struct wl_resource *res = sbwl_resource_new_linked(client, &wl_output_interface, (int)version, id,
+							   &output_impl, g, &g->outputs);
 
 	if (!res)
 		return;
-	wl_list_insert(&g->outputs, wl_resource_get_link(res));
 	/* 96 dpi: 25.4 mm per 96 px */
 	wl_output_send_geometry(res, 0, 0, w * 254 / 960, h * 254 / 960, WL_OUTPUT_SUBPIXEL_UNKNOWN,
 				"syncbridge", "headless", WL_OUTPUT_TRANSFORM_NORMAL);
@@ -206,11 +199,9 @@ subcompositor_get_subsurface(struct wl_client *client, struct wl_resource *resou
 	}
 	if (!sbwl_surface_set_role(surf, &subsurface_role, NULL, resource, WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE))
 		return;
-	sub = calloc(1, sizeof(*sub));
-	if (!sub) {
-		wl_client_post_no_memory(client);
+	sub = sbwl_client_zalloc(client, sizeof(*sub));
+	if (!sub)
 		return;
-	}
 	sub->surface = surf;
 	sub->parent = parent;
 	sub->sync = true; /* "a sub-surface is initially in the synchronized mode" */
@@ -241,21 +232,14 @@ subcompositor_bind(struct wl_client *client, void *data, uint32_t version, uint3
 /* ---- wp_presentation ------------------------------------------------------------- */
 
 static void
-feedback_res_destroy(struct wl_resource *res)
-{
-	wl_list_remove(wl_resource_get_link(res));
-}
-
-static void
 presentation_feedback(struct wl_client *client, struct wl_resource *resource, struct wl_resource *surface,
 		      uint32_t callback)
 {
 	struct sbwl_surface *surf = sbwl_surface_from_resource(surface);
-	struct wl_resource *fb = sbwl_resource_new(client, &wp_presentation_feedback_interface, 1, callback,
-						   NULL, NULL, feedback_res_destroy);
 
-	if (fb)
-		wl_list_insert(surf->pending.feedbacks.prev, wl_resource_get_link(fb));
+	/* last: presented in the order asked for */
+	sbwl_resource_new_linked(client, &wp_presentation_feedback_interface, 1, callback, NULL, NULL,
+				 surf->pending.feedbacks.prev);
 }
 
 static const struct wp_presentation_interface presentation_impl = {
@@ -335,15 +319,9 @@ sbwl_globals_create(struct sbwl_comp *comp)
 void
 sbwl_globals_destroy(struct sbwl_globals *g)
 {
-	struct wl_resource *res, *tmp;
-
 	if (!g)
 		return;
-	/* output resources outlive the global until their clients go: unlink them */
-	wl_resource_for_each_safe(res, tmp, &g->outputs) {
-		wl_list_remove(wl_resource_get_link(res));
-		wl_list_init(wl_resource_get_link(res));
-	}
+	sbwl_resource_list_orphan(&g->outputs);
 	if (g->output)
 		wl_global_destroy(g->output);
 	if (g->subcompositor)

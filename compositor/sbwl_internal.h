@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the example compositor's files share, bottom up:
+ *   sbwl_util.c     sealed memfds, client allocations, resources kept on a list
  *   sbwl_dmabuf.c   zwp_linux_dmabuf_v1 (v4: default and surface feedback)
  *   sbwl_render.c   the output image: the CPU renderer and the screenshot
  *   sbwl_render_gl.c  the EGL/GLES renderer (EGLImages, the bridge's waits
@@ -284,6 +285,12 @@ int sbwl_renderer_screenshot(struct sbwl_renderer *r, const char *path);
 void sbwl_destroy_request(struct wl_client *client, struct wl_resource *resource);
 
 /*
+ * Zeroed memory for an object `client` asked for, or NULL once the client
+ * was told (wl_client_post_no_memory()) (sbwl_util.c).
+ */
+void *sbwl_client_zalloc(struct wl_client *client, size_t size);
+
+/*
  * A new resource with its implementation, or NULL once the client was told
  * (wl_client_post_no_memory()): then data is still the caller's to free.
  */
@@ -300,5 +307,33 @@ sbwl_resource_new(struct wl_client *client, const struct wl_interface *iface, in
 	wl_resource_set_implementation(res, impl, data, destroy);
 	return res;
 }
+
+/*
+ * Resources kept on a list by their own link (wl_resource_get_link()):
+ * sbwl_resource_new_linked() is sbwl_resource_new() with the link inserted
+ * after `after` (the list's head: first; head.prev: last) and
+ * sbwl_resource_unlink() as the destroy handler, which takes it off again
+ * (sbwl_util.c).
+ */
+void sbwl_resource_unlink(struct wl_resource *res);
+struct wl_resource *sbwl_resource_new_linked(struct wl_client *client, const struct wl_interface *iface,
+					     int version, uint32_t id, const void *impl, void *data,
+					     struct wl_list *after);
+/*
+ * The global that kept `list` goes and its resources stay until their
+ * clients go: each is taken off the list (its destroy handler then unlinks
+ * nothing) and its user data, which pointed at the global's state, is NULL.
+ */
+void sbwl_resource_list_orphan(struct wl_list *list);
+/* send(res, data) for each resource on `list` that belongs to `client`; send must not destroy any. */
+void sbwl_resource_list_send(struct wl_list *list, struct wl_client *client,
+			     void (*send)(struct wl_resource *res, void *data), void *data);
+
+/*
+ * A memfd holding `size` bytes of `data`, sealed (no shrink, grow or write)
+ * for clients to map read-only: the dma-buf format table, the keymap.
+ * Returns the fd (CLOEXEC, the caller's) or -errno (nothing to close).
+ */
+int sbwl_sealed_memfd(const char *name, const void *data, size_t size);
 
 #endif

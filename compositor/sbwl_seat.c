@@ -19,11 +19,9 @@
  *    recently mapped toplevel still there, or nowhere.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <wayland-server-core.h>
@@ -46,6 +44,7 @@ struct sbwl_seat {
 	struct wl_list keyboards;   /* wl_keyboard resource links */
 	struct wl_list focus_order; /* sbwl_surface.focus_link: mapped toplevels, newest first */
 	struct sbwl_surface *focus; /* has the keyboard focus; NULL: none */
+	uint32_t focus_serial;      /* of the enter or leave being sent */
 	int keymap_fd;              /* sealed memfd: the keymap text and its NUL; -1: no keyboard */
 	uint32_t keymap_size;
 };
@@ -53,46 +52,6 @@ struct sbwl_seat {
 /* ---- the keymap ---------------------------------------------------------------- */
 
 #ifdef SBWL_HAVE_XKBCOMMON
-/*
- * A sealed memfd holding `text` and its terminating NUL (the size counts it,
- * as weston's and wlroots' do: clients hand the mapping to xkbcommon as a
- * string). Returns the fd (the caller's) or -errno.
- */
-static int
-keymap_memfd(const char *text, size_t size)
-{
-	int fd = memfd_create("sbwl-keymap", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	size_t done = 0;
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	while (done < size) {
-		ssize_t n = write(fd, text + done, size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = n < 0 ? -errno : -EIO;
-			goto fail;
-		}
-		done += (size_t)n;
-	}
-	/*
-	 * "From version 7 onwards, the fd must be mapped with MAP_PRIVATE by the
-	 * recipient, as MAP_SHARED may fail." Every client gets the same file:
-	 * sealed, none of them can change it under the others.
-	 */
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
-		ret = -errno;
-		goto fail;
-	}
-	return fd;
-fail:
-	close(fd);
-	return ret;
-}
-
 /* The default keymap into seat->keymap_fd; 0 or -errno (then no keyboard). */
 static int
 keymap_create(struct sbwl_seat *seat)
@@ -119,7 +78,9 @@ keymap_create(struct sbwl_seat *seat)
 		ret = -EFBIG;
 		goto out;
 	}
-	ret = keymap_memfd(text, size);
+	/* the NUL counted, as weston's and wlroots' do: clients hand the
+	 * mapping to xkbcommon as a string */
+	ret = sbwl_sealed_memfd("sbwl-keymap", text, size);
 	if (ret < 0)
 		goto out;
 	seat->keymap_fd = ret;
@@ -147,34 +108,32 @@ surface_client(const struct sbwl_surface *surf)
 	return surf ? wl_resource_get_client(surf->resource) : NULL;
 }
 
-/* wl_keyboard.enter and .modifiers to `only` (NULL: every keyboard of the focused client). */
+/* data: the seat; the focus and the serial are its. */
 static void
-send_enter(struct sbwl_seat *seat, struct wl_resource *only)
+send_enter_to(struct wl_resource *kb, void *data)
 {
-	struct wl_client *client = surface_client(seat->focus);
-	uint32_t serial = wl_display_next_serial(seat->comp->display);
-	struct wl_resource *kb;
+	struct sbwl_seat *seat = data;
 	struct wl_array keys;
 
 	wl_array_init(&keys); /* no key is ever down */
-	wl_resource_for_each(kb, &seat->keyboards) {
-		if (wl_resource_get_client(kb) != client || (only && kb != only))
-			continue;
-		wl_keyboard_send_enter(kb, serial, seat->focus->resource, &keys);
-		wl_keyboard_send_modifiers(kb, serial, 0, 0, 0, 0);
-	}
+	wl_keyboard_send_enter(kb, seat->focus_serial, seat->focus->resource, &keys);
+	wl_keyboard_send_modifiers(kb, seat->focus_serial, 0, 0, 0, 0);
 }
 
 static void
-send_leave(struct sbwl_seat *seat)
+send_leave_to(struct wl_resource *kb, void *data)
 {
-	struct wl_client *client = surface_client(seat->focus);
-	uint32_t serial = wl_display_next_serial(seat->comp->display);
-	struct wl_resource *kb;
+	struct sbwl_seat *seat = data;
 
-	wl_resource_for_each(kb, &seat->keyboards)
-		if (wl_resource_get_client(kb) == client)
-			wl_keyboard_send_leave(kb, serial, seat->focus->resource);
+	wl_keyboard_send_leave(kb, seat->focus_serial, seat->focus->resource);
+}
+
+/* send_enter_to or send_leave_to every keyboard of the focused client, under one new serial. */
+static void
+send_focus(struct sbwl_seat *seat, void (*send)(struct wl_resource *kb, void *data))
+{
+	seat->focus_serial = wl_display_next_serial(seat->comp->display);
+	sbwl_resource_list_send(&seat->keyboards, surface_client(seat->focus), send, seat);
 }
 
 static void
@@ -183,12 +142,12 @@ focus_set(struct sbwl_seat *seat, struct sbwl_surface *surf)
 	if (surf == seat->focus)
 		return;
 	if (seat->focus)
-		send_leave(seat);
+		send_focus(seat, send_leave_to);
 	seat->focus = surf;
 	/* "The selection event is sent to a client immediately before receiving keyboard focus" */
 	sbwl_data_device_focus_changed(seat->comp->data_device, surface_client(surf));
 	if (surf)
-		send_enter(seat, NULL);
+		send_focus(seat, send_enter_to);
 }
 
 void
@@ -222,12 +181,6 @@ sbwl_seat_surface_unmapped(struct sbwl_seat *seat, struct sbwl_surface *surf)
 static const struct wl_keyboard_interface keyboard_impl = {
 	.release = sbwl_destroy_request,
 };
-
-static void
-keyboard_res_destroy(struct wl_resource *res)
-{
-	wl_list_remove(wl_resource_get_link(res));
-}
 
 /* "This request gives the surface the role of a cursor." Kept, never drawn. */
 static const struct sbwl_role cursor_role = { .name = "wl_pointer cursor" };
@@ -279,17 +232,18 @@ seat_get_keyboard(struct wl_client *client, struct wl_resource *resource, uint32
 				       "this seat has no keyboard (no keymap)");
 		return;
 	}
-	kb = sbwl_resource_new(client, &wl_keyboard_interface, version, id, &keyboard_impl, seat,
-			       keyboard_res_destroy);
+	kb = sbwl_resource_new_linked(client, &wl_keyboard_interface, version, id, &keyboard_impl, seat,
+				      &seat->keyboards);
 	if (!kb)
 		return;
-	wl_list_insert(&seat->keyboards, wl_resource_get_link(kb));
 	/* libwayland sends a dup of the fd and closes it once sent: ours stays */
 	wl_keyboard_send_keymap(kb, WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1, seat->keymap_fd, seat->keymap_size);
 	if (version >= WL_KEYBOARD_REPEAT_INFO_SINCE_VERSION)
 		wl_keyboard_send_repeat_info(kb, REPEAT_RATE, REPEAT_DELAY);
-	if (seat->focus && surface_client(seat->focus) == client)
-		send_enter(seat, kb);
+	if (seat->focus && surface_client(seat->focus) == client) {
+		seat->focus_serial = wl_display_next_serial(seat->comp->display);
+		send_enter_to(kb, seat);
+	}
 }
 
 /* "The missing_capability error will be sent in this case." */
@@ -350,16 +304,11 @@ sbwl_seat_create(struct sbwl_comp *comp)
 void
 sbwl_seat_destroy(struct sbwl_seat *seat)
 {
-	struct wl_resource *res, *tmp;
 	struct sbwl_surface *surf, *stmp;
 
 	if (!seat)
 		return;
-	/* what outlives the seat until its client goes: unlinked */
-	wl_resource_for_each_safe(res, tmp, &seat->keyboards) {
-		wl_list_remove(wl_resource_get_link(res));
-		wl_list_init(wl_resource_get_link(res));
-	}
+	sbwl_resource_list_orphan(&seat->keyboards);
 	wl_list_for_each_safe(surf, stmp, &seat->focus_order, focus_link) {
 		wl_list_remove(&surf->focus_link);
 		wl_list_init(&surf->focus_link);

@@ -505,11 +505,9 @@ base_get_xdg_surface(struct wl_client *client, struct wl_resource *res, uint32_t
 				       wl_resource_get_id(surface_res));
 		return;
 	}
-	xs = calloc(1, sizeof(*xs));
-	if (!xs) {
-		wl_client_post_no_memory(client);
+	xs = sbwl_client_zalloc(client, sizeof(*xs));
+	if (!xs)
 		return;
-	}
 	xs->shell = b->shell;
 	wl_list_init(&xs->configures);
 	wl_list_init(&xs->surface_destroy.link);
@@ -558,12 +556,10 @@ static void
 base_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
 	struct sbwl_shell *shell = data;
-	struct wm_base *b = calloc(1, sizeof(*b));
+	struct wm_base *b = sbwl_client_zalloc(client, sizeof(*b));
 
-	if (!b) {
-		wl_client_post_no_memory(client);
+	if (!b)
 		return;
-	}
 	b->shell = shell;
 	wl_list_init(&b->surfaces);
 	b->ping_timer = wl_event_loop_add_timer(shell->comp->loop, base_ping_timer, b);

@@ -229,12 +229,10 @@ positioner_res_destroy(struct wl_resource *res)
 void
 shell_positioner_create(struct wl_client *client, struct wl_resource *res, uint32_t id)
 {
-	struct positioner_rules *r = calloc(1, sizeof(*r));
+	struct positioner_rules *r = sbwl_client_zalloc(client, sizeof(*r));
 
-	if (!r) {
-		wl_client_post_no_memory(client);
+	if (!r)
 		return;
-	}
 	if (!sbwl_resource_new(client, &xdg_positioner_interface, wl_resource_get_version(res), id,
 			       &positioner_impl, r, positioner_res_destroy))
 		free(r);
@@ -352,12 +350,10 @@ void
 shell_popup_create(struct xdg_surface *xs, struct wl_client *client, int version, uint32_t id,
 		   struct xdg_surface *parent, const struct positioner_rules *rules)
 {
-	struct popup *popup = calloc(1, sizeof(*popup));
+	struct popup *popup = sbwl_client_zalloc(client, sizeof(*popup));
 
-	if (!popup) {
-		wl_client_post_no_memory(client);
+	if (!popup)
 		return;
-	}
 	popup->shell = xs->shell;
 	popup->rules = *rules;
 	popup->parent = parent;

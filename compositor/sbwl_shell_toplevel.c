@@ -328,12 +328,10 @@ toplevel_res_destroy(struct wl_resource *res)
 void
 shell_toplevel_create(struct xdg_surface *xs, struct wl_client *client, int version, uint32_t id)
 {
-	struct toplevel *tl = calloc(1, sizeof(*tl));
+	struct toplevel *tl = sbwl_client_zalloc(client, sizeof(*tl));
 
-	if (!tl) {
-		wl_client_post_no_memory(client);
+	if (!tl)
 		return;
-	}
 	tl->shell = xs->shell;
 	tl->resource = sbwl_resource_new(client, &xdg_toplevel_interface, version, id, &toplevel_impl, tl,
 					 toplevel_res_destroy);

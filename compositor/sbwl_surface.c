@@ -408,20 +408,12 @@ surface_damage(struct wl_client *client, struct wl_resource *resource, int32_t x
 }
 
 static void
-callback_res_destroy(struct wl_resource *resource)
-{
-	wl_list_remove(wl_resource_get_link(resource));
-}
-
-static void
 surface_frame(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
 	struct sbwl_surface *surf = wl_resource_get_user_data(resource);
-	struct wl_resource *cb = sbwl_resource_new(client, &wl_callback_interface, 1, id, NULL, NULL,
-						   callback_res_destroy);
 
-	if (cb)
-		wl_list_insert(surf->pending.frames.prev, wl_resource_get_link(cb));
+	/* last: done in the order asked for */
+	sbwl_resource_new_linked(client, &wl_callback_interface, 1, id, NULL, NULL, surf->pending.frames.prev);
 }
 
 static void
@@ -607,12 +599,10 @@ static void
 compositor_create_surface(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
 	struct sbwl_comp *comp = wl_resource_get_user_data(resource);
-	struct sbwl_surface *surf = calloc(1, sizeof(*surf));
+	struct sbwl_surface *surf = sbwl_client_zalloc(client, sizeof(*surf));
 
-	if (!surf) {
-		wl_client_post_no_memory(client);
+	if (!surf)
 		return;
-	}
 	surf->comp = comp;
 	state_init(&surf->pending);
 	wl_list_init(&surf->link);

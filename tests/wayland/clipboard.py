@@ -15,8 +15,8 @@ Starts the compositor (CPU renderer) in a private XDG_RUNTIME_DIR, then:
     fd) and a keyboard enter;
   - wl-paste --list-types lists text/plain;
   - wl-copy --clear: wl-paste then finds no selection (a failing exit);
-  - where tests/wayland/protocol_check.py is there: wl-copy's and wl-paste's
-    WAYLAND_DEBUG logs hold no event the protocol does not allow;
+  - wl-copy's and wl-paste's WAYLAND_DEBUG logs hold no event the protocol
+    does not allow (protocol_check.py);
   - the compositor was alive until stopped and exits 0 on SIGINT.
 
   - the selection outlives the compositor's ping timeout (1 s here): a
@@ -39,33 +39,13 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import protocol_check  # noqa: E402  (beside this file)
+import wlcomp  # noqa: E402
+from wlcomp import check  # noqa: E402
+
 SOCKET = "clip"
-failed = False
-
-
-def check(ok, what):
-    global failed
-    print(("ok - " if ok else "not ok - ") + what, flush=True)
-    if not ok:
-        failed = True
-    return ok
-
-
-def start_compositor(compositor, rt):
-    ready = os.path.join(rt, "ready")
-    fd = os.open(ready, os.O_WRONLY | os.O_CREAT, 0o600)
-    cmd = [compositor, "--socket", SOCKET, "--renderer=cpu", "--ping-timeout-ms", "1000",
-           "--ready-fd", str(fd)]
-    print("# " + " ".join(cmd), flush=True)
-    log = open(os.path.join(rt, "compositor.log"), "w")
-    comp = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, pass_fds=(fd,),
-                            env=dict(os.environ, XDG_RUNTIME_DIR=rt))
-    os.close(fd)
-    for _ in range(300):
-        if os.path.getsize(ready) > 0 or comp.poll() is not None:
-            break
-        time.sleep(0.1)
-    return comp, os.path.getsize(ready) > 0
 
 
 def run(rt, name, cmd, debug=False, timeout=20):
@@ -112,25 +92,10 @@ def check_wayland_info(rt):
 
 
 def check_protocol(rt, names):
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-    sys.path.insert(0, here)
-    import protocol_check  # noqa: E402  (beside this file)
     for name in names:
         bad = protocol_check.check(read(rt, name))
         check(not bad, "%s's WAYLAND_DEBUG: no event the protocol does not allow%s" %
               (name, "".join("\n#   %d: %s" % v for v in bad[:5])))
-
-
-def stop(comp):
-    if comp.poll() is not None:
-        return comp.returncode
-    comp.send_signal(signal.SIGINT)
-    try:
-        return comp.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        comp.kill()
-        return comp.wait()
 
 
 def main(argv):
@@ -143,7 +108,8 @@ def main(argv):
             return 77
     rt = tempfile.mkdtemp(prefix="sb-clipboard-")
     os.chmod(rt, 0o700)
-    comp, ready = start_compositor(argv[1], rt)
+    cmd = [argv[1], "--socket", SOCKET, "--renderer=cpu", "--ping-timeout-ms", "1000"]
+    comp, ready = wlcomp.start(cmd, rt, dict(os.environ, XDG_RUNTIME_DIR=rt), 30)
     try:
         if not check(ready, "the compositor is listening"):
             print(tail(read(rt, "compositor")), end="")
@@ -185,14 +151,14 @@ def main(argv):
         check_protocol(rt, ["wl-copy", "wl-paste"])
         check(comp.poll() is None, "the compositor ran to the end")
     finally:
-        crc = stop(comp)
+        crc = wlcomp.stop(comp, signal.SIGINT)[0]
     if not check(crc == 0, "the compositor exits 0 on SIGINT (%s)" % crc):
         print(tail(read(rt, "compositor")), end="")
-    if not failed:
+    if not wlcomp.failed:
         shutil.rmtree(rt, ignore_errors=True)
     else:
         print("# logs in " + rt)
-    return 1 if failed else 0
+    return 1 if wlcomp.failed else 0
 
 
 if __name__ == "__main__":

@@ -51,30 +51,22 @@ def stamp(lines):
     return "\n".join(out) + "\n"
 
 
-# The registry round trip of every log below: wl_shm #4, wl_compositor #5,
-# zwp_linux_dmabuf_v1 #6 (v4), xdg_wm_base #7 (v6), wp_presentation #8,
-# zwp_linux_explicit_synchronization_v1 #9, wl_output #10 (v4), wl_seat #11.
+# The registry round trip of every log below: each global (name, the version
+# advertised, the version bound) is bound with the next id from #4 on: wl_shm
+# #4, wl_compositor #5, zwp_linux_dmabuf_v1 #6, xdg_wm_base #7,
+# wp_presentation #8, zwp_linux_explicit_synchronization_v1 #9, wl_output
+# #10, wl_seat #11.
+GLOBALS = [("wl_shm", 2, 1), ("wl_compositor", 5, 4), ("zwp_linux_dmabuf_v1", 4, 4), ("xdg_wm_base", 6, 6),
+           ("wp_presentation", 1, 1), ("zwp_linux_explicit_synchronization_v1", 2, 2), ("wl_output", 4, 4),
+           ("wl_seat", 7, 7)]
 PREFIX = """
 @Q  -> wl_display#1.get_registry(new id wl_registry#2)
 @Q  -> wl_display#1.sync(new id wl_callback#3)
 @D wl_display#1.delete_id(3)
-@Q wl_registry#2.global(1, "wl_shm", 2)
-@Q  -> wl_registry#2.bind(1, "wl_shm", 1, new id [unknown]#4)
-@Q wl_registry#2.global(2, "wl_compositor", 5)
-@Q  -> wl_registry#2.bind(2, "wl_compositor", 4, new id [unknown]#5)
-@Q wl_registry#2.global(3, "zwp_linux_dmabuf_v1", 4)
-@Q  -> wl_registry#2.bind(3, "zwp_linux_dmabuf_v1", 4, new id [unknown]#6)
-@Q wl_registry#2.global(4, "xdg_wm_base", 6)
-@Q  -> wl_registry#2.bind(4, "xdg_wm_base", 6, new id [unknown]#7)
-@Q wl_registry#2.global(5, "wp_presentation", 1)
-@Q  -> wl_registry#2.bind(5, "wp_presentation", 1, new id [unknown]#8)
-@Q wl_registry#2.global(6, "zwp_linux_explicit_synchronization_v1", 2)
-@Q  -> wl_registry#2.bind(6, "zwp_linux_explicit_synchronization_v1", 2, new id [unknown]#9)
-@Q wl_registry#2.global(7, "wl_output", 4)
-@Q  -> wl_registry#2.bind(7, "wl_output", 4, new id [unknown]#10)
-@Q wl_registry#2.global(8, "wl_seat", 7)
-@Q  -> wl_registry#2.bind(8, "wl_seat", 7, new id [unknown]#11)
-@Q wl_callback#3.done(0)
+""" + "".join("@Q wl_registry#2.global(%d, \"%s\", %d)\n"
+              "@Q  -> wl_registry#2.bind(%d, \"%s\", %d, new id [unknown]#%d)\n"
+              % (n, name, version, n, name, bound, n + 3)
+              for n, (name, version, bound) in enumerate(GLOBALS, 1)) + """@Q wl_callback#3.done(0)
 @Q  -> wl_compositor#5.create_surface(new id wl_surface#12)
 """
 
@@ -183,6 +175,13 @@ TOPLEVEL = PREFIX + """
 @Q  -> xdg_surface#15.get_toplevel(new id xdg_toplevel#16)
 """
 CAPS = "@Q xdg_toplevel#16.wm_capabilities(array[8])\n"
+# a wl_data_device (#14) and a selection offer with its one mime type
+OFFER = PREFIX + """
+@Q  -> wl_registry#2.bind(10, "wl_data_device_manager", 3, new id [unknown]#13)
+@Q  -> wl_data_device_manager#13.get_data_device(new id wl_data_device#14, wl_seat#11)
+@Q wl_data_device#14.data_offer(new id wl_data_offer#4278190080)
+@Q wl_data_offer#4278190080.offer("text/plain")
+"""
 
 BAD = [
     # (what, log, words the one message must hold)
@@ -302,20 +301,10 @@ BAD = [
 @Q zwp_linux_buffer_release_v1#14.immediate_release()
 """, ["zwp_linux_buffer_release_v1#14", "immediate_release after fenced_release"]),
     ("a wl_data_device.selection naming an offer of no data_offer event",
-     PREFIX + """
-@Q  -> wl_registry#2.bind(10, "wl_data_device_manager", 3, new id [unknown]#13)
-@Q  -> wl_data_device_manager#13.get_data_device(new id wl_data_device#14, wl_seat#11)
-@Q wl_data_device#14.data_offer(new id wl_data_offer#4278190080)
-@Q wl_data_offer#4278190080.offer("text/plain")
-@Q wl_data_device#14.selection(wl_data_offer#4278190081)
-""", ["wl_data_device#14", "selection names wl_data_offer#4278190081"]),
+     OFFER + "@Q wl_data_device#14.selection(wl_data_offer#4278190081)\n",
+     ["wl_data_device#14", "selection names wl_data_offer#4278190081"]),
     ("a wl_data_offer.offer after the selection that used the offer",
-     PREFIX + """
-@Q  -> wl_registry#2.bind(10, "wl_data_device_manager", 3, new id [unknown]#13)
-@Q  -> wl_data_device_manager#13.get_data_device(new id wl_data_device#14, wl_seat#11)
-@Q wl_data_device#14.data_offer(new id wl_data_offer#4278190080)
-@Q wl_data_offer#4278190080.offer("text/plain")
-@Q wl_data_device#14.selection(wl_data_offer#4278190080)
+     OFFER + """@Q wl_data_device#14.selection(wl_data_offer#4278190080)
 @Q wl_data_offer#4278190080.offer("text/html")
 """, ["wl_data_offer#4278190080", "after the wl_data_device.selection"]),
 ]

@@ -55,21 +55,14 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import protocol_check  # noqa: E402  (beside this file)
+import wlcomp  # noqa: E402
+from wlcomp import check  # noqa: E402
 
 SYNC = {"implicit": 0, "v1": 1, "syncobj": 2}
 # "assertion ... failed" (C's assert, GLib's g_return_if_fail), not a build
 # feature list such as foot's "version: 1.13.1 +pgo -assertions"
 BAD = re.compile(r"protocol error|error in client communication|assertion\b.*\bfailed|not supported"
                  r"|Segmentation fault|Aborted|core dumped|wl_display@1: error", re.I)
-failed = False
-
-
-def check(ok, what):
-    global failed
-    print(("ok - " if ok else "not ok - ") + what, flush=True)
-    if not ok:
-        failed = True
-    return ok
 
 
 def card_of(driver, pattern="card[0-9]*"):
@@ -104,12 +97,8 @@ def has_virgl():
 
 
 def start_compositor(args, rt, shots):
-    ready = os.path.join(rt, "ready")
-    fd = os.open(ready, os.O_WRONLY | os.O_CREAT, 0o600)
-    cmd = [args.compositor, "--socket", "stock", "--ready-fd", str(fd), "-v",
+    cmd = [args.compositor, "--socket", "stock", "-v",
            "--screenshot", shots, "--screenshot-every", str(args.shot_every)] + args.comp_arg
-    print("# " + " ".join(cmd), flush=True)
-    log = open(os.path.join(rt, "compositor.log"), "w")
     env = dict(os.environ, XDG_RUNTIME_DIR=rt)
     env.update(kv.split("=", 1) for kv in args.comp_env)
     if args.min_deferred:
@@ -117,13 +106,7 @@ def start_compositor(args, rt, shots):
         # opens it for writing: it must exist)
         open(os.path.join(rt, "markers"), "w").close()
         env.update(SYNCBRIDGE_TRACE="1", SYNCBRIDGE_TRACE_MARKER=os.path.join(rt, "markers"))
-    comp = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, pass_fds=(fd,), env=env)
-    os.close(fd)
-    for _ in range(600):  # 60 s: GL start-up under emulation
-        if os.path.getsize(ready) > 0 or comp.poll() is not None:
-            break
-        time.sleep(0.1)
-    return comp, os.path.getsize(ready) > 0
+    return wlcomp.start(cmd, rt, env, 60)  # 60 s: GL start-up under emulation
 
 
 def commits_used(args, clog):
@@ -167,14 +150,8 @@ def run_client(args, rt):
     if rc is not None:
         how = "exited by itself"
     else:
-        cl.send_signal(signal.SIGINT)
-        try:
-            rc = cl.wait(timeout=15)
-            how = "stopped by SIGINT"
-        except subprocess.TimeoutExpired:
-            cl.kill()
-            rc = cl.wait()
-            how = "did not stop on SIGINT: killed"
+        rc, killed = wlcomp.stop(cl, signal.SIGINT, 15)
+        how = "did not stop on SIGINT: killed" if killed else "stopped by SIGINT"
     out.close()
     with open(os.path.join(rt, "client.log"), errors="replace") as f:
         text = f.read()
@@ -258,13 +235,7 @@ def main(argv):
         print("".join("# client: " + line + "\n" for line in own[-25:]), end="")
         alive = comp.poll() is None
     finally:
-        if comp.poll() is None:
-            comp.send_signal(signal.SIGTERM)
-        try:
-            crc = comp.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            comp.kill()
-            crc = comp.wait()
+        crc = wlcomp.stop(comp, signal.SIGTERM)[0]
     with open(os.path.join(rt, "compositor.log"), errors="replace") as f:
         clog = f.read()
     used, through = commits_used(args, clog)
@@ -336,7 +307,7 @@ def main(argv):
         shutil.copytree(rt, args.keep)
         print(f"# kept in {args.keep}")
     shutil.rmtree(rt, ignore_errors=True)
-    return 1 if failed else 0
+    return 1 if wlcomp.failed else 0
 
 
 if __name__ == "__main__":
