@@ -172,6 +172,7 @@ struct sbwl_comp {
 
 	/* The repaint clock (opt.repaint_hz; 0: answer at apply, no clock) */
 	struct wl_event_source *repaint_timer;
+	struct wl_event_source *repaint_idle; /* a repaint at the end of this dispatch */
 	bool repaint_scheduled;
 	int64_t refresh_ns;
 	int64_t last_repaint_ns;

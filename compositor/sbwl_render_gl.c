@@ -278,6 +278,17 @@ gl_repaint(struct sbwl_renderer *base, struct wl_list *stack)
 		     (uint32_t)gs->target.width, (uint32_t)gs->target.height, gs->swizzle, gs->opaque);
 	}
 	glDisable(GL_BLEND);
+	/*
+	 * Submit the repaint now. Left in the context's command buffer, its reads
+	 * of each surface's texture made the next wl_shm upload into that texture
+	 * (vkcube: every frame) find it busy, and Mesa virgl then gave the
+	 * texture a new resource: a 1 MB allocation the guest kernel zeroes
+	 * (perf: 21 % of the compositor's time in clear_page from
+	 * virtio_gpu_resource_create). With the flush, CPU per vkcube frame went
+	 * from 6.9 to 3.0 ms in the GPU guest. It also makes "presented" mean
+	 * the commands are on their way.
+	 */
+	glFlush();
 	return glGetError() == GL_NO_ERROR ? 0 : -EIO;
 }
 
