@@ -98,7 +98,8 @@ cpu_take(struct sbwl_renderer *base, struct sbwl_surface *surf, const struct sbw
 	struct cpu_image *img = surf->render_data;
 	int ret;
 
-	*release_fd = -1;
+	if (release_fd)
+		*release_fd = -1;
 	if (!img) {
 		img = calloc(1, sizeof(*img));
 		if (!img)

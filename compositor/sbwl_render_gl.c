@@ -139,6 +139,8 @@ take_dmabuf(struct gl_renderer *r, struct gl_surface *gs, struct dmabuf_buffer *
 	gs->swizzle = gs->opaque = false; /* the copy is plain premultiplied RGBA */
 	if (glGetError() != GL_NO_ERROR)
 		return -EIO;
+	if (!release_fd)
+		return 0; /* released with the next submit's fence */
 	/* The release waits for the copy; -1 where the bridge waited on the CPU. */
 	if (sb_egl_export_sync_file(r->t.dpy, release_fd) < 0) {
 		glFinish(); /* no fence to give: the copy must be done before the release */
@@ -224,7 +226,8 @@ gl_take(struct sbwl_renderer *base, struct sbwl_surface *surf, const struct sbwl
 	struct gl_renderer *r = (struct gl_renderer *)base;
 	struct gl_surface *gs = surface_get(surf);
 
-	*release_fd = -1;
+	if (release_fd)
+		*release_fd = -1;
 	if (!gs)
 		return -ENOMEM;
 	sbwl_gl_make_current(r);
@@ -278,18 +281,33 @@ gl_repaint(struct sbwl_renderer *base, struct wl_list *stack)
 		     (uint32_t)gs->target.width, (uint32_t)gs->target.height, gs->swizzle, gs->opaque);
 	}
 	glDisable(GL_BLEND);
-	/*
-	 * Submit the repaint now. Left in the context's command buffer, its reads
-	 * of each surface's texture made the next wl_shm upload into that texture
-	 * (vkcube: every frame) find it busy, and Mesa virgl then gave the
-	 * texture a new resource: a 1 MB allocation the guest kernel zeroes
-	 * (perf: 21 % of the compositor's time in clear_page from
-	 * virtio_gpu_resource_create). With the flush, CPU per vkcube frame went
-	 * from 6.9 to 3.0 ms in the GPU guest. It also makes "presented" mean
-	 * the commands are on their way.
-	 */
-	glFlush();
 	return glGetError() == GL_NO_ERROR ? 0 : -EIO;
+}
+
+/*
+ * Submit the repaint (after its frame callbacks are out: sbwl_compositor.c).
+ * Left in the context's command buffer, its reads of each surface's texture
+ * made the next wl_shm upload into that texture (vkcube: every frame) find it
+ * busy, and Mesa virgl then gave the texture a new resource: a 1 MB
+ * allocation the guest kernel zeroes (perf: 21 % of the compositor's time in
+ * clear_page from virtio_gpu_resource_create). With the flush, CPU per
+ * vkcube frame went from 6.9 to 3.0 ms in the GPU guest.
+ */
+static void
+gl_submit(struct sbwl_renderer *base, int *fence_fd)
+{
+	struct gl_renderer *r = (struct gl_renderer *)base;
+
+	sbwl_gl_make_current(r);
+	if (!fence_fd) {
+		glFlush();
+		return;
+	}
+	/* sb_egl_export_sync_file() flushes; without a fence, the copies must be done first. */
+	if (sb_egl_export_sync_file(r->t.dpy, fence_fd) < 0) {
+		glFinish();
+		*fence_fd = -1;
+	}
 }
 
 static int
@@ -333,6 +351,7 @@ static const struct sbwl_renderer_impl gl_impl = {
 	.take = gl_take,
 	.surface_destroy = gl_surface_destroy,
 	.repaint = gl_repaint,
+	.submit = gl_submit,
 	.read_pixels = gl_read_pixels,
 	.destroy = gl_destroy,
 };

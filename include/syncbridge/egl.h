@@ -100,7 +100,9 @@ SB_EXPORT int sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd);
  * the sync_file has signalled: GPU-side (eglWaitSyncKHR on a native-fence
  * EGLSync), or on the CPU (this call blocks until it signals).
  * sync_file_fd: borrowed, never closed (EGL gets and consumes a duplicate);
- * -1 means already signalled (returns 0 at once).
+ * -1 means already signalled (returns 0 at once), and so does a sync_file
+ * whose fence has signalled when the call reads its status (no EGLSync, no
+ * command submitted).
  * On a display with SB_EGL_CAP_FOREIGN_WAIT_BLOCKS a pending fence of another
  * driver blocks the calling thread until it signals, in this call or in the
  * context's next flush (virtio_gpu): the ordering is right, the thread
