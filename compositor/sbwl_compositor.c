@@ -72,14 +72,8 @@ repaint(void *data)
 		sbwl_frames_done(&surf->frames, now);
 	}
 	if (comp->renderer && comp->renderer->impl->submit) {
-		int fence_fd = -1;
-
 		wl_display_flush_clients(comp->display);
-		comp->renderer->impl->submit(comp->renderer,
-					     wl_list_empty(&comp->deferred) ? NULL : &fence_fd);
-		sbwl_release_deferred(comp, fence_fd);
-		if (fence_fd >= 0)
-			close(fence_fd);
+		comp->renderer->impl->submit(comp->renderer);
 		/* "presented": when the output image is on its way, not when we began */
 		now = sbwl_now_ns();
 	}
@@ -193,7 +187,6 @@ sbwl_comp_create(const struct sbwl_comp_options *options, int *err)
 		goto fail;
 	comp->opt = *options;
 	wl_list_init(&comp->render_fences);
-	wl_list_init(&comp->deferred);
 	wl_list_init(&comp->stack);
 	wl_list_init(&comp->all_surfaces);
 	comp->display = wl_display_create();
@@ -335,7 +328,6 @@ sbwl_comp_destroy(struct sbwl_comp *comp)
 	if (comp->display) {
 		wl_display_destroy_clients(comp->display);
 		sbwl_render_fences_fire_all(comp);
-		sbwl_release_deferred(comp, -1);
 		sbwl_shell_destroy(comp->shell);
 		sbwl_data_device_destroy(comp->data_device);
 		sbwl_seat_destroy(comp->seat);

@@ -137,8 +137,6 @@ void sbwl_commit_ready(struct sb_wl_commit *commit, void *commit_data, void *dat
 void sbwl_commit_discard(void *commit_data, void *data);
 /* Signal every pending test render fence now (the compositor's teardown). */
 void sbwl_render_fences_fire_all(struct sbwl_comp *comp);
-/* Release the commits applied since the last submit with its fence (borrowed; -1: done). */
-void sbwl_release_deferred(struct sbwl_comp *comp, int fence_fd);
 
 /* The surface behind a wl_surface resource, or NULL if it is not one. */
 struct sbwl_surface *sbwl_surface_from_resource(struct wl_resource *res);
@@ -167,7 +165,6 @@ struct sbwl_comp {
 	struct wl_global *compositor_global;
 	struct sbwl_dmabuf *dmabuf;
 	struct wl_list render_fences; /* render_fence.link */
-	struct wl_list deferred;      /* deferred_release.link: released at the next submit */
 
 	struct sbwl_renderer *renderer; /* NULL: nothing is drawn */
 	struct wl_list stack;           /* sbwl_surface.link, mapped, bottom first */
@@ -249,10 +246,7 @@ struct sbwl_renderer_impl {
 	 * can be released after it). acquire_fd: the commit's acquire fence
 	 * (borrowed; -1: none or signalled) for a renderer that orders its
 	 * reads on it. *release_fd: a fence that signals when the copy is
-	 * done (owned by the caller), or -1 when it is done already;
-	 * release_fd NULL: the caller releases the buffer with the fence of the
-	 * next submit() (the copy is in the same command stream), so no fence
-	 * of its own (and no flush) is needed here.
+	 * done (owned by the caller), or -1 when it is done already.
 	 * Returns 0 or -errno (the surface keeps its previous content).
 	 */
 	int (*take)(struct sbwl_renderer *r, struct sbwl_surface *surf, const struct sbwl_state *s,
@@ -261,12 +255,8 @@ struct sbwl_renderer_impl {
 	void (*surface_destroy)(struct sbwl_renderer *r, struct sbwl_surface *surf);
 	/* Draw the stack (bottom first) into the output image. */
 	int (*repaint)(struct sbwl_renderer *r, struct wl_list *stack);
-	/*
-	 * Send what take() and repaint() queued on their way (GL: a flush).
-	 * fence_fd non-NULL: also a fence for all of it (owned by the caller),
-	 * or -1 when it is done already. NULL impl: nothing to send.
-	 */
-	void (*submit)(struct sbwl_renderer *r, int *fence_fd);
+	/* Send what repaint() drew on its way (GL: a flush); NULL: nothing to send. */
+	void (*submit)(struct sbwl_renderer *r);
 	/* The output image as 8-bit RGBA rows, top first (malloc'd). */
 	int (*read_pixels)(struct sbwl_renderer *r, uint8_t **rgba);
 	void (*destroy)(struct sbwl_renderer *r);

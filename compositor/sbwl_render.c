@@ -98,8 +98,7 @@ cpu_take(struct sbwl_renderer *base, struct sbwl_surface *surf, const struct sbw
 	struct cpu_image *img = surf->render_data;
 	int ret;
 
-	if (release_fd)
-		*release_fd = -1;
+	*release_fd = -1;
 	if (!img) {
 		img = calloc(1, sizeof(*img));
 		if (!img)

@@ -224,80 +224,6 @@ render_fence_create(struct sbwl_comp *comp)
 	return rf;
 }
 
-/* ---- releases at the next submit ----------------------------------------------- */
-
-/*
- * With the GL renderer and a repaint clock, a dma-buf's copy is not flushed
- * on its own: it goes out with the next repaint's submit, whose fence then
- * releases every commit copied since (one submission and one fence a repaint
- * instead of one more per commit: on virgl a command submission, which sat
- * between a fence's signal and the frame callback). The wl_buffer.release
- * waits too: an implicit-sync client may write its buffer again once it has
- * it, and the fence that orders that write after our copy is attached at the
- * helper's release.
- */
-struct deferred_release {
-	struct wl_list link;
-	struct sb_wl_commit *commit;
-	struct wl_resource *buffer; /* NULL once destroyed */
-	struct wl_listener buffer_destroy;
-	struct sbwl_released info;  /* for the released hook */
-};
-
-static void
-deferred_buffer_destroyed(struct wl_listener *l, void *data)
-{
-	struct deferred_release *d = wl_container_of(l, d, buffer_destroy);
-
-	d->buffer = NULL;
-	wl_list_remove(&d->buffer_destroy.link);
-	wl_list_init(&d->buffer_destroy.link);
-}
-
-static bool
-defer_release(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
-{
-	struct deferred_release *d = calloc(1, sizeof(*d));
-
-	if (!d)
-		return false;
-	d->commit = commit;
-	d->buffer = s->buffer;
-	d->buffer_destroy.notify = deferred_buffer_destroyed;
-	wl_list_init(&d->buffer_destroy.link);
-	if (d->buffer)
-		wl_resource_add_destroy_listener(d->buffer, &d->buffer_destroy);
-	d->info = (struct sbwl_released){
-		.client = wl_resource_get_client(surf->resource),
-		.surface_id = wl_resource_get_id(surf->resource), .seq = surf->seq,
-	};
-	wl_list_insert(surf->comp->deferred.prev, &d->link);
-	return true;
-}
-
-void
-sbwl_release_deferred(struct sbwl_comp *comp, int fence_fd)
-{
-	struct deferred_release *d, *tmp;
-
-	wl_list_for_each_safe(d, tmp, &comp->deferred, link) {
-		/* Refused (the kernel would not describe our own fence): handed back
-		 * without one, as apply() does with a refused copy fence. */
-		bool released = sb_wl_commit_release(d->commit, fence_fd) == 0 ||
-				sb_wl_commit_release(d->commit, -1) == 0;
-
-		if (d->buffer)
-			wl_buffer_send_release(d->buffer);
-		if (d->commit && released && comp->opt.hooks && comp->opt.hooks->released) {
-			d->info.render_fence_fd = fence_fd;
-			comp->opt.hooks->released(comp->opt.hook_data, &d->info);
-		}
-		wl_list_remove(&d->buffer_destroy.link);
-		wl_list_remove(&d->link);
-		free(d);
-	}
-}
-
 /* ---- apply ---------------------------------------------------------------------- */
 
 /*
@@ -353,7 +279,7 @@ report_use(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit 
  * Returns the copy's fence (owned) or -1 (done, or nothing copied).
  */
 static int
-take_content(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit, bool deferred)
+take_content(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
 {
 	struct sbwl_renderer *r = surf->comp->renderer;
 	int acquire = -1, done = -1, ret;
@@ -362,7 +288,7 @@ take_content(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commi
 		return -1;
 	if (commit && sb_wl_commit_export_acquire_fence(commit, &acquire) < 0)
 		acquire = -1;
-	ret = r->impl->take(r, surf, s, acquire, deferred ? NULL : &done);
+	ret = r->impl->take(r, surf, s, acquire, &done);
 	if (acquire >= 0)
 		close(acquire);
 	if (ret < 0) {
@@ -417,30 +343,11 @@ apply(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *comm
 	struct render_fence *rf = NULL;
 	bool used = s->attached && (s->dmabuf || s->shm);
 
-	/* dma-bufs through a renderer that submits with the repaint (not the
-	 * tests' vgem "GPU", whose fences are timed on their own) */
-	bool deferred = used && commit && s->dmabuf && comp->repaint_timer && comp->opt.vgem_fd < 0 &&
-			comp->renderer && comp->renderer->impl->submit;
-
 	if (used) {
 		surf->seq++;
 		comp->commits++;
 		report_use(surf, s, commit);
-		copy_fence = take_content(surf, s, commit, deferred);
-		if (deferred && defer_release(surf, s, commit)) {
-			/* the size read at commit: the wl_buffer may be gone by now */
-			surf->width = s->dmabuf->width;
-			surf->height = s->dmabuf->height;
-			answer_or_queue(surf, s, used);
-			if (surf->role && surf->role->applied)
-				surf->role->applied(surf, surf->width > 0);
-			if (surf->mapped)
-				sbwl_comp_schedule_repaint(comp);
-			state_free(s);
-			return;
-		}
-		if (deferred) /* no memory to defer: a fence of its own now */
-			comp->renderer->impl->submit(comp->renderer, &copy_fence);
+		copy_fence = take_content(surf, s, commit);
 		rf = render_fence_create(comp);
 		fence_fd = rf ? rf->fence.sync_file : copy_fence;
 		/* wl_buffer.release too (explicit-sync v1 says it is still sent). */
