@@ -529,6 +529,29 @@ eglt_pass_finish(struct eglt_pass *p)
 	p->vao = p->program = 0;
 }
 
+int
+eglt_busy_pass_init(struct eglt_pass *p)
+{
+	static const char fs[] = EGLT_PASS_FS_HEAD
+		"uniform int iters;\n"
+		"void main() {\n"
+		"  float a = gl_FragCoord.x * 0.001 + gl_FragCoord.y;\n"
+		"  for (int i = 0; i < iters; i++)\n"
+		"    a = sin(a * 1.0001 + float(i));\n"
+		"  color = vec4(a);\n"
+		"}\n";
+
+	return eglt_pass_init(p, fs);
+}
+
+void
+eglt_busy_pass_draw(struct eglt_pass *p, int iters, struct eglt_target *dst)
+{
+	glUseProgram(p->program);
+	glUniform1i(glGetUniformLocation(p->program, "iters"), iters);
+	eglt_pass_draw(p, 0, dst);
+}
+
 const char *
 eglt_gl_error(void)
 {

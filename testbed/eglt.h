@@ -199,6 +199,10 @@ int eglt_pass_init(struct eglt_pass *p, const char *fs);
 /* Draw src_tex through the pass into dst (blending off). */
 void eglt_pass_draw(struct eglt_pass *p, GLuint src_tex, struct eglt_target *dst);
 void eglt_pass_finish(struct eglt_pass *p);
+/* A pass that keeps the GPU busy: `iters` dependent sin() per pixel, so that
+ * a driver's fence is still pending a while; what it writes means nothing. */
+int eglt_busy_pass_init(struct eglt_pass *p);
+void eglt_busy_pass_draw(struct eglt_pass *p, int iters, struct eglt_target *dst);
 
 /* The GL error, if any, as a string ("GL_NO_ERROR" when none). */
 const char *eglt_gl_error(void);

@@ -113,9 +113,8 @@ import_memory(struct vkt *t, int dmabuf_fd, const VkMemoryRequirements *req, VkI
 }
 
 VkResult
-vkt_import_buffer(struct vkt *t, int dmabuf_fd, VkDeviceSize size, struct vkt_buffer *b)
+vkt_dmabuf_buffer(struct vkt *t, VkDeviceSize size, VkBuffer *buffer, VkMemoryRequirements *req)
 {
-	memset(b, 0, sizeof(*b));
 	VkExternalMemoryBufferCreateInfo ext = {
 		.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
 		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
@@ -126,10 +125,22 @@ vkt_import_buffer(struct vkt *t, int dmabuf_fd, VkDeviceSize size, struct vkt_bu
 		.size = size,
 		.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
 	};
-	TRY(t, vkCreateBuffer(t->device, &info, NULL, &b->buffer));
+	VkResult r = vkCreateBuffer(t->device, &info, NULL, buffer);
+
+	if (r == VK_SUCCESS)
+		vkGetBufferMemoryRequirements(t->device, *buffer, req);
+	return r;
+}
+
+VkResult
+vkt_import_buffer(struct vkt *t, int dmabuf_fd, VkDeviceSize size, struct vkt_buffer *b)
+{
+	memset(b, 0, sizeof(*b));
 	VkMemoryRequirements req;
-	vkGetBufferMemoryRequirements(t->device, b->buffer, &req);
-	VkResult r = import_memory(t, dmabuf_fd, &req, VK_NULL_HANDLE, &b->memory);
+	VkResult r = vkt_dmabuf_buffer(t, size, &b->buffer, &req);
+	if (r != VK_SUCCESS)
+		return vkt_fail_vk(t, "vkCreateBuffer (a dma-buf buffer)", r);
+	r = import_memory(t, dmabuf_fd, &req, VK_NULL_HANDLE, &b->memory);
 	if (r != VK_SUCCESS)
 		return r;
 	TRY(t, vkBindBufferMemory(t->device, b->buffer, b->memory, 0));

@@ -132,6 +132,10 @@ struct vkt_buffer {
 
 /* A host-visible coherent TRANSFER_SRC|DST buffer, mapped and zeroed. */
 VkResult vkt_host_buffer(struct vkt *t, VkDeviceSize size, struct vkt_buffer *b);
+/* A TRANSFER_SRC|DST buffer whose memory is external as a dma-buf, with no
+ * memory bound yet, and its requirements; the raw result, nothing logged. */
+VkResult vkt_dmabuf_buffer(struct vkt *t, VkDeviceSize size, VkBuffer *buffer,
+			   VkMemoryRequirements *req);
 /*
  * A TRANSFER_SRC|DST buffer on an imported dma-buf. dmabuf_fd is borrowed:
  * Vulkan imports a duplicate ("importing memory from a file descriptor

@@ -87,8 +87,13 @@ int cube_producer_gles_run(int sock, const struct cube_options *opt);
  * `want` is free. 0 or a negative errno (said on stderr).
  */
 int cube_wait_free(int sock, const struct cube_options *opt, bool *free, unsigned want);
-/* Send BUFFERS (m, with the fds) and wait for READY. 0 or a negative errno. */
-int cube_send_ring(int sock, struct cube_msg *m, const int *fds, unsigned count);
+/* Send BUFFERS (m, with opt->buffers fds; the type, count and size in pixels
+ * filled in from opt here, the layout the caller's) and wait for READY.
+ * 0 or a negative errno. */
+int cube_send_ring(int sock, const struct cube_options *opt, struct cube_msg *m, const int *fds);
+/* Send FRAME: frame number `frame` is in buffer `index`, handed off at
+ * submit_ns. 0 or a negative errno (said on stderr). */
+int cube_send_frame(int sock, unsigned frame, unsigned index, int64_t submit_ns);
 /* Send END and keep the socket open until the consumer closes its end. */
 int cube_send_end(int sock, const struct cube_options *opt);
 

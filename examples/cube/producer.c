@@ -429,10 +429,6 @@ cube_producer_run(int sock, const struct cube_options *opt)
 
 	/* The ring, once: every buffer's fd, and their shared layout. */
 	struct cube_msg m = {
-		.type = CUBE_MSG_BUFFERS,
-		.count = opt->buffers,
-		.width = opt->width,
-		.height = opt->height,
 		.pitch = p.slots[0].buf.pitch,
 		.offset = 0,
 		.drm_format = DRM_FORMAT_ARGB8888,
@@ -442,7 +438,7 @@ cube_producer_run(int sock, const struct cube_options *opt)
 	int fds[CUBE_MAX_BUFFERS];
 	for (unsigned i = 0; i < opt->buffers; i++)
 		fds[i] = p.slots[i].buf.dmabuf_fd;
-	ret = cube_send_ring(sock, &m, fds, opt->buffers);
+	ret = cube_send_ring(sock, opt, &m, fds);
 	if (ret < 0)
 		goto out;
 
@@ -500,14 +496,9 @@ cube_producer_run(int sock, const struct cube_options *opt)
 			printf("producer: frame %u → buffer %u, vkQueueSubmit took %.1f ms\n", frame,
 			       i, (double)(t1 - t0) / 1e6);
 		p.free[i] = false;
-		struct cube_msg f = { .type = CUBE_MSG_FRAME, .frame = frame, .index = i,
-				      .submit_ns = t1 };
-		ret = demo_send(sock, &f, sizeof(f), NULL, 0);
-		if (ret < 0) {
-			fprintf(stderr, PROG ": producer: sending frame %u: %s\n", frame,
-				strerror(-ret));
+		ret = cube_send_frame(sock, frame, i, t1);
+		if (ret < 0)
 			goto out;
-		}
 	}
 	printf("producer: %u frames submitted, vkQueueSubmit %.1f ms on average%s\n", opt->frames,
 	       opt->frames ? submit_ms / opt->frames : 0.0,

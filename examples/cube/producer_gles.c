@@ -290,16 +290,12 @@ cube_producer_gles_run(int sock, const struct cube_options *opt)
 		goto out;
 
 	struct cube_msg m = {
-		.type = CUBE_MSG_BUFFERS,
-		.count = opt->buffers,
-		.width = opt->width,
-		.height = opt->height,
 		.pitch = (uint32_t)p.layout.pitch,
 		.offset = (uint32_t)p.layout.offset,
 		.drm_format = p.layout.fourcc,
 		.modifier = p.layout.modifier,
 	};
-	ret = cube_send_ring(sock, &m, p.fds, opt->buffers);
+	ret = cube_send_ring(sock, opt, &m, p.fds);
 	if (ret < 0)
 		goto out;
 
@@ -332,14 +328,9 @@ cube_producer_gles_run(int sock, const struct cube_options *opt)
 			printf("producer: frame %u → buffer %u, issued and handed off in %.1f ms\n",
 			       frame, i, (double)(t1 - t0) / 1e6);
 		p.free[i] = false;
-		struct cube_msg f = { .type = CUBE_MSG_FRAME, .frame = frame, .index = i,
-				      .submit_ns = t1 };
-		ret = demo_send(sock, &f, sizeof(f), NULL, 0);
-		if (ret < 0) {
-			fprintf(stderr, PROG ": producer: sending frame %u: %s\n", frame,
-				strerror(-ret));
+		ret = cube_send_frame(sock, frame, i, t1);
+		if (ret < 0)
 			goto out;
-		}
 	}
 	printf("producer: %u frames issued, %.1f ms per frame from the buffer's wait to the "
 	       "hand-off\n", opt->frames, opt->frames ? handoff_ms / opt->frames : 0.0);

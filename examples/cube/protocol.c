@@ -34,9 +34,13 @@ cube_wait_free(int sock, const struct cube_options *opt, bool *free, unsigned wa
 }
 
 int
-cube_send_ring(int sock, struct cube_msg *m, const int *fds, unsigned count)
+cube_send_ring(int sock, const struct cube_options *opt, struct cube_msg *m, const int *fds)
 {
-	int ret = demo_send(sock, m, sizeof(*m), fds, (int)count);
+	m->type = CUBE_MSG_BUFFERS;
+	m->count = opt->buffers;
+	m->width = opt->width;
+	m->height = opt->height;
+	int ret = demo_send(sock, m, sizeof(*m), fds, (int)opt->buffers);
 
 	if (ret < 0) {
 		fprintf(stderr, PROG ": producer: sending the buffers: %s\n", strerror(-ret));
@@ -48,6 +52,18 @@ cube_send_ring(int sock, struct cube_msg *m, const int *fds, unsigned count)
 	if (ret < 0)
 		fprintf(stderr, PROG ": producer: the consumer did not get ready: %s\n",
 			ret == -EPIPE ? "it went away" : strerror(-ret));
+	return ret;
+}
+
+int
+cube_send_frame(int sock, unsigned frame, unsigned index, int64_t submit_ns)
+{
+	struct cube_msg f = { .type = CUBE_MSG_FRAME, .frame = frame, .index = index,
+			      .submit_ns = submit_ns };
+	int ret = demo_send(sock, &f, sizeof(f), NULL, 0);
+
+	if (ret < 0)
+		fprintf(stderr, PROG ": producer: sending frame %u: %s\n", frame, strerror(-ret));
 	return ret;
 }
 

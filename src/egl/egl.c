@@ -500,6 +500,18 @@ access_name(enum sb_access access)
 	return access == SB_ACCESS_WRITE ? "write" : "read";
 }
 
+/* The display's checks of every call that works in the current context: the
+ * display (*d describes it on success), then the current context. */
+static int
+current_display_check(EGLDisplay dpy, struct display_info *d)
+{
+	int ret = egl_display_get(dpy, d);
+
+	if (ret)
+		return ret;
+	return check_current(dpy);
+}
+
 /*
  * The checks both dma-buf entry points make, in the order their errors are
  * documented (egl.h): the buffer, the access, the display, the current
@@ -516,10 +528,7 @@ dmabuf_call_check(EGLDisplay dpy, int dmabuf_fd, enum sb_access access,
 	ret = check_access(access);
 	if (ret)
 		return ret;
-	ret = egl_display_get(dpy, d);
-	if (ret)
-		return ret;
-	return check_current(dpy);
+	return current_display_check(dpy, d);
 }
 
 /* ---- public ---- */
@@ -549,10 +558,7 @@ sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd)
 	if (!out_fd)
 		return -EINVAL;
 	*out_fd = -1;
-	ret = egl_display_get(dpy, &d);
-	if (ret)
-		return ret;
-	ret = check_current(dpy);
+	ret = current_display_check(dpy, &d);
 	if (ret)
 		return ret;
 	if (d.caps & SB_EGL_CAP_DISABLED)
@@ -574,10 +580,7 @@ sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd)
 		if (ret)
 			return ret;
 	}
-	ret = egl_display_get(dpy, &d);
-	if (ret)
-		return ret;
-	ret = check_current(dpy);
+	ret = current_display_check(dpy, &d);
 	if (ret)
 		return ret;
 	if (sync_file_fd != -1 && !(d.caps & SB_EGL_CAP_DISABLED))

@@ -43,16 +43,6 @@ load_procs(void)
 #undef P
 }
 
-/* A long loop per pixel, so that virgl's host is still drawing when the fence crosses. */
-static const char heavy_fs[] = EGLT_PASS_FS_HEAD
-	"uniform int iters;\n"
-	"void main() {\n"
-	"  float a = gl_FragCoord.x * 0.001 + gl_FragCoord.y;\n"
-	"  for (int i = 0; i < iters; i++)\n"
-	"    a = sin(a * 1.0001 + float(i));\n"
-	"  color = vec4(a);\n"
-	"}\n";
-
 int
 xgl_open(struct xgl *g, enum eglt_platform platform, bool virgl, char *why, size_t size)
 {
@@ -77,7 +67,7 @@ xgl_open(struct xgl *g, enum eglt_platform platform, bool virgl, char *why, size
 	}
 	if (eglt_target_create(&g->t, XW, XH, &g->scratch) < 0 ||
 	    (virgl && (eglt_target_create(&g->t, 256, 256, &g->work) < 0 ||
-		       eglt_pass_init(&g->heavy, heavy_fs) < 0))) {
+		       eglt_busy_pass_init(&g->heavy) < 0))) {
 		snprintf(why, size, "GL setup on %s failed", renderer ? renderer : "?");
 		xgl_close(g);
 		return -EIO;
@@ -126,9 +116,7 @@ busy(struct xgl *g, int iters)
 {
 	if (iters <= 0 || !g->heavy.program)
 		return;
-	glUseProgram(g->heavy.program);
-	glUniform1i(glGetUniformLocation(g->heavy.program, "iters"), iters);
-	eglt_pass_draw(&g->heavy, 0, &g->work);
+	eglt_busy_pass_draw(&g->heavy, iters, &g->work);
 }
 
 void

@@ -55,27 +55,6 @@ xres_vk(struct xres *r, const char *step, VkResult vr)
 		xres_set(r, "ERR %s %s", step, name);
 }
 
-/* A TRANSFER_SRC|DST buffer whose memory is external as a dma-buf. */
-static VkResult
-dmabuf_buffer(struct xenv *e, VkDeviceSize size, VkBuffer *buffer, VkMemoryRequirements *req)
-{
-	VkExternalMemoryBufferCreateInfo ext = {
-		.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
-		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
-	};
-	VkBufferCreateInfo info = {
-		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-		.pNext = &ext,
-		.size = size,
-		.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-	};
-	VkResult vr = vkCreateBuffer(e->vk.device, &info, NULL, buffer);
-
-	if (vr == VK_SUCCESS)
-		vkGetBufferMemoryRequirements(e->vk.device, *buffer, req);
-	return vr;
-}
-
 /* Submit cb (may be NULL: no commands) with an optional wait; *fence to wait for. */
 static VkResult
 submit(struct xenv *e, VkCommandBuffer cb, VkSemaphore wait, VkSemaphore signal, VkFence fence)
@@ -105,7 +84,7 @@ xvk_export(struct xenv *e, struct xbuf *b, struct xres *implicit)
 	VkResult vr;
 	int type, fd = -1;
 
-	vr = dmabuf_buffer(e, (VkDeviceSize)XROW * XH, &b->vk_buffer, &req);
+	vr = vkt_dmabuf_buffer(t, (VkDeviceSize)XROW * XH, &b->vk_buffer, &req);
 	if (vr != VK_SUCCESS) {
 		xres_vk(&b->export, "vkCreateBuffer", vr);
 		return;
@@ -194,7 +173,7 @@ xvk_import_read(struct xenv *e, const struct xbuf *b, uint8_t *rgba, struct xres
 	VkResult vr;
 	int type, fd;
 
-	vr = dmabuf_buffer(e, b->size, &buffer, &req);
+	vr = vkt_dmabuf_buffer(t, b->size, &buffer, &req);
 	if (vr != VK_SUCCESS) {
 		xres_vk(r, "vkCreateBuffer", vr);
 		return;

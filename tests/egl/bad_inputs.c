@@ -18,6 +18,7 @@
  */
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include <syncbridge/egl.h>
 #include <syncbridge/syncbridge.h>
@@ -96,6 +97,28 @@ bad_fds(EGLDisplay dpy, const char *when, int pipe_fd, int null_fd, int sync_fil
 	sb_test_note("bad fds checked (%s)", when);
 }
 
+/* The display calls on a display that is not one (EGL_NO_DISPLAY) or not
+ * initialised: all -EINVAL, with the out parameters cleared. */
+static void
+bad_display(EGLDisplay dpy, const char *which)
+{
+	uint32_t caps = 0xdead;
+	int out = 1234, bout = 1234;
+	char what[96];
+
+	snprintf(what, sizeof(what), "caps(%s)", which);
+	CHECK_EQ(sb_egl_display_get_caps(dpy, &caps), -EINVAL, what);
+	CHECK_EQ(caps, 0, "caps zeroed on failure");
+	snprintf(what, sizeof(what), "export(%s)", which);
+	CHECK_EQ(sb_egl_export_sync_file(dpy, &out), -EINVAL, what);
+	CHECK_EQ(out, -1, "export: *out_fd = -1 on failure");
+	snprintf(what, sizeof(what), "wait(%s, -1)", which);
+	CHECK_EQ(sb_egl_wait_sync_file(dpy, -1), -EINVAL, what);
+	snprintf(what, sizeof(what), "sync_file_export_blocking(%s)", which);
+	CHECK_EQ(sb_egl_sync_file_export_blocking(dpy, -1, &bout), -EINVAL, what);
+	CHECK_EQ(bout, -1, "sync_file_export_blocking: *out_fd = -1");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -110,15 +133,7 @@ main(int argc, char **argv)
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 
 	/* EGL_NO_DISPLAY before anything else touched EGL. */
-	caps = 0xdead;
-	CHECK_EQ(sb_egl_display_get_caps(EGL_NO_DISPLAY, &caps), -EINVAL, "caps(EGL_NO_DISPLAY)");
-	CHECK_EQ(caps, 0, "caps zeroed on failure");
-	out = 1234;
-	CHECK_EQ(sb_egl_export_sync_file(EGL_NO_DISPLAY, &out), -EINVAL, "export(EGL_NO_DISPLAY)");
-	CHECK_EQ(out, -1, "export: *out_fd = -1 on failure");
-	CHECK_EQ(sb_egl_wait_sync_file(EGL_NO_DISPLAY, -1), -EINVAL, "wait(EGL_NO_DISPLAY, -1)");
-	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(EGL_NO_DISPLAY, -1, &bout), -EINVAL,
-			     "sync_file_export_blocking(EGL_NO_DISPLAY)");
+	bad_display(EGL_NO_DISPLAY, "EGL_NO_DISPLAY");
 
 	/* A display handle that is not initialised yet. */
 	{
@@ -127,15 +142,8 @@ main(int argc, char **argv)
 		early = get_display ? get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL)
 				    : EGL_NO_DISPLAY;
 	}
-	if (early != EGL_NO_DISPLAY) {
-		CHECK_EQ(sb_egl_display_get_caps(early, &caps), -EINVAL, "caps(uninitialised display)");
-		out = 1234;
-		CHECK_EQ(sb_egl_export_sync_file(early, &out), -EINVAL, "export(uninitialised display)");
-		CHECK_EQ(out, -1, "export: *out_fd = -1");
-		CHECK_EQ(sb_egl_wait_sync_file(early, -1), -EINVAL, "wait(uninitialised display)");
-		CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(early, -1, &bout), -EINVAL,
-				     "sync_file_export_blocking(uninitialised display)");
-	}
+	if (early != EGL_NO_DISPLAY)
+		bad_display(early, "uninitialised display");
 
 	int ret = eglt_open(&t, EGLT_SURFACELESS);
 	if (ret == -ENODEV)

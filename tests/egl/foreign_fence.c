@@ -231,16 +231,6 @@ run_loop(struct eglt *t, const struct options *o, struct sbk_fence *f, struct eg
 	submit(t, o, f, tgt, r);
 }
 
-/* An expensive pass for virgl's own pending fence: `iters` dependent sin() per pixel. */
-static const char heavy_fs[] = EGLT_PASS_FS_HEAD
-	"uniform int iters;\n"
-	"void main() {\n"
-	"  float a = gl_FragCoord.x * 0.001 + gl_FragCoord.y;\n"
-	"  for (int i = 0; i < iters; i++)\n"
-	"    a = sin(a * 1.0001 + float(i));\n"
-	"  color = a > 2.0 ? vec4(0.0) : vec4(0.5);\n"
-	"}\n";
-
 /*
  * virgl's own pending fence: export_blocking does not hand it out (the
  * kernel skips fences of its own context); the flush after waiting for it
@@ -255,11 +245,9 @@ own_fence(struct eglt *t, struct eglt_target *tgt)
 	int64_t t0, dt_flush;
 
 	REQUIRE(eglt_target_create(t, 256, 256, &big) == 0, "the heavy pass's target");
-	REQUIRE(eglt_pass_init(&pass, heavy_fs) == 0, "the heavy pass");
-	glUseProgram(pass.program);
-	glUniform1i(glGetUniformLocation(pass.program, "iters"), 3000);
+	REQUIRE(eglt_busy_pass_init(&pass) == 0, "the heavy pass");
 	for (int i = 0; i < 2; i++)
-		eglt_pass_draw(&pass, 0, &big);
+		eglt_busy_pass_draw(&pass, 3000, &big);
 	own = gl_fence(t);
 	REQUIRE(own >= 0, "virgl's native fence");
 	status = status_of(own);

@@ -5,6 +5,7 @@ check() / finish(): TAP-like "ok - ..." / "not ok - ..." lines, then
 "PASS: 0 failed" or "FAIL: N failed" and the exit status (0 pass, 1 fail).
 run_trace(), check_trace(), trace_skip(): running `syncbridge-info trace`,
 validating its outputs with check_trace.py, and the VM tier's skips (77).
+cube_args(), trace_cube(), check_cube_trace(): what the cube demo's traces share.
 """
 import json
 import os
@@ -75,3 +76,34 @@ def check_trace(js, *args):
                        capture_output=True, text=True)
     print(r.stdout, end="")
     return r.returncode == 0
+
+
+def cube_args(argv, usage, frames, prefix):
+    """TOOL CUBE [--frames N] [--keep DIR]: (tool, cube, frames, out), or the exit
+    status to return: 2 after the usage, 77 when not root."""
+    if len(argv) < 3:
+        print(usage)
+        return 2
+    tool, cube, opts = argv[1], argv[2], argv[3:]
+    frames = int(opt(opts, "--frames", frames))
+    if os.geteuid() != 0:
+        return skip("tracing needs root")
+    return tool, cube, frames, out_dir(opt(opts, "--keep"), prefix)
+
+
+def trace_cube(tool, out, name, cmd):
+    """`tool trace` of the cube demo's CMD into OUT/NAME.json (SVG window: the
+    markers) and NAME.txt; returns the CompletedProcess and the JSON's path."""
+    js, txt = os.path.join(out, name + ".json"), os.path.join(out, name + ".txt")
+    r = run_trace(tool, ["-o", js, "--text", txt, "--svg-window", "markers", "--"] + cmd, 150)
+    return r, js
+
+
+def check_cube_trace(r, js, frames, min_fences):
+    """The checks of every cube trace: the demo's status 0, every frame complete,
+    check_trace.py on the JSON (--min-fences MIN_FENCES), the SVG and the PNG."""
+    check(r.returncode == 0, f"trace exits with the demo's status 0 (got {r.returncode})")
+    check(f"frames={frames} torn=0 stale=0" in r.stdout, "the demo saw every frame complete")
+    check(check_trace(js, "--svg", js[:-5] + ".svg", "--png", js[:-5] + ".png",
+                      "--min-fences", min_fences, "--markers", "1", "--exit-status", "0"),
+          "check_trace.py: JSON structure, fences, SVG, PNG")

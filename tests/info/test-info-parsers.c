@@ -117,6 +117,16 @@ find_fence(const struct tr_model *m, uint64_t context)
 	return NULL;
 }
 
+/* m: the model of text, finished, checked to finish and to have no malformed line. */
+static void
+model_of(struct tr_model *m, const char *text)
+{
+	tr_model_init(m);
+	tr_model_feed_text(m, text);
+	CHECK_EQ(tr_model_finish(m), 0, "finish");
+	CHECK_EQ(m->malformed, 0, "malformed lines");
+}
+
 /*
  * virtio_gpu inits a fence with seqno 0 and numbers it at emit (trace_model.c,
  * renumber()): each of its fences is one fence with an init, an emit and a
@@ -131,11 +141,8 @@ test_virgl(void)
 	struct tr_model m;
 	size_t virtio = 0, numbered = 0, pending = 0, arrays = 0, released = 0, waits_on_gpu = 0;
 
-	tr_model_init(&m);
-	tr_model_feed_text(&m, text);
+	model_of(&m, text);
 	free(text);
-	CHECK_EQ(tr_model_finish(&m), 0, "finish");
-	CHECK_EQ(m.malformed, 0, "malformed lines");
 	for (size_t i = 0; i < m.nfences; i++) {
 		const struct tr_fence *f = &m.fences[i];
 
@@ -184,12 +191,8 @@ test_model(void)
 	size_t len = 0;
 	FILE *mem;
 
-	tr_model_init(&m);
-	tr_model_feed_text(&m, text);
+	model_of(&m, text);
 	free(text);
-	CHECK_EQ(tr_model_finish(&m), 0, "finish");
-
-	CHECK_EQ(m.malformed, 0, "malformed lines");
 	CHECK_EQ(m.nfences, 8, "fences (including one only destroyed)");
 	CHECK_EQ(m.ntracks, 3, "tracks: vgem, dma_fence_array, virtio_gpu");
 	CHECK_EQ(tr_model_lost_events(&m), 0, "lost events");
@@ -292,15 +295,12 @@ test_syscalls(void)
 	CHECK(strcmp(l.event, "sys_exit_ppoll") == 0 && strcmp(l.data, "0x1") == 0, "%s %s",
 	      l.event, l.data);
 
-	tr_model_init(&m);
-	tr_model_feed_text(&m,
-			   " demo-7 (7) [001] ..... 3.000000: sys_poll -> 0x0\n"
-			   " demo-7 (7) [001] ..... 3.500000: sys_ppoll(ufds: 0x7ffe, nfds: 1)\n"
-			   " demo-8 (7) [000] ..... 3.550000: sys_epoll_wait(epfd: 3)\n"
-			   " demo-8 (7) [000] ..... 3.560000: sys_read(fd: 3)\n"
-			   " demo-7 (7) [001] ..... 3.600000: sys_ppoll -> 0x1\n");
-	CHECK_EQ(tr_model_finish(&m), 0, "finish");
-	CHECK_EQ(m.malformed, 0, "malformed");
+	model_of(&m,
+		 " demo-7 (7) [001] ..... 3.000000: sys_poll -> 0x0\n"
+		 " demo-7 (7) [001] ..... 3.500000: sys_ppoll(ufds: 0x7ffe, nfds: 1)\n"
+		 " demo-8 (7) [000] ..... 3.550000: sys_epoll_wait(epfd: 3)\n"
+		 " demo-8 (7) [000] ..... 3.560000: sys_read(fd: 3)\n"
+		 " demo-7 (7) [001] ..... 3.600000: sys_ppoll -> 0x1\n");
 	CHECK_EQ(m.nblocks, 2, "ppoll and epoll_wait (read is not a blocking wait here)");
 	CHECK(strcmp(m.blocks[0].name, "ppoll") == 0 && m.blocks[0].ret == 1 &&
 		      m.blocks[0].end_ns - m.blocks[0].start_ns == INT64_C(100000000) &&
@@ -319,22 +319,19 @@ test_follow(void)
 {
 	struct tr_model m;
 
-	tr_model_init(&m);
-	tr_model_feed_text(&m,
-			   "# syncbridge-info: command pid 7\n"
-			   " other-5 (5) [000] ..... 2.900000: sys_ppoll(ufds: 0x1, nfds: 1)\n"
-			   " demo-7 (7) [001] ..... 3.000000: sched_process_fork: comm=demo pid=7 "
-			   "child_comm=demo child_pid=8\n"
-			   " other-5 (5) [000] ..... 3.100000: sched_process_fork: comm=other pid=5 "
-			   "child_comm=other child_pid=9\n"
-			   " demo-8 (8) [000] ..... 3.200000: sched_process_fork: comm=demo pid=8 "
-			   "child_comm=demo child_pid=10\n"
-			   " demo-10 (8) [000] ..... 3.300000: sys_poll(ufds: 0x2, nfds: 1)\n"
-			   " other-9 (5) [000] ..... 3.400000: sys_poll(ufds: 0x3, nfds: 1)\n"
-			   " demo-7 (7) [001] ..... 3.500000: sys_ppoll(ufds: 0x4, nfds: 1)\n"
-			   " other-5 (5) [000] ..... 3.600000: sys_ppoll -> 0x1\n");
-	CHECK_EQ(tr_model_finish(&m), 0, "finish");
-	CHECK_EQ(m.malformed, 0, "malformed");
+	model_of(&m,
+		 "# syncbridge-info: command pid 7\n"
+		 " other-5 (5) [000] ..... 2.900000: sys_ppoll(ufds: 0x1, nfds: 1)\n"
+		 " demo-7 (7) [001] ..... 3.000000: sched_process_fork: comm=demo pid=7 "
+		 "child_comm=demo child_pid=8\n"
+		 " other-5 (5) [000] ..... 3.100000: sched_process_fork: comm=other pid=5 "
+		 "child_comm=other child_pid=9\n"
+		 " demo-8 (8) [000] ..... 3.200000: sched_process_fork: comm=demo pid=8 "
+		 "child_comm=demo child_pid=10\n"
+		 " demo-10 (8) [000] ..... 3.300000: sys_poll(ufds: 0x2, nfds: 1)\n"
+		 " other-9 (5) [000] ..... 3.400000: sys_poll(ufds: 0x3, nfds: 1)\n"
+		 " demo-7 (7) [001] ..... 3.500000: sys_ppoll(ufds: 0x4, nfds: 1)\n"
+		 " other-5 (5) [000] ..... 3.600000: sys_ppoll -> 0x1\n");
 	CHECK_EQ(m.nfollowed, 3, "the command, its child and grandchild");
 	CHECK_EQ(m.nblocks, 2, "the grandchild's poll and the command's ppoll");
 	CHECK_EQ(m.unfollowed_syscalls, 3, "three events of other tasks dropped");

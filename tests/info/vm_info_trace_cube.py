@@ -24,36 +24,22 @@ import os
 import subprocess
 import sys
 
-from common import check, check_trace, finish, opt, out_dir, run_trace, skip, summary, trace_skip
-
-
-def trace(tool, out, name, cmd):
-    js, txt = os.path.join(out, name + ".json"), os.path.join(out, name + ".txt")
-    r = run_trace(tool, ["-o", js, "--text", txt, "--svg-window", "markers", "--"] + cmd, 150)
-    return r, js
+from common import check, check_cube_trace, cube_args, finish, skip, summary, trace_cube, trace_skip
 
 
 def main(argv):
-    if len(argv) < 3:
-        print(__doc__)
-        return 2
-    tool, cube, opts = argv[1], argv[2], argv[3:]
-    frames = int(opt(opts, "--frames", 6))
-    if os.geteuid() != 0:
-        return skip("tracing needs root")
-    out = out_dir(opt(opts, "--keep"), "sb-info-trace-cube-")
+    a = cube_args(argv, __doc__, 6, "sb-info-trace-cube-")
+    if isinstance(a, int):
+        return a
+    tool, cube, frames, out = a
     cmd = [cube, "--frames", str(frames)]
 
     # 1. the trace with markers
-    r, js = trace(tool, out, "cube-trace", cmd)
+    r, js = trace_cube(tool, out, "cube-trace", cmd)
     why = trace_skip(r, "the cube demo cannot run here")
     if why:
         return skip(why)
-    check(r.returncode == 0, f"trace exits with the demo's status 0 (got {r.returncode})")
-    check(f"frames={frames} torn=0 stale=0" in r.stdout, "the demo saw every frame complete")
-    check(check_trace(js, "--svg", js[:-5] + ".svg", "--png", js[:-5] + ".png",
-                      "--min-fences", "vgem:0", "--markers", "1", "--exit-status", "0"),
-          "check_trace.py: JSON structure, fences, SVG, PNG")
+    check_cube_trace(r, js, frames, "vgem:0")
     s = summary(js)
     markers = s["markers"]
 
@@ -97,7 +83,7 @@ def main(argv):
               f"{' (known from markers: no dma_fence event in the trace)' if f['from_marker'] else ''}")
 
     # 2. control: the same with SYNCBRIDGE_TRACE unset for the demo
-    r, js0 = trace(tool, out, "cube-trace-off",
+    r, js0 = trace_cube(tool, out, "cube-trace-off",
                    ["env", "-u", "SYNCBRIDGE_TRACE"] + [cube, "--frames", "1"])
     check(r.returncode == 0, f"control: trace exits 0 with SYNCBRIDGE_TRACE unset ({r.returncode})")
     s0 = summary(js0)

@@ -14,36 +14,26 @@ bridge's markers name pending fences (an attach with status=active) and are
 tied to fences of the trace. What waited on them is logged.
 Exit: 0 pass, 1 fail, 77 skip (not root, no tracefs, not virgl).
 """
-import os
 import statistics
 import sys
 
-from common import check, check_trace, finish, opt, out_dir, run_trace, skip, summary, trace_skip
+from common import check, check_cube_trace, cube_args, finish, skip, summary, trace_cube, trace_skip
 
 
 def main(argv):
-    if len(argv) < 3:
-        print(__doc__)
-        return 2
-    tool, cube, opts = argv[1], argv[2], argv[3:]
-    frames = int(opt(opts, "--frames", 12))
-    if os.geteuid() != 0:
-        return skip("tracing needs root")
-    out = out_dir(opt(opts, "--keep"), "sb-info-trace-virgl-")
-    js, txt = os.path.join(out, "virgl-trace.json"), os.path.join(out, "virgl-trace.txt")
-    r = run_trace(tool, ["-o", js, "--text", txt, "--svg-window", "markers", "--",
-                         cube, "--producer", "gles", "--frames", str(frames)], 150)
+    a = cube_args(argv, __doc__, 12, "sb-info-trace-virgl-")
+    if isinstance(a, int):
+        return a
+    tool, cube, frames, out = a
+    r, js = trace_cube(tool, out, "virgl-trace",
+                       [cube, "--producer", "gles", "--frames", str(frames)])
     why = trace_skip(r, "the cube demo cannot run here")
     if why:
         return skip(why)
     if "on virgl" not in r.stdout:
         return skip("the GLES producer is not on Mesa virgl: run in the GPU group's guest "
                     "(SYNCBRIDGE_VM_GPU=virgl)")
-    check(r.returncode == 0, f"trace exits with the demo's status 0 (got {r.returncode})")
-    check(f"frames={frames} torn=0 stale=0" in r.stdout, "the demo saw every frame complete")
-    check(check_trace(js, "--svg", js[:-5] + ".svg", "--png", js[:-5] + ".png",
-                      "--min-fences", "virtio_gpu:1", "--markers", "1", "--exit-status", "0"),
-          "check_trace.py: JSON structure, fences, SVG, PNG")
+    check_cube_trace(r, js, frames, "virtio_gpu:1")
     s = summary(js)
     fences = s["fences"]
     gpu = [f for f in fences if f["driver"] == "virtio_gpu"]
