@@ -208,14 +208,21 @@ send_selection(struct sbwl_data_device *dd)
 		sbwl_resource_list_send(&dd->devices, dd->focus, send_selection_to, dd);
 }
 
-/* "This data source is no longer valid": its offers go inert. */
+/* The source is no longer the selection (or goes): its offers go inert. */
 static void
-source_cancel(struct data_source *source)
+source_drop_offers(struct data_source *source)
 {
 	struct data_offer *offer, *tmp;
 
 	wl_list_for_each_safe(offer, tmp, &source->offers, link)
 		offer_unlink(offer);
+}
+
+/* "This data source is no longer valid" */
+static void
+source_cancel(struct data_source *source)
+{
+	source_drop_offers(source);
 	wl_data_source_send_cancelled(source->resource);
 }
 
@@ -289,11 +296,9 @@ static void
 source_res_destroy(struct wl_resource *resource)
 {
 	struct data_source *source = wl_resource_get_user_data(resource);
-	struct data_offer *offer, *tmp;
 	char **mime;
 
-	wl_list_for_each_safe(offer, tmp, &source->offers, link)
-		offer_unlink(offer);
+	source_drop_offers(source);
 	/* the selection goes with its source: selection(NULL) to the focused client */
 	if (source->dd && source->dd->selection == source) {
 		source->dd->selection = NULL;

@@ -566,10 +566,10 @@ sbwl_surface_map(struct sbwl_surface *surf)
 void
 sbwl_surface_unmap(struct sbwl_surface *surf)
 {
-	/* the seat forgets it as a toplevel to focus (and moves the focus on) */
-	sbwl_seat_surface_unmapped(surf->comp->seat, surf);
 	if (!surf->mapped)
 		return;
+	/* the seat forgets it as a toplevel to focus (and moves the focus on) */
+	sbwl_seat_surface_unmapped(surf->comp->seat, surf);
 	surf->mapped = false;
 	wl_list_remove(&surf->link);
 	wl_list_init(&surf->link);

@@ -152,6 +152,8 @@ def load_protocols(xml_dirs=None, default=True):
     return ifaces
 
 
+# [time]: how every WAYLAND_DEBUG line starts
+DEBUG_PREFIX_RE = re.compile(r"\s*\[\s*\d+\.\d+\]")
 # [time] {Queue} discarded  -> iface#id.name(args)
 LINE_RE = re.compile(
     r"\s*\[\s*\d+\.\d+\] (?:\{[^}]*\} )?(discarded (?:\[[^\]#]*\] )?)?( -> )?"
@@ -558,28 +560,21 @@ RULES = {
     "wl_data_offer": Checker.r_data_offer,
 }
 
-_last = [None, None, None]
-
-
-def _run(lines_or_text, xml_dirs):
-    key = tuple(xml_dirs or ())
-    if _last[0] is lines_or_text and _last[1] == key:
-        return _last[2]
+def summary(lines_or_text, xml_dirs=None):
+    """Summary(events, objects, per_interface {iface: events}, violations) of the
+    log (a str or lines); xml_dirs add to the defaults."""
     lines = lines_or_text.splitlines() if isinstance(lines_or_text, str) else lines_or_text
-    res = Checker(xml_dirs).feed(lines).result()
-    if isinstance(lines_or_text, str):
-        _last[:] = [lines_or_text, key, res]
-    return res
+    return Checker(xml_dirs).feed(lines).result()
 
 
 def check(lines_or_text, xml_dirs=None):
-    """[(line_no, message)] for the log (a str or lines); xml_dirs add to the defaults."""
-    return list(_run(lines_or_text, xml_dirs).violations)
+    """[(line_no, message)] for the log (a str or lines): summary()'s violations."""
+    return list(summary(lines_or_text, xml_dirs).violations)
 
 
-def summary(lines_or_text, xml_dirs=None):
-    """Summary(events, objects, per_interface {iface: events}, violations)."""
-    return _run(lines_or_text, xml_dirs)
+def is_debug_line(line):
+    """Whether a line of a client's output is libwayland's WAYLAND_DEBUG, not its own."""
+    return DEBUG_PREFIX_RE.match(line) is not None
 
 
 def main(argv):

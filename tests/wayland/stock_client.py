@@ -231,7 +231,7 @@ def main(argv):
             return 1
         rc, how, secs, text = run_client(args, rt)
         end = time.time()
-        own = [line for line in text.splitlines() if not re.match(r"^\s*\[\s*\d+\.\d+\]", line)]
+        own = [line for line in text.splitlines() if not protocol_check.is_debug_line(line)]
         print("".join("# client: " + line + "\n" for line in own[-25:]), end="")
         alive = comp.poll() is None
     finally:
@@ -245,8 +245,8 @@ def main(argv):
 
     ok_rc = rc == 0 or (args.sigint_ok and rc == -signal.SIGINT and how == "stopped by SIGINT")
     check(ok_rc, f"{name} {how} after {secs:.1f} s with status {rc}")
-    debug = re.compile(r"^\s*\[\s*\d+\.\d+\]")  # WAYLAND_DEBUG lines: checked below, not grepped
-    bad = [line for line in text.splitlines() if BAD.search(line) and not debug.match(line)]
+    # WAYLAND_DEBUG lines: checked below, not grepped
+    bad = [line for line in text.splitlines() if BAD.search(line) and not protocol_check.is_debug_line(line)]
     check(not bad, f"{name} printed no protocol error, assertion or 'not supported'"
                    + (f" (got: {bad[0]!r})" if bad else ""))
     check(alive, "the compositor was alive until the client was done")
@@ -282,8 +282,7 @@ def main(argv):
               f"trace markers: {deferred} 'wl.commit ... result=deferred', {signalled} "
               f"'wl.acquire_signalled'")
     if args.protocol_check:
-        violations = protocol_check.check(text)
-        events, objects = protocol_check.summary(text)[:2]
+        events, objects, _, violations = protocol_check.summary(text)
         check(events > 0 and not violations,
               f"protocol check of {name}'s WAYLAND_DEBUG log: {events} events on {objects} objects, "
               f"{len(violations)} violations" + "".join(f"\n#   line {n}: {m}" for n, m in violations[:10]))
