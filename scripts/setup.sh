@@ -7,12 +7,20 @@
 #   2. installs the toolchain, Mesa 25 / libdrm / wayland from backports, and the
 #      test-VM tools (qemu, busybox-static, cpio, xz);
 #   3. downloads (does not install) the backports linux-image package and unpacks
-#      it into the guest-kernel cache used by scripts/vm/vm-run.sh.
+#      it into the guest-kernel cache used by scripts/vm/vm-run.sh;
+#   4. makes the venus root: a Debian 13 (trixie) root file system, from the same
+#      mirror, holding QEMU 10 + virglrenderer 1.1 with venus and its render
+#      server (Debian 12's virglrenderer has no venus). scripts/vm/vm-run.sh runs
+#      that QEMU for the venus tier (SYNCBRIDGE_VM_GPU=venus); nothing of it is
+#      installed on this machine. ~1 min, 1.1 GB; rebuilt when incomplete or when
+#      its package list changes.
 # On any other system it lists what is missing and exits 1.
 #
 # Environment:
 #   SYNCBRIDGE_CACHE   cache folder (default: ${XDG_CACHE_HOME:-$HOME/.cache}/syncbridge)
 #   SYNCBRIDGE_SETUP_SKIP_APT=1   skip apt (for machines already set up by hand)
+#   SYNCBRIDGE_SETUP_VENUS=0      do not make the venus root (its tests then fail,
+#                                 saying so)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,7 +38,7 @@ base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	valgrind strace librsvg2-bin glslang-tools xvfb v4l-utils libpng-dev
 	clang libclang-rt-14-dev wayland-utils libxkbcommon-dev xkb-data wl-clipboard
-	qemu-system-gui libvirglrenderer1 libsdl2-2.0-0
+	qemu-system-gui libvirglrenderer1 libsdl2-2.0-0 debootstrap
 	foot xwayland gtk-4-examples mpv glmark2-es2-wayland mesa-utils fonts-dejavu-core)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
 # SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
@@ -158,4 +166,44 @@ if [ ! -e "$cache/kernel/.complete" ]; then
 	touch "$cache/kernel/.complete"
 fi
 log "guest kernel: $(basename "$(ls "$cache"/kernel/boot/vmlinuz-* | head -n1)")"
+
+# --- 4. venus root -----------------------------------------------------------
+# The venus tier's host side (docs/testing.md, "The venus tier"): Debian 13's
+# QEMU with virtio-gpu venus=true, its render server (virgl-server), lavapipe
+# for the host Vulkan it renders on, Mesa GL + Xvfb for QEMU's SDL-GL display.
+venus_pkgs=(qemu-system-x86 qemu-system-modules-opengl qemu-system-gui libvirglrenderer1
+	virgl-server mesa-vulkan-drivers libgl1-mesa-dri libsdl2-2.0-0)
+venus_root=$cache/venus-root
+venus_key=$(printf '%s\n' trixie "${venus_pkgs[@]}" | sha256sum | cut -c1-16)
+debian_mirror() { find_debian_uris | tr ' ' '\n' | awk 'NF && $0 !~ /security/ {print; exit}'; }
+make_venus_root() {
+	local tmp=$venus_root.tmp mirror
+	mirror=$(debian_mirror)
+	[ -n "$mirror" ] || die "venus root: no apt entry for the 'bookworm' suite to take the mirror from"
+	command -v debootstrap >/dev/null || die "venus root: debootstrap is missing (apt-get install debootstrap)"
+	log "venus root: debootstrap trixie from $mirror into $venus_root (~1 min)"
+	rm -rf "$tmp"
+	debootstrap --variant=minbase trixie "$tmp" "$mirror" >"$cache/venus-root.log" 2>&1 ||
+		die "venus root: debootstrap failed (the last lines of $cache/venus-root.log:
+$(tail -n 5 "$cache/venus-root.log"))"
+	# apt in the root needs /proc; unmounted however this ends.
+	mount -t proc proc "$tmp/proc"
+	local rc=0
+	chroot "$tmp" sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" && apt-get clean' \
+		sh "${venus_pkgs[@]}" >>"$cache/venus-root.log" 2>&1 || rc=$?
+	umount "$tmp/proc"
+	[ "$rc" = 0 ] || die "venus root: installing ${venus_pkgs[*]} failed (see $cache/venus-root.log)"
+	for f in usr/bin/qemu-system-x86_64 usr/libexec/virgl_render_server etc/ld.so.cache; do
+		[ -e "$tmp/$f" ] || die "venus root: $f missing after the install (see $cache/venus-root.log)"
+	done
+	echo "$venus_key" >"$tmp/.complete"
+	rm -rf "$venus_root"
+	mv "$tmp" "$venus_root"
+}
+if [ "${SYNCBRIDGE_SETUP_VENUS:-1}" != 0 ]; then
+	if [ "$(cat "$venus_root/.complete" 2>/dev/null)" != "$venus_key" ]; then
+		make_venus_root
+	fi
+	log "venus root: $venus_root (QEMU $(awk '/^Package: qemu-system-x86$/{p=1} p && /^Version:/{print $2; exit}' "$venus_root/var/lib/dpkg/status"))"
+fi
 log "done"

@@ -148,6 +148,131 @@ vkt_import_buffer(struct vkt *t, int dmabuf_fd, VkDeviceSize size, struct vkt_bu
 	return VK_SUCCESS;
 }
 
+/*
+ * Memory the driver allocates itself and exports as a dma-buf: host-visible
+ * and coherent, mapped into *map; *fd is the caller's. For drivers that
+ * cannot import other drivers' dma-bufs (venus: virtio_gpu refuses vgem and
+ * udmabuf buffers) the shared resource must come from them.
+ */
+static VkResult
+export_memory(struct vkt *t, const VkMemoryRequirements *req, VkImage dedicated_image,
+	      VkDeviceMemory *mem, void **map, int *fd)
+{
+	*fd = -1;
+	PFN_vkGetMemoryFdKHR get_fd =
+		(PFN_vkGetMemoryFdKHR)vkGetDeviceProcAddr(t->device, "vkGetMemoryFdKHR");
+	if (!get_fd || !t->has_dmabuf)
+		return vkt_fail(t, -ENODEV, "dma-buf export is not enabled"),
+		       VK_ERROR_EXTENSION_NOT_PRESENT;
+	int type = vkt_memory_type(t, req->memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+								   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+	if (type < 0)
+		return vkt_fail(t, -ENODEV, "no host-visible coherent memory type for an exported "
+				"dma-buf (bits 0x%x)", req->memoryTypeBits),
+		       VK_ERROR_FEATURE_NOT_PRESENT;
+	VkMemoryDedicatedAllocateInfo dedicated = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+		.image = dedicated_image,
+	};
+	VkExportMemoryAllocateInfo export = {
+		.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+		.pNext = dedicated_image ? &dedicated : NULL,
+		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+	};
+	VkMemoryAllocateInfo alloc = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.pNext = &export,
+		.allocationSize = req->size,
+		.memoryTypeIndex = (uint32_t)type,
+	};
+	TRY(t, vkAllocateMemory(t->device, &alloc, NULL, mem));
+	TRY(t, vkMapMemory(t->device, *mem, 0, VK_WHOLE_SIZE, 0, map));
+	VkMemoryGetFdInfoKHR get = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
+		.memory = *mem,
+		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+	};
+	TRY(t, get_fd(t->device, &get, fd));
+	return VK_SUCCESS;
+}
+
+VkResult
+vkt_export_buffer(struct vkt *t, VkDeviceSize size, struct vkt_buffer *b, int *dmabuf_fd)
+{
+	memset(b, 0, sizeof(*b));
+	*dmabuf_fd = -1;
+	VkMemoryRequirements req;
+	VkResult r = vkt_dmabuf_buffer(t, size, &b->buffer, &req);
+	if (r != VK_SUCCESS)
+		return vkt_fail_vk(t, "vkCreateBuffer (a dma-buf buffer)", r);
+	r = export_memory(t, &req, VK_NULL_HANDLE, &b->memory, &b->map, dmabuf_fd);
+	if (r != VK_SUCCESS)
+		return r;
+	TRY(t, vkBindBufferMemory(t->device, b->buffer, b->memory, 0));
+	b->size = size;
+	return VK_SUCCESS;
+}
+
+VkResult
+vkt_export_image(struct vkt *t, const struct vkt_image_desc *d, struct vkt_image *img,
+		 int *dmabuf_fd)
+{
+	memset(img, 0, sizeof(*img));
+	*dmabuf_fd = -1;
+	/* venus exports images only with the LINEAR DRM modifier (facts: OPTIMAL
+	 * or LINEAR tiling with a DMA_BUF handle is not supported). */
+	uint64_t linear = DRM_FORMAT_MOD_LINEAR;
+	VkImageDrmFormatModifierListCreateInfoEXT modifiers = {
+		.sType = VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT,
+		.drmFormatModifierCount = 1,
+		.pDrmFormatModifiers = &linear,
+	};
+	VkExternalMemoryImageCreateInfo ext = {
+		.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
+		.pNext = &modifiers,
+		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+	};
+	VkImageCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
+		.pNext = &ext,
+		.imageType = VK_IMAGE_TYPE_2D,
+		.format = d->format,
+		.extent = { d->width, d->height, 1 },
+		.mipLevels = 1,
+		.arrayLayers = 1,
+		.samples = VK_SAMPLE_COUNT_1_BIT,
+		.tiling = VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT,
+		.usage = d->usage,
+		.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+	};
+	TRY(t, vkCreateImage(t->device, &info, NULL, &img->image));
+	VkMemoryRequirements req;
+	vkGetImageMemoryRequirements(t->device, img->image, &req);
+	VkResult r = export_memory(t, &req, img->image, &img->memory, &img->map, dmabuf_fd);
+	if (r != VK_SUCCESS)
+		return r;
+	img->map_size = req.size;
+	if (d->bind2) {
+		VkBindImageMemoryInfo bind = {
+			.sType = VK_STRUCTURE_TYPE_BIND_IMAGE_MEMORY_INFO,
+			.image = img->image,
+			.memory = img->memory,
+		};
+		TRY(t, vkBindImageMemory2(t->device, 1, &bind));
+	} else {
+		TRY(t, vkBindImageMemory(t->device, img->image, img->memory, 0));
+	}
+	img->width = d->width;
+	img->height = d->height;
+	/* A DRM-modifier image's layout is per memory plane. */
+	VkImageSubresource sub = { VK_IMAGE_ASPECT_MEMORY_PLANE_0_BIT_EXT, 0, 0 };
+	VkSubresourceLayout layout;
+	vkGetImageSubresourceLayout(t->device, img->image, &sub, &layout);
+	img->offset = layout.offset;
+	img->row_pitch = layout.rowPitch;
+	return VK_SUCCESS;
+}
+
 void
 vkt_buffer_destroy(struct vkt *t, struct vkt_buffer *b)
 {
@@ -228,6 +353,8 @@ vkt_import_image(struct vkt *t, int dmabuf_fd, const struct vkt_image_desc *d,
 void
 vkt_image_destroy(struct vkt *t, struct vkt_image *img)
 {
+	if (img->map)
+		vkUnmapMemory(t->device, img->memory);
 	if (img->image)
 		vkDestroyImage(t->device, img->image, NULL);
 	if (img->memory)

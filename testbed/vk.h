@@ -127,7 +127,7 @@ struct vkt_buffer {
 	VkBuffer buffer;
 	VkDeviceMemory memory;
 	VkDeviceSize size;
-	void *map; /* host buffers only */
+	void *map; /* host and exported buffers only */
 };
 
 /* A host-visible coherent TRANSFER_SRC|DST buffer, mapped and zeroed. */
@@ -151,6 +151,8 @@ struct vkt_image {
 	VkDeviceMemory memory;
 	uint32_t width, height;
 	VkDeviceSize offset, row_pitch; /* the one subresource's layout */
+	void *map;             /* exported images only: the mapping of the whole memory */
+	VkDeviceSize map_size; /* and its size */
 };
 
 struct vkt_image_desc {
@@ -169,6 +171,16 @@ struct vkt_image_desc {
  * dma-buf fd as for vkt_import_buffer(). */
 VkResult vkt_import_image(struct vkt *t, int dmabuf_fd, const struct vkt_image_desc *d,
 			  struct vkt_image *img);
+/*
+ * The driver's own memory, exported as a dma-buf (host-visible, coherent,
+ * mapped: b->map / img->map): a TRANSFER_SRC|DST buffer, or an image with the
+ * LINEAR DRM modifier (VK_EXT_image_drm_format_modifier), dedicated memory.
+ * On success *dmabuf_fd is a new dma-buf fd, the caller's to close; on
+ * failure it is -1 (and t->cfg.fail was called).
+ */
+VkResult vkt_export_buffer(struct vkt *t, VkDeviceSize size, struct vkt_buffer *b, int *dmabuf_fd);
+VkResult vkt_export_image(struct vkt *t, const struct vkt_image_desc *d, struct vkt_image *img,
+			  int *dmabuf_fd);
 /* Destroys and zeroes img; a zeroed img is a no-op. */
 void vkt_image_destroy(struct vkt *t, struct vkt_image *img);
 /* One command buffer that moves the images UNDEFINED → GENERAL; waits for it. */

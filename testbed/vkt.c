@@ -45,6 +45,7 @@ static const struct {
 	{ "--no-barriers", offsetof(struct vkt_options, no_barriers) },
 	{ "--validation", offsetof(struct vkt_options, validation) },
 	{ "--by-name", offsetof(struct vkt_options, by_name) },
+	{ "--exported", offsetof(struct vkt_options, exported) },
 };
 
 static bool
@@ -342,8 +343,10 @@ vkt_init(struct vkt *t, const struct vkt_options *opt, bool require_dmabuf)
 	struct vkt_config cfg = {
 		.app_name = "syncbridge-layer-test",
 		.validation = opt && opt->validation,
-		.require = require_dmabuf ? VKT_DMABUF : 0,
 		.want = VKT_DMABUF | VKT_FOREIGN,
+		/* An exported image has the LINEAR DRM modifier. */
+		.require = (require_dmabuf ? VKT_DMABUF : 0) |
+			   (opt && opt->exported && opt->image ? VKT_DRM_MODIFIER : 0),
 		.features = VKT_TIMELINE | VKT_SYNC2,
 		.fail = vkt_test_fail,
 	};

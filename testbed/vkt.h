@@ -16,6 +16,11 @@
  *   --no-barriers  no ownership transfers at all; SYNCBRIDGE_MODE=all
  *   --validation   stack VK_LAYER_KHRONOS_validation below the layer and
  *                  fail on any validation error
+ *   --exported     the shared resource is the driver's own memory, exported
+ *                  as a dma-buf (vkt_export_buffer() / vkt_export_image()),
+ *                  not a vgem buffer the app imports: for drivers that cannot
+ *                  import other drivers' dma-bufs (venus). A vgem fence
+ *                  still plays the foreign producer (vkt_producer_fence()).
  *   --by-name      activate the layer through VK_INSTANCE_LAYERS (explicit
  *                  manifest) instead of the implicit manifest; with --control
  *                  the layer is loaded but SYNCBRIDGE_DISABLE=1 turns it off
@@ -47,6 +52,7 @@ struct vkt_options {
 	bool no_barriers;
 	bool validation;
 	bool by_name;
+	bool exported;
 	const char *fault;
 	long iterations;
 	double seconds;
@@ -113,6 +119,7 @@ void vkt_init(struct vkt *t, const struct vkt_options *opt, bool require_dmabuf)
 /* The shared resource a test moves between the outside world and Vulkan. */
 struct vkt_shared {
 	bool is_image;
+	bool exported; /* the driver's memory (--exported): the sbk_buf's map is Vulkan's */
 	struct vkt_buffer buf;
 	struct vkt_image img;
 };
@@ -120,11 +127,24 @@ struct vkt_shared {
 /*
  * A vgem dma-buf of size bytes (twice that for --image: room for a LINEAR
  * image's row padding) filled with fill, imported as the shared buffer or
- * (--image) a 64×64 R8G8B8A8 LINEAR image in GENERAL layout.
+ * (--image) a 64×64 R8G8B8A8 LINEAR image in GENERAL layout. With --exported
+ * the buffer or image is the driver's own exported memory instead, and buf
+ * describes it: buf->fd its dma-buf, buf->map Vulkan's mapping, buf->size
+ * the mapped bytes (vkt_shared_destroy() knows not to munmap it).
  */
 void vkt_shared_create(struct vkt *t, const struct vkt_options *opt, int vgem, size_t size,
 		       uint8_t fill, struct sbk_buf *buf, struct vkt_shared *s);
 void vkt_shared_destroy(struct vkt *t, struct vkt_shared *s, struct sbk_buf *buf);
+/*
+ * The foreign producer's WRITE fence on the shared dma-buf: a vgem fence
+ * (signal it with sbk_vgem_fence_signal(vgem, *fence_id)). On a vgem buffer
+ * it is attached directly; on exported memory (--exported), which vgem cannot
+ * fence, it is attached to a vgem buffer of its own and imported into the
+ * shared dma-buf (DMA_BUF_IOCTL_IMPORT_SYNC_FILE): what another driver's
+ * pending write looks like there.
+ */
+void vkt_producer_fence(const struct vkt_shared *s, int vgem, struct sbk_buf *buf,
+			uint32_t *fence_id);
 
 /*
  * The start of an acquire or release test: vkt_start(), --fault armed

@@ -4,32 +4,65 @@
 #include "vkt.h"
 
 #include <string.h>
+#include <unistd.h>
+
+#include <linux/dma-buf.h>
 
 #include "harness.h"
+
+static const struct vkt_image_desc shared_image = {
+	.format = VK_FORMAT_R8G8B8A8_UNORM,
+	.width = 64,
+	.height = 64,
+	.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+	/* Bound through vkBindImageMemory2, the other entry point the layer tracks. */
+	.bind2 = true,
+};
+
+/* --exported: the driver's memory, described by buf (vkt.h). */
+static void
+shared_export(struct vkt *t, const struct vkt_options *opt, size_t size, uint8_t fill,
+	      struct sbk_buf *buf, struct vkt_shared *s)
+{
+	memset(buf, 0, sizeof(*buf));
+	buf->fd = -1;
+	buf->vgem_fd = -1;
+	s->exported = true;
+	if (!opt->image) {
+		vkt_export_buffer(t, size, &s->buf, &buf->fd);
+		buf->map = s->buf.map;
+		buf->size = size;
+	} else {
+		vkt_export_image(t, &shared_image, &s->img, &buf->fd);
+		buf->map = s->img.map;
+		buf->size = s->img.map_size;
+		/* The transition may discard the contents: fill after it. */
+		vkt_images_to_general(t, &s->img.image, 1);
+	}
+	memset(buf->map, fill, buf->size);
+}
 
 void
 vkt_shared_create(struct vkt *t, const struct vkt_options *opt, int vgem, size_t size,
 		  uint8_t fill, struct sbk_buf *buf, struct vkt_shared *s)
 {
+	memset(s, 0, sizeof(*s));
+	if (opt->exported) {
+		s->is_image = opt->image;
+		shared_export(t, opt, size, fill, buf, s);
+		return;
+	}
 	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, opt->image ? 2 * size : size, buf);
 	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
 	memset(buf->map, fill, buf->size);
 
-	memset(s, 0, sizeof(*s));
 	s->is_image = opt->image;
 	if (!opt->image) {
 		vkt_import_buffer(t, buf->fd, size, &s->buf);
 		return;
 	}
-	struct vkt_image_desc desc = {
-		.format = VK_FORMAT_R8G8B8A8_UNORM,
-		.width = 64,
-		.height = 64,
-		.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
-		/* Bound through vkBindImageMemory2, the other entry point the layer tracks. */
-		.bind2 = true,
-		.dmabuf_size = buf->size,
-	};
+	struct vkt_image_desc desc = shared_image;
+	desc.dmabuf_size = buf->size;
 	vkt_import_image(t, buf->fd, &desc, &s->img);
 	/* UNDEFINED → GENERAL once (lavapipe keeps a LINEAR image's bytes), then
 	 * the tests move it between families in GENERAL. */
@@ -41,7 +74,32 @@ vkt_shared_destroy(struct vkt *t, struct vkt_shared *s, struct sbk_buf *buf)
 {
 	vkt_image_destroy(t, &s->img);
 	vkt_buffer_destroy(t, &s->buf);
+	if (s->exported)
+		buf->map = NULL; /* Vulkan's mapping, gone with the memory */
 	sbk_buf_destroy(buf);
+}
+
+void
+vkt_producer_fence(const struct vkt_shared *s, int vgem, struct sbk_buf *buf, uint32_t *fence_id)
+{
+	if (!s->exported) {
+		int ret = sbk_vgem_fence_attach(vgem, buf->handle, true, fence_id);
+		REQUIRE(ret == 0, "vgem fence attach: %s", strerror(-ret));
+		return;
+	}
+	struct sbk_buf carrier;
+	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, 4096, &carrier);
+	REQUIRE(ret == 0, "vgem buffer: %s", strerror(-ret));
+	ret = sbk_vgem_fence_attach(vgem, carrier.handle, true, fence_id);
+	REQUIRE(ret == 0, "vgem fence attach: %s", strerror(-ret));
+	int sync_file = -1;
+	ret = sbk_dmabuf_export_raw(carrier.fd, DMA_BUF_SYNC_WRITE, &sync_file);
+	REQUIRE(ret == 0, "export the vgem fence: %s", strerror(-ret));
+	ret = sbk_dmabuf_import_raw(buf->fd, DMA_BUF_SYNC_WRITE, sync_file);
+	REQUIRE(ret == 0, "import the vgem fence into the exported dma-buf: %s", strerror(-ret));
+	close(sync_file);
+	/* The fence lives on in the shared dma-buf and in vgem's fence table. */
+	sbk_buf_destroy(&carrier);
 }
 
 void

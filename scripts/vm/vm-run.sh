@@ -70,6 +70,18 @@
 #                          machine lacks): a private Xvfb is started for it.
 #                          Needs qemu-system-gui, libvirglrenderer1, libsdl2 and
 #                          xvfb (scripts/setup.sh); QEMU 7.2 and 10 both work.
+#                          | venus: virtio-gpu with venus=true and blob memory, QEMU
+#                          and virglrenderer from the venus root (scripts/setup.sh,
+#                          Debian 13; scripts/vm/venus-qemu.sh): the guest gets
+#                          Mesa's venus Vulkan driver, rendering on the host's
+#                          lavapipe, and virgl GL on the same device. Venus has
+#                          dma-buf memory and SYNC_FD semaphores only where the
+#                          host's lavapipe can export dma-bufs, which needs
+#                          /dev/udmabuf: on a host without it the venus guest is
+#                          booted inside the plain guest (nested; see
+#                          SYNCBRIDGE_VM_VENUS_NEST). Slow: the inner guest boots
+#                          in ~2 min under TCG in TCG.
+#   SYNCBRIDGE_VM_VENUS_NEST  auto (default: nest when there is no /dev/udmabuf) | 1 | 0
 set -euo pipefail
 
 # One compound command: bash parses the whole script before running it, so an
@@ -132,12 +144,67 @@ fi
 qemu=${SYNCBRIDGE_QEMU:-qemu-system-x86_64}
 command -v "$qemu" >/dev/null || die "$qemu not found; run scripts/setup.sh"
 gpu=${SYNCBRIDGE_VM_GPU:-plain}
+qemu_wrap=()
+hostroot_share=/
 case $gpu in
 plain) gpu_args=(-device virtio-gpu-pci -display none) ;;
 virgl)
 	command -v Xvfb >/dev/null || die "SYNCBRIDGE_VM_GPU=virgl needs Xvfb; run scripts/setup.sh"
 	gpu_args=(-device virtio-gpu-gl-pci -display sdl,gl=on) ;;
-*) die "SYNCBRIDGE_VM_GPU: plain or virgl, not '$gpu'" ;;
+venus)
+	venus_root=$cache/venus-root
+	[ -f "$venus_root/.complete" ] || die "SYNCBRIDGE_VM_GPU=venus needs the venus root ($venus_root); run scripts/setup.sh"
+	command -v Xvfb >/dev/null || die "SYNCBRIDGE_VM_GPU=venus needs Xvfb; run scripts/setup.sh"
+	nest=${SYNCBRIDGE_VM_VENUS_NEST:-auto}
+	if [ "$nest" = auto ]; then
+		nest=0
+		[ -c /dev/udmabuf ] || nest=1
+	fi
+	if [ "$nest" = 1 ]; then
+		[ "${SYNCBRIDGE_VM_GUEST:-0}" != 1 ] || die "SYNCBRIDGE_VM_VENUS_NEST=1 inside a guest: would nest forever"
+		# This same script, in the plain guest (which has udmabuf), runs the
+		# venus guest. Its results go to RESULTS/.venus (the plain guest's own
+		# control files are RESULTS/.vm) and are moved up when it is done.
+		[ "$interactive" = 0 ] || die "SYNCBRIDGE_VM_GPU=venus: --interactive is not supported when nested"
+		[ -n "$results" ] || results=$(mktemp -d "${TMPDIR:-/tmp}/sb-vm-venus.XXXXXX")
+		mkdir -p "$results" && results=$(cd "$results" && pwd -P)
+		inner=("$here/vm-run.sh" --results "$results/.venus")
+		[ -z "$timeout_s" ] || inner+=(--timeout "$timeout_s")
+		[ "$quiet" = 0 ] || inner+=(-q)
+		if [ -n "$listfile" ]; then inner+=(--batch "$(cd "$(dirname "$listfile")" && pwd -P)/${listfile##*/}"); else inner+=(-- "${cmd[@]}"); fi
+		# The plain guest's limit: the venus guest's (given, or the batch's
+		# sum as below) + its boot under TCG in TCG.
+		outer_t=${timeout_s:-600}
+		if [ -z "$timeout_s" ] && [ -n "$listfile" ]; then
+			outer_t=$(awk -F'\t' 'NF >= 3 && $1 !~ /^#/ { sub(/:alone$/, "", $2); s += $2 + 5 } END { print s + 120 }' "$listfile")
+		fi
+		[ "$outer_t" = 0 ] || outer_t=$((outer_t + 300))
+		say "venus: no /dev/udmabuf here: the venus guest runs inside the plain guest"
+		rm -rf "$results/.venus"
+		mkdir -p "$results/.venus"
+		rc=0
+		SYNCBRIDGE_VM_GPU=plain SYNCBRIDGE_VM_VENUS_NEST=0 SYNCBRIDGE_VM_MEM=${SYNCBRIDGE_VM_OUTER_MEM:-6G} \
+			"$here/vm-run.sh" --timeout "$outer_t" --results "$results" -- \
+			env SYNCBRIDGE_VM_GPU=venus SYNCBRIDGE_VM_MEM="${SYNCBRIDGE_VM_MEM:-2G}" "${inner[@]}" || rc=$?
+		# The venus guest's files (NAME.log/.rc/.dmesg, guest-info, batch.done) replace the plain guest's.
+		if [ -d "$results/.venus" ]; then
+			for f in "$results/.venus"/*; do [ -e "$f" ] && mv -f "$f" "$results/"; done
+			rm -rf "$results/.venus"
+		fi
+		exit "$rc"
+	fi
+	qemu_wrap=("$here/venus-qemu.sh" "$venus_root" /run/sb-venus-hostroot)
+	hostroot_share=/run/sb-venus-hostroot
+	# virtio-gpu blob resources map guest memory on the host: it must be
+	# shareable (memfd). hostmem is the window venus maps host-visible memory into.
+	mem=${SYNCBRIDGE_VM_MEM:-2G}
+	gpu_args=(-device virtio-gpu-gl-pci,blob=true,hostmem=1G,venus=true -display sdl,gl=on
+		-object "memory-backend-memfd,id=sbmem,size=$mem,share=on" -machine memory-backend=sbmem)
+	# Under TCG (the nested case) llvmpipe's JIT for the SDL-GL display crashes
+	# with -cpu max's CPU features (facts: 2026-12-05); SSE4.1 code is enough.
+	[ "${SYNCBRIDGE_VM_GUEST:-0}" != 1 ] || export GALLIUM_OVERRIDE_CPU_CAPS=${GALLIUM_OVERRIDE_CPU_CAPS:-sse4.1}
+	;;
+*) die "SYNCBRIDGE_VM_GPU: plain, virgl or venus, not '$gpu'" ;;
 esac
 for c in cpio gzip modinfo flock sha256sum; do
 	command -v "$c" >/dev/null || die "'$c' not found; run scripts/setup.sh"
@@ -289,7 +356,7 @@ trap 'say "terminated"; exit 143' TERM
 
 # virgl: QEMU's SDL window (never looked at) needs an X server with GL; the
 # host's GL is Mesa's llvmpipe. -displayfd picks a free display number.
-if [ "$gpu" = virgl ]; then
+if [ "$gpu" != plain ]; then
 	Xvfb -displayfd 9 -screen 0 1024x768x24 -nolisten tcp 9>"$tmp/xdisplay" >"$tmp/xvfb.log" 2>&1 &
 	xpid=$!
 	for _ in $(seq 1 100); do
@@ -390,7 +457,7 @@ qargs=(-nodefaults -accel "${SYNCBRIDGE_VM_ACCEL:-tcg}" -cpu max -m "${SYNCBRIDG
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 	-kernel "$boot_image" -initrd "$initramfs"
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init pci=noacpi cryptomgr.notests ${SYNCBRIDGE_VM_APPEND:-}"
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$hostroot_share,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap")
 if [ "$mode" = shell ]; then
 	# The terminal is the guest console; Ctrl-A x quits QEMU, Ctrl-C goes to the guest.
@@ -413,7 +480,7 @@ relay() { trap '' PIPE; cat "$1" 2>/dev/null || cat "$1" >/dev/null; }
 boot() {
 	qrc=0
 	if [ "$mode" = shell ]; then
-		"$qemu" "${qargs[@]}" || qrc=$?
+		"${qemu_wrap[@]}" "$qemu" "${qargs[@]}" || qrc=$?
 		return
 	fi
 	rm -f "$tmp/out.fifo" "$tmp/err.fifo"
@@ -423,9 +490,9 @@ boot() {
 	relay "$tmp/err.fifo" >&2 &
 	relays+=($!)
 	if [ "$timeout_s" -gt 0 ]; then
-		timeout --foreground -k 5 "$timeout_s" "$qemu" "${qargs[@]}" </dev/null &
+		timeout --foreground -k 5 "$timeout_s" "${qemu_wrap[@]}" "$qemu" "${qargs[@]}" </dev/null &
 	else
-		"$qemu" "${qargs[@]}" </dev/null &
+		"${qemu_wrap[@]}" "$qemu" "${qargs[@]}" </dev/null &
 	fi
 	qpid=$!
 	wait "$qpid" || qrc=$?

@@ -20,7 +20,7 @@
  * however slowly lavapipe runs (typically 5-20 ms after the submit).
  *
  * Options (vkt.h): --image --sync2 --secondary --no-barriers --by-name --validation
- *                  --fault NAME --control
+ *                  --exported --fault NAME --control
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -91,8 +91,7 @@ main(int argc, char **argv)
 	/* The foreign producer starts writing: a WRITE fence on the dma-buf. */
 	struct producer p = { .control = opt.control, .t = &t, .buf = &buf, .vgem = vgem,
 			      .fence = vkt_fence(&t) };
-	int ret = sbk_vgem_fence_attach(vgem, buf.handle, true, &p.fence_id);
-	REQUIRE(ret == 0, "vgem fence attach: %s", strerror(-ret));
+	vkt_producer_fence(&shared, vgem, &buf, &p.fence_id);
 
 	pthread_t th;
 	REQUIRE(pthread_create(&th, NULL, producer_main, &p) == 0, "pthread_create");

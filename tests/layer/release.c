@@ -22,7 +22,7 @@
  * however slowly the test does (a fixed 500 ms would race the submit).
  *
  * Options (vkt.h): --image --sync2 --secondary --no-barriers --by-name --validation
- *                  --fault NAME --control
+ *                  --exported --fault NAME --control
  */
 #include <poll.h>
 #include <string.h>
