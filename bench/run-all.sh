@@ -3,17 +3,21 @@
 # "== NAME ==" lines; runs where the kernel is (the test guest, or a real DRM
 # host). Called by scripts/run-bench.sh; BUILD is the build folder.
 #
-#   bench/run-all.sh BUILD [--gpu] [NAME...]   (default: every benchmark)
-#   bench/run-all.sh --names plain|gpu         (the names of each list)
+#   bench/run-all.sh BUILD [--gpu|--venus] [NAME...]   (default: every benchmark)
+#   bench/run-all.sh --names plain|gpu|venus         (the names of each list)
 #
 # --gpu runs the GPU list instead: benchmarks for the GPU guest (Mesa virgl,
-# SYNCBRIDGE_VM_GPU=virgl), which scripts/run-bench.sh boots separately.
+# SYNCBRIDGE_VM_GPU=virgl), which scripts/run-bench.sh boots separately;
+# --venus the venus list (Mesa venus, SYNCBRIDGE_VM_GPU=venus, Vulkan = venus only).
 #
 # A benchmark that fails is reported and the others still run; the exit
 # status is the number of failures (capped at 100).
 gpu_list='
 vk-cube-virgl bench/bench-vk-cube --producer gles
 e2e-weston bench/bench-e2e-weston
+'
+venus_list='
+vk-release-venus bench/bench-vk-release --iterations 20
 '
 # NAME<space>PROGRAM ARGS (relative to BUILD); keep in the order of
 # docs/performance.md.
@@ -31,16 +35,21 @@ if [ "${1:-}" = --names ]; then
 	case ${2:-} in
 	plain) printf '%s\n' "$list" ;;
 	gpu) printf '%s\n' "$gpu_list" ;;
-	*) echo "usage: run-all.sh --names plain|gpu" >&2; exit 2 ;;
+	venus) printf '%s\n' "$venus_list" ;;
+	*) echo "usage: run-all.sh --names plain|gpu|venus" >&2; exit 2 ;;
 	esac | awk 'NF { print $1 }'
 	exit 0
 fi
 build=${1:?usage: run-all.sh BUILD [--gpu] [NAME...]}
 shift
-if [ "${1:-}" = --gpu ]; then
-	list=$gpu_list
+case ${1:-} in
+--gpu) list=$gpu_list; shift ;;
+--venus)
+	list=$venus_list
+	export VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-/usr/share/vulkan/icd.d/virtio_icd.json}
 	shift
-fi
+	;;
+esac
 fail=0
 while read -r name prog args; do
 	[ -n "$name" ] || continue

@@ -50,11 +50,18 @@ vkb_env_setup(void)
 void
 vkb_init(struct vkt *t, bool with_layer)
 {
+	vkb_init_with(t, with_layer, VKT_DMABUF | VKT_SEMAPHORE_FD | VKT_FOREIGN, VKT_SYNC2);
+}
+
+void
+vkb_init_with(struct vkt *t, bool with_layer, unsigned require, unsigned features)
+{
 	struct vkt_config cfg = {
 		.app_name = "syncbridge-bench",
 		.layer = with_layer ? VKT_LAYER_NAME : NULL,
-		.require = VKT_DMABUF | VKT_SEMAPHORE_FD | VKT_FOREIGN,
-		.features = VKT_SYNC2,
+		.require = require,
+		.want = VKT_FOREIGN,
+		.features = features,
 		.fail = bench_fail,
 	};
 	vkt_create(t, &cfg);

@@ -39,6 +39,9 @@ void vkb_env_setup(void);
  * 1 on any failure then or later (t->cfg.fail): calls into vk.h need no checks.
  */
 void vkb_init(struct vkt *t, bool with_layer);
+/* The same with the app's own requirements (enum vkt_ext) and features
+ * (enum vkt_feature) instead of dma-buf import + SYNC_FD + foreign family. */
+void vkb_init_with(struct vkt *t, bool with_layer, unsigned require, unsigned features);
 
 /*
  * Run iterate(side, record) for both sides, iterations times after 20 warm-up

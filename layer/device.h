@@ -7,6 +7,7 @@
  * below it):
  *
  *   map        the side-table hash map
+ *   venus      the driver option asked of Mesa's venus (pending fence exports)
  *   device     instances, devices, dispatch tables, the device lock
  *   memory     dma-buf memories, the buffers and images bound to them
  *   track      command buffers: the ownership transfers they record

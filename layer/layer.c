@@ -22,6 +22,7 @@
 #include "submit.h"
 #include "track.h"
 #include "util.h"
+#include "venus.h"
 
 /* Everything in the layer is hidden except the negotiate entry point. */
 #define SBL_EXPORT __attribute__((visibility("default")))
@@ -101,6 +102,11 @@ CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *al
 		use = &patched;
 	}
 
+	/* The driver reads its options in vkCreateInstance (venus.c). */
+	enum sbl_mode mode = sbl_mode_from_env();
+	if (mode != SBL_MODE_OFF)
+		sbl_venus_prepare();
+
 	/* Advance the chain for the next layer before calling down. */
 	VkLayerInstanceLink *my_link = link->u.pLayerInfo;
 	link->u.pLayerInfo = my_link->pNext;
@@ -122,7 +128,7 @@ CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *al
 	inst->handle = *out;
 	inst->key = sbl_dispatch_key(*out);
 	inst->next_gipa = next_gipa;
-	inst->mode = sbl_mode_from_env();
+	inst->mode = mode;
 	inst->api_version = app_api;
 #define GET(name) (PFN_vk##name) next_gipa(*out, "vk" #name)
 	inst->DestroyInstance = GET(DestroyInstance);

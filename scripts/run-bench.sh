@@ -7,7 +7,9 @@
 #   scripts/run-bench.sh [NAME...]      (default: every benchmark)
 #
 # The GPU benchmarks (bench/run-all.sh --names gpu: vk-cube-virgl) run in a
-# second boot, of the GPU guest (SYNCBRIDGE_VM_GPU=virgl, Mesa virgl).
+# second boot, of the GPU guest (SYNCBRIDGE_VM_GPU=virgl, Mesa virgl); the
+# venus ones (--names venus: vk-release-venus) in a third, of the venus guest
+# (SYNCBRIDGE_VM_GPU=venus; nested in the plain guest here, ~3 min to boot).
 #
 # Absolute times under TCG mean little: every benchmark prints ratios taken
 # in the same run, with interleaved iterations, against its floor.
@@ -37,17 +39,20 @@ case $build in /tmp/*) export SYNCBRIDGE_VM_TMP=${SYNCBRIDGE_VM_TMP:-host} ;; es
 
 out=$build/bench-output.txt
 # Which names go to which guest: none named means all of both lists.
-plain=() gpu=()
+plain=() gpu=() venus=()
 gpu_names=" $(sh "$top/bench/run-all.sh" --names gpu | tr '\n' ' ') "
+venus_names=" $(sh "$top/bench/run-all.sh" --names venus | tr '\n' ' ') "
 plain_names=" $(sh "$top/bench/run-all.sh" --names plain | tr '\n' ' ') "
 for name in "$@"; do
-	case $gpu_names in
-	*" $name "*) gpu+=("$name") ;;
+	case $gpu_names$venus_names in
+	*" $name "*)
+		case $venus_names in *" $name "*) venus+=("$name") ;; *) gpu+=("$name") ;; esac
+		;;
 	*)
 		case $plain_names in
 		*" $name "*) plain+=("$name") ;;
 		*)
-			echo "run-bench.sh: no benchmark named '$name' (plain:$plain_names; GPU guest:$gpu_names)" >&2
+			echo "run-bench.sh: no benchmark named '$name' (plain:$plain_names; GPU guest:$gpu_names; venus guest:$venus_names)" >&2
 			exit 2
 			;;
 		esac
@@ -56,6 +61,7 @@ for name in "$@"; do
 done
 want_plain=$(($# == 0 || ${#plain[@]} > 0))
 want_gpu=$(($# == 0 || ${#gpu[@]} > 0))
+want_venus=$(($# == 0 || ${#venus[@]} > 0))
 
 : >"$out"
 rc=0
@@ -79,6 +85,13 @@ if [ "$want_gpu" = 1 ]; then
 	fi
 	gpu_rc=${PIPESTATUS[0]}
 	[ "$rc" != 0 ] || rc=$gpu_rc
+fi
+if [ "$want_venus" = 1 ]; then
+	echo "run-bench.sh: the venus benchmarks, in the venus guest (SYNCBRIDGE_VM_GPU=venus)"
+	SYNCBRIDGE_VM_GPU=venus "$top/scripts/vm/vm-run.sh" --timeout 1500 -- \
+		sh "$top/bench/run-all.sh" "$build" --venus "${venus[@]}" 2>&1 | tee -a "$out"
+	venus_rc=${PIPESTATUS[0]}
+	[ "$rc" != 0 ] || rc=$venus_rc
 fi
 echo "run-bench.sh: output kept in $out"
 exit "$rc"

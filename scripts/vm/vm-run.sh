@@ -82,6 +82,8 @@
 #                          SYNCBRIDGE_VM_VENUS_NEST). Slow: the inner guest boots
 #                          in ~2 min under TCG in TCG.
 #   SYNCBRIDGE_VM_VENUS_NEST  auto (default: nest when there is no /dev/udmabuf) | 1 | 0
+#   SYNCBRIDGE_VM_OUTER_MEM   the plain guest's memory when it hosts the venus guest
+#                          (default 6G: the venus guest's 2G + its host's lavapipe)
 set -euo pipefail
 
 # One compound command: bash parses the whole script before running it, so an
