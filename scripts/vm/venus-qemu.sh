@@ -25,6 +25,15 @@ shift 2
 [ "$(id -u)" = 0 ] || { echo "venus-qemu.sh: needs root (a private mount namespace)" >&2; exit 125; }
 mkdir -p "$hostroot"
 
+# QEMU and its render server are the guest's GPU, not the program under
+# test: the test's Vulkan selection (VK_ICD_FILENAMES pointing at the guest's
+# venus driver, layers) would make the render server load that instead of the
+# host's lavapipe, and venus would find no device (VK_ERROR_INITIALIZATION_FAILED
+# in the guest). vm-run.sh has already written them into the guest's environment.
+for v in $(compgen -e); do
+	case $v in VK_*) unset "$v" ;; esac
+done
+
 # shellcheck disable=SC2016
 exec unshare -m --propagation private bash -c '
 	set -e
