@@ -91,3 +91,13 @@ vkb_interleave(long iterations, void (*iterate)(void *side, bool record), void *
 	}
 	printf("(%.1f s)\n", (sbk_now_ns() - t0) / 1e9);
 }
+
+void
+vkb_side_idle_release(struct vkt *t, VkFence fence, VkCommandBuffer cb)
+{
+	vkDeviceWaitIdle(t->device);
+	if (fence)
+		vkDestroyFence(t->device, fence, NULL);
+	if (cb)
+		vkFreeCommandBuffers(t->device, t->pool, 1, &cb);
+}

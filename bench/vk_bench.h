@@ -51,6 +51,10 @@ void vkb_init_with(struct vkt *t, bool with_layer, unsigned require, unsigned fe
 void vkb_interleave(long iterations, void (*iterate)(void *side, bool record), void *layer,
 		    void *floor);
 
+/* A side's end: wait for its device to go idle, destroy its fence and free
+ * its command buffer (either may be VK_NULL_HANDLE / NULL). */
+void vkb_side_idle_release(struct vkt *t, VkFence fence, VkCommandBuffer cb);
+
 /* Samples and the figure line: wake_stats.h (bench_samples, bench_print_us, sbk_now_ns). */
 
 #endif

@@ -63,9 +63,7 @@ side_iterate(void *arg, bool record)
 static void
 side_finish(struct side *s)
 {
-	vkDeviceWaitIdle(s->vk.device);
-	vkDestroyFence(s->vk.device, s->fence, NULL);
-	vkFreeCommandBuffers(s->vk.device, s->vk.pool, 1, &s->cb);
+	vkb_side_idle_release(&s->vk, s->fence, s->cb);
 	vkt_buffer_destroy(&s->vk, &s->src);
 	vkt_buffer_destroy(&s->vk, &s->dst);
 	vkt_finish(&s->vk);

@@ -148,6 +148,57 @@ vkt_import_buffer(struct vkt *t, int dmabuf_fd, VkDeviceSize size, struct vkt_bu
 	return VK_SUCCESS;
 }
 
+/* A 2D single-sample image of d's format, size and usage, UNDEFINED (as
+ * external memory requires), with pNext's external memory info. */
+static VkResult
+create_image(struct vkt *t, const struct vkt_image_desc *d, VkImageTiling tiling,
+	     const void *pnext, VkImage *image)
+{
+	VkImageCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
+		.pNext = pnext,
+		.imageType = VK_IMAGE_TYPE_2D,
+		.format = d->format,
+		.extent = { d->width, d->height, 1 },
+		.mipLevels = 1,
+		.arrayLayers = 1,
+		.samples = VK_SAMPLE_COUNT_1_BIT,
+		.tiling = tiling,
+		.usage = d->usage,
+		.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+	};
+	return vkCreateImage(t->device, &info, NULL, image);
+}
+
+/* The image's one subresource layout (aspect: COLOR, or MEMORY_PLANE_0 for a
+ * DRM-modifier image) into img->offset / row_pitch. */
+static void
+read_layout(struct vkt *t, struct vkt_image *img, VkImageAspectFlags aspect)
+{
+	VkImageSubresource sub = { aspect, 0, 0 };
+	VkSubresourceLayout layout;
+	vkGetImageSubresourceLayout(t->device, img->image, &sub, &layout);
+	img->offset = layout.offset;
+	img->row_pitch = layout.rowPitch;
+}
+
+/* Bind img->memory to img->image: vkBindImageMemory2 or (bind2 false) vkBindImageMemory. */
+static VkResult
+bind_image(struct vkt *t, struct vkt_image *img, bool bind2)
+{
+	if (bind2) {
+		VkBindImageMemoryInfo bind = {
+			.sType = VK_STRUCTURE_TYPE_BIND_IMAGE_MEMORY_INFO,
+			.image = img->image,
+			.memory = img->memory,
+		};
+		TRY(t, vkBindImageMemory2(t->device, 1, &bind));
+	} else {
+		TRY(t, vkBindImageMemory(t->device, img->image, img->memory, 0));
+	}
+	return VK_SUCCESS;
+}
+
 /*
  * Memory the driver allocates itself and exports as a dma-buf: host-visible
  * and coherent, mapped into *map; *fd is the caller's. For drivers that
@@ -232,44 +283,20 @@ vkt_export_image(struct vkt *t, const struct vkt_image_desc *d, struct vkt_image
 		.pNext = &modifiers,
 		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
 	};
-	VkImageCreateInfo info = {
-		.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
-		.pNext = &ext,
-		.imageType = VK_IMAGE_TYPE_2D,
-		.format = d->format,
-		.extent = { d->width, d->height, 1 },
-		.mipLevels = 1,
-		.arrayLayers = 1,
-		.samples = VK_SAMPLE_COUNT_1_BIT,
-		.tiling = VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT,
-		.usage = d->usage,
-		.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
-	};
-	TRY(t, vkCreateImage(t->device, &info, NULL, &img->image));
+	TRY(t, create_image(t, d, VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT, &ext, &img->image));
 	VkMemoryRequirements req;
 	vkGetImageMemoryRequirements(t->device, img->image, &req);
 	VkResult r = export_memory(t, &req, img->image, &img->memory, &img->map, dmabuf_fd);
 	if (r != VK_SUCCESS)
 		return r;
 	img->map_size = req.size;
-	if (d->bind2) {
-		VkBindImageMemoryInfo bind = {
-			.sType = VK_STRUCTURE_TYPE_BIND_IMAGE_MEMORY_INFO,
-			.image = img->image,
-			.memory = img->memory,
-		};
-		TRY(t, vkBindImageMemory2(t->device, 1, &bind));
-	} else {
-		TRY(t, vkBindImageMemory(t->device, img->image, img->memory, 0));
-	}
+	r = bind_image(t, img, d->bind2);
+	if (r != VK_SUCCESS)
+		return r;
 	img->width = d->width;
 	img->height = d->height;
 	/* A DRM-modifier image's layout is per memory plane. */
-	VkImageSubresource sub = { VK_IMAGE_ASPECT_MEMORY_PLANE_0_BIT_EXT, 0, 0 };
-	VkSubresourceLayout layout;
-	vkGetImageSubresourceLayout(t->device, img->image, &sub, &layout);
-	img->offset = layout.offset;
-	img->row_pitch = layout.rowPitch;
+	read_layout(t, img, VK_IMAGE_ASPECT_MEMORY_PLANE_0_BIT_EXT);
 	return VK_SUCCESS;
 }
 
@@ -302,21 +329,8 @@ vkt_import_image(struct vkt *t, int dmabuf_fd, const struct vkt_image_desc *d,
 		.pNext = d->explicit_layout ? &modifier : NULL,
 		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
 	};
-	VkImageCreateInfo info = {
-		.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
-		.pNext = &ext,
-		.imageType = VK_IMAGE_TYPE_2D,
-		.format = d->format,
-		.extent = { d->width, d->height, 1 },
-		.mipLevels = 1,
-		.arrayLayers = 1,
-		.samples = VK_SAMPLE_COUNT_1_BIT,
-		.tiling = d->explicit_layout ? VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT
-					     : VK_IMAGE_TILING_LINEAR,
-		.usage = d->usage,
-		.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED, /* required for external memory */
-	};
-	TRY(t, vkCreateImage(t->device, &info, NULL, &img->image));
+	TRY(t, create_image(t, d, d->explicit_layout ? VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT
+						       : VK_IMAGE_TILING_LINEAR, &ext, &img->image));
 	VkMemoryRequirements req;
 	vkGetImageMemoryRequirements(t->device, img->image, &req);
 	if (d->dmabuf_size && req.size > d->dmabuf_size)
@@ -326,27 +340,15 @@ vkt_import_image(struct vkt *t, int dmabuf_fd, const struct vkt_image_desc *d,
 	VkResult r = import_memory(t, dmabuf_fd, &req, img->image, &img->memory);
 	if (r != VK_SUCCESS)
 		return r;
-	if (d->bind2) {
-		VkBindImageMemoryInfo bind = {
-			.sType = VK_STRUCTURE_TYPE_BIND_IMAGE_MEMORY_INFO,
-			.image = img->image,
-			.memory = img->memory,
-		};
-		TRY(t, vkBindImageMemory2(t->device, 1, &bind));
-	} else {
-		TRY(t, vkBindImageMemory(t->device, img->image, img->memory, 0));
-	}
+	r = bind_image(t, img, d->bind2);
+	if (r != VK_SUCCESS)
+		return r;
 	img->width = d->width;
 	img->height = d->height;
 	img->offset = d->offset;
 	img->row_pitch = d->pitch;
-	if (!d->explicit_layout) {
-		VkImageSubresource sub = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 0 };
-		VkSubresourceLayout layout;
-		vkGetImageSubresourceLayout(t->device, img->image, &sub, &layout);
-		img->offset = layout.offset;
-		img->row_pitch = layout.rowPitch;
-	}
+	if (!d->explicit_layout)
+		read_layout(t, img, VK_IMAGE_ASPECT_COLOR_BIT);
 	return VK_SUCCESS;
 }
 
