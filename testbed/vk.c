@@ -69,6 +69,27 @@ vkt_host_buffer(struct vkt *t, VkDeviceSize size, struct vkt_buffer *b)
 	return VK_SUCCESS;
 }
 
+/* vkAllocateMemory of req's size and memory type `type`, with external (an
+ * import or export info, its pNext set here) chained first and, for an image,
+ * its dedicated-allocation info after it. The raw result, nothing logged. */
+static VkResult
+allocate_dmabuf(struct vkt *t, const VkMemoryRequirements *req, uint32_t type,
+		VkImage dedicated_image, VkBaseOutStructure *external, VkDeviceMemory *mem)
+{
+	VkMemoryDedicatedAllocateInfo dedicated = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+		.image = dedicated_image,
+	};
+	external->pNext = dedicated_image ? (VkBaseOutStructure *)&dedicated : NULL;
+	VkMemoryAllocateInfo alloc = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.pNext = external,
+		.allocationSize = req->size,
+		.memoryTypeIndex = type,
+	};
+	return vkAllocateMemory(t->device, &alloc, NULL, mem);
+}
+
 /* Memory on a duplicate of dmabuf_fd (see vkt_import_buffer()). */
 static VkResult
 import_memory(struct vkt *t, int dmabuf_fd, const VkMemoryRequirements *req, VkImage dedicated_image,
@@ -88,23 +109,13 @@ import_memory(struct vkt *t, int dmabuf_fd, const VkMemoryRequirements *req, VkI
 	if (fd < 0)
 		return vkt_fail(t, -EIO, "dup the dma-buf: %s", strerror(errno)),
 		       VK_ERROR_OUT_OF_HOST_MEMORY;
-	VkMemoryDedicatedAllocateInfo dedicated = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
-		.image = dedicated_image,
-	};
 	VkImportMemoryFdInfoKHR import = {
 		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
-		.pNext = dedicated_image ? &dedicated : NULL,
 		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
 		.fd = fd,
 	};
-	VkMemoryAllocateInfo alloc = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-		.pNext = &import,
-		.allocationSize = req->size,
-		.memoryTypeIndex = (uint32_t)type,
-	};
-	VkResult r = vkAllocateMemory(t->device, &alloc, NULL, mem);
+	VkResult r = allocate_dmabuf(t, req, (uint32_t)type, dedicated_image,
+				     (VkBaseOutStructure *)&import, mem);
 	if (r != VK_SUCCESS) {
 		close(fd); /* the import failed: the duplicate is still ours */
 		return vkt_fail_vk(t, "vkAllocateMemory (import the dma-buf)", r);
@@ -221,22 +232,12 @@ export_memory(struct vkt *t, const VkMemoryRequirements *req, VkImage dedicated_
 		return vkt_fail(t, -ENODEV, "no host-visible coherent memory type for an exported "
 				"dma-buf (bits 0x%x)", req->memoryTypeBits),
 		       VK_ERROR_FEATURE_NOT_PRESENT;
-	VkMemoryDedicatedAllocateInfo dedicated = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
-		.image = dedicated_image,
-	};
 	VkExportMemoryAllocateInfo export = {
 		.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
-		.pNext = dedicated_image ? &dedicated : NULL,
 		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
 	};
-	VkMemoryAllocateInfo alloc = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-		.pNext = &export,
-		.allocationSize = req->size,
-		.memoryTypeIndex = (uint32_t)type,
-	};
-	TRY(t, vkAllocateMemory(t->device, &alloc, NULL, mem));
+	TRY(t, allocate_dmabuf(t, req, (uint32_t)type, dedicated_image,
+			       (VkBaseOutStructure *)&export, mem));
 	TRY(t, vkMapMemory(t->device, *mem, 0, VK_WHOLE_SIZE, 0, map));
 	VkMemoryGetFdInfoKHR get = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
