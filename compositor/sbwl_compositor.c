@@ -274,6 +274,13 @@ sbwl_comp_get_helper(const struct sbwl_comp *comp)
 	return comp->helper;
 }
 
+void
+sbwl_comp_drop_helper(struct sbwl_comp *comp)
+{
+	sb_wl_server_destroy(comp->helper);
+	comp->helper = NULL;
+}
+
 bool
 sbwl_comp_close_windows(struct sbwl_comp *comp)
 {

@@ -61,6 +61,13 @@ struct sbwl_comp_hooks {
 	void (*released)(void *data, const struct sbwl_released *released);
 	/* Each render fence the compositor signalled (render_delay_ms). */
 	void (*render_done)(void *data, int64_t time_ns);
+	/*
+	 * The kind of a committed buffer as told to the helper (enum
+	 * sb_wl_buffer_type): given what the compositor found, returns what to
+	 * say. The tests' stand-in for a buffer factory this compositor lacks
+	 * (wl_drm). May be NULL.
+	 */
+	uint32_t (*buffer_type)(void *data, struct wl_resource *buffer, uint32_t found);
 };
 
 enum sbwl_render_mode {
@@ -108,6 +115,12 @@ struct sbwl_comp_options {
 	/* xdg_wm_base: a client that leaves a ping unanswered this long is
 	 * disconnected (0: 5000 ms). */
 	int ping_timeout_ms;
+	/*
+	 * Keep each surface's current commit until a newer buffer replaces it
+	 * (as a compositor that keeps showing it does), instead of releasing it
+	 * once read. The released hook is not called for held commits.
+	 */
+	bool hold_current;
 };
 
 /* Returns NULL on failure (errno-style code in *err when err is not NULL). */
@@ -115,6 +128,12 @@ struct sbwl_comp *sbwl_comp_create(const struct sbwl_comp_options *options, int 
 const char *sbwl_comp_get_socket(const struct sbwl_comp *comp);
 struct wl_display *sbwl_comp_get_display(const struct sbwl_comp *comp);
 struct sb_wl_server *sbwl_comp_get_helper(const struct sbwl_comp *comp);
+/*
+ * Destroy the helper now, with clients connected (what a compositor losing
+ * its DRM device does): later commits are applied without it; commits held
+ * (hold_current) are released as usual.
+ */
+void sbwl_comp_drop_helper(struct sbwl_comp *comp);
 /* Run the event loop until sbwl_comp_terminate(). */
 void sbwl_comp_run(struct sbwl_comp *comp);
 /* Stop sbwl_comp_run(); safe from another thread or a signal handler. */

@@ -128,6 +128,11 @@ struct sbwl_surface {
 	struct wl_list frames;
 	struct wl_list feedbacks;
 
+	/* options.hold_current: the commit shown now, released when a newer
+	 * buffer replaces it (or the surface goes), with its render fence. */
+	struct sb_wl_commit *held;
+	int held_fence; /* a duplicate, or -1 */
+
 	struct wl_signal destroy_signal; /* before it goes; data: the surface */
 };
 

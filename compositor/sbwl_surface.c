@@ -14,6 +14,7 @@
  * docs/wayland.md ("Adding explicit sync to a compositor") walks this file.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,6 +335,20 @@ answer_or_queue(struct sbwl_surface *surf, struct sbwl_state *s, bool new_conten
 	sbwl_comp_schedule_repaint(comp);
 }
 
+/* options.hold_current: release the commit shown until now (after its render fence). */
+static void
+held_release(struct sbwl_surface *surf)
+{
+	if (surf->held && sb_wl_commit_release(surf->held, surf->held_fence) != 0) {
+		sb_sync_file_wait(surf->held_fence, SB_TIMEOUT_INFINITE); /* refused: as the header asks */
+		sb_wl_commit_release(surf->held, -1);
+	}
+	surf->held = NULL;
+	if (surf->held_fence >= 0)
+		close(surf->held_fence);
+	surf->held_fence = -1;
+}
+
 /* Apply a committed state: use the buffer, release it, answer frame callbacks. */
 static void
 apply(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
@@ -360,9 +375,17 @@ apply(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *comm
 		/* a NULL buffer: the surface shows nothing */
 		surf->width = surf->height = 0;
 	}
+	bool released;
+	if (comp->opt.hold_current && used) {
+		/* This buffer replaces the one shown: that one goes back now. */
+		held_release(surf);
+		surf->held = commit;
+		surf->held_fence = fence_fd >= 0 ? fcntl(fence_fd, F_DUPFD_CLOEXEC, 0) : -1;
+		commit = NULL;
+	}
 	/* Refused (the kernel would not describe our render fence): the commit
 	 * is still ours; hand it back without a fence once the fence signalled. */
-	bool released = sb_wl_commit_release(commit, fence_fd) == 0;
+	released = sb_wl_commit_release(commit, fence_fd) == 0;
 	if (!released) {
 		if (rf)
 			rf->late_release = commit;
@@ -450,19 +473,31 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 	struct sb_wl_surface_commit_info info = {
 		.buffer_attached = surf->pending.attached,
 		.buffer = surf->pending.buffer,
-		.buffer_supports_sync = dmabuf != NULL,
 		.dmabuf_fd = dmabuf ? dmabuf->fd : -1,
+		/* What buffer_type says already; for a helper from before that field. */
+		.buffer_supports_sync = dmabuf != NULL,
+		.buffer_type = !surf->pending.buffer ? SB_WL_BUFFER_UNKNOWN :
+			       dmabuf ? SB_WL_BUFFER_DMABUF :
+			       wl_shm_buffer_get(surf->pending.buffer) ? SB_WL_BUFFER_SHM :
+			       SB_WL_BUFFER_OTHER,
 	};
 	struct sb_wl_commit *commit;
 	struct sbwl_state *snap;
 	int ret;
 
+	if (info.buffer && comp->opt.hooks && comp->opt.hooks->buffer_type)
+		info.buffer_type = comp->opt.hooks->buffer_type(comp->opt.hook_data, info.buffer,
+								info.buffer_type);
 	/* The role's rules first (xdg-shell: no buffer before the first configure). */
 	if (surf->role && surf->role->precommit && !surf->role->precommit(surf, &surf->pending))
 		return;
 	snap = state_snapshot(&surf->pending);
 	if (!snap) {
 		wl_client_post_no_memory(client);
+		return;
+	}
+	if (!comp->helper) { /* dropped (sbwl_comp_drop_helper()): no explicit sync any more */
+		apply_now(surf, snap, NULL);
 		return;
 	}
 	ret = sb_wl_server_surface_commit(comp->helper, resource, &info, snap, &commit);
@@ -583,6 +618,7 @@ surface_res_destroy(struct wl_resource *resource)
 	struct wl_resource *res, *tmp;
 
 	/* The helper already discarded this surface's waiting commits. */
+	held_release(surf);
 	wl_signal_emit(&surf->destroy_signal, surf);
 	sbwl_surface_unmap(surf);
 	wl_list_remove(&surf->all_link);
@@ -604,6 +640,7 @@ compositor_create_surface(struct wl_client *client, struct wl_resource *resource
 	if (!surf)
 		return;
 	surf->comp = comp;
+	surf->held_fence = -1;
 	state_init(&surf->pending);
 	wl_list_init(&surf->link);
 	wl_list_init(&surf->focus_link);

@@ -29,7 +29,7 @@
  *       struct sb_wl_surface_commit_info info = {
  *           .buffer_attached = s->pending.attached,
  *           .buffer = s->pending.buffer,
- *           .buffer_supports_sync = s->pending.buffer && is_dmabuf(s->pending.buffer),
+ *           .buffer_type = buffer_type_of(s->pending.buffer), // sb_wl_buffer_type
  *       };
  *       struct my_state *snap = snapshot_and_reset_pending(s);
  *       struct sb_wl_commit *commit;
@@ -176,6 +176,20 @@ SB_EXPORT void sb_wl_server_destroy(struct sb_wl_server *server);
 /** Bit mask of (1 << enum sb_wl_sync_protocol) for the advertised globals. */
 SB_EXPORT uint32_t sb_wl_server_get_protocols(const struct sb_wl_server *server);
 
+/** What kind of wl_buffer a commit attaches (sb_wl_surface_commit_info.buffer_type). */
+enum sb_wl_buffer_type {
+	/** Not said (callers from before this field): buffer_supports_sync alone decides. */
+	SB_WL_BUFFER_UNKNOWN = 0,
+	/** wl_shm. */
+	SB_WL_BUFFER_SHM = 1,
+	/** zwp_linux_dmabuf_v1 (any version). */
+	SB_WL_BUFFER_DMABUF = 2,
+	/** wl_drm: an opaque EGL buffer of EGL_WL_bind_wayland_display. */
+	SB_WL_BUFFER_EGL = 3,
+	/** Any other buffer factory. */
+	SB_WL_BUFFER_OTHER = 4,
+};
+
 /** What the compositor's pending wl_surface state holds at commit time. */
 struct sb_wl_surface_commit_info {
 	/** wl_surface.attach was requested since the last commit (also attach(NULL)). */
@@ -183,8 +197,9 @@ struct sb_wl_surface_commit_info {
 	/** The attached wl_buffer, NULL for attach(NULL) or when nothing was attached. */
 	struct wl_resource *buffer;
 	/**
-	 * The buffer supports explicit synchronization (a linux-dmabuf buffer);
-	 * an acquire fence/point on any other buffer is UNSUPPORTED_BUFFER.
+	 * The compositor supports explicit synchronization for this buffer
+	 * beyond what the protocols require (see buffer_type); an acquire
+	 * fence/point on a buffer that supports none is UNSUPPORTED_BUFFER.
 	 */
 	bool buffer_supports_sync;
 	/**
@@ -193,8 +208,20 @@ struct sb_wl_surface_commit_info {
 	 * non-dma-buf buffers then (0 is a valid fd).
 	 */
 	int dmabuf_fd;
+	/**
+	 * enum sb_wl_buffer_type. With it the helper applies what the protocols
+	 * require: both guarantee explicit sync for linux-dmabuf buffers, and
+	 * zwp_linux_explicit_synchronization_v1 from version 2 also for opaque
+	 * EGL (wl_drm) buffers; other buffers are supported where
+	 * buffer_supports_sync says so. SB_WL_BUFFER_UNKNOWN (0):
+	 * buffer_supports_sync alone, which must then be true for every
+	 * linux-dmabuf buffer and, for a compositor that accepts wl_drm
+	 * buffers, for those too.
+	 */
+	uint32_t buffer_type;
 	/** Zero: room for state of later releases. */
-	uint64_t reserved[2];
+	uint32_t reserved32;
+	uint64_t reserved[1];
 };
 
 /** Non-negative results of sb_wl_server_surface_commit(). */

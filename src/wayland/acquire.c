@@ -91,7 +91,7 @@ record_status(struct sb_wl_server *server, struct acquire *a, int status)
 static int
 export_point(const struct point *p, int *out_fd)
 {
-	return sb_syncobj_export_point(p->timeline->server->drm_fd, p->timeline->handle, p->value,
+	return sb_syncobj_export_point(p->timeline->drm_fd, p->timeline->handle, p->value,
 				       out_fd);
 }
 
@@ -104,7 +104,8 @@ check_status(struct sb_wl_server *server, struct acquire *a, int fd)
 {
 	int status = 1, own = -1;
 
-	if (fd < 0 && server && sb_wl_point_usable(&a->point) && export_point(&a->point, &own) == 0)
+	if (fd < 0 && server && sb_wl_point_usable(&a->point) && !sb_wl_point_is_origin(&a->point) &&
+	    export_point(&a->point, &own) == 0)
 		fd = own;
 	if (fd >= 0 && sb_sync_file_get_status(fd, &status) == 0)
 		record_status(server, a, status);
@@ -136,8 +137,11 @@ sb_wl_acquire_is_signalled(struct sb_wl_server *server, struct acquire *a)
 		record_status(server, a, status);
 		return status != 0;
 	}
+	if (sb_wl_point_is_origin(&a->point))
+		return 1; /* reached when the timeline was made (struct point) */
 	if (sb_wl_point_usable(&a->point)) {
-		ret = sb_syncobj_wait(server->drm_fd, a->point.timeline->handle, a->point.value, 0, 0);
+		ret = sb_syncobj_wait(a->point.timeline->drm_fd, a->point.timeline->handle,
+				      a->point.value, 0, 0);
 		if (ret == -ETIME)
 			return 0;
 		if (ret) {
@@ -165,7 +169,7 @@ sb_wl_acquire_export(const struct acquire *a, int *out_fd)
 		*out_fd = ret;
 		return 0;
 	}
-	if (!sb_wl_point_usable(&a->point))
+	if (!sb_wl_point_usable(&a->point) || sb_wl_point_is_origin(&a->point))
 		return 0;
 	return export_point(&a->point, out_fd);
 }

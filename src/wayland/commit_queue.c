@@ -235,14 +235,32 @@ queue_commit(struct sync_surface *ss, struct sb_wl_commit *c)
  * SB_WL_COMMIT_APPLY (*out set when the helper keeps the commit),
  * SB_WL_COMMIT_DEFERRED, or -ENOMEM (nothing queued, implicit finished).
  */
+/* Which protocol set what a commit carries (not the sync object's: it may be gone). */
+static enum sb_wl_sync_protocol
+carried_protocol(const struct acquire *a, const struct buffer_release *r)
+{
+	if (a->point.timeline || r->point.timeline)
+		return SB_WL_SYNC_DRM_SYNCOBJ;
+	if (a->fd >= 0 || r->res)
+		return SB_WL_SYNC_EXPLICIT_V1;
+	return SB_WL_SYNC_IMPLICIT;
+}
+
 int
 sb_wl_commit_queue_submit(struct sb_wl_server *server, struct sync_surface *ss,
-			  struct acquire *implicit, void *commit_data, struct sb_wl_commit **out)
+			  struct acquire *implicit, bool buffer, void *commit_data,
+			  struct sb_wl_commit **out)
 {
+	/*
+	 * A release goes with a commit that attaches a buffer. With the sync
+	 * object alive check_commit() made that an error; a v1 release object
+	 * whose sync object is gone waits for the next such commit.
+	 */
+	struct buffer_release none = { 0 }, *release = buffer ? &ss->release : &none;
 	struct sb_wl_commit *c;
 	bool carries;
 
-	carries = sb_wl_acquire_is_set(&ss->acquire) || sb_wl_buffer_release_is_set(&ss->release);
+	carries = sb_wl_acquire_is_set(&ss->acquire) || sb_wl_buffer_release_is_set(release);
 	if (!carries && !sb_wl_acquire_is_set(implicit) && wl_list_empty(&ss->queue))
 		return SB_WL_COMMIT_APPLY;
 
@@ -251,10 +269,10 @@ sb_wl_commit_queue_submit(struct sb_wl_server *server, struct sync_surface *ss,
 		sb_wl_acquire_finish(implicit);
 		return -ENOMEM;
 	}
-	c->protocol = carries && ss->protocol ? ss->protocol->id : SB_WL_SYNC_IMPLICIT;
+	c->protocol = carried_protocol(&ss->acquire, release);
 	/* An implicit snapshot is only taken when the client set no acquire. */
 	sb_wl_acquire_move(&c->acquire, sb_wl_acquire_is_set(implicit) ? implicit : &ss->acquire);
-	sb_wl_buffer_release_move(&c->release, &ss->release);
+	sb_wl_buffer_release_move(&c->release, release);
 
 	if (!wl_list_empty(&ss->queue) || !commit_ready_now(server, c))
 		return queue_commit(ss, c);

@@ -129,10 +129,10 @@ check_commit(struct sync_surface *ss, const struct sb_wl_surface_commit_info *in
 				       "wl_surface@%u: a buffer without a release point", sid);
 		return false;
 	}
-	if (!info->buffer_supports_sync) {
+	if (!sb_wl_buffer_supports_sync(ss, info)) {
 		wl_resource_post_error(ss->sync, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_UNSUPPORTED_BUFFER,
 				       "wl_surface@%u: the buffer does not support explicit "
-				       "synchronization (only linux-dmabuf buffers do)", sid);
+				       "synchronization (linux-dmabuf buffers do)", sid);
 		return false;
 	}
 	if (acquire->timeline == release->timeline && acquire->value >= release->value) {

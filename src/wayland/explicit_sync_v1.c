@@ -41,9 +41,18 @@ out_close:
 static void
 get_release(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	struct sync_surface *ss = sb_wl_sync_object_get_surface(
-		resource, ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_NO_SURFACE);
+	struct sync_surface *ss;
+	struct buffer_release inert = { 0 };
 
+	if (wl_resource_get_user_data(resource) == SB_WL_SYNC_INERT) {
+		/* The helper is gone: the new object exists, and nothing answers it. */
+		if (sb_wl_buffer_release_create(&inert, client, id) != 0)
+			wl_client_post_no_memory(client);
+		sb_wl_buffer_release_clear(&inert);
+		return;
+	}
+	ss = sb_wl_sync_object_get_surface(resource,
+					   ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_NO_SURFACE);
 	if (!ss)
 		return;
 	if (ss->release.res) {
@@ -72,11 +81,12 @@ check_commit(struct sync_surface *ss, const struct sb_wl_surface_commit_info *in
 				       "wl_surface@%u: an acquire fence without a buffer", sid);
 		return false;
 	}
-	if (ss->acquire.fd >= 0 && !info->buffer_supports_sync) {
+	if (ss->acquire.fd >= 0 && !sb_wl_buffer_supports_sync(ss, info)) {
 		wl_resource_post_error(ss->sync,
 				       ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_UNSUPPORTED_BUFFER,
 				       "wl_surface@%u: the buffer does not support explicit "
-				       "synchronization (only linux-dmabuf buffers do)", sid);
+				       "synchronization (linux-dmabuf buffers do, and at version 2 "
+				       "wl_drm EGL buffers)", sid);
 		return false;
 	}
 	if (ss->release.res && !has_buffer) {

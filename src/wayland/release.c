@@ -108,9 +108,9 @@ deferred_signal_free(struct deferred_signal *d)
  * memory) — a client that gets no answer would hang instead (fault-wl).
  */
 static void
-point_signal_now(struct sb_wl_server *server, struct point *p)
+point_signal_now(struct point *p)
 {
-	int ret = sb_syncobj_signal(server->drm_fd, p->timeline->handle, p->value);
+	int ret = sb_syncobj_signal(p->timeline->drm_fd, p->timeline->handle, p->value);
 
 	if (ret == 0)
 		return;
@@ -131,37 +131,50 @@ deferred_signal_fire(int fd, uint32_t mask, void *data)
 	struct deferred_signal *d = data;
 
 	if (sb_wl_point_usable(&d->point))
-		point_signal_now(d->server, &d->point);
+		point_signal_now(&d->point);
 	deferred_signal_free(d);
 	return 0;
 }
 
+/*
+ * Signal p once fence_fd (borrowed; -1: now) signals. server: NULL once it is
+ * gone (a commit the compositor held past sb_wl_server_destroy(): its
+ * timeline kept its own DRM fd; without the event loop the import fallback
+ * waits here).
+ */
 static void
 point_signal(struct sb_wl_server *server, struct point *p, int fence_fd)
 {
-	int ret;
+	struct deferred_signal *d;
+	int ret, fd;
 
 	if (!sb_wl_point_usable(p))
 		return;
-	if (fence_fd < 0) {
-		point_signal_now(server, p);
+	if (sb_wl_point_is_origin(p)) {
+		/* Reached from the start (struct point): nothing to signal, and the
+		 * kernel would replace the client's timeline with the fence. */
+		sb_debug("release point 0: the timeline's initial value, nothing to signal");
 		return;
 	}
-	ret = sb_syncobj_import_sync_file(server->drm_fd, p->timeline->handle, p->value, fence_fd);
+	if (fence_fd < 0) {
+		point_signal_now(p);
+		return;
+	}
+	ret = sb_syncobj_import_sync_file(p->timeline->drm_fd, p->timeline->handle, p->value, fence_fd);
 	if (ret == 0)
 		return;
 	/* Never signal early: wait for the fence in the loop, then signal. */
 	sb_log_errno(SB_LOG_WARN, ret, "release fence import failed; signalling point %llu "
-		     "from the event loop once the fence signals", (unsigned long long)p->value);
-	struct deferred_signal *d = calloc(1, sizeof(*d));
-	int fd = sb_fd_dup(fence_fd);
+		     "once the fence signals", (unsigned long long)p->value);
+	d = server ? calloc(1, sizeof(*d)) : NULL;
+	fd = d ? sb_fd_dup(fence_fd) : -1;
 	if (!d || fd < 0) {
 		/* Last resort, still correct: wait here. */
 		free(d);
 		if (fd >= 0)
 			close(fd);
 		sb_sync_file_wait(fence_fd, SB_TIMEOUT_INFINITE);
-		point_signal_now(server, p);
+		point_signal_now(p);
 		return;
 	}
 	d->server = server;
@@ -179,8 +192,7 @@ void
 sb_wl_buffer_release_send(struct sb_wl_server *server, struct buffer_release *r, int fence_fd)
 {
 	res_send(&r->res, fence_fd);
-	if (server)
-		point_signal(server, &r->point, fence_fd);
+	point_signal(server, &r->point, fence_fd);
 	/* Whatever was not sent (cannot happen) is forgotten. */
 	sb_wl_buffer_release_clear(r);
 }

@@ -82,10 +82,27 @@ struct timeline {
 	struct wl_list link;         /* server->timelines */
 	struct wl_resource *resource; /* NULL once destroyed */
 	struct client_state *client; /* a reference: whom to tell when a point cannot be signalled */
-	uint32_t handle;             /* on server->drm_fd; 0 = none */
+	uint32_t handle;             /* on drm_fd; 0 = none */
+	/*
+	 * The server's DRM fd (borrowed) while the server lives; after
+	 * sb_wl_server_destroy() a duplicate of our own (owns_fd), kept while
+	 * points of commits the compositor still holds use the timeline: the
+	 * compositor may close its fd once the server is gone, and those
+	 * release points must still be signalled. -1: unusable.
+	 */
+	int drm_fd;
+	bool owns_fd;
 	int refs;
 };
 
+/*
+ * A point on a timeline. The XML's model is a timeline ("signaling a
+ * timeline point also signals every previous point"), whose value starts at
+ * 0: point 0 is reached from the start. It is never passed to the kernel,
+ * whose timeline ioctls read 0 as a binary operation (wait for / replace the
+ * syncobj's current fence), which would wait for the client's newest point,
+ * or move its timeline back to 0 and drop its pending points.
+ */
 struct point {
 	struct timeline *timeline; /* a reference, or NULL: unset */
 	uint64_t value;
@@ -215,12 +232,30 @@ struct sb_wl_server *sb_wl_manager_get_server(struct wl_resource *manager);
 struct sync_surface *sb_wl_sync_surface_lookup(struct wl_resource *surface);
 struct sync_surface *sb_wl_sync_surface_get(struct sb_wl_server *server,
 					    struct wl_resource *surface);
-void sb_wl_sync_surface_free(struct sync_surface *ss);
+/*
+ * helper_gone: the server is being destroyed, the sync object (if any)
+ * becomes inert (SB_WL_SYNC_INERT); else the wl_surface is gone and the
+ * object's later requests raise NO_SURFACE.
+ */
+void sb_wl_sync_surface_free(struct sync_surface *ss, bool helper_gone);
 void sb_wl_sync_surface_clear_pending(struct sync_surface *ss);
+/* A commit's buffer supports ss's protocol (ss->sync is set). */
+bool sb_wl_buffer_supports_sync(const struct sync_surface *ss,
+				const struct sb_wl_surface_commit_info *info);
 /* Either manager's get_synchronization / get_surface request. */
 void sb_wl_sync_object_create(struct wl_client *client, struct wl_resource *manager, uint32_t id,
 			      struct wl_resource *surface);
-/* A per-surface request on an object whose wl_surface is gone: NO_SURFACE. */
+/*
+ * User data of a per-surface sync object whose helper is gone: its requests
+ * are ignored (the wl_surface lives; the compositor applies its commits
+ * without the helper). NULL user data means the wl_surface is gone.
+ */
+extern char sb_wl_sync_inert;
+#define SB_WL_SYNC_INERT ((struct sync_surface *)(void *)&sb_wl_sync_inert)
+/*
+ * The sync object's surface state; NULL when there is none: after posting
+ * NO_SURFACE when the wl_surface is gone, silently when the object is inert.
+ */
 struct sync_surface *sb_wl_sync_object_get_surface(struct wl_resource *sync,
 						   uint32_t no_surface_error);
 
@@ -228,13 +263,14 @@ struct sync_surface *sb_wl_sync_object_get_surface(struct wl_resource *sync,
 /* The wl_surface is gone (or the server is): its waiting commits never apply. */
 void sb_wl_commit_queue_discard(struct sync_surface *ss);
 /*
- * A commit of ss with its pending acquire / release or `implicit` (moved in):
- * SB_WL_COMMIT_APPLY (*out set when there is a commit to hand out),
+ * A commit of ss with its pending acquire / release or `implicit` (moved in);
+ * buffer: the commit attaches one (a pending release waits for such a
+ * commit): SB_WL_COMMIT_APPLY (*out set when there is a commit to hand out),
  * SB_WL_COMMIT_DEFERRED, or -ENOMEM (nothing queued; the caller clears ss's
  * pending state and posts no_memory).
  */
 int sb_wl_commit_queue_submit(struct sb_wl_server *server, struct sync_surface *ss,
-			      struct acquire *implicit, void *commit_data,
+			      struct acquire *implicit, bool buffer, void *commit_data,
 			      struct sb_wl_commit **out);
 
 /* ---- explicit_sync_v1.c, drm_syncobj_v1.c ---- */
@@ -250,13 +286,19 @@ extern const struct sync_protocol sb_wl_drm_syncobj_protocol;
 struct timeline *sb_wl_timeline_create(struct sb_wl_server *server, struct wl_client *client,
 				       uint32_t handle);
 void sb_wl_timeline_unref(struct timeline *tl);
-/* The server is going: drop the handle; points on it become unusable. */
+/*
+ * The server is going: the resource becomes inert; a timeline still used by
+ * points (commits the compositor holds) keeps its handle on a duplicate of
+ * the DRM fd until the last point goes.
+ */
 void sb_wl_timeline_orphan(struct timeline *tl);
 void sb_wl_point_set(struct point *p, struct timeline *tl, uint64_t value);
 void sb_wl_point_clear(struct point *p);
 void sb_wl_point_move(struct point *dst, struct point *src);
-/* The point's timeline can still be used (the server and its DRM fd exist). */
+/* The point's timeline can still be used (its syncobj and a DRM fd exist). */
 bool sb_wl_point_usable(const struct point *p);
+/* Point 0 (set): the timeline's initial value, nothing to wait for or signal. */
+bool sb_wl_point_is_origin(const struct point *p);
 
 /* ---- acquire.c ---- */
 void sb_wl_acquire_init(struct acquire *a);
@@ -304,7 +346,8 @@ void sb_wl_buffer_release_move(struct buffer_release *dst, struct buffer_release
 void sb_wl_buffer_release_clear(struct buffer_release *r);
 /*
  * Hand the buffer back once fence_fd (borrowed; -1: now) signals, and clear
- * r. server: NULL once it is gone (points can no longer be signalled).
+ * r. server: NULL once it is gone (a commit the compositor held past
+ * sb_wl_server_destroy(): its release point is still signalled).
  */
 void sb_wl_buffer_release_send(struct sb_wl_server *server, struct buffer_release *r,
 			       int fence_fd);

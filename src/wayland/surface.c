@@ -10,12 +10,14 @@
 
 /* ---- per-surface state ----------------------------------------------------------- */
 
+char sb_wl_sync_inert;
+
 static void
 surface_destroy_notify(struct wl_listener *listener, void *data)
 {
 	struct sync_surface *ss = wl_container_of(listener, ss, surface_destroy);
 
-	sb_wl_sync_surface_free(ss);
+	sb_wl_sync_surface_free(ss, false);
 }
 
 struct sync_surface *
@@ -65,7 +67,7 @@ sb_wl_sync_surface_get(struct sb_wl_server *server, struct wl_resource *surface)
 }
 
 void
-sb_wl_sync_surface_free(struct sync_surface *ss)
+sb_wl_sync_surface_free(struct sync_surface *ss, bool helper_gone)
 {
 	struct sb_wl_commit *c, *tmp;
 
@@ -76,8 +78,9 @@ sb_wl_sync_surface_free(struct sync_surface *ss)
 		wl_list_init(&c->link);
 		c->owner = NULL;
 	}
+	/* Later requests: ignored (the helper is gone), or NO_SURFACE. */
 	if (ss->sync)
-		wl_resource_set_user_data(ss->sync, NULL); /* later requests: NO_SURFACE */
+		wl_resource_set_user_data(ss->sync, helper_gone ? SB_WL_SYNC_INERT : NULL);
 	wl_list_remove(&ss->surface_destroy.link);
 	wl_list_remove(&ss->link);
 	sb_wl_client_state_unref(ss->client);
@@ -96,15 +99,26 @@ protocol_of(struct wl_resource *manager)
 	       ? p : &sb_wl_drm_syncobj_protocol;
 }
 
-/* The extension object went away: the surface has no sync object now. */
+/*
+ * The extension object went away: the surface has no sync object now. What
+ * it set since the last commit is dropped, except a v1 release object, which
+ * stays pending for the surface's next commit with a buffer. The v1 XML, on
+ * zwp_linux_surface_synchronization_v1.destroy: "Any fence set by this
+ * object with set_acquire_fence since the last commit will be discarded by
+ * the server. [...] zwp_linux_buffer_release_v1 objects created by this
+ * object are not affected by this request." linux-drm-syncobj-v1 allows
+ * dropping both points ("may be discarded by the compositor").
+ */
 static void
 sync_res_destroy(struct wl_resource *resource)
 {
 	struct sync_surface *ss = wl_resource_get_user_data(resource);
 
-	if (!ss)
+	if (!ss || ss == SB_WL_SYNC_INERT)
 		return;
-	sb_wl_sync_surface_clear_pending(ss);
+	sb_wl_acquire_finish(&ss->acquire);
+	if (!ss->release.res)
+		sb_wl_buffer_release_clear(&ss->release);
 	ss->sync = NULL;
 	ss->protocol = NULL;
 }
@@ -132,8 +146,9 @@ sb_wl_sync_object_create(struct wl_client *client, struct wl_resource *manager, 
 		wl_client_post_no_memory(client);
 		return;
 	}
-	if (!server) { /* the helper is being torn down: an inert object */
-		wl_resource_set_implementation(res, protocol->surface_impl, NULL, sync_res_destroy);
+	if (!server) { /* the helper is gone: an inert object */
+		wl_resource_set_implementation(res, protocol->surface_impl, SB_WL_SYNC_INERT,
+					       sync_res_destroy);
 		return;
 	}
 	ss = sb_wl_sync_surface_get(server, surface);
@@ -152,6 +167,8 @@ sb_wl_sync_object_get_surface(struct wl_resource *sync, uint32_t no_surface_erro
 {
 	struct sync_surface *ss = wl_resource_get_user_data(sync);
 
+	if (ss == SB_WL_SYNC_INERT)
+		return NULL;
 	if (!ss)
 		wl_resource_post_error(sync, no_surface_error,
 				       "the wl_surface of this object was destroyed");
@@ -159,6 +176,26 @@ sb_wl_sync_object_get_surface(struct wl_resource *sync, uint32_t no_surface_erro
 }
 
 /* ---- a wl_surface.commit ----------------------------------------------------------- */
+
+/*
+ * What the protocols guarantee, then what the compositor adds. linux-drm-
+ * syncobj-v1: "Explicit synchronization is guaranteed to be supported for
+ * buffers created with any version of the linux-dmabuf protocol". The v1
+ * XML: "Version 2 additionally guarantees explicit synchronization support
+ * for opaque EGL buffers [...] described in the EGL_WL_bind_wayland_display
+ * extension."
+ */
+bool
+sb_wl_buffer_supports_sync(const struct sync_surface *ss,
+			   const struct sb_wl_surface_commit_info *info)
+{
+	if (info->buffer_type == SB_WL_BUFFER_DMABUF)
+		return true;
+	if (info->buffer_type == SB_WL_BUFFER_EGL && ss->protocol->id == SB_WL_SYNC_EXPLICIT_V1 &&
+	    wl_resource_get_version(ss->sync) >= 2)
+		return true;
+	return info->buffer_supports_sync;
+}
 
 /* Implicit sync: no explicit acquire, a dma-buf: wait for its writers. */
 static bool
@@ -203,7 +240,8 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 	if (!ss)
 		return SB_WL_COMMIT_APPLY; /* no sync object, nothing to wait for */
 
-	ret = sb_wl_commit_queue_submit(server, ss, &implicit, commit_data, out);
+	ret = sb_wl_commit_queue_submit(server, ss, &implicit, info->buffer_attached && info->buffer,
+					commit_data, out);
 	if (ret == -ENOMEM) {
 		sb_wl_sync_surface_clear_pending(ss);
 		wl_resource_post_no_memory(surface);

@@ -6,9 +6,12 @@
  * after the timeline object is destroyed.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "log.h"
 #include "server_internal.h"
 #include "syncobj_internal.h"
+#include "util.h"
 
 struct timeline *
 sb_wl_timeline_create(struct sb_wl_server *server, struct wl_client *client, uint32_t handle)
@@ -22,6 +25,7 @@ sb_wl_timeline_create(struct sb_wl_server *server, struct wl_client *client, uin
 		goto err_free_timeline;
 	tl->server = server;
 	tl->handle = handle;
+	tl->drm_fd = server->drm_fd;
 	tl->refs = 1; /* the resource's */
 	wl_list_insert(&server->timelines, &tl->link);
 	return tl;
@@ -33,31 +37,54 @@ err_destroy_handle:
 	return NULL;
 }
 
-void
-sb_wl_timeline_unref(struct timeline *tl)
+static void
+timeline_free(struct timeline *tl)
 {
-	if (!tl || --tl->refs > 0)
-		return;
-	if (tl->server && tl->handle)
-		sb_syncobj_destroy(tl->server->drm_fd, tl->handle);
+	if (tl->handle && tl->drm_fd >= 0)
+		sb_syncobj_destroy(tl->drm_fd, tl->handle);
+	if (tl->owns_fd)
+		close(tl->drm_fd);
 	wl_list_remove(&tl->link);
 	sb_wl_client_state_unref(tl->client);
 	free(tl);
 }
 
 void
+sb_wl_timeline_unref(struct timeline *tl)
+{
+	if (tl && --tl->refs == 0)
+		timeline_free(tl);
+}
+
+void
 sb_wl_timeline_orphan(struct timeline *tl)
 {
-	sb_syncobj_destroy(tl->server->drm_fd, tl->handle);
-	tl->handle = 0;
+	int fd;
+
 	tl->server = NULL;
 	wl_list_remove(&tl->link);
 	wl_list_init(&tl->link);
 	if (tl->resource) {
 		wl_resource_set_user_data(tl->resource, NULL);
 		tl->resource = NULL;
-		sb_wl_timeline_unref(tl); /* the resource's reference */
+		if (--tl->refs == 0) { /* the resource's reference was the last */
+			timeline_free(tl);
+			return;
+		}
 	}
+	/* Points of held commits: their release must still be signalled. */
+	fd = sb_fd_dup(tl->drm_fd);
+	if (fd < 0) {
+		sb_log_errno(SB_LOG_ERROR, fd, "cannot keep a timeline past the helper's destroy "
+			     "(dup of the DRM fd); release points of commits the compositor still "
+			     "holds on it will not be signalled");
+		sb_syncobj_destroy(tl->drm_fd, tl->handle);
+		tl->handle = 0;
+		tl->drm_fd = -1;
+		return;
+	}
+	tl->drm_fd = fd;
+	tl->owns_fd = true;
 }
 
 void
@@ -88,5 +115,11 @@ sb_wl_point_move(struct point *dst, struct point *src)
 bool
 sb_wl_point_usable(const struct point *p)
 {
-	return p->timeline && p->timeline->server && p->timeline->handle;
+	return p->timeline && p->timeline->handle && p->timeline->drm_fd >= 0;
+}
+
+bool
+sb_wl_point_is_origin(const struct point *p)
+{
+	return p->timeline && p->value == 0;
 }

@@ -191,14 +191,15 @@ sb_wl_server_destroy(struct sb_wl_server *server)
 
 	/* Waiting commits are discarded (and released); held ones stay the compositor's. */
 	wl_list_for_each_safe(ss, ss_tmp, &server->surfaces, link)
-		sb_wl_sync_surface_free(ss);
+		sb_wl_sync_surface_free(ss, true);
 	wl_list_for_each_safe(c, c_tmp, &server->commits, server_link) {
-		/* Held commits: release points can no longer be signalled through us. */
+		/* Held commits stay valid: their release points are signalled on
+		 * the timeline's own fd (sb_wl_timeline_orphan()). */
 		wl_list_remove(&c->server_link);
 		wl_list_init(&c->server_link);
 		c->server = NULL;
 	}
-	/* Timelines: points still set (held commits) can no longer be used. */
+	/* Timelines: inert objects; those held commits use keep their syncobj. */
 	wl_list_for_each_safe(tl, tl_tmp, &server->timelines, link)
 		sb_wl_timeline_orphan(tl);
 	wl_resource_for_each_safe(res, res_tmp, &server->managers) {

@@ -176,6 +176,10 @@ struct wlt_comp {
 	bool gate_closed, gate_inside;
 	void (*call_fn)(void *data); /* wlt_comp_call() */
 	void *call_data;
+	/* Set (under lock) to have the compositor tell the helper that its
+	 * wl_shm buffers are of this enum sb_wl_buffer_type (0: they are shm),
+	 * e.g. SB_WL_BUFFER_EGL: a stand-in for wl_drm buffers. */
+	uint32_t shm_buffer_type;
 };
 
 /*

@@ -117,10 +117,23 @@ rec_render_done(void *data, int64_t t)
 	pthread_mutex_unlock(&w->lock);
 }
 
+static uint32_t
+rec_buffer_type(void *data, struct wl_resource *buffer, uint32_t found)
+{
+	struct wlt_comp *w = data;
+	uint32_t type;
+
+	pthread_mutex_lock(&w->lock);
+	type = found == SB_WL_BUFFER_SHM && w->shm_buffer_type ? w->shm_buffer_type : found;
+	pthread_mutex_unlock(&w->lock);
+	return type;
+}
+
 static const struct sbwl_comp_hooks recorder = {
 	.buffer_used = rec_used,
 	.released = rec_released,
 	.render_done = rec_render_done,
+	.buffer_type = rec_buffer_type,
 };
 
 static int
