@@ -4,7 +4,7 @@
 
     bench-e2e-weston [--rounds R] [--dmabuf-seconds S] [--vkcube-seconds S]
                      [--frames F] [--clients LIST] [--keep DIR]
-                     [--compositor PATH] [--client PATH]
+                     [--compositor PATH] [--client PATH] [--gpu-wait-too]
 
 syncbridge-wl-compositor and Weston 14 (`weston --backend=headless
 --renderer=gl --shell=kiosk`) are started once, side by side, each on its own
@@ -48,6 +48,12 @@ Every run is listed; the pooled figures are ratios ours / Weston of medians
 and p90s, and of frames/s, with each round's ratio for the spread. Nothing is
 asserted about the figures: a run fails only when its client fails (exit
 status, a protocol error, no frame).
+
+--gpu-wait-too: a third compositor in every round, ours with --gpu-wait
+(SB_WL_SERVER_WAIT_MATERIALIZED: a commit is applied once its fence exists,
+the GL copy waits for it on the GPU, "presented" waits for the repaint's
+fence), printed as "gpuwait" with its ratios to ours (CPU wait) and Weston.
+The rounds then go A B C, C B A, A B C.
 
 Needs root, vgem, the virgl GPU guest (SYNCBRIDGE_VM_GPU=virgl; run by
 scripts/run-bench.sh as `e2e-weston`), weston, weston-simple-dmabuf-egl and
@@ -232,12 +238,13 @@ def read(path):
         return ""
 
 
-def start_ours(path, rt):
-    c = Compositor("ours", "sb-e2e-ours", rt)
-    ready = os.path.join(rt, "ours.ready")
+def start_ours(path, rt, name="ours", extra=()):
+    c = Compositor(name, "sb-e2e-" + name, rt)
+    ready = os.path.join(rt, name + ".ready")
     fd = os.open(ready, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
     # explicit-sync v1 only, as Weston: the clients here use nothing else.
     cmd = [path, "--socket", c.socket, "--size", OUTPUT, "--no-drm-syncobj", "--ready-fd", str(fd)]
+    cmd += list(extra)
     c.proc = subprocess.Popen(cmd, stdout=open(c.log, "w"), stderr=subprocess.STDOUT,
                               pass_fds=(fd,), env=dict(os.environ, XDG_RUNTIME_DIR=rt))
     os.close(fd)
@@ -343,10 +350,10 @@ def ms(us):
     return f"{us / 1000:8.2f} ms"
 
 
-def print_figure(name, ours, weston):
+def print_figure(name, ours, weston, floor="weston"):
     """The shape of bench/wake_stats.c's lines, with Weston in the floor's place (values in us)."""
     m, p, wm, wp = pct(ours, 50), pct(ours, 90), pct(weston, 50), pct(weston, 90)
-    print(f"{name:<28} n={len(ours):<4} median {ms(m)}  p90 {ms(p)} | weston: n={len(weston):<4} "
+    print(f"{name:<28} n={len(ours):<4} median {ms(m)}  p90 {ms(p)} | {floor}: n={len(weston):<4} "
           f"median {ms(wm)}  p90 {ms(wp)} | ratio: median {ratio(m, wm):.3f}  p90 {ratio(p, wp):.3f}")
 
 
@@ -368,6 +375,8 @@ def main(argv):
     build = os.path.dirname(HERE)
     ap.add_argument("--compositor", default=os.path.join(build, "compositor/syncbridge-wl-compositor"))
     ap.add_argument("--client", default=os.path.join(build, "examples/wayland/syncbridge-wl-client"))
+    ap.add_argument("--gpu-wait-too", action="store_true",
+                    help="a third compositor: ours with --gpu-wait")
     args = ap.parse_args(argv[1:])
     clients = args.clients.split(",")
     sys.stdout.reconfigure(line_buffering=True)
@@ -392,15 +401,23 @@ def main(argv):
     t0 = time.monotonic()
     ours, ok_o = start_ours(args.compositor, rt)
     weston, ok_w = start_weston(rt)
+    comps = [ours, weston]
+    if args.gpu_wait_too:
+        gpuwait, ok_g = start_ours(args.compositor, rt, "gpuwait", ["--gpu-wait"])
+        comps.append(gpuwait)
+        ok_w = ok_w and ok_g
+    names = [c.name for c in comps]
     print(f"figure 7: stock clients end to end, ours vs Weston 14 headless, {args.rounds} rounds "
-          f"(A B B A), one guest boot; compositors up after {time.monotonic() - t0:.1f} s")
-    print(f"  ours:   {ours.info}")
-    print(f"  weston: {weston.info}")
+          f"({'A B B A' if len(comps) == 2 else 'A B C C B A'}), one guest boot; compositors up after "
+          f"{time.monotonic() - t0:.1f} s")
+    for c in comps:
+        print(f"  {c.name + ':':<8}{c.info}")
     if not ok_o or not ok_w:
         print("FAIL: a compositor did not start")
-        for c in (ours, weston):
+        for c in comps:
             print("".join(f"  {c.name}: {l}\n" for l in read(c.log).splitlines()[-15:]), end="")
-        ours.stop(), weston.stop()
+        for c in comps:
+            c.stop()
         return 1
 
     # Warm-up, not counted: each client once against each compositor, until its
@@ -408,7 +425,7 @@ def main(argv):
     # guest's page cache and Mesa's shader cache).
     t1 = time.monotonic()
     for name in clients:
-        for comp in (ours, weston):
+        for comp in comps:
             base = os.path.join(rt, f"warmup-{name}-{comp.name}")
             if name == "latency":
                 res = run_latency(comp, args.client, 3, base)
@@ -418,13 +435,13 @@ def main(argv):
                 print(f"  warm-up {comp.name:<6} {name}: {'; '.join(res['problems'])}")
     print(f"  (warm-up: each client to its third frame on each compositor, {time.monotonic() - t1:.1f} s)")
 
-    fps = {c: {"ours": [], "weston": []} for c in stock}
-    lat = {k: {"ours": [], "weston": []} for k in LATENCY_KEYS}
-    lat_runs = {"ours": [], "weston": []}
-    lat_cpu = {"ours": 0.0, "weston": 0.0}
+    fps = {c: {n: [] for n in names} for c in stock}
+    lat = {k: {n: [] for n in names} for k in LATENCY_KEYS}
+    lat_runs = {n: [] for n in names}
+    lat_cpu = {n: 0.0 for n in names}
     failures = 0
     for r in range(args.rounds):
-        order = [ours, weston] if r % 2 == 0 else [weston, ours]
+        order = comps if r % 2 == 0 else comps[::-1]
         for name in clients:
             for comp in order:
                 base = os.path.join(rt, f"r{r}-{name}-{comp.name}")
@@ -476,6 +493,26 @@ def main(argv):
                for side, runs in (("ours", o), ("weston", w))}
         print(f"{name + ' compositor CPU':<28} ours {cpf['ours']:.2f} ms/frame | weston "
               f"{cpf['weston']:.2f} ms/frame | ratio {ratio(cpf['ours'], cpf['weston']):.3f}")
+    if "gpuwait" in names:
+        # The GPU-wait mode against ours (CPU wait) and against Weston.
+        for name in stock:
+            if name not in clients:
+                continue
+            g, o, w = (fps[name][n] for n in ("gpuwait", "ours", "weston"))
+            pooled = {n: (sum(len(x["intervals"]) for x in runs) / sum(x["seconds"] for x in runs)
+                          if sum(x["seconds"] for x in runs) > 0 else 0.0)
+                      for n, runs in (("gpuwait", g), ("ours", o), ("weston", w))}
+            print(f"{name + ' frames/s':<28} gpuwait {pooled['gpuwait']:.2f} | ratio to ours "
+                  f"{ratio(pooled['gpuwait'], pooled['ours']):.3f}, to weston "
+                  f"{ratio(pooled['gpuwait'], pooled['weston']):.3f}")
+        if "latency" in clients:
+            for k in LATENCY_KEYS:
+                print_figure("gpuwait vs ours: " + k, lat[k]["gpuwait"], lat[k]["ours"], "ours")
+                print(f"{'':<28} gpuwait / weston median "
+                      f"{ratio(pct(lat[k]['gpuwait'], 50), pct(lat[k]['weston'], 50)):.3f}")
+            n = args.frames * args.rounds
+            print(f"{'latency compositor CPU':<28} gpuwait {lat_cpu['gpuwait'] / n:.2f} ms/frame | "
+                  f"ratio to ours {ratio(lat_cpu['gpuwait'], lat_cpu['ours']):.3f}")
     if "latency" in clients:
         for k in LATENCY_KEYS:
             print_figure("latency signal->" + k, lat[k]["ours"], lat[k]["weston"])
@@ -490,6 +527,8 @@ def main(argv):
             print(f"  {early} presented timestamps before the signal (events after it: the "
                   "compositor's clock, docs/wayland.md)")
 
+    for c in comps[2:]:
+        c.stop()
     rc_o, rc_w = ours.stop(), weston.stop()
     last = [l for l in read(ours.log).splitlines() if l.startswith("compositor:")]
     if last:

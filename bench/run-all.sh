@@ -14,7 +14,7 @@
 # status is the number of failures (capped at 100).
 gpu_list='
 vk-cube-virgl bench/bench-vk-cube --producer gles
-e2e-weston bench/bench-e2e-weston
+e2e-weston bench/bench-e2e-weston --gpu-wait-too
 '
 venus_list='
 vk-release-venus bench/bench-vk-release --iterations 20

@@ -13,7 +13,8 @@
  * it can import dma-bufs, else the CPU), which --screenshot writes as PNG.
  *
  *   syncbridge-wl-compositor [--socket NAME] [--drm PATH|auto|none]
- *       [--no-explicit-v1] [--no-drm-syncobj] [--no-wait] [--no-implicit-wait] [--max-pending N]
+ *       [--no-explicit-v1] [--no-drm-syncobj] [--no-wait] [--gpu-wait] [--no-implicit-wait]
+ *       [--max-pending N]
  *       [--render-delay-ms N] [--blocking-wait-ms N] [--renderer auto|gl|cpu|none]
  *       [--size WxH] [--repaint-hz N] [--screenshot DIR] [--screenshot-every N]
  *       [--ping-timeout-ms N] [--ready-fd FD] [-v]
@@ -22,6 +23,10 @@
  *   --drm auto           the first render node with timeline syncobjs (default);
  *                        none: no linux-drm-syncobj-v1
  *   --no-wait            don't hold commits (SB_WL_SERVER_NO_WAIT): the race control
+ *   --gpu-wait           hold commits only until their acquire fence exists
+ *                        (SB_WL_SERVER_WAIT_MATERIALIZED); the GL renderer's copy
+ *                        waits for it on the GPU, and "presented" for the repaint's
+ *                        fence (the CPU renderer waits on the CPU)
  *   --no-implicit-wait   don't hold dma-buf commits without an explicit acquire for
  *                        the buffer's implicit fences (SB_WL_SERVER_WAIT_IMPLICIT is
  *                        on by default)
@@ -136,7 +141,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: syncbridge-wl-compositor [--socket NAME] [--drm PATH|auto|none] "
-		   "[--no-explicit-v1] [--no-drm-syncobj] [--no-wait] [--no-implicit-wait] [--max-pending N] "
+		   "[--no-explicit-v1] [--no-drm-syncobj] [--no-wait] [--gpu-wait] [--no-implicit-wait] [--max-pending N] "
 		   "[--render-delay-ms N] [--blocking-wait-ms N] [--renderer auto|gl|cpu|none] [--size WxH] "
 		   "[--repaint-hz N] [--screenshot DIR] [--screenshot-every N] [--ping-timeout-ms N] "
 		   "[--ready-fd FD] [-v]\n");
@@ -151,6 +156,7 @@ main(int argc, char **argv)
 		{ "no-explicit-v1", no_argument, NULL, '1' },
 		{ "no-drm-syncobj", no_argument, NULL, '2' },
 		{ "no-wait", no_argument, NULL, 'n' },
+		{ "gpu-wait", no_argument, NULL, 'g' },
 		{ "no-implicit-wait", no_argument, NULL, 'I' },
 		{ "max-pending", required_argument, NULL, 'm' },
 		{ "render-delay-ms", required_argument, NULL, 'r' },
@@ -188,6 +194,7 @@ main(int argc, char **argv)
 		case '1': opt.helper_flags |= SB_WL_SERVER_NO_EXPLICIT_V1; break;
 		case '2': opt.helper_flags |= SB_WL_SERVER_NO_DRM_SYNCOBJ; break;
 		case 'n': opt.helper_flags |= SB_WL_SERVER_NO_WAIT; break;
+		case 'g': opt.helper_flags |= SB_WL_SERVER_WAIT_MATERIALIZED; break;
 		case 'I': implicit_wait = false; break;
 		case 'm': opt.max_pending = (uint32_t)atoi(optarg); break;
 		case 'r': opt.render_delay_ms = atoi(optarg); break;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <drm_fourcc.h>
+#include <syncbridge/sync_file.h>
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 
@@ -40,6 +41,80 @@ write_screenshot(struct sbwl_comp *comp, const char *name)
 		fprintf(stderr, "compositor: screenshot %s: %s\n", path, strerror(-ret));
 	else if (comp->opt.verbose)
 		printf("screenshot %s\n", path);
+}
+
+/*
+ * SB_WL_SERVER_WAIT_MATERIALIZED: a repaint may sample buffers whose acquire
+ * fences are still pending (the GPU waits for them), so "presented" waits
+ * for the repaint's own fence — what a KMS compositor's page flip event
+ * would tell it.
+ */
+struct presentation_wait {
+	struct sbwl_comp *comp;
+	struct wl_list link;      /* comp->presentation_waits */
+	struct wl_list feedbacks; /* the repaint's, moved here */
+	uint64_t msc;
+	int fd;
+	struct wl_event_source *source;
+};
+
+static void
+presentation_wait_free(struct presentation_wait *pw)
+{
+	wl_event_source_remove(pw->source);
+	close(pw->fd);
+	wl_list_remove(&pw->link);
+	free(pw);
+}
+
+static int
+presentation_wait_fire(int fd, uint32_t mask, void *data)
+{
+	struct presentation_wait *pw = data;
+
+	sbwl_presentation_presented(pw->comp, &pw->feedbacks, sbwl_now_ns(), pw->msc);
+	presentation_wait_free(pw);
+	return 0;
+}
+
+/* Submit; with a fence, "presented" goes out when it signals. false: send it now. */
+static bool
+submit_and_wait(struct sbwl_comp *comp)
+{
+	struct presentation_wait *pw;
+	struct sbwl_surface *surf;
+	int fd = -1;
+
+	if (!(comp->opt.helper_flags & SB_WL_SERVER_WAIT_MATERIALIZED) ||
+	    !comp->renderer->impl->submit_fence) {
+		comp->renderer->impl->submit(comp->renderer);
+		return false;
+	}
+	if (comp->renderer->impl->submit_fence(comp->renderer, &fd) < 0 || fd < 0)
+		return false; /* submitted; no fence: the work is done as far as we can tell */
+	pw = calloc(1, sizeof(*pw));
+	if (!pw)
+		goto err_wait;
+	pw->comp = comp;
+	pw->fd = fd;
+	pw->msc = comp->msc;
+	wl_list_init(&pw->feedbacks);
+	pw->source = wl_event_loop_add_fd(comp->loop, fd, WL_EVENT_READABLE, presentation_wait_fire, pw);
+	if (!pw->source)
+		goto err_free;
+	wl_list_for_each(surf, &comp->stack, link) {
+		wl_list_insert_list(pw->feedbacks.prev, &surf->feedbacks);
+		wl_list_init(&surf->feedbacks);
+	}
+	wl_list_insert(comp->presentation_waits.prev, &pw->link);
+	return true;
+
+err_free:
+	free(pw);
+err_wait:
+	sb_sync_file_wait(fd, SB_TIMEOUT_INFINITE); /* never "presented" before the work */
+	close(fd);
+	return false;
 }
 
 static int
@@ -71,14 +146,16 @@ repaint(void *data)
 			sbwl_presentation_discarded(&surf->feedbacks);
 		sbwl_frames_done(&surf->frames, now);
 	}
+	bool waiting = false;
 	if (comp->renderer && comp->renderer->impl->submit) {
 		wl_display_flush_clients(comp->display);
-		comp->renderer->impl->submit(comp->renderer);
+		waiting = submit_and_wait(comp);
 		/* "presented": when the output image is on its way, not when we began */
 		now = sbwl_now_ns();
 	}
-	wl_list_for_each(surf, &comp->stack, link)
-		sbwl_presentation_presented(comp, &surf->feedbacks, now, comp->msc);
+	if (!waiting)
+		wl_list_for_each(surf, &comp->stack, link)
+			sbwl_presentation_presented(comp, &surf->feedbacks, now, comp->msc);
 	if (drawn && comp->opt.screenshot_dir && comp->opt.screenshot_every &&
 	    ++comp->screenshots % comp->opt.screenshot_every == 0) {
 		char name[64];
@@ -187,6 +264,7 @@ sbwl_comp_create(const struct sbwl_comp_options *options, int *err)
 		goto fail;
 	comp->opt = *options;
 	wl_list_init(&comp->render_fences);
+	wl_list_init(&comp->presentation_waits);
 	wl_list_init(&comp->stack);
 	wl_list_init(&comp->all_surfaces);
 	comp->display = wl_display_create();
@@ -333,7 +411,11 @@ sbwl_comp_destroy(struct sbwl_comp *comp)
 	if (!comp)
 		return;
 	if (comp->display) {
-		wl_display_destroy_clients(comp->display);
+		struct presentation_wait *pw, *pw_tmp;
+
+		wl_display_destroy_clients(comp->display); /* their feedback resources too */
+		wl_list_for_each_safe(pw, pw_tmp, &comp->presentation_waits, link)
+			presentation_wait_free(pw);
 		sbwl_render_fences_fire_all(comp);
 		sbwl_shell_destroy(comp->shell);
 		sbwl_data_device_destroy(comp->data_device);

@@ -183,6 +183,9 @@ struct sbwl_comp {
 	int64_t last_repaint_ns;
 	uint64_t msc;                   /* repaints so far (or presentations, without a clock) */
 	uint64_t commits;               /* commits applied with a buffer */
+	/* SB_WL_SERVER_WAIT_MATERIALIZED: "presented" once each repaint's fence
+	 * signalled (presentation_wait.link, sbwl_compositor.c) */
+	struct wl_list presentation_waits;
 	unsigned long screenshots;
 
 	struct sbwl_globals *globals;   /* sbwl_globals.c */
@@ -262,6 +265,11 @@ struct sbwl_renderer_impl {
 	int (*repaint)(struct sbwl_renderer *r, struct wl_list *stack);
 	/* Send what repaint() drew on its way (GL: a flush); NULL: nothing to send. */
 	void (*submit)(struct sbwl_renderer *r);
+	/*
+	 * The same, with a fence that signals when the repaint is done (owned
+	 * by the caller); 0 or -errno (then submitted without one). NULL: none.
+	 */
+	int (*submit_fence)(struct sbwl_renderer *r, int *fence_fd);
 	/* The output image as 8-bit RGBA rows, top first (malloc'd). */
 	int (*read_pixels)(struct sbwl_renderer *r, uint8_t **rgba);
 	void (*destroy)(struct sbwl_renderer *r);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <drm_fourcc.h>
+#include <syncbridge/sync_file.h>
 
 #include "demo_util.h"
 #include "sbwl_internal.h"
@@ -99,6 +100,10 @@ cpu_take(struct sbwl_renderer *base, struct sbwl_surface *surf, const struct sbw
 	int ret;
 
 	*release_fd = -1;
+	/* With SB_WL_SERVER_WAIT_MATERIALIZED the fence may still be pending:
+	 * the CPU is this renderer's GPU, so it waits (blocking the loop). */
+	if (acquire_fd >= 0)
+		sb_sync_file_wait(acquire_fd, SB_TIMEOUT_INFINITE);
 	if (!img) {
 		img = calloc(1, sizeof(*img));
 		if (!img)

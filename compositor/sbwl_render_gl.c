@@ -297,6 +297,16 @@ gl_submit(struct sbwl_renderer *base)
 	glFlush();
 }
 
+/* The submit with a fence of the repaint (it flushes). */
+static int
+gl_submit_fence(struct sbwl_renderer *base, int *fence_fd)
+{
+	struct gl_renderer *r = (struct gl_renderer *)base;
+
+	sbwl_gl_make_current(r);
+	return sb_egl_export_sync_file(r->t.dpy, fence_fd);
+}
+
 static int
 gl_read_pixels(struct sbwl_renderer *base, uint8_t **rgba)
 {
@@ -339,6 +349,7 @@ static const struct sbwl_renderer_impl gl_impl = {
 	.surface_destroy = gl_surface_destroy,
 	.repaint = gl_repaint,
 	.submit = gl_submit,
+	.submit_fence = gl_submit_fence,
 	.read_pixels = gl_read_pixels,
 	.destroy = gl_destroy,
 };

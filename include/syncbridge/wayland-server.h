@@ -96,6 +96,18 @@ enum sb_wl_server_flags {
 	 * helper's implicit fallback relies on.
 	 */
 	SB_WL_SERVER_WAIT_IMPLICIT = 1 << 3,
+	/**
+	 * Hold a commit only until its acquire fence exists, not until it
+	 * signals: a sync_file (explicit-sync v1, an implicit snapshot) at
+	 * once, a drm-syncobj point once it has materialised. The compositor
+	 * then makes its GPU wait for the fence before it reads the buffer
+	 * (sb_wl_commit_export_acquire_fence() + sb_egl_wait_sync_file()), and
+	 * sends presentation feedback only once that work is done. Lower
+	 * latency where the renderer waits on fences (the GPU starts as soon as
+	 * the fence signals); the default waits on the CPU, so a slow client
+	 * never stalls a repaint. What wlroots does (docs/wayland.md).
+	 */
+	SB_WL_SERVER_WAIT_MATERIALIZED = 1 << 4,
 };
 
 /** What the helper calls back. Both run on the event-loop thread. */
@@ -291,7 +303,8 @@ SB_EXPORT struct wl_resource *sb_wl_commit_get_surface(const struct sb_wl_commit
 
 /**
  * The commit's acquire fence as a new sync_file (for compositors that wait
- * GPU-side, SB_WL_SERVER_NO_WAIT). Without the flag it is already signalled.
+ * GPU-side: SB_WL_SERVER_WAIT_MATERIALIZED, SB_WL_SERVER_NO_WAIT). Without
+ * those flags it is already signalled.
  * On success *out_fd is a sync_file owned by the caller, or -1 when there is
  * nothing to wait for (no acquire fence/point, or the helper already waited
  * for it); on failure -1.

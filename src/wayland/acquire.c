@@ -157,6 +157,22 @@ sb_wl_acquire_is_signalled(struct sb_wl_server *server, struct acquire *a)
 }
 
 int
+sb_wl_acquire_is_materialized(struct acquire *a)
+{
+	int ret;
+
+	if (a->fd >= 0 || sb_wl_point_is_origin(&a->point) || !sb_wl_point_usable(&a->point))
+		return 1;
+	ret = sb_syncobj_wait(a->point.timeline->drm_fd, a->point.timeline->handle, a->point.value,
+			      0, SB_SYNCOBJ_WAIT_AVAILABLE);
+	if (ret && ret != -ETIME)
+		sb_log_errno(SB_LOG_DEBUG, ret, "acquire point %llu: zero-timeout availability wait "
+			     "failed (kernel); waiting for it in the event loop",
+			     (unsigned long long)a->point.value);
+	return ret == 0;
+}
+
+int
 sb_wl_acquire_export(const struct acquire *a, int *out_fd)
 {
 	int ret;
@@ -216,14 +232,18 @@ sb_wl_acquire_wait_start(struct sb_wl_server *server, struct acquire *a,
 		fd = a->fd; /* the source polls a duplicate; ours is closed below */
 	} else {
 		uint32_t handle = a->point.timeline->handle;
+		bool available = server->flags & SB_WL_SERVER_WAIT_MATERIALIZED;
 
-		/* A materialised point: its fence as a sync_file (no thread on any kernel). */
-		ret = sb_syncobj_export_sync_file(server->drm_fd, handle, a->point.value, &w->fd);
+		/* A materialised point: its fence as a sync_file (no thread on any
+		 * kernel); with WAIT_MATERIALIZED it is ready then already. */
+		ret = available ? -EINVAL :
+		      sb_syncobj_export_sync_file(server->drm_fd, handle, a->point.value, &w->fd);
 		if (ret == 0) {
 			fd = w->fd;
 		} else if (ret == -EINVAL) {
 			/* Not materialised yet: the kernel's eventfd, or the waiter's thread. */
-			ret = sb_syncobj_waiter_create(server->drm_fd, handle, a->point.value, 0,
+			ret = sb_syncobj_waiter_create(server->drm_fd, handle, a->point.value,
+						       available ? SB_SYNCOBJ_WAIT_AVAILABLE : 0,
 						       &w->waiter);
 			if (ret)
 				return ret;

@@ -90,12 +90,18 @@ wait_start(struct sync_surface *ss, struct sb_wl_commit *c)
 	return sb_wl_acquire_wait_start(ss->server, &c->acquire, &ss->wait, wait_fired, ss);
 }
 
-/* The commit may be applied now: nothing to wait for, or it has signalled. */
+/*
+ * The commit may be applied now: nothing to wait for, or it has signalled
+ * (with SB_WL_SERVER_WAIT_MATERIALIZED: its fence exists).
+ */
 static bool
 commit_ready_now(struct sb_wl_server *server, struct sb_wl_commit *c)
 {
-	return (server->flags & SB_WL_SERVER_NO_WAIT) ||
-	       sb_wl_acquire_is_signalled(server, &c->acquire);
+	if (server->flags & SB_WL_SERVER_NO_WAIT)
+		return true;
+	if (server->flags & SB_WL_SERVER_WAIT_MATERIALIZED)
+		return sb_wl_acquire_is_materialized(&c->acquire);
+	return sb_wl_acquire_is_signalled(server, &c->acquire);
 }
 
 /* Hand every ready commit at the head of the queue to the compositor, in order. */

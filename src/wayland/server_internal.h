@@ -312,6 +312,8 @@ bool sb_wl_acquire_is_set(const struct acquire *a);
 bool sb_wl_acquire_snapshot(struct acquire *a, int dmabuf_fd);
 /* 1: signalled (or nothing to wait for; a->status recorded), 0: not yet or not known. */
 int sb_wl_acquire_is_signalled(struct sb_wl_server *server, struct acquire *a);
+/* 1: a's fence exists (a sync_file, a materialised point, or nothing to wait for), 0: not yet. */
+int sb_wl_acquire_is_materialized(struct acquire *a);
 /*
  * 0 and *out_fd a sync_file of the acquire (the caller's), or -1 when there is
  * nothing to wait for; -EAGAIN: a point with no fence yet; else -errno.
@@ -320,8 +322,9 @@ int sb_wl_acquire_export(const struct acquire *a, int *out_fd);
 void sb_wl_acquire_wait_init(struct acquire_wait *w);
 void sb_wl_acquire_wait_finish(struct sb_wl_server *server, struct acquire_wait *w);
 /*
- * Start waiting for a (not signalled): `fired` runs from the event loop when
- * it has. On success a's sync_file moves into the wait. 0 or -errno.
+ * Start waiting for a (not signalled; with SB_WL_SERVER_WAIT_MATERIALIZED a
+ * point not materialised): `fired` runs from the event loop when it has. On
+ * success a's sync_file moves into the wait. 0 or -errno.
  */
 int sb_wl_acquire_wait_start(struct sb_wl_server *server, struct acquire *a,
 			     struct acquire_wait *w, wl_event_loop_fd_func_t fired, void *data);

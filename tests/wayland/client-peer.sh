@@ -5,7 +5,12 @@
 # protocol the helper picks (or is limited to), and must never see a frame
 # presented before its fence signalled (--strict).
 #
-#   client-peer.sh COMPOSITOR CLIENT syncobj|v1|implicit [--control]
+#   client-peer.sh COMPOSITOR CLIENT syncobj|v1|implicit [--gpu-wait] [--control]
+#
+# --gpu-wait: the compositor holds commits only until their fence exists
+# (SB_WL_SERVER_WAIT_MATERIALIZED); its GL renderer's copy waits for the
+# fence on the GPU (the EGL bridge) and "presented" waits for the repaint's
+# fence. The same --strict check: no frame presented before its fence.
 #
 # --control: the compositor does not wait — for dma-buf fences in implicit
 # mode (--no-implicit-wait), for acquire fences and points otherwise
@@ -39,13 +44,21 @@
 # memcheck report in it (LSan and memcheck's leak check run at that exit)
 # fails the test.
 set -u
-comp=$1 client=$2 mode=$3 control=${4:-}
+comp=$1 client=$2 mode=$3 control= gpuwait=
+shift 3
+for a; do
+	case $a in
+	--control) control=--control ;;
+	--gpu-wait) gpuwait=--gpu-wait ;;
+	*) echo "usage: client-peer.sh COMPOSITOR CLIENT syncobj|v1|implicit [--gpu-wait] [--control]" >&2; exit 2 ;;
+	esac
+done
 wrap=${SYNCBRIDGE_VM_WRAPPER:-}
 case $mode in
 syncobj) cargs="--expect syncobj" ;;
 v1) cargs="--no-drm-syncobj --expect v1" ;;
 implicit) cargs="--no-drm-syncobj --no-explicit-v1 --expect implicit" ;;
-*) echo "usage: $0 COMPOSITOR CLIENT syncobj|v1|implicit [--control]" >&2; exit 2 ;;
+*) echo "usage: $0 COMPOSITOR CLIENT syncobj|v1|implicit [--gpu-wait] [--control]" >&2; exit 2 ;;
 esac
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem makes the fences)"; exit 77; }
 rt=$(mktemp -d /tmp/sbwl-peer-XXXXXX)
@@ -57,7 +70,10 @@ compargs="--ping-timeout-ms $((1600 * scale))" frames=6 render_ms=$((400 * scale
 if [ "$control" = --control ]; then
 	frames=4 render_ms=500 compenv=SYNCBRIDGE_DISABLE=1
 	[ $mode = implicit ] && compargs=--no-implicit-wait || compargs=--no-wait
+	# With --gpu-wait the control keeps the mode and loses the GPU wait only.
+	[ -n "$gpuwait" ] && compargs=
 fi
+compargs="$compargs $gpuwait"
 exec 3>"$rt/ready"
 env $compenv $wrap "$comp" --socket peer --ready-fd 3 $compargs &
 cpid=$!

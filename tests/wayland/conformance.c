@@ -28,6 +28,12 @@
  *                    0 leaves the client's timeline as it was (no fence
  *                    replaced, its payload not moved back to 0).
  *
+ *   materialised     SB_WL_SERVER_WAIT_MATERIALIZED (the compositor lets its
+ *                    GPU wait): a point with no fence is held, and handed
+ *                    over once it has one, still pending; a v1 fence that is
+ *                    pending is handed over at once. --control: without the
+ *                    flag the pending v1 fence's commit is held.
+ *
  * Each ends with the process's fds where they were before the client came.
  */
 #include <errno.h>
@@ -77,7 +83,7 @@ loop_timerfd(void *data)
 }
 
 static void
-setup(struct t *t, unsigned dev_flags, int render_ms, bool hold)
+setup_opt(struct t *t, unsigned dev_flags, int render_ms, bool hold, uint32_t helper_flags)
 {
 	struct sbwl_comp_options opt;
 	int ret;
@@ -85,6 +91,7 @@ setup(struct t *t, unsigned dev_flags, int render_ms, bool hold)
 	wlt_devices_open(&t->dev, WLT_DEV_RENDER_VGEM | dev_flags);
 	wlt_comp_options_init(&opt, &t->dev, render_ms);
 	opt.hold_current = hold;
+	opt.helper_flags = helper_flags;
 	ret = wlt_comp_start(&t->comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, t->dev.vgem, 16 * 64, &t->buf) == 0, "vgem buffer");
@@ -97,6 +104,12 @@ setup(struct t *t, unsigned dev_flags, int render_ms, bool hold)
 	t->b = wlt_dmabuf_buffer(&t->c, t->buf.fd, 16, 16, 64);
 	REQUIRE(t->a && t->b, "dma-buf wl_buffers");
 	t->surf = wl_compositor_create_surface(t->c.compositor);
+}
+
+static void
+setup(struct t *t, unsigned dev_flags, int render_ms, bool hold)
+{
+	setup_opt(t, dev_flags, render_ms, hold, 0);
 }
 
 /* Disconnect and stop; the process's fds must come back to where they were. */
@@ -419,6 +432,80 @@ case_point_zero(struct t *t)
 	teardown(t);
 }
 
+/* ---- materialised ---------------------------------------------------------------- */
+
+static void
+case_materialised(struct t *t)
+{
+	struct zwp_linux_surface_synchronization_v1 *sync;
+	struct sbk_fence f;
+	struct sbwl_used used;
+	int n;
+
+	setup_opt(t, WLT_DEV_DRM, 0, false, t->control ? 0 : SB_WL_SERVER_WAIT_MATERIALIZED);
+	REQUIRE(t->c.explicit_sync, "the explicit-sync v1 global");
+
+	/* v1: a pending fence. */
+	REQUIRE(sbk_fence_create(t->dev.vgem, true, &f) == 0, "vgem fence");
+	sync = zwp_linux_explicit_synchronization_v1_get_synchronization(t->c.explicit_sync, t->surf);
+	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, f.sync_file);
+	commit_buffer(t, t->a);
+	expect_no_error(t, "commit with a pending v1 fence");
+	n = wlt_comp_wait_used(&t->comp, 1, 500 * WLT_MS) == 0 ? 1 : 0;
+	if (t->control) {
+		CHECK_EQ(n, 0, "control: uses before the v1 fence signalled (the default waits for it)");
+	} else {
+		CHECK_EQ(n, 1, "uses before the v1 fence signalled (handed over while pending)");
+		CHECK(wlt_comp_find_used(&t->comp, wl_proxy_get_id((struct wl_proxy *)t->surf), 1,
+					 &used) && used.stats.commits_deferred == 0,
+		      "not deferred (commits_deferred %llu)",
+		      (unsigned long long)used.stats.commits_deferred);
+	}
+	sbk_fence_signal(&f);
+	sbk_fence_destroy(&f);
+	REQUIRE(wlt_comp_wait_used(&t->comp, 1, 3000 * WLT_MS) == 0, "used once it signalled");
+	zwp_linux_surface_synchronization_v1_destroy(sync);
+
+	/* syncobj: an unmaterialised point, then a pending fence on it. */
+	if (!t->control && t->c.syncobj && t->dev.client_drm >= 0) {
+		struct wl_surface *s2 = wl_compositor_create_surface(t->c.compositor);
+		struct wp_linux_drm_syncobj_surface_v1 *so =
+			wp_linux_drm_syncobj_manager_v1_get_surface(t->c.syncobj, s2);
+		uint32_t acq_tl, rel_tl;
+		struct wp_linux_drm_syncobj_timeline_v1 *acq = wlt_timeline_new(&t->c, t->dev.client_drm, &acq_tl);
+		struct wp_linux_drm_syncobj_timeline_v1 *rel = wlt_timeline_new(&t->c, t->dev.client_drm, &rel_tl);
+
+		wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, acq, 0, 1);
+		wp_linux_drm_syncobj_surface_v1_set_release_point(so, rel, 0, 1);
+		wl_surface_attach(s2, t->b, 0, 0);
+		wl_surface_commit(s2);
+		expect_no_error(t, "commit with an unmaterialised acquire point");
+		wlt_dispatch_for(&t->c, 300 * WLT_MS);
+		CHECK_EQ(wlt_comp_n_used(&t->comp), 1, "uses while the point has no fence (held)");
+		REQUIRE(sbk_fence_create(t->dev.vgem, true, &f) == 0, "vgem fence");
+		REQUIRE(sb_syncobj_import_sync_file(t->dev.client_drm, acq_tl, 1, f.sync_file) == 0,
+			"materialise point 1 with a pending fence");
+		CHECK(wlt_comp_wait_used(&t->comp, 2, 2000 * WLT_MS) == 0,
+		      "handed over once materialised, the fence still pending");
+		CHECK(wlt_comp_find_used(&t->comp, wl_proxy_get_id((struct wl_proxy *)s2), 1, &used) &&
+		      used.stats.commits_deferred == 1,
+		      "the helper deferred it once (for the materialisation)");
+		sbk_fence_signal(&f);
+		sbk_fence_destroy(&f);
+		CHECK_EQ(sb_syncobj_wait(t->dev.client_drm, rel_tl, 1, 3000 * WLT_MS, 0), 0,
+			 "its release point signals");
+		wp_linux_drm_syncobj_surface_v1_destroy(so);
+		wp_linux_drm_syncobj_timeline_v1_destroy(acq);
+		wp_linux_drm_syncobj_timeline_v1_destroy(rel);
+		wlt_syncobj_destroy(t->dev.client_drm, acq_tl);
+		wlt_syncobj_destroy(t->dev.client_drm, rel_tl);
+		wl_surface_destroy(s2);
+	} else if (!t->control) {
+		sb_test_note("no DRM node with timeline syncobjs: the drm-syncobj half not run");
+	}
+	teardown(t);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -447,6 +534,8 @@ main(int argc, char **argv)
 		case_egl_buffer(&t);
 	else if (strcmp(name, "point-zero") == 0)
 		case_point_zero(&t);
+	else if (strcmp(name, "materialised") == 0)
+		case_materialised(&t);
 	else
 		REQUIRE(false, "unknown case %s", name);
 	return sb_test_finish();
