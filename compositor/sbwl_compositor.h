@@ -121,6 +121,11 @@ struct sbwl_comp_options {
 	 * once read. The released hook is not called for held commits.
 	 */
 	bool hold_current;
+	/*
+	 * Do not tell the helper about sub-surfaces (the subsurface tests'
+	 * control): a synchronized child's commits then apply on their own.
+	 */
+	bool subsurfaces_unsynced;
 };
 
 /* Returns NULL on failure (errno-style code in *err when err is not NULL). */

@@ -2,7 +2,8 @@
 /*
  * The example compositor's small globals (sbwl_internal.h): wl_output (the
  * headless output: its size, the repaint clock as its refresh),
- * wl_subcompositor (the role and its requests; sub-surfaces are not drawn)
+ * wl_subcompositor (the role, its requests and synchronized mode through the
+ * helper; sub-surfaces are drawn above everything, at their offset)
  * and wp_presentation (feedback answered by the repaint that showed the
  * content, with the repaint's CLOCK_MONOTONIC time and counter). wl_seat is
  * sbwl_seat.c, wl_data_device_manager sbwl_data_device.c.
@@ -70,7 +71,40 @@ struct subsurface {
 	bool sync;
 };
 
-static const struct sbwl_role subsurface_role = { .name = "wl_subsurface" };
+static void subsurface_applied(struct sbwl_surface *surf, bool has_buffer);
+
+static const struct sbwl_role subsurface_role = { .name = "wl_subsurface", .applied = subsurface_applied };
+
+/*
+ * Commits reach here as the helper hands them out: a synchronized child's
+ * with its parent's next commit (sb_wl_server_surface_set_parent()). Shown
+ * above everything, at its offset from the parent, while the parent is
+ * mapped (the stacking requests are checked, not followed).
+ */
+static void
+subsurface_applied(struct sbwl_surface *surf, bool has_buffer)
+{
+	struct subsurface *sub = surf->role_data;
+
+	if (!sub || !has_buffer || !sub->parent->mapped) {
+		sbwl_surface_unmap(surf);
+		return;
+	}
+	surf->x = sub->parent->x + sub->x;
+	surf->y = sub->parent->y + sub->y;
+	sbwl_surface_map(surf);
+}
+
+/* Tell the helper (if the compositor still has one) how commits of surf go. */
+static void
+subsurface_tell_helper(struct subsurface *sub, bool linked)
+{
+	struct sb_wl_server *helper = sub->surface->comp->helper;
+
+	if (helper && !sub->surface->comp->opt.subsurfaces_unsynced)
+		sb_wl_server_surface_set_parent(helper, sub->surface->resource,
+						linked ? sub->parent->resource : NULL, sub->sync);
+}
 
 static void
 subsurface_set_position(struct wl_client *client, struct wl_resource *resource, int32_t x, int32_t y)
@@ -105,8 +139,10 @@ subsurface_set_sync(struct wl_client *client, struct wl_resource *resource)
 {
 	struct subsurface *sub = wl_resource_get_user_data(resource);
 
-	if (sub)
+	if (sub) {
 		sub->sync = true;
+		subsurface_tell_helper(sub, true);
+	}
 }
 
 static void
@@ -114,8 +150,10 @@ subsurface_set_desync(struct wl_client *client, struct wl_resource *resource)
 {
 	struct subsurface *sub = wl_resource_get_user_data(resource);
 
-	if (sub)
+	if (sub) {
 		sub->sync = false;
+		subsurface_tell_helper(sub, true);
+	}
 }
 
 static const struct wl_subsurface_interface subsurface_impl = {
@@ -131,6 +169,9 @@ static const struct wl_subsurface_interface subsurface_impl = {
 static void
 subsurface_unlink(struct subsurface *sub)
 {
+	/* "The wl_surface is unmapped immediately"; what it cached is dropped. */
+	subsurface_tell_helper(sub, false);
+	sbwl_surface_unmap(sub->surface);
 	wl_list_remove(&sub->surface_destroy.link);
 	wl_list_remove(&sub->parent_destroy.link);
 	if (sub->surface->role_data == sub)
@@ -216,6 +257,7 @@ subcompositor_get_subsurface(struct wl_client *client, struct wl_resource *resou
 	sub->parent_destroy.notify = subsurface_parent_destroyed;
 	wl_signal_add(&parent->destroy_signal, &sub->parent_destroy);
 	surf->role_data = sub;
+	subsurface_tell_helper(sub, true);
 }
 
 static const struct wl_subcompositor_interface subcompositor_impl = {

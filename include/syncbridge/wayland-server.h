@@ -69,7 +69,7 @@ struct sb_wl_server;
 
 /**
  * One wl_surface.commit of a surface that has an explicit-sync object (or
- * that is queued behind one that had). Owned by the compositor from the moment
+ * that is queued behind one that had, or a synchronized sub-surface's). Owned by the compositor from the moment
  * the helper hands it out (SB_WL_COMMIT_APPLY, or commit_ready) until it
  * passes it to sb_wl_commit_release().
  */
@@ -271,6 +271,34 @@ SB_EXPORT int sb_wl_server_surface_commit(struct sb_wl_server *server,
 					  struct wl_resource *surface,
 					  const struct sb_wl_surface_commit_info *info,
 					  void *commit_data, struct sb_wl_commit **out);
+
+/**
+ * Tell the helper about a wl_subsurface, so that it applies the sub-surface
+ * rules to commits: call it from wl_subcompositor.get_subsurface (parent,
+ * synchronized = true: "a sub-surface is initially in the synchronized
+ * mode"), from wl_subsurface.set_sync / set_desync (the same parent), and
+ * with parent NULL when the wl_subsurface goes or its parent does.
+ *
+ * A commit of a surface that is synchronized (itself, or through an
+ * ancestor) is then held: sb_wl_server_surface_commit() returns
+ * SB_WL_COMMIT_DEFERRED, and the commit comes through impl->commit_ready
+ * with its parent's next commit that applies, once every fence of that
+ * whole transaction has signalled (the parent's and each cached child
+ * commit's): the children's commits first, in commit order, then the
+ * parent's, in one dispatch. A transaction is never handed out inside
+ * sb_wl_server_surface_commit(): even when all its fences have signalled it
+ * comes at the end of that dispatch. After set_desync a child's cached
+ * commits apply with its own next commit (the XML: "applied as a whole").
+ * Held commits count toward max_pending_commits. Removing the relation
+ * discards what the child held for its parent (impl->commit_discard; the
+ * buffers are released at once: never shown).
+ *
+ * Returns 0; -EINVAL (NULL server or surface, or parent == surface);
+ * -ENOMEM (no_memory posted on the surface's client).
+ */
+SB_EXPORT int sb_wl_server_surface_set_parent(struct sb_wl_server *server,
+					      struct wl_resource *surface,
+					      struct wl_resource *parent, bool synchronized);
 
 /**
  * Which explicit-sync protocol the client uses on `surface` now

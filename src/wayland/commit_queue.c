@@ -29,20 +29,46 @@ commit_create(struct sb_wl_server *server, struct sync_surface *owner, void *dat
 	c->data = data;
 	sb_wl_acquire_init(&c->acquire);
 	wl_list_init(&c->link);
+	wl_list_init(&c->riders);
 	wl_list_insert(&server->commits, &c->server_link);
 	return c;
 }
 
-/* Take a waiting commit off its surface's queue (and out of the counts). */
+/*
+ * Waiting commits (queued, cached or riding) count toward their surface's
+ * and client's limits; a waiting commit always has its surface and server.
+ */
 static void
-queue_remove(struct sync_surface *ss, struct sb_wl_commit *c)
+commit_count(struct sb_wl_commit *c)
+{
+	c->counted = true;
+	c->owner->queued++;
+	c->owner->client->queued++;
+	c->server->stats.commits_queued++;
+}
+
+static void
+commit_uncount(struct sb_wl_commit *c)
+{
+	if (!c->counted)
+		return;
+	c->counted = false;
+	c->owner->queued--;
+	c->owner->client->queued--;
+	c->server->stats.commits_queued--;
+}
+
+/* Take a commit out of whatever waiting list it is in (and out of the counts). */
+static void
+commit_unwait(struct sb_wl_commit *c)
 {
 	wl_list_remove(&c->link);
 	wl_list_init(&c->link);
-	c->queued = false;
-	ss->queued--;
-	ss->client->queued--;
-	ss->server->stats.commits_queued--;
+	if (c->riding)
+		c->owner->riding--;
+	c->queued = c->cached = c->riding = false;
+	c->carrier = NULL;
+	commit_uncount(c);
 }
 
 /* The wl.commit marker: what became of a commit, and what it waits for. */
@@ -58,8 +84,8 @@ trace_commit(const struct sb_wl_commit *c, const char *result)
 static void
 commit_release_and_free(struct sb_wl_commit *c, int fence_fd)
 {
-	if (c->queued) /* a queued commit always has its surface and server */
-		queue_remove(c->owner, c);
+	if (c->queued || c->cached || c->riding)
+		commit_unwait(c);
 	sb_wl_buffer_release_send(c->server, &c->release, fence_fd);
 	sb_wl_acquire_finish(&c->acquire);
 	wl_list_remove(&c->link);
@@ -70,24 +96,97 @@ commit_release_and_free(struct sb_wl_commit *c, int fence_fd)
 
 /* ---- the queue ---------------------------------------------------------------- */
 
-/* Move a ready commit from the queue to the held list and give it to the compositor. */
-static void
-queue_hand_over(struct sync_surface *ss, struct sb_wl_commit *c)
-{
-	struct sb_wl_server *server = ss->server;
-
-	queue_remove(ss, c);
-	wl_list_insert(ss->held.prev, &c->link);
-	sb_trace("wl.commit_ready surface=%u", wl_resource_get_id(ss->surface));
-	server->impl.commit_ready(c, c->data, server->data);
-}
-
 static int wait_fired(int fd, uint32_t mask, void *data);
 
 static int
-wait_start(struct sync_surface *ss, struct sb_wl_commit *c)
+wait_start(struct sync_surface *ss, struct sb_wl_commit *w)
 {
-	return sb_wl_acquire_wait_start(ss->server, &c->acquire, &ss->wait, wait_fired, ss);
+	int ret = sb_wl_acquire_wait_start(ss->server, &w->acquire, &ss->wait, wait_fired, ss);
+
+	ss->waiting = ret == 0 ? w : NULL;
+	return ret;
+}
+
+static void
+wait_stop(struct sync_surface *ss)
+{
+	sb_wl_acquire_wait_finish(ss->server, &ss->wait);
+	ss->waiting = NULL;
+}
+
+static void
+idle_advance(void *data)
+{
+	struct sync_surface *ss = data;
+
+	ss->idle = NULL;
+	sb_wl_commit_queue_advance(ss);
+}
+
+/*
+ * Advance ss's queue at the end of this dispatch: commit_ready never runs
+ * inside the request that made a transaction ready (the header's promise).
+ */
+static void
+schedule_advance(struct sync_surface *ss)
+{
+	if (ss->idle)
+		return;
+	ss->idle = wl_event_loop_add_idle(ss->server->loop, idle_advance, ss);
+	if (!ss->idle) {
+		sb_error("cannot schedule a ready transaction (no memory); "
+			 "disconnecting its client, whose surface would wait forever");
+		wl_client_post_no_memory(wl_resource_get_client(ss->surface));
+	}
+}
+
+void
+sb_wl_commit_discard(struct sb_wl_commit *c)
+{
+	struct sb_wl_server *server = c->server;
+	struct sb_wl_commit *r, *tmp;
+
+	wl_list_for_each_safe(r, tmp, &c->riders, link)
+		sb_wl_commit_discard(r);
+	/* A transaction waiting for this rider's acquire waits for the next one. */
+	if (c->riding && c->carrier->owner && c->carrier->owner->waiting == c) {
+		wait_stop(c->carrier->owner);
+		schedule_advance(c->carrier->owner);
+	}
+	if (server && server->impl.commit_discard)
+		server->impl.commit_discard(c->data, server->data);
+	/* Never shown: the client may reuse the buffer at once. */
+	commit_release_and_free(c, -1);
+}
+
+/* Give a commit that no longer waits to the compositor. */
+static void
+hand_over_one(struct sb_wl_commit *c)
+{
+	struct sync_surface *owner = c->owner;
+	struct sb_wl_server *server = owner->server;
+	bool rider = c->riding;
+
+	commit_unwait(c);
+	wl_list_insert(owner->held.prev, &c->link);
+	sb_trace("wl.commit_ready surface=%u", wl_resource_get_id(owner->surface));
+	/* The rider's surface's own commits that waited behind it may go now. */
+	if (rider && !owner->riding && !wl_list_empty(&owner->queue))
+		schedule_advance(owner);
+	server->impl.commit_ready(c, c->data, server->data);
+}
+
+/* A ready transaction: its riders (synchronized sub-surfaces), then the commit. */
+static void
+queue_hand_over(struct sb_wl_commit *c)
+{
+	struct sb_wl_commit *r;
+
+	while (!wl_list_empty(&c->riders)) {
+		r = wl_container_of(c->riders.next, r, link);
+		hand_over_one(r);
+	}
+	hand_over_one(c);
 }
 
 /*
@@ -104,28 +203,46 @@ commit_ready_now(struct sb_wl_server *server, struct sb_wl_commit *c)
 	return sb_wl_acquire_is_signalled(server, &c->acquire);
 }
 
-/* Hand every ready commit at the head of the queue to the compositor, in order. */
-static void
-queue_advance(struct sync_surface *ss)
+/*
+ * The first commit of c's transaction (its riders in order, then c) whose
+ * acquire has not signalled, or NULL: the whole transaction may apply. Only
+ * this one is waited for at a time; a signalled one is remembered (ready).
+ */
+static struct sb_wl_commit *
+transaction_pending(struct sb_wl_server *server, struct sb_wl_commit *c)
+{
+	struct sb_wl_commit *r;
+
+	wl_list_for_each(r, &c->riders, link) {
+		if (!r->ready && !(r->ready = commit_ready_now(server, r)))
+			return r;
+	}
+	if (!c->ready && !(c->ready = commit_ready_now(server, c)))
+		return c;
+	return NULL;
+}
+
+/* Hand every ready transaction at the head of the queue to the compositor, in order. */
+void
+sb_wl_commit_queue_advance(struct sync_surface *ss)
 {
 	while (!wl_list_empty(&ss->queue)) {
-		struct sb_wl_commit *c = wl_container_of(ss->queue.next, c, link);
+		struct sb_wl_commit *c = wl_container_of(ss->queue.next, c, link), *w;
 
-		if (!c->ready) {
-			if (ss->wait.source)
+		/* Its own earlier commits ride in an ancestor's transaction: after those. */
+		if (ss->wait.source || ss->riding)
+			return;
+		w = transaction_pending(ss->server, c);
+		if (w) {
+			int ret = wait_start(ss, w);
+			if (ret == 0)
 				return;
-			if (!commit_ready_now(ss->server, c)) {
-				int ret = wait_start(ss, c);
-				if (ret == 0)
-					return;
-				sb_log_errno(SB_LOG_ERROR, ret, "cannot wait for an acquire fence "
-					     "(ours/kernel); disconnecting the client");
-				wl_client_post_no_memory(wl_resource_get_client(ss->surface));
-				return;
-			}
-			c->ready = true;
+			sb_log_errno(SB_LOG_ERROR, ret, "cannot wait for an acquire fence "
+				     "(ours/kernel); disconnecting the client");
+			wl_client_post_no_memory(wl_resource_get_client(ss->surface));
+			return;
 		}
-		queue_hand_over(ss, c);
+		queue_hand_over(c);
 	}
 }
 
@@ -133,45 +250,48 @@ static int
 wait_fired(int fd, uint32_t mask, void *data)
 {
 	struct sync_surface *ss = data;
-	struct sb_wl_commit *head;
+	struct sb_wl_commit *w = ss->waiting, *head;
 
 	sb_trace("wl.acquire_signalled surface=%u", wl_resource_get_id(ss->surface));
 	ss->server->stats.wakeups++;
-	if (!wl_list_empty(&ss->queue)) {
+	if (w) {
+		sb_wl_acquire_wait_fired(ss->server, &w->acquire, &ss->wait);
+		w->ready = true;
+		ss->waiting = NULL;
+	}
+	if (!wl_list_empty(&ss->queue) && !ss->riding) {
 		head = wl_container_of(ss->queue.next, head, link);
-		sb_wl_acquire_wait_fired(ss->server, &head->acquire, &ss->wait);
-		head->ready = true;
 		/*
 		 * Hand the head over before tearing the wait down: removing the
 		 * source (epoll_ctl + close of its duplicate) is two system calls
 		 * that need not stand between the signal and the compositor
 		 * (bench-wake, docs/performance.md figure 3), and nothing else
 		 * makes one before it: the acquire status is read only if the
-		 * compositor asks (sb_wl_acquire_wait_fired()). A commit_ready()
+		 * compositor asks (sb_wl_acquire_wait_fired()); a transaction
+		 * checks its other acquires only when it has some. A commit_ready()
 		 * that re-enters the queue finds ss->wait.source still set and
-		 * leaves the next wait to the queue_advance() below.
+		 * leaves the next wait to the advance below.
 		 */
-		queue_hand_over(ss, head);
+		if (!transaction_pending(ss->server, head))
+			queue_hand_over(head);
 	}
-	sb_wl_acquire_wait_finish(ss->server, &ss->wait);
-	queue_advance(ss);
+	wait_stop(ss);
+	sb_wl_commit_queue_advance(ss);
 	return 0;
 }
 
 void
 sb_wl_commit_queue_discard(struct sync_surface *ss)
 {
-	struct sb_wl_server *server = ss->server;
 	struct sb_wl_commit *c, *tmp;
 
-	sb_wl_acquire_wait_finish(server, &ss->wait);
-	wl_list_for_each_safe(c, tmp, &ss->queue, link) {
-		queue_remove(ss, c);
-		if (server->impl.commit_discard)
-			server->impl.commit_discard(c->data, server->data);
-		/* Never shown: the client may reuse the buffer at once. */
-		commit_release_and_free(c, -1);
+	wait_stop(ss);
+	if (ss->idle) {
+		wl_event_source_remove(ss->idle);
+		ss->idle = NULL;
 	}
+	wl_list_for_each_safe(c, tmp, &ss->queue, link)
+		sb_wl_commit_discard(c);
 }
 
 /*
@@ -188,7 +308,8 @@ check_limits(struct sync_surface *ss)
 	if (ss->queued >= server->max_pending) {
 		server->stats.clients_over_limit++;
 		wl_client_post_implementation_error(client, "wl_surface@%u has %u commits waiting for "
-						    "acquire fences that have not signalled (limit %u)",
+						    "acquire fences that have not signalled or for "
+						    "their parent's commit (limit %u)",
 						    wl_resource_get_id(ss->surface), ss->queued,
 						    server->max_pending);
 		return false;
@@ -204,43 +325,56 @@ check_limits(struct sync_surface *ss)
 	return true;
 }
 
+/*
+ * A commit refused as it is made: the caller's commit_data stays the
+ * caller's (the compositor frees it on a negative return); its riders are
+ * discarded. Its buffer is released at once.
+ */
+static void
+commit_refuse(struct sb_wl_commit *c)
+{
+	struct sb_wl_commit *r, *tmp;
+
+	wl_list_for_each_safe(r, tmp, &c->riders, link)
+		sb_wl_commit_discard(r);
+	commit_release_and_free(c, -1);
+}
+
 /* Queue a commit that must wait; the head starts waiting. Frees c on failure. */
 static int
 queue_commit(struct sync_surface *ss, struct sb_wl_commit *c)
 {
 	struct sb_wl_server *server = ss->server;
+	struct sb_wl_commit *w;
 	int ret;
 
 	if (!check_limits(ss)) {
-		commit_release_and_free(c, -1);
+		commit_refuse(c);
 		return -EPROTO;
 	}
 	wl_list_insert(ss->queue.prev, &c->link);
 	c->queued = true;
-	ss->queued++;
-	ss->client->queued++;
-	server->stats.commits_queued++;
+	commit_count(c);
 	server->stats.commits_deferred++;
 	trace_commit(c, "deferred");
-	if (ss->queue.next != &c->link)
+	if (ss->queue.next != &c->link || ss->riding)
 		return SB_WL_COMMIT_DEFERRED;
-	/* The head: start waiting (it is not signalled, checked by the caller). */
-	ret = wait_start(ss, c);
+	/* The head: wait for its transaction's first pending acquire. */
+	w = transaction_pending(server, c);
+	if (!w) { /* a transaction whose fences have all signalled */
+		schedule_advance(ss);
+		return SB_WL_COMMIT_DEFERRED;
+	}
+	ret = wait_start(ss, w);
 	if (ret < 0) {
 		sb_log_errno(SB_LOG_ERROR, ret, "cannot wait for an acquire fence (ours/kernel)");
-		commit_release_and_free(c, -1);
+		commit_refuse(c);
 		wl_resource_post_no_memory(ss->surface);
 		return -ENOMEM;
 	}
 	return SB_WL_COMMIT_DEFERRED;
 }
 
-/*
- * Queue or hand out a commit of ss (the surface's pending acquire / release,
- * or `implicit`, a snapshot of the buffer's fences, which moves in). Returns
- * SB_WL_COMMIT_APPLY (*out set when the helper keeps the commit),
- * SB_WL_COMMIT_DEFERRED, or -ENOMEM (nothing queued, implicit finished).
- */
 /* Which protocol set what a commit carries (not the sync object's: it may be gone). */
 static enum sb_wl_sync_protocol
 carried_protocol(const struct acquire *a, const struct buffer_release *r)
@@ -252,10 +386,10 @@ carried_protocol(const struct acquire *a, const struct buffer_release *r)
 	return SB_WL_SYNC_IMPLICIT;
 }
 
-int
-sb_wl_commit_queue_submit(struct sb_wl_server *server, struct sync_surface *ss,
-			  struct acquire *implicit, bool buffer, void *commit_data,
-			  struct sb_wl_commit **out)
+/* A new commit of ss with its pending acquire / release (or `implicit`, moved in). */
+static struct sb_wl_commit *
+commit_take_pending(struct sb_wl_server *server, struct sync_surface *ss,
+		    struct acquire *implicit, bool buffer, void *commit_data)
 {
 	/*
 	 * A release goes with a commit that attaches a buffer. With the sync
@@ -263,24 +397,90 @@ sb_wl_commit_queue_submit(struct sb_wl_server *server, struct sync_surface *ss,
 	 * whose sync object is gone waits for the next such commit.
 	 */
 	struct buffer_release none = { 0 }, *release = buffer ? &ss->release : &none;
-	struct sb_wl_commit *c;
-	bool carries;
+	struct sb_wl_commit *c = commit_create(server, ss, commit_data);
 
-	carries = sb_wl_acquire_is_set(&ss->acquire) || sb_wl_buffer_release_is_set(release);
-	if (!carries && !sb_wl_acquire_is_set(implicit) && wl_list_empty(&ss->queue))
-		return SB_WL_COMMIT_APPLY;
-
-	c = commit_create(server, ss, commit_data);
 	if (!c) {
 		sb_wl_acquire_finish(implicit);
-		return -ENOMEM;
+		return NULL;
 	}
 	c->protocol = carried_protocol(&ss->acquire, release);
 	/* An implicit snapshot is only taken when the client set no acquire. */
 	sb_wl_acquire_move(&c->acquire, sb_wl_acquire_is_set(implicit) ? implicit : &ss->acquire);
 	sb_wl_buffer_release_move(&c->release, release);
+	return c;
+}
 
-	if (!wl_list_empty(&ss->queue) || !commit_ready_now(server, c))
+static void
+discard_list(struct wl_list *list)
+{
+	struct sb_wl_commit *c, *tmp;
+
+	wl_list_for_each_safe(c, tmp, list, link)
+		sb_wl_commit_discard(c);
+}
+
+int
+sb_wl_commit_queue_cache(struct sb_wl_server *server, struct sync_surface *ss,
+			 struct acquire *implicit, bool buffer, void *commit_data)
+{
+	struct sb_wl_commit *c;
+
+	if (!check_limits(ss)) {
+		sb_wl_acquire_finish(implicit);
+		return -EPROTO;
+	}
+	c = commit_take_pending(server, ss, implicit, buffer, commit_data);
+	if (!c)
+		return -ENOMEM;
+	/* Its synchronized children's cached state is now part of its own. */
+	sb_wl_subsurface_gather_children(ss, &ss->cached);
+	wl_list_insert(ss->cached.prev, &c->link);
+	c->cached = true;
+	commit_count(c);
+	trace_commit(c, "cached");
+	return SB_WL_COMMIT_DEFERRED;
+}
+
+/*
+ * Queue or hand out a commit of ss (the surface's pending acquire / release,
+ * or `implicit`, a snapshot of the buffer's fences, which moves in), with
+ * what its synchronized sub-surfaces cached for it. Returns
+ * SB_WL_COMMIT_APPLY (*out set when the helper keeps the commit),
+ * SB_WL_COMMIT_DEFERRED, -EPROTO or -ENOMEM (nothing queued, implicit
+ * finished).
+ */
+int
+sb_wl_commit_queue_submit(struct sb_wl_server *server, struct sync_surface *ss,
+			  struct acquire *implicit, bool buffer, void *commit_data,
+			  struct sb_wl_commit **out)
+{
+	struct sb_wl_commit *c, *r;
+	struct wl_list riders;
+	bool carries;
+
+	wl_list_init(&riders);
+	sb_wl_subsurface_gather(ss, &riders);
+	carries = sb_wl_acquire_is_set(&ss->acquire) ||
+		  (buffer && sb_wl_buffer_release_is_set(&ss->release));
+	if (!carries && !sb_wl_acquire_is_set(implicit) && wl_list_empty(&ss->queue) &&
+	    wl_list_empty(&riders) && !ss->riding)
+		return SB_WL_COMMIT_APPLY;
+
+	c = commit_take_pending(server, ss, implicit, buffer, commit_data);
+	if (!c) {
+		discard_list(&riders);
+		return -ENOMEM;
+	}
+	wl_list_for_each(r, &riders, link) {
+		r->cached = false;
+		r->riding = true;
+		r->carrier = c;
+		r->owner->riding++;
+	}
+	wl_list_insert_list(&c->riders, &riders);
+
+	if (!wl_list_empty(&ss->queue) || ss->riding || !wl_list_empty(&c->riders) ||
+	    !commit_ready_now(server, c))
 		return queue_commit(ss, c);
 	c->ready = true;
 	trace_commit(c, "apply");

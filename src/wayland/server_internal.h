@@ -140,9 +140,21 @@ struct buffer_release {
 struct sb_wl_commit {
 	struct sb_wl_server *server; /* NULL once the server is gone */
 	struct wl_list server_link;  /* server->commits */
-	struct wl_list link;         /* owner->queue or owner->held */
+	/* owner->queue or owner->held; or, for a synchronized sub-surface,
+	 * an ancestor's `cached` or a transaction's `riders` */
+	struct wl_list link;
 	struct sync_surface *owner;  /* NULL once the wl_surface is gone */
-	bool queued;
+	/*
+	 * Commits of synchronized sub-surfaces applied with this one (a
+	 * transaction, subsurface.c): handed out before it, in order, once
+	 * every acquire of the transaction has signalled.
+	 */
+	struct wl_list riders;
+	bool queued;  /* in owner->queue */
+	bool cached;  /* in an ancestor's (or owner's) `cached`: waits for its parent's commit */
+	bool riding;  /* in carrier->riders */
+	bool counted; /* in its owner's (and client's) waiting counts */
+	struct sb_wl_commit *carrier; /* riding: the commit whose transaction it is in */
 	bool ready;   /* acquire signalled (or nothing to wait for) */
 	/* Next to the bools: one commit per pending wait, figure 5 counts its bytes. */
 	enum sb_wl_sync_protocol protocol;
@@ -169,9 +181,21 @@ struct sync_surface {
 	struct buffer_release release;
 
 	struct wl_list queue; /* sb_wl_commit.link, oldest first */
-	uint32_t queued;
+	uint32_t queued;      /* waiting commits of this surface: queued, cached or riding */
 	struct wl_list held;  /* sb_wl_commit.link: with the compositor */
-	struct acquire_wait wait; /* the queue head's, when it waits */
+	struct acquire_wait wait; /* the queue head's transaction's, when it waits */
+	struct sb_wl_commit *waiting; /* whose acquire `wait` is for (the head or a rider) */
+	struct wl_event_source *idle; /* a ready transaction handed out at the end of the dispatch */
+
+	/* wl_subsurface, as the compositor tells it (subsurface.c) */
+	struct sync_surface *parent;  /* NULL: not a sub-surface */
+	struct wl_list child_link;    /* parent->children */
+	struct wl_list children;
+	bool sync_mode;               /* set_sync (the default) */
+	/* Commits held for the parent's next commit (this surface's and its
+	 * synchronized descendants', in the order they are to be applied). */
+	struct wl_list cached;
+	uint32_t riding;              /* own commits riding in a transaction not handed out */
 };
 
 /*
@@ -259,9 +283,34 @@ extern char sb_wl_sync_inert;
 struct sync_surface *sb_wl_sync_object_get_surface(struct wl_resource *sync,
 						   uint32_t no_surface_error);
 
+/* ---- subsurface.c ---- */
+/* ss's commits are held for its parent's: it or an ancestor sub-surface is synchronized. */
+bool sb_wl_subsurface_is_synchronized(const struct sync_surface *ss);
+/*
+ * Move what applies with ss's next commit to the end of `list`, in order:
+ * ss's own cached commits (from before a set_desync), then those of each
+ * synchronized child. The commits keep their flags.
+ */
+void sb_wl_subsurface_gather(struct sync_surface *ss, struct wl_list *list);
+/* Only those of ss's synchronized children. */
+void sb_wl_subsurface_gather_children(struct sync_surface *ss, struct wl_list *list);
+/* ss (its wl_surface, or the helper) is going: unlink it from the tree, drop what it held back. */
+void sb_wl_subsurface_detach_all(struct sync_surface *ss);
+
 /* ---- commit_queue.c ---- */
 /* The wl_surface is gone (or the server is): its waiting commits never apply. */
 void sb_wl_commit_queue_discard(struct sync_surface *ss);
+/* A commit that will never apply: discard it (commit_discard), release its buffer, free it. */
+void sb_wl_commit_discard(struct sb_wl_commit *c);
+/* Hand ss's ready queue head(s) to the compositor; start the next wait. */
+void sb_wl_commit_queue_advance(struct sync_surface *ss);
+/*
+ * A commit of a synchronized sub-surface: held in ss->cached (with what its
+ * own synchronized children cached before it) until its parent's next
+ * commit. SB_WL_COMMIT_DEFERRED, -EPROTO (over a limit; posted) or -ENOMEM.
+ */
+int sb_wl_commit_queue_cache(struct sb_wl_server *server, struct sync_surface *ss,
+			     struct acquire *implicit, bool buffer, void *commit_data);
 /*
  * A commit of ss with its pending acquire / release or `implicit` (moved in);
  * buffer: the commit attaches one (a pending release waits for such a

@@ -59,6 +59,9 @@ sb_wl_sync_surface_get(struct sb_wl_server *server, struct wl_resource *surface)
 	sb_wl_acquire_init(&ss->acquire);
 	wl_list_init(&ss->queue);
 	wl_list_init(&ss->held);
+	wl_list_init(&ss->children);
+	wl_list_init(&ss->child_link);
+	wl_list_init(&ss->cached);
 	sb_wl_acquire_wait_init(&ss->wait);
 	ss->surface_destroy.notify = surface_destroy_notify;
 	wl_resource_add_destroy_listener(surface, &ss->surface_destroy);
@@ -72,6 +75,7 @@ sb_wl_sync_surface_free(struct sync_surface *ss, bool helper_gone)
 	struct sb_wl_commit *c, *tmp;
 
 	sb_wl_commit_queue_discard(ss);
+	sb_wl_subsurface_detach_all(ss);
 	sb_wl_sync_surface_clear_pending(ss);
 	wl_list_for_each_safe(c, tmp, &ss->held, link) {
 		wl_list_remove(&c->link);
@@ -214,6 +218,7 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 {
 	struct sync_surface *ss;
 	struct acquire implicit;
+	bool buffer;
 	int ret;
 
 	if (out)
@@ -240,8 +245,11 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 	if (!ss)
 		return SB_WL_COMMIT_APPLY; /* no sync object, nothing to wait for */
 
-	ret = sb_wl_commit_queue_submit(server, ss, &implicit, info->buffer_attached && info->buffer,
-					commit_data, out);
+	buffer = info->buffer_attached && info->buffer;
+	if (sb_wl_subsurface_is_synchronized(ss))
+		ret = sb_wl_commit_queue_cache(server, ss, &implicit, buffer, commit_data);
+	else
+		ret = sb_wl_commit_queue_submit(server, ss, &implicit, buffer, commit_data, out);
 	if (ret == -ENOMEM) {
 		sb_wl_sync_surface_clear_pending(ss);
 		wl_resource_post_no_memory(surface);

@@ -36,7 +36,9 @@ registry_global(void *data, struct wl_registry *registry, uint32_t name, const c
 {
 	struct wlt_client *c = data;
 
-	if (strcmp(iface, wl_compositor_interface.name) == 0)
+	if (strcmp(iface, wl_subcompositor_interface.name) == 0)
+		c->subcompositor = wl_registry_bind(registry, name, &wl_subcompositor_interface, 1);
+	else if (strcmp(iface, wl_compositor_interface.name) == 0)
 		c->compositor = wl_registry_bind(registry, name, &wl_compositor_interface, 4);
 	else if (strcmp(iface, wl_shm_interface.name) == 0)
 		c->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
@@ -92,6 +94,8 @@ wlt_client_disconnect(struct wlt_client *c)
 		wl_shm_destroy(c->shm);
 	if (c->compositor)
 		wl_compositor_destroy(c->compositor);
+	if (c->subcompositor)
+		wl_subcompositor_destroy(c->subcompositor);
 	if (c->registry)
 		wl_registry_destroy(c->registry);
 	wl_display_disconnect(c->display);

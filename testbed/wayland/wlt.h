@@ -33,6 +33,7 @@ struct wlt_client {
 	struct wl_display *display;
 	struct wl_registry *registry;
 	struct wl_compositor *compositor;
+	struct wl_subcompositor *subcompositor;
 	struct wl_shm *shm;
 	struct zwp_linux_dmabuf_v1 *dmabuf;
 	struct zwp_linux_explicit_synchronization_v1 *explicit_sync;
