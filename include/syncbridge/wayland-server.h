@@ -115,7 +115,9 @@ struct sb_wl_server_impl {
 	/**
 	 * A commit that sb_wl_server_surface_commit() deferred is ready: apply
 	 * commit_data now. Called in commit order per surface, never from inside
-	 * sb_wl_server_surface_commit(). Do not destroy the surface from here.
+	 * sb_wl_server_surface_commit(); a synchronized sub-surface's commits
+	 * come right before their parent's (sb_wl_server_surface_set_parent()).
+	 * Do not destroy the surface from here.
 	 */
 	void (*commit_ready)(struct sb_wl_commit *commit, void *commit_data, void *data);
 	/**
