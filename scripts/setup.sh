@@ -42,10 +42,13 @@ base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
 	foot xwayland gtk-4-examples mpv glmark2-es2-wayland mesa-utils fonts-dejavu-core)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
 # SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
-# drmSyncobjEventfd; wayland-protocols 1.43 has linux-drm-syncobj-v1).
+# drmSyncobjEventfd; wayland-protocols 1.43 has linux-drm-syncobj-v1;
+# PipeWire 1.4 has SPA_META_SyncTimeline and SPA_DATA_SyncObj, bookworm's 0.3.65
+# neither).
 bp_pkgs=(meson libdrm-dev libdrm2 mesa-vulkan-drivers libegl-mesa0 libgbm1 libgbm-dev
 	libgl1-mesa-dri libglapi-mesa libegl-dev libgles-dev
-	libwayland-dev libwayland-client0 libwayland-server0 wayland-protocols weston)
+	libwayland-dev libwayland-client0 libwayland-server0 wayland-protocols weston
+	pipewire pipewire-bin libpipewire-0.3-dev libspa-0.2-dev)
 
 # Commands the build and the test VM need; used to explain a non-Debian host.
 needed_cmds=(cc meson ninja pkg-config qemu-system-x86_64 cpio xz)

@@ -1,0 +1,93 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Two processes, one video stream, through the real PipeWire daemon
+# (docs/pipewire.md): pw-frames as the producer (vgem dma-bufs whose frames
+# are written after they are queued, behind a pending vgem fence) and as the
+# consumer, with the explicit sync of libsyncbridge-pipewire in between.
+#
+#   pw-peer.sh PW_FRAMES [--control] [--frames N]
+#
+# The daemon is Debian's pipewire (bookworm-backports 1.4) with its default
+# configuration, in a runtime directory of its own; no session manager runs,
+# so the two streams are linked the way a user would by hand: pw-link.
+# Passes when the consumer saw N frames through explicit sync, none torn.
+# --control: SYNCBRIDGE_DISABLE=1 on both sides (plain buffers, no waits):
+# passes only if torn frames are seen — what the bridge prevents.
+set -u
+frames_bin=$1
+shift
+control= frames=20
+while [ $# -gt 0 ]; do
+	case $1 in
+	--control) control=1 ;;
+	--frames) frames=$2; shift ;;
+	*) echo "usage: pw-peer.sh PW_FRAMES [--control] [--frames N]" >&2; exit 2 ;;
+	esac
+	shift
+done
+for c in pipewire pw-link; do
+	command -v $c >/dev/null || { echo "SKIP: $c is not installed (scripts/setup.sh installs PipeWire)"; exit 77; }
+done
+[ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem and virtio_gpu make the buffers and timelines)"; exit 77; }
+rt=$(mktemp -d /tmp/sb-pw-XXXXXX)
+chmod 700 "$rt"
+export XDG_RUNTIME_DIR=$rt PIPEWIRE_RUNTIME_DIR=$rt
+unset PIPEWIRE_REMOTE
+pids=
+cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$rt"; }
+trap cleanup EXIT
+env=
+[ -n "$control" ] && env=SYNCBRIDGE_DISABLE=1
+
+pipewire >"$rt/daemon.log" 2>&1 &
+pids="$pids $!"
+for _ in $(seq 1 100); do [ -S "$rt/pipewire-0" ] && break; sleep 0.1; done
+[ -S "$rt/pipewire-0" ] || { echo "Bail out! the daemon did not start"; cat "$rt/daemon.log"; exit 1; }
+
+env $env "$frames_bin" --role producer --frames 100000 >"$rt/producer.log" 2>&1 &
+pids="$pids $!"
+env $env "$frames_bin" --role consumer --frames "$frames" >"$rt/consumer.log" 2>&1 &
+cpid=$!
+pids="$pids $cpid"
+
+# Link the producer's output port to the consumer's input port (no session manager).
+out= in=
+for _ in $(seq 1 100); do
+	out=$(pw-link -o 2>/dev/null | grep -m1 'sb-frames-producer:')
+	in=$(pw-link -i 2>/dev/null | grep -m1 'sb-frames-consumer:')
+	[ -n "$out" ] && [ -n "$in" ] && break
+	sleep 0.1
+done
+[ -n "$out" ] && [ -n "$in" ] || {
+	echo "Bail out! the streams' ports did not appear"; pw-link -o; pw-link -i
+	cat "$rt/producer.log" "$rt/consumer.log"; exit 1; }
+pw-link "$out" "$in" || { echo "Bail out! pw-link $out $in failed"; exit 1; }
+echo "# linked $out -> $in"
+
+# The consumer exits after its frames (10 per second); 60 s at most.
+for _ in $(seq 1 600); do kill -0 $cpid 2>/dev/null || break; sleep 0.1; done
+if kill -0 $cpid 2>/dev/null; then
+	echo "not ok - the consumer did not get $frames frames in 60 s"
+	cat "$rt/consumer.log" "$rt/producer.log"; exit 1
+fi
+wait $cpid
+crc=$?
+cat "$rt/consumer.log"
+grep -q '^frames=' "$rt/consumer.log" || { echo "not ok - the consumer failed (exit $crc)"; cat "$rt/producer.log"; exit 1; }
+line=$(grep '^frames=' "$rt/consumer.log")
+got=$(echo "$line" | sed 's/.*frames=\([0-9]*\).*/\1/')
+torn=$(echo "$line" | sed 's/.*torn=\([0-9]*\).*/\1/')
+synced=$(echo "$line" | sed 's/.*synced=\([0-9]*\).*/\1/')
+if [ -n "$control" ]; then
+	if [ "$torn" -gt 0 ]; then
+		echo "ok - control: without the bridge $torn of $got frames were read before their writes finished"
+		exit 0
+	fi
+	echo "not ok - control: no torn frame seen ($got frames)"; exit 1
+fi
+rc=0
+[ "$crc" = 0 ] && echo "ok - the consumer exited 0" || { echo "not ok - the consumer exited $crc"; rc=1; }
+[ "$got" -ge "$frames" ] && echo "ok - $got frames" || { echo "not ok - $got of $frames frames"; rc=1; }
+[ "$synced" -gt 0 ] && echo "ok - explicit sync negotiated ($synced buffers with the SyncTimeline meta)" || { echo "not ok - no buffer with explicit sync (the fallback was negotiated)"; rc=1; }
+[ "$torn" = 0 ] && echo "ok - no torn frame" || { echo "not ok - $torn torn frames"; rc=1; }
+exit $rc
