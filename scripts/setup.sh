@@ -39,7 +39,8 @@ base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
 	valgrind strace librsvg2-bin glslang-tools xvfb v4l-utils libpng-dev
 	clang libclang-rt-14-dev wayland-utils libxkbcommon-dev xkb-data wl-clipboard
 	qemu-system-gui libvirglrenderer1 libsdl2-2.0-0 debootstrap
-	foot xwayland gtk-4-examples mpv glmark2-es2-wayland mesa-utils fonts-dejavu-core)
+	foot xwayland gtk-4-examples mpv glmark2-es2-wayland mesa-utils fonts-dejavu-core
+	gstreamer1.0-tools)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
 # SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
 # drmSyncobjEventfd; wayland-protocols 1.43 has linux-drm-syncobj-v1;
@@ -48,7 +49,7 @@ base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
 bp_pkgs=(meson libdrm-dev libdrm2 mesa-vulkan-drivers libegl-mesa0 libgbm1 libgbm-dev
 	libgl1-mesa-dri libglapi-mesa libegl-dev libgles-dev
 	libwayland-dev libwayland-client0 libwayland-server0 wayland-protocols weston
-	pipewire pipewire-bin libpipewire-0.3-dev libspa-0.2-dev)
+	pipewire pipewire-bin libpipewire-0.3-dev libspa-0.2-dev gstreamer1.0-pipewire)
 
 # Commands the build and the test VM need; used to explain a non-Debian host.
 needed_cmds=(cc meson ninja pkg-config qemu-system-x86_64 cpio xz)

@@ -8,12 +8,12 @@
  *   pw-frames --role consumer [--frames N] [--name NAME]
  *
  * The producer is the graph's driver: every 100 ms it takes a buffer (a 16x16
- * XRGB vgem dma-buf), whose last release point must have signalled (watched
- * in the loop: never a blocking wait in process), makes a pending vgem fence
- * its acquire fence (sb_pw_producer_set_acquire()), queues it, and only
- * --write-ms later (a GPU still writing) fills every pixel with the frame
- * number and signals the fence. The frame number also goes into the
- * SPA_META_Header seq.
+ * XRGB vgem dma-buf, or a memfd for a peer that takes no dma-bufs), whose
+ * last release point must have signalled (watched in the loop: never a
+ * blocking wait in process), makes a pending vgem fence its acquire fence
+ * (sb_pw_producer_set_acquire()), queues it, and its "GPU" (a thread of its
+ * own) fills every pixel with the frame number only --write-ms later, then
+ * signals the fence. The frame number also goes into the SPA_META_Header seq.
  *
  * The consumer waits for the acquire point (sb_pw_consumer_acquire(), a
  * CPU wait on the sync_file here; a GPU would wait on it), reads the frame
@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,13 +56,29 @@ struct app;
 struct slot {
 	struct app *app;
 	struct pw_buffer *pwb;
-	struct sbk_buf buf;       /* producer: the vgem dma-buf */
+	struct sbk_buf buf;       /* producer: the vgem dma-buf (fd -1: a memfd plane) */
+	void *wmap;               /* producer: where the "GPU" writes */
+	int memfd;                /* producer: the memfd plane, or -1 */
 	void *map;                /* consumer: its own mapping of plane 0 */
-	struct sbk_fence fence;   /* producer: the frame's "GPU" fence */
-	bool fence_live;
 	uint32_t frame;
-	struct spa_source *write_timer;
 	struct spa_source *release_io;
+};
+
+/* The producer's "GPU": a thread that writes each frame --write-ms after it was queued. */
+struct gpu_job {
+	uint32_t *pixels;
+	uint32_t frame;
+	struct sbk_fence fence; /* the job's: signalled and destroyed by the thread */
+	struct gpu_job *next;
+};
+
+struct gpu {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct gpu_job *head, **tail;
+	bool stop;
+	int write_ms;
 };
 
 struct app {
@@ -79,7 +96,47 @@ struct app {
 	struct slot *waiting; /* producer: a buffer dequeued, waiting for its release */
 	uint32_t next_frame;
 	bool streaming;
+	struct gpu gpu;
 };
+
+static void *
+gpu_thread(void *data)
+{
+	struct gpu *g = data;
+
+	pthread_mutex_lock(&g->lock);
+	for (;;) {
+		while (!g->head && !g->stop)
+			pthread_cond_wait(&g->cond, &g->lock);
+		if (!g->head)
+			break;
+		struct gpu_job *j = g->head;
+		g->head = j->next;
+		if (!g->head)
+			g->tail = &g->head;
+		pthread_mutex_unlock(&g->lock);
+		sbk_sleep_ns((int64_t)g->write_ms * 1000000);
+		for (int i = 0; i < SIZE / 4; i++)
+			j->pixels[i] = j->frame;
+		sbk_fence_signal(&j->fence);
+		sbk_fence_destroy(&j->fence);
+		free(j);
+		pthread_mutex_lock(&g->lock);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return NULL;
+}
+
+static void
+gpu_submit(struct gpu *g, struct gpu_job *j)
+{
+	pthread_mutex_lock(&g->lock);
+	j->next = NULL;
+	*g->tail = j;
+	g->tail = &j->next;
+	pthread_cond_signal(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
 
 static struct slot *
 slot_of(struct app *a, struct pw_buffer *b)
@@ -124,8 +181,7 @@ on_param_changed(void *data, uint32_t id, const struct spa_pod *param)
 	if (id != SPA_PARAM_Format || !param)
 		return;
 	n = sb_pw_build_params(a->sync, &b, params, 4, 4, 1, SIZE, STRIDE,
-			       a->producer ? 1 << SPA_DATA_DmaBuf
-					   : (1 << SPA_DATA_DmaBuf) | (1 << SPA_DATA_MemFd));
+			       (1 << SPA_DATA_DmaBuf) | (1 << SPA_DATA_MemFd));
 	if (n < 0) {
 		fail(a, "sb_pw_build_params", n);
 		return;
@@ -144,27 +200,45 @@ on_add_buffer(void *data, struct pw_buffer *pwb)
 	struct slot *s;
 	int ret;
 
-	if (a->nslots == MAX_BUFS) {
+	s = slot_of(a, NULL); /* a slot whose buffer was removed */
+	if (!s && a->nslots == MAX_BUFS) {
 		fail(a, "too many buffers", ENOSPC);
 		return;
 	}
-	s = &a->slots[a->nslots++];
+	if (!s)
+		s = &a->slots[a->nslots++];
 	memset(s, 0, sizeof(*s));
 	s->app = a;
 	s->pwb = pwb;
 	s->buf.fd = -1;
+	s->memfd = -1;
 	if (a->producer) {
 		struct spa_data *d = &buf->datas[0];
 
-		ret = sbk_buf_create(SBK_BUF_VGEM, a->vgem, SIZE, &s->buf);
-		if (ret) {
-			fail(a, "vgem buffer", ret);
-			return;
+		/* datas[0].type holds the types negotiated: a dma-buf where the peer takes it. */
+		if (d->type & (1u << SPA_DATA_DmaBuf)) {
+			ret = sbk_buf_create(SBK_BUF_VGEM, a->vgem, SIZE, &s->buf);
+			if (ret) {
+				fail(a, "vgem buffer", ret);
+				return;
+			}
+			s->wmap = s->buf.map;
+			d->type = SPA_DATA_DmaBuf;
+			d->fd = fcntl(s->buf.fd, F_DUPFD_CLOEXEC, 0);
+		} else {
+			s->memfd = memfd_create("sb-frames", MFD_CLOEXEC);
+			if (s->memfd < 0 || ftruncate(s->memfd, SIZE) < 0 ||
+			    (s->wmap = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, s->memfd, 0)) ==
+				    MAP_FAILED) {
+				s->wmap = NULL;
+				fail(a, "memfd buffer", errno);
+				return;
+			}
+			d->type = SPA_DATA_MemFd;
+			d->fd = fcntl(s->memfd, F_DUPFD_CLOEXEC, 0);
 		}
-		memset(s->buf.map, 0, SIZE);
-		d->type = SPA_DATA_DmaBuf;
+		memset(s->wmap, 0, SIZE);
 		d->flags = SPA_DATA_FLAG_READWRITE;
-		d->fd = fcntl(s->buf.fd, F_DUPFD_CLOEXEC, 0);
 		d->mapoffset = 0;
 		d->maxsize = SIZE;
 		d->data = NULL;
@@ -199,16 +273,14 @@ on_remove_buffer(void *data, struct pw_buffer *pwb)
 		close((int)pwb->buffer->datas[0].fd);
 		pwb->buffer->datas[0].fd = -1;
 	}
-	if (s->write_timer)
-		pw_loop_destroy_source(pw_main_loop_get_loop(a->loop), s->write_timer);
 	if (s->release_io)
 		pw_loop_destroy_source(pw_main_loop_get_loop(a->loop), s->release_io);
-	if (s->fence_live) {
-		sbk_fence_signal(&s->fence);
-		sbk_fence_destroy(&s->fence);
-	}
 	if (s->map)
 		munmap(s->map, pwb->buffer->datas[0].maxsize);
+	if (s->memfd >= 0) {
+		munmap(s->wmap, SIZE);
+		close(s->memfd);
+	}
 	sbk_buf_destroy(&s->buf);
 	s->pwb = NULL;
 	if (a->waiting == s)
@@ -217,47 +289,46 @@ on_remove_buffer(void *data, struct pw_buffer *pwb)
 
 /* ---- producer ----------------------------------------------------------------------- */
 
-/* --write-ms after the queue: the "GPU" finishes the frame, then its fence signals. */
-static void
-on_write_done(void *data, uint64_t expirations)
-{
-	struct slot *s = data;
-
-	for (uint32_t *p = s->buf.map, *end = p + SIZE / 4; p < end; p++)
-		*p = s->frame;
-	sbk_fence_signal(&s->fence);
-	sbk_fence_destroy(&s->fence);
-	s->fence_live = false;
-}
-
+/* A frame: its write goes to the "GPU", and the buffer out behind its fence. */
 static void
 produce(struct app *a, struct slot *s)
 {
 	struct spa_buffer *buf = s->pwb->buffer;
 	struct spa_meta_header *h = spa_buffer_find_meta_data(buf, SPA_META_Header, sizeof(*h));
-	struct timespec ts = { .tv_nsec = (long)a->write_ms * 1000000 };
-	int ret;
+	struct gpu_job *j = calloc(1, sizeof(*j));
+	int fence, ret;
 
+	if (!j) {
+		fail(a, "no memory", ENOMEM);
+		return;
+	}
 	s->frame = ++a->next_frame;
-	ret = sbk_fence_create(a->vgem, true, &s->fence);
+	ret = sbk_fence_create(a->vgem, true, &j->fence);
 	if (ret) {
+		free(j);
 		fail(a, "vgem fence", ret);
 		return;
 	}
-	s->fence_live = true;
-	ret = sb_pw_producer_set_acquire(a->sync, buf, s->fence.sync_file);
+	fence = fcntl(j->fence.sync_file, F_DUPFD_CLOEXEC, 0);
+	j->pixels = s->wmap;
+	j->frame = s->frame;
+	gpu_submit(&a->gpu, j); /* the thread owns the job and its fence now */
+	/* A memfd plane (the fallback) waits here for the write: the GPU is its own thread. */
+	ret = sb_pw_producer_set_acquire(a->sync, buf, fence);
+	close(fence);
 	if (ret) {
 		fail(a, "sb_pw_producer_set_acquire", ret);
 		return;
 	}
-	if (h)
+	if (h) {
+		h->flags = 0;
 		h->seq = s->frame;
+		h->pts = sbk_now_ns();
+		h->dts_offset = 0;
+	}
 	buf->datas[0].chunk->offset = 0;
 	buf->datas[0].chunk->size = SIZE;
 	buf->datas[0].chunk->stride = STRIDE;
-	if (!s->write_timer)
-		s->write_timer = pw_loop_add_timer(pw_main_loop_get_loop(a->loop), on_write_done, s);
-	pw_loop_update_timer(pw_main_loop_get_loop(a->loop), s->write_timer, &ts, NULL, false);
 	pw_stream_queue_buffer(a->stream, s->pwb);
 }
 
@@ -446,6 +517,14 @@ main(int argc, char **argv)
 		return 77;
 	}
 
+	a.gpu.tail = &a.gpu.head;
+	a.gpu.write_ms = a.write_ms;
+	pthread_mutex_init(&a.gpu.lock, NULL);
+	pthread_cond_init(&a.gpu.cond, NULL);
+	if (a.producer && pthread_create(&a.gpu.thread, NULL, gpu_thread, &a.gpu) != 0) {
+		fprintf(stderr, "pw-frames: cannot start the GPU thread\n");
+		return 1;
+	}
 	pw_init(&argc, &argv);
 	a.loop = pw_main_loop_new(NULL);
 	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGINT, on_signal, &a);
@@ -477,6 +556,13 @@ main(int argc, char **argv)
 		printf("frames=%d torn=%d synced=%d\n", a.done, a.torn, a.synced);
 	pw_stream_destroy(a.stream);
 	pw_main_loop_destroy(a.loop);
+	if (a.producer) {
+		pthread_mutex_lock(&a.gpu.lock);
+		a.gpu.stop = true;
+		pthread_cond_signal(&a.gpu.cond);
+		pthread_mutex_unlock(&a.gpu.lock);
+		pthread_join(a.gpu.thread, NULL);
+	}
 	sb_pw_sync_destroy(a.sync);
 	close(a.drm);
 	if (a.vgem >= 0)
