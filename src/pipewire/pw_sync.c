@@ -234,6 +234,13 @@ sb_pw_buffer_is_synced(const struct sb_pw_sync *sync, const struct spa_buffer *b
 	return b && b->synced;
 }
 
+/* A fence the caller gives: -1 (none) or a sync_file the kernel describes. */
+static int
+check_fence(int fence_fd)
+{
+	return fence_fd == -1 ? 0 : sb_sync_file_check(fence_fd, NULL, NULL);
+}
+
 /* ---- producer ------------------------------------------------------------------ */
 
 int
@@ -284,11 +291,9 @@ sb_pw_producer_set_acquire(struct sb_pw_sync *sync, struct spa_buffer *buf, int 
 
 	if (!b)
 		return -ENOENT;
-	if (fence_fd != -1) {
-		ret = sb_sync_file_check(fence_fd, NULL, NULL);
-		if (ret)
-			return ret;
-	}
+	ret = check_fence(fence_fd);
+	if (ret)
+		return ret;
 	if (sync->disabled)
 		return 0;
 	if (!b->synced) {
@@ -355,11 +360,9 @@ sb_pw_consumer_release(struct sb_pw_sync *sync, struct spa_buffer *buf, int fenc
 
 	if (!b)
 		return -ENOENT;
-	if (fence_fd != -1) {
-		ret = sb_sync_file_check(fence_fd, NULL, NULL);
-		if (ret)
-			return ret;
-	}
+	ret = check_fence(fence_fd);
+	if (ret)
+		return ret;
 	if (sync->disabled)
 		return 0;
 	if (!b->synced)

@@ -228,5 +228,13 @@ struct wlt_comp_sample {
 void wlt_comp_sample(struct wlt_comp *w, struct wlt_comp_sample *out);
 /* Open fds of this process. */
 int wlt_count_fds(void);
+/* The same, polled until it is `want` or timeout_ns passed: the last count. */
+int wlt_count_fds_wait(int want, int64_t timeout_ns);
+/*
+ * libwayland-server keeps one timerfd per event loop from its first timer on
+ * (the render fences' timers): make it now, so that fd counts taken after
+ * this do not see it appear.
+ */
+void wlt_comp_keep_timerfd(struct wlt_comp *w);
 
 #endif

@@ -378,3 +378,36 @@ wlt_comp_wait_renders(struct wlt_comp *w, int64_t timeout_ns)
 {
 	return comp_wait(w, renders_done, 0, timeout_ns);
 }
+
+static int
+timer_noop(void *data)
+{
+	return 0;
+}
+
+static void
+add_and_remove_timer(void *data)
+{
+	struct wl_event_loop *loop = wl_display_get_event_loop(sbwl_comp_get_display(data));
+	struct wl_event_source *s = wl_event_loop_add_timer(loop, timer_noop, NULL);
+
+	if (s)
+		wl_event_source_remove(s);
+}
+
+void
+wlt_comp_keep_timerfd(struct wlt_comp *w)
+{
+	wlt_comp_call(w, add_and_remove_timer, w->comp);
+}
+
+int
+wlt_count_fds_wait(int want, int64_t timeout_ns)
+{
+	int64_t end = sbk_now_ns() + timeout_ns;
+	int n;
+
+	while ((n = wlt_count_fds()) != want && sbk_now_ns() < end)
+		sbk_sleep_ns(10 * WLT_MS);
+	return n;
+}

@@ -35,41 +35,20 @@ for c in pipewire pw-link gst-launch-1.0 python3; do
 done
 gst-inspect-1.0 pipewiresrc >/dev/null 2>&1 || { echo "SKIP: no pipewiresrc (gstreamer1.0-pipewire)"; exit 77; }
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri"; exit 77; }
-rt=$(mktemp -d /tmp/sb-pwgst-XXXXXX)
-chmod 700 "$rt"
-export XDG_RUNTIME_DIR=$rt PIPEWIRE_RUNTIME_DIR=$rt
-unset PIPEWIRE_REMOTE
-pids=
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$rt"; }
-trap cleanup EXIT
+. "$(dirname "$0")/pw-common.sh"
+pw_setup sb-pwgst
 env=
 [ -n "$control" ] && env=SYNCBRIDGE_DISABLE=1
+pw_start_daemon
 
-pipewire >"$rt/daemon.log" 2>&1 &
-pids="$pids $!"
-for _ in $(seq 1 100); do [ -S "$rt/pipewire-0" ] && break; sleep 0.1; done
-[ -S "$rt/pipewire-0" ] || { echo "Bail out! the daemon did not start"; cat "$rt/daemon.log"; exit 1; }
-
-env $env "$frames_bin" --role producer --frames 100000 >"$rt/producer.log" 2>&1 &
-pids="$pids $!"
+pw_spawn env $env "$frames_bin" --role producer --frames 100000 >"$rt/producer.log" 2>&1
 gst-launch-1.0 -q pipewiresrc stream-properties="props,node.name=sb-gst-consumer" \
 	num-buffers="$frames" ! video/x-raw,format=BGRx,width=16,height=16 \
 	! filesink sync=false location="$rt/frames.raw" >"$rt/gst.log" 2>&1 &
 gpid=$!
 pids="$pids $gpid"
 
-out= in=
-for _ in $(seq 1 150); do
-	out=$(pw-link -o 2>/dev/null | grep -m1 'sb-frames-producer:')
-	in=$(pw-link -i 2>/dev/null | grep -m1 'sb-gst-consumer:')
-	[ -n "$out" ] && [ -n "$in" ] && break
-	sleep 0.1
-done
-[ -n "$out" ] && [ -n "$in" ] || {
-	echo "Bail out! the ports did not appear"; pw-link -o; pw-link -i
-	cat "$rt/producer.log" "$rt/gst.log"; exit 1; }
-pw-link "$out" "$in" || { echo "Bail out! pw-link $out $in failed"; exit 1; }
-echo "# linked $out -> $in"
+pw_link sb-frames-producer sb-gst-consumer || { cat "$rt/producer.log"; exit 1; }
 
 for _ in $(seq 1 600); do kill -0 $gpid 2>/dev/null || break; sleep 0.1; done
 if kill -0 $gpid 2>/dev/null; then

@@ -29,40 +29,19 @@ for c in pipewire pw-link; do
 	command -v $c >/dev/null || { echo "SKIP: $c is not installed (scripts/setup.sh installs PipeWire)"; exit 77; }
 done
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem and virtio_gpu make the buffers and timelines)"; exit 77; }
-rt=$(mktemp -d /tmp/sb-pw-XXXXXX)
-chmod 700 "$rt"
-export XDG_RUNTIME_DIR=$rt PIPEWIRE_RUNTIME_DIR=$rt
-unset PIPEWIRE_REMOTE
-pids=
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$rt"; }
-trap cleanup EXIT
+. "$(dirname "$0")/pw-common.sh"
+pw_setup sb-pw
 env=
 [ -n "$control" ] && env=SYNCBRIDGE_DISABLE=1
+pw_start_daemon
 
-pipewire >"$rt/daemon.log" 2>&1 &
-pids="$pids $!"
-for _ in $(seq 1 100); do [ -S "$rt/pipewire-0" ] && break; sleep 0.1; done
-[ -S "$rt/pipewire-0" ] || { echo "Bail out! the daemon did not start"; cat "$rt/daemon.log"; exit 1; }
-
-env $env "$frames_bin" --role producer --frames 100000 >"$rt/producer.log" 2>&1 &
-pids="$pids $!"
+pw_spawn env $env "$frames_bin" --role producer --frames 100000 >"$rt/producer.log" 2>&1
 env $env "$frames_bin" --role consumer --frames "$frames" >"$rt/consumer.log" 2>&1 &
 cpid=$!
 pids="$pids $cpid"
 
 # Link the producer's output port to the consumer's input port (no session manager).
-out= in=
-for _ in $(seq 1 100); do
-	out=$(pw-link -o 2>/dev/null | grep -m1 'sb-frames-producer:')
-	in=$(pw-link -i 2>/dev/null | grep -m1 'sb-frames-consumer:')
-	[ -n "$out" ] && [ -n "$in" ] && break
-	sleep 0.1
-done
-[ -n "$out" ] && [ -n "$in" ] || {
-	echo "Bail out! the streams' ports did not appear"; pw-link -o; pw-link -i
-	cat "$rt/producer.log" "$rt/consumer.log"; exit 1; }
-pw-link "$out" "$in" || { echo "Bail out! pw-link $out $in failed"; exit 1; }
-echo "# linked $out -> $in"
+pw_link sb-frames-producer sb-frames-consumer || { cat "$rt/producer.log"; exit 1; }
 
 # The consumer exits after its frames (10 per second); 60 s at most.
 for _ in $(seq 1 600); do kill -0 $cpid 2>/dev/null || break; sleep 0.1; done

@@ -43,7 +43,6 @@
 #include <unistd.h>
 
 #include <syncbridge/syncbridge.h>
-#include <wayland-server-core.h>
 
 #include "harness.h"
 #include "kernel.h"
@@ -62,26 +61,6 @@ struct t {
 	int fds0;
 };
 
-static int
-timer_noop(void *data)
-{
-	return 0;
-}
-
-/*
- * libwayland-server keeps one timerfd per event loop from its first timer
- * on (the render fences' timers): have it before the fds are counted.
- */
-static void
-loop_timerfd(void *data)
-{
-	struct wl_event_loop *loop = wl_display_get_event_loop(sbwl_comp_get_display(data));
-	struct wl_event_source *s = wl_event_loop_add_timer(loop, timer_noop, NULL);
-
-	if (s)
-		wl_event_source_remove(s);
-}
-
 static void
 setup_opt(struct t *t, unsigned dev_flags, int render_ms, bool hold, uint32_t helper_flags)
 {
@@ -96,7 +75,7 @@ setup_opt(struct t *t, unsigned dev_flags, int render_ms, bool hold, uint32_t he
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, t->dev.vgem, 16 * 64, &t->buf) == 0, "vgem buffer");
 	((volatile uint32_t *)t->buf.map)[0] = CONTENT;
-	wlt_comp_call(&t->comp, loop_timerfd, t->comp.comp);
+	wlt_comp_keep_timerfd(&t->comp);
 	t->fds0 = wlt_count_fds();
 	ret = wlt_client_connect(&t->c, t->comp.socket);
 	REQUIRE(ret == 0, "connect: %s", strerror(-ret));
@@ -123,8 +102,7 @@ teardown(struct t *t)
 	wl_surface_destroy(t->surf);
 	wlt_client_disconnect(&t->c);
 	/* The compositor sees the disconnect on its own thread. */
-	for (int i = 0; i < 200 && (fds = wlt_count_fds()) != t->fds0; i++)
-		sbk_sleep_ns(10 * WLT_MS);
+	fds = wlt_count_fds_wait(t->fds0, 2000 * WLT_MS);
 	CHECK_EQ(fds, t->fds0, "fds once the client is gone (none leaked, none closed twice)");
 	if (fds != t->fds0) {
 		char cmd[64];

@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include <syncbridge/syncbridge.h>
-#include <wayland-server-core.h>
 
 #include "harness.h"
 #include "kernel.h"
@@ -52,23 +51,6 @@ struct t {
 	int fds0;
 };
 
-static int
-timer_noop(void *data)
-{
-	return 0;
-}
-
-/* The loop's timerfd exists before the fds are counted (libwayland keeps it). */
-static void
-loop_timerfd(void *data)
-{
-	struct wl_event_loop *loop = wl_display_get_event_loop(sbwl_comp_get_display(data));
-	struct wl_event_source *s = wl_event_loop_add_timer(loop, timer_noop, NULL);
-
-	if (s)
-		wl_event_source_remove(s);
-}
-
 static void
 setup(struct t *t)
 {
@@ -81,7 +63,7 @@ setup(struct t *t)
 	ret = wlt_comp_start(&t->comp, &opt);
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, t->dev.vgem, 16 * 64, &t->buf) == 0, "vgem buffer");
-	wlt_comp_call(&t->comp, loop_timerfd, t->comp.comp);
+	wlt_comp_keep_timerfd(&t->comp);
 	t->fds0 = wlt_count_fds();
 	ret = wlt_client_connect(&t->c, t->comp.socket);
 	REQUIRE(ret == 0, "connect: %s", strerror(-ret));
@@ -113,8 +95,7 @@ teardown(struct t *t)
 	for (int i = 0; i < 4; i++)
 		wl_buffer_destroy(t->bufs[i]);
 	wlt_client_disconnect(&t->c);
-	for (int i = 0; i < 200 && (fds = wlt_count_fds()) != t->fds0; i++)
-		sbk_sleep_ns(10 * WLT_MS);
+	fds = wlt_count_fds_wait(t->fds0, 2000 * WLT_MS);
 	CHECK_EQ(fds, t->fds0, "fds once the client is gone (none leaked, none closed twice)");
 	wlt_comp_stop(&t->comp);
 	sbk_buf_destroy(&t->buf);

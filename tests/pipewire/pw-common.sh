@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: MIT
+# Sourced by the PipeWire test scripts: a daemon of their own and manual links.
+#
+#   pw_setup NAME            a runtime directory ($rt) and the cleanup trap
+#   pw_start_daemon          Debian's pipewire, default configuration, in $rt
+#   pw_link OUT_NODE IN_NODE link the first output port of OUT_NODE to the
+#                            first input port of IN_NODE, as a user would
+#                            without a session manager (pw-link)
+#   pw_spawn CMD...          run CMD in the background, killed at exit
+pids=
+pw_setup() {
+	rt=$(mktemp -d "/tmp/$1-XXXXXX")
+	chmod 700 "$rt"
+	export XDG_RUNTIME_DIR=$rt PIPEWIRE_RUNTIME_DIR=$rt
+	unset PIPEWIRE_REMOTE
+	trap 'for p in $pids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$rt"' EXIT
+}
+pw_spawn() {
+	"$@" &
+	pids="$pids $!"
+}
+pw_start_daemon() {
+	pw_spawn sh -c 'exec pipewire >"$0/daemon.log" 2>&1' "$rt"
+	for _ in $(seq 1 100); do [ -S "$rt/pipewire-0" ] && return 0; sleep 0.1; done
+	echo "Bail out! the daemon did not start"
+	cat "$rt/daemon.log"
+	exit 1
+}
+pw_link() {
+	out= in=
+	for _ in $(seq 1 150); do
+		out=$(pw-link -o 2>/dev/null | grep -m1 "^$1:")
+		in=$(pw-link -i 2>/dev/null | grep -m1 "^$2:")
+		[ -n "$out" ] && [ -n "$in" ] && break
+		sleep 0.1
+	done
+	if [ -z "$out" ] || [ -z "$in" ]; then
+		echo "Bail out! the ports of $1 / $2 did not appear"
+		pw-link -o; pw-link -i
+		return 1
+	fi
+	pw-link "$out" "$in" || { echo "Bail out! pw-link $out $in failed"; return 1; }
+	echo "# linked $out -> $in"
+}
