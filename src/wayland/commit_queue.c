@@ -36,29 +36,25 @@ commit_create(struct sb_wl_server *server, struct sync_surface *owner, void *dat
 
 /*
  * Waiting commits (queued, cached or riding) count toward their surface's
- * and client's limits; a waiting commit always has its surface and server.
+ * and client's limits: counted when they start waiting (queued or cached; a
+ * cached commit stays counted while it rides), uncounted by commit_unwait().
+ * A waiting commit always has its surface and server.
  */
 static void
 commit_count(struct sb_wl_commit *c)
 {
-	c->counted = true;
 	c->owner->queued++;
 	c->owner->client->queued++;
 	c->server->stats.commits_queued++;
 }
 
-static void
-commit_uncount(struct sb_wl_commit *c)
+static bool
+commit_waits(const struct sb_wl_commit *c)
 {
-	if (!c->counted)
-		return;
-	c->counted = false;
-	c->owner->queued--;
-	c->owner->client->queued--;
-	c->server->stats.commits_queued--;
+	return c->queued || c->cached || c->riding;
 }
 
-/* Take a commit out of whatever waiting list it is in (and out of the counts). */
+/* Take a waiting commit out of its list and out of the counts. */
 static void
 commit_unwait(struct sb_wl_commit *c)
 {
@@ -68,7 +64,9 @@ commit_unwait(struct sb_wl_commit *c)
 		c->owner->riding--;
 	c->queued = c->cached = c->riding = false;
 	c->carrier = NULL;
-	commit_uncount(c);
+	c->owner->queued--;
+	c->owner->client->queued--;
+	c->server->stats.commits_queued--;
 }
 
 /* The wl.commit marker: what became of a commit, and what it waits for. */
@@ -84,7 +82,7 @@ trace_commit(const struct sb_wl_commit *c, const char *result)
 static void
 commit_release_and_free(struct sb_wl_commit *c, int fence_fd)
 {
-	if (c->queued || c->cached || c->riding)
+	if (commit_waits(c))
 		commit_unwait(c);
 	sb_wl_buffer_release_send(c->server, &c->release, fence_fd);
 	sb_wl_acquire_finish(&c->acquire);
@@ -140,23 +138,34 @@ schedule_advance(struct sync_surface *ss)
 	}
 }
 
-void
-sb_wl_commit_discard(struct sb_wl_commit *c)
+/*
+ * Drop a commit that will never apply, and its riders: released at once
+ * (never shown: the client may reuse the buffer). hook: tell the compositor
+ * (commit_discard) — not for a commit refused as it is made, whose
+ * commit_data the compositor frees itself on the negative return.
+ */
+static void
+commit_drop(struct sb_wl_commit *c, bool hook)
 {
 	struct sb_wl_server *server = c->server;
 	struct sb_wl_commit *r, *tmp;
 
 	wl_list_for_each_safe(r, tmp, &c->riders, link)
-		sb_wl_commit_discard(r);
+		commit_drop(r, true);
 	/* A transaction waiting for this rider's acquire waits for the next one. */
 	if (c->riding && c->carrier->owner && c->carrier->owner->waiting == c) {
 		wait_stop(c->carrier->owner);
 		schedule_advance(c->carrier->owner);
 	}
-	if (server && server->impl.commit_discard)
+	if (hook && server && server->impl.commit_discard)
 		server->impl.commit_discard(c->data, server->data);
-	/* Never shown: the client may reuse the buffer at once. */
 	commit_release_and_free(c, -1);
+}
+
+void
+sb_wl_commit_discard(struct sb_wl_commit *c)
+{
+	commit_drop(c, true);
 }
 
 /* Give a commit that no longer waits to the compositor. */
@@ -325,21 +334,6 @@ check_limits(struct sync_surface *ss)
 	return true;
 }
 
-/*
- * A commit refused as it is made: the caller's commit_data stays the
- * caller's (the compositor frees it on a negative return); its riders are
- * discarded. Its buffer is released at once.
- */
-static void
-commit_refuse(struct sb_wl_commit *c)
-{
-	struct sb_wl_commit *r, *tmp;
-
-	wl_list_for_each_safe(r, tmp, &c->riders, link)
-		sb_wl_commit_discard(r);
-	commit_release_and_free(c, -1);
-}
-
 /* Queue a commit that must wait; the head starts waiting. Frees c on failure. */
 static int
 queue_commit(struct sync_surface *ss, struct sb_wl_commit *c)
@@ -349,7 +343,7 @@ queue_commit(struct sync_surface *ss, struct sb_wl_commit *c)
 	int ret;
 
 	if (!check_limits(ss)) {
-		commit_refuse(c);
+		commit_drop(c, false);
 		return -EPROTO;
 	}
 	wl_list_insert(ss->queue.prev, &c->link);
@@ -368,7 +362,7 @@ queue_commit(struct sync_surface *ss, struct sb_wl_commit *c)
 	ret = wait_start(ss, w);
 	if (ret < 0) {
 		sb_log_errno(SB_LOG_ERROR, ret, "cannot wait for an acquire fence (ours/kernel)");
-		commit_refuse(c);
+		commit_drop(c, false);
 		wl_resource_post_no_memory(ss->surface);
 		return -ENOMEM;
 	}

@@ -153,7 +153,6 @@ struct sb_wl_commit {
 	bool queued;  /* in owner->queue */
 	bool cached;  /* in an ancestor's (or owner's) `cached`: waits for its parent's commit */
 	bool riding;  /* in carrier->riders */
-	bool counted; /* in its owner's (and client's) waiting counts */
 	struct sb_wl_commit *carrier; /* riding: the commit whose transaction it is in */
 	bool ready;   /* acquire signalled (or nothing to wait for) */
 	/* Next to the bools: one commit per pending wait, figure 5 counts its bytes. */
