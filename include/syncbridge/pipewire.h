@@ -140,7 +140,9 @@ SB_EXPORT int sb_pw_producer_watch_release(struct sb_pw_sync *sync, struct spa_b
  * and a driver's implicit sync honour).
  * Returns 0; -ENOENT (unknown buffer); -EAGAIN (the producer has not
  * submitted the acquire point yet: wait with SB_SYNCOBJ_WAIT_AVAILABLE or
- * try again); the kernel's error.
+ * try again); -EPROTO (the producer broke the contract: the acquire point is
+ * not after the last frame released from this buffer, so it signalled long
+ * ago — do not read the frame); the kernel's error.
  */
 SB_EXPORT int sb_pw_consumer_acquire(struct sb_pw_sync *sync, struct spa_buffer *buf,
 				     int *out_fd);
@@ -151,7 +153,10 @@ SB_EXPORT int sb_pw_consumer_acquire(struct sb_pw_sync *sync, struct spa_buffer 
  * before. Call it before or after pw_stream_queue_buffer(). A fallback
  * buffer: fence_fd is waited for on the CPU (PipeWire has no other way to
  * tell the producer).
- * Returns 0; -ENOENT; -EINVAL (fence_fd not a sync_file); the kernel's error.
+ * Returns 0; -ENOENT; -EINVAL (fence_fd not a sync_file); -EPROTO (the
+ * producer broke the contract: the release point is not after its timeline's
+ * value, so signalling it would tell the producer nothing and move the
+ * timeline backwards; nothing is signalled); the kernel's error.
  */
 SB_EXPORT int sb_pw_consumer_release(struct sb_pw_sync *sync, struct spa_buffer *buf,
 				     int fence_fd);

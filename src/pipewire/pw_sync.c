@@ -38,6 +38,7 @@ struct pw_buf {
 	uint32_t acquire, release;   /* handles on sync->drm_fd; 0: none */
 	int acquire_fd, release_fd;  /* producer: the planes' fds (ours) */
 	uint64_t seq;                /* producer: the last point set (0: never out) */
+	uint64_t read;               /* consumer: the acquire point of the last frame released */
 	struct sb_syncobj_waiter *waiter; /* producer: watching release point `seq` */
 };
 
@@ -346,6 +347,18 @@ sb_pw_consumer_acquire(struct sb_pw_sync *sync, struct spa_buffer *buf, int *out
 	m = meta_of(buf);
 	if (!m->acquire_point)
 		return 0; /* nothing was set: the producer wrote before queueing */
+	/*
+	 * Points only grow (the timeline contract): an acquire point at or
+	 * behind the last frame read from this buffer has signalled already,
+	 * so waiting for it would let the read start before the producer's
+	 * write is done. The producer broke the contract; say so, read nothing.
+	 */
+	if (m->acquire_point <= b->read) {
+		sb_warn("pipewire: a buffer's acquire point %llu is not after the last frame "
+			"read from it (%llu): the producer's SyncTimeline meta is wrong",
+			(unsigned long long)m->acquire_point, (unsigned long long)b->read);
+		return -EPROTO;
+	}
 	ret = sb_syncobj_export_sync_file(sync->drm_fd, b->acquire, m->acquire_point, out_fd);
 	/* For a syncobj fd we imported ourselves, EINVAL can only mean "no fence yet". */
 	return ret == -EINVAL ? -EAGAIN : ret;
@@ -356,6 +369,7 @@ sb_pw_consumer_release(struct sb_pw_sync *sync, struct spa_buffer *buf, int fenc
 {
 	struct pw_buf *b = find(sync, buf);
 	struct spa_meta_sync_timeline *m;
+	uint64_t now;
 	int ret;
 
 	if (!b)
@@ -368,9 +382,27 @@ sb_pw_consumer_release(struct sb_pw_sync *sync, struct spa_buffer *buf, int fenc
 	if (!b->synced)
 		return fence_fd >= 0 ? sb_sync_file_wait(fence_fd, SB_TIMEOUT_INFINITE) : 0;
 	m = meta_of(buf);
-	if (!m->release_point)
-		return 0;
-	return fence_fd >= 0 ? sb_syncobj_import_sync_file(sync->drm_fd, b->release,
-							   m->release_point, fence_fd)
-			     : sb_syncobj_signal(sync->drm_fd, b->release, m->release_point);
+	if (!m->release_point && !m->acquire_point)
+		return 0; /* nothing was set: the producer waits for nothing */
+	/*
+	 * A release point at or behind the release timeline's value has
+	 * signalled already: the producer would take the buffer back while
+	 * this read is still going, and the kernel's timeline would go
+	 * backwards. Refused, like the XML refuses it for linux-drm-syncobj.
+	 */
+	ret = sb_syncobj_query(sync->drm_fd, b->release, &now);
+	if (ret)
+		return ret;
+	if (m->release_point <= now) {
+		sb_warn("pipewire: a buffer's release point %llu is not after its release "
+			"timeline's value %llu: the producer's SyncTimeline meta is wrong",
+			(unsigned long long)m->release_point, (unsigned long long)now);
+		return -EPROTO;
+	}
+	ret = fence_fd >= 0 ? sb_syncobj_import_sync_file(sync->drm_fd, b->release,
+							  m->release_point, fence_fd)
+			    : sb_syncobj_signal(sync->drm_fd, b->release, m->release_point);
+	if (ret == 0)
+		b->read = m->acquire_point;
+	return ret;
 }

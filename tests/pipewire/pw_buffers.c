@@ -12,6 +12,8 @@
  *   - reuse: a second frame before the release is -EBUSY; the release watch
  *     fd stays quiet while the consumer's read fence is pending and fires
  *     after it; then the next frame uses point 2;
+ *   - a producer breaking the contract: an acquire point not after the
+ *     last frame read, a release point behind its timeline (-EPROTO);
  *   - the fallback: a buffer without the meta gets the fence as the
  *     dma-buf's implicit write fence;
  *   - bad inputs: SyncObj planes that are not syncobjs, the meta without
@@ -182,6 +184,20 @@ main(void)
 	sbk_fence_destroy(&f1);
 	sbk_fence_destroy(&f2);
 	sbk_fence_destroy(&f3);
+
+	/* ---- a producer that breaks the contract (its meta, as the consumer gets it) ---- */
+	p.timeline.acquire_point = 2; /* the frame just released, again */
+	p.timeline.release_point = 3;
+	CHECK_EQ(sb_pw_consumer_acquire(cons, &p.consumer, &fd), -EPROTO,
+		 "an acquire point not after the last frame read: refused");
+	CHECK(fd == -1, "and no sync_file");
+	p.timeline.acquire_point = 3;
+	p.timeline.release_point = 1; /* the release timeline is at 2 */
+	CHECK_EQ(sb_pw_consumer_release(cons, &p.consumer, -1), -EPROTO,
+		 "a release point behind its timeline's value: refused");
+	CHECK_EQ(sb_pw_producer_wait_release(prod, &p.producer, 0), 1,
+		 "the producer's view is unchanged (point 2 released)");
+	p.timeline.acquire_point = p.timeline.release_point = 2;
 
 	/* ---- bad inputs ---- */
 	int pipefd[2];

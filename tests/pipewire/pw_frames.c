@@ -22,6 +22,27 @@
  * header's seq. It prints "frames=N torn=M synced=S" and exits 0 after N
  * frames (1 on errors). With SYNCBRIDGE_DISABLE=1 on both sides the bridge
  * is off: plain buffers, no waits — the control, where frames arrive torn.
+ *
+ * A consumer that does not release: the producer never blocks on it. A
+ * buffer whose release point has not signalled is kept aside (watched in
+ * the loop) and the frame of that tick is dropped; once a buffer has been
+ * out --release-timeout-ms (default 1000) the producer says so, once per
+ * buffer, and goes on with the others.
+ *
+ * --hostile MODE makes this side break the contract (tests/pipewire/
+ * pw-hostile.sh): consumer never-release (reads, queues back, never
+ * signals a release point), consumer die (exits mid-frame after --frames
+ * frames: acquired, never released or queued back); producer bad-timeline
+ * (memfds in the SyncObj planes), stale-acquire (every frame names acquire
+ * point 1), release-behind (the release point is one behind the acquire
+ * point, i.e. already signalled).
+ *
+ * Both sides print "fds before=N after=M" at exit: the process's open fds
+ * before its loop and stream were created and after both were destroyed
+ * (PW_FRAMES_LIST_FDS=1 lists them).
+ * --stats (consumer): per-frame wake latency (from the acquire fence's
+ * signal, the kernel's timestamp, to the consumer's wake) and CPU time;
+ * the producer prints its CPU time at exit (bench/pw_cost.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +52,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <pipewire/pipewire.h>
@@ -62,6 +85,19 @@ struct slot {
 	void *map;                /* consumer: its own mapping of plane 0 */
 	uint32_t frame;
 	struct spa_source *release_io;
+	int64_t out_since;        /* producer: kept aside since (ns), waiting for its release */
+	bool ready;               /* producer: released after being kept aside */
+	bool warned;
+	int bad_fds[2];           /* producer --hostile bad-timeline: the memfds in the SyncObj planes */
+};
+
+enum hostile {
+	HOSTILE_NONE,
+	HOSTILE_NEVER_RELEASE,
+	HOSTILE_DIE,
+	HOSTILE_BAD_TIMELINE,
+	HOSTILE_STALE_ACQUIRE,
+	HOSTILE_RELEASE_BEHIND,
 };
 
 /* The producer's "GPU": a thread that writes each frame --write-ms after it was queued. */
@@ -77,7 +113,7 @@ struct gpu {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct gpu_job *head, **tail;
-	bool stop;
+	bool stop, busy;
 	int write_ms;
 };
 
@@ -85,6 +121,11 @@ struct app {
 	bool producer;
 	const char *name;
 	int frames, write_ms, done, torn, synced, errors;
+	int interval_ms, release_timeout_ms, dropped, kept_aside, stuck;
+	enum hostile hostile;
+	bool stats;
+	int64_t *lat_ns; /* --stats: acquire fence signal to the consumer's wake */
+	int nlat;
 	int vgem, drm;
 	struct pw_main_loop *loop;
 	struct pw_stream *stream;
@@ -93,8 +134,9 @@ struct app {
 	struct spa_source *tick;
 	struct slot slots[MAX_BUFS];
 	int nslots;
-	struct slot *waiting; /* producer: a buffer dequeued, waiting for its release */
 	uint32_t next_frame;
+	int64_t starved_since; /* producer: no buffer came back since (ns), 0: one did */
+	bool starved_warned;
 	bool streaming;
 	struct gpu gpu;
 };
@@ -114,6 +156,7 @@ gpu_thread(void *data)
 		g->head = j->next;
 		if (!g->head)
 			g->tail = &g->head;
+		g->busy = true;
 		pthread_mutex_unlock(&g->lock);
 		sbk_sleep_ns((int64_t)g->write_ms * 1000000);
 		for (int i = 0; i < SIZE / 4; i++)
@@ -122,9 +165,21 @@ gpu_thread(void *data)
 		sbk_fence_destroy(&j->fence);
 		free(j);
 		pthread_mutex_lock(&g->lock);
+		g->busy = false;
+		pthread_cond_broadcast(&g->cond);
 	}
 	pthread_mutex_unlock(&g->lock);
 	return NULL;
+}
+
+/* Waits until the "GPU" wrote every frame submitted: before a buffer's memory goes. */
+static void
+gpu_idle(struct gpu *g)
+{
+	pthread_mutex_lock(&g->lock);
+	while (g->head || g->busy)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
 }
 
 static void
@@ -134,7 +189,7 @@ gpu_submit(struct gpu *g, struct gpu_job *j)
 	j->next = NULL;
 	*g->tail = j;
 	g->tail = &j->next;
-	pthread_cond_signal(&g->cond);
+	pthread_cond_broadcast(&g->cond);
 	pthread_mutex_unlock(&g->lock);
 }
 
@@ -145,6 +200,49 @@ slot_of(struct app *a, struct pw_buffer *b)
 		if (a->slots[i].pwb == b)
 			return &a->slots[i];
 	return NULL;
+}
+
+/* The open fds, and (list) what each one is. */
+static int
+count_fds(bool list)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], target[256];
+		ssize_t len;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		if (list && (len = readlink(path, target, sizeof(target) - 1)) > 0)
+			printf("# fd %s: %.*s\n", e->d_name, (int)len, target);
+	}
+	closedir(d);
+	return n;
+}
+
+static int64_t
+cpu_ns(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	       ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+}
+
+static int
+cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return (a > b) - (a < b);
 }
 
 static void
@@ -212,6 +310,7 @@ on_add_buffer(void *data, struct pw_buffer *pwb)
 	s->pwb = pwb;
 	s->buf.fd = -1;
 	s->memfd = -1;
+	s->bad_fds[0] = s->bad_fds[1] = -1;
 	if (a->producer) {
 		struct spa_data *d = &buf->datas[0];
 
@@ -245,10 +344,19 @@ on_add_buffer(void *data, struct pw_buffer *pwb)
 	}
 	ret = sb_pw_buffer_add(a->sync, buf, a->producer);
 	if (ret < 0) {
-		fail(a, "sb_pw_buffer_add", ret);
+		fail(a, a->producer ? "sb_pw_buffer_add: cannot make the buffer's timelines"
+				    : "sb_pw_buffer_add: the buffer's SyncObj planes are not usable "
+				      "DRM syncobj timelines", ret);
 		return;
 	}
 	a->synced += ret;
+	if (a->producer && ret == 1 && a->hostile == HOSTILE_BAD_TIMELINE) {
+		/* A broken producer: memfds where the timelines' fds belong. */
+		for (int i = 0; i < 2; i++) {
+			s->bad_fds[i] = memfd_create("sb-not-a-syncobj", MFD_CLOEXEC);
+			buf->datas[buf->n_datas - 2 + i].fd = s->bad_fds[i];
+		}
+	}
 	if (!a->producer) {
 		struct spa_data *d = &buf->datas[0];
 
@@ -270,6 +378,8 @@ on_remove_buffer(void *data, struct pw_buffer *pwb)
 		return;
 	sb_pw_buffer_remove(a->sync, pwb->buffer);
 	if (a->producer) {
+		/* A consumer that went away mid-stream takes the buffers with it. */
+		gpu_idle(&a->gpu);
 		close((int)pwb->buffer->datas[0].fd);
 		pwb->buffer->datas[0].fd = -1;
 	}
@@ -281,10 +391,11 @@ on_remove_buffer(void *data, struct pw_buffer *pwb)
 		munmap(s->wmap, SIZE);
 		close(s->memfd);
 	}
+	for (int i = 0; i < 2; i++)
+		if (s->bad_fds[i] >= 0)
+			close(s->bad_fds[i]);
 	sbk_buf_destroy(&s->buf);
 	s->pwb = NULL;
-	if (a->waiting == s)
-		a->waiting = NULL;
 }
 
 /* ---- producer ----------------------------------------------------------------------- */
@@ -320,6 +431,15 @@ produce(struct app *a, struct slot *s)
 		fail(a, "sb_pw_producer_set_acquire", ret);
 		return;
 	}
+	if (a->hostile == HOSTILE_STALE_ACQUIRE || a->hostile == HOSTILE_RELEASE_BEHIND) {
+		struct spa_meta_sync_timeline *m =
+			spa_buffer_find_meta_data(buf, SPA_META_SyncTimeline, sizeof(*m));
+
+		if (m && a->hostile == HOSTILE_STALE_ACQUIRE)
+			m->acquire_point = 1;
+		else if (m)
+			m->release_point = m->acquire_point - 1;
+	}
 	if (h) {
 		h->flags = 0;
 		h->seq = s->frame;
@@ -340,9 +460,38 @@ on_released(void *data, int fd, uint32_t mask)
 
 	pw_loop_destroy_source(pw_main_loop_get_loop(a->loop), s->release_io);
 	s->release_io = NULL;
-	if (a->waiting == s) {
-		a->waiting = NULL;
-		produce(a, s);
+	s->ready = true; /* the next tick writes into it */
+	a->kept_aside--;
+}
+
+/* Buffers kept aside too long, and no buffer at all: said once each, never waited for. */
+static void
+check_bounds(struct app *a, bool starved)
+{
+	int64_t now = sbk_now_ns(), bound = (int64_t)a->release_timeout_ms * 1000000;
+
+	for (int i = 0; i < a->nslots; i++) {
+		struct slot *s = &a->slots[i];
+
+		if (s->pwb && s->release_io && !s->warned && now - s->out_since > bound) {
+			fprintf(stderr, "pw-frames producer: the consumer has not released buffer %d "
+				"(frame %u) in %d ms: it stays out of use until its release point "
+				"signals; frames are dropped meanwhile\n", i, s->frame,
+				a->release_timeout_ms);
+			s->warned = true;
+			a->stuck++;
+		}
+	}
+	if (!starved) {
+		a->starved_since = 0;
+		a->starved_warned = false;
+	} else if (!a->starved_since) {
+		a->starved_since = now;
+	} else if (!a->starved_warned && now - a->starved_since > bound) {
+		fprintf(stderr, "pw-frames producer: no buffer came back from the consumer in %d ms: "
+			"frames are dropped until one does\n", a->release_timeout_ms);
+		a->starved_warned = true;
+		a->stuck++;
 	}
 }
 
@@ -350,11 +499,25 @@ static void
 producer_process(struct app *a)
 {
 	struct pw_buffer *pwb;
-	struct slot *s;
+	struct slot *s = NULL;
 	int fd, ret;
 
-	if (a->waiting || !(pwb = pw_stream_dequeue_buffer(a->stream)))
+	/* A buffer released after it was kept aside goes first. */
+	for (int i = 0; i < a->nslots && !s; i++)
+		if (a->slots[i].pwb && a->slots[i].ready)
+			s = &a->slots[i];
+	if (s) {
+		s->ready = false;
+		check_bounds(a, false);
+		produce(a, s);
 		return;
+	}
+	pwb = pw_stream_dequeue_buffer(a->stream);
+	check_bounds(a, !pwb);
+	if (!pwb) {
+		a->dropped++;
+		return;
+	}
 	s = slot_of(a, pwb);
 	if (!s)
 		return;
@@ -368,9 +531,13 @@ producer_process(struct app *a)
 		produce(a, s);
 		return;
 	}
-	a->waiting = s;
+	/* Kept aside, never waited for here: this tick's frame is dropped. */
+	s->out_since = sbk_now_ns();
+	s->warned = false;
 	s->release_io = pw_loop_add_io(pw_main_loop_get_loop(a->loop), fd, SPA_IO_IN, false,
 				       on_released, s);
+	a->kept_aside++;
+	a->dropped++;
 }
 
 static void
@@ -397,12 +564,20 @@ consumer_process(struct app *a)
 
 		ret = sb_pw_consumer_acquire(a->sync, buf, &fence);
 		if (ret) {
-			fail(a, "sb_pw_consumer_acquire", ret);
+			fail(a, ret == -EPROTO ? "sb_pw_consumer_acquire: the producer's acquire point "
+						 "is not after the last frame read from the buffer"
+					       : "sb_pw_consumer_acquire", ret);
 			return;
 		}
 		if (fence >= 0) {
 			/* A GPU reader would wait for it on the GPU; the test reads on the CPU. */
 			ret = sb_sync_file_wait(fence, 5000000000LL);
+			if (ret == 0 && a->stats && a->nlat < a->frames) {
+				int64_t woke = sbk_now_ns(), signalled = sbk_sync_file_signal_time(fence);
+
+				if (signalled > 0)
+					a->lat_ns[a->nlat++] = woke - signalled;
+			}
 			close(fence);
 			if (ret) {
 				fail(a, "acquire fence wait", ret);
@@ -417,9 +592,20 @@ consumer_process(struct app *a)
 				a->torn++;
 			a->done++;
 		}
-		ret = sb_pw_consumer_release(a->sync, buf, -1);
-		if (ret)
-			fail(a, "sb_pw_consumer_release", ret);
+		if (a->hostile == HOSTILE_DIE && a->done >= a->frames) {
+			/* Mid-frame: acquired and read, never released or queued back. */
+			printf("dying mid-frame after %d frames\n", a->done);
+			_exit(3);
+		}
+		if (a->hostile != HOSTILE_NEVER_RELEASE) {
+			ret = sb_pw_consumer_release(a->sync, buf, -1);
+			if (ret) {
+				fail(a, ret == -EPROTO ? "sb_pw_consumer_release: the producer's release "
+							 "point is behind its timeline"
+						       : "sb_pw_consumer_release", ret);
+				return;
+			}
+		}
 		pw_stream_queue_buffer(a->stream, pwb);
 		if (a->done >= a->frames)
 			pw_main_loop_quit(a->loop);
@@ -446,7 +632,9 @@ on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state stat
 	if (state == PW_STREAM_STATE_ERROR)
 		fail(a, error ? error : "stream error", EIO);
 	if (a->producer && a->streaming && !a->tick) {
-		struct timespec v = { .tv_nsec = 100000000 }, i = { .tv_nsec = 100000000 };
+		struct timespec v = { .tv_sec = a->interval_ms / 1000,
+				      .tv_nsec = (a->interval_ms % 1000) * 1000000L },
+				i = v;
 
 		a->tick = pw_loop_add_timer(pw_main_loop_get_loop(a->loop), on_tick, a);
 		pw_loop_update_timer(pw_main_loop_get_loop(a->loop), a->tick, &v, &i, false);
@@ -471,13 +659,17 @@ on_signal(void *data, int signo)
 int
 main(int argc, char **argv)
 {
-	struct app a = { .frames = 20, .write_ms = 40, .name = "sb-frames", .vgem = -1, .drm = -1 };
+	static const char *const hostile_names[] = { "none", "never-release", "die", "bad-timeline",
+						     "stale-acquire", "release-behind", NULL };
+	struct app a = { .frames = 20, .write_ms = 40, .interval_ms = 100, .release_timeout_ms = 1000,
+			 .name = "sb-frames", .vgem = -1, .drm = -1 };
 	uint8_t mem[1024];
 	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(mem, sizeof(mem));
 	const struct spa_pod *params[1];
 	const char *role = NULL;
 	char node[96];
-	int ret;
+	int ret, fds_before, fds_after;
+	int64_t cpu0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--role") == 0 && i + 1 < argc)
@@ -488,15 +680,37 @@ main(int argc, char **argv)
 			a.write_ms = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
 			a.name = argv[++i];
-		else
+		else if (strcmp(argv[i], "--interval-ms") == 0 && i + 1 < argc)
+			a.interval_ms = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--release-timeout-ms") == 0 && i + 1 < argc)
+			a.release_timeout_ms = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--stats") == 0)
+			a.stats = true;
+		else if (strcmp(argv[i], "--hostile") == 0 && i + 1 < argc) {
+			const char *h = argv[++i];
+			int k = 0;
+
+			while (hostile_names[k] && strcmp(hostile_names[k], h))
+				k++;
+			if (!hostile_names[k])
+				role = NULL, i = argc;
+			a.hostile = (enum hostile)k;
+		} else
 			role = NULL, i = argc;
 	}
-	if (!role || (strcmp(role, "producer") && strcmp(role, "consumer"))) {
-		fprintf(stderr, "usage: pw-frames --role producer|consumer [--frames N] [--name NAME] "
-				"[--write-ms MS]\n");
+	if (!role || (strcmp(role, "producer") && strcmp(role, "consumer")) || a.interval_ms < 1 ||
+	    a.frames < 1) {
+		fprintf(stderr, "usage: pw-frames --role producer|consumer [--frames N] [--name NAME]\n"
+				"       [--write-ms MS] [--interval-ms MS] [--release-timeout-ms MS]\n"
+				"       [--hostile never-release|die|bad-timeline|stale-acquire|"
+				"release-behind] [--stats]\n");
 		return 2;
 	}
 	a.producer = strcmp(role, "producer") == 0;
+	if (a.stats && !(a.lat_ns = calloc((size_t)a.frames, sizeof(*a.lat_ns)))) {
+		fprintf(stderr, "pw-frames: no memory\n");
+		return 1;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (a.producer) {
 		a.vgem = sbk_vgem_open();
@@ -517,6 +731,15 @@ main(int argc, char **argv)
 		return 77;
 	}
 
+	/*
+	 * PipeWire takes SIGINT/SIGTERM through a signalfd, which works only
+	 * where the signal is blocked: in every thread, the GPU one included.
+	 */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	a.gpu.tail = &a.gpu.head;
 	a.gpu.write_ms = a.write_ms;
 	pthread_mutex_init(&a.gpu.lock, NULL);
@@ -526,10 +749,13 @@ main(int argc, char **argv)
 		return 1;
 	}
 	pw_init(&argc, &argv);
+	/* The loop's fds count too: its signalfds, timers and invoke queues. */
+	fds_before = count_fds(getenv("PW_FRAMES_LIST_FDS") != NULL);
 	a.loop = pw_main_loop_new(NULL);
 	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGINT, on_signal, &a);
 	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGTERM, on_signal, &a);
 	snprintf(node, sizeof(node), "%s-%s", a.name, role);
+	cpu0 = cpu_ns();
 	a.stream = pw_stream_new_simple(pw_main_loop_get_loop(a.loop), node,
 		pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY,
 				  a.producer ? "Source" : "Capture", PW_KEY_MEDIA_ROLE, "Camera",
@@ -554,8 +780,27 @@ main(int argc, char **argv)
 
 	if (!a.producer)
 		printf("frames=%d torn=%d synced=%d\n", a.done, a.torn, a.synced);
+	else
+		printf("produced=%u dropped=%d stuck=%d synced=%d\n", a.next_frame, a.dropped,
+		       a.stuck, a.synced);
+	if (a.stats) {
+		int64_t cpu = cpu_ns() - cpu0;
+
+		int64_t n = a.producer ? (int64_t)a.next_frame : a.done;
+
+		printf("cpu_ns_per_frame=%lld\n", (long long)(cpu / (n > 0 ? n : 1)));
+		if (a.nlat) {
+			qsort(a.lat_ns, (size_t)a.nlat, sizeof(*a.lat_ns), cmp_i64);
+			printf("wake_after_signal_us median=%lld p90=%lld n=%d\n",
+			       (long long)(a.lat_ns[a.nlat / 2] / 1000),
+			       (long long)(a.lat_ns[a.nlat * 9 / 10] / 1000), a.nlat);
+		}
+	}
 	pw_stream_destroy(a.stream);
 	pw_main_loop_destroy(a.loop);
+	fds_after = count_fds(getenv("PW_FRAMES_LIST_FDS") != NULL);
+	printf("fds before=%d after=%d\n", fds_before, fds_after);
+	free(a.lat_ns);
 	if (a.producer) {
 		pthread_mutex_lock(&a.gpu.lock);
 		a.gpu.stop = true;
