@@ -30,6 +30,7 @@ merge bench/bench-merge
 compositor-v1 bench/bench-compositor --proto v1
 compositor-syncobj bench/bench-compositor --proto syncobj
 vk-cube bench/bench-vk-cube
+pw-cost bench/bench-pw-cost
 '
 if [ "${1:-}" = --names ]; then
 	case ${2:-} in

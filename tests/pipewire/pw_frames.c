@@ -42,7 +42,8 @@
  * (PW_FRAMES_LIST_FDS=1 lists them).
  * --stats (consumer): per-frame wake latency (from the acquire fence's
  * signal, the kernel's timestamp, to the consumer's wake) and CPU time;
- * the producer prints its CPU time at exit (bench/pw_cost.sh).
+ * the producer prints its CPU time at exit (bench/pw_cost.sh). CPU time is
+ * taken from frame 1 to frame --frames: the steady state, not the start-up.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -125,6 +126,7 @@ struct app {
 	enum hostile hostile;
 	bool stats;
 	int64_t *lat_ns; /* --stats: acquire fence signal to the consumer's wake */
+	int64_t cpu_first, cpu_last; /* --stats: CPU time at frame 1 and at frame --frames */
 	int nlat;
 	int vgem, drm;
 	struct pw_main_loop *loop;
@@ -243,6 +245,16 @@ cmp_i64(const void *x, const void *y)
 	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
 
 	return (a > b) - (a < b);
+}
+
+/* --stats: the steady state only, from frame 1 to frame --frames (no start-up). */
+static void
+stats_mark(struct app *a, int frame)
+{
+	if (frame == 1)
+		a->cpu_first = cpu_ns();
+	if (frame == a->frames)
+		a->cpu_last = cpu_ns();
 }
 
 static void
@@ -450,6 +462,7 @@ produce(struct app *a, struct slot *s)
 	buf->datas[0].chunk->size = SIZE;
 	buf->datas[0].chunk->stride = STRIDE;
 	pw_stream_queue_buffer(a->stream, s->pwb);
+	stats_mark(a, (int)s->frame);
 }
 
 static void
@@ -591,6 +604,7 @@ consumer_process(struct app *a)
 			if (bad)
 				a->torn++;
 			a->done++;
+			stats_mark(a, a->done);
 		}
 		if (a->hostile == HOSTILE_DIE && a->done >= a->frames) {
 			/* Mid-frame: acquired and read, never released or queued back. */
@@ -669,7 +683,6 @@ main(int argc, char **argv)
 	const char *role = NULL;
 	char node[96];
 	int ret, fds_before, fds_after;
-	int64_t cpu0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--role") == 0 && i + 1 < argc)
@@ -755,7 +768,6 @@ main(int argc, char **argv)
 	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGINT, on_signal, &a);
 	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGTERM, on_signal, &a);
 	snprintf(node, sizeof(node), "%s-%s", a.name, role);
-	cpu0 = cpu_ns();
 	a.stream = pw_stream_new_simple(pw_main_loop_get_loop(a.loop), node,
 		pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY,
 				  a.producer ? "Source" : "Capture", PW_KEY_MEDIA_ROLE, "Camera",
@@ -784,11 +796,9 @@ main(int argc, char **argv)
 		printf("produced=%u dropped=%d stuck=%d synced=%d\n", a.next_frame, a.dropped,
 		       a.stuck, a.synced);
 	if (a.stats) {
-		int64_t cpu = cpu_ns() - cpu0;
-
-		int64_t n = a.producer ? (int64_t)a.next_frame : a.done;
-
-		printf("cpu_ns_per_frame=%lld\n", (long long)(cpu / (n > 0 ? n : 1)));
+		if (a.cpu_last && a.frames > 1)
+			printf("cpu_ns_per_frame=%lld\n",
+			       (long long)((a.cpu_last - a.cpu_first) / (a.frames - 1)));
 		if (a.nlat) {
 			qsort(a.lat_ns, (size_t)a.nlat, sizeof(*a.lat_ns), cmp_i64);
 			printf("wake_after_signal_us median=%lld p90=%lld n=%d\n",
