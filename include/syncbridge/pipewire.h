@@ -112,8 +112,11 @@ SB_EXPORT int sb_pw_producer_set_acquire(struct sb_pw_sync *sync, struct spa_buf
 
 /**
  * Producer: may buf be written again? 1: its last release point has
- * signalled (or it never went out, or it is a fallback buffer: PipeWire
- * returns those once the consumer queued them back), 0: not yet. With
+ * signalled (or it never went out; or the consumer never took it — the
+ * meta's SPA_META_SYNC_TIMELINE_UNSCHEDULED_RELEASE flag, set by
+ * sb_pw_producer_set_acquire(), is still set, so nobody will signal it; or
+ * it is a fallback buffer: PipeWire returns those once the consumer queued
+ * them back), 0: not yet. With
  * timeout_ns (SB_TIMEOUT_INFINITE, 0 = poll) waits that long on the CPU.
  * Returns 1, 0, -ENOENT, or the kernel's error.
  */
@@ -134,7 +137,10 @@ SB_EXPORT int sb_pw_producer_watch_release(struct sb_pw_sync *sync, struct spa_b
 
 /**
  * Consumer, after pw_stream_dequeue_buffer(), before reading: a sync_file of
- * the buffer's acquire point in *out_fd (the caller's: wait for it GPU-side
+ * the buffer's acquire point in *out_fd, and the promise to signal its
+ * release point with sb_pw_consumer_release() (it clears the meta's
+ * SPA_META_SYNC_TIMELINE_UNSCHEDULED_RELEASE flag; a buffer queued back
+ * without this call is free for the producer at once) (the caller's: wait for it GPU-side
  * or with sb_sync_file_wait()), or -1 when there is nothing to wait for (a
  * fallback buffer: its dma-buf's implicit fences, which sb_egl_dmabuf_wait()
  * and a driver's implicit sync honour).

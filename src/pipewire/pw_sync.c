@@ -29,6 +29,19 @@
 #include "syncobj_internal.h"
 #include "util.h"
 
+/*
+ * PipeWire >= 1.4.8 (spa/buffer/meta.h): "this flag is set by the producer
+ * and cleared by the consumer when it promises to signal the release
+ * point". A buffer that comes back to the producer with it still set was
+ * never taken by the consumer (not dequeued: killed, timed out, or the graph
+ * recycled it unseen), so nobody will signal its release point and it is
+ * free at once. The flag lives in the meta, in memory both sides share, so
+ * it works the same between two sides built against older headers (1.4.2).
+ */
+#ifndef SPA_META_SYNC_TIMELINE_UNSCHEDULED_RELEASE
+#define SPA_META_SYNC_TIMELINE_UNSCHEDULED_RELEASE (1 << 0)
+#endif
+
 /* What the library knows of one buffer. */
 struct pw_buf {
 	struct pw_buf *next;
@@ -248,12 +261,16 @@ int
 sb_pw_producer_wait_release(struct sb_pw_sync *sync, struct spa_buffer *buf, int64_t timeout_ns)
 {
 	struct pw_buf *b = find(sync, buf);
+	struct spa_meta_sync_timeline *m;
 	int ret;
 
 	if (!b)
 		return -ENOENT;
 	if (!b->synced || b->seq == 0)
 		return 1;
+	m = meta_of(buf);
+	if (m->flags & SPA_META_SYNC_TIMELINE_UNSCHEDULED_RELEASE)
+		return 1; /* the consumer never took it: nobody will signal point seq */
 	ret = sb_syncobj_wait(sync->drm_fd, b->release, b->seq, timeout_ns, 0);
 	if (ret == -ETIME)
 		return 0;
@@ -323,7 +340,7 @@ sb_pw_producer_set_acquire(struct sb_pw_sync *sync, struct spa_buffer *buf, int 
 		return ret;
 	/* Publish last: the meta names the points once the acquire point exists. */
 	b->seq = point;
-	m->flags = 0;
+	m->flags = SPA_META_SYNC_TIMELINE_UNSCHEDULED_RELEASE; /* until the consumer takes it */
 	m->acquire_point = point;
 	m->release_point = point;
 	return 0;
@@ -361,7 +378,11 @@ sb_pw_consumer_acquire(struct sb_pw_sync *sync, struct spa_buffer *buf, int *out
 	}
 	ret = sb_syncobj_export_sync_file(sync->drm_fd, b->acquire, m->acquire_point, out_fd);
 	/* For a syncobj fd we imported ourselves, EINVAL can only mean "no fence yet". */
-	return ret == -EINVAL ? -EAGAIN : ret;
+	if (ret)
+		return ret == -EINVAL ? -EAGAIN : ret;
+	/* The promise: this consumer signals the release point (sb_pw_consumer_release()). */
+	m->flags &= ~(uint32_t)SPA_META_SYNC_TIMELINE_UNSCHEDULED_RELEASE;
+	return 0;
 }
 
 int

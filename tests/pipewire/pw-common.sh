@@ -7,6 +7,9 @@
 #                            first input port of IN_NODE, as a user would
 #                            without a session manager (pw-link)
 #   pw_spawn CMD...          run CMD in the background, killed at exit
+#   pw_wait_exit PID SECONDS 0 once PID exited (its status in $st), 1 if it
+#                            still runs after SECONDS by the clock
+#   pw_dump_logs FILE...     the logs, and whether the producer still runs
 pids=
 pw_setup() {
 	rt=$(mktemp -d "/tmp/$1-XXXXXX")
@@ -41,4 +44,20 @@ pw_link() {
 	fi
 	pw-link "$out" "$in" || { echo "Bail out! pw-link $out $in failed"; return 1; }
 	echo "# linked $out -> $in"
+}
+pw_wait_exit() {
+	end=$(($(date +%s) + $2))
+	while kill -0 "$1" 2>/dev/null; do
+		[ "$(date +%s)" -lt $end ] || return 1
+		sleep 0.2
+	done
+	wait "$1"
+	st=$?
+	return 0
+}
+pw_dump_logs() {
+	for f in "$@"; do
+		echo "# --- $f"
+		sed 's/^/# /' "$f"
+	done
 }

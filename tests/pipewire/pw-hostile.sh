@@ -34,15 +34,6 @@ rc=0
 ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; rc=1; }
 
-# wait_exit PID SECONDS: 0 once PID exited (its status in $st), 1 if still running
-wait_exit() {
-	for _ in $(seq 1 $(($2 * 10))); do
-		kill -0 "$1" 2>/dev/null || { wait "$1"; st=$?; return 0; }
-		sleep 0.1
-	done
-	return 1
-}
-
 # fds_equal LOG WHO: the "fds before=N after=M" line of a pw-frames log
 fds_equal() {
 	line=$(grep -m1 '^fds before=' "$1")
@@ -57,8 +48,8 @@ good_consumer() {
 	g=$!
 	pids="$pids $g"
 	pw_link "$1-producer" good-consumer || { nok "link the good consumer"; return; }
-	if ! wait_exit $g 60; then
-		nok "the next consumer got no 10 frames in 60 s"; cat "$rt/good.log"; return
+	if ! pw_wait_exit $g 40; then
+		nok "the next consumer got no 10 frames in 40 s"; cat "$rt/good.log"; return
 	fi
 	cat "$rt/good.log"
 	if [ "$st" = 0 ] && grep -q '^frames=10 torn=0 synced=[1-9]' "$rt/good.log"; then
@@ -85,7 +76,7 @@ never-release | consumer-dies)
 	pids="$pids $h"
 	pw_link prod-producer bad-consumer || { cat "$rt/producer.log"; exit 1; }
 	if [ "$case_" = consumer-dies ]; then
-		if wait_exit $h 30 && [ "$st" = 3 ]; then ok "the hostile consumer died mid-frame"; else nok "the hostile consumer did not die as told"; fi
+		if pw_wait_exit $h 30 && [ "$st" = 3 ]; then ok "the hostile consumer died mid-frame"; else nok "the hostile consumer did not die as told"; fi
 	fi
 	# The bound is 1 s; the producer ticks every 100 ms.
 	sleep 4
@@ -98,11 +89,11 @@ never-release | consumer-dies)
 			nok "the producer did not say that the consumer keeps its buffers"
 		fi
 		kill $h
-		wait_exit $h 10 && ok "the hostile consumer stopped (exit $st)" || nok "the hostile consumer did not stop"
+		pw_wait_exit $h 10 && ok "the hostile consumer stopped (exit $st)" || nok "the hostile consumer did not stop"
 	fi
 	good_consumer prod
 	kill $p
-	if wait_exit $p 10; then
+	if pw_wait_exit $p 10; then
 		tail -n 3 "$rt/producer.log"
 		[ "$st" = 0 ] && ok "the producer exited 0" || nok "the producer exited $st"
 		grep '^produced=' "$rt/producer.log"
@@ -119,7 +110,7 @@ never-release | consumer-dies)
 	c=$!
 	pids="$pids $c"
 	pw_link bad-producer cons-consumer || { cat "$rt/bad.log"; exit 1; }
-	if ! wait_exit $c 30; then
+	if ! pw_wait_exit $c 30; then
 		nok "the consumer neither refused nor finished in 30 s"; cat "$rt/consumer.log"; exit 1
 	fi
 	cat "$rt/consumer.log"

@@ -12,6 +12,8 @@
  *   - reuse: a second frame before the release is -EBUSY; the release watch
  *     fd stays quiet while the consumer's read fence is pending and fires
  *     after it; then the next frame uses point 2;
+ *   - a frame the consumer never took (UNSCHEDULED_RELEASE still set) is
+ *     free at once; taking it clears the flag;
  *   - a producer breaking the contract: an acquire point not after the
  *     last frame read, a release point behind its timeline (-EPROTO);
  *   - the fallback: a buffer without the meta gets the fence as the
@@ -185,19 +187,36 @@ main(void)
 	sbk_fence_destroy(&f2);
 	sbk_fence_destroy(&f3);
 
+	/* ---- a frame the consumer never took (PipeWire recycled it unseen) ---- */
+	REQUIRE(sbk_fence_create(vgem, true, &f1) == 0, "vgem fence");
+	CHECK_EQ(sb_pw_producer_set_acquire(prod, &p.producer, f1.sync_file), 0, "frame 3");
+	CHECK(p.timeline.flags & 1, "the meta says UNSCHEDULED_RELEASE until the consumer takes it");
+	CHECK_EQ(sb_pw_producer_wait_release(prod, &p.producer, 0), 1,
+		 "never acquired: free at once, nobody will signal its release point");
+	sbk_fence_signal(&f1);
+	sbk_fence_destroy(&f1);
+	CHECK_EQ(sb_pw_producer_set_acquire(prod, &p.producer, -1), 0, "frame 4 on it");
+	CHECK_EQ(sb_pw_consumer_acquire(cons, &p.consumer, &fd), 0, "the consumer takes frame 4");
+	CHECK(!(p.timeline.flags & 1), "and clears the flag: its promise to signal the release");
+	if (fd >= 0)
+		close(fd);
+	CHECK_EQ(sb_pw_producer_wait_release(prod, &p.producer, 0), 0, "so the producer waits for it");
+	CHECK_EQ(sb_pw_consumer_release(cons, &p.consumer, -1), 0, "release point 4 (3 was skipped)");
+	CHECK_EQ(sb_pw_producer_wait_release(prod, &p.producer, 1000000000LL), 1, "released");
+
 	/* ---- a producer that breaks the contract (its meta, as the consumer gets it) ---- */
-	p.timeline.acquire_point = 2; /* the frame just released, again */
-	p.timeline.release_point = 3;
+	p.timeline.acquire_point = 4; /* the frame just released, again */
+	p.timeline.release_point = 5;
 	CHECK_EQ(sb_pw_consumer_acquire(cons, &p.consumer, &fd), -EPROTO,
 		 "an acquire point not after the last frame read: refused");
 	CHECK(fd == -1, "and no sync_file");
-	p.timeline.acquire_point = 3;
-	p.timeline.release_point = 1; /* the release timeline is at 2 */
+	p.timeline.acquire_point = 5;
+	p.timeline.release_point = 3; /* the release timeline is at 4 */
 	CHECK_EQ(sb_pw_consumer_release(cons, &p.consumer, -1), -EPROTO,
 		 "a release point behind its timeline's value: refused");
 	CHECK_EQ(sb_pw_producer_wait_release(prod, &p.producer, 0), 1,
-		 "the producer's view is unchanged (point 2 released)");
-	p.timeline.acquire_point = p.timeline.release_point = 2;
+		 "the producer's view is unchanged (point 4 released)");
+	p.timeline.acquire_point = p.timeline.release_point = 4;
 
 	/* ---- bad inputs ---- */
 	int pipefd[2];

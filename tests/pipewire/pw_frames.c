@@ -122,7 +122,7 @@ struct app {
 	bool producer;
 	const char *name;
 	int frames, write_ms, done, torn, synced, errors;
-	int interval_ms, release_timeout_ms, dropped, kept_aside, stuck;
+	int interval_ms, release_timeout_ms, dropped, kept_aside, stuck, unscheduled;
 	enum hostile hostile;
 	bool stats;
 	int64_t *lat_ns; /* --stats: acquire fence signal to the consumer's wake */
@@ -534,6 +534,11 @@ producer_process(struct app *a)
 	s = slot_of(a, pwb);
 	if (!s)
 		return;
+	/* Counted for the logs: a frame the consumer never took (the graph recycled it). */
+	struct spa_meta_sync_timeline *m =
+		spa_buffer_find_meta_data(pwb->buffer, SPA_META_SyncTimeline, sizeof(*m));
+	if (m && s->frame && (m->flags & 1))
+		a->unscheduled++;
 	/* The consumer may still read it: watch the release point in the loop. */
 	ret = sb_pw_producer_watch_release(a->sync, pwb->buffer, &fd);
 	if (ret < 0) {
@@ -793,8 +798,8 @@ main(int argc, char **argv)
 	if (!a.producer)
 		printf("frames=%d torn=%d synced=%d\n", a.done, a.torn, a.synced);
 	else
-		printf("produced=%u dropped=%d stuck=%d synced=%d\n", a.next_frame, a.dropped,
-		       a.stuck, a.synced);
+		printf("produced=%u dropped=%d stuck=%d unscheduled=%d synced=%d\n", a.next_frame,
+		       a.dropped, a.stuck, a.unscheduled, a.synced);
 	if (a.stats) {
 		if (a.cpu_last && a.frames > 1)
 			printf("cpu_ns_per_frame=%lld\n",
