@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Figure 8 (docs/performance.md): what explicit sync costs a PipeWire video
+# Figure 9 (docs/performance.md): what explicit sync costs a PipeWire video
 # stream. One producer and one consumer process (tests/pipewire/pw-frames)
 # through the real daemon, in rounds that alternate between the stream with
 # the SyncTimeline meta (libsyncbridge-pipewire on both sides) and the same
