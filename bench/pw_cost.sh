@@ -10,8 +10,11 @@
 #   bench-pw-cost [--rounds N] [--frames N]      (default 3 rounds of 200 frames)
 #
 # Each frame: the producer's "GPU" writes it 2 ms after it is queued, frames
-# every 10 ms. Prints per round the CPU time per frame of each process, then
+# every 10 ms. Prints per round the CPU time per frame of each process and
+# the time spent in the library's four per-frame calls, then
 #   cpu ratio (sync / plain):  producer, consumer, both
+#   the sb_pw_* calls:         their time per frame, as a fraction of the
+#                              plain stream's CPU time per frame
 #   wake after signal:         median and p90 of the time from the acquire
 #                              fence's signal (the kernel's timestamp of the
 #                              sync_file the consumer waits on) to the
@@ -54,8 +57,10 @@ round() {
 	wait $p
 	pc=$(sed -n 's/^cpu_ns_per_frame=//p' "$rt/p.log")
 	cc=$(sed -n 's/^cpu_ns_per_frame=//p' "$rt/c.log")
-	echo "round $2 $1: producer $pc ns/frame, consumer $cc ns/frame, $(grep '^frames=' "$rt/c.log")"
-	echo "$1 $pc $cc" >>"$rt/rounds"
+	pl=$(sed -n 's/^sync_calls_ns_per_frame=//p' "$rt/p.log")
+	cl=$(sed -n 's/^sync_calls_ns_per_frame=//p' "$rt/c.log")
+	echo "round $2 $1: CPU producer $pc ns/frame, consumer $cc ns/frame; in the sb_pw_* calls producer $pl ns, consumer $cl ns; $(grep '^frames=' "$rt/c.log")"
+	echo "$1 $pc $cc $pl $cl" >>"$rt/rounds"
 	sed -n 's/^wake_after_signal_us median=\([0-9]*\) p90=\([0-9]*\).*/\1 \2/p' "$rt/c.log" >>"$rt/wake"
 }
 
@@ -68,11 +73,12 @@ while [ $i -lt "$rounds" ]; do
 	i=$((i + 1))
 done
 awk '
-	$1 == "sync" { sp += $2; sc += $3; n++ }
+	$1 == "sync" { sp += $2; sc += $3; sl += $4 + $5; n++ }
 	$1 == "plain" { pp += $2; pc += $3 }
 	END {
 		printf "cpu per frame, mean of %d rounds: sync producer %.0f ns, consumer %.0f ns; plain producer %.0f ns, consumer %.0f ns\n", n, sp / n, sc / n, pp / n, pc / n
 		printf "cpu ratio (sync / plain): producer %.2f, consumer %.2f, both %.2f\n", sp / pp, sc / pc, (sp + sc) / (pp + pc)
+		printf "the sb_pw_* calls per frame (sync, both sides, wall time, not the wait): %.0f ns = %.3f of the plain stream'"'"'s CPU per frame\n", sl / n, (sl / n) / ((pp + pc) / n)
 	}' "$rt/rounds"
 n=$(wc -l <"$rt/wake")
 if [ "$n" -gt 0 ]; then

@@ -43,7 +43,8 @@
  * --stats (consumer): per-frame wake latency (from the acquire fence's
  * signal, the kernel's timestamp, to the consumer's wake) and CPU time;
  * the producer prints its CPU time at exit (bench/pw_cost.sh). CPU time is
- * taken from frame 1 to frame --frames: the steady state, not the start-up.
+ * taken from frame 1 to frame --frames: the steady state, not the start-up;
+ * the time inside the library's per-frame calls is summed as well.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -127,6 +128,7 @@ struct app {
 	bool stats;
 	int64_t *lat_ns; /* --stats: acquire fence signal to the consumer's wake */
 	int64_t cpu_first, cpu_last; /* --stats: CPU time at frame 1 and at frame --frames */
+	int64_t calls_ns;            /* --stats: time inside the four sb_pw_* calls of the frames */
 	int nlat;
 	int vgem, drm;
 	struct pw_main_loop *loop;
@@ -419,6 +421,7 @@ produce(struct app *a, struct slot *s)
 	struct spa_buffer *buf = s->pwb->buffer;
 	struct spa_meta_header *h = spa_buffer_find_meta_data(buf, SPA_META_Header, sizeof(*h));
 	struct gpu_job *j = calloc(1, sizeof(*j));
+	int64_t t0;
 	int fence, ret;
 
 	if (!j) {
@@ -437,7 +440,9 @@ produce(struct app *a, struct slot *s)
 	j->frame = s->frame;
 	gpu_submit(&a->gpu, j); /* the thread owns the job and its fence now */
 	/* A memfd plane (the fallback) waits here for the write: the GPU is its own thread. */
+	t0 = sbk_now_ns();
 	ret = sb_pw_producer_set_acquire(a->sync, buf, fence);
+	a->calls_ns += sbk_now_ns() - t0;
 	close(fence);
 	if (ret) {
 		fail(a, "sb_pw_producer_set_acquire", ret);
@@ -513,6 +518,7 @@ producer_process(struct app *a)
 {
 	struct pw_buffer *pwb;
 	struct slot *s = NULL;
+	int64_t t0;
 	int fd, ret;
 
 	/* A buffer released after it was kept aside goes first. */
@@ -540,7 +546,9 @@ producer_process(struct app *a)
 	if (m && s->frame && (m->flags & 1))
 		a->unscheduled++;
 	/* The consumer may still read it: watch the release point in the loop. */
+	t0 = sbk_now_ns();
 	ret = sb_pw_producer_watch_release(a->sync, pwb->buffer, &fd);
+	a->calls_ns += sbk_now_ns() - t0;
 	if (ret < 0) {
 		fail(a, "sb_pw_producer_watch_release", ret);
 		return;
@@ -578,9 +586,12 @@ consumer_process(struct app *a)
 		struct spa_buffer *buf = pwb->buffer;
 		struct spa_meta_header *h = spa_buffer_find_meta_data(buf, SPA_META_Header, sizeof(*h));
 		struct slot *s = slot_of(a, pwb);
+		int64_t t0;
 		int fence = -1, ret, bad = 0;
 
+		t0 = sbk_now_ns();
 		ret = sb_pw_consumer_acquire(a->sync, buf, &fence);
+		a->calls_ns += sbk_now_ns() - t0;
 		if (ret) {
 			fail(a, ret == -EPROTO ? "sb_pw_consumer_acquire: the producer's acquire point "
 						 "is not after the last frame read from the buffer"
@@ -617,7 +628,9 @@ consumer_process(struct app *a)
 			_exit(3);
 		}
 		if (a->hostile != HOSTILE_NEVER_RELEASE) {
+			t0 = sbk_now_ns();
 			ret = sb_pw_consumer_release(a->sync, buf, -1);
+			a->calls_ns += sbk_now_ns() - t0;
 			if (ret) {
 				fail(a, ret == -EPROTO ? "sb_pw_consumer_release: the producer's release "
 							 "point is behind its timeline"
@@ -804,6 +817,8 @@ main(int argc, char **argv)
 		if (a.cpu_last && a.frames > 1)
 			printf("cpu_ns_per_frame=%lld\n",
 			       (long long)((a.cpu_last - a.cpu_first) / (a.frames - 1)));
+		int64_t n = a.producer ? (int64_t)a.next_frame : a.done;
+		printf("sync_calls_ns_per_frame=%lld\n", (long long)(a.calls_ns / (n > 0 ? n : 1)));
 		if (a.nlat) {
 			qsort(a.lat_ns, (size_t)a.nlat, sizeof(*a.lat_ns), cmp_i64);
 			printf("wake_after_signal_us median=%lld p90=%lld n=%d\n",
