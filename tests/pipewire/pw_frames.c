@@ -390,6 +390,12 @@ on_remove_buffer(void *data, struct pw_buffer *pwb)
 
 	if (!s)
 		return;
+	/* The watched release fd is the library's: out of the loop before it is closed. */
+	if (s->release_io) {
+		pw_loop_destroy_source(pw_main_loop_get_loop(a->loop), s->release_io);
+		s->release_io = NULL;
+		a->kept_aside--;
+	}
 	sb_pw_buffer_remove(a->sync, pwb->buffer);
 	if (a->producer) {
 		/* A consumer that went away mid-stream takes the buffers with it. */
@@ -397,8 +403,6 @@ on_remove_buffer(void *data, struct pw_buffer *pwb)
 		close((int)pwb->buffer->datas[0].fd);
 		pwb->buffer->datas[0].fd = -1;
 	}
-	if (s->release_io)
-		pw_loop_destroy_source(pw_main_loop_get_loop(a->loop), s->release_io);
 	if (s->map)
 		munmap(s->map, pwb->buffer->datas[0].maxsize);
 	if (s->memfd >= 0) {
