@@ -9,13 +9,19 @@
 # Runs in the test VM (scripts/vm/vm-run.sh) unless this host has vgem and
 # /dev/udmabuf itself (then natively, as root).
 #
-#   scripts/run-demo.sh [cube | cube-virgl | handoff]     (default: cube)
+#   scripts/run-demo.sh [cube | cube-virgl | camera-pipewire | handoff]   (default: cube)
 #
 # cube-virgl: the same cube pipeline on a real asynchronous GPU — a GLES
 # producer and the EGL consumer on Mesa virgl, in the GPU guest
 # (SYNCBRIDGE_VM_GPU=virgl: QEMU's virtio-gpu-gl under a private Xvfb); the
 # ring is the GPU's own textures shared as dma-bufs (docs/demo.md, "On virgl").
 # Not native: it needs that guest.
+#
+# camera-pipewire: a camera across processes through PipeWire — vivid → a
+# producer process whose "GPU" writes each frame after it was queued, behind
+# a pending vgem fence → a private PipeWire daemon → an EGL/GLES consumer
+# process that checks every frame (examples/camera-pipewire/, docs/demo.md,
+# "The camera across processes"). SYNCBRIDGE_DEMO_FRAMES defaults to 48 here.
 #
 # handoff: the smaller demo — one vgem buffer with a pending write fence,
 # waited for through libsyncbridge (examples/handoff.c).
@@ -31,9 +37,9 @@ which=${1:-cube}
 cd "$top"
 
 case $which in
-cube | cube-virgl | handoff) ;;
+cube | cube-virgl | camera-pipewire | handoff) ;;
 -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
-*) echo "run-demo.sh: unknown demo '$which' (cube, cube-virgl or handoff)" >&2; exit 2 ;;
+*) echo "run-demo.sh: unknown demo '$which' (cube, cube-virgl, camera-pipewire or handoff)" >&2; exit 2 ;;
 esac
 
 # Setup installs packages: as a normal user, this script runs again with sudo.
@@ -69,6 +75,41 @@ if [ "$which" = handoff ]; then
 	script+='echo; echo "== SYNCBRIDGE_DISABLE=1: the consumer reads without waiting =="; SYNCBRIDGE_DISABLE=1 '"$demo"
 	run "$script"
 	exit
+fi
+
+if [ "$which" = camera-pipewire ]; then
+	demo="$build/examples/camera-pipewire/syncbridge-demo-camera-pw"
+	if [ ! -x "$demo" ]; then
+		echo "run-demo.sh: $demo was not built: it needs libpipewire-0.3 >= 1.2, EGL and" \
+			"GLESv2 (scripts/setup.sh installs them)" >&2
+		exit 1
+	fi
+	out=${SYNCBRIDGE_DEMO_OUTPUT:-$build/demo-output}
+	frames=${SYNCBRIDGE_DEMO_FRAMES:-48}
+	rm -rf "$out"
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd -P)
+	# vivid loads with the guest's other modules at boot.
+	export SYNCBRIDGE_VM_MODULES="${SYNCBRIDGE_VM_MODULES:-} vivid"
+	[ "$mode" = native ] || echo "run-demo.sh: running in the test VM (vivid, vgem, udmabuf, a PipeWire daemon of its own); pictures come back to $out"
+	pw="$top/examples/camera-pipewire/camera-pw.sh"
+	script='echo "== 1/2 with syncbridge: the consumer'"'"'s GL waits for each frame'"'"'s acquire point, the producer for its release =="; '
+	script+="'$pw' '$demo' --frames $frames --output '$out/bridged'; a=\$?; "
+	script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1 on both processes): the same pipeline =="; '
+	script+="'$pw' '$demo' --frames $frames --control --output '$out/no-bridge'; b=\$?; "
+	script+='[ $a = 0 ] && [ $b = 0 ]'
+	rc=0
+	run "$script" "$out" | tee "$out/demo.log" || rc=$?
+	rm -rf "$out/.vm"
+	bridged=$(grep -m1 '^frames=' "$out/demo.log" || true)
+	contrast=$(grep '^frames=' "$out/demo.log" | sed -n 2p || true)
+	echo
+	echo "== summary =="
+	echo "with syncbridge:    ${bridged:-(no result)}"
+	echo "without syncbridge: ${contrast:-(no result)}"
+	echo "pictures:           $out/bridged/contact-sheet.png, $out/no-bridge/contact-sheet.png"
+	echo "                    (green border = whole frame, red = torn; the first torn frames beside them)"
+	exit "$rc"
 fi
 
 demo="$build/examples/cube/syncbridge-demo-cube"
