@@ -77,28 +77,18 @@ if [ "$which" = handoff ]; then
 	exit
 fi
 
-if [ "$which" = camera-pipewire ]; then
-	demo="$build/examples/camera-pipewire/syncbridge-demo-camera-pw"
-	if [ ! -x "$demo" ]; then
-		echo "run-demo.sh: $demo was not built: it needs libpipewire-0.3 >= 1.2, EGL and" \
-			"GLESv2 (scripts/setup.sh installs them)" >&2
-		exit 1
-	fi
+# The demo's pictures go to $out, a fresh folder; $frames per run.
+prepare_output() { # DEFAULT_FRAMES
 	out=${SYNCBRIDGE_DEMO_OUTPUT:-$build/demo-output}
-	frames=${SYNCBRIDGE_DEMO_FRAMES:-48}
+	frames=${SYNCBRIDGE_DEMO_FRAMES:-$1}
 	rm -rf "$out"
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd -P)
-	# vivid loads with the guest's other modules at boot.
-	export SYNCBRIDGE_VM_MODULES="${SYNCBRIDGE_VM_MODULES:-} vivid"
-	[ "$mode" = native ] || echo "run-demo.sh: running in the test VM (vivid, vgem, udmabuf, a PipeWire daemon of its own); pictures come back to $out"
-	pw="$top/examples/camera-pipewire/camera-pw.sh"
-	script='echo "== 1/2 with syncbridge: the consumer'"'"'s GL waits for each frame'"'"'s acquire point, the producer for its release =="; '
-	script+="'$pw' '$demo' --frames $frames --output '$out/bridged'; a=\$?; "
-	script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1 on both processes): the same pipeline =="; '
-	script+="'$pw' '$demo' --frames $frames --control --output '$out/no-bridge'; b=\$?; "
-	script+='[ $a = 0 ] && [ $b = 0 ]'
-	rc=0
+}
+
+# Runs the two-run $script, then the summary; exits with the runs' status.
+run_and_summarize() { # PICTURES_NOTE
+	local rc=0 bridged contrast
 	run "$script" "$out" | tee "$out/demo.log" || rc=$?
 	rm -rf "$out/.vm"
 	bridged=$(grep -m1 '^frames=' "$out/demo.log" || true)
@@ -108,8 +98,28 @@ if [ "$which" = camera-pipewire ]; then
 	echo "with syncbridge:    ${bridged:-(no result)}"
 	echo "without syncbridge: ${contrast:-(no result)}"
 	echo "pictures:           $out/bridged/contact-sheet.png, $out/no-bridge/contact-sheet.png"
-	echo "                    (green border = whole frame, red = torn; the first torn frames beside them)"
+	echo "                    ($1)"
 	exit "$rc"
+}
+
+if [ "$which" = camera-pipewire ]; then
+	demo="$build/examples/camera-pipewire/syncbridge-demo-camera-pw"
+	if [ ! -x "$demo" ]; then
+		echo "run-demo.sh: $demo was not built: it needs libpipewire-0.3 >= 1.2, EGL and" \
+			"GLESv2 (scripts/setup.sh installs them)" >&2
+		exit 1
+	fi
+	prepare_output 48
+	# vivid loads with the guest's other modules at boot.
+	export SYNCBRIDGE_VM_MODULES="${SYNCBRIDGE_VM_MODULES:-} vivid"
+	[ "$mode" = native ] || echo "run-demo.sh: running in the test VM (vivid, vgem, udmabuf, a PipeWire daemon of its own); pictures come back to $out"
+	pw="$top/examples/camera-pipewire/camera-pw.sh"
+	script='echo "== 1/2 with syncbridge: the consumer'"'"'s GL waits for each frame'"'"'s acquire point, the producer for its release =="; '
+	script+="'$pw' '$demo' --frames $frames --output '$out/bridged'; a=\$?; "
+	script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1 on both processes): the same pipeline =="; '
+	script+="'$pw' '$demo' --frames $frames --control --output '$out/no-bridge'; b=\$?; "
+	script+='[ $a = 0 ] && [ $b = 0 ]'
+	run_and_summarize "green border = whole frame, red = torn; the first torn frames beside them"
 fi
 
 demo="$build/examples/cube/syncbridge-demo-cube"
@@ -118,11 +128,7 @@ if [ ! -x "$demo" ]; then
 		"headers and glslangValidator (scripts/setup.sh installs them)" >&2
 	exit 1
 fi
-out=${SYNCBRIDGE_DEMO_OUTPUT:-$build/demo-output}
-frames=${SYNCBRIDGE_DEMO_FRAMES:-120}
-rm -rf "$out"
-mkdir -p "$out"
-out=$(cd "$out" && pwd -P)
+prepare_output 120
 
 if [ "$which" = cube-virgl ]; then
 	echo "run-demo.sh: running in the GPU guest (Mesa virgl); pictures come back to $out"
@@ -139,16 +145,4 @@ else
 	script+="'$demo' --frames $frames --no-bridge --expect-race --output '$out/no-bridge'; b=\$?; "
 	script+='[ $a = 0 ] && [ $b = 0 ]'
 fi
-rc=0
-run "$script" "$out" | tee "$out/demo.log" || rc=$?
-rm -rf "$out/.vm"
-
-bridged=$(grep -m1 '^frames=' "$out/demo.log" || true)
-contrast=$(grep '^frames=' "$out/demo.log" | sed -n 2p || true)
-echo
-echo "== summary =="
-echo "with syncbridge:    ${bridged:-(no result)}"
-echo "without syncbridge: ${contrast:-(no result)}"
-echo "pictures:           $out/bridged/contact-sheet.png, $out/no-bridge/contact-sheet.png"
-echo "                    (and single frames, the first torn one, beside them)"
-exit "$rc"
+run_and_summarize "and single frames, the first torn one, beside them"
