@@ -248,11 +248,25 @@ sb_pw_buffer_is_synced(const struct sb_pw_sync *sync, const struct spa_buffer *b
 	return b && b->synced;
 }
 
-/* A fence the caller gives: -1 (none) or a sync_file the kernel describes. */
+/*
+ * The start of the two calls that take the caller's fence: the buffer, and
+ * the fence (-1: none, or a sync_file the kernel describes). Returns 1 to go
+ * on with *out, 0 when the bridge is off (SYNCBRIDGE_DISABLE: nothing to
+ * do), or -errno.
+ */
 static int
-check_fence(int fence_fd)
+begin_fence_call(struct sb_pw_sync *sync, const struct spa_buffer *buf, int fence_fd,
+		 struct pw_buf **out)
 {
-	return fence_fd == -1 ? 0 : sb_sync_file_check(fence_fd, NULL, NULL);
+	int ret;
+
+	*out = find(sync, buf);
+	if (!*out)
+		return -ENOENT;
+	ret = fence_fd == -1 ? 0 : sb_sync_file_check(fence_fd, NULL, NULL);
+	if (ret)
+		return ret;
+	return sync->disabled ? 0 : 1;
 }
 
 /* ---- producer ------------------------------------------------------------------ */
@@ -302,18 +316,14 @@ sb_pw_producer_watch_release(struct sb_pw_sync *sync, struct spa_buffer *buf, in
 int
 sb_pw_producer_set_acquire(struct sb_pw_sync *sync, struct spa_buffer *buf, int fence_fd)
 {
-	struct pw_buf *b = find(sync, buf);
 	struct spa_meta_sync_timeline *m;
+	struct pw_buf *b;
 	uint64_t point;
 	int ret;
 
-	if (!b)
-		return -ENOENT;
-	ret = check_fence(fence_fd);
-	if (ret)
+	ret = begin_fence_call(sync, buf, fence_fd, &b);
+	if (ret <= 0)
 		return ret;
-	if (sync->disabled)
-		return 0;
 	if (!b->synced) {
 		/* The fallback: a reader with implicit sync waits for the fence. */
 		struct spa_data *d = &buf->datas[0];
@@ -388,18 +398,14 @@ sb_pw_consumer_acquire(struct sb_pw_sync *sync, struct spa_buffer *buf, int *out
 int
 sb_pw_consumer_release(struct sb_pw_sync *sync, struct spa_buffer *buf, int fence_fd)
 {
-	struct pw_buf *b = find(sync, buf);
 	struct spa_meta_sync_timeline *m;
+	struct pw_buf *b;
 	uint64_t now;
 	int ret;
 
-	if (!b)
-		return -ENOENT;
-	ret = check_fence(fence_fd);
-	if (ret)
+	ret = begin_fence_call(sync, buf, fence_fd, &b);
+	if (ret <= 0)
 		return ret;
-	if (sync->disabled)
-		return 0;
 	if (!b->synced)
 		return fence_fd >= 0 ? sb_sync_file_wait(fence_fd, SB_TIMEOUT_INFINITE) : 0;
 	m = meta_of(buf);

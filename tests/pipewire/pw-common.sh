@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the PipeWire test scripts: a daemon of their own and manual links.
 #
+#   pw_args USAGE ARGS...    --control and --frames N (default 20): $control, $frames
+#   pw_require [CMD...]      SKIP (exit 77) without pipewire, pw-link, CMD or /dev/dri
 #   pw_setup NAME            a runtime directory ($rt) and the cleanup trap
 #   pw_start_daemon          Debian's pipewire, default configuration, in $rt
 #   pw_link OUT_NODE IN_NODE link the first output port of OUT_NODE to the
@@ -11,6 +13,25 @@
 #                            still runs after SECONDS by the clock
 #   pw_dump_logs FILE...     the logs, and whether the producer still runs
 pids=
+pw_args() {
+	usage=$1
+	shift
+	control= frames=20
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--control) control=1 ;;
+		--frames) frames=$2; shift ;;
+		*) echo "usage: $usage" >&2; exit 2 ;;
+		esac
+		shift
+	done
+}
+pw_require() {
+	for c in pipewire pw-link "$@"; do
+		command -v "$c" >/dev/null || { echo "SKIP: $c is not installed (scripts/setup.sh installs it)"; exit 77; }
+	done
+	[ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem and virtio_gpu make the buffers and timelines)"; exit 77; }
+}
 pw_setup() {
 	rt=$(mktemp -d "/tmp/$1-XXXXXX")
 	chmod 700 "$rt"

@@ -22,21 +22,10 @@
 set -u
 frames_bin=$1
 shift
-control= frames=20
-while [ $# -gt 0 ]; do
-	case $1 in
-	--control) control=1 ;;
-	--frames) frames=$2; shift ;;
-	*) echo "usage: pw-gst.sh PW_FRAMES [--control] [--frames N]" >&2; exit 2 ;;
-	esac
-	shift
-done
-for c in pipewire pw-link gst-launch-1.0 python3; do
-	command -v $c >/dev/null || { echo "SKIP: $c is not installed (scripts/setup.sh installs it)"; exit 77; }
-done
-gst-inspect-1.0 pipewiresrc >/dev/null 2>&1 || { echo "SKIP: no pipewiresrc (gstreamer1.0-pipewire)"; exit 77; }
-[ -e /dev/dri ] || { echo "SKIP: no /dev/dri"; exit 77; }
 . "$(dirname "$0")/pw-common.sh"
+pw_args "pw-gst.sh PW_FRAMES [--control] [--frames N]" "$@"
+pw_require gst-launch-1.0 python3
+gst-inspect-1.0 pipewiresrc >/dev/null 2>&1 || { echo "SKIP: no pipewiresrc (gstreamer1.0-pipewire)"; exit 77; }
 pw_setup sb-pwgst
 env=
 [ -n "$control" ] && env=SYNCBRIDGE_DISABLE=1

@@ -22,11 +22,8 @@ case $case_ in
 never-release | consumer-dies | bad-timeline | stale-acquire | release-behind) ;;
 *) echo "usage: pw-hostile.sh PW_FRAMES never-release|consumer-dies|bad-timeline|stale-acquire|release-behind" >&2; exit 2 ;;
 esac
-for c in pipewire pw-link pw-cli; do
-	command -v $c >/dev/null || { echo "SKIP: $c is not installed (scripts/setup.sh installs PipeWire)"; exit 77; }
-done
-[ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem and virtio_gpu make the buffers and timelines)"; exit 77; }
 . "$(dirname "$0")/pw-common.sh"
+pw_require pw-cli
 pw_setup sb-pw-hostile
 export PW_FRAMES_LIST_FDS=1
 pw_start_daemon

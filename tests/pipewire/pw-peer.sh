@@ -16,20 +16,9 @@
 set -u
 frames_bin=$1
 shift
-control= frames=20
-while [ $# -gt 0 ]; do
-	case $1 in
-	--control) control=1 ;;
-	--frames) frames=$2; shift ;;
-	*) echo "usage: pw-peer.sh PW_FRAMES [--control] [--frames N]" >&2; exit 2 ;;
-	esac
-	shift
-done
-for c in pipewire pw-link; do
-	command -v $c >/dev/null || { echo "SKIP: $c is not installed (scripts/setup.sh installs PipeWire)"; exit 77; }
-done
-[ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem and virtio_gpu make the buffers and timelines)"; exit 77; }
 . "$(dirname "$0")/pw-common.sh"
+pw_args "pw-peer.sh PW_FRAMES [--control] [--frames N]" "$@"
+pw_require
 pw_setup sb-pw
 env=
 [ -n "$control" ] && env=SYNCBRIDGE_DISABLE=1
