@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include <drm.h>
+#include <linux/videodev2.h>
 #include <drm_mode.h>
 
 #include <png.h>
@@ -202,6 +203,28 @@ demo_drm_driver_is(int fd, const char *name)
 	int ret = sbk_drm_driver_name(fd, buf, sizeof(buf));
 
 	return ret < 0 ? ret : strcmp(buf, name) == 0;
+}
+
+int
+demo_vivid_open(void)
+{
+	for (int i = 0; i < 64; i++) {
+		struct v4l2_capability cap = { 0 };
+		char path[32];
+		int fd;
+
+		snprintf(path, sizeof(path), "/dev/video%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (demo_ioctl(fd, VIDIOC_QUERYCAP, &cap) == 0 &&
+		    strcmp((const char *)cap.driver, "vivid") == 0 &&
+		    (cap.device_caps & V4L2_CAP_VIDEO_CAPTURE) &&
+		    (cap.device_caps & V4L2_CAP_STREAMING))
+			return fd;
+		close(fd);
+	}
+	return -ENODEV;
 }
 
 int

@@ -77,6 +77,14 @@ pid_t demo_fork_peer(int (*child)(int sock, void *arg), void *arg, int *sock);
 /* Wait for the child: its exit status, 128 + the signal that killed it, or -errno. */
 int demo_wait_peer(pid_t pid);
 
+/* ---- V4L2 --------------------------------------------------------------- */
+
+/*
+ * Open the first vivid (V4L2 test driver) node that captures and streams,
+ * O_RDWR | O_CLOEXEC | O_NONBLOCK. Returns the fd (the caller's) or -ENODEV.
+ */
+int demo_vivid_open(void);
+
 /* ---- vgem --------------------------------------------------------------- */
 
 /*

@@ -487,6 +487,16 @@ eglt_blit_finish(struct eglt_blit *b)
 	b->program = 0;
 }
 
+const char eglt_yuyv_fs[] = EGLT_PASS_FS_HEAD
+	"void main() {\n"
+	"  ivec2 p = ivec2(gl_FragCoord.xy);\n"
+	"  vec4 t = texelFetch(frame, ivec2(p.x / 2, p.y), 0);\n"
+	"  float y = ((p.x & 1) == 0 ? t.b : t.r) - 16.0 / 255.0;\n"
+	"  float u = t.g - 0.5, v = t.a - 0.5;\n"
+	"  color = vec4(clamp(vec3(1.164 * y + 1.596 * v, 1.164 * y - 0.392 * u - 0.813 * v,\n"
+	"                          1.164 * y + 2.017 * u), 0.0, 1.0), 1.0);\n"
+	"}\n";
+
 int
 eglt_pass_init(struct eglt_pass *p, const char *fs)
 {

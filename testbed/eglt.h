@@ -195,6 +195,14 @@ struct eglt_pass {
 	"uniform highp sampler2D frame;\n"                                       \
 	"out vec4 color;\n"
 
+/*
+ * A pass's fragment shader for YUYV frames (BT.601, limited range), the
+ * frame imported as ARGB8888 texels of two pixels each (.b = Y0, .g = U,
+ * .r = Y1, .a = V): draw it into a target twice the texture's width. The
+ * camera demos' display stages use it.
+ */
+extern const char eglt_yuyv_fs[];
+
 int eglt_pass_init(struct eglt_pass *p, const char *fs);
 /* Draw src_tex through the pass into dst (blending off). */
 void eglt_pass_draw(struct eglt_pass *p, GLuint src_tex, struct eglt_target *dst);

@@ -29,28 +29,6 @@ struct capture {
 	bool streaming;
 };
 
-static int
-vivid_open(void)
-{
-	for (int i = 0; i < 64; i++) {
-		char path[32];
-		struct v4l2_capability cap = { 0 };
-		int fd;
-
-		snprintf(path, sizeof(path), "/dev/video%d", i);
-		fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0)
-			continue;
-		if (demo_ioctl(fd, VIDIOC_QUERYCAP, &cap) == 0 &&
-		    strcmp((const char *)cap.driver, "vivid") == 0 &&
-		    (cap.device_caps & V4L2_CAP_VIDEO_CAPTURE) &&
-		    (cap.device_caps & V4L2_CAP_STREAMING))
-			return fd;
-		close(fd);
-	}
-	return -ENODEV;
-}
-
 /* Set the control called `name` (vivid's own controls have no public ids). */
 static int
 set_control(int fd, const char *name, int32_t value)
@@ -145,7 +123,7 @@ capture_open(uint32_t width, uint32_t height, unsigned fps, struct capture **out
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->fd = vivid_open();
+	c->fd = demo_vivid_open();
 	if (c->fd < 0) {
 		fprintf(stderr, PROG ": producer: no vivid capture device (load it: "
 			"examples/camera/with-vivid.sh)\n");

@@ -37,18 +37,6 @@ struct convert_image {
 	struct eglt_target tex;
 };
 
-/* YUYV (BT.601, limited range) read as ARGB8888 texels of two pixels each:
- * .b = Y0, .g = U, .r = Y1, .a = V. texelFetch at gl_FragCoord keeps rows in
- * memory order. */
-static const char fs_src[] = EGLT_PASS_FS_HEAD
-	"void main() {\n"
-	"  ivec2 p = ivec2(gl_FragCoord.xy);\n"
-	"  vec4 t = texelFetch(frame, ivec2(p.x / 2, p.y), 0);\n"
-	"  float y = ((p.x & 1) == 0 ? t.b : t.r) - 16.0 / 255.0;\n"
-	"  float u = t.g - 0.5, v = t.a - 0.5;\n"
-	"  color = vec4(clamp(vec3(1.164 * y + 1.596 * v, 1.164 * y - 0.392 * u - 0.813 * v,\n"
-	"                          1.164 * y + 2.017 * u), 0.0, 1.0), 1.0);\n"
-	"}\n";
 
 int
 convert_create(struct convert **out)
@@ -63,7 +51,7 @@ convert_create(struct convert **out)
 	eglt_no_disk_cache();
 	ret = eglt_open_gles(&cv->egl, EGLT_DEVICE_SW, 3);
 	if (ret == 0)
-		ret = eglt_pass_init(&cv->pass, fs_src);
+		ret = eglt_pass_init(&cv->pass, eglt_yuyv_fs);
 	if (ret == 0 && glGetError() != GL_NO_ERROR)
 		ret = -EIO;
 	if (ret < 0) {

@@ -26,17 +26,6 @@ struct egl_display {
 	char description[200];
 };
 
-/* YUYV (BT.601, limited range) read as ARGB8888 texels of two pixels each:
- * .b = Y0, .g = U, .r = Y1, .a = V. */
-static const char fs_src[] = EGLT_PASS_FS_HEAD
-	"void main() {\n"
-	"  ivec2 p = ivec2(gl_FragCoord.xy);\n"
-	"  vec4 t = texelFetch(frame, ivec2(p.x / 2, p.y), 0);\n"
-	"  float y = ((p.x & 1) == 0 ? t.b : t.r) - 16.0 / 255.0;\n"
-	"  float u = t.g - 0.5, v = t.a - 0.5;\n"
-	"  color = vec4(clamp(vec3(1.164 * y + 1.596 * v, 1.164 * y - 0.392 * u - 0.813 * v,\n"
-	"                          1.164 * y + 2.017 * u), 0.0, 1.0), 1.0);\n"
-	"}\n";
 
 static int
 setup(struct egl_display *d, uint32_t stride)
@@ -49,7 +38,7 @@ setup(struct egl_display *d, uint32_t stride)
 	if (ret == 0)
 		ret = eglt_target_create(&d->egl, (int)d->width, (int)d->height, &d->target);
 	if (ret == 0)
-		ret = eglt_pass_init(&d->pass, fs_src);
+		ret = eglt_pass_init(&d->pass, eglt_yuyv_fs);
 	if (ret < 0)
 		return ret;
 	d->rgba = malloc((size_t)d->width * d->height * 4);

@@ -95,30 +95,10 @@ vgem_produce(struct app *a)
 
 /* ---- the vivid source --------------------------------------------------- */
 
-static int
-vivid_open(void)
-{
-	for (int i = 0; i < 64; i++) {
-		char path[32];
-		snprintf(path, sizeof(path), "/dev/video%d", i);
-		int fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0)
-			continue;
-		struct v4l2_capability cap = { 0 };
-		if (demo_ioctl(fd, VIDIOC_QUERYCAP, &cap) == 0 &&
-		    strcmp((const char *)cap.driver, "vivid") == 0 &&
-		    (cap.device_caps & V4L2_CAP_VIDEO_CAPTURE) &&
-		    (cap.device_caps & V4L2_CAP_STREAMING))
-			return fd;
-		close(fd);
-	}
-	return -ENODEV;
-}
-
 int
 camera_vivid_setup(struct app *a)
 {
-	int fd = vivid_open();
+	int fd = demo_vivid_open();
 	if (fd < 0) {
 		fprintf(stderr, PROG ": no vivid capture device (load it: examples/camera/with-vivid.sh)\n");
 		return -ENODEV;

@@ -25,7 +25,6 @@ esac
 . "$(dirname "$0")/pw-common.sh"
 pw_require pw-cli
 pw_setup sb-pw-hostile
-export PW_FRAMES_LIST_FDS=1
 pw_start_daemon
 rc=0
 ok() { echo "ok - $*"; }

@@ -39,7 +39,7 @@
  *
  * Both sides print "fds before=N after=M" at exit: the process's open fds
  * before its loop and stream were created and after both were destroyed
- * (PW_FRAMES_LIST_FDS=1 lists them).
+ * (testbed/fd_snapshot.h); a new one is listed with what it is.
  * --stats (consumer): per-frame wake latency (from the acquire fence's
  * signal, the kernel's timestamp, to the consumer's wake) and CPU time;
  * the producer prints its CPU time at exit (bench/pw_cost.sh). CPU time is
@@ -54,7 +54,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -68,6 +67,9 @@
 #include <syncbridge/pipewire.h>
 #include <syncbridge/sync_file.h>
 
+#include "demo_util.h"
+#include "harness.h"
+#include "fd_snapshot.h"
 #include "kernel.h"
 
 #define W 16
@@ -206,29 +208,16 @@ slot_of(struct app *a, struct pw_buffer *b)
 	return NULL;
 }
 
-/* The open fds, and (list) what each one is. */
-static int
-count_fds(bool list)
+/* What a leak left: the fds open now that were not open before (or are another file). */
+static void
+print_new_fds(const struct sb_fd_snapshot *before, const struct sb_fd_snapshot *after)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
+	for (int i = 0; i < after->n; i++) {
+		const struct sb_fd_entry *e = &after->e[i], *was = sb_fd_snapshot_find(before, e->fd);
 
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		char path[300], target[256];
-		ssize_t len;
-
-		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
-			continue;
-		n++;
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-		if (list && (len = readlink(path, target, sizeof(target) - 1)) > 0)
-			printf("# fd %s: %.*s\n", e->d_name, (int)len, target);
+		if (!was || was->dev != e->dev || was->ino != e->ino)
+			printf("# fd %d is new: %s\n", e->fd, e->what);
 	}
-	closedir(d);
-	return n;
 }
 
 static int64_t
@@ -239,14 +228,6 @@ cpu_ns(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
 	       ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
-}
-
-static int
-cmp_i64(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-
-	return (a > b) - (a < b);
 }
 
 /* --stats: the steady state only, from frame 1 to frame --frames (no start-up). */
@@ -704,7 +685,8 @@ main(int argc, char **argv)
 	const struct spa_pod *params[1];
 	const char *role = NULL;
 	char node[96];
-	int ret, fds_before, fds_after;
+	struct sb_fd_snapshot fds_before, fds_after;
+	int ret;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--role") == 0 && i + 1 < argc)
@@ -785,7 +767,7 @@ main(int argc, char **argv)
 	}
 	pw_init(&argc, &argv);
 	/* The loop's fds count too: its signalfds, timers and invoke queues. */
-	fds_before = count_fds(getenv("PW_FRAMES_LIST_FDS") != NULL);
+	sb_fd_snapshot_take(&fds_before);
 	a.loop = pw_main_loop_new(NULL);
 	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGINT, on_signal, &a);
 	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGTERM, on_signal, &a);
@@ -824,7 +806,7 @@ main(int argc, char **argv)
 		int64_t n = a.producer ? (int64_t)a.next_frame : a.done;
 		printf("sync_calls_ns_per_frame=%lld\n", (long long)(a.calls_ns / (n > 0 ? n : 1)));
 		if (a.nlat) {
-			qsort(a.lat_ns, (size_t)a.nlat, sizeof(*a.lat_ns), cmp_i64);
+			demo_sort_i64(a.lat_ns, (size_t)a.nlat);
 			printf("wake_after_signal_us median=%lld p90=%lld n=%d\n",
 			       (long long)(a.lat_ns[a.nlat / 2] / 1000),
 			       (long long)(a.lat_ns[a.nlat * 9 / 10] / 1000), a.nlat);
@@ -832,8 +814,11 @@ main(int argc, char **argv)
 	}
 	pw_stream_destroy(a.stream);
 	pw_main_loop_destroy(a.loop);
-	fds_after = count_fds(getenv("PW_FRAMES_LIST_FDS") != NULL);
-	printf("fds before=%d after=%d\n", fds_before, fds_after);
+	sb_fd_snapshot_take(&fds_after);
+	print_new_fds(&fds_before, &fds_after);
+	printf("fds before=%d after=%d\n", fds_before.n, fds_after.n);
+	sb_fd_snapshot_free(&fds_before);
+	sb_fd_snapshot_free(&fds_after);
 	free(a.lat_ns);
 	if (a.producer) {
 		pthread_mutex_lock(&a.gpu.lock);
