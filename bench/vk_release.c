@@ -3,14 +3,14 @@
  * Figure 8 (docs/performance.md): does a release stall the app's
  * vkQueueSubmit on its own GPU work? On a driver whose SYNC_FD export waits
  * for the work on the CPU (Mesa's venus unless venus_implicit_fencing is set;
- * layer/venus.c) it does; with SYNCBRIDGE_VENUS_FENCING=1 the layer asks
- * venus for pending exports instead.
+ * layer/venus.c) it would; by default the layer asks venus for pending
+ * exports (SYNCBRIDGE_VENUS_FENCING=0 turns that off).
  *
  * Three instances and devices in this process, interleaved (the order
  * rotated every iteration), each on the driver's own exported dma-buf:
- *   layer:         VK_LAYER_SYNCBRIDGE_implicit_sync as it comes (venus's
- *                  option unset: its export waits)
- *   layer-pending: the layer with SYNCBRIDGE_VENUS_FENCING=1 (it sets
+ *   layer-sync:    the layer with SYNCBRIDGE_VENUS_FENCING=0 (venus's
+ *                  option unset: its export waits for the work)
+ *   layer:         VK_LAYER_SYNCBRIDGE_implicit_sync as it comes (it sets
  *                  venus_implicit_fencing=true before venus reads it)
  *   floor:         no layer (no fence on the dma-buf at all)
  * Each iteration submits real GPU work — N fills of a 16 MiB device buffer
@@ -21,14 +21,14 @@
  *             returns — an implicit-sync reader's wait: about the work's
  *             length when the buffer carries a pending fence, ~0 when it
  *             has none (floor) or when the submit already waited for the
- *             work (layer)
- * The ratios print against the floor: layer's submit ratio is the stall,
- * layer-pending's what the opt-in leaves of it.
+ *             work (layer-sync)
+ * The ratios print against the floor: layer's submit ratio is what the
+ * default costs, layer-sync's the stall that the option avoids.
  *
- * Why fills and not a timeline wait that a thread signals later (what the
- * layer-release test does): on venus with the option on, such a batch's
- * release took as long as the wait (987 ms in one run) or never finished
- * (3 of 4 runs; layer/venus.c). Fills are work the host just does.
+ * Fills, not a timeline wait that a thread signals later (what the
+ * layer-release test does): work the host just does, so the consumer's wait
+ * is the work's length. Wait-before-signal on venus is layer-release's
+ * (venus-layer-release-*, 20 rounds each).
  *
  *   bench-vk-release [--iterations N] [--fills N]   (default 1000 / 4; 5 warm-up first)
  *
@@ -166,9 +166,10 @@ main(int argc, char **argv)
 	struct side sides[3];
 	unsetenv("SYNCBRIDGE_VENUS_FENCING");
 	side_init(&sides[2], "floor", false, fills);
+	setenv("SYNCBRIDGE_VENUS_FENCING", "0", 1);
+	side_init(&sides[1], "layer-sync", true, fills);
+	unsetenv("SYNCBRIDGE_VENUS_FENCING");
 	side_init(&sides[0], "layer", true, fills);
-	setenv("SYNCBRIDGE_VENUS_FENCING", "1", 1);
-	side_init(&sides[1], "layer-pending", true, fills);
 	printf("figure 8: a release submit after %ld fills of %u MiB, %ld iterations, on %s; "
 	       "venus_implicit_fencing now %s\n", fills, BUSY_SIZE >> 20, iterations,
 	       sides[0].vk.device_name, getenv("venus_implicit_fencing") ?: "unset");
@@ -180,9 +181,9 @@ main(int argc, char **argv)
 			side_iterate(&sides[(i + k) % 3], i >= warmup);
 	printf("(%.1f s)\n", (sbk_now_ns() - t0) / 1e9);
 	bench_print_us("release-submit", &sides[0].submit, &sides[2].submit);
-	bench_print_us("release-submit-pending", &sides[1].submit, &sides[2].submit);
+	bench_print_us("release-submit-sync", &sides[1].submit, &sides[2].submit);
 	bench_print_us("release-consumer-wait", &sides[0].consumer, &sides[2].consumer);
-	bench_print_us("release-consumer-wait-pending", &sides[1].consumer, &sides[2].consumer);
+	bench_print_us("release-consumer-wait-sync", &sides[1].consumer, &sides[2].consumer);
 	for (int k = 0; k < 3; k++)
 		side_finish(&sides[k]);
 	return 0;

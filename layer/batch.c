@@ -298,14 +298,23 @@ sbl_batch_prepare(struct sbl_device *dev, struct sbl_batch *b, bool can_add_sema
 }
 
 void
-sbl_batch_finish_release(struct sbl_device *dev, VkQueue queue, struct sbl_batch *b,
-			 bool *queue_idle)
+sbl_work_wait(struct sbl_device *dev, struct sbl_work_wait *w)
+{
+	if (w->done)
+		return;
+	if (w->fence)
+		dev->WaitForFences(dev->handle, 1, &w->fence, VK_TRUE, UINT64_MAX);
+	else
+		dev->QueueWaitIdle(w->queue);
+	w->done = true;
+}
+
+void
+sbl_batch_finish_release(struct sbl_device *dev, struct sbl_batch *b, struct sbl_work_wait *w)
 {
 	if (!b->signal) {
-		if (b->cpu_release && !*queue_idle) {
-			dev->QueueWaitIdle(queue);
-			*queue_idle = true;
-		}
+		if (b->cpu_release)
+			sbl_work_wait(dev, w);
 		return;
 	}
 
@@ -320,11 +329,8 @@ sbl_batch_finish_release(struct sbl_device *dev, VkQueue queue, struct sbl_batch
 		sb_trace("end layer.release_export result=failed");
 		sbl_warn_once(dev, SBL_WARN_RELEASE_EXPORT, 0,
 			  "release: vkGetSemaphoreFdKHR(SYNC_FD) failed (driver); waiting for "
-			  "the queue on the CPU instead");
-		if (!*queue_idle) {
-			dev->QueueWaitIdle(queue);
-			*queue_idle = true;
-		}
+			  "the work on the CPU instead");
+		sbl_work_wait(dev, w);
 		/* Signalled now, so not fit for the pool. */
 		dev->DestroySemaphore(dev->handle, b->signal, NULL);
 		b->signal = VK_NULL_HANDLE;
@@ -345,11 +351,8 @@ sbl_batch_finish_release(struct sbl_device *dev, VkQueue queue, struct sbl_batch
 			sbl_warn_once(dev, SBL_WARN_RELEASE_IMPORT, ret,
 				  "release: cannot attach our fence to the dma-buf (kernel); "
 				  "waiting for the work on the CPU instead");
-			if (cpu_wait_sync_file(b, fd, "release: our own work's fence") &&
-			    !*queue_idle) {
-				dev->QueueWaitIdle(queue);
-				*queue_idle = true;
-			}
+			if (cpu_wait_sync_file(b, fd, "release: our own work's fence"))
+				sbl_work_wait(dev, w);
 			waited = true;
 		}
 	}

@@ -46,10 +46,23 @@ bool sbl_batch_add_all_locked(struct sbl_device *dev, struct sbl_batch *b);
 void sbl_batch_prepare(struct sbl_device *dev, struct sbl_batch *b, bool can_add_semaphore);
 /* Wait on the CPU (poll) for every dma-buf the batch acquires. */
 void sbl_batch_poll_acquires(const struct sbl_batch *b);
-/* After the driver accepted the submit: fence every released dma-buf. *queue_idle:
- * the queue was waited for already (set when this waits for it). */
-void sbl_batch_finish_release(struct sbl_device *dev, VkQueue queue, struct sbl_batch *b,
-			      bool *queue_idle);
+/*
+ * How a CPU-wait fallback waits for a batch's work once it was submitted:
+ * vkQueueWaitIdle on the queue (only in the thread that submits on it: the
+ * queue is externally synchronised), or a fence of ours that was submitted
+ * after the batch (any thread). done: waited already.
+ */
+struct sbl_work_wait {
+	VkQueue queue; /* used when fence is VK_NULL_HANDLE */
+	VkFence fence;
+	bool done;
+};
+void sbl_work_wait(struct sbl_device *dev, struct sbl_work_wait *w);
+
+/* After the driver accepted the submit and every wait of the batch has its
+ * signal submitted (resolve.h): fence every released dma-buf. */
+void sbl_batch_finish_release(struct sbl_device *dev, struct sbl_batch *b,
+			      struct sbl_work_wait *w);
 /* Drop the memory references, and destroy b->wait / b->signal if still set
  * (never submitted, or the driver refused the submit). */
 void sbl_batch_finish(struct sbl_device *dev, struct sbl_batch *b);

@@ -222,7 +222,10 @@ sbl_device_create(VkPhysicalDevice physical, PFN_vkGetDeviceProcAddr next_gdpa, 
 	sbl_map_init(&dev->buffers);
 	sbl_map_init(&dev->images);
 	sbl_map_init(&dev->cmds);
+	sbl_map_init(&dev->timelines);
+	sbl_map_init(&dev->binary_pending);
 	atomic_init(&dev->xfer_cmds, 0);
+	atomic_init(&dev->timeline_count, 0);
 	return dev;
 }
 
@@ -269,6 +272,14 @@ sbl_device_load(struct sbl_device *dev, VkDevice handle)
 	GET(DestroyFence);
 	GET(GetFenceStatus);
 	GET(ResetFences);
+	GET(WaitForFences);
+	GET(SignalSemaphore);
+	GET_ALIAS(SignalSemaphoreKHR, PFN_vkSignalSemaphore, "vkSignalSemaphoreKHR");
+	GET(GetSemaphoreCounterValue);
+	if (!dev->GetSemaphoreCounterValue)
+		GET_ALIAS(GetSemaphoreCounterValue, PFN_vkGetSemaphoreCounterValue,
+			  "vkGetSemaphoreCounterValueKHR");
+	GET(QueueBindSparse);
 #undef GET
 #undef GET_ALIAS
 }

@@ -13,6 +13,8 @@
  *   track      command buffers: the ownership transfers they record
  *   pool       the device's semaphore and fence pools
  *   batch      one batch's acquires and releases: the kernel fences
+ *   resolve    which waits have their signal submitted; releases deferred
+ *              until they do (the app's semaphores, vkSignalSemaphore)
  *   build      the one builder: the app's batches with our semaphores added
  *   submit     vkQueueSubmit / vkQueueSubmit2
  *   layer      the loader interface: negotiate, proc addresses, create and
@@ -66,6 +68,7 @@ struct sbl_instance {
 };
 
 struct sbl_inflight; /* pool.h */
+struct sbl_deferred; /* resolve.c */
 
 struct sbl_device {
 	void *key;
@@ -109,6 +112,11 @@ struct sbl_device {
 	PFN_vkDestroyFence DestroyFence;
 	PFN_vkGetFenceStatus GetFenceStatus;
 	PFN_vkResetFences ResetFences;
+	PFN_vkWaitForFences WaitForFences;
+	PFN_vkSignalSemaphore SignalSemaphore;
+	PFN_vkSignalSemaphore SignalSemaphoreKHR;
+	PFN_vkGetSemaphoreCounterValue GetSemaphoreCounterValue; /* or its KHR alias */
+	PFN_vkQueueBindSparse QueueBindSparse;
 
 	pthread_mutex_t lock; /* guards everything below */
 	/* memory.c */
@@ -127,6 +135,14 @@ struct sbl_device {
 	uint32_t fence_pool_count, fence_pool_capacity;
 	struct sbl_inflight *inflight;
 	uint32_t inflight_count, inflight_capacity;
+	/* resolve.c */
+	struct sbl_map timelines;      /* the app's timeline VkSemaphore → struct sbl_timeline */
+	struct sbl_map binary_pending; /* binary VkSemaphore → id of the deferred batch signalling it */
+	struct sbl_deferred *deferred; /* batches with an unresolved wait, in submission order */
+	uint64_t deferred_next_id;
+	/* How many entries timelines has: read without the lock by every
+	 * submit (resolve.c, sbl_resolve_active). */
+	atomic_uint timeline_count;
 
 	atomic_uint warned; /* SBL_WARN_* bits: each fallback is logged once */
 };

@@ -19,6 +19,7 @@
 #include "device.h"
 #include "memory.h"
 #include "pool.h"
+#include "resolve.h"
 #include "submit.h"
 #include "track.h"
 #include "util.h"
@@ -402,6 +403,7 @@ DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
 
 	/* The app has waited for its work (a valid vkDestroyDevice needs it), and
 	 * ours only ever rides on the app's submits. */
+	sbl_resolve_device_finish(dev);
 	sbl_pool_device_finish(dev);
 	sbl_track_device_finish(dev);
 	sbl_memory_device_finish(dev);
@@ -422,6 +424,7 @@ static const struct sbl_entry *const device_entries[] = {
 	sbl_memory_entries,
 	sbl_track_entries,
 	sbl_submit_entries,
+	sbl_resolve_entries,
 };
 
 static PFN_vkVoidFunction

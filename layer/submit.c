@@ -11,6 +11,11 @@
  * Our acquire semaphores ride with a fence of ours (the submit's own fence
  * slot when the app passed none, else an extra empty submit) and go back to
  * the pool once it signals (pool.c).
+ *
+ * Once the app has a timeline semaphore, every submit with semaphores is
+ * told to resolve.c after the driver accepted it: a release whose batch
+ * waits on a signal not yet submitted is exported later, by the call that
+ * submits that signal (VUID-VkSemaphoreGetFdInfoKHR-handleType-03254).
  */
 #include "submit.h"
 
@@ -18,6 +23,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "resolve.h"
 #include "trace.h"
 
 enum submit_kind { SUBMIT_1, SUBMIT_2, SUBMIT_2_KHR };
@@ -60,6 +66,58 @@ call_next(struct sbl_device *dev, const struct submit_in *in, const void *submit
 	return VK_ERROR_UNKNOWN;
 }
 
+/* Whether any batch waits on or signals a semaphore (resolve.c's business). */
+static bool
+any_semaphore(const struct submit_in *in)
+{
+	for (uint32_t i = 0; i < in->count; i++) {
+		if (in->s1 ? in->s1[i].waitSemaphoreCount || in->s1[i].signalSemaphoreCount
+			   : in->s2[i].waitSemaphoreInfoCount || in->s2[i].signalSemaphoreInfoCount)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * After the driver accepted the submit: its signals count as submitted, and a
+ * batch of batches (may be NULL) that waits on a signal not yet submitted
+ * hands its release half to resolve.c. Releases this submit resolved are
+ * added to *ready.
+ */
+static void
+resolve_submitted(struct sbl_device *dev, const struct submit_in *in, struct sbl_batch *batches,
+		  struct sbl_ready *ready)
+{
+	struct sbl_batch_sems one;
+	struct sbl_batch_sems *sems = in->count == 1 ? &one : calloc(in->count, sizeof(*sems));
+
+	if (!sems) {
+		sbl_device_warn_untracked(dev, "a submit's semaphores");
+		return;
+	}
+	for (uint32_t i = 0; i < in->count; i++) {
+		if (in->s1)
+			sbl_sems_from_submit(&in->s1[i], &sems[i]);
+		else
+			sbl_sems_from_submit2(&in->s2[i], &sems[i]);
+	}
+	sbl_resolve_submitted(dev, in->queue, in->count, sems, batches, ready);
+	if (sems != &one)
+		free(sems);
+}
+
+/* The driver accepted a submit the layer added nothing to. */
+static VkResult
+passed_down(struct sbl_device *dev, const struct submit_in *in, bool track, VkResult res)
+{
+	if (res == VK_SUCCESS && track) {
+		struct sbl_ready ready = { 0 };
+		resolve_submitted(dev, in, NULL, &ready);
+		sbl_resolve_finish(dev, &ready);
+	}
+	return res;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The plan                                                                  */
 
@@ -69,6 +127,7 @@ struct submit_plan {
 	struct sbl_batch *batches; /* in->count */
 	bool any;                  /* some batch acquires or releases a dma-buf */
 	bool cpu_wait;             /* out of memory after the batches were prepared */
+	bool track;                /* tell resolve.c about the batches' semaphores */
 	uint32_t wait_count;       /* batches with an acquire semaphore */
 	const void *built;         /* the batches with ours added (scratch) */
 	/* Ours until handed over to the in-flight list (pool.c): */
@@ -282,7 +341,7 @@ submit_on_cpu(struct submit_plan *plan)
 		sbl_batch_poll_acquires(&plan->batches[i]);
 		any_release |= plan->batches[i].release.count > 0;
 	}
-	VkResult res = call_next(dev, in, in->submits, in->fence);
+	VkResult res = passed_down(dev, in, plan->track, call_next(dev, in, in->submits, in->fence));
 	if (res == VK_SUCCESS && any_release)
 		dev->QueueWaitIdle(in->queue);
 	return submit_result(plan, res);
@@ -291,42 +350,44 @@ submit_on_cpu(struct submit_plan *plan)
 /*
  * After the driver accepted the built batches: hand our acquire semaphores to
  * our fence (or, failing that, wait for the queue so that plan_finish may
- * destroy them), then fence every released dma-buf.
+ * destroy them), then fence every released dma-buf whose batch waits on
+ * nothing unsubmitted (the others: resolve.c, later).
  */
 static void
 after_submit(struct submit_plan *plan)
 {
 	struct sbl_device *dev = plan->dev;
 	const struct submit_in *in = plan->in;
-	bool queue_idle = false;
+	struct sbl_work_wait queue_wait = { .queue = in->queue };
+	struct sbl_ready ready = { 0 };
 
 	if (plan->wait_count) {
 		/* With the app's fence in the slot, an empty submit signals ours
 		 * once everything before it, our waits included, has executed. */
-		if (in->fence && dev->QueueSubmit(in->queue, 0, NULL, plan->ours) != VK_SUCCESS) {
-			dev->QueueWaitIdle(in->queue);
-			queue_idle = true;
-		}
-		if (!queue_idle &&
+		if (in->fence && dev->QueueSubmit(in->queue, 0, NULL, plan->ours) != VK_SUCCESS)
+			sbl_work_wait(dev, &queue_wait);
+		if (!queue_wait.done &&
 		    sbl_inflight_add(dev, plan->ours, plan->waits, plan->wait_count)) {
 			plan->waits = NULL;
 			plan->ours = VK_NULL_HANDLE;
 			for (uint32_t i = 0; i < in->count; i++)
 				plan->batches[i].wait = VK_NULL_HANDLE;
-		} else if (!queue_idle) {
-			dev->QueueWaitIdle(in->queue);
-			queue_idle = true;
+		} else {
+			sbl_work_wait(dev, &queue_wait);
 		}
 	}
+	if (plan->track)
+		resolve_submitted(dev, in, plan->batches, &ready);
 	for (uint32_t i = 0; i < in->count; i++)
-		sbl_batch_finish_release(dev, in->queue, &plan->batches[i], &queue_idle);
+		sbl_batch_finish_release(dev, &plan->batches[i], &queue_wait);
+	sbl_resolve_finish(dev, &ready);
 }
 
 /* A submit with a transfer in some command buffer (any_transfer). */
 static VkResult
-submit(struct sbl_device *dev, const struct submit_in *in)
+submit(struct sbl_device *dev, const struct submit_in *in, bool track)
 {
-	struct submit_plan plan = { .dev = dev, .in = in };
+	struct submit_plan plan = { .dev = dev, .in = in, .track = track };
 	VkResult res;
 
 	if (!plan_gather(&plan)) {
@@ -338,13 +399,13 @@ submit(struct sbl_device *dev, const struct submit_in *in)
 			      "dma-buf and for the queue instead");
 		plan.any = false;
 		sbl_wait_all_memories(dev);
-		res = call_next(dev, in, in->submits, in->fence);
+		res = passed_down(dev, in, track, call_next(dev, in, in->submits, in->fence));
 		if (res == VK_SUCCESS)
 			dev->QueueWaitIdle(in->queue);
 		goto out_plan;
 	}
 	if (!plan.any) {
-		res = call_next(dev, in, in->submits, in->fence);
+		res = passed_down(dev, in, track, call_next(dev, in, in->submits, in->fence));
 		goto out_plan;
 	}
 	sb_trace("begin layer.submit queue=%p batches=%u", (void *)in->queue, in->count);
@@ -388,9 +449,12 @@ queue_submit(enum submit_kind kind, VkQueue queue, uint32_t count, const void *s
 		.s2 = kind == SUBMIT_1 ? NULL : submits,
 		.fence = fence,
 	};
-	if (dev->mode == SBL_MODE_OFF || count == 0 || !any_transfer(dev, &in))
+	if (dev->mode == SBL_MODE_OFF || count == 0)
 		return call_next(dev, &in, submits, fence);
-	return submit(dev, &in);
+	bool track = sbl_resolve_active(dev) && any_semaphore(&in);
+	if (!any_transfer(dev, &in))
+		return passed_down(dev, &in, track, call_next(dev, &in, submits, fence));
+	return submit(dev, &in, track);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL

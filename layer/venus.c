@@ -27,14 +27,22 @@
  * Measured in the venus guest (docs/layer.md, "Mesa's venus"; figure 8):
  * with the option a release submit's median dropped from 168 ms (the work's
  * length) to 17 ms, and a poll()ing consumer then waited for the pending
- * fence instead. But a batch that waits on a timeline value another thread
- * signals later (wait-before-signal, legal Vulkan: the layer-release test)
- * never finished in 3 of 4 runs with the option (killed after 90-150 s) and
- * finished in all 4 without. Until that is understood a layer must not
- * turn it on behind an app's back, so it is opt-in:
- * SYNCBRIDGE_VENUS_FENCING=1 sets venus_implicit_fencing=true unless the
- * environment names it already (then it is kept). Other drivers ignore the
- * name. setenv() runs while the app is inside vkCreateInstance; an app thread
+ * fence instead. It used to be opt-in, because with it a batch that waits on
+ * a timeline value another thread signals later (wait-before-signal) hung in
+ * 3 of 4 runs. That hang was the layer's: it exported the release's SYNC_FD
+ * while the batch's dependency was not yet submitted, which
+ * VUID-VkSemaphoreGetFdInfoKHR-handleType-03254 forbids, and venus queues
+ * that export on its command ring as a host export waiting for the
+ * dependency, ahead of the app's vkSignalSemaphore. The layer now exports
+ * only once every dependency is submitted (resolve.c), so it sets the option
+ * by default: SYNCBRIDGE_VENUS_FENCING unset or 1 sets
+ * venus_implicit_fencing=true unless the environment names it already (then
+ * it is kept); SYNCBRIDGE_VENUS_FENCING=0 leaves venus alone (its exports
+ * wait on the CPU, so each release submit lasts as long as its work). Other
+ * drivers ignore the name. The option also applies to the app's own exports
+ * and venus's WSI, which then hand out pending fences too: what the spec
+ * describes, and what an implicit-sync consumer of its buffers needs.
+ * setenv() runs while the app is inside vkCreateInstance; an app thread
  * reading the environment at that very moment is the one risk, the same as
  * any library's setenv at initialisation.
  */
@@ -52,18 +60,19 @@ void
 sbl_venus_prepare(void)
 {
 	const char *knob = getenv("SYNCBRIDGE_VENUS_FENCING");
-	if (!knob || strcmp(knob, "1") != 0)
+	if (knob && strcmp(knob, "0") == 0)
 		return;
+	if (knob && *knob && strcmp(knob, "1") != 0)
+		sb_warn("layer: SYNCBRIDGE_VENUS_FENCING=%s is not 0|1 (caller); using 1", knob);
 	const char *set = getenv(VENUS_OPTION);
 	if (set) {
 		sb_debug("layer: " VENUS_OPTION "=%s already in the environment: kept", set);
 		return;
 	}
 	if (setenv(VENUS_OPTION, "true", 0) != 0) {
-		sb_log_errno(SB_LOG_WARN, errno, "layer: SYNCBRIDGE_VENUS_FENCING=1: cannot set "
-			     VENUS_OPTION "=true");
+		sb_log_errno(SB_LOG_WARN, errno, "layer: cannot set " VENUS_OPTION "=true");
 		return;
 	}
-	sb_debug("layer: SYNCBRIDGE_VENUS_FENCING=1: set " VENUS_OPTION "=true for Mesa's "
-		 "venus: its SYNC_FD exports are handed out pending instead of waited for");
+	sb_debug("layer: set " VENUS_OPTION "=true for Mesa's venus: its SYNC_FD exports are "
+		 "handed out pending instead of waited for (SYNCBRIDGE_VENUS_FENCING=0: not)");
 }

@@ -8,10 +8,10 @@
 #define SBL_VENUS_H
 
 /*
- * Before the layer calls down vkCreateInstance: with SYNCBRIDGE_VENUS_FENCING=1
- * (opt-in) and venus_implicit_fencing not in the environment yet, set it to
- * true, so that venus hands out SYNC_FD exports pending instead of waiting on
- * the CPU for the work in each one. Not the default: venus.c says why.
+ * Before the layer calls down vkCreateInstance: unless SYNCBRIDGE_VENUS_FENCING=0
+ * or venus_implicit_fencing is in the environment already, set it to true, so
+ * that venus hands out SYNC_FD exports pending instead of waiting on the CPU
+ * for the work in each one (venus.c says why that is safe now).
  */
 void sbl_venus_prepare(void);
 

@@ -75,7 +75,19 @@ vkt_parse_args(int argc, char **argv, struct vkt_options *opt)
 			opt->iterations = strtol(argv[++i], NULL, 0);
 		else if (strcmp(a, "--seconds") == 0 && value)
 			opt->seconds = strtod(argv[++i], NULL);
-		else {
+		else if (strcmp(a, "--signal") == 0 && value) {
+			const char *m = argv[++i];
+			if (strcmp(m, "other-thread") == 0)
+				opt->signal = VKT_SIGNAL_OTHER_THREAD;
+			else if (strcmp(m, "same-thread") == 0)
+				opt->signal = VKT_SIGNAL_SAME_THREAD;
+			else if (strcmp(m, "before") == 0)
+				opt->signal = VKT_SIGNAL_BEFORE;
+			else {
+				fprintf(stderr, "--signal: other-thread|same-thread|before, not %s\n", m);
+				exit(2);
+			}
+		} else {
 			fprintf(stderr, "unknown argument %s\n", a);
 			exit(2);
 		}

@@ -32,6 +32,9 @@
  *                  keep the ordering and warn once. Needs libsbfault linked
  *                  in (the layer-fallback-* programs).
  *   --iterations N (programs that loop)
+ *   --signal MODE  the release scenario: when the signal its batch waits for
+ *                  is submitted (other-thread, the default; same-thread,
+ *                  after vkQueueSubmit; before the batch)
  */
 #ifndef SB_TEST_VKT_H
 #define SB_TEST_VKT_H
@@ -44,7 +47,13 @@
 #include "kernel.h"
 #include "vk.h"
 
+/* When the release scenario (tests/layer/release.c) submits the signal its
+ * batch waits for: before the batch, after it on the same thread, or from
+ * another thread (the default). */
+enum vkt_signal { VKT_SIGNAL_OTHER_THREAD, VKT_SIGNAL_SAME_THREAD, VKT_SIGNAL_BEFORE };
+
 struct vkt_options {
+	enum vkt_signal signal; /* --signal other-thread|same-thread|before */
 	bool control;
 	bool image;
 	bool sync2;

@@ -2,27 +2,35 @@
 /*
  * Release ordering: the app writes the dma-buf on the GPU and releases it to
  * FOREIGN; a consumer that knows only implicit sync polls the dma-buf and
- * reads it right after vkQueueSubmit returns.
+ * reads it once the app has submitted everything the write depends on.
  *
- * The app's copy also waits on one of its own timeline semaphores, which a
- * helper thread signals 500 ms later — so the work cannot have run by the
- * time the submit returns, unless something waited for it:
- *  - with the layer, the dma-buf carries the layer's WRITE fence; the consumer
- *    (poll for POLLIN) sees the complete NEW data. With lavapipe the layer's
- *    SYNC_FD export already blocks until the work is done.
+ * The app's batch waits on one of its own timeline semaphores (value 1),
+ * submitted with no signal yet (wait-before-signal). The signal comes, per
+ * --signal, from another thread (the default), from the same thread right
+ * after vkQueueSubmit, or before the batch. Until it is submitted the spec
+ * forbids exporting the batch's signal as a SYNC_FD (VUID-03254), so the
+ * layer defers the export to the call that submits the signal (resolve.c);
+ * the consumer is told only after that call.
+ *
+ * The copy itself is held back by vkCmdWaitEvents on an event the host sets
+ * 500 ms later (that wait has no semaphore, so it delays the work without
+ * delaying the export):
+ *  - with the layer, the dma-buf carries the layer's WRITE fence by the time
+ *    the consumer is told; the consumer (poll for POLLIN) sees the complete
+ *    NEW data. With lavapipe the layer's SYNC_FD export blocks until the
+ *    work is done, inside the call that resolved it.
  *  - with --control (SYNCBRIDGE_DISABLE=1) the dma-buf has no fence, poll
- *    returns at once and the consumer reads OLD data: the race.
+ *    returns at once and the consumer reads OLD data: the race. The event is
+ *    set only once the consumer has read, so the copy cannot have run
+ *    however slowly the test does.
+ * With --signal same-thread, a layer that exported at submit time would
+ * never return from vkQueueSubmit on lavapipe (its export waits for work
+ * that waits for a signal this thread has yet to submit).
  * The timeline wait goes through VkTimelineSemaphoreSubmitInfo (or
  * VkSemaphoreSubmitInfo with --sync2), which the layer must extend correctly.
  *
- * Timing: with the layer the 500 ms is not a synchronisation (the consumer
- * cannot see OLD however late the signal; lavapipe's export blocks the
- * submit until then, so a helper must signal). In the control the helper
- * signals only once the consumer has read, so the copy cannot have run
- * however slowly the test does (a fixed 500 ms would race the submit).
- *
  * Options (vkt.h): --image --sync2 --secondary --no-barriers --by-name --validation
- *                  --exported --fault NAME --control
+ *                  --exported --fault NAME --signal MODE --control
  */
 #include <poll.h>
 #include <string.h>
@@ -40,11 +48,12 @@
 #define OLD 0x11
 #define NEW 0x33
 
-/* What the helper thread signals: the app's timeline semaphore, value 1. */
+/* The dependency: the app's timeline semaphore, value 1. */
 struct timeline_signal {
 	struct vkt *t;
 	VkSemaphore timeline;
 	VkResult result;
+	int64_t ns; /* how long vkSignalSemaphore took */
 };
 
 static void
@@ -56,7 +65,38 @@ signal_timeline(void *arg)
 		.semaphore = s->timeline,
 		.value = 1,
 	};
+	int64_t t0 = sbk_now_ns();
 	s->result = vkSignalSemaphore(s->t->device, &info);
+	s->ns = sbk_now_ns() - t0;
+}
+
+/* What holds the copy back: a host-set event. */
+struct event_set {
+	struct vkt *t;
+	VkEvent event;
+	VkResult result;
+};
+
+static void
+set_event(void *arg)
+{
+	struct event_set *e = arg;
+	e->result = vkSetEvent(e->t->device, e->event);
+}
+
+/* The fences on the dma-buf as a consumer would see them: how many, and
+ * whether all have signalled (1), or -99 when the export failed. */
+static int
+dmabuf_fences(int fd, uint32_t *count)
+{
+	int fence_fd = -1, status = -99;
+
+	*count = 0;
+	if (sbk_dmabuf_export_raw(fd, DMA_BUF_SYNC_READ, &fence_fd) == 0)
+		sbk_sync_file_info_raw(fence_fd, &status, count, 0, NULL);
+	if (fence_fd >= 0)
+		close(fence_fd);
+	return status;
 }
 
 /* Bytes of the shared resource equal to v (image: only the pixels). */
@@ -75,41 +115,76 @@ count_shared(const struct vkt_shared *sh, const struct sbk_buf *buf, uint8_t v, 
 	return n;
 }
 
-int
-main(int argc, char **argv)
-{
+/* What one round needs that lives across rounds. */
+struct scene {
 	struct vkt_options opt;
 	struct vkt t;
 	struct sbk_buf buf;
 	struct vkt_shared shared;
-	int vgem = vkt_setup_shared(argc, argv, SIZE, OLD, &opt, &t, &buf, &shared);
-
 	struct vkt_buffer src;
-	vkt_host_buffer(&t, SIZE, &src);
-	memset(src.map, NEW, SIZE);
+};
+
+static void
+one_round(struct scene *sc, int round)
+{
+	struct vkt_options opt = sc->opt;
+	struct vkt t = sc->t;
+	struct sbk_buf buf = sc->buf;
+	struct vkt_shared shared = sc->shared;
+	struct vkt_buffer src = sc->src;
+
+	if (round > 0)
+		memset(buf.map, OLD, buf.size); /* nothing of ours is in flight now */
+
+	VkEventCreateInfo event_info = { .sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO };
+	struct event_set ev = { .t = &t };
+	VK_CHECK(vkCreateEvent(t.device, &event_info, NULL, &ev.event));
 
 	struct vkt_rec rec;
 	vkt_begin(&t, &opt, true, &rec);
+	/* "If pEvents includes one or more events that will be signaled by
+	 * vkSetEvent after commandBuffer has been submitted to a queue, then
+	 * vkCmdWaitEvents must not be called inside a render pass instance":
+	 * outside one, the host may set it later. */
+	vkCmdWaitEvents(vkt_cmd(&rec), 1, &ev.event, VK_PIPELINE_STAGE_HOST_BIT,
+			VK_PIPELINE_STAGE_TRANSFER_BIT, 0, NULL, 0, NULL, 0, NULL);
 	vkt_copy_to_shared(vkt_cmd(&rec), &src, &shared);
 	vkt_release(&t, &opt, vkt_cmd(&rec), &shared, VK_ACCESS_TRANSFER_WRITE_BIT);
 	vkt_end(&t, &rec);
 
 	struct timeline_signal s = { .t = &t, .timeline = vkt_timeline(&t, 0) };
-	/* The control: signal once the consumer has read. */
-	struct vkt_deferred later = { .fn = signal_timeline, .arg = &s,
-				      .delay_ns = 500ll * 1000 * 1000, .when_told = opt.control };
+	/* The work: held for 500 ms; in the control until the consumer has read. */
+	struct vkt_deferred work = { .fn = set_event, .arg = &ev,
+				     .delay_ns = 500ll * 1000 * 1000, .when_told = opt.control };
+	/* The dependency from another thread, 100 ms after the submit. */
+	struct vkt_deferred dep = { .fn = signal_timeline, .arg = &s,
+				    .delay_ns = 100ll * 1000 * 1000 };
 	VkFence fence = vkt_fence(&t);
-	vkt_deferred_start(&later);
+	vkt_deferred_start(&work);
+	if (opt.signal == VKT_SIGNAL_BEFORE)
+		signal_timeline(&s);
+	else if (opt.signal == VKT_SIGNAL_OTHER_THREAD)
+		vkt_deferred_start(&dep);
 
 	int64_t t0 = sbk_now_ns();
 	VkResult r = vkt_submit(&t, &opt, rec.primary, s.timeline, 1, fence);
 	int64_t t1 = sbk_now_ns();
 	CHECK(r == VK_SUCCESS, "vkQueueSubmit: %s", vkt_result_name(r));
+	/* Before the dependency is submitted: the window (docs/layer.md). */
+	uint32_t window_fences = 0;
+	int window_status = dmabuf_fences(buf.fd, &window_fences);
+
+	if (opt.signal == VKT_SIGNAL_SAME_THREAD)
+		signal_timeline(&s);
+	else if (opt.signal == VKT_SIGNAL_OTHER_THREAD)
+		vkt_deferred_join(&dep);
+	/* The dependency is submitted: now the consumer may be told. */
+	int64_t t2 = sbk_now_ns();
 
 	/* The consumer: implicit sync only. */
 	struct pollfd pfd = { .fd = buf.fd, .events = POLLIN };
 	int pr = poll(&pfd, 1, 10000);
-	int64_t t2 = sbk_now_ns();
+	int64_t t3 = sbk_now_ns();
 	struct dma_buf_sync sync = { .flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ };
 	ioctl(buf.fd, DMA_BUF_IOCTL_SYNC, &sync);
 	size_t total;
@@ -117,42 +192,58 @@ main(int argc, char **argv)
 	size_t n_old = count_shared(&shared, &buf, OLD, &total);
 	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
 	ioctl(buf.fd, DMA_BUF_IOCTL_SYNC, &sync);
-	vkt_deferred_tell(&later);
+	vkt_deferred_tell(&work);
 
 	/* What the consumer could also see: the fence on the buffer. */
-	int fence_fd = -1, status = -99;
 	uint32_t num_fences = 0;
-	int ret = sbk_dmabuf_export_raw(buf.fd, DMA_BUF_SYNC_READ, &fence_fd);
-	if (ret == 0)
-		sbk_sync_file_info_raw(fence_fd, &status, &num_fences, 0, NULL);
-	if (fence_fd >= 0)
-		close(fence_fd);
+	dmabuf_fences(buf.fd, &num_fences);
 
-	sb_test_note("submit %.1f ms, poll %.1f ms (rc %d); consumer read %zu NEW, %zu OLD of %zu; "
-		     "dma-buf read fences: %u", (t1 - t0) / 1e6, (t2 - t1) / 1e6, pr, n_new, n_old,
-		     total, num_fences);
+	static const char *const modes[] = { "other-thread", "same-thread", "before" };
+	sb_test_note("round %d, signal %s: submit %.1f ms (dma-buf then: %u fences, status %d), "
+		     "vkSignalSemaphore %.1f ms, poll %.1f ms (rc %d); consumer read %zu NEW, "
+		     "%zu OLD of %zu; dma-buf read fences: %u",
+		     round, modes[opt.signal], (t1 - t0) / 1e6, window_fences, window_status,
+		     s.ns / 1e6, (t3 - t2) / 1e6, pr, n_new, n_old, total, num_fences);
 
-	vkt_deferred_join(&later);
+	vkt_deferred_join(&work);
 	CHECK(s.result == VK_SUCCESS, "vkSignalSemaphore: %s", vkt_result_name(s.result));
+	CHECK(ev.result == VK_SUCCESS, "vkSetEvent: %s", vkt_result_name(ev.result));
 	r = vkWaitForFences(t.device, 1, &fence, VK_TRUE, 20ull * 1000 * 1000 * 1000);
 	CHECK(r == VK_SUCCESS, "vkWaitForFences: %s", vkt_result_name(r));
 	CHECK(pr == 1 && (pfd.revents & POLLIN), "poll: the dma-buf became readable");
 
-	vkt_fault_check(&opt, &sb_test_failures);
 	if (!opt.control) {
 		CHECK(n_new == total, "the consumer saw the released data complete");
 	} else {
 		CHECK(n_old == total, "control: without the layer the consumer read stale data");
 	}
-	if (opt.validation)
-		CHECK_EQ(vkt_validation_errors, 0, "validation errors");
 
 	vkDestroyFence(t.device, fence, NULL);
+	vkDestroyEvent(t.device, ev.event, NULL);
 	vkDestroySemaphore(t.device, s.timeline, NULL);
 	vkt_rec_free(&t, &rec);
-	vkt_buffer_destroy(&t, &src);
-	vkt_shared_destroy(&t, &shared, &buf);
-	vkt_finish(&t);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct scene sc;
+	int vgem = vkt_setup_shared(argc, argv, SIZE, OLD, &sc.opt, &sc.t, &sc.buf, &sc.shared);
+
+	vkt_host_buffer(&sc.t, SIZE, &sc.src);
+	memset(sc.src.map, NEW, SIZE);
+	/* --iterations N: N rounds on one device (venus takes minutes to bring
+	 * a device up under TCG; a round takes about a second). */
+	long rounds = sc.opt.iterations > 0 ? sc.opt.iterations : 1;
+	for (long r = 0; r < rounds; r++)
+		one_round(&sc, (int)r);
+
+	vkt_fault_check(&sc.opt, &sb_test_failures);
+	if (sc.opt.validation)
+		CHECK_EQ(vkt_validation_errors, 0, "validation errors");
+	vkt_buffer_destroy(&sc.t, &sc.src);
+	vkt_shared_destroy(&sc.t, &sc.shared, &sc.buf);
+	vkt_finish(&sc.t);
 	close(vgem);
 	return sb_test_finish();
 }
