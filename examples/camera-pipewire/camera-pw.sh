@@ -4,9 +4,11 @@
 # its own, vivid, syncbridge-demo-camera-pw as the producer and as the
 # consumer, their ports linked with pw-link (no session manager runs).
 #
-#   camera-pw.sh DEMO [--control] [--frames N] [--output DIR] [--verbose]
+#   camera-pw.sh DEMO [--control] [--frames N] [--write-ms N] [--output DIR] [--verbose]
 #
-# DEMO: the syncbridge-demo-camera-pw binary. --control: SYNCBRIDGE_DISABLE=1
+# DEMO: the syncbridge-demo-camera-pw binary. --write-ms: the producer's GPU
+# step's pause between the two halves (the demo's default, 40, when not
+# given). --control: SYNCBRIDGE_DISABLE=1
 # on both processes and the consumer passes only if it saw torn frames.
 # Prints the consumer's output (its last line `frames=N torn=T synced=S`)
 # and exits with its status (a bridged run also fails with synced=0: the
@@ -15,16 +17,18 @@
 #   scripts/vm/vm-run.sh -- examples/camera-pipewire/camera-pw.sh build/examples/camera-pipewire/syncbridge-demo-camera-pw
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-demo=${1:?usage: camera-pw.sh DEMO [--control] [--frames N] [--output DIR] [--verbose]}
+usage='usage: camera-pw.sh DEMO [--control] [--frames N] [--write-ms N] [--output DIR] [--verbose]'
+demo=${1:?$usage}
 shift
-control= frames=48 output= verbose=
+control= frames=48 output= verbose= write_ms=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--control) control=1 ;;
 	--frames) frames=$2; shift ;;
+	--write-ms) write_ms=$2; shift ;;
 	--output) output=$2; shift ;;
 	--verbose) verbose=--verbose ;;
-	*) echo "usage: camera-pw.sh DEMO [--control] [--frames N] [--output DIR] [--verbose]" >&2; exit 2 ;;
+	*) echo "$usage" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -37,7 +41,8 @@ done
 # (busybox) would run its modinfo applet, which needs a modules.dep.
 if [ -z "${CAMERA_PW_VIVID:-}" ]; then
 	CAMERA_PW_VIVID=1 exec "$here/../camera/with-vivid.sh" "$here/camera-pw.sh" "$demo" \
-		${control:+--control} --frames "$frames" ${output:+--output "$output"} $verbose
+		${control:+--control} --frames "$frames" ${write_ms:+--write-ms "$write_ms"} \
+		${output:+--output "$output"} $verbose
 fi
 
 rt=$(mktemp -d /tmp/sb-camera-pw-XXXXXX)
@@ -59,7 +64,7 @@ for _ in $(seq 1 100); do [ -S "$rt/pipewire-0" ] && break; sleep 0.1; done
 
 env=
 [ -n "$control" ] && env=SYNCBRIDGE_DISABLE=1
-spawn "$rt/producer.log" env $env "$demo" --role producer $verbose
+spawn "$rt/producer.log" env $env "$demo" --role producer ${write_ms:+--write-ms "$write_ms"} $verbose
 producer=$!
 env $env "$demo" --role consumer --frames "$frames" ${output:+--output "$output"} \
 	${control:+--expect-race} $verbose >"$rt/consumer.log" 2>&1 &

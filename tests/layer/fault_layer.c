@@ -8,9 +8,11 @@
  *            acquire-from-FOREIGN + copy-out; a producer thread writes NEW
  *            and signals only after 150 ms (or after the app's fence, if that
  *            comes first: the layer did not order). The copy must see NEW.
- *   release: the app submits copy-in (waiting 100 ms on its own timeline) +
- *            release-to-FOREIGN; a consumer that knows only implicit sync
- *            polls the dma-buf and reads it: it must see the new data.
+ *   release: the app submits copy-in (held 100 ms by a host-set event; the
+ *            batch also waits on its own timeline, signalled just before,
+ *            so the layer exports inside the submit) + release-to-FOREIGN;
+ *            a consumer that knows only implicit sync polls the dma-buf and
+ *            reads it: it must see the new data.
  *
  * A dry run of each cycle counts the ioctl / dup / eventfd calls made from the
  * layer's own object during vkQueueSubmit (libsbfault, scoped to
@@ -49,9 +51,9 @@
  *    make such a bug go unseen in one case, never fail a correct layer. It
  *    also ends a CPU wait inside vkQueueSubmit (the fallback paths), which
  *    needs the producer to go without waiting for the submit to return.
- *  - release's signaller (100 ms after its start): not a synchronisation
+ *  - release's event setter (100 ms after its start): not a synchronisation
  *    either; the consumer's poll() waits for the layer's fence whenever the
- *    timeline is signalled. The 100 ms keep the copy pending while the layer
+ *    event is set. The 100 ms keep the copy pending while the layer
  *    fences the buffer, so that a layer that does not would let the consumer
  *    read OLD (a negative-check window). The poll's 10 s is a bound on an
  *    event that must happen: typically ~100 ms + the copy (ms).
@@ -103,6 +105,7 @@ struct app {
 	struct vkt_rec acq2;       /* acquires shared and shared2 */
 	unsigned merge_ioctl;
 	VkSemaphore timeline;
+	VkEvent event; /* holds the release's copy (event_setter_main) */
 	uint64_t tl_value;
 };
 
@@ -139,24 +142,14 @@ producer_main(void *arg)
 	return NULL;
 }
 
-struct signaller {
-	struct app *a;
-	uint64_t value;
-};
-
 static void *
-signaller_main(void *arg)
+event_setter_main(void *arg)
 {
-	struct signaller *s = arg;
-	VkSemaphoreSignalInfo si = {
-		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
-		.semaphore = s->a->timeline,
-		.value = s->value,
-	};
+	struct app *a = arg;
 
 	/* A negative-check window, not a synchronisation (see the header). */
 	sbk_sleep_ns(100 * MS);
-	vkSignalSemaphore(s->a->t.device, &si);
+	vkSetEvent(a->t.device, a->event);
 	return NULL;
 }
 
@@ -194,7 +187,12 @@ cycle_acquire(struct app *a, const char *schedule, VkResult *res)
 static enum outcome
 cycle_release(struct app *a, const char *schedule, VkResult *res)
 {
-	struct signaller s = { .a = a, .value = ++a->tl_value };
+	uint64_t value = ++a->tl_value;
+	VkSemaphoreSignalInfo si = {
+		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+		.semaphore = a->timeline,
+		.value = value,
+	};
 	struct pollfd pfd = { .fd = a->buf.fd, .events = POLLIN };
 	struct dma_buf_sync sync = { .flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ };
 	pthread_t th;
@@ -203,10 +201,14 @@ cycle_release(struct app *a, const char *schedule, VkResult *res)
 
 	memset(a->buf.map, OLD, a->buf.size);
 	memset(a->src.map, NEW, SIZE);
-	REQUIRE(pthread_create(&th, NULL, signaller_main, &s) == 0, "pthread_create");
+	vkResetEvent(a->t.device, a->event);
+	/* The batch's timeline wait is resolved before the submit: the layer
+	 * exports inside it (docs/layer.md, "Waits before signals"). */
+	vkSignalSemaphore(a->t.device, &si);
+	REQUIRE(pthread_create(&th, NULL, event_setter_main, a) == 0, "pthread_create");
 	if (schedule)
 		sbfault_arm_scoped(schedule, SCOPE);
-	r = vkt_submit(&a->t, &a->opt, a->rel.primary, a->timeline, s.value, VK_NULL_HANDLE);
+	r = vkt_submit(&a->t, &a->opt, a->rel.primary, a->timeline, value, VK_NULL_HANDLE);
 	if (schedule)
 		sbfault_disarm();
 	/* The consumer: implicit sync only (10 s: a hang guard, typically ~100 ms). */
@@ -456,7 +458,13 @@ child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
 	vkt_copy_from_shared(vkt_cmd(&a.acq), &a.shared, &a.dst);
 	vkt_host_read_barrier(vkt_cmd(&a.acq));
 	vkt_end(&a.t, &a.acq);
+	VkEventCreateInfo event_info = { .sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO };
+	REQUIRE(vkCreateEvent(a.t.device, &event_info, NULL, &a.event) == VK_SUCCESS,
+		"vkCreateEvent");
 	vkt_begin(&a.t, &a.opt, false, &a.rel);
+	/* Outside a render pass the host may set the event after the submit. */
+	vkCmdWaitEvents(vkt_cmd(&a.rel), 1, &a.event, VK_PIPELINE_STAGE_HOST_BIT,
+			VK_PIPELINE_STAGE_TRANSFER_BIT, 0, NULL, 0, NULL, 0, NULL);
 	vkt_copy_to_shared(vkt_cmd(&a.rel), &a.src, &a.shared);
 	vkt_release(&a.t, &a.opt, vkt_cmd(&a.rel), &a.shared, VK_ACCESS_TRANSFER_WRITE_BIT);
 	vkt_end(&a.t, &a.rel);
@@ -556,6 +564,7 @@ out:
 		vkt_rec_free(&a.t, &a.acq2);
 	if (a.shared2.buf.buffer)
 		vkt_buffer_destroy(&a.t, &a.shared2.buf);
+	vkDestroyEvent(a.t.device, a.event, NULL);
 	vkDestroySemaphore(a.t.device, a.timeline, NULL);
 	vkt_buffer_destroy(&a.t, &a.src);
 	vkt_buffer_destroy(&a.t, &a.dst);

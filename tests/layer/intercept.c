@@ -21,10 +21,12 @@ static const char *const intercepted[] = {
 	"vkQueueSubmit", "vkQueueSubmit2", "vkCmdPipelineBarrier", "vkCmdPipelineBarrier2",
 	"vkCmdExecuteCommands", "vkAllocateMemory", "vkFreeMemory", "vkBindBufferMemory",
 	"vkBindImageMemory2", "vkBeginCommandBuffer", "vkDestroyCommandPool",
+	/* resolve.c: which signals are submitted (wait-before-signal) */
+	"vkCreateSemaphore", "vkDestroySemaphore", "vkSignalSemaphore", "vkQueueBindSparse",
 };
 static const char *const passed_through[] = {
-	"vkCmdDraw", "vkCmdCopyBuffer", "vkCreateBuffer", "vkQueueWaitIdle", "vkCreateSemaphore",
-	"vkWaitForFences", "vkMapMemory", "vkCmdBeginRenderPass",
+	"vkCmdDraw", "vkCmdCopyBuffer", "vkCreateBuffer", "vkQueueWaitIdle", "vkWaitSemaphores",
+	"vkGetSemaphoreCounterValue", "vkWaitForFences", "vkMapMemory", "vkCmdBeginRenderPass",
 };
 
 int

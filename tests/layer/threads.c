@@ -13,6 +13,16 @@
  *   release: submit(copy src(B) → dma-buf + release); poll the dma-buf;
  *            the CPU must read B.
  * With --control (SYNCBRIDGE_DISABLE=1) some iteration must see a race.
+ * With --signal same-thread the release batch also waits before a signal,
+ * which the thread submits right after the release (vkSignalSemaphore):
+ * in even iterations the batch waits on the thread's timeline T at a value
+ * not yet signalled; in odd ones on a second timeline T2, whose signal an
+ * empty batch submitted just before it carries — a batch that itself waits
+ * on T (the release depends on an unsubmitted signal through a submitted
+ * one). The layer defers each export to the vkSignalSemaphore
+ * (layer/resolve.c) while the other threads submit on the same device. (The
+ * signal cannot be a later submit on the same queue: a queue runs its
+ * batches in order, so that would deadlock with or without the layer.)
  *
  * Timing: the run lasts --seconds, but every thread makes at least
  * MIN_ITERATIONS whatever the clock says (a thread that got no CPU before the
@@ -59,6 +69,54 @@ locked_submit(struct worker *w, VkCommandBuffer cb, VkFence fence)
 	return r;
 }
 
+static VkResult
+locked_submit_wait(struct worker *w, VkCommandBuffer cb, VkSemaphore timeline, uint64_t value,
+		   VkFence fence)
+{
+	pthread_mutex_lock(&w->dev->queue_lock);
+	VkResult r = vkt_submit(w->dev->t, w->opt, cb, timeline, value, fence);
+	pthread_mutex_unlock(&w->dev->queue_lock);
+	return r;
+}
+
+static VkResult
+signal_timeline(struct worker *w, VkSemaphore timeline, uint64_t value)
+{
+	VkSemaphoreSignalInfo info = {
+		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+		.semaphore = timeline,
+		.value = value,
+	};
+	return vkSignalSemaphore(w->dev->t->device, &info);
+}
+
+/* An empty batch: wait for `wait` = value, then signal `signal` = value. */
+static VkResult
+locked_submit_chain(struct worker *w, VkSemaphore wait, VkSemaphore signal, uint64_t value)
+{
+	VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+	VkTimelineSemaphoreSubmitInfo tl = {
+		.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+		.waitSemaphoreValueCount = 1,
+		.pWaitSemaphoreValues = &value,
+		.signalSemaphoreValueCount = 1,
+		.pSignalSemaphoreValues = &value,
+	};
+	VkSubmitInfo si = {
+		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+		.pNext = &tl,
+		.waitSemaphoreCount = 1,
+		.pWaitSemaphores = &wait,
+		.pWaitDstStageMask = &stage,
+		.signalSemaphoreCount = 1,
+		.pSignalSemaphores = &signal,
+	};
+	pthread_mutex_lock(&w->dev->queue_lock);
+	VkResult r = vkQueueSubmit(w->dev->t->queue, 1, &si, VK_NULL_HANDLE);
+	pthread_mutex_unlock(&w->dev->queue_lock);
+	return r;
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -79,6 +137,9 @@ worker_main(void *arg)
 	struct vkt_cycle c;
 	vkt_cycle_create(&mine, w->vgem, SIZE, &c);
 	VkFence fence = vkt_fence(&mine);
+	bool wbs = w->opt->signal == VKT_SIGNAL_SAME_THREAD;
+	VkSemaphore timeline = wbs ? vkt_timeline(&mine, 0) : VK_NULL_HANDLE;
+	VkSemaphore chained = wbs ? vkt_timeline(&mine, 0) : VK_NULL_HANDLE;
 
 	while ((w->iterations < MIN_ITERATIONS || sbk_now_ns() < w->deadline) && !w->errors) {
 		uint8_t a = (uint8_t)(w->index * 64 + (w->iterations * 2) % 60 + 1);
@@ -117,7 +178,14 @@ worker_main(void *arg)
 		vkt_copy_to_shared(vkt_cmd(&rec), &c.src, &c.sh);
 		vkt_release(&mine, w->opt, vkt_cmd(&rec), &c.sh, VK_ACCESS_TRANSFER_WRITE_BIT);
 		vkt_end(&mine, &rec);
-		if (locked_submit(w, rec.primary, fence) != VK_SUCCESS)
+		uint64_t value = (uint64_t)w->iterations + 1;
+		bool chain = wbs && w->iterations % 2;
+		if (chain && locked_submit_chain(w, timeline, chained, value) != VK_SUCCESS)
+			w->errors++;
+		if (locked_submit_wait(w, rec.primary, chain ? chained : timeline, value, fence) !=
+		    VK_SUCCESS)
+			w->errors++;
+		if (wbs && signal_timeline(w, timeline, value) != VK_SUCCESS)
 			w->errors++;
 		struct pollfd pfd = { .fd = c.buf.fd, .events = POLLIN };
 		poll(&pfd, 1, 10000);
@@ -131,6 +199,10 @@ worker_main(void *arg)
 	}
 
 	vkDestroyFence(t->device, fence, NULL);
+	if (timeline) {
+		vkDestroySemaphore(t->device, timeline, NULL);
+		vkDestroySemaphore(t->device, chained, NULL);
+	}
 	vkt_cycle_destroy(&mine, &c);
 	vkDestroyCommandPool(t->device, mine.pool, NULL);
 	return NULL;
