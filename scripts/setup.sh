@@ -178,6 +178,10 @@ log "guest kernel: $(basename "$(ls "$cache"/kernel/boot/vmlinuz-* | head -n1)")
 venus_pkgs=(qemu-system-x86 qemu-system-modules-opengl qemu-system-gui libvirglrenderer1
 	virgl-server mesa-vulkan-drivers libgl1-mesa-dri libsdl2-2.0-0)
 venus_root=$cache/venus-root
+# Added to a complete root in place (no rebuild): Debian 13's validation
+# layers (1.4.309), recent enough to check VUID-03254 on the layer's SYNC_FD
+# exports (tests/layer/meson.build: layer-validation-trixie-*).
+venus_extra_pkgs=(vulkan-validationlayers)
 venus_key=$(printf '%s\n' trixie "${venus_pkgs[@]}" | sha256sum | cut -c1-16)
 debian_mirror() { find_debian_uris | tr ' ' '\n' | awk 'NF && $0 !~ /security/ {print; exit}'; }
 make_venus_root() {
@@ -207,6 +211,19 @@ $(tail -n 5 "$cache/venus-root.log"))"
 if [ "${SYNCBRIDGE_SETUP_VENUS:-1}" != 0 ]; then
 	if [ "$(cat "$venus_root/.complete" 2>/dev/null)" != "$venus_key" ]; then
 		make_venus_root
+	fi
+	missing_extra=()
+	for p in "${venus_extra_pkgs[@]}"; do
+		grep -qx "Package: $p" "$venus_root/var/lib/dpkg/status" || missing_extra+=("$p")
+	done
+	if [ ${#missing_extra[@]} -gt 0 ]; then
+		log "venus root: adding ${missing_extra[*]}"
+		mount -t proc proc "$venus_root/proc"
+		rc=0
+		chroot "$venus_root" sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" && apt-get clean' \
+			sh "${missing_extra[@]}" >>"$cache/venus-root.log" 2>&1 || rc=$?
+		umount "$venus_root/proc"
+		[ "$rc" = 0 ] || die "venus root: installing ${missing_extra[*]} failed (see $cache/venus-root.log)"
 	fi
 	log "venus root: $venus_root (QEMU $(awk '/^Package: qemu-system-x86$/{p=1} p && /^Version:/{print $2; exit}' "$venus_root/var/lib/dpkg/status"))"
 fi

@@ -87,6 +87,16 @@ vkt_parse_args(int argc, char **argv, struct vkt_options *opt)
 				fprintf(stderr, "--signal: other-thread|same-thread|before, not %s\n", m);
 				exit(2);
 			}
+		} else if (strcmp(a, "--hold") == 0 && value) {
+			const char *m = argv[++i];
+			if (strcmp(m, "fence") == 0)
+				opt->hold = VKT_HOLD_FENCE;
+			else if (strcmp(m, "work") == 0)
+				opt->hold = VKT_HOLD_WORK;
+			else {
+				fprintf(stderr, "--hold: fence|work, not %s\n", m);
+				exit(2);
+			}
 		} else {
 			fprintf(stderr, "unknown argument %s\n", a);
 			exit(2);
@@ -358,7 +368,8 @@ vkt_init(struct vkt *t, const struct vkt_options *opt, bool require_dmabuf)
 		.want = VKT_DMABUF | VKT_FOREIGN,
 		/* An exported image has the LINEAR DRM modifier. */
 		.require = (require_dmabuf ? VKT_DMABUF : 0) |
-			   (opt && opt->exported && opt->image ? VKT_DRM_MODIFIER : 0),
+			   (opt && opt->exported && opt->image ? VKT_DRM_MODIFIER : 0) |
+			   (opt && opt->app_semaphore_fd ? VKT_SEMAPHORE_FD : 0),
 		.features = VKT_TIMELINE | VKT_SYNC2,
 		.fail = vkt_test_fail,
 	};
@@ -408,45 +419,51 @@ vkt_deferred_join(struct vkt_deferred *d)
 	pthread_cond_destroy(&d->cond);
 }
 
+#define VKT_MAX_WAITS 4
+
 static VkResult
-submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
-       VkSemaphore wait_timeline, uint64_t wait_value, VkFence fence)
+submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb, uint32_t n,
+       const VkSemaphore *waits, const uint64_t *values, VkFence fence)
 {
 	if (opt->sync2) {
-		VkSemaphoreSubmitInfo wait = {
-			.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-			.semaphore = wait_timeline,
-			.value = wait_value,
-			.stageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT,
-		};
+		VkSemaphoreSubmitInfo wait[VKT_MAX_WAITS];
+		for (uint32_t i = 0; i < n; i++)
+			wait[i] = (VkSemaphoreSubmitInfo){
+				.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+				.semaphore = waits[i],
+				.value = values[i],
+				.stageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT,
+			};
 		VkCommandBufferSubmitInfo cbi = {
 			.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
 			.commandBuffer = cb,
 		};
 		VkSubmitInfo2 si = {
 			.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-			.waitSemaphoreInfoCount = wait_timeline ? 1 : 0,
-			.pWaitSemaphoreInfos = &wait,
+			.waitSemaphoreInfoCount = n,
+			.pWaitSemaphoreInfos = wait,
 			.commandBufferInfoCount = 1,
 			.pCommandBufferInfos = &cbi,
 		};
 		return vkQueueSubmit2(t->queue, 1, &si, fence);
 	}
 
-	/* A timeline wait through VkTimelineSemaphoreSubmitInfo: the layer must
+	/* Timeline waits through VkTimelineSemaphoreSubmitInfo: the layer must
 	 * extend its value array when it appends its own semaphores. */
 	VkTimelineSemaphoreSubmitInfo tl = {
 		.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-		.waitSemaphoreValueCount = 1,
-		.pWaitSemaphoreValues = &wait_value,
+		.waitSemaphoreValueCount = n,
+		.pWaitSemaphoreValues = values,
 	};
-	VkPipelineStageFlags stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+	VkPipelineStageFlags stages[VKT_MAX_WAITS];
+	for (uint32_t i = 0; i < n; i++)
+		stages[i] = VK_PIPELINE_STAGE_TRANSFER_BIT;
 	VkSubmitInfo si = {
 		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-		.pNext = wait_timeline ? &tl : NULL,
-		.waitSemaphoreCount = wait_timeline ? 1 : 0,
-		.pWaitSemaphores = &wait_timeline,
-		.pWaitDstStageMask = &stage,
+		.pNext = n ? &tl : NULL,
+		.waitSemaphoreCount = n,
+		.pWaitSemaphores = waits,
+		.pWaitDstStageMask = stages,
 		.commandBufferCount = 1,
 		.pCommandBuffers = &cb,
 	};
@@ -454,19 +471,29 @@ submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
 }
 
 VkResult
-vkt_submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
-	   VkSemaphore wait_timeline, uint64_t wait_value, VkFence fence)
+vkt_submit_waits(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb, uint32_t n,
+		 const VkSemaphore *waits, const uint64_t *values, VkFence fence)
 {
 	const struct vkt_fault *f = fault_find(opt);
 	VkResult r;
 
+	if (n > VKT_MAX_WAITS)
+		return VK_ERROR_OUT_OF_HOST_MEMORY;
 	if (!f || !sbfault.arm_scoped)
-		return submit(t, opt, cb, wait_timeline, wait_value, fence);
+		return submit(t, opt, cb, n, waits, values, fence);
 	sbfault.arm_scoped(f->schedule, f->scope);
-	r = submit(t, opt, cb, wait_timeline, wait_value, fence);
+	r = submit(t, opt, cb, n, waits, values, fence);
 	sbfault.disarm();
 	sbfault.armed = true;
 	sbfault.injected_count = sbfault.injected();
 	sbfault.request = sbfault.ioctl_request(f->ioctl_index);
 	return r;
+}
+
+VkResult
+vkt_submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+	   VkSemaphore wait_timeline, uint64_t wait_value, VkFence fence)
+{
+	return vkt_submit_waits(t, opt, cb, wait_timeline ? 1 : 0, &wait_timeline, &wait_value,
+				fence);
 }

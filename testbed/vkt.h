@@ -35,6 +35,8 @@
  *   --signal MODE  the release scenario: when the signal its batch waits for
  *                  is submitted (other-thread, the default; same-thread,
  *                  after vkQueueSubmit; before the batch)
+ *   --hold fence|work  the release scenario: what keeps its work pending
+ *                  (enum vkt_hold)
  */
 #ifndef SB_TEST_VKT_H
 #define SB_TEST_VKT_H
@@ -51,9 +53,19 @@
  * batch waits for: before the batch, after it on the same thread, or from
  * another thread (the default). */
 enum vkt_signal { VKT_SIGNAL_OTHER_THREAD, VKT_SIGNAL_SAME_THREAD, VKT_SIGNAL_BEFORE };
+/* What keeps the release scenario's work pending once everything it depends
+ * on is submitted: a foreign (vgem) fence its batch waits on, or real GPU
+ * work before the copy (for drivers that wait for imported fences on the CPU
+ * inside vkQueueSubmit: venus). */
+enum vkt_hold { VKT_HOLD_FENCE, VKT_HOLD_WORK };
 
 struct vkt_options {
 	enum vkt_signal signal; /* --signal other-thread|same-thread|before */
+	enum vkt_hold hold;     /* --hold fence|work */
+	/* Not an option: set by a program between vkt_start() and vkt_init()
+	 * when the app itself imports SYNC_FD payloads (VK_KHR_external_semaphore_fd
+	 * required; the layer tests otherwise leave it to the layer). */
+	bool app_semaphore_fd;
 	bool control;
 	bool image;
 	bool sync2;
@@ -238,6 +250,10 @@ void vkt_deferred_join(struct vkt_deferred *d);
  */
 VkResult vkt_submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
 		    VkSemaphore wait_timeline, uint64_t wait_value, VkFence fence);
+/* The same with n waits (values: each timeline's; ignored for binary ones). */
+VkResult vkt_submit_waits(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+			  uint32_t n, const VkSemaphore *waits, const uint64_t *values,
+			  VkFence fence);
 
 #define VK_CHECK(call)                                                              \
 	do {                                                                        \

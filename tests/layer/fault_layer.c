@@ -8,9 +8,10 @@
  *            acquire-from-FOREIGN + copy-out; a producer thread writes NEW
  *            and signals only after 150 ms (or after the app's fence, if that
  *            comes first: the layer did not order). The copy must see NEW.
- *   release: the app submits copy-in (held 100 ms by a host-set event; the
- *            batch also waits on its own timeline, signalled just before,
- *            so the layer exports inside the submit) + release-to-FOREIGN;
+ *   release: the app submits copy-in (held 100 ms by a vgem fence imported
+ *            into a binary semaphore the batch waits on; it also waits on
+ *            its own timeline, signalled just before, so the layer exports
+ *            inside the submit) + release-to-FOREIGN;
  *            a consumer that knows only implicit sync polls the dma-buf and
  *            reads it: it must see the new data.
  *
@@ -51,9 +52,9 @@
  *    make such a bug go unseen in one case, never fail a correct layer. It
  *    also ends a CPU wait inside vkQueueSubmit (the fallback paths), which
  *    needs the producer to go without waiting for the submit to return.
- *  - release's event setter (100 ms after its start): not a synchronisation
- *    either; the consumer's poll() waits for the layer's fence whenever the
- *    event is set. The 100 ms keep the copy pending while the layer
+ *  - release's hold (the vgem fence, signalled 100 ms after its start): not
+ *    a synchronisation either; the consumer's poll() waits for the layer's
+ *    fence whenever the hold ends. The 100 ms keep the copy pending while the layer
  *    fences the buffer, so that a layer that does not would let the consumer
  *    read OLD (a negative-check window). The poll's 10 s is a bound on an
  *    event that must happen: typically ~100 ms + the copy (ms).
@@ -69,6 +70,7 @@
  *  - the app's fence is waited for up to 20 s: typically ms (a hang guard).
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -105,7 +107,7 @@ struct app {
 	struct vkt_rec acq2;       /* acquires shared and shared2 */
 	unsigned merge_ioctl;
 	VkSemaphore timeline;
-	VkEvent event; /* holds the release's copy (event_setter_main) */
+	VkSemaphore held; /* the release waits on it: a vgem fence (hold_main) */
 	uint64_t tl_value;
 };
 
@@ -143,13 +145,13 @@ producer_main(void *arg)
 }
 
 static void *
-event_setter_main(void *arg)
+hold_main(void *arg)
 {
-	struct app *a = arg;
+	struct sbk_fence *hold = arg;
 
 	/* A negative-check window, not a synchronisation (see the header). */
 	sbk_sleep_ns(100 * MS);
-	vkSetEvent(a->t.device, a->event);
+	sbk_fence_signal(hold);
 	return NULL;
 }
 
@@ -201,14 +203,20 @@ cycle_release(struct app *a, const char *schedule, VkResult *res)
 
 	memset(a->buf.map, OLD, a->buf.size);
 	memset(a->src.map, NEW, SIZE);
-	vkResetEvent(a->t.device, a->event);
+	struct sbk_fence hold = { .sync_file = -1 };
+	REQUIRE(sbk_fence_create(a->vgem, true, &hold) == 0, "a vgem fence");
+	int fd = fcntl(hold.sync_file, F_DUPFD_CLOEXEC, 0);
+	REQUIRE(fd >= 0 && vkt_semaphore_import(&a->t, a->held, fd) == VK_SUCCESS,
+		"import the hold's fence");
 	/* The batch's timeline wait is resolved before the submit: the layer
 	 * exports inside it (docs/layer.md, "Waits before signals"). */
 	vkSignalSemaphore(a->t.device, &si);
-	REQUIRE(pthread_create(&th, NULL, event_setter_main, a) == 0, "pthread_create");
+	REQUIRE(pthread_create(&th, NULL, hold_main, &hold) == 0, "pthread_create");
+	VkSemaphore waits[] = { a->timeline, a->held };
+	uint64_t values[] = { value, 0 };
 	if (schedule)
 		sbfault_arm_scoped(schedule, SCOPE);
-	r = vkt_submit(&a->t, &a->opt, a->rel.primary, a->timeline, value, VK_NULL_HANDLE);
+	r = vkt_submit_waits(&a->t, &a->opt, a->rel.primary, 2, waits, values, VK_NULL_HANDLE);
 	if (schedule)
 		sbfault_disarm();
 	/* The consumer: implicit sync only (10 s: a hang guard, typically ~100 ms). */
@@ -219,6 +227,7 @@ cycle_release(struct app *a, const char *schedule, VkResult *res)
 	ioctl(a->buf.fd, DMA_BUF_IOCTL_SYNC, &sync);
 	pthread_join(th, NULL);
 	vkQueueWaitIdle(a->t.queue);
+	sbk_fence_destroy(&hold);
 	*res = r;
 	if (r != VK_SUCCESS)
 		return REPORTED;
@@ -446,6 +455,7 @@ child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
 		sb_test_skip("no vgem (run in the test guest)");
 	REQUIRE(a.vgem >= 0, "open vgem: %s", strerror(-a.vgem));
 
+	a.opt.app_semaphore_fd = true; /* the release's hold: a vgem fence it imports */
 	vkt_init(&a.t, &a.opt, true);
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, a.vgem, SIZE, &a.buf) == 0, "vgem buffer");
 	vkt_import_buffer(&a.t, a.buf.fd, SIZE, &a.shared.buf);
@@ -458,13 +468,8 @@ child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
 	vkt_copy_from_shared(vkt_cmd(&a.acq), &a.shared, &a.dst);
 	vkt_host_read_barrier(vkt_cmd(&a.acq));
 	vkt_end(&a.t, &a.acq);
-	VkEventCreateInfo event_info = { .sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO };
-	REQUIRE(vkCreateEvent(a.t.device, &event_info, NULL, &a.event) == VK_SUCCESS,
-		"vkCreateEvent");
+	a.held = vkt_semaphore(&a.t, false);
 	vkt_begin(&a.t, &a.opt, false, &a.rel);
-	/* Outside a render pass the host may set the event after the submit. */
-	vkCmdWaitEvents(vkt_cmd(&a.rel), 1, &a.event, VK_PIPELINE_STAGE_HOST_BIT,
-			VK_PIPELINE_STAGE_TRANSFER_BIT, 0, NULL, 0, NULL, 0, NULL);
 	vkt_copy_to_shared(vkt_cmd(&a.rel), &a.src, &a.shared);
 	vkt_release(&a.t, &a.opt, vkt_cmd(&a.rel), &a.shared, VK_ACCESS_TRANSFER_WRITE_BIT);
 	vkt_end(&a.t, &a.rel);
@@ -564,7 +569,7 @@ out:
 		vkt_rec_free(&a.t, &a.acq2);
 	if (a.shared2.buf.buffer)
 		vkt_buffer_destroy(&a.t, &a.shared2.buf);
-	vkDestroyEvent(a.t.device, a.event, NULL);
+	vkDestroySemaphore(a.t.device, a.held, NULL);
 	vkDestroySemaphore(a.t.device, a.timeline, NULL);
 	vkt_buffer_destroy(&a.t, &a.src);
 	vkt_buffer_destroy(&a.t, &a.dst);

@@ -12,17 +12,24 @@
  * layer defers the export to the call that submits the signal (resolve.c);
  * the consumer is told only after that call.
  *
- * The copy itself is held back by vkCmdWaitEvents on an event the host sets
- * 500 ms later (that wait has no semaphore, so it delays the work without
- * delaying the export):
+ * What keeps the copy pending once its dependencies are submitted (--hold):
+ *  - fence (default): the batch also waits on a binary semaphore holding a
+ *    pending vgem fence (SYNC_FD, imported before the submit: a resolved
+ *    wait), which a thread signals 500 ms later — in the control only once
+ *    the consumer has read, so the copy cannot have run however slowly the
+ *    test does. (Not a host-set VkEvent: "event must not be waited on by a
+ *    command buffer in the pending state", VUID-vkSetEvent-event-09543.)
+ *  - work: 30 fills of a 64 MiB buffer before the copy, for drivers that
+ *    wait for an imported fence on the CPU inside vkQueueSubmit (venus):
+ *    ~1 s of host work in the venus guest, against the few ms a consumer
+ *    takes to read once told — a margin, not a synchronisation.
+ * Then:
  *  - with the layer, the dma-buf carries the layer's WRITE fence by the time
  *    the consumer is told; the consumer (poll for POLLIN) sees the complete
  *    NEW data. With lavapipe the layer's SYNC_FD export blocks until the
  *    work is done, inside the call that resolved it.
  *  - with --control (SYNCBRIDGE_DISABLE=1) the dma-buf has no fence, poll
- *    returns at once and the consumer reads OLD data: the race. The event is
- *    set only once the consumer has read, so the copy cannot have run
- *    however slowly the test does.
+ *    returns at once and the consumer reads OLD data: the race.
  * With --signal same-thread, a layer that exported at submit time would
  * never return from vkQueueSubmit on lavapipe (its export waits for work
  * that waits for a signal this thread has yet to submit).
@@ -30,8 +37,10 @@
  * VkSemaphoreSubmitInfo with --sync2), which the layer must extend correctly.
  *
  * Options (vkt.h): --image --sync2 --secondary --no-barriers --by-name --validation
- *                  --exported --fault NAME --signal MODE --control
+ *                  --exported --fault NAME --signal MODE --hold fence|work
+ *                  --iterations N --control
  */
+#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 #include <time.h>
@@ -70,19 +79,15 @@ signal_timeline(void *arg)
 	s->ns = sbk_now_ns() - t0;
 }
 
-/* What holds the copy back: a host-set event. */
-struct event_set {
-	struct vkt *t;
-	VkEvent event;
-	VkResult result;
-};
-
+/* --hold fence: what holds the copy back, a pending vgem fence. */
 static void
-set_event(void *arg)
+signal_hold(void *arg)
 {
-	struct event_set *e = arg;
-	e->result = vkSetEvent(e->t->device, e->event);
+	sbk_fence_signal(arg);
 }
+
+#define FILLS 30
+#define FILL_SIZE (64u << 20)
 
 /* The fences on the dma-buf as a consumer would see them: how many, and
  * whether all have signalled (1), or -99 when the export failed. */
@@ -119,9 +124,11 @@ count_shared(const struct vkt_shared *sh, const struct sbk_buf *buf, uint8_t v, 
 struct scene {
 	struct vkt_options opt;
 	struct vkt t;
+	int vgem;
 	struct sbk_buf buf;
 	struct vkt_shared shared;
 	struct vkt_buffer src;
+	struct vkt_buffer busy; /* --hold work */
 };
 
 static void
@@ -136,38 +143,51 @@ one_round(struct scene *sc, int round)
 	if (round > 0)
 		memset(buf.map, OLD, buf.size); /* nothing of ours is in flight now */
 
-	VkEventCreateInfo event_info = { .sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO };
-	struct event_set ev = { .t = &t };
-	VK_CHECK(vkCreateEvent(t.device, &event_info, NULL, &ev.event));
+	struct sbk_fence hold = { .sync_file = -1 };
+	VkSemaphore held = VK_NULL_HANDLE;
+	if (opt.hold == VKT_HOLD_FENCE) {
+		REQUIRE(sbk_fence_create(sc->vgem, true, &hold) == 0, "a vgem fence");
+		held = vkt_semaphore(&t, false);
+		int fd = fcntl(hold.sync_file, F_DUPFD_CLOEXEC, 0);
+		REQUIRE(fd >= 0, "dup");
+		VkResult ir = vkt_semaphore_import(&t, held, fd);
+		if (ir != VK_SUCCESS)
+			close(fd);
+		REQUIRE(ir == VK_SUCCESS, "import the vgem fence: %s", vkt_result_name(ir));
+	}
 
 	struct vkt_rec rec;
 	vkt_begin(&t, &opt, true, &rec);
-	/* "If pEvents includes one or more events that will be signaled by
-	 * vkSetEvent after commandBuffer has been submitted to a queue, then
-	 * vkCmdWaitEvents must not be called inside a render pass instance":
-	 * outside one, the host may set it later. */
-	vkCmdWaitEvents(vkt_cmd(&rec), 1, &ev.event, VK_PIPELINE_STAGE_HOST_BIT,
-			VK_PIPELINE_STAGE_TRANSFER_BIT, 0, NULL, 0, NULL, 0, NULL);
+	if (opt.hold == VKT_HOLD_WORK) {
+		for (int i = 0; i < FILLS; i++)
+			vkCmdFillBuffer(vkt_cmd(&rec), sc->busy.buffer, 0, VK_WHOLE_SIZE, (uint32_t)i);
+		/* The copy runs after the fills (an execution dependency). */
+		vkCmdPipelineBarrier(vkt_cmd(&rec), VK_PIPELINE_STAGE_TRANSFER_BIT,
+				     VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 0, NULL);
+	}
 	vkt_copy_to_shared(vkt_cmd(&rec), &src, &shared);
 	vkt_release(&t, &opt, vkt_cmd(&rec), &shared, VK_ACCESS_TRANSFER_WRITE_BIT);
 	vkt_end(&t, &rec);
 
 	struct timeline_signal s = { .t = &t, .timeline = vkt_timeline(&t, 0) };
-	/* The work: held for 500 ms; in the control until the consumer has read. */
-	struct vkt_deferred work = { .fn = set_event, .arg = &ev,
+	/* --hold fence: 500 ms; in the control only once the consumer has read. */
+	struct vkt_deferred work = { .fn = signal_hold, .arg = &hold,
 				     .delay_ns = 500ll * 1000 * 1000, .when_told = opt.control };
 	/* The dependency from another thread, 100 ms after the submit. */
 	struct vkt_deferred dep = { .fn = signal_timeline, .arg = &s,
 				    .delay_ns = 100ll * 1000 * 1000 };
 	VkFence fence = vkt_fence(&t);
-	vkt_deferred_start(&work);
+	if (opt.hold == VKT_HOLD_FENCE)
+		vkt_deferred_start(&work);
 	if (opt.signal == VKT_SIGNAL_BEFORE)
 		signal_timeline(&s);
 	else if (opt.signal == VKT_SIGNAL_OTHER_THREAD)
 		vkt_deferred_start(&dep);
 
 	int64_t t0 = sbk_now_ns();
-	VkResult r = vkt_submit(&t, &opt, rec.primary, s.timeline, 1, fence);
+	VkSemaphore waits[] = { s.timeline, held };
+	uint64_t values[] = { 1, 0 };
+	VkResult r = vkt_submit_waits(&t, &opt, rec.primary, held ? 2 : 1, waits, values, fence);
 	int64_t t1 = sbk_now_ns();
 	CHECK(r == VK_SUCCESS, "vkQueueSubmit: %s", vkt_result_name(r));
 	/* Before the dependency is submitted: the window (docs/layer.md). */
@@ -192,7 +212,8 @@ one_round(struct scene *sc, int round)
 	size_t n_old = count_shared(&shared, &buf, OLD, &total);
 	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
 	ioctl(buf.fd, DMA_BUF_IOCTL_SYNC, &sync);
-	vkt_deferred_tell(&work);
+	if (opt.hold == VKT_HOLD_FENCE)
+		vkt_deferred_tell(&work);
 
 	/* What the consumer could also see: the fence on the buffer. */
 	uint32_t num_fences = 0;
@@ -205,9 +226,9 @@ one_round(struct scene *sc, int round)
 		     round, modes[opt.signal], (t1 - t0) / 1e6, window_fences, window_status,
 		     s.ns / 1e6, (t3 - t2) / 1e6, pr, n_new, n_old, total, num_fences);
 
-	vkt_deferred_join(&work);
+	if (opt.hold == VKT_HOLD_FENCE)
+		vkt_deferred_join(&work);
 	CHECK(s.result == VK_SUCCESS, "vkSignalSemaphore: %s", vkt_result_name(s.result));
-	CHECK(ev.result == VK_SUCCESS, "vkSetEvent: %s", vkt_result_name(ev.result));
 	r = vkWaitForFences(t.device, 1, &fence, VK_TRUE, 20ull * 1000 * 1000 * 1000);
 	CHECK(r == VK_SUCCESS, "vkWaitForFences: %s", vkt_result_name(r));
 	CHECK(pr == 1 && (pfd.revents & POLLIN), "poll: the dma-buf became readable");
@@ -219,19 +240,31 @@ one_round(struct scene *sc, int round)
 	}
 
 	vkDestroyFence(t.device, fence, NULL);
-	vkDestroyEvent(t.device, ev.event, NULL);
 	vkDestroySemaphore(t.device, s.timeline, NULL);
+	if (held)
+		vkDestroySemaphore(t.device, held, NULL);
+	if (opt.hold == VKT_HOLD_FENCE)
+		sbk_fence_destroy(&hold);
 	vkt_rec_free(&t, &rec);
 }
 
 int
 main(int argc, char **argv)
 {
-	struct scene sc;
-	int vgem = vkt_setup_shared(argc, argv, SIZE, OLD, &sc.opt, &sc.t, &sc.buf, &sc.shared);
+	struct scene sc = { 0 };
+	int vgem = vkt_start(argc, argv, &sc.opt);
 
+	/* --hold fence: the app imports the vgem fence itself. */
+	sc.opt.app_semaphore_fd = sc.opt.hold == VKT_HOLD_FENCE;
+	vkt_fault_begin(&sc.opt);
+	vkt_init(&sc.t, &sc.opt, true);
+	vkt_shared_create(&sc.t, &sc.opt, vgem, SIZE, OLD, &sc.buf, &sc.shared);
+
+	sc.vgem = vgem;
 	vkt_host_buffer(&sc.t, SIZE, &sc.src);
 	memset(sc.src.map, NEW, SIZE);
+	if (sc.opt.hold == VKT_HOLD_WORK)
+		VK_CHECK(vkt_host_buffer(&sc.t, FILL_SIZE, &sc.busy));
 	/* --iterations N: N rounds on one device (venus takes minutes to bring
 	 * a device up under TCG; a round takes about a second). */
 	long rounds = sc.opt.iterations > 0 ? sc.opt.iterations : 1;
@@ -242,6 +275,8 @@ main(int argc, char **argv)
 	if (sc.opt.validation)
 		CHECK_EQ(vkt_validation_errors, 0, "validation errors");
 	vkt_buffer_destroy(&sc.t, &sc.src);
+	if (sc.busy.buffer)
+		vkt_buffer_destroy(&sc.t, &sc.busy);
 	vkt_shared_destroy(&sc.t, &sc.shared, &sc.buf);
 	vkt_finish(&sc.t);
 	close(vgem);

@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Run a test program inside the Debian 13 root (the venus root that
+# scripts/setup.sh makes), in the test guest: its Vulkan loader, Mesa 25.0.7
+# lavapipe and validation layers 1.4.309 — recent enough to check the
+# layer's SYNC_FD exports against VUID-VkSemaphoreGetFdInfoKHR-handleType-03254
+# (Debian 12's 1.3.240 does not). The program, built against Debian 12, runs
+# there as it is (Debian 13's libraries are newer); its compiled-in build
+# paths resolve because the project folder (and the build folder, if it is
+# elsewhere) are bound at the same paths inside the root.
+#
+#   scripts/vm/in-trixie.sh PROGRAM [ARGS...]      (as root, in the test guest)
+#
+# Exits 77 (skip) outside a guest or without the root; otherwise PROGRAM's
+# status.
+set -eu
+[ "${SYNCBRIDGE_VM_GUEST:-}" = 1 ] || { echo "SKIP: in-trixie.sh runs in the test guest"; exit 77; }
+prog=${1:?usage: in-trixie.sh PROGRAM [ARGS...]}
+cache=${SYNCBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/syncbridge}
+root=$cache/venus-root
+[ -x "$root/usr/bin/qemu-system-x86_64" ] || { echo "SKIP: no Debian 13 root at $root (scripts/setup.sh makes it)"; exit 77; }
+[ -f "$root/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json" ] ||
+	{ echo "in-trixie.sh: $root has no vulkan-validationlayers (rerun scripts/setup.sh)"; exit 1; }
+
+# The binds go in a mount namespace of this run's own (tests side by side).
+if [ -z "${SB_IN_TRIXIE_NS:-}" ]; then
+	SB_IN_TRIXIE_NS=1 exec unshare -m --propagation private "$0" "$@"
+fi
+unset SB_IN_TRIXIE_NS
+
+here=$(cd "$(dirname "$0")/../.." && pwd)
+prog=$(cd "$(dirname "$prog")" && pwd)/$(basename "$prog")
+# The build folder: the nearest folder above the program with build.ninja.
+build=$(dirname "$prog")
+while [ "$build" != / ] && [ ! -f "$build/build.ninja" ]; do build=$(dirname "$build"); done
+
+bind() { mkdir -p "$root$1" && mount --bind "$1" "$root$1"; }
+mount -t proc proc "$root/proc"
+mount --rbind /sys "$root/sys"
+mount --rbind /dev "$root/dev"
+mount -t tmpfs tmpfs "$root/tmp"
+bind "$here"
+case $build/ in "$here"/*) ;; /) ;; *) bind "$build" ;; esac
+[ -d /run/user/0 ] && bind /run/user/0
+shift
+rc=0
+chroot "$root" /usr/bin/env -u LD_LIBRARY_PATH "$prog" "$@" || rc=$?
+exit $rc
