@@ -504,11 +504,14 @@ ImportSemaphoreFdKHR(VkDevice device, const VkImportSemaphoreFdInfoKHR *info)
 	return res;
 }
 
+/* vkSignalSemaphore and its KHR alias (khr). */
 static VkResult
-signal_semaphore(struct sbl_device *dev, PFN_vkSignalSemaphore next, VkDevice device,
-		 const VkSemaphoreSignalInfo *info)
+signal_semaphore(VkDevice device, const VkSemaphoreSignalInfo *info, bool khr)
 {
-	VkResult res = next(device, info);
+	struct sbl_device *dev = sbl_device_lookup(device);
+	if (!dev)
+		return VK_ERROR_DEVICE_LOST;
+	VkResult res = (khr ? dev->SignalSemaphoreKHR : dev->SignalSemaphore)(device, info);
 	if (res != VK_SUCCESS || !sbl_resolve_active(dev))
 		return res;
 
@@ -524,19 +527,13 @@ signal_semaphore(struct sbl_device *dev, PFN_vkSignalSemaphore next, VkDevice de
 static VKAPI_ATTR VkResult VKAPI_CALL
 SignalSemaphore(VkDevice device, const VkSemaphoreSignalInfo *info)
 {
-	struct sbl_device *dev = sbl_device_lookup(device);
-	if (!dev)
-		return VK_ERROR_DEVICE_LOST;
-	return signal_semaphore(dev, dev->SignalSemaphore, device, info);
+	return signal_semaphore(device, info, false);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 SignalSemaphoreKHR(VkDevice device, const VkSemaphoreSignalInfo *info)
 {
-	struct sbl_device *dev = sbl_device_lookup(device);
-	if (!dev)
-		return VK_ERROR_DEVICE_LOST;
-	return signal_semaphore(dev, dev->SignalSemaphoreKHR, device, info);
+	return signal_semaphore(device, info, true);
 }
 
 /* Sparse binding batches wait and signal too. */

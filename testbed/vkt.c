@@ -60,6 +60,24 @@ parse_flag(const char *a, struct vkt_options *opt)
 	return false;
 }
 
+/* NULL-terminated, in the enum's order. */
+static const char *const signal_names[] = { "other-thread", "same-thread", "before", NULL };
+static const char *const hold_names[] = { "fence", "work", NULL };
+
+/* The index of value in names; exits 2 with a usage line otherwise. */
+static int
+parse_choice(const char *option, const char *value, const char *const *names)
+{
+	for (int i = 0; names[i]; i++)
+		if (strcmp(value, names[i]) == 0)
+			return i;
+	fprintf(stderr, "%s:", option);
+	for (int i = 0; names[i]; i++)
+		fprintf(stderr, "%s%s", i ? "|" : " ", names[i]);
+	fprintf(stderr, ", not %s\n", value);
+	exit(2);
+}
+
 void
 vkt_parse_args(int argc, char **argv, struct vkt_options *opt)
 {
@@ -75,29 +93,11 @@ vkt_parse_args(int argc, char **argv, struct vkt_options *opt)
 			opt->iterations = strtol(argv[++i], NULL, 0);
 		else if (strcmp(a, "--seconds") == 0 && value)
 			opt->seconds = strtod(argv[++i], NULL);
-		else if (strcmp(a, "--signal") == 0 && value) {
-			const char *m = argv[++i];
-			if (strcmp(m, "other-thread") == 0)
-				opt->signal = VKT_SIGNAL_OTHER_THREAD;
-			else if (strcmp(m, "same-thread") == 0)
-				opt->signal = VKT_SIGNAL_SAME_THREAD;
-			else if (strcmp(m, "before") == 0)
-				opt->signal = VKT_SIGNAL_BEFORE;
-			else {
-				fprintf(stderr, "--signal: other-thread|same-thread|before, not %s\n", m);
-				exit(2);
-			}
-		} else if (strcmp(a, "--hold") == 0 && value) {
-			const char *m = argv[++i];
-			if (strcmp(m, "fence") == 0)
-				opt->hold = VKT_HOLD_FENCE;
-			else if (strcmp(m, "work") == 0)
-				opt->hold = VKT_HOLD_WORK;
-			else {
-				fprintf(stderr, "--hold: fence|work, not %s\n", m);
-				exit(2);
-			}
-		} else {
+		else if (strcmp(a, "--signal") == 0 && value)
+			opt->signal = (enum vkt_signal)parse_choice(a, argv[++i], signal_names);
+		else if (strcmp(a, "--hold") == 0 && value)
+			opt->hold = (enum vkt_hold)parse_choice(a, argv[++i], hold_names);
+		else {
 			fprintf(stderr, "unknown argument %s\n", a);
 			exit(2);
 		}
