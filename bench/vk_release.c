@@ -6,13 +6,18 @@
  * layer/venus.c) it would; by default the layer asks venus for pending
  * exports (SYNCBRIDGE_VENUS_FENCING=0 turns that off).
  *
- * Three instances and devices in this process, interleaved (the order
+ * Four instances and devices in this process, interleaved (the order
  * rotated every iteration), each on the driver's own exported dma-buf:
  *   layer-sync:    the layer with SYNCBRIDGE_VENUS_FENCING=0 (venus's
  *                  option unset: its export waits for the work)
  *   layer:         VK_LAYER_SYNCBRIDGE_implicit_sync as it comes (it sets
  *                  venus_implicit_fencing=true before venus reads it)
  *   floor:         no layer (no fence on the dma-buf at all)
+ *   by-hand:       no layer; the app itself does the least any implicit-sync
+ *                  bridge must do before the submit returns: a SYNC_FD
+ *                  signal semaphore in the batch, vkGetSemaphoreFdKHR after
+ *                  the submit, DMA_BUF_IOCTL_IMPORT_SYNC_FILE on the dma-buf
+ *                  (timed together as its "submit"; venus's option set)
  * Each iteration submits real GPU work — N fills of a 16 MiB device buffer
  * (--fills, default 4) — then a copy into the dma-buf and its release to
  * FOREIGN. Timed:
@@ -23,7 +28,9 @@
  *             has none (floor) or when the submit already waited for the
  *             work (layer-sync)
  * The ratios print against the floor: layer's submit ratio is what the
- * default costs, layer-sync's the stall that the option avoids.
+ * default costs, layer-sync's the stall that the option avoids, by-hand's
+ * what any bridge costs on this driver (release-submit-vs-hand: the layer
+ * against it).
  *
  * Fills, not a timeline wait that a thread signals later (what the
  * layer-release test does): work the host just does, so the consumer's wait
@@ -41,6 +48,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/dma-buf.h>
+
 #include "vk_bench.h"
 #include "vkt.h"
 #include "wake_stats.h"
@@ -50,6 +59,8 @@
 
 struct side {
 	const char *name;
+	bool by_hand;
+	VkSemaphore signal; /* by_hand */
 	struct vkt vk;
 	struct vkt_buffer shared, src, busy;
 	int dmabuf;
@@ -87,11 +98,15 @@ busy_buffer(struct vkt *t, struct vkt_buffer *b)
 }
 
 static void
-side_init(struct side *s, const char *name, bool with_layer, long fills)
+side_init(struct side *s, const char *name, bool with_layer, bool by_hand, long fills)
 {
 	memset(s, 0, sizeof(*s));
 	s->name = name;
-	vkb_init_with(&s->vk, with_layer, VKT_DMABUF, VKT_TIMELINE);
+	s->by_hand = by_hand;
+	vkb_init_with(&s->vk, with_layer, VKT_DMABUF | (by_hand ? VKT_SEMAPHORE_FD : 0),
+		      VKT_TIMELINE);
+	if (by_hand)
+		s->signal = vkt_semaphore(&s->vk, true);
 	vkt_export_buffer(&s->vk, SIZE, &s->shared, &s->dmabuf);
 	vkt_host_buffer(&s->vk, SIZE, &s->src);
 	memset(s->src.map, 0x5a, SIZE);
@@ -120,10 +135,20 @@ static void
 side_iterate(struct side *s, bool record)
 {
 	int64_t t0 = sbk_now_ns();
-	VkResult r = vkt_submit_one(&s->vk, s->cb, VK_NULL_HANDLE, VK_NULL_HANDLE, s->fence);
-	int64_t t1 = sbk_now_ns();
+	VkResult r = vkt_submit_one(&s->vk, s->cb, VK_NULL_HANDLE, s->signal, s->fence);
 	if (r != VK_SUCCESS)
 		vkb_die("%s: vkQueueSubmit: %s", s->name, vkt_result_name(r));
+	if (s->by_hand) {
+		int fd = -1;
+		r = vkt_semaphore_export(&s->vk, s->signal, &fd);
+		if (r != VK_SUCCESS)
+			vkb_die("%s: vkGetSemaphoreFdKHR: %s", s->name, vkt_result_name(r));
+		if (fd >= 0 && sbk_dmabuf_import_raw(s->dmabuf, DMA_BUF_SYNC_WRITE, fd) != 0)
+			vkb_die("%s: DMA_BUF_IOCTL_IMPORT_SYNC_FILE failed", s->name);
+		if (fd >= 0)
+			close(fd);
+	}
+	int64_t t1 = sbk_now_ns();
 	struct pollfd pfd = { .fd = s->dmabuf, .events = POLLIN };
 	if (poll(&pfd, 1, 10000) != 1)
 		vkb_die("%s: the dma-buf did not become readable in 10 s", s->name);
@@ -139,6 +164,8 @@ static void
 side_finish(struct side *s)
 {
 	vkb_side_idle_release(&s->vk, s->fence, s->cb);
+	if (s->signal)
+		vkDestroySemaphore(s->vk.device, s->signal, NULL);
 	vkt_buffer_destroy(&s->vk, &s->src);
 	vkt_buffer_destroy(&s->vk, &s->busy);
 	vkt_buffer_destroy(&s->vk, &s->shared);
@@ -163,13 +190,15 @@ main(int argc, char **argv)
 	if (getenv("venus_implicit_fencing"))
 		vkb_die("venus_implicit_fencing is set in the environment: unset it (the "
 			"layer variant needs it unset)");
-	struct side sides[3];
+	struct side sides[4];
 	unsetenv("SYNCBRIDGE_VENUS_FENCING");
-	side_init(&sides[2], "floor", false, fills);
+	side_init(&sides[2], "floor", false, false, fills);
 	setenv("SYNCBRIDGE_VENUS_FENCING", "0", 1);
-	side_init(&sides[1], "layer-sync", true, fills);
+	side_init(&sides[1], "layer-sync", true, false, fills);
 	unsetenv("SYNCBRIDGE_VENUS_FENCING");
-	side_init(&sides[0], "layer", true, fills);
+	side_init(&sides[0], "layer", true, false, fills);
+	/* After the layer set venus's option for the process: pending exports. */
+	side_init(&sides[3], "by-hand", false, true, fills);
 	printf("figure 8: a release submit after %ld fills of %u MiB, %ld iterations, on %s; "
 	       "venus_implicit_fencing now %s\n", fills, BUSY_SIZE >> 20, iterations,
 	       sides[0].vk.device_name, getenv("venus_implicit_fencing") ?: "unset");
@@ -177,14 +206,17 @@ main(int argc, char **argv)
 	const long warmup = 5;
 	int64_t t0 = sbk_now_ns();
 	for (long i = 0; i < iterations + warmup; i++)
-		for (int k = 0; k < 3; k++)
-			side_iterate(&sides[(i + k) % 3], i >= warmup);
+		for (int k = 0; k < 4; k++)
+			side_iterate(&sides[(i + k) % 4], i >= warmup);
 	printf("(%.1f s)\n", (sbk_now_ns() - t0) / 1e9);
 	bench_print_us("release-submit", &sides[0].submit, &sides[2].submit);
 	bench_print_us("release-submit-sync", &sides[1].submit, &sides[2].submit);
+	bench_print_us("release-submit-by-hand", &sides[3].submit, &sides[2].submit);
+	bench_print_us("release-submit-vs-hand", &sides[0].submit, &sides[3].submit);
 	bench_print_us("release-consumer-wait", &sides[0].consumer, &sides[2].consumer);
 	bench_print_us("release-consumer-wait-sync", &sides[1].consumer, &sides[2].consumer);
-	for (int k = 0; k < 3; k++)
+	bench_print_us("release-consumer-wait-by-hand", &sides[3].consumer, &sides[2].consumer);
+	for (int k = 0; k < 4; k++)
 		side_finish(&sides[k]);
 	return 0;
 }
