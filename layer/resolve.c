@@ -190,9 +190,13 @@ wait_resolved_locked(struct sbl_device *dev, const struct deferred_wait *w)
 	return false;
 }
 
-/* A signal whose dependencies are all submitted. */
+/*
+ * A signal whose dependencies are all submitted: from a batch that waited on
+ * nothing unsubmitted or from the host (id 0), or from deferred batch `id`
+ * as it resolves.
+ */
 static void
-signal_submitted_locked(struct sbl_device *dev, VkSemaphore sem, uint64_t value)
+signal_submitted_locked(struct sbl_device *dev, VkSemaphore sem, uint64_t value, uint64_t id)
 {
 	struct sbl_timeline *t = sbl_map_get(&dev->timelines, (uint64_t)sem);
 	if (t) {
@@ -200,8 +204,11 @@ signal_submitted_locked(struct sbl_device *dev, VkSemaphore sem, uint64_t value)
 			t->submitted = value;
 		return;
 	}
-	/* Binary: this signal replaces any deferred one. */
-	sbl_map_remove(&dev->binary_pending, (uint64_t)sem);
+	/* Binary: a new signal replaces any deferred one; a resolving batch
+	 * clears only its own (a waiter may have consumed it, and a later
+	 * deferred batch signalled the semaphore again). */
+	if (!id || (uint64_t)(uintptr_t)sbl_map_get(&dev->binary_pending, (uint64_t)sem) == id)
+		sbl_map_remove(&dev->binary_pending, (uint64_t)sem);
 }
 
 static void
@@ -234,7 +241,8 @@ resolve_locked(struct sbl_device *dev, struct sbl_ready *ready)
 			}
 			*p = d->next;
 			for (uint32_t s = 0; s < d->signal_count; s++)
-				signal_submitted_locked(dev, d->signals[s].sem, d->signals[s].value);
+				signal_submitted_locked(dev, d->signals[s].sem, d->signals[s].value,
+							d->id);
 			ready_add(ready, d);
 			progress = true;
 		}
@@ -342,7 +350,7 @@ sbl_resolve_submitted(struct sbl_device *dev, VkQueue queue, uint32_t count,
 				VkSemaphore sem;
 				uint64_t value;
 				sems_at(&sems[i].signals, s, &sem, &value);
-				signal_submitted_locked(dev, sem, value);
+				signal_submitted_locked(dev, sem, value, 0);
 			}
 			continue;
 		}
@@ -517,7 +525,7 @@ signal_semaphore(VkDevice device, const VkSemaphoreSignalInfo *info, bool khr)
 
 	struct sbl_ready ready = { 0 };
 	pthread_mutex_lock(&dev->lock);
-	signal_submitted_locked(dev, info->semaphore, info->value);
+	signal_submitted_locked(dev, info->semaphore, info->value, 0);
 	resolve_locked(dev, &ready);
 	pthread_mutex_unlock(&dev->lock);
 	sbl_resolve_finish(dev, &ready);
