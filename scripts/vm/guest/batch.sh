@@ -59,9 +59,15 @@ run() {
 		$bb setsid $bb sh -c '
 			'$bb' sleep "$1"
 			: >"$3"
+			# Where it hangs, for the log: each thread'"'"'s kernel stack
+			# (a task stuck in a driver ignores the kill below).
+			for t in /proc/"$2"/task/*; do
+				echo "vm: timed out: task ${t##*/} $('$bb' cat $t/comm 2>/dev/null), state $('$bb' cut -d" " -f3 $t/stat 2>/dev/null), in $('$bb' cat $t/wchan 2>/dev/null):"
+				'$bb' cat $t/stack 2>/dev/null
+			done >>"$4" 2>&1
 			'$bb' kill -TERM -"$2" 2>/dev/null
 			'$bb' sleep 2
-			'$bb' kill -KILL -"$2" 2>/dev/null' sh "$limit" "$pid" "$d/timed-out.$name" 3>&- &
+			'$bb' kill -KILL -"$2" 2>/dev/null' sh "$limit" "$pid" "$d/timed-out.$name" "$R/$name.log" 3>&- &
 		wpid=$!
 	fi
 	wait "$pid" 2>/dev/null
