@@ -41,9 +41,12 @@
  * it depends"). A timeline shared with another process or device (created
  * exportable, or imported) can be signalled where the layer cannot see it:
  * for those it also asks the driver for the counter value, each time it
- * looks. A binary wait is always resolved unless a deferred batch signals it
- * (the spec requires its signal to be submitted first), so while the app has
- * no timeline semaphore none of this runs: one atomic load per submit.
+ * looks. A binary wait's signal, and everything that signal depends on, must
+ * be submitted before the wait is (VUID-vkQueueSubmit-pWaitSemaphores-03238),
+ * so a valid app never waits on a binary semaphore a deferred batch signals;
+ * the layer still tracks that case, so that an invalid app does not make it
+ * export early. Unresolved waits thus come only from timeline semaphores:
+ * while the app has none, none of this runs (one atomic load per submit).
  */
 #include "resolve.h"
 

@@ -15,11 +15,14 @@
  * With --control (SYNCBRIDGE_DISABLE=1) some iteration must see a race.
  * With --signal same-thread the release batch also waits before a signal,
  * which the thread submits right after the release (vkSignalSemaphore):
- * in one iteration of three the batch waits on the thread's timeline T at a
- * value not yet signalled; in the others on a second timeline T2, or on a
- * binary semaphore, whose signal an empty batch submitted just before it
- * carries — a batch that itself waits on T (the release depends on an
- * unsubmitted signal through a submitted one). The layer defers each export to the vkSignalSemaphore
+ * in even iterations the batch waits on the thread's timeline T at a value
+ * not yet signalled; in odd ones on a second timeline T2, whose signal an
+ * empty batch submitted just before it carries — a batch that itself waits
+ * on T (the release depends on an unsubmitted signal through a submitted
+ * one). Not through a binary semaphore: a binary wait whose signal depends
+ * on an unsubmitted one is invalid (VUID-vkQueueSubmit-pWaitSemaphores-03238),
+ * and lavapipe's vkQueueSubmit then blocks until that signal is submitted —
+ * which deadlocked this test under ASan when it tried. The layer defers each export to the vkSignalSemaphore
  * (layer/resolve.c) while the other threads submit on the same device. (The
  * signal cannot be a later submit on the same queue: a queue runs its
  * batches in order, so that would deadlock with or without the layer.)
@@ -140,7 +143,6 @@ worker_main(void *arg)
 	bool wbs = w->opt->signal == VKT_SIGNAL_SAME_THREAD;
 	VkSemaphore timeline = wbs ? vkt_timeline(&mine, 0) : VK_NULL_HANDLE;
 	VkSemaphore chained = wbs ? vkt_timeline(&mine, 0) : VK_NULL_HANDLE;
-	VkSemaphore binary = wbs ? vkt_semaphore(&mine, false) : VK_NULL_HANDLE;
 
 	while ((w->iterations < MIN_ITERATIONS || sbk_now_ns() < w->deadline) && !w->errors) {
 		uint8_t a = (uint8_t)(w->index * 64 + (w->iterations * 2) % 60 + 1);
@@ -180,13 +182,11 @@ worker_main(void *arg)
 		vkt_release(&mine, w->opt, vkt_cmd(&rec), &c.sh, VK_ACCESS_TRANSFER_WRITE_BIT);
 		vkt_end(&mine, &rec);
 		uint64_t value = (uint64_t)w->iterations + 1;
-		/* 0: T directly; 1: through T2; 2: through the binary semaphore. */
-		int how = wbs ? (int)(w->iterations % 3) : 0;
-		VkSemaphore via = how == 1 ? chained : binary;
-		if (how && locked_submit_chain(w, timeline, via, value) != VK_SUCCESS)
+		bool chain = wbs && w->iterations % 2;
+		if (chain && locked_submit_chain(w, timeline, chained, value) != VK_SUCCESS)
 			w->errors++;
-		if (locked_submit_wait(w, rec.primary, how ? via : timeline, how == 2 ? 0 : value,
-				       fence) != VK_SUCCESS)
+		if (locked_submit_wait(w, rec.primary, chain ? chained : timeline, value, fence) !=
+		    VK_SUCCESS)
 			w->errors++;
 		if (wbs && signal_timeline(w, timeline, value) != VK_SUCCESS)
 			w->errors++;
@@ -205,7 +205,6 @@ worker_main(void *arg)
 	if (timeline) {
 		vkDestroySemaphore(t->device, timeline, NULL);
 		vkDestroySemaphore(t->device, chained, NULL);
-		vkDestroySemaphore(t->device, binary, NULL);
 	}
 	vkt_cycle_destroy(&mine, &c);
 	vkDestroyCommandPool(t->device, mine.pool, NULL);
