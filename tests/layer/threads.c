@@ -201,6 +201,13 @@ worker_main(void *arg)
 		w->iterations++;
 	}
 
+	/* The fence covers the release only: the chain batch before it may
+	 * still be referenced by the driver's submit thread (the control
+	 * crashed in libc, inside lavapipe, destroying the semaphores without
+	 * this). */
+	pthread_mutex_lock(&w->dev->queue_lock);
+	vkQueueWaitIdle(t->queue);
+	pthread_mutex_unlock(&w->dev->queue_lock);
 	vkDestroyFence(t->device, fence, NULL);
 	if (timeline) {
 		vkDestroySemaphore(t->device, timeline, NULL);
