@@ -56,6 +56,17 @@ sbl_semaphore_put(struct sbl_device *dev, VkSemaphore sem)
 		dev->DestroySemaphore(dev->handle, sem, NULL);
 }
 
+static VkFence
+fence_create(struct sbl_device *dev)
+{
+	VkFenceCreateInfo info = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
+	VkFence fence = VK_NULL_HANDLE;
+
+	if (dev->CreateFence(dev->handle, &info, NULL, &fence) != VK_SUCCESS)
+		return VK_NULL_HANDLE;
+	return fence;
+}
+
 VkFence
 sbl_fence_get(struct sbl_device *dev)
 {
@@ -65,13 +76,15 @@ sbl_fence_get(struct sbl_device *dev)
 	if (dev->fence_pool_count)
 		fence = dev->fence_pool[--dev->fence_pool_count];
 	pthread_mutex_unlock(&dev->lock);
-	if (fence)
-		return fence;
+	return fence ? fence : fence_create(dev);
+}
 
-	VkFenceCreateInfo info = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
-	if (dev->CreateFence(dev->handle, &info, NULL, &fence) != VK_SUCCESS)
-		return VK_NULL_HANDLE;
-	return fence;
+VkFence
+sbl_fence_get_locked(struct sbl_device *dev)
+{
+	if (dev->fence_pool_count)
+		return dev->fence_pool[--dev->fence_pool_count];
+	return fence_create(dev);
 }
 
 void

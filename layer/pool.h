@@ -21,8 +21,10 @@ VkSemaphore sbl_semaphore_get(struct sbl_device *dev);
 /* Return an unsignalled semaphore with no pending operation to the pool
  * (VK_NULL_HANDLE: no-op). */
 void sbl_semaphore_put(struct sbl_device *dev, VkSemaphore sem);
-/* A pooled (or new) unsignalled fence, or VK_NULL_HANDLE. */
+/* A pooled (or new) unsignalled fence, or VK_NULL_HANDLE. _locked: under
+ * dev->lock (a new fence is then created under it). */
 VkFence sbl_fence_get(struct sbl_device *dev);
+VkFence sbl_fence_get_locked(struct sbl_device *dev);
 /* Hand `count` semaphores (the array is taken over on success) to `fence`,
  * which returns them to the pool once it signals; false when out of memory. */
 bool sbl_inflight_add(struct sbl_device *dev, VkFence fence, VkSemaphore *sems, uint32_t count);

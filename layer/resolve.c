@@ -252,19 +252,6 @@ resolve_locked(struct sbl_device *dev, struct sbl_ready *ready)
 	}
 }
 
-static VkFence
-fence_get_locked(struct sbl_device *dev)
-{
-	VkFence fence = VK_NULL_HANDLE;
-	VkFenceCreateInfo info = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
-
-	if (dev->fence_pool_count)
-		return dev->fence_pool[--dev->fence_pool_count];
-	if (dev->CreateFence(dev->handle, &info, NULL, &fence) != VK_SUCCESS)
-		return VK_NULL_HANDLE;
-	return fence;
-}
-
 static void
 deferred_free(struct sbl_deferred *d)
 {
@@ -367,7 +354,7 @@ sbl_resolve_submitted(struct sbl_device *dev, VkQueue queue, uint32_t count,
 			b->release = (struct sbl_sync_set){ 0 };
 			b->signal = VK_NULL_HANDLE;
 			b->cpu_release = false;
-			d->fence = fences ? fence_get_locked(dev) : VK_NULL_HANDLE;
+			d->fence = fences ? sbl_fence_get_locked(dev) : VK_NULL_HANDLE;
 			if (d->fence)
 				fences[fence_count++] = d->fence;
 			d->deferred_ns = sb_now_ns();

@@ -80,8 +80,8 @@ any_semaphore(const struct submit_in *in)
 
 /*
  * After the driver accepted the submit: its signals count as submitted, and a
- * batch of batches (may be NULL) that waits on a signal not yet submitted
- * hands its release half to resolve.c. Releases this submit resolved are
+ * batch (of batches, which may be NULL) that waits on a signal not yet
+ * submitted hands its release half to resolve.c. Releases this submit resolved are
  * added to *ready.
  */
 static void
