@@ -4,6 +4,11 @@
 # script lists, every name is sb_*, every one carries the version script's
 # node, and the headers declare (SB_EXPORT) exactly that set too.
 #
+# A node whose name ends in _PRIVATE (libsyncbridge.sym's SYNCBRIDGE_PRIVATE:
+# the core's internals that the side libraries call, src/core/private.h) is
+# exported like the others but is not ABI: its names must not be declared in
+# the public headers, and they are left out of the header comparison.
+#
 #   check-symbols.sh LIBRARY.so VERSION_SCRIPT.sym HEADER...
 set -euo pipefail
 
@@ -31,17 +36,23 @@ perl -0777 -ne '
 	s{/\*.*?\*/}{}gs;
 	s{#[^\n]*}{}g;
 	while (/([A-Za-z_][\w.]*)?\s*\{(.*?)\}/gs) {
-		print "NODE $1\n" if defined $1;
+		my ($node, $body) = ($1, $2);
+		print "NODE $node\n" if defined $node;
+		my $private = defined $node && $node =~ /_PRIVATE$/;
 		my $g = 0;
-		for my $t (split /[\s;]+/, $2) {
+		for my $t (split /[\s;]+/, $body) {
 			next unless length $t;
 			if ($t eq "global:") { $g = 1; next; }
 			if ($t eq "local:") { $g = 0; next; }
 			print "NAME $t\n" if $g;
+			print "PRIVATE $t\n" if $g && $private;
 		}
 	}' "$sym" >"$tmp/sym.parsed"
 sed -n 's/^NAME //p' "$tmp/sym.parsed" | sort -u >"$tmp/sym.names"
 sed -n 's/^NODE //p' "$tmp/sym.parsed" | sort -u >"$tmp/sym.nodes"
+sed -n 's/^PRIVATE //p' "$tmp/sym.parsed" | sort -u >"$tmp/sym.private"
+# The public names: what the headers must declare.
+comm -23 "$tmp/sym.names" "$tmp/sym.private" >"$tmp/sym.public"
 
 if [ ! -s "$tmp/sym.names" ]; then
 	bad "$sym lists no global symbols (parse error?)"
@@ -51,7 +62,7 @@ if grep -q '[*?\[]' "$tmp/sym.names"; then
 	bad "$sym has a wildcard under global: ($(grep '[*?\[]' "$tmp/sym.names" | tr '\n' ' ')): list every exported name so this test can compare"
 	exit 1
 fi
-ok "$sym: $(wc -l <"$tmp/sym.names") names, version node(s): $(tr '\n' ' ' <"$tmp/sym.nodes")"
+ok "$sym: $(wc -l <"$tmp/sym.public") public and $(wc -l <"$tmp/sym.private") private names, version node(s): $(tr '\n' ' ' <"$tmp/sym.nodes")"
 
 # --- what the library exports ---------------------------------------------------
 # "ADDR TYPE NAME[@@NODE]"; version nodes themselves appear as type A.
@@ -106,8 +117,18 @@ if [ $# -gt 0 ]; then
 	# "SB_EXPORT <type> [*]sb_name(" — the name is on the SB_EXPORT line.
 	grep -h 'SB_EXPORT' "$@" | grep -v '#' |
 		grep -oE '\bsb_[A-Za-z0-9_]+[[:space:]]*\(' | tr -d '( \t' | sort -u >"$tmp/hdr.names"
-	comm -23 "$tmp/hdr.names" "$tmp/sym.names" >"$tmp/hdr.only"
-	comm -13 "$tmp/hdr.names" "$tmp/sym.names" >"$tmp/sym.only"
+	comm -23 "$tmp/hdr.names" "$tmp/sym.public" >"$tmp/hdr.only"
+	comm -13 "$tmp/hdr.names" "$tmp/sym.public" >"$tmp/sym.only"
+	# Private names must stay out of the installed headers (any declaration).
+	: >"$tmp/leaked"
+	while read -r n; do
+		if grep -qw -- "$n" "$@"; then echo "$n" >>"$tmp/leaked"; fi
+	done <"$tmp/sym.private"
+	if [ -s "$tmp/leaked" ]; then
+		bad "private (_PRIVATE node) names appear in the public headers: $(tr '\n' ' ' <"$tmp/leaked")"
+	elif [ -s "$tmp/sym.private" ]; then
+		ok "no public header mentions the $(wc -l <"$tmp/sym.private") private names"
+	fi
 	if [ -s "$tmp/hdr.only" ]; then
 		bad "declared SB_EXPORT in the headers but not in $(basename "$sym"): $(tr '\n' ' ' <"$tmp/hdr.only")"
 	fi

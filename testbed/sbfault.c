@@ -5,6 +5,7 @@
 #include "sbfault.h"
 
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -200,16 +201,57 @@ parse(const char *sched)
 	}
 }
 
+/* The shared core: what the side libraries call for their kernel work. */
+static bool
+is_core(const char *path)
+{
+	return strstr(path, "/libsyncbridge.so") != NULL;
+}
+
+static bool
+is_self(const void *addr)
+{
+	Dl_info info, me;
+
+	return dladdr(addr, &info) && dladdr((const void *)is_self, &me) &&
+	       info.dli_fbase == me.dli_fbase;
+}
+
+/*
+ * A call made directly by the scoped object counts; so does one the shared
+ * core (libsyncbridge.so) makes on its behalf. The side libraries (EGL,
+ * Wayland, PipeWire) used to carry a hidden copy of the core, so those calls
+ * came from their own object; now they come from the core's, and the stack
+ * says for whom: the first frame outside this library and the core. Only
+ * walked when the direct caller is the core (backtrace() was primed in the
+ * constructor, so it loads nothing here); the program's own calls into the
+ * core stay out of scope, as before.
+ */
 static bool
 in_scope(const void *caller)
 {
+	void *frames[64];
 	Dl_info info;
+	int n;
 
 	if (!scope[0])
 		return true;
 	if (!caller || !dladdr(caller, &info) || !info.dli_fname)
 		return false;
-	return strstr(info.dli_fname, scope) != NULL;
+	if (strstr(info.dli_fname, scope))
+		return true;
+	if (!is_core(info.dli_fname))
+		return false;
+	n = backtrace(frames, (int)(sizeof(frames) / sizeof(frames[0])));
+	for (int i = 0; i < n; i++) {
+		if (is_self(frames[i]))
+			continue;
+		if (!dladdr(frames[i], &info) || !info.dli_fname)
+			return false;
+		if (!is_core(info.dli_fname))
+			return strstr(info.dli_fname, scope) != NULL;
+	}
+	return false;
 }
 
 /* Count the call; returns the errno to inject, or 0 to pass it through. */
@@ -380,6 +422,12 @@ init(void)
 	const char *s = getenv("SB_FAULT"), *sc = getenv("SB_FAULT_SCOPE");
 
 	resolve();
+	/* The first backtrace() loads libgcc_s (and allocates): not inside a wrapped call. */
+	{
+		void *frame[1];
+
+		backtrace(frame, 1);
+	}
 	if (sc)
 		snprintf(scope, sizeof(scope), "%s", sc);
 	report_at_exit = getenv("SB_FAULT_REPORT") != NULL;

@@ -36,7 +36,9 @@
  *  - from the program: sbfault_arm(schedule) ... sbfault_disarm(); only calls
  *    made by the arming thread count (a library helper thread does not make
  *    the counts racy); sbfault_arm_scoped() also restricts them to one
- *    loaded object, as SB_FAULT_SCOPE does;
+ *    loaded object, as SB_FAULT_SCOPE does (a call the shared core,
+ *    libsyncbridge.so, makes on that object's behalf counts too: the first
+ *    frame outside the core decides);
  *  - from the environment, for programs that know nothing of it: SB_FAULT
  *    holds the schedule, armed from the start, every thread counted;
  *    SB_FAULT_SCOPE=SUBSTRING counts only calls made directly from a loaded

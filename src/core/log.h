@@ -8,6 +8,8 @@
 #ifndef SB_LOG_H
 #define SB_LOG_H
 
+#include "private.h"
+
 #include <errno.h>
 
 enum sb_log_level {
@@ -19,8 +21,8 @@ enum sb_log_level {
 };
 
 /* Current threshold, read once from the environment. */
-enum sb_log_level sb_log_level(void);
-void sb_log_printf(enum sb_log_level level, const char *file, int line, int err,
+SB_PRIVATE enum sb_log_level sb_log_level(void);
+SB_PRIVATE void sb_log_printf(enum sb_log_level level, const char *file, int line, int err,
 		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #define sb_log(level, ...)                                                        \

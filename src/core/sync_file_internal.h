@@ -2,6 +2,8 @@
 #ifndef SB_SYNC_FILE_INTERNAL_H
 #define SB_SYNC_FILE_INTERNAL_H
 
+#include "private.h"
+
 #include <stdint.h>
 
 /*
@@ -9,6 +11,6 @@
  * aggregate status / fence count (either pointer may be NULL).
  * Returns 0, -EBADF (not open) or -EINVAL (open, but not a sync_file).
  */
-int sb_sync_file_check(int fd, int32_t *status, uint32_t *num_fences);
+SB_PRIVATE int sb_sync_file_check(int fd, int32_t *status, uint32_t *num_fences);
 
 #endif

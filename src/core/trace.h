@@ -19,20 +19,23 @@
  * never changes the program's fd count. Never fails the caller: a marker file
  * that cannot be opened at the first marker turns markers off, a later failed
  * open or write drops the line; each is logged once at info level.
- * Internal: the layer, the EGL bridge and the Wayland helpers each link the
- * static core, so each has its own copy of this state (and its own fd).
+ * Internal (SYNCBRIDGE_PRIVATE, private.h): the EGL bridge, the Wayland and
+ * PipeWire helpers share libsyncbridge.so's state; the Vulkan layer links the
+ * static core, so it has its own copy (and its own fd).
  */
 #ifndef SB_TRACE_H
 #define SB_TRACE_H
+
+#include "private.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
 /* Whether markers are on (the environment is read once per process). */
-bool sb_trace_enabled(void);
+SB_PRIVATE bool sb_trace_enabled(void);
 
 /* Write "syncbridge: " + the formatted text + "\n" with one write(). */
-void sb_trace_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+SB_PRIVATE void sb_trace_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define sb_trace(...)                                    \
 	do {                                             \
@@ -53,9 +56,9 @@ void sb_trace_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 struct sb_trace_keys {
 	char s[192];
 };
-struct sb_trace_keys sb_trace_sync_file(int fd);
+SB_PRIVATE struct sb_trace_keys sb_trace_sync_file(int fd);
 
 /* The inode number of a dma-buf fd ("buf_ino=", as in syncbridge-info dmabuf), 0 on error. */
-unsigned long sb_trace_ino(int fd);
+SB_PRIVATE unsigned long sb_trace_ino(int fd);
 
 #endif

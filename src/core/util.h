@@ -3,6 +3,8 @@
 #ifndef SB_UTIL_H
 #define SB_UTIL_H
 
+#include "private.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,7 +18,7 @@
  * "try again", never for "would block"). Returns the ioctl's non-negative
  * result or -errno.
  */
-int sb_ioctl(int fd, unsigned long request, void *arg);
+SB_PRIVATE int sb_ioctl(int fd, unsigned long request, void *arg);
 
 /* Close *fd if it is open and set it to -1. */
 static inline void
@@ -49,13 +51,13 @@ fd_replace(int *fd, int new_fd)
 }
 
 /* F_DUPFD_CLOEXEC; returns the new fd or -errno. */
-int sb_fd_dup(int fd);
+SB_PRIVATE int sb_fd_dup(int fd);
 
 /* -EBADF if fd is not an open descriptor, else 0. */
-int sb_fd_check_open(int fd);
+SB_PRIVATE int sb_fd_check_open(int fd);
 
 /* CLOCK_MONOTONIC in ns. */
-int64_t sb_now_ns(void);
+SB_PRIVATE int64_t sb_now_ns(void);
 
 /*
  * Deadline arithmetic for relative timeouts (SB_TIMEOUT_INFINITE = -1):
@@ -63,14 +65,14 @@ int64_t sb_now_ns(void);
  * CLOCK_MONOTONIC deadline (INT64_MAX = none, saturating on overflow);
  * sb_deadline_remaining() gives what is left (never negative; -1 = none).
  */
-int64_t sb_deadline_from_timeout(int64_t now_ns, int64_t timeout_ns);
-int64_t sb_deadline_remaining(int64_t now_ns, int64_t deadline_ns);
+SB_PRIVATE int64_t sb_deadline_from_timeout(int64_t now_ns, int64_t timeout_ns);
+SB_PRIVATE int64_t sb_deadline_remaining(int64_t now_ns, int64_t deadline_ns);
 
 /*
  * poll() one fd for `events` until the absolute deadline, resuming with the
  * remaining time after EINTR. Returns the revents (> 0), -ETIME when the
  * deadline passed, or -errno.
  */
-int sb_poll_until(int fd, short events, int64_t deadline_ns);
+SB_PRIVATE int sb_poll_until(int fd, short events, int64_t deadline_ns);
 
 #endif
