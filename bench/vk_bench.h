@@ -2,7 +2,7 @@
 /*
  * What the Vulkan benchmarks (figures 1, 2 and 6 of docs/performance.md:
  * bench/vk_submit.c, bench/vk_acqrel.c, bench/vk_cube.c) share on top of the
- * testbed's Vulkan app (testbed/vk.h): two Vulkan instances and devices in
+ * Vulkan app of common/ (common/vk.h): two Vulkan instances and devices in
  * one process, one with VK_LAYER_SYNCBRIDGE_implicit_sync and one without,
  * so that iterations of the two can be interleaved.
  *

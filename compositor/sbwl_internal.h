@@ -287,7 +287,7 @@ struct sbwl_renderer {
 /* The CPU renderer (dma-bufs it can mmap, shm). NULL and *err on failure. */
 struct sbwl_renderer *sbwl_renderer_cpu_create(uint32_t width, uint32_t height, int *err);
 /*
- * The GL renderer on an EGL display that imports dma-bufs (testbed/eglt.c
+ * The GL renderer on an EGL display that imports dma-bufs (common/eglt.c
  * picks it). NULL and *err (-ENODEV: no usable EGL here) on failure.
  */
 struct sbwl_renderer *sbwl_renderer_gl_create(uint32_t width, uint32_t height, int *err);

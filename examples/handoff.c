@@ -23,7 +23,7 @@
  *
  * The vgem buffer, its fences (a WRITE fence that signals on FENCE_SIGNAL,
  * by itself after 10 s, or when the vgem fd that attached it closes), the
- * messages and the clocks are the testbed's (testbed/demo_util.h).
+ * messages and the clocks are common/'s (common/demo_util.h).
  *
  * Needs the vgem driver (DRM card node, root): run it in the test VM
  * (scripts/vm/vm-run.sh -- build/examples/syncbridge-demo-handoff) or after

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The layer tests' side of the testbed's Vulkan app (see vkt.h). */
+/* The layer tests' side of common/'s Vulkan app (see vkt.h). */
 #include "vkt.h"
 
 #include <dlfcn.h>

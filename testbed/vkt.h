@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The layer tests' side of the testbed's Vulkan app (vk.h): the environment
+ * The layer tests' side of common/'s Vulkan app (vk.h): the environment
  * that activates the build-tree layer without `meson devenv` (so the
  * programs run the same on the host, in the guest and under gdb; the
  * benchmarks use it too), the options every layer test takes, and the

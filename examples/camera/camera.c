@@ -39,7 +39,7 @@
  * Files: camera.c (options, setup, the threads, the verdict), source.c (the
  * source thread), consumer.c (the consumer), holder.c (the holder thread),
  * vk_reader.c (the Vulkan read), egl_display.c (the display stage, on
- * testbed/eglt), camera.h (what they share).
+ * common/eglt), camera.h (what they share).
  */
 #include <errno.h>
 #include <getopt.h>

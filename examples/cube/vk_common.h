@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The demos' Vulkan app (the cube's producer and Vulkan consumer, the
- * camera's reader), on the testbed's (testbed/vk.h): an instance and device
+ * camera's reader), on common/'s (common/vk.h): an instance and device
  * that import dma-bufs as LINEAR images with an explicit layout
  * (VK_EXT_image_drm_format_modifier) or as buffers, with dynamic rendering,
  * FOREIGN when the driver has it, and a check whether

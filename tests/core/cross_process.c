@@ -29,7 +29,7 @@
 #define NEW_DATA "NEW-NEW-NEW-NEW"
 #define DATA_LEN 16
 
-/* The dma-buf goes over the socket with one byte (testbed/demo_util.h). */
+/* The dma-buf goes over the socket with one byte (common/demo_util.h). */
 static int
 send_fd(int sock, int fd)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lavapipe as exporter and importer of dma-bufs (VK_EXT_external_memory_dma_buf)
- * and fences (SYNC_FD semaphores), on the testbed's Vulkan app (vk.h) with no
+ * and fences (SYNC_FD semaphores), on common/'s Vulkan app (vk.h) with no
  * layer. Its fail callback is unset: a failed call comes back as a VkResult
  * that the cell records.
  */

@@ -6,7 +6,7 @@
  * as an EGLImage target, and the CPU's side of the same pixels.
  *
  * The buffer is EGLC_SIZE x EGLC_SIZE pixels of 4 bytes, rows EGLC_PITCH
- * bytes apart (testbed/eglt.h: the imported image's pitch).
+ * bytes apart (common/eglt.h: the imported image's pitch).
  */
 #ifndef SB_TEST_EGL_COMMON_H
 #define SB_TEST_EGL_COMMON_H

@@ -638,7 +638,7 @@ main(int argc, char **argv)
 		 * No Mesa shader disk cache: its "disk$" thread opens and closes the
 		 * cache files (two fds per write) in the background, whenever it is
 		 * scheduled, and an fd snapshot taken meanwhile would see them come
-		 * and go (testbed/eglt.h, eglt_no_disk_cache()).
+		 * and go (common/eglt.h, eglt_no_disk_cache()).
 		 */
 		setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
 		/* The layer's fallback warnings (once per device and kind) go to the log. */
