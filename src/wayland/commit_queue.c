@@ -15,6 +15,52 @@
 #include "sync_file_internal.h"
 #include "trace.h"
 
+/* ---- the sub-surface tree, as the queue sees it (subsurface.c changes it) ---- */
+
+/* Deeper than any client needs; the compositor refuses cycles (bad_parent). */
+#define MAX_DEPTH 64
+
+bool
+sb_wl_subsurface_is_synchronized(const struct sync_surface *ss)
+{
+	for (int depth = 0; ss && ss->parent && depth < MAX_DEPTH; depth++) {
+		if (ss->sync_mode)
+			return true;
+		ss = ss->parent;
+	}
+	return false;
+}
+
+static void
+take_cached(struct sync_surface *from, struct wl_list *list)
+{
+	wl_list_insert_list(list->prev, &from->cached);
+	wl_list_init(&from->cached);
+}
+
+/* Only the commits cached by ss's synchronized children. */
+static void
+gather_children(struct sync_surface *ss, struct wl_list *list)
+{
+	struct sync_surface *child;
+
+	wl_list_for_each(child, &ss->children, child_link)
+		if (sb_wl_subsurface_is_synchronized(child))
+			take_cached(child, list);
+}
+
+/*
+ * Move what applies with ss's next commit to the end of `list`, in order:
+ * ss's own cached commits (from before a set_desync), then those of each
+ * synchronized child. The commits keep their flags.
+ */
+static void
+gather(struct sync_surface *ss, struct wl_list *list)
+{
+	take_cached(ss, list);
+	gather_children(ss, list);
+}
+
 /* ---- commits ------------------------------------------------------------------ */
 
 static struct sb_wl_commit *
@@ -427,7 +473,7 @@ sb_wl_commit_queue_cache(struct sb_wl_server *server, struct sync_surface *ss,
 	if (!c)
 		return -ENOMEM;
 	/* Its synchronized children's cached state is now part of its own. */
-	sb_wl_subsurface_gather_children(ss, &ss->cached);
+	gather_children(ss, &ss->cached);
 	wl_list_insert(ss->cached.prev, &c->link);
 	c->cached = true;
 	commit_count(c);
@@ -453,7 +499,7 @@ sb_wl_commit_queue_submit(struct sb_wl_server *server, struct sync_surface *ss,
 	bool carries;
 
 	wl_list_init(&riders);
-	sb_wl_subsurface_gather(ss, &riders);
+	gather(ss, &riders);
 	carries = sb_wl_acquire_is_set(&ss->acquire) ||
 		  (buffer && sb_wl_buffer_release_is_set(&ss->release));
 	if (!carries && !sb_wl_acquire_is_set(implicit) && wl_list_empty(&ss->queue) &&

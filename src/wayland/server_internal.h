@@ -3,16 +3,21 @@
  * The compositor helper's private header (include/syncbridge/wayland-server.h
  * is the public one; docs/wayland.md). Who does what, top down (a file
  * calls only files below it; the protocol files are reached through the
- * sync_protocol tables):
+ * sync_protocol tables; testbed/check-layering.py checks the order
+ * against the calls, so keep one file per line, first in the line):
  *
  *   wayland-server.c    the helper object: globals, manager binding,
  *                       create/destroy
  *   explicit_sync_v1.c  zwp_linux_explicit_synchronization_v1 requests and commit rules
  *   drm_syncobj_v1.c    wp_linux_drm_syncobj_manager_v1 requests and commit rules
  *   surface.c           per-surface state, the per-surface extension object
- *                       of either protocol, sb_wl_server_surface_commit()
+ *                       of either protocol, sb_wl_server_surface_commit(),
+ *                       sb_wl_server_surface_set_parent()
+ *   subsurface.c        the wl_subsurface tree's changes: unlinking a surface
+ *                       from its parent, dropping what it held back
  *   commit_queue.c      commits: queued in commit order, waited for (only the
- *                       queue head waits), handed over, released
+ *                       queue head waits), handed over, released; what the
+ *                       queue asks of the sub-surface tree
  *   acquire.c           what a commit waits for: a sync_file (the client's, or an
  *                       implicit snapshot of the dma-buf) or a timeline point
  *   release.c           how a commit's buffer is handed back: a
@@ -283,20 +288,14 @@ struct sync_surface *sb_wl_sync_object_get_surface(struct wl_resource *sync,
 						   uint32_t no_surface_error);
 
 /* ---- subsurface.c ---- */
-/* ss's commits are held for its parent's: it or an ancestor sub-surface is synchronized. */
-bool sb_wl_subsurface_is_synchronized(const struct sync_surface *ss);
-/*
- * Move what applies with ss's next commit to the end of `list`, in order:
- * ss's own cached commits (from before a set_desync), then those of each
- * synchronized child. The commits keep their flags.
- */
-void sb_wl_subsurface_gather(struct sync_surface *ss, struct wl_list *list);
-/* Only those of ss's synchronized children. */
-void sb_wl_subsurface_gather_children(struct sync_surface *ss, struct wl_list *list);
+/* ss leaves its parent (if it has one); what it held back for the parent is dropped. */
+void sb_wl_subsurface_unlink_parent(struct sync_surface *ss);
 /* ss (its wl_surface, or the helper) is going: unlink it from the tree, drop what it held back. */
 void sb_wl_subsurface_detach_all(struct sync_surface *ss);
 
 /* ---- commit_queue.c ---- */
+/* ss's commits are held for its parent's: it or an ancestor sub-surface is synchronized. */
+bool sb_wl_subsurface_is_synchronized(const struct sync_surface *ss);
 /* The wl_surface is gone (or the server is): its waiting commits never apply. */
 void sb_wl_commit_queue_discard(struct sync_surface *ss);
 /* A commit that will never apply: discard it (commit_discard), release its buffer, free it. */

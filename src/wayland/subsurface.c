@@ -18,48 +18,14 @@
  * commits while itself synchronized (the parent's state now holds them), or
  * into the parent's transaction (commit_queue.c, the commit's riders) when
  * the parent's commit applies.
+ *
+ * Here: changes to the tree and what they drop (below surface.c, above
+ * commit_queue.c: server_internal.h's file map). The entry point,
+ * sb_wl_server_surface_set_parent(), is surface.c's (it finds the surfaces);
+ * the queries the commit queue makes of the tree (is the surface
+ * synchronized, gather the children's cached commits) are commit_queue.c's.
  */
-#include <errno.h>
-
 #include "server_internal.h"
-
-/* Deeper than any client needs; the compositor refuses cycles (bad_parent). */
-#define MAX_DEPTH 64
-
-bool
-sb_wl_subsurface_is_synchronized(const struct sync_surface *ss)
-{
-	for (int depth = 0; ss && ss->parent && depth < MAX_DEPTH; depth++) {
-		if (ss->sync_mode)
-			return true;
-		ss = ss->parent;
-	}
-	return false;
-}
-
-static void
-take_cached(struct sync_surface *from, struct wl_list *list)
-{
-	wl_list_insert_list(list->prev, &from->cached);
-	wl_list_init(&from->cached);
-}
-
-void
-sb_wl_subsurface_gather_children(struct sync_surface *ss, struct wl_list *list)
-{
-	struct sync_surface *child;
-
-	wl_list_for_each(child, &ss->children, child_link)
-		if (sb_wl_subsurface_is_synchronized(child))
-			take_cached(child, list);
-}
-
-void
-sb_wl_subsurface_gather(struct sync_surface *ss, struct wl_list *list)
-{
-	take_cached(ss, list);
-	sb_wl_subsurface_gather_children(ss, list);
-}
 
 /* Nothing ss held for its parent will be shown: "the wl_surface is unmapped". */
 static void
@@ -71,8 +37,8 @@ discard_cached(struct sync_surface *ss)
 		sb_wl_commit_discard(c);
 }
 
-static void
-unlink_parent(struct sync_surface *ss)
+void
+sb_wl_subsurface_unlink_parent(struct sync_surface *ss)
 {
 	if (!ss->parent)
 		return;
@@ -95,36 +61,6 @@ sb_wl_subsurface_detach_all(struct sync_surface *ss)
 				sb_wl_commit_discard(c);
 	discard_cached(ss); /* what descendants left in it */
 	wl_list_for_each_safe(child, ctmp, &ss->children, child_link)
-		unlink_parent(child);
-	unlink_parent(ss);
-}
-
-int
-sb_wl_server_surface_set_parent(struct sb_wl_server *server, struct wl_resource *surface,
-				struct wl_resource *parent, bool synchronized)
-{
-	struct sync_surface *ss, *ps;
-
-	if (!server || !surface || surface == parent)
-		return -EINVAL;
-	if (!parent) {
-		ss = sb_wl_sync_surface_lookup(surface);
-		if (ss)
-			unlink_parent(ss);
-		return 0;
-	}
-	ps = sb_wl_sync_surface_get(server, parent);
-	ss = ps ? sb_wl_sync_surface_get(server, surface) : NULL;
-	if (!ss) {
-		wl_resource_post_no_memory(surface);
-		return -ENOMEM;
-	}
-	if (ss->parent != ps) {
-		unlink_parent(ss);
-		ss->parent = ps;
-		wl_list_insert(ps->children.prev, &ss->child_link);
-	}
-	/* set_desync keeps the cache: it applies with the child's next commit. */
-	ss->sync_mode = synchronized;
-	return 0;
+		sb_wl_subsurface_unlink_parent(child);
+	sb_wl_subsurface_unlink_parent(ss);
 }

@@ -256,3 +256,34 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 	}
 	return ret;
 }
+
+/* wl_subsurface's parent and mode, as the compositor tells it (subsurface.c: the tree). */
+int
+sb_wl_server_surface_set_parent(struct sb_wl_server *server, struct wl_resource *surface,
+				struct wl_resource *parent, bool synchronized)
+{
+	struct sync_surface *ss, *ps;
+
+	if (!server || !surface || surface == parent)
+		return -EINVAL;
+	if (!parent) {
+		ss = sb_wl_sync_surface_lookup(surface);
+		if (ss)
+			sb_wl_subsurface_unlink_parent(ss);
+		return 0;
+	}
+	ps = sb_wl_sync_surface_get(server, parent);
+	ss = ps ? sb_wl_sync_surface_get(server, surface) : NULL;
+	if (!ss) {
+		wl_resource_post_no_memory(surface);
+		return -ENOMEM;
+	}
+	if (ss->parent != ps) {
+		sb_wl_subsurface_unlink_parent(ss);
+		ss->parent = ps;
+		wl_list_insert(ps->children.prev, &ss->child_link);
+	}
+	/* set_desync keeps the cache: it applies with the child's next commit. */
+	ss->sync_mode = synchronized;
+	return 0;
+}
