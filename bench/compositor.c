@@ -192,7 +192,7 @@ round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct b
 	int n = b->n, k = b->batch, nb = n / k, ret, fds0, fds1, thr0, thr1;
 	int64_t *commit_cpu = calloc((size_t)nb, sizeof(*commit_cpu));
 	int64_t *wake_cpu = calloc((size_t)n, sizeof(*wake_cpu));
-	int64_t t_start = sbk_now_ns(), t_commits;
+	int64_t t_start = now_ns(), t_commits;
 	struct sb_wl_server_stats st0, st1;
 
 	ret = -ENOMEM;
@@ -249,7 +249,7 @@ round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct b
 	fds1 = wlt_count_fds();
 	thr1 = sbk_thread_count();
 	sb_wl_server_get_stats(sbwl_comp_get_helper(b->comp.comp), &st1);
-	t_commits = sbk_now_ns() - t_start;
+	t_commits = now_ns() - t_start;
 	printf("#   %d pending waits: %+d fds (%.2f per wait), %+d threads, waits_pending %u, "
 	       "waits_threaded %u; commit phase %.1f s\n",
 	       n, fds1 - fds0, (double)(fds1 - fds0) / n, thr1 - thr0, st1.waits_pending,

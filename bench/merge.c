@@ -139,14 +139,14 @@ run_n(int vgem, int n, int iterations)
 	struct sbk_fence *f = calloc((size_t)n, sizeof(*f));
 	int *fds = calloc((size_t)n, sizeof(*fds)), *scratch = calloc((size_t)n, sizeof(*scratch));
 	int nh = n == 2 ? 4 : 3, warmup = 5 * nh, total = warmup + iterations * nh, ret = 0;
-	int64_t made, t_start = sbk_now_ns();
+	int64_t made, t_start = now_ns();
 	char name[96];
 
 	if (!f || !fds || !scratch)
 		return -ENOMEM;
 	memset(s, 0, sizeof(s));
 	ret = fences_make(vgem, f, fds, n);
-	made = sbk_now_ns();
+	made = now_ns();
 	for (int i = 0; i < total && !ret; i++) {
 		/* Rotated each round: A B C, B C A, C A B (four variants likewise). */
 		enum how how = (enum how)((i + i / nh) % nh);
@@ -154,14 +154,14 @@ run_n(int vgem, int n, int iterations)
 		uint32_t count = 0;
 		int64_t t0, t1;
 
-		if (sbk_now_ns() - made > REFRESH_NS) {
+		if (now_ns() - made > REFRESH_NS) {
 			fences_drop(f, n);
 			ret = fences_make(vgem, f, fds, n);
 			if (ret)
 				break;
-			made = sbk_now_ns();
+			made = now_ns();
 		}
-		t0 = sbk_now_ns();
+		t0 = now_ns();
 		switch (how) {
 		case H_LIB:
 			ret = sb_sync_file_merge_array(fds, (size_t)n, &out);
@@ -178,7 +178,7 @@ run_n(int vgem, int n, int iterations)
 		default:
 			break;
 		}
-		t1 = sbk_now_ns();
+		t1 = now_ns();
 		if (!ret && out < 0)
 			ret = out;
 		if (!ret)
@@ -208,7 +208,7 @@ run_n(int vgem, int n, int iterations)
 			bench_print_us(name, &s[H_PAIR], &s[H_CHAIN]);
 		}
 		printf("#   N=%d: %d iterations per variant in %.1f s\n", n, iterations,
-		       (double)(sbk_now_ns() - t_start) / 1e9);
+		       (double)(now_ns() - t_start) / 1e9);
 	}
 	for (int h = 0; h < H_COUNT; h++)
 		bench_samples_finish(&s[h]);

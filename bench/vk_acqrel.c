@@ -154,9 +154,9 @@ side_iterate(void *arg, bool record)
 	if (ret < 0)
 		vkb_die("vgem fence attach: %s", strerror(-ret));
 
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	submit_acquire(s);
-	int64_t t1 = sbk_now_ns();
+	int64_t t1 = now_ns();
 
 	/* The producer's data, written while its fence is pending: copy A must
 	 * see it, which it does only if it waited for the fence. */
@@ -166,10 +166,10 @@ side_iterate(void *arg, bool record)
 	if (ret < 0)
 		vkb_die("vgem fence signal: %s", strerror(-ret));
 
-	int64_t t2 = sbk_now_ns();
+	int64_t t2 = now_ns();
 	submit_release(s);
 	vkt_fence_wait(&s->vk, s->fence);
-	int64_t t3 = sbk_now_ns();
+	int64_t t3 = now_ns();
 	const uint8_t *seen = s->host.map;
 	if (seen[0] != stamp || seen[s->dmabuf.size - 1] != stamp)
 		s->early++;

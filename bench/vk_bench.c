@@ -83,13 +83,13 @@ vkb_interleave(long iterations, void (*iterate)(void *side, bool record), void *
 	       void *floor)
 {
 	const long warmup = 20;
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	for (long i = 0; i < iterations + warmup; i++) {
 		bool record = i >= warmup;
 		iterate(i % 2 ? layer : floor, record);
 		iterate(i % 2 ? floor : layer, record);
 	}
-	printf("(%.1f s)\n", (sbk_now_ns() - t0) / 1e9);
+	printf("(%.1f s)\n", (now_ns() - t0) / 1e9);
 }
 
 void

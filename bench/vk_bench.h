@@ -55,6 +55,6 @@ void vkb_interleave(long iterations, void (*iterate)(void *side, bool record), v
  * its command buffer (either may be VK_NULL_HANDLE / NULL). */
 void vkb_side_idle_release(struct vkt *t, VkFence fence, VkCommandBuffer cb);
 
-/* Samples and the figure line: wake_stats.h (bench_samples, bench_print_us, sbk_now_ns). */
+/* Samples and the figure line: wake_stats.h (bench_samples, bench_print_us, now_ns). */
 
 #endif

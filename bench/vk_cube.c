@@ -167,7 +167,7 @@ main(int argc, char **argv)
 	printf("figure 6: cube pipeline, %u runs × %u frames each way, alternating "
 	       "(%s --refresh-ms 0 --no-check --producer %s [--cpu-sync])\n", runs, frames,
 	       VKB_CUBE_DEMO, producer);
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	for (unsigned r = 0; r < runs; r++) {
 		struct variant *order[2] = { r % 2 ? &cpu : &bridge, r % 2 ? &bridge : &cpu };
 		for (int k = 0; k < 2; k++) {
@@ -180,7 +180,7 @@ main(int argc, char **argv)
 				vkb_die("%s run %u: the demo exited %d", order[k]->name, r, rc);
 		}
 	}
-	printf("(%.1f s)\n", (sbk_now_ns() - t0) / 1e9);
+	printf("(%.1f s)\n", (now_ns() - t0) / 1e9);
 
 	double fps_b = bridge.seconds > 0 ? bridge.frames / bridge.seconds : 0;
 	double fps_c = cpu.seconds > 0 ? cpu.frames / cpu.seconds : 0;

@@ -134,7 +134,7 @@ side_init(struct side *s, const char *name, bool with_layer, bool by_hand, long 
 static void
 side_iterate(struct side *s, bool record)
 {
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	VkResult r = vkt_submit_one(&s->vk, s->cb, VK_NULL_HANDLE, s->signal, s->fence);
 	if (r != VK_SUCCESS)
 		vkb_die("%s: vkQueueSubmit: %s", s->name, vkt_result_name(r));
@@ -148,11 +148,11 @@ side_iterate(struct side *s, bool record)
 		if (fd >= 0)
 			close(fd);
 	}
-	int64_t t1 = sbk_now_ns();
+	int64_t t1 = now_ns();
 	struct pollfd pfd = { .fd = s->dmabuf, .events = POLLIN };
 	if (poll(&pfd, 1, 10000) != 1)
 		vkb_die("%s: the dma-buf did not become readable in 10 s", s->name);
-	int64_t t2 = sbk_now_ns();
+	int64_t t2 = now_ns();
 	vkt_fence_wait(&s->vk, s->fence);
 	if (record) {
 		bench_samples_add(&s->submit, t1 - t0);
@@ -204,11 +204,11 @@ main(int argc, char **argv)
 	       sides[0].vk.device_name, getenv("venus_implicit_fencing") ?: "unset");
 
 	const long warmup = 5;
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	for (long i = 0; i < iterations + warmup; i++)
 		for (int k = 0; k < 4; k++)
 			side_iterate(&sides[(i + k) % 4], i >= warmup);
-	printf("(%.1f s)\n", (sbk_now_ns() - t0) / 1e9);
+	printf("(%.1f s)\n", (now_ns() - t0) / 1e9);
 	bench_print_us("release-submit", &sides[0].submit, &sides[2].submit);
 	bench_print_us("release-submit-sync", &sides[1].submit, &sides[2].submit);
 	bench_print_us("release-submit-by-hand", &sides[3].submit, &sides[2].submit);

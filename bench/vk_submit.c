@@ -49,11 +49,11 @@ static void
 side_iterate(void *arg, bool record)
 {
 	struct side *s = arg;
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	vkt_submit_one(&s->vk, s->cb, VK_NULL_HANDLE, VK_NULL_HANDLE, s->fence);
-	int64_t t1 = sbk_now_ns();
+	int64_t t1 = now_ns();
 	vkt_fence_wait(&s->vk, s->fence);
-	int64_t t2 = sbk_now_ns();
+	int64_t t2 = now_ns();
 	if (record) {
 		bench_samples_add(&s->submit, t1 - t0);
 		bench_samples_add(&s->round_trip, t2 - t0);

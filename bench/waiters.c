@@ -149,9 +149,9 @@ iteration(int drm, struct path *p, bool keep)
 	int ret;
 
 	use_fallback(p->fallback);
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_syncobj_waiter_create(drm, p->probe, point, 0, &w);
-	t1 = sbk_now_ns();
+	t1 = now_ns();
 	if (ret)
 		die("sb_syncobj_waiter_create", ret);
 	pfd = (struct pollfd){ .fd = sb_syncobj_waiter_get_fd(w), .events = POLLIN };
@@ -159,15 +159,15 @@ iteration(int drm, struct path *p, bool keep)
 	ret = sb_syncobj_signal(drm, p->probe, point);
 	if (ret)
 		die("sb_syncobj_signal", ret);
-	t2 = sbk_now_ns();
+	t2 = now_ns();
 	if (poll(&pfd, 1, 10000) != 1)
 		die("the waiter did not fire within 10 s", ETIME);
-	t3 = sbk_now_ns();
+	t3 = now_ns();
 	sb_syncobj_waiter_destroy(w);
 	if (keep) {
 		bench_samples_add(&p->create_ns, t1 - t0);
 		bench_samples_add(&p->wake_ns, t3 - t2);
-		bench_samples_add(&p->destroy_ns, sbk_now_ns() - t3);
+		bench_samples_add(&p->destroy_ns, now_ns() - t3);
 	}
 }
 
@@ -216,12 +216,12 @@ main(int argc, char **argv)
 	bench_print_us("fallback destroy vs eventfd", &thread_path.destroy_ns,
 		       &eventfd_path.destroy_ns);
 	for (struct path *p = &eventfd_path; p; p = p == &eventfd_path ? &thread_path : NULL) {
-		int64_t t0 = sbk_now_ns();
+		int64_t t0 = now_ns();
 
 		for (int i = 0; i < BACKGROUND; i++)
 			sb_syncobj_waiter_destroy(p->waiters[i]);
 		printf("%s: destroying the %d pending waiters took %.1f ms\n", p->name, BACKGROUND,
-		       (double)(sbk_now_ns() - t0) / 1e6);
+		       (double)(now_ns() - t0) / 1e6);
 		for (int i = 0; i < BACKGROUND; i++)
 			syncobj_destroy(drm, p->background[i]);
 		syncobj_destroy(drm, p->probe);

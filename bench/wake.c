@@ -113,7 +113,7 @@ loop_fired(int fd, uint32_t mask, void *data)
 {
 	int64_t *t = data;
 
-	*t = sbk_now_ns();
+	*t = now_ns();
 	return 0;
 }
 
@@ -125,12 +125,12 @@ run_job(struct waiter *w, enum kind kind, enum how how, int fd, int64_t *t)
 
 	if (how == H_LIB && kind == K_SYNC_FILE) {
 		ret = sb_sync_file_wait(fd, SB_TIMEOUT_INFINITE);
-		*t = sbk_now_ns();
+		*t = now_ns();
 		return ret;
 	}
 	if (how == H_LIB && kind == K_DMABUF) {
 		ret = sb_dmabuf_wait(fd, SB_ACCESS_READ, SB_TIMEOUT_INFINITE);
-		*t = sbk_now_ns();
+		*t = now_ns();
 		return ret;
 	}
 	if (how == H_LIB && kind == K_X_DMABUF_CHECK) {
@@ -150,7 +150,7 @@ run_job(struct waiter *w, enum kind kind, enum how how, int fd, int64_t *t)
 		do
 			ret = ppoll(&p, 1, NULL, NULL);
 		while (ret < 0 && errno == EINTR);
-		*t = sbk_now_ns();
+		*t = now_ns();
 		return ret < 0 ? -errno : 0;
 	}
 	if (how == H_LIB && (kind == K_X_INFO || kind == K_X_INFO2 || kind == K_X_SYSCALL)) {
@@ -173,7 +173,7 @@ run_job(struct waiter *w, enum kind kind, enum how how, int fd, int64_t *t)
 				ioctl(fd, SYNC_IOC_FILE_INFO, &info);
 			}
 		}
-		*t = sbk_now_ns();
+		*t = now_ns();
 		return ret < 0 ? -errno : 0;
 	}
 	if (how == H_LOOP) {
@@ -196,7 +196,7 @@ run_job(struct waiter *w, enum kind kind, enum how how, int fd, int64_t *t)
 	do
 		ret = poll(&p, 1, -1);
 	while (ret < 0 && errno == EINTR);
-	*t = sbk_now_ns();
+	*t = now_ns();
 	if (ret < 0)
 		return -errno;
 	return (p.revents & POLLIN) ? 0 : -EIO;
@@ -329,7 +329,7 @@ static int
 comp_source_fired(int fd, uint32_t mask, void *data)
 {
 	struct ctx *c = data;
-	int64_t t = sbk_now_ns();
+	int64_t t = now_ns();
 
 	wl_event_source_remove(c->src);
 	c->src = NULL;
@@ -363,7 +363,7 @@ comp_source_remove(void *data)
 static int
 comp_source_collect(struct ctx *c, int64_t *t)
 {
-	int64_t deadline = sbk_now_ns() + ASLEEP_TIMEOUT_NS;
+	int64_t deadline = now_ns() + ASLEEP_TIMEOUT_NS;
 	int ret = 0;
 
 	pthread_mutex_lock(&c->src_lock);
@@ -489,7 +489,7 @@ iteration(struct ctx *c, enum kind kind, enum how how, int64_t *lat_ns)
 			waiter_collect(&c->w, &t1);
 		goto out;
 	}
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sbk_vgem_fence_signal(c->vgem, id);
 	if (ret) /* e.g. -ETIMEDOUT: vgem signalled it itself (10 s) */
 		fprintf(stderr, "bench-wake: VGEM_FENCE_SIGNAL: %s\n", strerror(-ret));
@@ -534,7 +534,7 @@ run_kind(struct ctx *c, enum kind kind, int iterations)
 	struct bench_samples s[H_COUNT];
 	int nh = kind == K_COMPOSITOR ? 3 : 2, warmup = 10 * nh;
 	int total = warmup + iterations * nh;
-	int64_t t_start = sbk_now_ns();
+	int64_t t_start = now_ns();
 	char name[64];
 
 	memset(s, 0, sizeof(s));
@@ -557,7 +557,7 @@ run_kind(struct ctx *c, enum kind kind, int iterations)
 		bench_print_us(name, &s[H_LIB], &s[h]);
 	}
 	printf("#   %s: %d iterations per variant in %.1f s\n", kind_names[kind], iterations,
-	       (double)(sbk_now_ns() - t_start) / 1e9);
+	       (double)(now_ns() - t_start) / 1e9);
 	for (int h = 0; h < H_COUNT; h++)
 		bench_samples_finish(&s[h]);
 	return 0;
@@ -585,13 +585,13 @@ print_warm_costs(struct ctx *c)
 	memset(&info, 0, sizeof(info));
 	memset(&ppid, 0, sizeof(ppid));
 	for (int i = 0; i < 1000; i++) {
-		int64_t t0 = sbk_now_ns(), t1, t2;
+		int64_t t0 = now_ns(), t1, t2;
 
 		memset(&fi, 0, sizeof(fi));
 		ioctl(sync_file, SYNC_IOC_FILE_INFO, &fi);
-		t1 = sbk_now_ns();
+		t1 = now_ns();
 		(void)getppid();
-		t2 = sbk_now_ns();
+		t2 = now_ns();
 		bench_samples_add(&info, t1 - t0);
 		bench_samples_add(&ppid, t2 - t1);
 	}

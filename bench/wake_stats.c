@@ -143,13 +143,13 @@ others_asleep(int self)
 int
 bench_wait_asleep(int tid, int64_t timeout_ns)
 {
-	int64_t end = sbk_now_ns() + timeout_ns;
+	int64_t end = now_ns() + timeout_ns;
 	int self = bench_gettid();
 
 	for (;;) {
 		if (is_poll_family(sbk_thread_syscall(tid)) && others_asleep(self))
 			return 0;
-		if (sbk_now_ns() > end)
+		if (now_ns() > end)
 			return -ETIME;
 		struct timespec ts = { 0, 20000 };
 		nanosleep(&ts, NULL);

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel.h" /* sbk_now_ns(): CLOCK_MONOTONIC in ns */
+#include "kernel.h" /* now_ns(): CLOCK_MONOTONIC in ns */
 
 struct bench_samples {
 	int64_t *v;

@@ -27,12 +27,6 @@
 void demo_fd_clear(int *fd);
 /* Open descriptors of this process, or -1 without /proc. */
 int demo_count_fds(void);
-/* CLOCK_MONOTONIC in ns. */
-static inline int64_t
-demo_now_ns(void)
-{
-	return sbk_now_ns();
-}
 /* Sleep for ns nanoseconds (resumes after signals). */
 static inline void
 demo_sleep_ns(int64_t ns)

@@ -100,10 +100,10 @@ sbk_thread_count(void)
 int
 sbk_thread_count_wait(int want, int64_t timeout_ns)
 {
-	int64_t end = sbk_now_ns() + timeout_ns;
+	int64_t end = now_ns() + timeout_ns;
 	int n;
 
-	while ((n = sbk_thread_count()) != want && n >= 0 && sbk_now_ns() < end)
+	while ((n = sbk_thread_count()) != want && n >= 0 && now_ns() < end)
 		sbk_sleep_ns(1000000);
 	return n;
 }
@@ -130,7 +130,7 @@ sbk_thread_syscall(int tid)
 int
 sbk_threads_wait_in_syscall(long nr, int64_t timeout_ns)
 {
-	int64_t end = sbk_now_ns() + timeout_ns;
+	int64_t end = now_ns() + timeout_ns;
 	int self = (int)syscall(SYS_gettid);
 
 	for (;;) {
@@ -150,19 +150,10 @@ sbk_threads_wait_in_syscall(long nr, int64_t timeout_ns)
 			closedir(d);
 		if (all)
 			return 0;
-		if (sbk_now_ns() > end)
+		if (now_ns() > end)
 			return -ETIME;
 		sbk_sleep_ns(100000);
 	}
-}
-
-int64_t
-sbk_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 void

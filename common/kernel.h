@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h" /* now_ns() */
+
 /* Driver names as DRM_IOCTL_VERSION reports them. */
 #define SBK_DRIVER_VGEM "vgem"
 #define SBK_DRIVER_VIRTIO_GPU "virtio_gpu"
@@ -155,9 +157,6 @@ long sbk_thread_syscall(int tid);
  * sanitizer's allocator.
  */
 int sbk_threads_wait_in_syscall(long nr, int64_t timeout_ns);
-
-/* CLOCK_MONOTONIC in ns. */
-int64_t sbk_now_ns(void);
 
 /* Sleep for ns nanoseconds (resumes after signals). */
 void sbk_sleep_ns(int64_t ns);

@@ -15,12 +15,6 @@
 #include <drm.h>
 #include <linux/dma-buf.h>
 
-int64_t
-sbwl_now_ns(void)
-{
-	return sbk_now_ns();
-}
-
 int
 sbwl_drm_open(const char *driver, bool render)
 {

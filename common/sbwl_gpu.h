@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h" /* now_ns() */
+
 /* The first /dev/dri node (card or render) whose driver is `driver`; -ENODEV if none. */
 int sbwl_drm_open(const char *driver, bool render);
 
@@ -47,7 +49,5 @@ struct sbwl_fence {
 int sbwl_fence_create(int vgem_fd, struct sbwl_fence *out);
 int sbwl_fence_signal(struct sbwl_fence *f);
 void sbwl_fence_destroy(struct sbwl_fence *f);
-
-int64_t sbwl_now_ns(void);
 
 #endif

@@ -72,7 +72,7 @@ presentation_wait_fire(int fd, uint32_t mask, void *data)
 {
 	struct presentation_wait *pw = data;
 
-	sbwl_presentation_presented(pw->comp, &pw->feedbacks, sbwl_now_ns(), pw->msc);
+	sbwl_presentation_presented(pw->comp, &pw->feedbacks, now_ns(), pw->msc);
 	presentation_wait_free(pw);
 	return 0;
 }
@@ -122,7 +122,7 @@ repaint(void *data)
 {
 	struct sbwl_comp *comp = data;
 	struct sbwl_surface *surf;
-	int64_t now = sbwl_now_ns();
+	int64_t now = now_ns();
 	bool drawn = false;
 
 	comp->repaint_scheduled = false;
@@ -133,7 +133,7 @@ repaint(void *data)
 		if (ret < 0 && comp->opt.verbose)
 			printf("render: repaint failed: %s\n", strerror(-ret));
 		drawn = ret == 0 && !wl_list_empty(&comp->stack);
-		now = sbwl_now_ns();
+		now = now_ns();
 	}
 	/*
 	 * Every surface's frame callbacks, mapped or not: the repaint happened.
@@ -151,7 +151,7 @@ repaint(void *data)
 		wl_display_flush_clients(comp->display);
 		waiting = submit_and_wait(comp);
 		/* "presented": when the output image is on its way, not when we began */
-		now = sbwl_now_ns();
+		now = now_ns();
 	}
 	if (!waiting)
 		wl_list_for_each(surf, &comp->stack, link)
@@ -183,7 +183,7 @@ sbwl_comp_schedule_repaint(struct sbwl_comp *comp)
 	if (!comp->repaint_timer || comp->repaint_scheduled)
 		return;
 	/* the next tick of a clock that started at the last repaint */
-	now = sbwl_now_ns();
+	now = now_ns();
 	next = comp->last_repaint_ns + comp->refresh_ns;
 	if (next < now)
 		next = now;

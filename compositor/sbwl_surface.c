@@ -178,7 +178,7 @@ render_fence_fire(void *data)
 
 	sbwl_fence_signal(&rf->fence);
 	if (comp->opt.hooks && comp->opt.hooks->render_done)
-		comp->opt.hooks->render_done(comp->opt.hook_data, sbwl_now_ns());
+		comp->opt.hooks->render_done(comp->opt.hook_data, now_ns());
 	if (rf->late_release)
 		sb_wl_commit_release(rf->late_release, -1);
 	wl_event_source_remove(rf->timer);
@@ -261,7 +261,7 @@ report_use(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit 
 			    0xdeadbeef;
 	else
 		u.content = s->shm_content;
-	u.time_ns = sbwl_now_ns();
+	u.time_ns = now_ns();
 	u.protocol = sb_wl_commit_get_protocol(commit);
 	if (commit)
 		sb_wl_commit_get_acquire_status(commit, &u.acquire_status);
@@ -319,7 +319,7 @@ answer_or_queue(struct sbwl_surface *surf, struct sbwl_state *s, bool new_conten
 	struct sbwl_comp *comp = surf->comp;
 
 	if (comp->opt.repaint_hz <= 0) {
-		int64_t now = sbwl_now_ns();
+		int64_t now = now_ns();
 
 		sbwl_frames_done(&s->frames, now);
 		sbwl_presentation_presented(comp, &s->feedbacks, now, ++comp->msc);

@@ -163,7 +163,7 @@ producer_frame(int vgem_fd, const struct demo_vgem_buf *b, int sock, const struc
 	}
 
 	/* "Render": the GPU latency, then the writes, one band at a time. */
-	t0 = demo_now_ns();
+	t0 = now_ns();
 	for (uint32_t k = 0; k < RENDER_BANDS; k++) {
 		demo_sleep_until_ns(t0 + render_ns * (k + 1) / RENDER_BANDS);
 		fill_rows(b, frame, b->height * k / RENDER_BANDS, b->height * (k + 1) / RENDER_BANDS);
@@ -179,7 +179,7 @@ producer_frame(int vgem_fd, const struct demo_vgem_buf *b, int sock, const struc
 	}
 	if (opt->verbose)
 		printf("producer: frame %u rendered in %.1f ms, fence signalled\n", frame,
-		       (demo_now_ns() - t0) * MS_PER_NS);
+		       (now_ns() - t0) * MS_PER_NS);
 
 	/* The next frame overwrites the buffer: wait until the consumer is done. */
 	ret = recv_msg(sock, MSG_FRAME_RELEASED, &frame, &m, NULL);
@@ -462,7 +462,7 @@ consumer_frame(struct consumer *c, int sock, const struct options *opt, unsigned
 	if (ret < 0)
 		goto out;
 
-	t0 = demo_now_ns();
+	t0 = now_ns();
 	if (mode == WAIT_SYNC_FILE && (ret = sb_sync_file_wait(sync_fd, WAIT_TIMEOUT_NS)) < 0)
 		fprintf(stderr, "%s: consumer: frame %u: sb_sync_file_wait: %s\n", prog, frame,
 			strerror(-ret));
@@ -472,7 +472,7 @@ consumer_frame(struct consumer *c, int sock, const struct options *opt, unsigned
 			strerror(-ret));
 	if (ret < 0)
 		goto out;
-	t1 = demo_now_ns();
+	t1 = now_ns();
 
 	/* Read the frame, as a compositor would sample it. */
 	memcpy(c->snapshot, c->map, (size_t)c->stride * c->height);
@@ -717,12 +717,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: starting the producer: %s\n", prog, strerror(-pid));
 		return EXIT_FAILURE;
 	}
-	int64_t t_start = demo_now_ns();
+	int64_t t_start = now_ns();
 	ret = run_consumer(sock, &opt, &st);
 	/* Closing our end unblocks a producer still waiting for a release. */
 	demo_fd_clear(&sock);
 	status = demo_wait_peer(pid);
-	int64_t t_end = demo_now_ns();
+	int64_t t_end = now_ns();
 	if (status < 0)
 		fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(-status));
 	if (status > 128)

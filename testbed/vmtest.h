@@ -290,9 +290,9 @@ vm_later_main(void *p)
 	struct vm_later *l = p;
 
 	sbk_sleep_ns(l->delay_ns);
-	l->start_ns = sbk_now_ns();
+	l->start_ns = now_ns();
 	l->ret = l->fn(l->arg);
-	l->done_ns = sbk_now_ns();
+	l->done_ns = now_ns();
 	return NULL;
 }
 
@@ -356,7 +356,7 @@ vm_sigusr1_handler(int sig)
 	(void)sig;
 	vm_sigusr1_count++;
 	/* clock_gettime and timer_settime are async-signal-safe. */
-	if (vm_bombard_end_ns && !vm_bombard_expired && sbk_now_ns() >= vm_bombard_end_ns) {
+	if (vm_bombard_end_ns && !vm_bombard_expired && now_ns() >= vm_bombard_end_ns) {
 		struct itimerspec off;
 
 		memset(&off, 0, sizeof(off));
@@ -398,7 +398,7 @@ vm_bombard_start(struct vm_bombard *b, int64_t max_ns)
 	b->max_ns = max_ns;
 	b->expired = false;
 	vm_bombard_expired = 0;
-	vm_bombard_end_ns = sbk_now_ns() + max_ns;
+	vm_bombard_end_ns = now_ns() + max_ns;
 	before = vm_sigusr1_count;
 	REQUIRE(timer_settime(vm_bombard_timer, 0, &every_ms, NULL) == 0, "timer_settime: %s",
 		strerror(errno));

@@ -140,7 +140,7 @@ check_frame(struct consumer *c, uint32_t seq)
 		       top, bottom, torn ? ": TORN" : "");
 	sheet_add(c->sheet, c->done, c->rgba, torn);
 	c->done++;
-	c->progress_ns = demo_now_ns();
+	c->progress_ns = now_ns();
 	return 0;
 }
 
@@ -287,7 +287,7 @@ on_watchdog(void *data, uint64_t expirations)
 {
 	struct consumer *c = data;
 
-	if (demo_now_ns() - c->progress_ns > STALL_NS)
+	if (now_ns() - c->progress_ns > STALL_NS)
 		fail(c, c->done ? "no frame for 60 s" : "no frame in 60 s (is the producer linked?)",
 		     -ETIME);
 }
@@ -353,7 +353,7 @@ consumer_run(const struct options *opt)
 		/* What the EGL bridge does here, SYNCBRIDGE_DISABLE included. */
 		printf("consumer: %s, %u frames, %s\n", CONSUMER_NODE, opt->frames,
 		       convert_describe(c.cv));
-		c.start_ns = c.progress_ns = demo_now_ns();
+		c.start_ns = c.progress_ns = now_ns();
 		pw_main_loop_run(c.loop);
 		if (c.done)
 			printf("consumer: %u frames in %.1f s\n", c.done,

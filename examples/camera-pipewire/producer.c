@@ -167,7 +167,7 @@ produce(struct producer *p, struct slot *s)
 	if (h) {
 		h->flags = 0;
 		h->seq = p->seq;
-		h->pts = demo_now_ns();
+		h->pts = now_ns();
 		h->dts_offset = 0;
 	}
 	buf->datas[0].chunk->offset = 0;
@@ -232,7 +232,7 @@ keep_aside(struct producer *p, struct slot *s, int fd, bool ours)
 		return errno ? -errno : -ENOMEM;
 	}
 	if (!s->aside_ns) {
-		s->aside_ns = demo_now_ns();
+		s->aside_ns = now_ns();
 		p->aside++;
 	}
 	return 0;
@@ -304,7 +304,7 @@ on_process(void *data)
 	s = free_slot(p);
 	if (!s) {
 		if (!p->starved_ns)
-			p->starved_ns = demo_now_ns();
+			p->starved_ns = now_ns();
 		return; /* the frame waits for a buffer, or the camera's next replaces it */
 	}
 	p->starved_ns = 0;
@@ -316,7 +316,7 @@ on_process(void *data)
 static void
 check_held(struct producer *p)
 {
-	int64_t now = demo_now_ns();
+	int64_t now = now_ns();
 
 	for (int i = 0; i < MAX_SLOTS; i++) {
 		struct slot *s = &p->slots[i];

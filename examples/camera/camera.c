@@ -295,7 +295,7 @@ main(int argc, char **argv)
 	pthread_t source, holder;
 	pthread_create(&holder, NULL, camera_holder_main, a);
 	pthread_create(&source, NULL, camera_source_main, a);
-	int64_t t0 = demo_now_ns();
+	int64_t t0 = now_ns();
 	ret = camera_consume(a);
 	if (ret < 0)
 		sb_buffer_queue_close(a->queue);
@@ -305,7 +305,7 @@ main(int argc, char **argv)
 	pthread_cond_signal(&a->cond);
 	pthread_mutex_unlock(&a->lock);
 	pthread_join(holder, NULL);
-	double secs = (double)(demo_now_ns() - t0) / 1e9;
+	double secs = (double)(now_ns() - t0) / 1e9;
 	if (ret == 0)
 		ret = a->source_ret;
 	sample_fds(a);

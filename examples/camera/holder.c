@@ -66,7 +66,7 @@ camera_hold_start(struct app *a, unsigned i, uint64_t sum, int64_t hold_ns)
 		return ret;
 	}
 	*slot = (struct hold){ .used = true, .buffer = i, .frame = a->bufs[i].frame,
-			       .checksum = sum, .until_ns = demo_now_ns() + hold_ns, .fence = hf };
+			       .checksum = sum, .until_ns = now_ns() + hold_ns, .fence = hf };
 	a->c.holds++;
 	pthread_cond_signal(&a->cond);
 	pthread_mutex_unlock(&a->lock);
@@ -90,7 +90,7 @@ camera_holder_main(void *arg)
 			pthread_cond_wait(&a->cond, &a->lock);
 			continue;
 		}
-		int64_t now = demo_now_ns();
+		int64_t now = now_ns();
 		if (next->until_ns > now) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);

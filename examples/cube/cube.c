@@ -374,7 +374,7 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 	if (ret < 0)
 		goto out;
 
-	int64_t clock0 = demo_now_ns(), period = (int64_t)opt->refresh_ms * 1000000;
+	int64_t clock0 = now_ns(), period = (int64_t)opt->refresh_ms * 1000000;
 	for (;;) {
 		ret = demo_recv(sock, &m, sizeof(m), NULL, 0, NULL, FRAME_TIMEOUT_MS);
 		if (ret < 0) {
@@ -391,11 +391,11 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 			goto out;
 		}
 		/* Like a compositor, latch the newest frame at the next refresh. */
-		int64_t t_read = demo_now_ns();
+		int64_t t_read = now_ns();
 		if (period > 0) {
 			int64_t next = clock0 + ((t_read - clock0) / period + 1) * period;
 			demo_sleep_ns(next - t_read);
-			t_read = demo_now_ns();
+			t_read = now_ns();
 		}
 		ret = backend->composite(c, m.index);
 		if (ret == 0 && opt->cpu_sync)
@@ -403,7 +403,7 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 		if (ret < 0)
 			goto out;
 		if (run->done_ns)
-			run->done_ns[run->frames] = demo_now_ns();
+			run->done_ns[run->frames] = now_ns();
 		struct cube_msg rel = { .type = CUBE_MSG_RELEASE, .frame = m.frame, .index = m.index };
 		ret = demo_send(sock, &rel, sizeof(rel), NULL, 0);
 		if (ret < 0)

@@ -477,9 +477,9 @@ cube_producer_run(int sock, const struct cube_options *opt)
 				goto out;
 			}
 		}
-		int64_t t0 = demo_now_ns();
+		int64_t t0 = now_ns();
 		r = vkt_submit_one(&p.vk, s->cb, VK_NULL_HANDLE, VK_NULL_HANDLE, s->fence);
-		int64_t t1 = demo_now_ns();
+		int64_t t1 = now_ns();
 		if (r != VK_SUCCESS) {
 			ret = -EIO; /* said by vkt_fail_print */
 			goto out;

@@ -306,7 +306,7 @@ cube_producer_gles_run(int sock, const struct cube_options *opt)
 		ret = cube_wait_free(sock, opt, p.free, i);
 		if (ret < 0)
 			goto out;
-		int64_t t0 = demo_now_ns();
+		int64_t t0 = now_ns();
 		/* The consumer's read of this buffer before GL writes it again. */
 		if (!opt->cpu_sync) {
 			ret = sb_egl_dmabuf_wait(p.egl.dpy, p.fds[i], SB_ACCESS_WRITE);
@@ -322,7 +322,7 @@ cube_producer_gles_run(int sock, const struct cube_options *opt)
 			ret = -EIO;
 		if (ret < 0)
 			goto out;
-		int64_t t1 = demo_now_ns();
+		int64_t t1 = now_ns();
 		handoff_ms += (double)(t1 - t0) / 1e6;
 		if (opt->verbose)
 			printf("producer: frame %u → buffer %u, issued and handed off in %.1f ms\n",

@@ -269,10 +269,10 @@ frame_finish(struct frame *fr)
 static int
 wait_flag(struct wl_display *d, bool *flag, int timeout_ms)
 {
-	int64_t deadline = sbwl_now_ns() + (int64_t)timeout_ms * 1000000;
+	int64_t deadline = now_ns() + (int64_t)timeout_ms * 1000000;
 
 	while (!*flag) {
-		int64_t left = deadline - sbwl_now_ns();
+		int64_t left = deadline - now_ns();
 		struct pollfd p = { .fd = wl_display_get_fd(d), .events = POLLIN };
 
 		if (left <= 0)

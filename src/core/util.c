@@ -35,30 +35,21 @@ sb_fd_check_open(int fd)
 }
 
 int64_t
-sb_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t
-sb_deadline_from_timeout(int64_t now_ns, int64_t timeout_ns)
+sb_deadline_from_timeout(int64_t now, int64_t timeout_ns)
 {
 	if (timeout_ns < 0)
 		return INT64_MAX;
-	if (timeout_ns > INT64_MAX - now_ns)
+	if (timeout_ns > INT64_MAX - now)
 		return INT64_MAX;
-	return now_ns + timeout_ns;
+	return now + timeout_ns;
 }
 
 int64_t
-sb_deadline_remaining(int64_t now_ns, int64_t deadline_ns)
+sb_deadline_remaining(int64_t now, int64_t deadline_ns)
 {
 	if (deadline_ns == INT64_MAX)
 		return -1;
-	return deadline_ns > now_ns ? deadline_ns - now_ns : 0;
+	return deadline_ns > now ? deadline_ns - now : 0;
 }
 
 int
@@ -70,7 +61,7 @@ sb_poll_until(int fd, short events, int64_t deadline_ns)
 
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = events };
-		int64_t left = sb_deadline_remaining(sb_now_ns(), deadline_ns);
+		int64_t left = sb_deadline_remaining(now_ns(), deadline_ns);
 		struct timespec ts, *tsp = NULL;
 		int ret;
 
@@ -89,7 +80,7 @@ sb_poll_until(int fd, short events, int64_t deadline_ns)
 		}
 		if (ret == 0) {
 			/* The kernel may wake a little early; only a passed deadline is a timeout. */
-			if (sb_deadline_remaining(sb_now_ns(), deadline_ns) == 0)
+			if (sb_deadline_remaining(now_ns(), deadline_ns) == 0)
 				return -ETIME;
 			continue;
 		}

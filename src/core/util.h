@@ -5,6 +5,8 @@
 
 #include "private.h"
 
+#include "clock.h" /* now_ns() (common/) */
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -56,17 +58,14 @@ SB_PRIVATE int sb_fd_dup(int fd);
 /* -EBADF if fd is not an open descriptor, else 0. */
 SB_PRIVATE int sb_fd_check_open(int fd);
 
-/* CLOCK_MONOTONIC in ns. */
-SB_PRIVATE int64_t sb_now_ns(void);
-
 /*
  * Deadline arithmetic for relative timeouts (SB_TIMEOUT_INFINITE = -1):
  * sb_deadline_from_timeout() turns a relative timeout into an absolute
  * CLOCK_MONOTONIC deadline (INT64_MAX = none, saturating on overflow);
  * sb_deadline_remaining() gives what is left (never negative; -1 = none).
  */
-SB_PRIVATE int64_t sb_deadline_from_timeout(int64_t now_ns, int64_t timeout_ns);
-SB_PRIVATE int64_t sb_deadline_remaining(int64_t now_ns, int64_t deadline_ns);
+SB_PRIVATE int64_t sb_deadline_from_timeout(int64_t now, int64_t timeout_ns);
+SB_PRIVATE int64_t sb_deadline_remaining(int64_t now, int64_t deadline_ns);
 
 /*
  * poll() one fd for `events` until the absolute deadline, resuming with the

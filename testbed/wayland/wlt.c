@@ -257,10 +257,10 @@ dispatch_once(struct wlt_client *c, int64_t left_ns)
 int
 wlt_dispatch_for(struct wlt_client *c, int64_t timeout_ns)
 {
-	int64_t deadline = sbk_now_ns() + timeout_ns;
+	int64_t deadline = now_ns() + timeout_ns;
 
 	for (;;) {
-		int64_t left = deadline - sbk_now_ns();
+		int64_t left = deadline - now_ns();
 
 		if (dispatch_once(c, left) < 0)
 			return -EPIPE;
@@ -272,10 +272,10 @@ wlt_dispatch_for(struct wlt_client *c, int64_t timeout_ns)
 int
 wlt_wait_flag(struct wlt_client *c, bool *flag, int64_t timeout_ns)
 {
-	int64_t deadline = sbk_now_ns() + timeout_ns;
+	int64_t deadline = now_ns() + timeout_ns;
 
 	while (!*flag) {
-		int64_t left = deadline - sbk_now_ns();
+		int64_t left = deadline - now_ns();
 
 		if (left <= 0)
 			return -ETIME;

@@ -22,7 +22,7 @@ struct wl_event_source;
 #include "linux-dmabuf-v1-client-protocol.h"
 #include "linux-drm-syncobj-v1-client-protocol.h"
 #include "linux-explicit-synchronization-unstable-v1-client-protocol.h"
-#include "kernel.h" /* sbk_now_ns(): the clock every wlt timeout is on */
+#include "kernel.h" /* now_ns(): the clock every wlt timeout is on */
 #include "sbwl_compositor.h"
 
 #define WLT_MS (INT64_C(1000000))

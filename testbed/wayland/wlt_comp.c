@@ -82,7 +82,7 @@ rec_released(void *data, const struct sbwl_released *r)
 	if (w->keep_first_render_fence && w->first_render_fence < 0 && r->render_fence_fd >= 0)
 		w->first_render_fence = fcntl(r->render_fence_fd, F_DUPFD_CLOEXEC, 0);
 	if (w->n_released < WLT_MAX_EVENTS) {
-		w->released_time[w->n_released] = sbk_now_ns();
+		w->released_time[w->n_released] = now_ns();
 		w->released[w->n_released++] = *r;
 	}
 	pthread_cond_broadcast(&w->cond);
@@ -404,10 +404,10 @@ wlt_comp_keep_timerfd(struct wlt_comp *w)
 int
 wlt_count_fds_wait(int want, int64_t timeout_ns)
 {
-	int64_t end = sbk_now_ns() + timeout_ns;
+	int64_t end = now_ns() + timeout_ns;
 	int n;
 
-	while ((n = wlt_count_fds()) != want && sbk_now_ns() < end)
+	while ((n = wlt_count_fds()) != want && now_ns() < end)
 		sbk_sleep_ns(10 * WLT_MS);
 	return n;
 }

@@ -63,9 +63,9 @@ test_fifo(void)
 	CHECK_EQ(sb_buffer_queue_dequeue(q, 0, &c), 0, "dequeue c");
 	CHECK(a != b && b != c && a != c, "three different slots");
 	CHECK_EQ(sb_buffer_queue_dequeue(q, 0, &s), -ETIME, "nothing free: poll");
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	CHECK_EQ(sb_buffer_queue_dequeue(q, 50 * MS, &s), -ETIME, "nothing free: 50 ms");
-	CHECK(sbk_now_ns() - t0 >= 50 * MS, "waited the timeout");
+	CHECK(now_ns() - t0 >= 50 * MS, "waited the timeout");
 
 	CHECK_EQ(sb_buffer_queue_acquire(q, 0, &s, &fence), -ETIME, "nothing queued");
 	CHECK_EQ(fence, -1, "fence -1 on failure");
@@ -187,7 +187,7 @@ static void
 wait_blocked(struct blocked *b)
 {
 	long want = b->dequeue ? SYS_ppoll : SYS_futex;
-	int64_t end = sbk_now_ns() + 10000 * MS;
+	int64_t end = now_ns() + 10000 * MS;
 	struct timespec ms = { 0, MS };
 	char path[64];
 
@@ -206,7 +206,7 @@ wait_blocked(struct blocked *b)
 			if (nr == want)
 				return;
 		}
-		REQUIRE(sbk_now_ns() < end, "the %s thread did not block in the queue within 10 s",
+		REQUIRE(now_ns() < end, "the %s thread did not block in the queue within 10 s",
 			b->dequeue ? "dequeue" : "acquire");
 		nanosleep(&ms, NULL);
 	}

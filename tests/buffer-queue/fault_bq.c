@@ -156,11 +156,11 @@ run_dequeue_reuse(const char *schedule, int *ret)
 	REQUIRE(sb_buffer_queue_release(q, slot, f.sync_file) == 0, "release");
 	f.sync_file = -1;
 	vm_later_start(&later, 50 * MS, vm_later_signal_fence, &f);
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	arm(schedule);
 	*ret = sb_buffer_queue_dequeue(q, 30000 * MS, &slot);
 	disarm(schedule);
-	int64_t took = sbk_now_ns() - t0;
+	int64_t took = now_ns() - t0;
 	/* Handed out: its release fence must have signalled by now. */
 	sb_sync_file_get_status(mine, &st);
 	vm_later_join(&later);
@@ -390,14 +390,14 @@ errored(void)
 		/* A consumer whose read failed: its release fence completes with an error. */
 		REQUIRE(sb_buffer_queue_release(q, slot, rel.sync_file) == 0, "release");
 		rel.sync_file = -1;
-		t0 = sbk_now_ns();
+		t0 = now_ns();
 		vm_later_start(&later, 50 * MS, vm_later_signal_fence, &rel);
 		/* Generous bounds (valgrind in TCG took 3.3 s): what matters is
 		 * that it returns, long before its timeout. */
 		ret = sb_buffer_queue_dequeue(q, 60000 * MS, &slot);
 		CHECK_EQ(ret, 0, "dequeue returns once the release fence completed");
-		CHECK(sbk_now_ns() - t0 < 20000 * MS, "%s: within %.0f ms", what,
-		      vm_ms(sbk_now_ns() - t0));
+		CHECK(now_ns() - t0 < 20000 * MS, "%s: within %.0f ms", what,
+		      vm_ms(now_ns() - t0));
 		vm_later_join(&later);
 		if (rule)
 			sbfault_disarm();

@@ -131,9 +131,9 @@ main(int argc, char **argv)
 		CHECK_EQ(-(int)msg[1], 0, "child's sb_dmabuf_import_sync_file");
 
 	busy_before = vm_busy(b.fd, SB_ACCESS_READ);
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_dmabuf_wait(b.fd, SB_ACCESS_READ, 5000 * MS);
-	waited = sbk_now_ns() - t0;
+	waited = now_ns() - t0;
 	memcpy(got, b.map, DATA_LEN);
 	/* Had the child announced its signal when the wait returned? */
 	announced = vm_poll(sv[0], POLLIN, 0) & POLLIN;

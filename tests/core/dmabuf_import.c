@@ -170,9 +170,9 @@ main(int argc, char **argv)
 	}
 	REQUIRE(pthread_create(&th, NULL, owner_main, &o) == 0, "pthread_create");
 
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_dmabuf_wait(b.fd, other, 5000 * MS);
-	waited = sbk_now_ns() - t0;
+	waited = now_ns() - t0;
 	after_signal = atomic_load(&o.signalling);
 	if (other == SB_ACCESS_READ)
 		memcpy(after, b.map, DATA_LEN);

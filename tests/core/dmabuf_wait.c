@@ -34,9 +34,9 @@ phase(int vgem, struct sbk_buf *b, bool write_fence)
 		CHECK_EQ(sb_dmabuf_wait(b->fd, SB_ACCESS_READ, 1000 * MS), 0,
 			 "read fence: wait(READ) returns at once");
 
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_dmabuf_wait(b->fd, blocked, 100 * MS);
-	dt = sbk_now_ns() - t0;
+	dt = now_ns() - t0;
 	sb_test_note("%s: wait(%s, 100 ms) = %d after %.1f ms", what,
 		     blocked == SB_ACCESS_READ ? "READ" : "WRITE", ret, vm_ms(dt));
 	CHECK_EQ(ret, -ETIME, "timed-out wait");
@@ -44,9 +44,9 @@ phase(int vgem, struct sbk_buf *b, bool write_fence)
 	CHECK_EQ(sb_dmabuf_wait(b->fd, SB_ACCESS_WRITE, 0), -ETIME, "wait(WRITE, 0) polls busy");
 
 	vm_later_start(&later, 200 * MS, vm_later_signal_fence, &f);
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_dmabuf_wait(b->fd, blocked, write_fence ? SB_TIMEOUT_INFINITE : 5000 * MS);
-	t1 = sbk_now_ns();
+	t1 = now_ns();
 	CHECK_EQ(vm_later_join(&later), 0, "helper signalled the fence");
 	sb_test_note("%s: wait until signalled = %d after %.1f ms (signalled at +%.1f ms)", what, ret,
 		     vm_ms(t1 - t0), vm_ms(later.done_ns - t0));

@@ -198,7 +198,7 @@ c_acc_merge_call(struct env *e, struct out *o)
 static int
 c_deadline(struct env *e, struct out *o)
 {
-	return sb_sync_file_set_deadline(e->pending.sync_file, (uint64_t)sbk_now_ns() + 1000000);
+	return sb_sync_file_set_deadline(e->pending.sync_file, (uint64_t)now_ns() + 1000000);
 }
 
 static int

@@ -18,7 +18,7 @@ main(void)
 	struct sbk_fence f;
 	struct sbk_buf b;
 	int base, fails = 0, drm;
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 
 	vm_require_buf(SBK_BUF_VGEM, vgem, 4096, &b);
 	vm_require_fence(vgem, true, &f);
@@ -49,7 +49,7 @@ main(void)
 	}
 	CHECK_EQ(fails, 0, "every call in 10,000 rounds returned what it should");
 	CHECK_EQ(sb_test_count_fds(), base, "open-fd count unchanged after 10,000 dma-buf/sync_file rounds");
-	sb_test_note("10,000 dma-buf/sync_file rounds took %.0f ms", vm_ms(sbk_now_ns() - t0));
+	sb_test_note("10,000 dma-buf/sync_file rounds took %.0f ms", vm_ms(now_ns() - t0));
 
 	drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
 	if (drm >= 0) {
@@ -59,7 +59,7 @@ main(void)
 			int base2 = sb_test_count_fds();
 
 			fails = 0;
-			t0 = sbk_now_ns();
+			t0 = now_ns();
 			for (int i = 0; i < SYNCOBJ_ROUNDS; i++) {
 				struct sb_syncobj_waiter *w = NULL;
 				int e = -1, bad = -1;
@@ -74,7 +74,7 @@ main(void)
 			}
 			CHECK_EQ(fails, 0, "every syncobj call in 1,000 rounds returned what it should");
 			CHECK_EQ(sb_test_count_fds(), base2, "open-fd count unchanged after 1,000 syncobj rounds");
-			sb_test_note("1,000 syncobj rounds took %.0f ms", vm_ms(sbk_now_ns() - t0));
+			sb_test_note("1,000 syncobj rounds took %.0f ms", vm_ms(now_ns() - t0));
 			drmSyncobjDestroy(drm, h);
 		}
 		close(drm);

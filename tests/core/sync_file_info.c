@@ -41,12 +41,12 @@ main(void)
 	CHECK_EQ(sbk_sync_file_info_raw(f.sync_file, &raw_status, NULL, 0, NULL), 0, "raw info");
 	CHECK_EQ(raw_status, 0, "raw status pending");
 
-	CHECK_EQ(sb_sync_file_set_deadline(f.sync_file, (uint64_t)(sbk_now_ns() + 5 * MS)), 0,
+	CHECK_EQ(sb_sync_file_set_deadline(f.sync_file, (uint64_t)(now_ns() + 5 * MS)), 0,
 		 "set_deadline on a pending vgem fence");
 
-	t_before = sbk_now_ns();
+	t_before = now_ns();
 	CHECK_EQ(sbk_fence_signal(&f), 0, "signal");
-	t_after = sbk_now_ns();
+	t_after = now_ns();
 
 	ret = sb_sync_file_info_create(f.sync_file, &info);
 	REQUIRE(ret == 0 && info, "sb_sync_file_info_create after the signal: %s", strerror(-ret));
@@ -67,7 +67,7 @@ main(void)
 	CHECK_EQ(vm_status(f.sync_file), 1, "get_status signalled");
 	CHECK_EQ(sbk_sync_file_info_raw(f.sync_file, &raw_status, NULL, 0, NULL), 0, "raw info");
 	CHECK_EQ(raw_status, 1, "raw status signalled");
-	CHECK_EQ(sb_sync_file_set_deadline(f.sync_file, (uint64_t)sbk_now_ns()), 0,
+	CHECK_EQ(sb_sync_file_set_deadline(f.sync_file, (uint64_t)now_ns()), 0,
 		 "set_deadline on a signalled fence");
 
 	/* Two fences: one signalled, one pending → aggregate pending, both listed. */

@@ -45,9 +45,9 @@ main(void)
 	}
 	CHECK_EQ(sb_sync_file_wait(m, 0), -ETIME, "wait(merge, 0) before the last input");
 	vm_later_start(&later, 150 * MS, vm_later_signal_fence, &f[N - 1]);
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_sync_file_wait(m, 5000 * MS);
-	t1 = sbk_now_ns();
+	t1 = now_ns();
 	CHECK_EQ(vm_later_join(&later), 0, "last input signalled by the helper");
 	sb_test_note("wait(merge) = %d after %.1f ms (last input at +%.1f ms)", ret, vm_ms(t1 - t0),
 		     vm_ms(later.start_ns - t0));

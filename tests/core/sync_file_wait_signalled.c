@@ -30,12 +30,12 @@ run(int vgem, const char *what, bool dmabuf, int64_t timeout)
 	vm_bombard_start(&bomb, 3000 * MS);
 	got0 = vm_sigusr1_count;
 	vm_later_start(&later, AT, vm_later_signal_fence, &f);
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	if (dmabuf)
 		ret = sb_dmabuf_wait(f.bo.fd, SB_ACCESS_READ, timeout);
 	else
 		ret = sb_sync_file_wait(f.sync_file, timeout);
-	t1 = sbk_now_ns();
+	t1 = now_ns();
 	dt = t1 - t0;
 	vm_bombard_stop(&bomb);
 	CHECK_EQ(vm_later_join(&later), 0, "helper signalled the fence");

@@ -51,9 +51,9 @@ wait_for_helper(int drm, uint32_t h, uint64_t point, uint32_t flags, int (*fn)(v
 	int ret;
 
 	vm_later_start(&later, 200 * MS, fn, arg);
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_syncobj_wait(drm, h, point, 5000 * MS, flags);
-	t1 = sbk_now_ns();
+	t1 = now_ns();
 	CHECK_EQ(vm_later_join(&later), 0, helper_did);
 	sb_test_note("%s = %d after %.1f ms (the helper's call at +%.1f ms)", what, ret, vm_ms(t1 - t0),
 		     vm_ms(later.start_ns - t0));
@@ -78,9 +78,9 @@ main(void)
 
 	CHECK_EQ(sb_syncobj_wait(drm, h, 5, 0, SB_SYNCOBJ_WAIT_AVAILABLE), -ETIME,
 		 "point 5 not materialised (poll)");
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_syncobj_wait(drm, h, 5, 100 * MS, SB_SYNCOBJ_WAIT_AVAILABLE);
-	dt = sbk_now_ns() - t0;
+	dt = now_ns() - t0;
 	CHECK_EQ(ret, -ETIME, "AVAILABLE wait times out before materialisation");
 	CHECK(dt >= 99 * MS && dt <= 100 * MS + VM_SLACK_NS, "after ~100 ms (%.1f)", vm_ms(dt));
 

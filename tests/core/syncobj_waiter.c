@@ -56,10 +56,10 @@ rd(int fd)
 static void
 fired_once(int fd, const char *what)
 {
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	int rev = vm_poll(fd, POLLIN, 10000);
 
-	sb_test_note("%s: POLLIN after %.2f ms", what, vm_ms(sbk_now_ns() - t0));
+	sb_test_note("%s: POLLIN after %.2f ms", what, vm_ms(now_ns() - t0));
 	CHECK(rev & POLLIN, "%s: POLLIN once fired", what);
 	CHECK_EQ(rd(fd), 1, "read gives 1");
 	CHECK_EQ(rd(fd), -EAGAIN, "a second read is EAGAIN");

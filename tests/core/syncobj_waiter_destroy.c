@@ -25,10 +25,10 @@ static bool fallback;
 static int64_t
 destroy_time(struct sb_syncobj_waiter *w)
 {
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 
 	sb_syncobj_waiter_destroy(w);
-	return sbk_now_ns() - t0;
+	return now_ns() - t0;
 }
 
 int

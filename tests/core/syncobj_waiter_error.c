@@ -49,11 +49,11 @@ fires_within(struct sb_syncobj_waiter *w, int ms)
 static bool
 fires(struct sb_syncobj_waiter *w, const char *what)
 {
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	bool fired = fires_within(w, FIRE_MS);
 
 	sb_test_note("%s: %s after %.1f ms", what, fired ? "fired" : "NOT fired",
-		     vm_ms(sbk_now_ns() - t0));
+		     vm_ms(now_ns() - t0));
 	return fired;
 }
 
@@ -88,11 +88,11 @@ one_path(int drm, bool thread)
 	REQUIRE(drmSyncobjCreate(drm, 0, &tl) == 0, "drmSyncobjCreate");
 	REQUIRE(sb_syncobj_waiter_create(drm, tl, 5, 0, &w) == 0, "waiter");
 	CHECK(!fires_within(w, 50), "%s: not fired while point 5 has no fence", path);
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	REQUIRE(drmSyncobjDestroy(drm, tl) == 0, "drmSyncobjDestroy");
 	if (thread) {
 		CHECK(fires(w, "thread, destroyed"), "thread: fires once its wait fails (%.0f ms)",
-		      vm_ms(sbk_now_ns() - t0));
+		      vm_ms(now_ns() - t0));
 		CHECK_EQ(sb_syncobj_waiter_get_error(w), -ENOENT,
 			 "thread: get_error says the syncobj is gone");
 	} else {
@@ -120,12 +120,12 @@ thread_enomem(int drm)
 
 	/* The thread's next DRM wait fails with ENOMEM; this thread only watches. */
 	sbfault_arm_other_threads("ioctl:1:ENOMEM");
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	until = t0 + (int64_t)FIRE_MS * MS;
-	while (sbfault_injected() == 0 && sbk_now_ns() < until)
+	while (sbfault_injected() == 0 && now_ns() < until)
 		sbk_sleep_ns(2 * MS);
 	sbfault_disarm();
-	sb_test_note("the ENOMEM was injected after %.1f ms", vm_ms(sbk_now_ns() - t0));
+	sb_test_note("the ENOMEM was injected after %.1f ms", vm_ms(now_ns() - t0));
 	CHECK_EQ(sbfault_injected(), 1, "thread: the ENOMEM hit the waiter's wait");
 	CHECK(!fires_within(w, 100), "thread: no fire after a kernel ENOMEM (retried)");
 	CHECK_EQ(sb_syncobj_waiter_get_error(w), 0, "thread: no error reported for it");

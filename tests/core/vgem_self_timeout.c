@@ -25,12 +25,12 @@ main(void)
 	uint32_t n = 0;
 	int64_t t0, dt;
 
-	t0 = sbk_now_ns(); /* before the attach: the timer starts there */
+	t0 = now_ns(); /* before the attach: the timer starts there */
 	vm_require_fence(vgem, true, &f);
 	CHECK_EQ(sb_sync_file_wait(f.sync_file, 100 * MS), -ETIME, "pending at first");
 
 	wret = sb_sync_file_wait(f.sync_file, 20000 * MS);
-	dt = sbk_now_ns() - t0;
+	dt = now_ns() - t0;
 
 	CHECK_EQ(sbk_sync_file_info_raw(f.sync_file, &raw_status, &n, 0, &raw_fence), 0, "raw info");
 	CHECK_EQ(sb_sync_file_get_status(f.sync_file, &lib_status), 0, "sb_sync_file_get_status");

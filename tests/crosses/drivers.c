@@ -164,5 +164,5 @@ xcloexec(int fd)
 int64_t
 xnow(void)
 {
-	return sbk_now_ns();
+	return now_ns();
 }

@@ -184,7 +184,7 @@ main(int argc, char **argv)
 		"attach a pending vgem %s fence", other.writer ? "write" : "read");
 	REQUIRE(pthread_create(&other.thread, NULL, other_main, &other) == 0, "pthread_create");
 
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	if (strcmp(via, "sync-file") == 0) {
 		int fence_fd = -1;
 
@@ -196,7 +196,7 @@ main(int argc, char **argv)
 		ret = sb_egl_dmabuf_wait(a.t.dpy, a.buf.fd, access);
 	}
 	signalling_at_return = atomic_load(&other.signalling);
-	waited = sbk_now_ns() - t0;
+	waited = now_ns() - t0;
 	CHECK_EQ(ret, 0, "the bridge's wait");
 	sb_test_note("the wait returned after %.1f ms", (double)waited / 1e6);
 

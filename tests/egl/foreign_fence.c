@@ -80,9 +80,9 @@ struct stalls {
 
 #define TIMED(st, name, stmt)                                     \
 	do {                                                      \
-		int64_t t0_ = sbk_now_ns();                       \
+		int64_t t0_ = now_ns();                       \
 		stmt;                                             \
-		stall_record((st), (name), sbk_now_ns() - t0_);   \
+		stall_record((st), (name), now_ns() - t0_);   \
 	} while (0)
 
 static void
@@ -192,7 +192,7 @@ submit(struct eglt *t, const struct options *o, struct sbk_fence *f, struct eglt
 	else
 		TIMED(&r->st, "sb_egl_wait_sync_file",
 		      r->wait_ret = sb_egl_wait_sync_file(t->dpy, f->sync_file));
-	r->t_clear = sbk_now_ns();
+	r->t_clear = now_ns();
 	TIMED(&r->st, "glClear", eglt_fill(tgt, NEW));
 	TIMED(&r->st, "glFlush", glFlush());
 }
@@ -253,11 +253,11 @@ own_fence(struct eglt *t, struct eglt_target *tgt)
 	status = status_of(own);
 	CHECK_EQ(sb_egl_sync_file_export_blocking(t->dpy, own, &out), 0, "export_blocking(own)");
 	CHECK_EQ(out, -1, "virgl's own fence is not handed out to poll (the kernel skips it)");
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	CHECK_EQ(sb_egl_wait_sync_file(t->dpy, own), 0, "wait for virgl's own fence");
 	eglt_fill(tgt, OLD);
 	glFlush();
-	dt_flush = sbk_now_ns() - t0;
+	dt_flush = now_ns() - t0;
 	sb_test_note("own fence: status %d at export_blocking; wait + clear + glFlush %.1f ms, "
 		     "the fence %s when the flush returned", status, (double)dt_flush / 1e6,
 		     status_of(own) == 0 ? "still pending" : "signalled");
@@ -390,7 +390,7 @@ main(int argc, char **argv)
 	TIMED(&r.st, "GL's fence", render = gl_fence(&t));
 	REQUIRE(render >= 0, "GL's write fence (EGL_ANDROID_native_fence_sync)");
 	glFinish(); /* the check's, not the loop's: not timed */
-	t_finish = sbk_now_ns();
+	t_finish = now_ns();
 
 	REQUIRE(sb_sync_file_wait(f.sync_file, 15000 * MS) == 0, "the vgem fence signals");
 	pthread_join(sig.thread, NULL);

@@ -102,7 +102,7 @@ later_main(void *p)
 		l->work(l->arg);
 	atomic_store(&l->signalling, true);
 	l->ret = sbk_fence_signal(l->fence);
-	l->signalled_ns = sbk_now_ns();
+	l->signalled_ns = now_ns();
 	return NULL;
 }
 
@@ -183,9 +183,9 @@ check_cpu_fallback_wait(EGLDisplay dpy, struct sbk_fence *f, const char *what)
 	int ret;
 
 	later_start(&l, f, NULL, NULL);
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_egl_wait_sync_file(dpy, f->sync_file);
-	dt = sbk_now_ns() - t0;
+	dt = now_ns() - t0;
 	after = atomic_load(&l.signalling);
 	CHECK_EQ(later_join(&l), 0, "signalled");
 	CHECK_EQ(ret, 0, what);
@@ -425,9 +425,9 @@ run_wait(bool core)
 	/* GPU-side: EGL gets a duplicate, owns it, and the call does not block. */
 	pending_fence(vgem, &f, "pending vgem fence");
 	before = sb_test_count_fds();
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_egl_wait_sync_file(dpy, f.sync_file);
-	dt = sbk_now_ns() - t0;
+	dt = now_ns() - t0;
 	CHECK_EQ(ret, 0, "GPU-side wait");
 	/* Nobody signals it before this check: a CPU wait would have run into vgem's timer. */
 	CHECK(fence_status(&f) == 0, "returned without waiting on the CPU (fence still pending; %.1f ms)",
@@ -515,10 +515,10 @@ run_export(bool core)
 	fake.gl_flush = 0;
 	before = sb_test_count_fds();
 	later_start(&l, &gpu, NULL, NULL);
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	fd = -2;
 	ret = sb_egl_export_sync_file(dpy, &fd);
-	dt = sbk_now_ns() - t0;
+	dt = now_ns() - t0;
 	after = atomic_load(&l.signalling);
 	CHECK_EQ(later_join(&l), 0, "signalled");
 	CHECK_EQ(ret, 0, "export falls back");
@@ -585,9 +585,9 @@ run_attach(bool gl_writes, bool control)
 	 * control only after the next party's access.
 	 */
 	later_start_on_go(&l, &gpu, gpu_work, &job);
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_egl_dmabuf_attach(dpy, buf.fd, gl_writes ? SB_ACCESS_WRITE : SB_ACCESS_READ);
-	dt = sbk_now_ns() - t0;
+	dt = now_ns() - t0;
 	CHECK_EQ(ret, 0, "attach");
 	CHECK(fence_status(&gpu) == 0, "attach did not wait on the CPU (the GPU's fence still pending; %.1f ms)",
 	      (double)dt / 1e6);
@@ -608,10 +608,10 @@ run_attach(bool gl_writes, bool control)
 	if (!control)
 		later_go(&l, DELAY_NS);
 	/* The next party: a reader after GL's write, a writer after GL's read. */
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	CHECK_EQ(sb_dmabuf_wait(buf.fd, gl_writes ? SB_ACCESS_READ : SB_ACCESS_WRITE, 5000 * MS), 0,
 		 "the next party's poll");
-	dt = sbk_now_ns() - t0;
+	dt = now_ns() - t0;
 	long news = 0;
 	if (gl_writes) {
 		for (int i = 0; i < BUF_SIZE; i++)

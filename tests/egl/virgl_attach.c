@@ -157,9 +157,9 @@ reader_read(int dmabuf, struct eglt_target *tgt, uint8_t *px, bool wait, struct 
 {
 	r->wait_ret = wait ? sb_dmabuf_wait(dmabuf, SB_ACCESS_READ, 10000 * MS) : 1;
 	r->fence_at_read = write_fence_status(dmabuf);
-	r->read_start = demo_now_ns();
+	r->read_start = now_ns();
 	r->status = eglt_read(tgt, px);
-	r->read_end = demo_now_ns();
+	r->read_end = now_ns();
 	count(px, r);
 	return r->status;
 }
@@ -294,7 +294,7 @@ main(int argc, char **argv)
 	CHECK_EQ(r.n_old, all, "the reader sees the OLD frame before the work");
 
 	/* The work: draws that take the host a while, the last one stamping NEW. */
-	t0 = demo_now_ns();
+	t0 = now_ns();
 	for (int i = 0; i < o.draws; i++) {
 		uint8_t v = i == o.draws - 1 ? NEW : MID;
 
@@ -306,7 +306,7 @@ main(int argc, char **argv)
 	ret = sb_egl_dmabuf_attach(t.dpy, dmabuf, SB_ACCESS_WRITE);
 	if (o.flush)
 		glFlush();
-	t_attached = demo_now_ns();
+	t_attached = now_ns();
 	CHECK_EQ(ret, 0, "attach GL's write");
 	/* What a reader of the buffer waits for, right after the attach. */
 	REQUIRE(sb_dmabuf_export_sync_file(dmabuf, SB_ACCESS_READ, &fence) == 0, "export");

@@ -124,14 +124,14 @@ signal_vgem(void *arg)
 static int
 settled_fd_count(struct vk *v, int want)
 {
-	int64_t end = sbk_now_ns() + 10000 * MS, t0 = sbk_now_ns();
+	int64_t end = now_ns() + 10000 * MS, t0 = now_ns();
 	int n;
 
 	vkDeviceWaitIdle(v->t.device);
-	while ((n = sb_test_count_fds()) != want && sbk_now_ns() < end)
+	while ((n = sb_test_count_fds()) != want && now_ns() < end)
 		sbk_sleep_ns(10 * MS);
-	if (n == want && sbk_now_ns() - t0 > 5 * MS)
-		sb_test_note("the fd count settled after %.1f ms", (double)(sbk_now_ns() - t0) / 1e6);
+	if (n == want && now_ns() - t0 > 5 * MS)
+		sb_test_note("the fd count settled after %.1f ms", (double)(now_ns() - t0) / 1e6);
 	return n;
 }
 
@@ -193,11 +193,11 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 				      .when_told = control };
 	vkt_deferred_start(&later);
 
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	if (!control) {
 		CHECK_EQ(vkt_semaphore_export(&v->t, rendered, &fd), VK_SUCCESS, "vkGetSemaphoreFdKHR");
 		sb_test_note("vkGetSemaphoreFdKHR returned fd %d after %.1f ms", fd,
-			     (double)(sbk_now_ns() - t0) / 1e6);
+			     (double)(now_ns() - t0) / 1e6);
 		CHECK(fd == -1 || sb_sync_file_is_valid(fd), "a sync_file or -1 (signalled)");
 		CHECK_EQ(sb_egl_wait_sync_file(t->dpy, fd), 0, "the bridge's wait on Vulkan's fence");
 		if (fd >= 0)
@@ -208,7 +208,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 	n = eglt_count(target, NEW, &first);
 	vkt_deferred_tell(&later);
 	sb_test_note("GL read %ld NEW pixels of %d (first 0x%02x) %.1f ms after the submit", n,
-		     SIZE * SIZE, first, (double)(sbk_now_ns() - t0) / 1e6);
+		     SIZE * SIZE, first, (double)(now_ns() - t0) / 1e6);
 	if (control)
 		CHECK(n == 0 && first == OLD,
 		      "control: without the hand-off GL reads OLD while Vulkan still waits");

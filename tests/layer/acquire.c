@@ -56,10 +56,10 @@ producer_main(void *arg)
 	 * The VkFence may be waited on only once vkQueueSubmit has returned (the
 	 * submit synchronises it externally); with the layer give up after 1.5 s
 	 * (its work waits for us), in the control after 15 s (header). */
-	int64_t deadline = sbk_now_ns() + (p->control ? 15000ll : 1500ll) * 1000 * 1000;
-	while (!atomic_load(&p->submitted) && sbk_now_ns() < deadline)
+	int64_t deadline = now_ns() + (p->control ? 15000ll : 1500ll) * 1000 * 1000;
+	while (!atomic_load(&p->submitted) && now_ns() < deadline)
 		sbk_sleep_ns(1000 * 1000);
-	int64_t left = deadline - sbk_now_ns();
+	int64_t left = deadline - now_ns();
 	VkResult r = VK_TIMEOUT;
 	if (atomic_load(&p->submitted) && left > 0)
 		r = vkWaitForFences(p->t->device, 1, &p->fence, VK_TRUE, (uint64_t)left);
@@ -95,9 +95,9 @@ main(int argc, char **argv)
 
 	pthread_t th;
 	REQUIRE(pthread_create(&th, NULL, producer_main, &p) == 0, "pthread_create");
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	VkResult r = vkt_submit(&t, &opt, rec.primary, VK_NULL_HANDLE, 0, p.fence);
-	int64_t t1 = sbk_now_ns();
+	int64_t t1 = now_ns();
 	atomic_store(&p.submitted, true);
 	CHECK(r == VK_SUCCESS, "vkQueueSubmit: %s", vkt_result_name(r));
 	r = vkWaitForFences(t.device, 1, &p.fence, VK_TRUE, 20ull * 1000 * 1000 * 1000);

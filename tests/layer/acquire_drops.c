@@ -278,7 +278,7 @@ main(int argc, char **argv)
 	int vgem = vkt_start(n_rest, rest, &opt);
 
 	struct vkt base;
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	vkt_init(&base, &opt, true);
 
 	struct run runs[N_CASES];
@@ -291,7 +291,7 @@ main(int argc, char **argv)
 		run_setup(&runs[n], &base, n == 0, &opt, vgem);
 		n++;
 	}
-	int64_t t1 = sbk_now_ns();
+	int64_t t1 = now_ns();
 
 	/* The foreign producer owns every buffer: a pending WRITE fence each. */
 	for (int i = 0; i < n; i++) {
@@ -306,9 +306,9 @@ main(int argc, char **argv)
 	}
 
 	/* One race window for all cases: a copy that did not wait finishes in it. */
-	int64_t deadline = sbk_now_ns() + (opt.control ? CONTROL_WINDOW_NS : RACE_WINDOW_NS);
+	int64_t deadline = now_ns() + (opt.control ? CONTROL_WINDOW_NS : RACE_WINDOW_NS);
 	for (int i = 0; i < n; i++) {
-		int64_t left = deadline - sbk_now_ns();
+		int64_t left = deadline - now_ns();
 		VkResult res = vkWaitForFences(runs[i].t.device, 1, &runs[i].fence, VK_TRUE,
 					       left > 0 ? (uint64_t)left : 0);
 		runs[i].early = res == VK_SUCCESS;
@@ -317,7 +317,7 @@ main(int argc, char **argv)
 		memset(runs[i].buf.map, NEW, runs[i].buf.size);
 		CHECK_EQ(sbk_vgem_fence_signal(vgem, runs[i].fence_id), 0, "vgem fence signal");
 	}
-	int64_t t2 = sbk_now_ns();
+	int64_t t2 = now_ns();
 
 	int raced = 0;
 	for (int i = 0; i < n; i++) {

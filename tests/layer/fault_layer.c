@@ -131,11 +131,11 @@ static void *
 producer_main(void *arg)
 {
 	struct producer *p = arg;
-	int64_t deadline = sbk_now_ns() + 150 * MS;
+	int64_t deadline = now_ns() + 150 * MS;
 
-	while (!atomic_load(&p->submitted) && sbk_now_ns() < deadline)
+	while (!atomic_load(&p->submitted) && now_ns() < deadline)
 		sbk_sleep_ns(MS);
-	int64_t left = deadline - sbk_now_ns();
+	int64_t left = deadline - now_ns();
 	if (atomic_load(&p->submitted) && left > 0)
 		atomic_store(&p->early, vkWaitForFences(p->a->t.device, 1, &p->fence, VK_TRUE,
 							(uint64_t)left) == VK_SUCCESS);
@@ -275,10 +275,10 @@ static void *
 late_producer_main(void *arg)
 {
 	struct late_producer *p = arg;
-	int64_t end = sbk_now_ns() + 5000 * MS;
+	int64_t end = now_ns() + 5000 * MS;
 
 	/* Until the submit waits for this fence on the CPU (bound: a hang guard). */
-	while (!(p->blocked = in_untimed_ppoll(p->submitter)) && sbk_now_ns() < end)
+	while (!(p->blocked = in_untimed_ppoll(p->submitter)) && now_ns() < end)
 		sbk_sleep_ns(MS);
 	memset(p->a->buf.map, NEW, p->a->buf.size);
 	sbk_vgem_fence_signal(p->a->vgem, p->fence_id);

@@ -48,7 +48,7 @@ main(int argc, char **argv)
 		if (i == warmup) {
 			/* Pools are filled by now: from here on nothing may grow. */
 			fds_before = sb_test_count_fds();
-			t0 = sbk_now_ns();
+			t0 = now_ns();
 		}
 		VkResult r;
 		if (i % 50 == 49) {
@@ -67,7 +67,7 @@ main(int argc, char **argv)
 			errors++;
 		vkResetFences(t.device, 1, &fence);
 	}
-	int64_t t1 = sbk_now_ns();
+	int64_t t1 = now_ns();
 	int fds_after = sb_test_count_fds();
 	sb_test_note("%ld submits in %.1f s (%.2f ms each); fds %d → %d", iterations,
 		     (t1 - t0) / 1e9, (t1 - t0) / 1e6 / (double)iterations, fds_before, fds_after);

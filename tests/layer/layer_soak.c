@@ -248,7 +248,7 @@ main(int argc, char **argv)
 			fds0 = sb_test_count_fds();
 			rss0 = rss_kib();
 			heap0 = heap_kib();
-			t0 = sbk_now_ns();
+			t0 = now_ns();
 		}
 		memset(c.src.map, src_pattern, SIZE);
 		memset(c.dst.map, 0, SIZE);
@@ -315,7 +315,7 @@ main(int argc, char **argv)
 			sb_test_note("%8ld %4d %8ld %8ld %3d", i - warmup + 1, sb_test_count_fds(), rss_kib(),
 				     heap_kib(), fences_on(c.buf.fd));
 	}
-	int64_t t1 = sbk_now_ns();
+	int64_t t1 = now_ns();
 	int fds1 = sb_test_count_fds();
 	long rss1 = rss_kib(), heap1 = heap_kib();
 

@@ -75,9 +75,9 @@ signal_timeline(void *arg)
 		.semaphore = s->timeline,
 		.value = 1,
 	};
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	s->result = vkSignalSemaphore(s->t->device, &info);
-	s->ns = sbk_now_ns() - t0;
+	s->ns = now_ns() - t0;
 }
 
 /* --hold fence: what holds the copy back, a pending vgem fence. */
@@ -194,11 +194,11 @@ one_round(struct scene *sc, int round)
 	else if (opt.signal == VKT_SIGNAL_OTHER_THREAD)
 		vkt_deferred_start(&dep);
 
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	VkSemaphore waits[] = { s.timeline, held };
 	uint64_t values[] = { 1, 0 };
 	VkResult r = vkt_submit_waits(&t, &opt, rec.primary, held ? 2 : 1, waits, values, fence);
-	int64_t t1 = sbk_now_ns();
+	int64_t t1 = now_ns();
 	CHECK(r == VK_SUCCESS, "vkQueueSubmit: %s", vkt_result_name(r));
 	/* Before the dependency is submitted: the window (docs/layer.md). */
 	uint32_t window_fences = 0;
@@ -209,12 +209,12 @@ one_round(struct scene *sc, int round)
 	else if (opt.signal == VKT_SIGNAL_OTHER_THREAD && !late_dep)
 		vkt_deferred_join(&dep);
 	/* The dependency is submitted: now the consumer may be told. */
-	int64_t t2 = sbk_now_ns();
+	int64_t t2 = now_ns();
 
 	/* The consumer: implicit sync only. */
 	struct pollfd pfd = { .fd = buf.fd, .events = POLLIN };
 	int pr = poll(&pfd, 1, 10000);
-	int64_t t3 = sbk_now_ns();
+	int64_t t3 = now_ns();
 	struct dma_buf_sync sync = { .flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ };
 	ioctl(buf.fd, DMA_BUF_IOCTL_SYNC, &sync);
 	size_t total;

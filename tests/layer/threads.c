@@ -144,7 +144,7 @@ worker_main(void *arg)
 	VkSemaphore timeline = wbs ? vkt_timeline(&mine, 0) : VK_NULL_HANDLE;
 	VkSemaphore chained = wbs ? vkt_timeline(&mine, 0) : VK_NULL_HANDLE;
 
-	while ((w->iterations < MIN_ITERATIONS || sbk_now_ns() < w->deadline) && !w->errors) {
+	while ((w->iterations < MIN_ITERATIONS || now_ns() < w->deadline) && !w->errors) {
 		uint8_t a = (uint8_t)(w->index * 64 + (w->iterations * 2) % 60 + 1);
 		uint8_t b = (uint8_t)(a + 1);
 
@@ -234,7 +234,7 @@ main(int argc, char **argv)
 
 	struct worker w[THREADS];
 	pthread_t th[THREADS];
-	int64_t deadline = sbk_now_ns() + (int64_t)(seconds * 1e9);
+	int64_t deadline = now_ns() + (int64_t)(seconds * 1e9);
 	for (int i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){
 			.index = i, .dev = &devs[i / 2], .opt = &opt, .vgem = vgem,

@@ -425,9 +425,9 @@ produce(struct app *a, struct slot *s)
 	j->frame = s->frame;
 	gpu_submit(&a->gpu, j); /* the thread owns the job and its fence now */
 	/* A memfd plane (the fallback) waits here for the write: the GPU is its own thread. */
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_pw_producer_set_acquire(a->sync, buf, fence);
-	a->calls_ns += sbk_now_ns() - t0;
+	a->calls_ns += now_ns() - t0;
 	close(fence);
 	if (ret) {
 		fail(a, "sb_pw_producer_set_acquire", ret);
@@ -445,7 +445,7 @@ produce(struct app *a, struct slot *s)
 	if (h) {
 		h->flags = 0;
 		h->seq = s->frame;
-		h->pts = sbk_now_ns();
+		h->pts = now_ns();
 		h->dts_offset = 0;
 	}
 	buf->datas[0].chunk->offset = 0;
@@ -471,7 +471,7 @@ on_released(void *data, int fd, uint32_t mask)
 static void
 check_bounds(struct app *a, bool starved)
 {
-	int64_t now = sbk_now_ns(), bound = (int64_t)a->release_timeout_ms * 1000000;
+	int64_t now = now_ns(), bound = (int64_t)a->release_timeout_ms * 1000000;
 
 	for (int i = 0; i < a->nslots; i++) {
 		struct slot *s = &a->slots[i];
@@ -531,9 +531,9 @@ producer_process(struct app *a)
 	if (m && s->frame && (m->flags & 1))
 		a->unscheduled++;
 	/* The consumer may still read it: watch the release point in the loop. */
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	ret = sb_pw_producer_watch_release(a->sync, pwb->buffer, &fd);
-	a->calls_ns += sbk_now_ns() - t0;
+	a->calls_ns += now_ns() - t0;
 	if (ret < 0) {
 		fail(a, "sb_pw_producer_watch_release", ret);
 		return;
@@ -543,7 +543,7 @@ producer_process(struct app *a)
 		return;
 	}
 	/* Kept aside, never waited for here: this tick's frame is dropped. */
-	s->out_since = sbk_now_ns();
+	s->out_since = now_ns();
 	s->warned = false;
 	s->release_io = pw_loop_add_io(pw_main_loop_get_loop(a->loop), fd, SPA_IO_IN, false,
 				       on_released, s);
@@ -574,9 +574,9 @@ consumer_process(struct app *a)
 		int64_t t0;
 		int fence = -1, ret, bad = 0;
 
-		t0 = sbk_now_ns();
+		t0 = now_ns();
 		ret = sb_pw_consumer_acquire(a->sync, buf, &fence);
-		a->calls_ns += sbk_now_ns() - t0;
+		a->calls_ns += now_ns() - t0;
 		if (ret) {
 			fail(a, ret == -EPROTO ? "sb_pw_consumer_acquire: the producer's acquire point "
 						 "is not after the last frame read from the buffer"
@@ -587,7 +587,7 @@ consumer_process(struct app *a)
 			/* A GPU reader would wait for it on the GPU; the test reads on the CPU. */
 			ret = sb_sync_file_wait(fence, 5000000000LL);
 			if (ret == 0 && a->stats && a->nlat < a->frames) {
-				int64_t woke = sbk_now_ns(), signalled = sbk_sync_file_signal_time(fence);
+				int64_t woke = now_ns(), signalled = sbk_sync_file_signal_time(fence);
 
 				if (signalled > 0)
 					a->lat_ns[a->nlat++] = woke - signalled;
@@ -613,9 +613,9 @@ consumer_process(struct app *a)
 			_exit(3);
 		}
 		if (a->hostile != HOSTILE_NEVER_RELEASE) {
-			t0 = sbk_now_ns();
+			t0 = now_ns();
 			ret = sb_pw_consumer_release(a->sync, buf, -1);
-			a->calls_ns += sbk_now_ns() - t0;
+			a->calls_ns += now_ns() - t0;
 			if (ret) {
 				fail(a, ret == -EPROTO ? "sb_pw_consumer_release: the producer's release "
 							 "point is behind its timeline"

@@ -130,11 +130,11 @@ remove_created_listener(void *data)
 static int
 wait_closed(struct wlt_client *c, int64_t timeout_ns)
 {
-	int64_t deadline = sbk_now_ns() + timeout_ns;
+	int64_t deadline = now_ns() + timeout_ns;
 	struct pollfd p = { .fd = wl_display_get_fd(c->display), .events = 0 };
 
 	for (;;) {
-		int64_t left = deadline - sbk_now_ns();
+		int64_t left = deadline - now_ns();
 		if (left <= 0)
 			return -ETIME;
 		p.revents = 0;

@@ -95,7 +95,7 @@ one_case(struct wlt_client *c, struct sbk_buf *buf, bool syncobj, enum when when
 		sbk_sleep_ns(100 * WLT_MS);
 		CHECK(wlt_comp_n_used(&comp) == n0, "%s, %s%s: not used before the fence completed", what,
 		      when_name[when], errored ? ", errored" : "");
-		t_signal = sbk_now_ns();
+		t_signal = now_ns();
 		if (have_fence)
 			REQUIRE(sbk_fence_signal(&f) == 0, "signal");
 		else

@@ -117,7 +117,7 @@ int
 main(int argc, char **argv)
 {
 	bool server = true, client = true;
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 1; i < argc; i++) {
@@ -145,7 +145,7 @@ main(int argc, char **argv)
 		client_part();
 
 	sb_test_note("%d fault cases: %d kept, %d reported; %.1f s", cases, n_kept, n_reported,
-		     (double)(sbk_now_ns() - t0) / 1e9);
+		     (double)(now_ns() - t0) / 1e9);
 	sbk_buf_destroy(&buf);
 	wlt_devices_close(&dev);
 	for (int i = 0; i < 3; i++) {

@@ -171,7 +171,7 @@ run_cli(const struct cli_scenario *sc, const char *sched, struct cli_result *res
 		res->broken = true;
 		snprintf(res->why, sizeof(res->why), "used before its fence signalled");
 	}
-	t_signal = sbk_now_ns();
+	t_signal = now_ns();
 	REQUIRE(sbk_fence_signal(&f) == 0, "signal");
 	if (wlt_comp_wait_used(&comp, n0 + 1, BOUND) != 0) {
 		res->broken = true;

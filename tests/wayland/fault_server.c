@@ -192,9 +192,9 @@ released(struct wlt_client *c, struct commit_objs *o, bool *failed, const char *
 	 const char *prefix, char *why, size_t why_len)
 {
 	if (o->proto == V1) {
-		int64_t end = sbk_now_ns() + BOUND;
+		int64_t end = now_ns() + BOUND;
 
-		while (!o->rel.arrived && sbk_now_ns() < end && wlt_dispatch_for(c, 5 * WLT_MS) == 0)
+		while (!o->rel.arrived && now_ns() < end && wlt_dispatch_for(c, 5 * WLT_MS) == 0)
 			;
 		if (o->rel.arrived)
 			return true;
@@ -258,7 +258,7 @@ run_srv(const struct srv_scenario *sc, bool immediate, const char *sched, char *
 			/* Only a window: the hang-up is ordered before the signals by epoll (header). */
 			sbk_sleep_ns(10 * WLT_MS);
 		}
-		t_signal = sbk_now_ns();
+		t_signal = now_ns();
 		objs_signal(&o);
 		if (sc->client_gone)
 			objs_signal(&o2);

@@ -110,7 +110,7 @@ bee_frame(struct bee *b)
 		return;
 	}
 	sbk_fence_signal(&f);
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	wl_surface_attach(b->surf, b->buf, 0, 0);
 	zwp_linux_surface_synchronization_v1_set_acquire_fence(b->sync, f.sync_file);
 	struct wl_callback *cb = wlt_frame(b->surf, &done);
@@ -121,7 +121,7 @@ bee_frame(struct bee *b)
 		wl_callback_destroy(cb);
 		b->failed++;
 	}
-	dt = sbk_now_ns() - t0;
+	dt = now_ns() - t0;
 	sbk_fence_destroy(&f);
 	b->frames++;
 	b->sum_ns += dt;
@@ -190,7 +190,7 @@ struct hostile {
 static void
 settle(struct wlt_comp *comp, bool idle, int want_fds, struct wlt_comp_sample *s)
 {
-	int64_t t0 = sbk_now_ns(), end = t0 + 10000 * WLT_MS;
+	int64_t t0 = now_ns(), end = t0 + 10000 * WLT_MS;
 
 	for (;;) {
 		pthread_mutex_lock(&comp->lock);
@@ -201,14 +201,14 @@ settle(struct wlt_comp *comp, bool idle, int want_fds, struct wlt_comp_sample *s
 		if (rendered && (!idle || (s->stats.commits_queued == 0 && s->stats.waits_pending == 0 &&
 					   (want_fds < 0 || s->fds == want_fds))))
 			break;
-		if (sbk_now_ns() >= end) {
+		if (now_ns() >= end) {
 			sb_test_note("the compositor did not settle within 10 s");
 			break;
 		}
 		sbk_sleep_ns(5 * WLT_MS);
 	}
-	if (sbk_now_ns() - t0 > 100 * WLT_MS)
-		sb_test_note("the compositor settled after %.0f ms", (double)(sbk_now_ns() - t0) / 1e6);
+	if (now_ns() - t0 > 100 * WLT_MS)
+		sb_test_note("the compositor settled after %.0f ms", (double)(now_ns() - t0) / 1e6);
 }
 
 static void
@@ -335,7 +335,7 @@ main(int argc, char **argv)
 	struct peak p1 = { 0 };
 	int sent = 0, cutoffs = 0, since_cut = 0, worst_run = 0;
 	bool other_error = false, broke = false;
-	int64_t t1 = sbk_now_ns();
+	int64_t t1 = now_ns();
 
 	hostile_connect(&h, comp.socket, buf.fd, SURFACES);
 	while (sent < fences) {
@@ -385,7 +385,7 @@ main(int argc, char **argv)
 			print_sample(what, &s);
 		}
 	}
-	int64_t phase1_ns = sbk_now_ns() - t1;
+	int64_t phase1_ns = now_ns() - t1;
 	if (since_cut > worst_run)
 		worst_run = since_cut;
 	hostile_disconnect(&h);
@@ -514,7 +514,7 @@ main(int argc, char **argv)
 		struct sbk_fence f;
 		bool err = false;
 		int released = 0;
-		int64_t t3 = sbk_now_ns();
+		int64_t t3 = now_ns();
 
 		REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "vgem fence");
 		sbk_fence_signal(&f);
@@ -537,7 +537,7 @@ main(int argc, char **argv)
 				peak_take(&comp, &p3);
 			}
 		}
-		int64_t phase3_ns = sbk_now_ns() - t3;
+		int64_t phase3_ns = now_ns() - t3;
 		/* Waited for (up to 30 s; 0.8-3 s for the whole phase). */
 		for (int i = 0; i < 300 && released < flood; i++)
 			wlt_dispatch_for(&h.c, 100 * WLT_MS);

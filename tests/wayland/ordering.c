@@ -141,7 +141,7 @@ main(int argc, char **argv)
 
 	/* "The GPU finishes": the new content lands, then the fence signals. */
 	((volatile uint32_t *)buf.map)[0] = NEW;
-	t_signal = sbk_now_ns();
+	t_signal = now_ns();
 	if (unmat)
 		REQUIRE(sb_syncobj_signal(dev.client_drm, acq_tl, 1) == 0, "signal acquire point 1");
 	else

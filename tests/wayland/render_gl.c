@@ -344,10 +344,10 @@ test_dmabuf_once(struct sbwl_renderer *r, int vgem, struct sbwl_dumb *buf, struc
 	}
 	REQUIRE(pthread_create(&w.thread, NULL, writer_main, &w) == 0, "thread");
 
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	ret = r->impl->take(r, surf, s, explicit ? fence.sync_file : -1, &release);
 	printf("# %s: take() returned after %lld ms (the writer signals %s), release fence %s\n",
-	       what, (long long)((sbk_now_ns() - t0) / MS), control ? "only once told" : "at +500 ms", release >= 0 ? "a sync_file" : "-1 (done)");
+	       what, (long long)((now_ns() - t0) / MS), control ? "only once told" : "at +500 ms", release >= 0 ? "a sync_file" : "-1 (done)");
 	CHECK_EQ(ret, 0, what);
 	if (control)
 		CHECK(fd_pending(watch), "control, %s: take() returned while the fence was pending", what);

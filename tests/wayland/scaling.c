@@ -103,7 +103,7 @@ main(int argc, char **argv)
 	struct sbk_fence *fence = calloc((size_t)n, sizeof(*fence));
 	REQUIRE(surf && sync && so && tl && handle && fence, "out of memory");
 
-	int64_t t0 = sbk_now_ns();
+	int64_t t0 = now_ns();
 	if (syncobj)
 		rel_tl = wlt_timeline_new(&c, dev.client_drm, NULL);
 	for (int i = 0; i < n; i++) {
@@ -123,9 +123,9 @@ main(int argc, char **argv)
 			REQUIRE(wl_display_roundtrip(c.display) >= 0, "setup roundtrip");
 	}
 	REQUIRE(wl_display_roundtrip(c.display) >= 0, "setup roundtrip");
-	sb_test_note("%d surfaces set up in %.0f ms", n, (double)(sbk_now_ns() - t0) / 1e6);
+	sb_test_note("%d surfaces set up in %.0f ms", n, (double)(now_ns() - t0) / 1e6);
 	/* The fences last: vgem's 10 s start now (header). */
-	int64_t t_fences = sbk_now_ns();
+	int64_t t_fences = now_ns();
 	for (int i = 0; i < n && !syncobj; i++) {
 		REQUIRE(sbk_vgem_fence_attach(dev.vgem, fence[i].bo.handle, true, &fence[i].fence_id) == 0,
 			"vgem fence %d", i);
@@ -133,7 +133,7 @@ main(int argc, char **argv)
 			"export vgem fence %d", i);
 	}
 	if (!syncobj)
-		sb_test_note("%d fences made in %.0f ms", n, (double)(sbk_now_ns() - t_fences) / 1e6);
+		sb_test_note("%d fences made in %.0f ms", n, (double)(now_ns() - t_fences) / 1e6);
 
 	/*
 	 * The commits, sent while the compositor is gated off: then only it
@@ -159,11 +159,11 @@ main(int argc, char **argv)
 	REQUIRE(wl_display_flush(c.display) >= 0, "flush all %d commits (socket full?)", n);
 	int fds0 = sb_test_count_fds();
 	struct mallinfo2 m0 = mallinfo2();
-	t0 = sbk_now_ns();
+	t0 = now_ns();
 	wlt_comp_gate_open(&comp);
 	/* The roundtrip's answer comes after the compositor took every commit. */
 	REQUIRE(wl_display_roundtrip(c.display) >= 0, "roundtrip after the commits (protocol error?)");
-	int64_t t_taken = sbk_now_ns() - t0;
+	int64_t t_taken = now_ns() - t0;
 	struct mallinfo2 m1 = mallinfo2();
 	int fds1 = sb_test_count_fds();
 	int threads1 = sbk_thread_count();
@@ -187,7 +187,7 @@ main(int argc, char **argv)
 
 	/* Signal one at a time; each must cost exactly one helper wake-up. */
 	int bad_wakeups = 0, bad_order = 0;
-	int64_t t_sig = sbk_now_ns();
+	int64_t t_sig = now_ns();
 	for (int i = 0; i < n; i++) {
 		if (syncobj)
 			REQUIRE(sb_syncobj_signal(dev.client_drm, handle[i], 1) == 0, "signal %d", i);
@@ -209,7 +209,7 @@ main(int argc, char **argv)
 			CHECK_EQ(u->stats.waits_pending, n - 1, "waits pending after the first signal");
 		pthread_mutex_unlock(&comp.lock);
 	}
-	int64_t t_all = sbk_now_ns() - t_sig;
+	int64_t t_all = now_ns() - t_sig;
 	if (!syncobj)
 		sb_test_note("the last fence signalled %.0f ms after the first was made (vgem: 10 s)",
 			     (double)(t_sig + t_all - t_fences) / 1e6);

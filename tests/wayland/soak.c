@@ -149,7 +149,7 @@ pend_signal(struct surf *s, struct pend *p)
 	if (p->signalled)
 		return;
 	pthread_mutex_lock(&comp.lock);
-	p->signalled_ns = sbk_now_ns();
+	p->signalled_ns = now_ns();
 	p->signalled = true;
 	pthread_mutex_unlock(&comp.lock);
 	if (p->has_fence)
@@ -182,7 +182,7 @@ unmaterialised_pending(struct surf *s)
 static void
 signal_due(bool all)
 {
-	int64_t now = sbk_now_ns();
+	int64_t now = now_ns();
 
 	for (int i = 0; i < n_surfs; i++) {
 		struct surf *s = &surfs[i];
@@ -246,7 +246,7 @@ commit_one(struct wlt_client *c, struct surf *s)
 	memset(p, 0, sizeof(*p));
 	p->seq = seq;
 	pthread_mutex_unlock(&comp.lock);
-	p->due_ns = (r & 3) == 0 ? 0 : sbk_now_ns() + (int64_t)((r >> 8) % max_delay_us) * 1000;
+	p->due_ns = (r & 3) == 0 ? 0 : now_ns() + (int64_t)((r >> 8) % max_delay_us) * 1000;
 	/*
 	 * Timeline points are signalled in point order: signalling this one
 	 * now, with earlier ones pending, would complete the earlier
@@ -255,7 +255,7 @@ commit_one(struct wlt_client *c, struct surf *s)
 	 * right after the commit, in its turn.
 	 */
 	if (p->due_ns == 0 && s->syncobj && s->waiting > 0)
-		p->due_ns = sbk_now_ns();
+		p->due_ns = now_ns();
 	/* One in eight of the later ones: due only after a roundtrip (header). */
 	if (p->due_ns != 0 && ((r >> 20) & 7) == 0) {
 		p->held = true;
@@ -398,13 +398,13 @@ main(int argc, char **argv)
 		 * slots: a loaded guest can fall behind a client that only waits
 		 * for its WINDOW of unsignalled ones. Let it catch up (bounded).
 		 */
-		for (int64_t t_lag = sbk_now_ns();;) {
+		for (int64_t t_lag = now_ns();;) {
 			pthread_mutex_lock(&comp.lock);
 			uint64_t used = s->used;
 			pthread_mutex_unlock(&comp.lock);
 			if (s->committed + 1 - used <= BEHIND)
 				break;
-			REQUIRE(sbk_now_ns() - t_lag < 30 * 1000000000LL,
+			REQUIRE(now_ns() - t_lag < 30 * 1000000000LL,
 				"compositor used nothing for 30 s with %d commits behind",
 				(int)(s->committed - used));
 			signal_due(false);
@@ -416,7 +416,7 @@ main(int argc, char **argv)
 		if (held) {
 			/* The compositor has taken the commit, with its fence pending. */
 			REQUIRE(wl_display_roundtrip(c.display) >= 0, "roundtrip after a held commit");
-			held->due_ns = sbk_now_ns();
+			held->due_ns = now_ns();
 			held_commits++;
 		}
 		signal_due(false);
@@ -426,7 +426,7 @@ main(int argc, char **argv)
 		if (n + 1 == warmup) {
 			drain(&c, total);
 			wlt_comp_sample(&comp, &s0);
-			t0 = sbk_now_ns();
+			t0 = now_ns();
 			sb_test_note("after %ld commits: fds %d, heap %zu B, RSS %ld KiB, waits %u, queued %u, "
 				     "threads %u", warmup, s0.fds, s0.heap_in_use, s0.rss_kib,
 				     s0.stats.waits_pending, s0.stats.commits_queued, s0.stats.waits_threaded);
@@ -442,7 +442,7 @@ main(int argc, char **argv)
 		}
 	}
 	drain(&c, total);
-	int64_t dt = sbk_now_ns() - t0;
+	int64_t dt = now_ns() - t0;
 	wlt_comp_sample(&comp, &s1);
 	sb_test_note("after %llu commits: fds %d, heap %zu B, RSS %ld KiB, waits %u, queued %u, threads %u; "
 		     "%llu deferred, %llu wake-ups, %llu releases (v1)",

@@ -181,13 +181,13 @@ main(int argc, char **argv)
 	for (int i = 0; i < 5; i++) {
 		struct sbk_fence f;
 		bool frame = false;
-		int64_t t0 = sbk_now_ns();
+		int64_t t0 = now_ns();
 
 		REQUIRE(sbk_fence_create(dev.vgem, true, &f) == 0, "vgem fence");
 		sbk_fence_signal(&f);
 		side_commit(&b, f.sync_file, true, &frame);
 		ret = wlt_wait_flag(&b.c, &frame, 5000 * WLT_MS);
-		int64_t dt = sbk_now_ns() - t0;
+		int64_t dt = now_ns() - t0;
 		if (dt > worst)
 			worst = dt;
 		CHECK(ret == 0, "B frame %d: frame callback (%s)", i, strerror(-ret));

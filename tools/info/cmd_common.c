@@ -25,15 +25,6 @@ info_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-int64_t
-info_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int
 info_stdout_status(void)
 {
@@ -103,7 +94,7 @@ age_text(uint64_t ts_ns, int64_t now, char *buf, size_t len)
 void
 info_print_fences(FILE *f, const struct sb_sync_file_info *info, const char *indent)
 {
-	int64_t now = info_now_ns();
+	int64_t now = now_ns();
 	char st[96], age[48];
 
 	if (info->num_fences == 0) {
@@ -141,7 +132,7 @@ json_status(struct json_object *o, int32_t status)
 void
 info_json_fences(struct json_object *o, const struct sb_sync_file_info *info)
 {
-	int64_t now = info_now_ns();
+	int64_t now = now_ns();
 	struct json_object *fences = json_object_new_array();
 
 	json_status(o, info->status);

@@ -355,9 +355,9 @@ record(const struct trace_opts *t, struct tracefs *tfs, struct tr_model *m, stru
 	if (t->syscalls)
 		tracefs_sys_instance_create(tfs, t->buffer_kb);
 	snprintf(path, sizeof(path), "%s/trace_marker", tfs->instance);
-	begin = info_now_ns();
+	begin = now_ns();
 	status = run_command(t->argv, path, tfs, m);
-	end = info_now_ns();
+	end = now_ns();
 	tracefs_instance_stop(tfs);
 	if (status < 0)
 		return status == -ENOENT ? 127 : 126;

@@ -13,6 +13,7 @@
 
 #include "json_out.h"
 #include "procfs.h"
+#include "clock.h" /* now_ns() (common/) */
 
 #define INFO_PROG "syncbridge-info"
 
@@ -27,9 +28,6 @@ struct info_opts {
 
 /* "syncbridge-info: " + message + newline, to stderr. */
 void info_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* CLOCK_MONOTONIC in ns: the clock of sync_file timestamps and of the trace. */
-int64_t info_now_ns(void);
 
 /* The exit status after printing the output: INFO_EXIT_FAIL if stdout could not be written. */
 int info_stdout_status(void);
