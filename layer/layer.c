@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "loader_link.h"
 #include "memory.h"
 #include "pool.h"
 #include "resolve.h"
@@ -31,22 +32,11 @@
 /* ------------------------------------------------------------------------ */
 /* Instances                                                                 */
 
-static VkLayerInstanceCreateInfo *
-find_instance_link(const VkInstanceCreateInfo *info)
-{
-	for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
-		if (s->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
-		    ((const VkLayerInstanceCreateInfo *)s)->function == VK_LAYER_LINK_INFO)
-			return (VkLayerInstanceCreateInfo *)s;
-	}
-	return NULL;
-}
-
 static VKAPI_ATTR VkResult VKAPI_CALL
 CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
 	       VkInstance *out)
 {
-	VkLayerInstanceCreateInfo *link = find_instance_link(info);
+	VkLayerInstanceCreateInfo *link = sbl_find_instance_link(info);
 	if (!link || !link->u.pLayerInfo) {
 		sb_error("layer: vkCreateInstance without a loader link (loader bug or not a loader)");
 		return VK_ERROR_INITIALIZATION_FAILED;
@@ -187,17 +177,6 @@ static const char *const optional_exts[] = {
 	VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME,
 };
 
-static VkLayerDeviceCreateInfo *
-find_device_link(const VkDeviceCreateInfo *info)
-{
-	for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
-		if (s->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
-		    ((const VkLayerDeviceCreateInfo *)s)->function == VK_LAYER_LINK_INFO)
-			return (VkLayerDeviceCreateInfo *)s;
-	}
-	return NULL;
-}
-
 static bool
 has_ext(const VkExtensionProperties *props, uint32_t n, const char *name)
 {
@@ -315,7 +294,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
 	     const VkAllocationCallbacks *alloc, VkDevice *out)
 {
-	VkLayerDeviceCreateInfo *link = find_device_link(info);
+	VkLayerDeviceCreateInfo *link = sbl_find_device_link(info);
 	struct sbl_instance *inst = sbl_instance_lookup(physical);
 	if (!link || !link->u.pLayerInfo || !inst) {
 		sb_error("layer: vkCreateDevice without a loader link or instance (loader bug)");
@@ -459,29 +438,32 @@ GetDeviceProcAddr(VkDevice device, const char *name)
 	return mine ? mine : next;
 }
 
+static const struct sbl_layer_procs procs = {
+	.GetInstanceProcAddr = GetInstanceProcAddr,
+	.GetDeviceProcAddr = GetDeviceProcAddr,
+	.CreateInstance = CreateInstance,
+	.DestroyInstance = DestroyInstance,
+	.CreateDevice = CreateDevice,
+	.DestroyDevice = DestroyDevice,
+};
+
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
 GetInstanceProcAddr(VkInstance instance, const char *name)
 {
+	PFN_vkVoidFunction own;
+
 	if (!name)
 		return NULL;
-	if (strcmp(name, "vkGetInstanceProcAddr") == 0)
-		return (PFN_vkVoidFunction)GetInstanceProcAddr;
-	if (strcmp(name, "vkCreateInstance") == 0)
-		return (PFN_vkVoidFunction)CreateInstance;
-	if (!instance)
-		return NULL; /* other global commands are the loader's */
+	own = sbl_layer_global_proc(&procs, name);
+	if (own || !instance)
+		return own; /* other global commands are the loader's */
 
 	struct sbl_instance *inst = sbl_instance_lookup(instance);
 	if (!inst)
 		return NULL;
-	if (strcmp(name, "vkDestroyInstance") == 0)
-		return (PFN_vkVoidFunction)DestroyInstance;
-	if (strcmp(name, "vkCreateDevice") == 0)
-		return (PFN_vkVoidFunction)CreateDevice;
-	if (strcmp(name, "vkGetDeviceProcAddr") == 0)
-		return (PFN_vkVoidFunction)GetDeviceProcAddr;
-	if (strcmp(name, "vkDestroyDevice") == 0)
-		return (PFN_vkVoidFunction)DestroyDevice;
+	own = sbl_layer_instance_proc(&procs, name);
+	if (own)
+		return own;
 
 	PFN_vkVoidFunction next = inst->next_gipa(instance, name);
 	if (!next || inst->mode == SBL_MODE_OFF)
@@ -495,14 +477,5 @@ GetInstanceProcAddr(VkInstance instance, const char *name)
 SBL_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
 vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *version)
 {
-	if (!version || version->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT)
-		return VK_ERROR_INITIALIZATION_FAILED;
-	/* Version 2 is the first with this struct; we need nothing newer. */
-	if (version->loaderLayerInterfaceVersion < 2)
-		return VK_ERROR_INITIALIZATION_FAILED;
-	version->loaderLayerInterfaceVersion = 2;
-	version->pfnGetInstanceProcAddr = GetInstanceProcAddr;
-	version->pfnGetDeviceProcAddr = GetDeviceProcAddr;
-	version->pfnGetPhysicalDeviceProcAddr = NULL; /* no physical-device commands */
-	return VK_SUCCESS;
+	return sbl_layer_negotiate(version, &procs);
 }

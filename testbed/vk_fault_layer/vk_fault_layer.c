@@ -39,6 +39,8 @@
 #include <vulkan/vulkan.h>
 #include <vulkan/vk_layer.h>
 
+#include "loader_link.h" /* layer/: the loader plumbing both layers share */
+
 #define EXPORT __attribute__((visibility("default")))
 
 struct fault_instance {
@@ -120,11 +122,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
 	       VkInstance *out)
 {
-	VkLayerInstanceCreateInfo *link = NULL;
-	for (const VkBaseInStructure *s = info->pNext; s && !link; s = s->pNext)
-		if (s->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
-		    ((const VkLayerInstanceCreateInfo *)s)->function == VK_LAYER_LINK_INFO)
-			link = (VkLayerInstanceCreateInfo *)s;
+	VkLayerInstanceCreateInfo *link = sbl_find_instance_link(info);
 	if (!link || !link->u.pLayerInfo)
 		return VK_ERROR_INITIALIZATION_FAILED;
 
@@ -184,11 +182,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
 	     const VkAllocationCallbacks *alloc, VkDevice *out)
 {
-	VkLayerDeviceCreateInfo *link = NULL;
-	for (const VkBaseInStructure *s = info->pNext; s && !link; s = s->pNext)
-		if (s->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
-		    ((const VkLayerDeviceCreateInfo *)s)->function == VK_LAYER_LINK_INFO)
-			link = (VkLayerDeviceCreateInfo *)s;
+	VkLayerDeviceCreateInfo *link = sbl_find_device_link(info);
 	struct fault_instance *inst = instance_lookup(physical);
 	if (!link || !link->u.pLayerInfo || !inst)
 		return VK_ERROR_INITIALIZATION_FAILED;
@@ -267,28 +261,34 @@ GetDeviceProcAddr(VkDevice device, const char *name)
 	return dev->next_gdpa(device, name);
 }
 
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance,
+								    const char *name);
+
+static const struct sbl_layer_procs procs = {
+	.GetInstanceProcAddr = GetInstanceProcAddr,
+	.GetDeviceProcAddr = GetDeviceProcAddr,
+	.CreateInstance = CreateInstance,
+	.DestroyInstance = DestroyInstance,
+	.CreateDevice = CreateDevice,
+	.DestroyDevice = DestroyDevice,
+};
+
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
 GetInstanceProcAddr(VkInstance instance, const char *name)
 {
+	PFN_vkVoidFunction own;
+
 	if (!name)
 		return NULL;
-	if (strcmp(name, "vkGetInstanceProcAddr") == 0)
-		return (PFN_vkVoidFunction)GetInstanceProcAddr;
-	if (strcmp(name, "vkCreateInstance") == 0)
-		return (PFN_vkVoidFunction)CreateInstance;
-	if (!instance)
-		return NULL; /* the other global commands are the loader's */
+	own = sbl_layer_global_proc(&procs, name);
+	if (own || !instance)
+		return own; /* the other global commands are the loader's */
 	struct fault_instance *inst = instance_lookup(instance);
 	if (!inst)
 		return NULL;
-	if (strcmp(name, "vkDestroyInstance") == 0)
-		return (PFN_vkVoidFunction)DestroyInstance;
-	if (strcmp(name, "vkCreateDevice") == 0)
-		return (PFN_vkVoidFunction)CreateDevice;
-	if (strcmp(name, "vkGetDeviceProcAddr") == 0)
-		return (PFN_vkVoidFunction)GetDeviceProcAddr;
-	if (strcmp(name, "vkDestroyDevice") == 0)
-		return (PFN_vkVoidFunction)DestroyDevice;
+	own = sbl_layer_instance_proc(&procs, name);
+	if (own)
+		return own;
 	PFN_vkVoidFunction next = inst->next_gipa(instance, name);
 	if (next && strcmp(name, "vkImportSemaphoreFdKHR") == 0)
 		return (PFN_vkVoidFunction)ImportSemaphoreFdKHR;
@@ -298,12 +298,5 @@ GetInstanceProcAddr(VkInstance instance, const char *name)
 EXPORT VKAPI_ATTR VkResult VKAPI_CALL
 vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *version)
 {
-	if (!version || version->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT ||
-	    version->loaderLayerInterfaceVersion < 2)
-		return VK_ERROR_INITIALIZATION_FAILED;
-	version->loaderLayerInterfaceVersion = 2;
-	version->pfnGetInstanceProcAddr = GetInstanceProcAddr;
-	version->pfnGetDeviceProcAddr = GetDeviceProcAddr;
-	version->pfnGetPhysicalDeviceProcAddr = NULL;
-	return VK_SUCCESS;
+	return sbl_layer_negotiate(version, &procs);
 }
