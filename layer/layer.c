@@ -393,11 +393,6 @@ DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
 /* ------------------------------------------------------------------------ */
 /* Proc addresses                                                            */
 
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device,
-								  const char *name);
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance,
-								    const char *name);
-
 /* Device-level commands the layer implements while a device is active. */
 static const struct sbl_entry *const device_entries[] = {
 	sbl_memory_entries,
@@ -416,21 +411,24 @@ find_device_entry(const char *name)
 	return NULL;
 }
 
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
-GetDeviceProcAddr(VkDevice device, const char *name)
+static void *
+find_instance(VkInstance instance)
 {
-	if (!device || !name)
-		return NULL;
-	if (strcmp(name, "vkGetDeviceProcAddr") == 0)
-		return (PFN_vkVoidFunction)GetDeviceProcAddr;
+	return sbl_instance_lookup(instance);
+}
 
-	struct sbl_device *dev = sbl_device_lookup(device);
-	if (!dev)
-		return NULL;
-	if (strcmp(name, "vkDestroyDevice") == 0)
-		return (PFN_vkVoidFunction)DestroyDevice;
+static void *
+find_device(VkDevice device)
+{
+	return sbl_device_lookup(device);
+}
 
+static PFN_vkVoidFunction
+device_next(void *d, VkDevice device, const char *name)
+{
+	struct sbl_device *dev = d;
 	PFN_vkVoidFunction next = dev->next_gdpa(device, name);
+
 	/* Ours only where the driver has the command too; NULL stays NULL. */
 	if (!next || dev->mode == SBL_MODE_OFF)
 		return next;
@@ -438,34 +436,12 @@ GetDeviceProcAddr(VkDevice device, const char *name)
 	return mine ? mine : next;
 }
 
-static const struct sbl_layer_procs procs = {
-	.GetInstanceProcAddr = GetInstanceProcAddr,
-	.GetDeviceProcAddr = GetDeviceProcAddr,
-	.CreateInstance = CreateInstance,
-	.DestroyInstance = DestroyInstance,
-	.CreateDevice = CreateDevice,
-	.DestroyDevice = DestroyDevice,
-};
-
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
-GetInstanceProcAddr(VkInstance instance, const char *name)
+static PFN_vkVoidFunction
+instance_next(void *i, VkInstance instance, const char *name)
 {
-	PFN_vkVoidFunction own;
-
-	if (!name)
-		return NULL;
-	own = sbl_layer_global_proc(&procs, name);
-	if (own || !instance)
-		return own; /* other global commands are the loader's */
-
-	struct sbl_instance *inst = sbl_instance_lookup(instance);
-	if (!inst)
-		return NULL;
-	own = sbl_layer_instance_proc(&procs, name);
-	if (own)
-		return own;
-
+	struct sbl_instance *inst = i;
 	PFN_vkVoidFunction next = inst->next_gipa(instance, name);
+
 	if (!next || inst->mode == SBL_MODE_OFF)
 		return next;
 	/* A device command through vkGetInstanceProcAddr works on every device:
@@ -474,8 +450,5 @@ GetInstanceProcAddr(VkInstance instance, const char *name)
 	return mine ? mine : next;
 }
 
-SBL_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
-vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *version)
-{
-	return sbl_layer_negotiate(version, &procs);
-}
+/* vkGetInstanceProcAddr, vkGetDeviceProcAddr, vkNegotiateLoaderLayerInterfaceVersion. */
+SBL_LAYER_ENTRY_POINTS(SBL_EXPORT)

@@ -3,8 +3,8 @@
  * The loader plumbing every layer of this tree does the same way
  * (LoaderLayerInterface.md, interface version 2): finding the
  * VK_LAYER_LINK_INFO element of a create info, the negotiate entry point,
- * and the commands a layer answers itself in vkGetInstanceProcAddr so that
- * it sees every instance and device come and go.
+ * and the head of vkGet{Instance,Device}ProcAddr: the commands a layer
+ * answers itself so that it sees every instance and device come and go.
  *
  * Header-only (static inline): VK_LAYER_SYNCBRIDGE_implicit_sync (layer.c)
  * and the test layer VK_LAYER_SBTEST_fault
@@ -42,7 +42,11 @@ sbl_find_device_link(const VkDeviceCreateInfo *info)
 	return NULL;
 }
 
-/* The layer's own entry points for the commands below. */
+/*
+ * What a layer answers itself in vkGet{Instance,Device}ProcAddr, so that it
+ * sees every instance and device come and go, and how it finds its state.
+ * Filled by SBL_LAYER_ENTRY_POINTS() from the layer's static functions.
+ */
 struct sbl_layer_procs {
 	PFN_vkGetInstanceProcAddr GetInstanceProcAddr;
 	PFN_vkGetDeviceProcAddr GetDeviceProcAddr;
@@ -50,30 +54,31 @@ struct sbl_layer_procs {
 	PFN_vkDestroyInstance DestroyInstance;
 	PFN_vkCreateDevice CreateDevice;
 	PFN_vkDestroyDevice DestroyDevice;
+	/* The layer's state for a handle it created, NULL for any other. */
+	void *(*find_instance)(VkInstance instance);
+	void *(*find_device)(VkDevice device);
+	/* Every other name: the next layer's command, or the layer's own in its place. */
+	PFN_vkVoidFunction (*instance_next)(void *inst, VkInstance instance, const char *name);
+	PFN_vkVoidFunction (*device_next)(void *dev, VkDevice device, const char *name);
 };
 
-/*
- * vkGetInstanceProcAddr before the instance is looked up: the layer's own
- * vkGetInstanceProcAddr and vkCreateInstance; NULL for anything else (with
- * no instance, the other global commands are the loader's).
- */
 static inline PFN_vkVoidFunction
-sbl_layer_global_proc(const struct sbl_layer_procs *p, const char *name)
+sbl_layer_get_instance_proc_addr(const struct sbl_layer_procs *p, VkInstance instance,
+				 const char *name)
 {
+	void *inst;
+
+	if (!name)
+		return NULL;
 	if (strcmp(name, "vkGetInstanceProcAddr") == 0)
 		return (PFN_vkVoidFunction)p->GetInstanceProcAddr;
 	if (strcmp(name, "vkCreateInstance") == 0)
 		return (PFN_vkVoidFunction)p->CreateInstance;
-	return NULL;
-}
-
-/*
- * vkGetInstanceProcAddr for an instance of the layer's: its own destroy and
- * device commands, or NULL (the caller then asks the next layer).
- */
-static inline PFN_vkVoidFunction
-sbl_layer_instance_proc(const struct sbl_layer_procs *p, const char *name)
-{
+	if (!instance)
+		return NULL; /* the other global commands are the loader's */
+	inst = p->find_instance(instance);
+	if (!inst)
+		return NULL;
 	if (strcmp(name, "vkDestroyInstance") == 0)
 		return (PFN_vkVoidFunction)p->DestroyInstance;
 	if (strcmp(name, "vkCreateDevice") == 0)
@@ -82,7 +87,24 @@ sbl_layer_instance_proc(const struct sbl_layer_procs *p, const char *name)
 		return (PFN_vkVoidFunction)p->GetDeviceProcAddr;
 	if (strcmp(name, "vkDestroyDevice") == 0)
 		return (PFN_vkVoidFunction)p->DestroyDevice;
-	return NULL;
+	return p->instance_next(inst, instance, name);
+}
+
+static inline PFN_vkVoidFunction
+sbl_layer_get_device_proc_addr(const struct sbl_layer_procs *p, VkDevice device, const char *name)
+{
+	void *dev;
+
+	if (!device || !name)
+		return NULL;
+	if (strcmp(name, "vkGetDeviceProcAddr") == 0)
+		return (PFN_vkVoidFunction)p->GetDeviceProcAddr;
+	dev = p->find_device(device);
+	if (!dev)
+		return NULL;
+	if (strcmp(name, "vkDestroyDevice") == 0)
+		return (PFN_vkVoidFunction)p->DestroyDevice;
+	return p->device_next(dev, device, name);
 }
 
 /* vkNegotiateLoaderLayerInterfaceVersion: version 2 (the first with this struct) is all we need. */
@@ -98,5 +120,41 @@ sbl_layer_negotiate(VkNegotiateLayerInterface *version, const struct sbl_layer_p
 	version->pfnGetPhysicalDeviceProcAddr = NULL; /* no physical-device commands */
 	return VK_SUCCESS;
 }
+
+/*
+ * The layer's vkGetInstanceProcAddr, vkGetDeviceProcAddr and its one export,
+ * vkNegotiateLoaderLayerInterfaceVersion (with the visibility attribute
+ * `exported`), from static functions the layer defines before it by these
+ * names: CreateInstance, DestroyInstance, CreateDevice, DestroyDevice,
+ * find_instance, find_device, instance_next, device_next. A macro so that
+ * both layers' entry points are this one text.
+ */
+#define SBL_LAYER_ENTRY_POINTS(exported)                                                          \
+	static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance,  \
+									    const char *name);   \
+	static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device,        \
+									  const char *name);     \
+	static const struct sbl_layer_procs procs = {                                             \
+		GetInstanceProcAddr, GetDeviceProcAddr, CreateInstance, DestroyInstance,           \
+		CreateDevice, DestroyDevice, find_instance, find_device, instance_next,            \
+		device_next,                                                                       \
+	};                                                                                        \
+	static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance,  \
+									    const char *name)    \
+	{                                                                                         \
+		return sbl_layer_get_instance_proc_addr(&procs, instance, name);                   \
+	}                                                                                         \
+	static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device,        \
+									  const char *name)      \
+	{                                                                                         \
+		return sbl_layer_get_device_proc_addr(&procs, device, name);                       \
+	}                                                                                         \
+	exported VKAPI_ATTR VkResult VKAPI_CALL vkNegotiateLoaderLayerInterfaceVersion(           \
+		VkNegotiateLayerInterface *version);                                               \
+	exported VKAPI_ATTR VkResult VKAPI_CALL vkNegotiateLoaderLayerInterfaceVersion(           \
+		VkNegotiateLayerInterface *version)                                                \
+	{                                                                                         \
+		return sbl_layer_negotiate(version, &procs);                                       \
+	}
 
 #endif

@@ -244,59 +244,38 @@ DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
 /* ------------------------------------------------------------------------ */
 /* Proc addresses                                                            */
 
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
-GetDeviceProcAddr(VkDevice device, const char *name)
+static void *
+find_instance(VkInstance instance)
 {
-	if (!device || !name)
-		return NULL;
-	if (strcmp(name, "vkGetDeviceProcAddr") == 0)
-		return (PFN_vkVoidFunction)GetDeviceProcAddr;
-	struct fault_device *dev = device_lookup(device);
-	if (!dev)
-		return NULL;
-	if (strcmp(name, "vkDestroyDevice") == 0)
-		return (PFN_vkVoidFunction)DestroyDevice;
+	return instance_lookup(instance);
+}
+
+static void *
+find_device(VkDevice device)
+{
+	return device_lookup(device);
+}
+
+static PFN_vkVoidFunction
+device_next(void *d, VkDevice device, const char *name)
+{
+	struct fault_device *dev = d;
+
 	if (strcmp(name, "vkImportSemaphoreFdKHR") == 0)
 		return dev->ImportSemaphoreFdKHR ? (PFN_vkVoidFunction)ImportSemaphoreFdKHR : NULL;
 	return dev->next_gdpa(device, name);
 }
 
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance,
-								    const char *name);
-
-static const struct sbl_layer_procs procs = {
-	.GetInstanceProcAddr = GetInstanceProcAddr,
-	.GetDeviceProcAddr = GetDeviceProcAddr,
-	.CreateInstance = CreateInstance,
-	.DestroyInstance = DestroyInstance,
-	.CreateDevice = CreateDevice,
-	.DestroyDevice = DestroyDevice,
-};
-
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
-GetInstanceProcAddr(VkInstance instance, const char *name)
+static PFN_vkVoidFunction
+instance_next(void *i, VkInstance instance, const char *name)
 {
-	PFN_vkVoidFunction own;
-
-	if (!name)
-		return NULL;
-	own = sbl_layer_global_proc(&procs, name);
-	if (own || !instance)
-		return own; /* the other global commands are the loader's */
-	struct fault_instance *inst = instance_lookup(instance);
-	if (!inst)
-		return NULL;
-	own = sbl_layer_instance_proc(&procs, name);
-	if (own)
-		return own;
+	struct fault_instance *inst = i;
 	PFN_vkVoidFunction next = inst->next_gipa(instance, name);
+
 	if (next && strcmp(name, "vkImportSemaphoreFdKHR") == 0)
 		return (PFN_vkVoidFunction)ImportSemaphoreFdKHR;
 	return next;
 }
 
-EXPORT VKAPI_ATTR VkResult VKAPI_CALL
-vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *version)
-{
-	return sbl_layer_negotiate(version, &procs);
-}
+/* vkGetInstanceProcAddr, vkGetDeviceProcAddr, vkNegotiateLoaderLayerInterfaceVersion. */
+SBL_LAYER_ENTRY_POINTS(EXPORT)
