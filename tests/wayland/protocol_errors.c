@@ -137,13 +137,37 @@ struct commit_case {
 	uint32_t error;
 };
 
+/*
+ * A scripted case (scripted()): requests in order on one wl_surface (made at
+ * the first get), its extension objects and the managers; the error is
+ * expected on `on`, with the code in commit.error.
+ */
+enum step {
+	STEP_END = 0,
+	STEP_GET_V1,            /* get_synchronization for the surface */
+	STEP_GET_SO,            /* wp_linux_drm_syncobj_manager_v1.get_surface */
+	STEP_TIMELINE,          /* import a client timeline (the points' below) */
+	STEP_DESTROY_SURFACE,   /* wl_surface.destroy */
+	STEP_FENCE,             /* v1 set_acquire_fence: a valid sync_file */
+	STEP_FENCE_PIPE,        /* v1 set_acquire_fence: a pipe */
+	STEP_FENCE_DMABUF,      /* v1 set_acquire_fence: a dma-buf, a fine fd but not a fence */
+	STEP_GET_RELEASE,       /* v1 get_release */
+	STEP_ACQUIRE_POINT,     /* syncobj set_acquire_point(timeline, 0, 1) */
+	STEP_RELEASE_POINT,     /* syncobj set_release_point(timeline, 0, 1) */
+	STEP_IMPORT_PIPE,       /* import_timeline of a pipe */
+	STEP_IMPORT_SYNC_FILE,  /* import_timeline of a sync_file: a fence, not a syncobj */
+};
+enum on { ON_V1_MANAGER, ON_SO_MANAGER, ON_V1_SYNC, ON_SO_SURFACE };
+
 /* A case: its script, what it needs to run. */
 struct case_def {
 	const char *name;
 	void (*run)(struct cc *cc);
 	unsigned need;
 	bool v1, syncobj; /* which globals the case needs */
-	struct commit_case commit; /* v1_commit, so_commit */
+	struct commit_case commit; /* v1_commit, so_commit; scripted(): .error */
+	enum step steps[5];        /* scripted() */
+	enum on on;                /* scripted() */
 };
 
 static void
@@ -157,6 +181,75 @@ attach(struct cc *cc, struct wl_surface *s, enum attach a)
 		wl_surface_attach(s, wlt_shm_buffer(&cc->c, 4), 0, 0);
 }
 
+/* ---- scripted cases (the step tables in cases[]) ----------------------------------- */
+
+static void
+scripted(struct cc *cc)
+{
+	const struct case_def *cd = cc->cd;
+	struct wl_surface *s = NULL;
+	struct zwp_linux_surface_synchronization_v1 *v1 = NULL;
+	struct wp_linux_drm_syncobj_surface_v1 *so = NULL;
+	struct wp_linux_drm_syncobj_timeline_v1 *tl = NULL;
+	int fd;
+
+	for (const enum step *st = cd->steps; *st != STEP_END; st++) {
+		switch (*st) {
+		case STEP_END:
+			break;
+		case STEP_GET_V1:
+			if (!s)
+				s = wl_compositor_create_surface(cc->c.compositor);
+			v1 = zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
+			break;
+		case STEP_GET_SO:
+			if (!s)
+				s = wl_compositor_create_surface(cc->c.compositor);
+			so = wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, s);
+			break;
+		case STEP_TIMELINE:
+			tl = timeline(cc);
+			break;
+		case STEP_DESTROY_SURFACE:
+			wl_surface_destroy(s);
+			break;
+		case STEP_FENCE:
+		case STEP_FENCE_PIPE:
+			fd = *st == STEP_FENCE ? fence_fd(cc) : pipe_fd();
+			zwp_linux_surface_synchronization_v1_set_acquire_fence(v1, fd);
+			close(fd);
+			break;
+		case STEP_FENCE_DMABUF:
+			zwp_linux_surface_synchronization_v1_set_acquire_fence(v1, cc->env->buf.fd);
+			break;
+		case STEP_GET_RELEASE:
+			zwp_linux_surface_synchronization_v1_get_release(v1);
+			break;
+		case STEP_ACQUIRE_POINT:
+			wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 1);
+			break;
+		case STEP_RELEASE_POINT:
+			wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 1);
+			break;
+		case STEP_IMPORT_PIPE:
+		case STEP_IMPORT_SYNC_FILE:
+			fd = *st == STEP_IMPORT_PIPE ? pipe_fd() : fence_fd(cc);
+			wp_linux_drm_syncobj_manager_v1_import_timeline(cc->c.syncobj, fd);
+			close(fd);
+			break;
+		}
+	}
+	if (cd->on == ON_V1_MANAGER)
+		expect(cc, &zwp_linux_explicit_synchronization_v1_interface, cc->c.explicit_sync,
+		       cd->commit.error);
+	else if (cd->on == ON_SO_MANAGER)
+		expect(cc, &wp_linux_drm_syncobj_manager_v1_interface, cc->c.syncobj, cd->commit.error);
+	else if (cd->on == ON_V1_SYNC)
+		expect(cc, &zwp_linux_surface_synchronization_v1_interface, v1, cd->commit.error);
+	else
+		expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, cd->commit.error);
+}
+
 /* ---- zwp_linux_explicit_synchronization_v1 ------------------------------------------- */
 
 static struct zwp_linux_surface_synchronization_v1 *
@@ -164,82 +257,6 @@ v1_setup(struct cc *cc, struct wl_surface **s)
 {
 	*s = wl_compositor_create_surface(cc->c.compositor);
 	return zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, *s);
-}
-
-static void
-v1_synchronization_exists(struct cc *cc)
-{
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
-	zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
-	expect(cc, &zwp_linux_explicit_synchronization_v1_interface, cc->c.explicit_sync,
-	       ZWP_LINUX_EXPLICIT_SYNCHRONIZATION_V1_ERROR_SYNCHRONIZATION_EXISTS);
-}
-
-static void
-v1_invalid_fence_pipe(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
-	int fd = pipe_fd();
-	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
-	close(fd);
-	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(INVALID_FENCE));
-}
-
-static void
-v1_invalid_fence_dmabuf(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
-	/* A dma-buf is a fine fd, but not a fence. */
-	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, cc->env->buf.fd);
-	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(INVALID_FENCE));
-}
-
-static void
-v1_duplicate_fence(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
-	int a = fence_fd(cc), b = fence_fd(cc);
-	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, a);
-	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, b);
-	close(a);
-	close(b);
-	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(DUPLICATE_FENCE));
-}
-
-static void
-v1_duplicate_release(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
-	zwp_linux_surface_synchronization_v1_get_release(sync);
-	zwp_linux_surface_synchronization_v1_get_release(sync);
-	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(DUPLICATE_RELEASE));
-}
-
-static void
-v1_no_surface_release(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
-	wl_surface_destroy(s);
-	zwp_linux_surface_synchronization_v1_get_release(sync);
-	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(NO_SURFACE));
-}
-
-static void
-v1_no_surface_fence(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct zwp_linux_surface_synchronization_v1 *sync = v1_setup(cc, &s);
-	int fd = fence_fd(cc);
-	wl_surface_destroy(s);
-	zwp_linux_surface_synchronization_v1_set_acquire_fence(sync, fd);
-	close(fd);
-	expect(cc, &zwp_linux_surface_synchronization_v1_interface, sync, V1_SURF(NO_SURFACE));
 }
 
 static void
@@ -302,64 +319,11 @@ v1_ok_shm(struct cc *cc)
 
 /* ---- wp_linux_drm_syncobj_manager_v1 -------------------------------------------------- */
 
-static void
-so_surface_exists(struct cc *cc)
-{
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, s);
-	wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, s);
-	expect(cc, &wp_linux_drm_syncobj_manager_v1_interface, cc->c.syncobj,
-	       WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_SURFACE_EXISTS);
-}
-
-static void
-so_invalid_timeline_pipe(struct cc *cc)
-{
-	int fd = pipe_fd();
-	wp_linux_drm_syncobj_manager_v1_import_timeline(cc->c.syncobj, fd);
-	close(fd);
-	expect(cc, &wp_linux_drm_syncobj_manager_v1_interface, cc->c.syncobj,
-	       WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_INVALID_TIMELINE);
-}
-
-static void
-so_invalid_timeline_sync_file(struct cc *cc)
-{
-	/* A sync_file is a fence, not a syncobj. */
-	int fd = fence_fd(cc);
-	wp_linux_drm_syncobj_manager_v1_import_timeline(cc->c.syncobj, fd);
-	close(fd);
-	expect(cc, &wp_linux_drm_syncobj_manager_v1_interface, cc->c.syncobj,
-	       WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_INVALID_TIMELINE);
-}
-
 static struct wp_linux_drm_syncobj_surface_v1 *
 so_setup(struct cc *cc, struct wl_surface **s)
 {
 	*s = wl_compositor_create_surface(cc->c.compositor);
 	return wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, *s);
-}
-
-static void
-so_no_surface_acquire(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
-	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
-	wl_surface_destroy(s);
-	wp_linux_drm_syncobj_surface_v1_set_acquire_point(so, tl, 0, 1);
-	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_SURFACE));
-}
-
-static void
-so_no_surface_release(struct cc *cc)
-{
-	struct wl_surface *s;
-	struct wp_linux_drm_syncobj_surface_v1 *so = so_setup(cc, &s);
-	struct wp_linux_drm_syncobj_timeline_v1 *tl = timeline(cc);
-	wl_surface_destroy(s);
-	wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 1);
-	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, SO_SURF(NO_SURFACE));
 }
 
 static void
@@ -377,26 +341,6 @@ so_commit(struct cc *cc)
 		wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, k->release_point[0], k->release_point[1]);
 	wl_surface_commit(s);
 	expect(cc, &wp_linux_drm_syncobj_surface_v1_interface, so, k->error);
-}
-
-static void
-cross_v1_then_syncobj(struct cc *cc)
-{
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
-	wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, s);
-	expect(cc, &wp_linux_drm_syncobj_manager_v1_interface, cc->c.syncobj,
-	       WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_SURFACE_EXISTS);
-}
-
-static void
-cross_syncobj_then_v1(struct cc *cc)
-{
-	struct wl_surface *s = wl_compositor_create_surface(cc->c.compositor);
-	wp_linux_drm_syncobj_manager_v1_get_surface(cc->c.syncobj, s);
-	zwp_linux_explicit_synchronization_v1_get_synchronization(cc->c.explicit_sync, s);
-	expect(cc, &zwp_linux_explicit_synchronization_v1_interface, cc->c.explicit_sync,
-	       ZWP_LINUX_EXPLICIT_SYNCHRONIZATION_V1_ERROR_SYNCHRONIZATION_EXISTS);
 }
 
 /* Legal: points on two timelines or ordered on one; no buffer, no points; re-create. */
@@ -428,13 +372,21 @@ so_ok(struct cc *cc)
 }
 
 static const struct case_def cases[] = {
-	{ "v1-synchronization-exists", v1_synchronization_exists, NEED_NONE, true, false },
-	{ "v1-invalid-fence-pipe", v1_invalid_fence_pipe, NEED_NONE, true, false },
-	{ "v1-invalid-fence-dmabuf", v1_invalid_fence_dmabuf, NEED_DMABUF, true, false },
-	{ "v1-duplicate-fence", v1_duplicate_fence, NEED_FENCE, true, false },
-	{ "v1-duplicate-release", v1_duplicate_release, NEED_NONE, true, false },
-	{ "v1-no-surface-get-release", v1_no_surface_release, NEED_NONE, true, false },
-	{ "v1-no-surface-set-acquire-fence", v1_no_surface_fence, NEED_FENCE, true, false },
+	{ "v1-synchronization-exists", scripted, NEED_NONE, true, false,
+	  { .error = ZWP_LINUX_EXPLICIT_SYNCHRONIZATION_V1_ERROR_SYNCHRONIZATION_EXISTS },
+	  { STEP_GET_V1, STEP_GET_V1 }, ON_V1_MANAGER },
+	{ "v1-invalid-fence-pipe", scripted, NEED_NONE, true, false, { .error = V1_SURF(INVALID_FENCE) },
+	  { STEP_GET_V1, STEP_FENCE_PIPE }, ON_V1_SYNC },
+	{ "v1-invalid-fence-dmabuf", scripted, NEED_DMABUF, true, false, { .error = V1_SURF(INVALID_FENCE) },
+	  { STEP_GET_V1, STEP_FENCE_DMABUF }, ON_V1_SYNC },
+	{ "v1-duplicate-fence", scripted, NEED_FENCE, true, false, { .error = V1_SURF(DUPLICATE_FENCE) },
+	  { STEP_GET_V1, STEP_FENCE, STEP_FENCE }, ON_V1_SYNC },
+	{ "v1-duplicate-release", scripted, NEED_NONE, true, false, { .error = V1_SURF(DUPLICATE_RELEASE) },
+	  { STEP_GET_V1, STEP_GET_RELEASE, STEP_GET_RELEASE }, ON_V1_SYNC },
+	{ "v1-no-surface-get-release", scripted, NEED_NONE, true, false, { .error = V1_SURF(NO_SURFACE) },
+	  { STEP_GET_V1, STEP_DESTROY_SURFACE, STEP_GET_RELEASE }, ON_V1_SYNC },
+	{ "v1-no-surface-set-acquire-fence", scripted, NEED_FENCE, true, false, { .error = V1_SURF(NO_SURFACE) },
+	  { STEP_GET_V1, STEP_DESTROY_SURFACE, STEP_FENCE }, ON_V1_SYNC },
 	{ "v1-unsupported-buffer-shm", v1_commit, NEED_FENCE, true, false,
 	  { ATTACH_SHM, true, false, { 0 }, { 0 }, V1_SURF(UNSUPPORTED_BUFFER) } },
 	{ "v1-no-buffer-acquire-fence", v1_commit, NEED_FENCE, true, false,
@@ -445,12 +397,18 @@ static const struct case_def cases[] = {
 	  { ATTACH_NULL, false, true, { 0 }, { 0 }, V1_SURF(NO_BUFFER) } },
 	{ "v1-legal-sequences", v1_ok, NEED_FENCE | NEED_DMABUF, true, false },
 	{ "v1-legal-sequences-shm", v1_ok_shm, NEED_NONE, true, false },
-	{ "syncobj-surface-exists", so_surface_exists, NEED_SYNCOBJ, false, true },
-	{ "syncobj-invalid-timeline-pipe", so_invalid_timeline_pipe, NEED_SYNCOBJ, false, true },
-	{ "syncobj-invalid-timeline-sync-file", so_invalid_timeline_sync_file,
-	  NEED_SYNCOBJ | NEED_FENCE, false, true },
-	{ "syncobj-no-surface-acquire", so_no_surface_acquire, NEED_SYNCOBJ, false, true },
-	{ "syncobj-no-surface-release", so_no_surface_release, NEED_SYNCOBJ, false, true },
+	{ "syncobj-surface-exists", scripted, NEED_SYNCOBJ, false, true,
+	  { .error = WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_SURFACE_EXISTS },
+	  { STEP_GET_SO, STEP_GET_SO }, ON_SO_MANAGER },
+	{ "syncobj-invalid-timeline-pipe", scripted, NEED_SYNCOBJ, false, true,
+	  { .error = WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_INVALID_TIMELINE }, { STEP_IMPORT_PIPE }, ON_SO_MANAGER },
+	{ "syncobj-invalid-timeline-sync-file", scripted, NEED_SYNCOBJ | NEED_FENCE, false, true,
+	  { .error = WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_INVALID_TIMELINE }, { STEP_IMPORT_SYNC_FILE },
+	  ON_SO_MANAGER },
+	{ "syncobj-no-surface-acquire", scripted, NEED_SYNCOBJ, false, true, { .error = SO_SURF(NO_SURFACE) },
+	  { STEP_GET_SO, STEP_TIMELINE, STEP_DESTROY_SURFACE, STEP_ACQUIRE_POINT }, ON_SO_SURFACE },
+	{ "syncobj-no-surface-release", scripted, NEED_SYNCOBJ, false, true, { .error = SO_SURF(NO_SURFACE) },
+	  { STEP_GET_SO, STEP_TIMELINE, STEP_DESTROY_SURFACE, STEP_RELEASE_POINT }, ON_SO_SURFACE },
 	{ "syncobj-no-buffer", so_commit, NEED_SYNCOBJ, false, true,
 	  { NO_ATTACH, true, true, { 0, 1 }, { 0, 2 }, SO_SURF(NO_BUFFER) } },
 	{ "syncobj-no-buffer-release-only", so_commit, NEED_SYNCOBJ, false, true,
@@ -466,8 +424,12 @@ static const struct case_def cases[] = {
 	/* 64-bit points: the high word is compared too. */
 	{ "syncobj-conflicting-points-after", so_commit, NEED_SYNCOBJ | NEED_DMABUF, false, true,
 	  { ATTACH_DMABUF, true, true, { 1, 0 }, { 0, 0xffffffff }, SO_SURF(CONFLICTING_POINTS) } },
-	{ "cross-v1-then-syncobj", cross_v1_then_syncobj, NEED_SYNCOBJ, true, true },
-	{ "cross-syncobj-then-v1", cross_syncobj_then_v1, NEED_SYNCOBJ, true, true },
+	{ "cross-v1-then-syncobj", scripted, NEED_SYNCOBJ, true, true,
+	  { .error = WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_SURFACE_EXISTS }, { STEP_GET_V1, STEP_GET_SO },
+	  ON_SO_MANAGER },
+	{ "cross-syncobj-then-v1", scripted, NEED_SYNCOBJ, true, true,
+	  { .error = ZWP_LINUX_EXPLICIT_SYNCHRONIZATION_V1_ERROR_SYNCHRONIZATION_EXISTS },
+	  { STEP_GET_SO, STEP_GET_V1 }, ON_V1_MANAGER },
 	{ "syncobj-legal-sequences", so_ok, NEED_SYNCOBJ | NEED_DMABUF, false, true },
 };
 
