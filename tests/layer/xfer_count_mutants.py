@@ -219,7 +219,7 @@ def main():
     bdir = os.path.abspath(args.build)
     script = os.path.join(args.out, 'guest-run.sh')
     open(script, 'w').write(GUEST % {'build': bdir, 'so': LAYER_SO, 'out': args.out})
-    res = subprocess.run([os.path.join(SRC, 'scripts', 'vm-run.sh'), '--timeout', '900',
+    res = subprocess.run([os.path.join(SRC, 'scripts', 'vm', 'vm-run.sh'), '--timeout', '900',
                           '--', 'sh', script] + names, capture_output=True, text=True)
     sys.stdout.write(res.stdout)
     got = {m.group(1): m.group(2).split()
