@@ -529,32 +529,26 @@ fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg, const void 
 	return real(fd, cmd, arg);
 }
 
-EXPORT int
-fcntl(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
+/*
+ * fcntl and fcntl64 alike (both are defined: see the top of this file): the
+ * third argument, when there is one, read as a pointer (every command's
+ * argument fits in one); the real function is chosen after resolve().
+ */
+#define FCNTL_WRAPPER(name, real_fn)                                                   \
+	EXPORT int name(int fd, int cmd, ...)                                          \
+	{                                                                              \
+		va_list ap;                                                            \
+		void *arg;                                                             \
+                                                                                       \
+		va_start(ap, cmd);                                                     \
+		arg = va_arg(ap, void *);                                              \
+		va_end(ap);                                                            \
+		resolve();                                                             \
+		return fcntl_common(real_fn, fd, cmd, arg, __builtin_return_address(0)); \
+	}
 
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	resolve();
-	return fcntl_common(real_fcntl, fd, cmd, arg, __builtin_return_address(0));
-}
-
-EXPORT int
-fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	resolve();
-	return fcntl_common(real_fcntl64 ? real_fcntl64 : real_fcntl, fd, cmd, arg,
-			    __builtin_return_address(0));
-}
+FCNTL_WRAPPER(fcntl, real_fcntl)
+FCNTL_WRAPPER(fcntl64, real_fcntl64 ? real_fcntl64 : real_fcntl)
 
 EXPORT int
 pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)

@@ -537,16 +537,11 @@ int
 sb_egl_display_get_caps(EGLDisplay dpy, uint32_t *caps)
 {
 	struct display_info d;
-	int ret;
+	int ret = caps ? egl_display_get(dpy, &d) : -EINVAL;
 
-	if (!caps)
-		return -EINVAL;
-	*caps = 0;
-	ret = egl_display_get(dpy, &d);
-	if (ret)
-		return ret;
-	*caps = d.caps;
-	return 0;
+	if (caps)
+		*caps = ret ? 0 : d.caps;
+	return ret;
 }
 
 int

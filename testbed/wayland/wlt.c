@@ -469,3 +469,22 @@ wlt_timeline_new(struct wlt_client *c, int drm_fd, uint32_t *handle)
 		wlt_syncobj_destroy(drm_fd, h);
 	return tl;
 }
+
+void
+wlt_sync_proxies_destroy(struct zwp_linux_buffer_release_v1 *release,
+			 struct zwp_linux_surface_synchronization_v1 *sync,
+			 struct wp_linux_drm_syncobj_surface_v1 *so,
+			 struct wp_linux_drm_syncobj_timeline_v1 *acquire_timeline,
+			 struct wp_linux_drm_syncobj_timeline_v1 *release_timeline)
+{
+	if (release)
+		zwp_linux_buffer_release_v1_destroy(release);
+	if (sync)
+		zwp_linux_surface_synchronization_v1_destroy(sync);
+	if (so)
+		wp_linux_drm_syncobj_surface_v1_destroy(so);
+	if (acquire_timeline)
+		wp_linux_drm_syncobj_timeline_v1_destroy(acquire_timeline);
+	if (release_timeline)
+		wp_linux_drm_syncobj_timeline_v1_destroy(release_timeline);
+}

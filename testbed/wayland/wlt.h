@@ -237,4 +237,15 @@ int wlt_count_fds_wait(int want, int64_t timeout_ns);
  */
 void wlt_comp_keep_timerfd(struct wlt_comp *w);
 
+/*
+ * Destroy whichever of a surface's explicit-sync proxies were made (NULL:
+ * skipped), in this order: the v1 buffer release, the v1 surface
+ * synchronization, the syncobj surface, the acquire and release timelines.
+ */
+void wlt_sync_proxies_destroy(struct zwp_linux_buffer_release_v1 *release,
+			      struct zwp_linux_surface_synchronization_v1 *sync,
+			      struct wp_linux_drm_syncobj_surface_v1 *so,
+			      struct wp_linux_drm_syncobj_timeline_v1 *acquire_timeline,
+			      struct wp_linux_drm_syncobj_timeline_v1 *release_timeline);
+
 #endif

@@ -263,16 +263,7 @@ case_helper_gone(struct t *t)
 		CHECK(wlt_wait_flag(&t->c, &rel.arrived, 3000 * WLT_MS) == 0,
 		      "A's release event arrives%s", t->control ? " (helper kept)" : " after the helper went");
 	}
-	if (rel.proxy)
-		zwp_linux_buffer_release_v1_destroy(rel.proxy);
-	if (sync)
-		zwp_linux_surface_synchronization_v1_destroy(sync);
-	if (so)
-		wp_linux_drm_syncobj_surface_v1_destroy(so);
-	if (acq)
-		wp_linux_drm_syncobj_timeline_v1_destroy(acq);
-	if (relp)
-		wp_linux_drm_syncobj_timeline_v1_destroy(relp);
+	wlt_sync_proxies_destroy(rel.proxy, sync, so, acq, relp);
 	if (acq_tl)
 		wlt_syncobj_destroy(t->dev.client_drm, acq_tl);
 	if (rel_tl)

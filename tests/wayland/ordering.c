@@ -223,16 +223,7 @@ main(int argc, char **argv)
 		 "threads after the wait (none left behind)");
 
 out:
-	if (rel.proxy)
-		zwp_linux_buffer_release_v1_destroy(rel.proxy);
-	if (sync)
-		zwp_linux_surface_synchronization_v1_destroy(sync);
-	if (so)
-		wp_linux_drm_syncobj_surface_v1_destroy(so);
-	if (acq_proxy)
-		wp_linux_drm_syncobj_timeline_v1_destroy(acq_proxy);
-	if (rel_proxy)
-		wp_linux_drm_syncobj_timeline_v1_destroy(rel_proxy);
+	wlt_sync_proxies_destroy(rel.proxy, sync, so, acq_proxy, rel_proxy);
 	wl_buffer_destroy(wbuf);
 	wl_surface_destroy(surf);
 	wlt_client_disconnect(&c);
