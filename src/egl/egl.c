@@ -515,7 +515,8 @@ current_display_check(EGLDisplay dpy, struct display_info *d)
 /*
  * The checks both dma-buf entry points make, in the order their errors are
  * documented (egl.h): the buffer, the access, the display, the current
- * context. On success *d describes the display.
+ * context. On success *d describes the display, and the result is 1 when
+ * the bridge is disabled (SYNCBRIDGE_DISABLE: the call is a no-op), else 0.
  */
 static int
 dmabuf_call_check(EGLDisplay dpy, int dmabuf_fd, enum sb_access access,
@@ -528,7 +529,10 @@ dmabuf_call_check(EGLDisplay dpy, int dmabuf_fd, enum sb_access access,
 	ret = check_access(access);
 	if (ret)
 		return ret;
-	return current_display_check(dpy, d);
+	ret = current_display_check(dpy, d);
+	if (ret)
+		return ret;
+	return (d->caps & SB_EGL_CAP_DISABLED) ? 1 : 0;
 }
 
 /* ---- public ---- */
@@ -597,9 +601,7 @@ sb_egl_dmabuf_wait(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 
 	ret = dmabuf_call_check(dpy, dmabuf_fd, access, &d);
 	if (ret)
-		return ret;
-	if (d.caps & SB_EGL_CAP_DISABLED)
-		return 0;
+		return ret < 0 ? ret : 0; /* 1: disabled, a no-op */
 
 	ret = sb_dmabuf_export_sync_file(dmabuf_fd, access, &fence_fd);
 	if (ret) {
@@ -634,9 +636,7 @@ sb_egl_dmabuf_attach(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 
 	ret = dmabuf_call_check(dpy, dmabuf_fd, access, &d);
 	if (ret)
-		return ret;
-	if (d.caps & SB_EGL_CAP_DISABLED)
-		return 0;
+		return ret < 0 ? ret : 0; /* 1: disabled, a no-op */
 
 	sb_trace("begin egl.dmabuf_attach_export buf_ino=%lu how=%s", sb_trace_ino(dmabuf_fd),
 		 (d.caps & SB_EGL_CAP_NATIVE_FENCE) ? "native_fence" : "cpu_wait");
