@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -339,6 +340,14 @@ demo_opt_common(int c, bool *verbose, void (*usage)(FILE *f))
 		usage(stderr);
 		return -EINVAL;
 	}
+}
+
+void
+demo_opt_bad_value(const char *prog, const struct option *longopts, int c, const char *arg)
+{
+	for (const struct option *o = longopts; o->name; o++)
+		if (o->val == c)
+			fprintf(stderr, "%s: bad value '%s' for --%s\n", prog, arg, o->name);
 }
 
 bool

@@ -154,6 +154,10 @@ void demo_sort_i64(int64_t *v, size_t n);
  */
 int demo_opt_common(int c, bool *verbose, void (*usage)(FILE *f));
 
+struct option;
+/* "PROG: bad value 'ARG' for --NAME" on stderr, NAME the long option whose val is c. */
+void demo_opt_bad_value(const char *prog, const struct option *longopts, int c, const char *arg);
+
 /* A decimal number in [min, max] (no sign, nothing after it) into *out. */
 bool demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out);
 

@@ -81,6 +81,10 @@ int stream_buffer_params(const struct sb_pw_sync *sync, struct spa_pod_builder *
  */
 int stream_sync_open(int *drm_fd, struct sb_pw_sync **sync);
 
+struct pw_main_loop;
+/* SIGINT and SIGTERM quit `loop` (main() blocked them; the loop reads them). */
+void stream_quit_on_signals(struct pw_main_loop *loop);
+
 /* ---- capture.c ---------------------------------------------------------- */
 
 struct capture;

@@ -277,12 +277,6 @@ static const struct pw_stream_events stream_events = {
 };
 
 static void
-on_signal(void *data, int signo)
-{
-	pw_main_loop_quit(((struct consumer *)data)->loop);
-}
-
-static void
 on_watchdog(void *data, uint64_t expirations)
 {
 	struct consumer *c = data;
@@ -317,8 +311,7 @@ setup(struct consumer *c)
 	c->loop = pw_main_loop_new(NULL);
 	if (!c->loop)
 		return -ENOMEM;
-	pw_loop_add_signal(loop_of(c), SIGINT, on_signal, c);
-	pw_loop_add_signal(loop_of(c), SIGTERM, on_signal, c);
+	stream_quit_on_signals(c->loop);
 	c->watchdog = pw_loop_add_timer(loop_of(c), on_watchdog, c);
 	pw_loop_update_timer(loop_of(c), c->watchdog, &second, &second, false);
 	c->stream = pw_stream_new_simple(loop_of(c), CONSUMER_NODE,

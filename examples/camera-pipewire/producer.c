@@ -483,12 +483,6 @@ static const struct pw_stream_events stream_events = {
 	.process = on_process,
 };
 
-static void
-on_signal(void *data, int signo)
-{
-	pw_main_loop_quit(((struct producer *)data)->loop);
-}
-
 /* ---- the process ------------------------------------------------------------ */
 
 static int
@@ -519,8 +513,7 @@ setup(struct producer *p)
 	p->loop = pw_main_loop_new(NULL);
 	if (!p->loop)
 		return -ENOMEM;
-	pw_loop_add_signal(loop_of(p), SIGINT, on_signal, p);
-	pw_loop_add_signal(loop_of(p), SIGTERM, on_signal, p);
+	stream_quit_on_signals(p->loop);
 	/* main() blocked SIGINT/SIGTERM: this thread inherits the mask. */
 	ret = gpu_start(p->opt->write_ms, &p->gpu);
 	if (ret < 0) {

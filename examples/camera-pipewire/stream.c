@@ -5,10 +5,12 @@
  * live on.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#include <pipewire/pipewire.h>
 #include <spa/buffer/buffer.h>
 #include <spa/buffer/meta.h>
 #include <spa/param/buffers.h>
@@ -70,4 +72,17 @@ stream_sync_open(int *drm_fd, struct sb_pw_sync **sync)
 		close(fd);
 	}
 	return -ENODEV;
+}
+
+static void
+on_signal(void *data, int signo)
+{
+	pw_main_loop_quit(data);
+}
+
+void
+stream_quit_on_signals(struct pw_main_loop *loop)
+{
+	pw_loop_add_signal(pw_main_loop_get_loop(loop), SIGINT, on_signal, loop);
+	pw_loop_add_signal(pw_main_loop_get_loop(loop), SIGTERM, on_signal, loop);
 }

@@ -195,9 +195,7 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 		}
 		continue;
 bad:
-		for (const struct option *o = longopts; o->name; o++)
-			if (o->val == c)
-				fprintf(stderr, PROG ": bad value '%s' for --%s\n", optarg, o->name);
+		demo_opt_bad_value(PROG, longopts, c, optarg);
 		return -EINVAL;
 	}
 	if (optind < argc) {
