@@ -153,12 +153,4 @@ consumer_describe(struct cube_consumer *c)
 	return c->description;
 }
 
-const struct cube_backend cube_backend_vulkan = {
-	.name = "vulkan",
-	.init = consumer_init,
-	.composite = consumer_composite,
-	.finish = consumer_finish,
-	.read_back = consumer_read_back,
-	.describe = consumer_describe,
-	.destroy = consumer_destroy,
-};
+const struct cube_backend cube_backend_vulkan = CUBE_BACKEND("vulkan");

@@ -127,6 +127,16 @@ struct cube_backend {
 	void (*destroy)(struct cube_consumer *c);
 };
 
+/*
+ * A backend's table from its file's static functions, which every consumer
+ * file names alike: consumer_init, consumer_composite, consumer_finish,
+ * consumer_read_back, consumer_describe, consumer_destroy.
+ */
+#define CUBE_BACKEND(backend_name)                                                         \
+	{ .name = (backend_name), .init = consumer_init, .composite = consumer_composite,  \
+	  .finish = consumer_finish, .read_back = consumer_read_back,                      \
+	  .describe = consumer_describe, .destroy = consumer_destroy }
+
 extern const struct cube_backend cube_backend_egl;
 extern const struct cube_backend cube_backend_vulkan;
 
