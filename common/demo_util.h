@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small helpers shared by the demos (examples/): fds, clocks, unix-socket
- * messages carrying fds, two processes, vgem dumb buffers and fences, PNG
- * files. The kernel objects and clocks are kernel.h's (testbed_kernel_lib),
- * under the names the demos use.
+ * Small helpers shared by the demos (examples/): fds, unix-socket messages
+ * carrying fds, two processes, vgem dumb buffers and fences, PNG files
+ * (png.c, common_png_lib). The kernel objects are kernel.h's
+ * (common_kernel_lib), under the names the demos use; the clock is
+ * clock.h's now_ns().
  *
  * Every function returns 0 (or a new fd) on success and a negative errno on
  * failure, and says what it does with the fds it is given. Every fd made

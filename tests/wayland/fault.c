@@ -2,7 +2,8 @@
 /*
  * fault-wl (VM tier): both Wayland helpers under failing kernel and libc
  * calls (docs/reliability.md, "fault-wl"). libsbfault is scoped to one
- * helper library (and the static core inside it) and counts one thread only.
+ * helper library (and the calls the shared core, libsyncbridge.so, makes on
+ * its behalf: testbed/sbfault.c, in_scope()) and counts one thread only.
  *
  * Compositor helper (the example compositor on a thread, armed there, scoped
  * to libsyncbridge-wayland-server): a raw client commits a vgem dma-buf
