@@ -9,13 +9,20 @@
 # Runs in the test VM (scripts/vm/vm-run.sh) unless this host has vgem and
 # /dev/udmabuf itself (then natively, as root).
 #
-#   scripts/run-demo.sh [cube | cube-virgl | camera-pipewire | handoff]   (default: cube)
+#   scripts/run-demo.sh [cube | cube-virgl | cube-venus | camera-pipewire | handoff]   (default: cube)
 #
 # cube-virgl: the same cube pipeline on a real asynchronous GPU — a GLES
 # producer and the EGL consumer on Mesa virgl, in the GPU guest
 # (SYNCBRIDGE_VM_GPU=virgl: QEMU's virtio-gpu-gl under a private Xvfb); the
 # ring is the GPU's own textures shared as dma-bufs (docs/demo.md, "On virgl").
 # Not native: it needs that guest.
+#
+# cube-venus: the Vulkan pipeline on Mesa's venus, a driver that puts no
+# implicit fence on dma-bufs (like NVIDIA's): producer and Vulkan consumer on
+# venus in the venus guest (SYNCBRIDGE_VM_GPU=venus, nested in the plain guest
+# here: ~3 min to boot); the ring is venus's own LINEAR images exported as
+# dma-bufs (--ring device: venus imports no other driver's buffers).
+# SYNCBRIDGE_DEMO_FRAMES defaults to 30 here.
 #
 # camera-pipewire: a camera across processes through PipeWire — vivid → a
 # producer process whose "GPU" writes each frame after it was queued, behind
@@ -37,9 +44,9 @@ which=${1:-cube}
 cd "$top"
 
 case $which in
-cube | cube-virgl | camera-pipewire | handoff) ;;
+cube | cube-virgl | cube-venus | camera-pipewire | handoff) ;;
 -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
-*) echo "run-demo.sh: unknown demo '$which' (cube, cube-virgl, camera-pipewire or handoff)" >&2; exit 2 ;;
+*) echo "run-demo.sh: unknown demo '$which' (cube, cube-virgl, cube-venus, camera-pipewire or handoff)" >&2; exit 2 ;;
 esac
 
 # Setup installs packages: as a normal user, this script runs again with sudo.
@@ -55,6 +62,12 @@ mode=$(sb_vm_mode)
 if [ "$which" = cube-virgl ]; then
 	mode=qemu
 	export SYNCBRIDGE_VM_GPU=virgl
+fi
+if [ "$which" = cube-venus ]; then
+	mode=qemu
+	export SYNCBRIDGE_VM_GPU=venus
+	# venus only: the guest also has lavapipe, which the demo would pick.
+	export VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/virtio_icd.json
 fi
 # A build tree under /tmp must be the host's /tmp in the guest, not a fresh tmpfs.
 case $build in /tmp/*) export SYNCBRIDGE_VM_TMP=${SYNCBRIDGE_VM_TMP:-host} ;; esac
@@ -128,9 +141,21 @@ if [ ! -x "$demo" ]; then
 		"headers and glslangValidator (scripts/setup.sh installs them)" >&2
 	exit 1
 fi
-prepare_output 120
+if [ "$which" = cube-venus ]; then
+	prepare_output 30
+else
+	prepare_output 120
+fi
 
-if [ "$which" = cube-virgl ]; then
+if [ "$which" = cube-venus ]; then
+	echo "run-demo.sh: running in the venus guest (nested: ~3 min to boot); pictures come back to $out"
+	venus="--ring device --consumer vulkan"
+	script='echo "== 1/2 with syncbridge: the layer fences the producer'"'"'s frames on venus, the consumer'"'"'s layer waits =="; '
+	script+="'$demo' $venus --frames $frames --output '$out/bridged'; a=\$?; "
+	script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1): the same pipeline =="; '
+	script+="'$demo' $venus --frames $frames --no-bridge --expect-race --output '$out/no-bridge'; b=\$?; "
+	script+='[ $a = 0 ] && [ $b = 0 ]'
+elif [ "$which" = cube-virgl ]; then
 	echo "run-demo.sh: running in the GPU guest (Mesa virgl); pictures come back to $out"
 	script='echo "== 1/2 with syncbridge: sb_egl_dmabuf_attach fences the producer'"'"'s frames, the consumer waits =="; '
 	script+="'$demo' --producer gles --frames $frames --output '$out/bridged'; a=\$?; "

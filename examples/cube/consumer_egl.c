@@ -63,31 +63,38 @@ consumer_destroy(struct cube_consumer *c)
 }
 
 static int
-consumer_init(struct cube_consumer **out, struct cube_buffers *bufs,
-	      const struct cube_options *opt)
+consumer_open(struct cube_consumer **out, const struct cube_options *opt)
 {
 	struct cube_consumer *c = calloc(1, sizeof(*c));
-	int ret;
 
 	*out = NULL;
-	if (!c) {
-		for (unsigned i = 0; i < bufs->count; i++)
-			demo_fd_clear(&bufs->fds[i]);
+	if (!c)
 		return -ENOMEM;
+	eglt_set_log(stderr, PROG ": consumer: ");
+	bool gpu = strcmp(opt->producer, "gles") == 0;
+	if (eglt_open_gles(&c->egl, gpu ? EGLT_SURFACELESS : EGLT_DEVICE_SW, 3) < 0) {
+		consumer_destroy(c);
+		return -ENODEV; /* no EGL consumer here: the demo skips */
 	}
+	*out = c;
+	return 0;
+}
+
+static int
+consumer_import(struct cube_consumer *c, struct cube_buffers *bufs)
+{
+	int ret = 0;
+
 	c->bufs = *bufs; /* the fds are ours now */
 	for (unsigned i = 0; i < bufs->count; i++)
 		bufs->fds[i] = -1;
 
-	eglt_set_log(stderr, PROG ": consumer: ");
-	bool gpu = strcmp(opt->producer, "gles") == 0;
 	const struct eglt_dmabuf_layout layout = {
 		.fourcc = c->bufs.drm_format,
 		.offset = (int32_t)c->bufs.offset,
 		.pitch = (int32_t)c->bufs.pitch,
 		.modifier = c->bufs.modifier,
 	};
-	ret = eglt_open_gles(&c->egl, gpu ? EGLT_SURFACELESS : EGLT_DEVICE_SW, 3);
 	for (unsigned i = 0; ret == 0 && i < c->bufs.count; i++) {
 		/* EGL takes its own reference to the dma-buf; we keep our fd for
 		 * the bridge's fence calls. */
@@ -102,12 +109,9 @@ consumer_init(struct cube_consumer **out, struct cube_buffers *bufs,
 		fprintf(stderr, PROG ": consumer: GL setup failed\n");
 		ret = -EIO;
 	}
-	if (ret < 0) {
-		consumer_destroy(c);
-		return -ENODEV; /* no EGL consumer here: the demo skips */
-	}
+	if (ret < 0)
+		return -ENODEV; /* no EGL consumer of these buffers here: the demo skips */
 	eglt_describe(&c->egl, c->description, sizeof(c->description));
-	*out = c;
 	return 0;
 }
 

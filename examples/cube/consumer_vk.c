@@ -51,16 +51,35 @@ consumer_destroy(struct cube_consumer *c)
 }
 
 static int
-setup(struct cube_consumer *c)
+consumer_open(struct cube_consumer **out, const struct cube_options *opt)
 {
+	struct cube_consumer *c = calloc(1, sizeof(*c));
+
+	(void)opt;
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
 	int ret = cube_vk_init(&c->vk, PROG ": consumer");
-	if (ret < 0)
+	if (ret < 0) {
+		consumer_destroy(c);
 		return ret;
+	}
+	*out = c;
+	return 0;
+}
+
+static int
+consumer_import(struct cube_consumer *c, struct cube_buffers *bufs)
+{
+	c->bufs = *bufs; /* the fds are ours now */
+	for (unsigned i = 0; i < bufs->count; i++)
+		bufs->fds[i] = -1;
+
 	VkImage images[CUBE_MAX_BUFFERS];
 	for (unsigned i = 0; i < c->bufs.count; i++) {
-		ret = cube_vk_import_image(&c->vk, c->bufs.fds[i], c->bufs.width, c->bufs.height,
-					   c->bufs.pitch, c->bufs.offset,
-					   VK_IMAGE_USAGE_TRANSFER_SRC_BIT, &c->images[i]);
+		int ret = cube_vk_import_image(&c->vk, c->bufs.fds[i], c->bufs.width,
+					       c->bufs.height, c->bufs.pitch, c->bufs.offset,
+					       VK_IMAGE_USAGE_TRANSFER_SRC_BIT, &c->images[i]);
 		if (ret < 0)
 			return ret;
 		images[i] = c->images[i].image;
@@ -74,31 +93,6 @@ setup(struct cube_consumer *c)
 	snprintf(c->description, sizeof(c->description),
 		 "Vulkan on %s; layer " VKT_LAYER_NAME " %s", c->vk.device_name,
 		 c->vk.layer_active ? "active" : "not loaded");
-	return 0;
-}
-
-static int
-consumer_init(struct cube_consumer **out, struct cube_buffers *bufs,
-	      const struct cube_options *opt)
-{
-	struct cube_consumer *c = calloc(1, sizeof(*c));
-
-	(void)opt;
-	*out = NULL;
-	if (!c) {
-		for (unsigned i = 0; i < bufs->count; i++)
-			demo_fd_clear(&bufs->fds[i]);
-		return -ENOMEM;
-	}
-	c->bufs = *bufs;
-	for (unsigned i = 0; i < bufs->count; i++)
-		bufs->fds[i] = -1;
-	int ret = setup(c);
-	if (ret < 0) {
-		consumer_destroy(c);
-		return ret;
-	}
-	*out = c;
 	return 0;
 }
 

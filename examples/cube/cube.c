@@ -85,6 +85,10 @@ usage(FILE *f)
 		"  --producer KIND   vulkan (default: lavapipe into a vgem ring) or gles (GLES\n"
 		"                    on the GPU's own textures: Mesa virgl in the GPU guest;\n"
 		"                    the egl consumer then imports them on the same GPU)\n"
+		"  --ring KIND       the vulkan producer's buffers: vgem (default: vgem dumb\n"
+		"                    buffers imported into Vulkan) or device (the driver's own\n"
+		"                    LINEAR images exported as dma-bufs, for drivers that\n"
+		"                    import no other driver's buffers: venus)\n"
 		"  --no-bridge       run without syncbridge (SYNCBRIDGE_DISABLE=1)\n"
 		"  --cpu-sync        without syncbridge, synchronised by CPU stalls instead:\n"
 		"                    vkQueueWaitIdle before each hand-off, glFinish before\n"
@@ -112,6 +116,7 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 		{ "refresh-ms", required_argument, NULL, 'r' },
 		{ "consumer", required_argument, NULL, 'c' },
 		{ "producer", required_argument, NULL, 'p' },
+		{ "ring", required_argument, NULL, 'R' },
 		{ "flush", no_argument, NULL, 'F' },
 		{ "no-bridge", no_argument, NULL, 'n' },
 		{ "cpu-sync", no_argument, NULL, 'C' },
@@ -163,6 +168,13 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 				goto bad;
 			opt->producer = optarg;
 			break;
+		case 'R': {
+			int k = demo_parse_word(optarg, (const char *const[]){ "vgem", "device", NULL });
+			if (k < 0)
+				goto bad;
+			opt->ring_device = k == 1;
+			break;
+		}
 		case 'F':
 			opt->flush = true;
 			break;
@@ -208,6 +220,11 @@ bad:
 	if (gles && strcmp(opt->consumer, "egl") != 0) {
 		fprintf(stderr, PROG ": --producer gles needs the egl consumer (the GPU's textures "
 			"import only into its own EGL)\n");
+		return -EINVAL;
+	}
+	if (opt->ring_device && gles) {
+		fprintf(stderr, PROG ": --ring is for the vulkan producer (gles always exports "
+			"its own textures)\n");
 		return -EINVAL;
 	}
 	if (opt->flush && (!gles || !opt->no_bridge || opt->cpu_sync)) {
@@ -330,9 +347,17 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 	struct cube_msg m;
 	int n_fds = 0, ret;
 
-	ret = demo_recv(sock, &m, sizeof(m), bufs.fds, CUBE_MAX_BUFFERS, &n_fds, FRAME_TIMEOUT_MS);
+	/* Our device comes up while the producer brings up its own. */
+	ret = backend->open(&c, opt);
 	if (ret < 0)
-		return ret; /* the producer could not start: it says why */
+		return ret;
+	ret = demo_recv(sock, &m, sizeof(m), bufs.fds, CUBE_MAX_BUFFERS, &n_fds,
+			CUBE_START_TIMEOUT_MS);
+	if (ret == -ETIMEDOUT)
+		fprintf(stderr, PROG ": consumer: no buffers from the producer in %d s\n",
+			CUBE_START_TIMEOUT_MS / 1000);
+	if (ret < 0)
+		goto out; /* the producer could not start: it says why */
 	bufs.count = (unsigned)n_fds;
 	if (m.type != CUBE_MSG_BUFFERS || m.count != (uint32_t)n_fds || m.count != opt->buffers ||
 	    m.width != opt->width || m.height != opt->height) {
@@ -356,7 +381,7 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 	bufs.size = m.size;
 	bufs.modifier = m.modifier;
 
-	ret = backend->init(&c, &bufs, opt); /* takes the fds */
+	ret = backend->import(c, &bufs); /* takes the fds */
 	bufs.count = 0;
 	if (ret < 0)
 		goto out;
@@ -511,7 +536,10 @@ main(int argc, char **argv)
 	bool gles = strcmp(opt.producer, "gles") == 0;
 	printf("%s: %u frames of %ux%u, ring of %u %s, producer: %s, consumer: %s, bridge: %s\n",
 	       PROG, opt.frames, opt.width, opt.height, opt.buffers,
-	       gles ? "GPU textures as dma-bufs" : "vgem dma-bufs", opt.producer, opt.consumer,
+	       gles		  ? "GPU textures as dma-bufs"
+	       : opt.ring_device ? "Vulkan images as dma-bufs"
+				 : "vgem dma-bufs",
+	       opt.producer, opt.consumer,
 	       opt.cpu_sync ? (gles ? "OFF, CPU stalls instead (glFinish)"
 				    : "OFF, CPU stalls instead (vkQueueWaitIdle, glFinish)")
 	       : opt.flush     ? "OFF (SYNCBRIDGE_DISABLE=1); glFlush before each hand-off"

@@ -27,6 +27,8 @@ struct cube_options {
 	const char *consumer; /* "egl" or "vulkan" */
 	const char *producer; /* "vulkan" (vgem ring, lavapipe) or "gles" (the GPU's
 			       * own textures: Mesa virgl in the GPU guest) */
+	bool ring_device;   /* vulkan producer: the driver's own images, exported
+			     * (venus cannot import vgem buffers), not vgem's */
 	const char *output; /* folder for PNGs, or NULL */
 	const char *layer_dir; /* XDG data dir with the layer's manifest, or NULL */
 	bool verbose;
@@ -80,6 +82,13 @@ int cube_producer_gles_run(int sock, const struct cube_options *opt);
 
 /* How long a producer waits for the consumer before it gives up. */
 #define CUBE_RELEASE_TIMEOUT_MS 60000
+/*
+ * How long each side waits for the other to start (its Vulkan or EGL device
+ * up, the ring made or imported): venus under TCG in TCG took over 60 s per
+ * device. A side that dies is seen at once (the socket closes), so this
+ * bound only matters for a hung one.
+ */
+#define CUBE_START_TIMEOUT_MS 600000
 
 /*
  * The producers' side of the protocol: `free[i]` says whether the consumer
@@ -109,9 +118,15 @@ struct cube_buffers {
 /* A consumer backend: EGL/GLES (consumer_egl.c) or Vulkan (consumer_vk.c). */
 struct cube_backend {
 	const char *name;
+	/*
+	 * Bring the device up (Vulkan instance and device, or EGL display and
+	 * context) before the ring arrives, while the producer brings up its
+	 * own: on venus each takes minutes under TCG. 0 or -errno (-ENODEV:
+	 * no such consumer here, the demo skips).
+	 */
+	int (*open)(struct cube_consumer **out, const struct cube_options *opt);
 	/* Import the ring; takes ownership of bufs->fds on success and failure. */
-	int (*init)(struct cube_consumer **out, struct cube_buffers *bufs,
-		    const struct cube_options *opt);
+	int (*import)(struct cube_consumer *c, struct cube_buffers *bufs);
 	/*
 	 * Before reading buffer `index`: wait for its writers (through the
 	 * bridge), composite it into the backend's own target, and make the
@@ -133,8 +148,9 @@ struct cube_backend {
  * consumer_read_back, consumer_describe, consumer_destroy.
  */
 #define CUBE_BACKEND(backend_name)                                                         \
-	{ .name = (backend_name), .init = consumer_init, .composite = consumer_composite,  \
-	  .finish = consumer_finish, .read_back = consumer_read_back,                      \
+	{ .name = (backend_name), .open = consumer_open, .import = consumer_import,        \
+	  .composite = consumer_composite, .finish = consumer_finish,                      \
+	  .read_back = consumer_read_back,                                                 \
 	  .describe = consumer_describe, .destroy = consumer_destroy }
 
 extern const struct cube_backend cube_backend_egl;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The cube demo's producer: renders a rotating, lit cube with Vulkan into a
- * ring of vgem dma-bufs (imported as LINEAR images), one frame per buffer,
+ * ring of dma-bufs, one frame per buffer: vgem dumb buffers imported as
+ * LINEAR images (--ring vgem, the default), or the driver's own LINEAR images
+ * exported as dma-bufs (--ring device: for drivers that cannot import other
+ * drivers' buffers, such as venus — docs/demo.md),
  * each frame's render pass bracketed by ownership transfers with FOREIGN:
  *
  *   acquire  FOREIGN → us   (the layer: wait for the buffer's readers)
@@ -38,7 +41,8 @@ struct params {
 };
 
 struct slot {
-	struct demo_vgem_buf buf;
+	struct demo_vgem_buf buf; /* --ring vgem */
+	int dmabuf_fd;            /* --ring device: the exported image's, owned; else -1 */
 	struct vkt_image img;
 	VkImageView view;
 	VkCommandBuffer cb;
@@ -229,6 +233,52 @@ create_depth(struct producer *p)
 	return create_view(p, p->depth, DEPTH_FORMAT, VK_IMAGE_ASPECT_DEPTH_BIT, &p->depth_view);
 }
 
+/* Every pixel black, alpha CUBE_ALPHA_INITIAL: "no frame yet". */
+static void
+fill_initial(void *map, uint32_t width, uint32_t height, size_t pitch)
+{
+	for (uint32_t y = 0; y < height; y++) {
+		uint32_t *row = (uint32_t *)((uint8_t *)map + (size_t)y * pitch);
+		for (uint32_t x = 0; x < width; x++)
+			row[x] = (uint32_t)CUBE_ALPHA_INITIAL << 24;
+	}
+}
+
+/* --ring vgem: a vgem dumb buffer, imported with its pitch. */
+static int
+slot_from_vgem(struct producer *p, struct slot *s)
+{
+	int ret = demo_vgem_buf_create(p->vgem_fd, p->opt->width, p->opt->height, 32, &s->buf);
+	if (ret < 0) {
+		fprintf(stderr, PROG ": producer: vgem dumb buffer: %s\n", strerror(-ret));
+		return ret;
+	}
+	ret = demo_vgem_buf_map(&s->buf);
+	if (ret < 0) {
+		fprintf(stderr, PROG ": producer: mmap of a vgem buffer: %s\n", strerror(-ret));
+		return ret;
+	}
+	fill_initial(s->buf.map, s->buf.width, s->buf.height, s->buf.pitch);
+	return cube_vk_import_image(&p->vk, s->buf.dmabuf_fd, p->opt->width, p->opt->height,
+				    s->buf.pitch, 0, VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT, &s->img);
+}
+
+/* --ring device: the driver's own LINEAR-modifier image, exported. */
+static int
+slot_from_device(struct producer *p, struct slot *s)
+{
+	struct vkt_image_desc desc = {
+		.format = COLOR_FORMAT,
+		.width = p->opt->width,
+		.height = p->opt->height,
+		.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT,
+	};
+	if (vkt_export_image(&p->vk, &desc, &s->img, &s->dmabuf_fd) != VK_SUCCESS)
+		return -EIO; /* said by vkt_fail_print */
+	fill_initial(s->img.map, p->opt->width, p->opt->height, (size_t)s->img.row_pitch);
+	return 0;
+}
+
 static int
 create_ring(struct producer *p)
 {
@@ -236,25 +286,7 @@ create_ring(struct producer *p)
 
 	for (unsigned i = 0; i < p->opt->buffers; i++) {
 		struct slot *s = &p->slots[i];
-		int ret = demo_vgem_buf_create(p->vgem_fd, p->opt->width, p->opt->height, 32, &s->buf);
-		if (ret < 0) {
-			fprintf(stderr, PROG ": producer: vgem dumb buffer: %s\n", strerror(-ret));
-			return ret;
-		}
-		/* Black, alpha CUBE_ALPHA_INITIAL: "no frame yet". */
-		ret = demo_vgem_buf_map(&s->buf);
-		if (ret < 0) {
-			fprintf(stderr, PROG ": producer: mmap of a vgem buffer: %s\n", strerror(-ret));
-			return ret;
-		}
-		for (uint32_t y = 0; y < s->buf.height; y++) {
-			uint32_t *row = (uint32_t *)((uint8_t *)s->buf.map + (size_t)y * s->buf.pitch);
-			for (uint32_t x = 0; x < s->buf.width; x++)
-				row[x] = (uint32_t)CUBE_ALPHA_INITIAL << 24;
-		}
-		ret = cube_vk_import_image(&p->vk, s->buf.dmabuf_fd, p->opt->width, p->opt->height,
-					   s->buf.pitch, 0, VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT,
-					   &s->img);
+		int ret = p->opt->ring_device ? slot_from_device(p, s) : slot_from_vgem(p, s);
 		if (ret < 0)
 			return ret;
 		ret = create_view(p, s->img.image, COLOR_FORMAT, VK_IMAGE_ASPECT_COLOR_BIT, &s->view);
@@ -384,8 +416,10 @@ producer_finish(struct producer *p)
 			vkFreeMemory(dev, p->depth_memory, NULL);
 	}
 	vkt_finish(&p->vk);
-	for (unsigned i = 0; i < CUBE_MAX_BUFFERS; i++)
+	for (unsigned i = 0; i < CUBE_MAX_BUFFERS; i++) {
 		demo_vgem_buf_destroy(&p->slots[i].buf);
+		demo_fd_clear(&p->slots[i].dmabuf_fd);
+	}
 	demo_fd_clear(&p->vgem_fd);
 }
 
@@ -395,13 +429,18 @@ cube_producer_run(int sock, const struct cube_options *opt)
 	struct producer p = { .opt = opt, .vgem_fd = -1 };
 	int ret;
 
-	ret = demo_vgem_open();
-	if (ret < 0) {
-		fprintf(stderr, PROG ": producer: no vgem card node (%s): run it in the test guest "
-			"(scripts/vm/vm-run.sh) or after `modprobe vgem`, as root\n", strerror(-ret));
-		return ret == -EACCES ? ret : -ENODEV;
+	for (unsigned i = 0; i < CUBE_MAX_BUFFERS; i++)
+		p.slots[i].dmabuf_fd = -1;
+	if (!opt->ring_device) {
+		ret = demo_vgem_open();
+		if (ret < 0) {
+			fprintf(stderr, PROG ": producer: no vgem card node (%s): run it in the test "
+				"guest (scripts/vm/vm-run.sh) or after `modprobe vgem`, as root; or "
+				"--ring device\n", strerror(-ret));
+			return ret == -EACCES ? ret : -ENODEV;
+		}
+		p.vgem_fd = ret;
 	}
-	p.vgem_fd = ret;
 
 	ret = cube_vk_init(&p.vk, PROG ": producer");
 	if (ret < 0)
@@ -435,9 +474,16 @@ cube_producer_run(int sock, const struct cube_options *opt)
 		.size = p.slots[0].buf.size,
 		.modifier = DRM_FORMAT_MOD_INVALID,
 	};
+	if (opt->ring_device) {
+		/* The driver chose the layout: every image of the ring has the same. */
+		m.pitch = (uint32_t)p.slots[0].img.row_pitch;
+		m.offset = (uint32_t)p.slots[0].img.offset;
+		m.size = p.slots[0].img.map_size;
+		m.modifier = DRM_FORMAT_MOD_LINEAR;
+	}
 	int fds[CUBE_MAX_BUFFERS];
 	for (unsigned i = 0; i < opt->buffers; i++)
-		fds[i] = p.slots[i].buf.dmabuf_fd;
+		fds[i] = opt->ring_device ? p.slots[i].dmabuf_fd : p.slots[i].buf.dmabuf_fd;
 	ret = cube_send_ring(sock, opt, &m, fds);
 	if (ret < 0)
 		goto out;
@@ -502,7 +548,10 @@ cube_producer_run(int sock, const struct cube_options *opt)
 	}
 	printf("producer: %u frames submitted, vkQueueSubmit %.1f ms on average%s\n", opt->frames,
 	       opt->frames ? submit_ms / opt->frames : 0.0,
-	       p.vk.layer_active ? " (lavapipe's SYNC_FD export waits for the frame)" : "");
+	       p.vk.layer_active && strstr(p.vk.device_name, "llvmpipe") &&
+			       !strstr(p.vk.device_name, "Venus")
+		       ? " (lavapipe's SYNC_FD export waits for the frame)"
+		       : "");
 	fflush(stdout);
 	ret = cube_send_end(sock, opt);
 out:

@@ -46,7 +46,7 @@ cube_send_ring(int sock, const struct cube_options *opt, struct cube_msg *m, con
 		fprintf(stderr, PROG ": producer: sending the buffers: %s\n", strerror(-ret));
 		return ret;
 	}
-	ret = demo_recv(sock, m, sizeof(*m), NULL, 0, NULL, CUBE_RELEASE_TIMEOUT_MS);
+	ret = demo_recv(sock, m, sizeof(*m), NULL, 0, NULL, CUBE_START_TIMEOUT_MS);
 	if (ret == 0 && m->type != CUBE_MSG_READY)
 		ret = -EPROTO;
 	if (ret < 0)

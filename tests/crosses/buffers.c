@@ -216,7 +216,7 @@ buffer_cell(struct xenv *e, const struct xbuf *b, const char *imp, enum xdrv nee
 	} else if (needs == XD_VIRTIO) {
 		read = virtio_import(e, b, rgba, &r);
 	} else if (needs == XD_LAVAPIPE) {
-		xvk_import_read(e, b, rgba, &r);
+		xvk_import_read_isolated(e, b, rgba, &r);
 		read = !xres_failed(&r);
 	} else {
 		xgl_import_read(xenv_gl(e, needs), b, rgba, &r);
@@ -234,5 +234,8 @@ xbuffers_run(struct xenv *e, struct xbuf *bufs)
 {
 	for (int d = 0; d < XD_COUNT; d++)
 		for (size_t i = 0; i < sizeof(importers) / sizeof(importers[0]); i++)
-			buffer_cell(e, &bufs[d], importers[i].name, importers[i].needs);
+			buffer_cell(e, &bufs[d],
+				    importers[i].needs == XD_LAVAPIPE ? xdrv_name(XD_LAVAPIPE)
+								      : importers[i].name,
+				    importers[i].needs);
 }

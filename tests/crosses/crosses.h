@@ -34,6 +34,8 @@ enum xdrv {
 };
 
 const char *xdrv_name(enum xdrv d);
+/* Name the Vulkan column (default "lavapipe"): "venus" in the venus guest. */
+void xdrv_set_vulkan_name(const char *name);
 
 /* Every buffer is a 64x64 image of 4-byte pixels, all four bytes one value. */
 #define XW 64
@@ -84,6 +86,7 @@ struct xenv {
 	struct xgl gl[2];        /* llvmpipe, virgl */
 	struct vkt vk;
 	PFN_vkGetMemoryFdKHR GetMemoryFdKHR;
+	bool vk_isolate;         /* import other virtio_gpu buffers in a child (venus: xvk_child.c) */
 	int virgl_iters;         /* the long draws' loop count */
 };
 
@@ -144,7 +147,7 @@ int xgl_fence_export(struct xgl *g, int iters, struct xres *r);
 void xgl_fence_wait(struct xgl *g, int sync_file, struct xres *r);
 void xgl_buffer_free(struct xgl *g, struct xbuf *b);
 
-/* ---- lavapipe (xvk.c) ---- */
+/* ---- Vulkan: lavapipe, or venus in the venus guest (xvk.c) ---- */
 
 int xvk_open(struct xenv *e, char *why, size_t size);
 void xvk_close(struct xenv *e);
@@ -158,6 +161,10 @@ int xvk_fence_export(struct xenv *e, struct xres *r);
 /* Import a sync_file into a semaphore, submit a wait on it, wait for the submit. */
 void xvk_fence_wait(struct xenv *e, int sync_file, struct xres *r);
 void xvk_buffer_free(struct xenv *e, struct xbuf *b);
+/* xvk_import_read(), in a child process where e->vk_isolate (xvk_child.c). */
+void xvk_import_read_isolated(struct xenv *e, const struct xbuf *b, uint8_t *rgba, struct xres *r);
+/* main() of that child: crosses --vk-import-child PIPE FD SIZE STRIDE OFFSET. */
+int xvk_import_child(int argc, char **argv);
 
 /* ---- the cells (export.c, buffers.c, fences.c) ---- */
 

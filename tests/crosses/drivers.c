@@ -13,6 +13,15 @@
 
 #include "kernel.h"
 
+/* The Vulkan column: lavapipe, or venus in the venus guest (xvk_open). */
+static const char *vulkan_name = "lavapipe";
+
+void
+xdrv_set_vulkan_name(const char *name)
+{
+	vulkan_name = name;
+}
+
 const char *
 xdrv_name(enum xdrv d)
 {
@@ -22,6 +31,8 @@ xdrv_name(enum xdrv d)
 		[XD_LLVMPIPE] = "llvmpipe", [XD_VIRGL] = "virgl",
 	};
 
+	if (d == XD_LAVAPIPE)
+		return vulkan_name;
 	return d < XD_COUNT ? names[d] : "?";
 }
 

@@ -53,6 +53,19 @@ static const struct {
 	{ "syncobj/vgem", XD_VGEM, I_SYNCOBJ },
 };
 
+/* The importer's name in the table: the Vulkan column is named for its driver. */
+static const char *
+importer_name(size_t i)
+{
+	static char name[64];
+
+	if (importers[i].needs != XD_LAVAPIPE)
+		return importers[i].name;
+	snprintf(name, sizeof(name), "%s%s", importers[i].how == I_DMABUF ? "dmabuf/" : "",
+		 xdrv_name(XD_LAVAPIPE));
+	return name;
+}
+
 struct xfence {
 	int fd; /* the sync_file, or -1 */
 	struct xres export;
@@ -282,7 +295,7 @@ fence_cell(struct xenv *e, const struct xbuf *bufs, enum xdrv d, int i)
 		xres_note(&r, "export: %s", f.export.note);
 	fence_free(&f);
 out:
-	xcell(xdrv_name(d), importers[i].name, "fence", &r);
+	xcell(xdrv_name(d), importer_name(i), "fence", &r);
 }
 
 void

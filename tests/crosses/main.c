@@ -30,6 +30,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "fd_snapshot.h"
@@ -37,6 +38,9 @@
 int
 main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "--vk-import-child") == 0)
+		return xvk_import_child(argc, argv);
+
 	const char *expect = sb_test_arg_value(argc, argv, "--expect", NULL);
 	struct xbuf bufs[XD_COUNT];
 	struct sb_fd_snapshot before;

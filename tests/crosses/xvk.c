@@ -30,7 +30,12 @@ xvk_open(struct xenv *e, char *why, size_t size)
 	if (ret == 0) {
 		e->GetMemoryFdKHR =
 			(PFN_vkGetMemoryFdKHR)vkGetDeviceProcAddr(e->vk.device, "vkGetMemoryFdKHR");
-		printf("# lavapipe: %s\n", e->vk.device_name);
+		/* Mesa's venus: "Virtio-GPU Venus (<the host's device>)". */
+		if (strstr(e->vk.device_name, "Venus")) {
+			xdrv_set_vulkan_name("venus");
+			e->vk_isolate = true;
+		}
+		printf("# %s: %s\n", xdrv_name(XD_LAVAPIPE), e->vk.device_name);
 		return 0;
 	}
 	snprintf(why, size, "%s", e->vk.why[0] ? e->vk.why : "no Vulkan device");

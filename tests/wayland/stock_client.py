@@ -191,6 +191,8 @@ def main(argv):
     p.add_argument("--card")
     p.add_argument("--needs-virgl", action="store_true")
     p.add_argument("--expect", action="append", default=[])
+    p.add_argument("--forbid", action="append", default=[], metavar="REGEX",
+                   help="the client's output must not match (e.g. validation messages)")
     p.add_argument("--comp-arg", action="append", default=[])
     p.add_argument("--keep", help="leave the screenshots and logs in this folder")
     p.add_argument("--colour", action="append", default=[], metavar="RRGGBB:MIN",
@@ -288,6 +290,14 @@ def main(argv):
               f"{len(violations)} violations" + "".join(f"\n#   line {n}: {m}" for n, m in violations[:10]))
     for rx in args.expect:
         check(re.search(rx, text, re.M) is not None, f"{name}'s output matches /{rx}/")
+    for rx in args.forbid:
+        hits = [line for line in text.splitlines() if re.search(rx, line)]
+        check(not hits, f"{name}'s output has no /{rx}/ ({len(hits)} lines"
+                        + (f": {hits[0][:200]!r})" if hits else ")"))
+    # Which globals the client bound (its WAYLAND_DEBUG log): the sync
+    # protocol its WSI or toolkit chose is among them.
+    binds = sorted(set(re.findall(r'wl_registry@\d+\.bind\(\d+, "(\w+)"', text)))
+    print(f"# {name} bound: {', '.join(binds) if binds else '(none seen)'}")
     if args.min_pixels:
         stats = screenshots(args, shots, end)
         best = max(stats, default=(0, 0, "none", []))
