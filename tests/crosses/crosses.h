@@ -90,7 +90,9 @@ struct xenv {
 	int virgl_iters;         /* the long draws' loop count */
 };
 
-void xenv_open(struct xenv *e);
+/* Open every driver of the guest but those named in `without` (comma-separated
+ * names, "vulkan" for the Vulkan one; NULL: none), which are "not here". */
+void xenv_open(struct xenv *e, const char *without);
 void xenv_close(struct xenv *e);
 struct xgl *xenv_gl(struct xenv *e, enum xdrv d);
 

@@ -50,8 +50,25 @@ absent(struct xenv *e, enum xdrv d, const char *why, int err)
 		 err ? strerror(err < 0 ? -err : err) : "");
 }
 
+/* Whether driver d is named in the comma-separated list (the Vulkan one as "vulkan"). */
+static bool
+left_out(const char *without, enum xdrv d)
+{
+	const char *name = d == XD_LAVAPIPE ? "vulkan" : xdrv_name(d);
+	size_t n = strlen(name);
+
+	for (const char *p = without; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && strncmp(p, name, n) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
 void
-xenv_open(struct xenv *e)
+xenv_open(struct xenv *e, const char *without)
 {
 	int ret;
 
@@ -61,6 +78,10 @@ xenv_open(struct xenv *e)
 		e->here[d] = true;
 	/* Before any EGL or Vulkan call: no disk-cache thread opening fds (eglt.h). */
 	eglt_no_disk_cache();
+
+	for (int d = 0; d < XD_COUNT; d++)
+		if (left_out(without, d))
+			absent(e, d, "left out (--without)", 0);
 
 	e->vgem = sbk_vgem_open();
 	if (e->vgem < 0)
@@ -75,12 +96,14 @@ xenv_open(struct xenv *e)
 	if (e->virtio_card < 0 || e->virtio_render < 0)
 		absent(e, XD_VIRTIO, "no virtio_gpu card and render node",
 		       e->virtio_card < 0 ? e->virtio_card : e->virtio_render);
-	if (xgl_open(&e->gl[0], EGLT_DEVICE_SW, false, e->why[XD_LLVMPIPE],
-		     sizeof(e->why[XD_LLVMPIPE])) < 0)
+	if (e->here[XD_LLVMPIPE] && xgl_open(&e->gl[0], EGLT_DEVICE_SW, false, e->why[XD_LLVMPIPE],
+						  sizeof(e->why[XD_LLVMPIPE])) < 0)
 		e->here[XD_LLVMPIPE] = false;
-	if (xgl_open(&e->gl[1], EGLT_SURFACELESS, true, e->why[XD_VIRGL], sizeof(e->why[XD_VIRGL])) < 0)
+	if (e->here[XD_VIRGL] &&
+	    xgl_open(&e->gl[1], EGLT_SURFACELESS, true, e->why[XD_VIRGL], sizeof(e->why[XD_VIRGL])) < 0)
 		e->here[XD_VIRGL] = false;
-	if (xvk_open(e, e->why[XD_LAVAPIPE], sizeof(e->why[XD_LAVAPIPE])) < 0)
+	if (e->here[XD_LAVAPIPE] &&
+	    xvk_open(e, e->why[XD_LAVAPIPE], sizeof(e->why[XD_LAVAPIPE])) < 0)
 		e->here[XD_LAVAPIPE] = false;
 	for (int d = 0; d < XD_COUNT; d++)
 		if (!e->here[d])

@@ -7,7 +7,9 @@
  *   crosses --expect tests/crosses/expected-plain.txt   (plain guest)
  *   crosses --expect tests/crosses/expected-virgl.txt   (GPU group's guest)
  *   crosses                      (prints the table, checks nothing: exit 77)
- *   options: --virgl-iters N (the long draws on virgl; default 2000)
+ *   options: --virgl-iters N (the long draws on virgl; default 2000),
+ *            --without D1,D2 (leave drivers out: they are "not here"; the
+ *            Vulkan one is "vulkan")
  *
  * Drivers: vgem, udmabuf, virtio_gpu (dumb buffers; its own fence through
  * EXECBUFFER), lavapipe (Vulkan), llvmpipe (EGL's software device), virgl
@@ -48,7 +50,7 @@ main(int argc, char **argv)
 	int64_t t0 = xnow();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	xenv_open(&e);
+	xenv_open(&e, sb_test_arg_value(argc, argv, "--without", NULL));
 	e.virgl_iters = atoi(sb_test_arg_value(argc, argv, "--virgl-iters", "2000"));
 	/* The kernel's test devices make a test guest; without them this is another machine. */
 	if (!e.here[XD_VGEM] && !e.here[XD_UDMABUF] && !e.here[XD_VIRTIO]) {
