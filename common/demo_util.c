@@ -47,6 +47,26 @@ demo_count_fds(void)
 }
 
 void
+demo_list_fds(FILE *f, const char *prefix)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char path[300], target[256];
+		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(dir))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		target[n < 0 ? 0 : n] = '\0';
+		fprintf(f, "%sfd %s -> %s\n", prefix, de->d_name, target);
+	}
+	closedir(dir);
+}
+
+void
 demo_sleep_until_ns(int64_t t)
 {
 	struct timespec ts = { .tv_sec = t / 1000000000, .tv_nsec = t % 1000000000 };

@@ -28,6 +28,8 @@
 void demo_fd_clear(int *fd);
 /* Open descriptors of this process, or -1 without /proc. */
 int demo_count_fds(void);
+/* Each open descriptor as "<prefix>fd N -> TARGET" (for a leak report). */
+void demo_list_fds(FILE *f, const char *prefix);
 /* Sleep for ns nanoseconds (resumes after signals). */
 static inline void
 demo_sleep_ns(int64_t ns)

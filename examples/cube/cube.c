@@ -33,7 +33,6 @@
  * test guest: scripts/vm/vm-run.sh -- build/examples/syncbridge-demo-cube).
  * Exit status: 0 as expected, 1 not (or an error), 2 usage, 77 cannot run here.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -491,27 +490,6 @@ out:
 	return ret;
 }
 
-/* What each open fd is (for a leak report): "fd N -> TARGET" lines. */
-static void
-list_fds(FILE *f)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *de;
-
-	if (!dir)
-		return;
-	while ((de = readdir(dir))) {
-		char path[300], target[256];
-		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(dir))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		ssize_t n = readlink(path, target, sizeof(target) - 1);
-		target[n < 0 ? 0 : n] = '\0';
-		fprintf(f, PROG ": consumer: fd %s -> %s\n", de->d_name, target);
-	}
-	closedir(dir);
-}
-
 /*
  * Frames/s from the first frame's hand-back to the last one's (the start-up,
  * compiling pipelines included, is left out), and the frame-to-frame
@@ -652,7 +630,7 @@ main(int argc, char **argv)
 	if (fds_before >= 0 && fds_after != fds_before) {
 		fprintf(stderr, PROG ": consumer: %d fds open at the end, %d at the start\n",
 			fds_after, fds_before);
-		list_fds(stderr);
+		demo_list_fds(stderr, PROG ": consumer: ");
 		ok = false;
 	}
 	if (opt.expect_race) {
