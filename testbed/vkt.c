@@ -61,7 +61,7 @@ parse_flag(const char *a, struct vkt_options *opt)
 }
 
 /* NULL-terminated, in the enum's order. */
-static const char *const signal_names[] = { "other-thread", "same-thread", "before", NULL };
+static const char *const signal_names[] = { "other-thread", "same-thread", "before", "alternate", NULL };
 static const char *const hold_names[] = { "fence", "work", NULL };
 
 /* The index of value in names; exits 2 with a usage line otherwise. */

@@ -34,7 +34,9 @@
  *   --iterations N (programs that loop)
  *   --signal MODE  the release scenario: when the signal its batch waits for
  *                  is submitted (other-thread, the default; same-thread,
- *                  after vkQueueSubmit; before the batch)
+ *                  after vkQueueSubmit; before the batch; alternate: the
+ *                  first two by turns, round by round, for drivers where a
+ *                  device costs minutes to bring up: venus)
  *   --hold fence|work  the release scenario: what keeps its work pending
  *                  (enum vkt_hold)
  */
@@ -52,7 +54,12 @@
 /* When the release scenario (tests/layer/release.c) submits the signal its
  * batch waits for: before the batch, after it on the same thread, or from
  * another thread (the default). */
-enum vkt_signal { VKT_SIGNAL_OTHER_THREAD, VKT_SIGNAL_SAME_THREAD, VKT_SIGNAL_BEFORE };
+enum vkt_signal {
+	VKT_SIGNAL_OTHER_THREAD,
+	VKT_SIGNAL_SAME_THREAD,
+	VKT_SIGNAL_BEFORE,
+	VKT_SIGNAL_ALTERNATE, /* other-thread in even rounds, same-thread in odd ones */
+};
 /* What keeps the release scenario's work pending once everything it depends
  * on is submitted: a foreign (vgem) fence its batch waits on, or real GPU
  * work before the copy (for drivers that wait for imported fences on the CPU
@@ -60,7 +67,7 @@ enum vkt_signal { VKT_SIGNAL_OTHER_THREAD, VKT_SIGNAL_SAME_THREAD, VKT_SIGNAL_BE
 enum vkt_hold { VKT_HOLD_FENCE, VKT_HOLD_WORK };
 
 struct vkt_options {
-	enum vkt_signal signal; /* --signal other-thread|same-thread|before */
+	enum vkt_signal signal; /* --signal other-thread|same-thread|before|alternate */
 	enum vkt_hold hold;     /* --hold fence|work */
 	/* Not an option: set by a program between vkt_start() and vkt_init()
 	 * when the app itself imports SYNC_FD payloads (VK_KHR_external_semaphore_fd

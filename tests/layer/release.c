@@ -7,7 +7,8 @@
  * The app's batch waits on one of its own timeline semaphores (value 1),
  * submitted with no signal yet (wait-before-signal). The signal comes, per
  * --signal, from another thread (the default), from the same thread right
- * after vkQueueSubmit, or before the batch. Until it is submitted the spec
+ * after vkQueueSubmit, or before the batch (alternate: the first two by
+ * turns, round by round, on one device). Until it is submitted the spec
  * forbids exporting the batch's signal as a SYNC_FD (VUID-03254), so the
  * layer defers the export to the call that submits the signal (resolve.c);
  * the consumer is told only after that call.
@@ -136,6 +137,8 @@ static void
 one_round(struct scene *sc, int round)
 {
 	struct vkt_options opt = sc->opt;
+	if (opt.signal == VKT_SIGNAL_ALTERNATE)
+		opt.signal = round % 2 ? VKT_SIGNAL_SAME_THREAD : VKT_SIGNAL_OTHER_THREAD;
 	struct vkt t = sc->t;
 	struct sbk_buf buf = sc->buf;
 	struct vkt_shared shared = sc->shared;
