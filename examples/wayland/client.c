@@ -39,7 +39,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
@@ -56,6 +55,7 @@
 
 #include "linux-dmabuf-v1-client-protocol.h"
 #include "presentation-time-client-protocol.h"
+#include "demo_util.h"
 #include "sbwl_gpu.h"
 #include "xdg-shell-client-protocol.h"
 
@@ -351,23 +351,19 @@ app_finish(struct app *a)
 		close(a->vgem);
 }
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: syncbridge-wl-client [--frames N] [--render-ms N] [--buffers vgem|DRIVER] "
+		   "[--drm PATH|auto|none] [--no-drm-syncobj] [--no-explicit-v1] [--expect PROTOCOL] "
+		   "[--strict] [--timing]\n"
+		   "(the comment at the top of examples/wayland/client.c says more)\n");
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "frames", required_argument, NULL, 'f' },
-		{ "render-ms", required_argument, NULL, 'r' },
-		{ "buffers", required_argument, NULL, 'b' },
-		{ "drm", required_argument, NULL, 'd' },
-		{ "no-drm-syncobj", no_argument, NULL, '1' },
-		{ "no-explicit-v1", no_argument, NULL, '2' },
-		{ "expect", required_argument, NULL, 'e' },
-		{ "strict", no_argument, NULL, 's' },
-		{ "timing", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int frames = 10, render_ms = 50, c, ret, failures = 0, early = 0, stamp_early = 0;
+	int frames = 10, render_ms = 50, ret, failures = 0, early = 0, stamp_early = 0;
 	int fenced = 0, immediate = 0, status = 1;
 	const char *buffers = "vgem", *drm = "auto", *expect = NULL;
 	uint32_t flags = 0;
@@ -377,21 +373,26 @@ main(int argc, char **argv)
 			 .slots = { { .dumb.fd = -1 }, { .dumb.fd = -1 } } };
 	struct slot *slots = a.slots;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f': frames = atoi(optarg); break;
-		case 'r': render_ms = atoi(optarg); break;
-		case 'b': buffers = optarg; break;
-		case 'd': drm = optarg; break;
-		case '1': flags |= SB_WL_CLIENT_NO_DRM_SYNCOBJ; break;
-		case '2': flags |= SB_WL_CLIENT_NO_EXPLICIT_V1; break;
-		case 'e': expect = optarg; break;
-		case 's': strict = true; break;
-		case 't': timing = true; break;
-		case 'h': printf("see the comment at the top of examples/wayland/client.c\n"); return 0;
-		default: return 2;
-		}
-	}
+	bool no_drm_syncobj = false, no_explicit_v1 = false;
+	const struct demo_opt opts[] = {
+		{ "frames", DEMO_OPT_INT, &frames, 0, 100000 },
+		{ "render-ms", DEMO_OPT_INT, &render_ms, 0, 9000 },
+		{ "buffers", DEMO_OPT_STRING, &buffers },
+		{ "drm", DEMO_OPT_STRING, &drm },
+		{ "no-drm-syncobj", DEMO_OPT_FLAG, &no_drm_syncobj },
+		{ "no-explicit-v1", DEMO_OPT_FLAG, &no_explicit_v1 },
+		{ "expect", DEMO_OPT_STRING, &expect },
+		{ "strict", DEMO_OPT_FLAG, &strict },
+		{ "timing", DEMO_OPT_FLAG, &timing },
+		{ NULL },
+	};
+
+	if (demo_opt_parse("syncbridge-wl-client", argc, argv, opts, usage, 0) < 0)
+		return 2;
+	if (no_drm_syncobj)
+		flags |= SB_WL_CLIENT_NO_DRM_SYNCOBJ;
+	if (no_explicit_v1)
+		flags |= SB_WL_CLIENT_NO_EXPLICIT_V1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	a.vgem = sbwl_drm_open("vgem", false);
