@@ -412,8 +412,7 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 out:
 	if (c)
 		backend->destroy(c);
-	for (unsigned i = 0; i < bufs.count; i++)
-		demo_fd_clear(&bufs.fds[i]);
+	cube_buffers_close(&bufs);
 	free(rgba);
 	return ret;
 }
