@@ -64,11 +64,11 @@
 #include <wayland-server-core.h>
 
 #include "demo_util.h"
-#include "sbwl_compositor.h"
-#include "sbwl_gpu.h"
+#include "wlc_compositor.h"
+#include "wl_gpu.h"
 
 struct run {
-	struct sbwl_comp *comp;
+	struct wlc_comp *comp;
 	struct wl_event_source *grace;
 	bool closing;
 	int grace_ticks;
@@ -79,10 +79,10 @@ static int
 grace_tick(void *data)
 {
 	struct run *run = data;
-	struct wl_display *display = sbwl_comp_get_display(run->comp);
+	struct wl_display *display = wlc_comp_get_display(run->comp);
 
 	if (wl_list_empty(wl_display_get_client_list(display)) || ++run->grace_ticks >= 20)
-		sbwl_comp_terminate(run->comp);
+		wlc_comp_terminate(run->comp);
 	else
 		wl_event_source_timer_update(run->grace, 50);
 	return 0;
@@ -94,8 +94,8 @@ on_signal(int sig, void *data)
 {
 	struct run *run = data;
 
-	if (run->closing || !sbwl_comp_close_windows(run->comp)) {
-		sbwl_comp_terminate(run->comp);
+	if (run->closing || !wlc_comp_close_windows(run->comp)) {
+		wlc_comp_terminate(run->comp);
 		return 0;
 	}
 	run->closing = true;
@@ -116,23 +116,23 @@ usage(FILE *f)
 int
 main(int argc, char **argv)
 {
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	const char *drm = "auto";
 	bool implicit_wait = true;
 	int ready_fd = -1, drm_fd = -1, vgem_fd = -1, err = 0;
-	struct sbwl_comp *comp;
+	struct wlc_comp *comp;
 	struct wl_event_loop *loop;
 	struct wl_event_source *sig[2];
 	struct run run = { 0 };
 	struct sb_wl_server_stats stats;
 
-	/* --renderer's words, in enum sbwl_render_mode's order */
+	/* --renderer's words, in enum wlc_render_mode's order */
 	static const char *const renderers[] = { "none", "auto", "gl", "cpu", NULL };
 	static const uint32_t flag_bits[] = { SB_WL_SERVER_NO_EXPLICIT_V1,
 					      SB_WL_SERVER_NO_DRM_SYNCOBJ, SB_WL_SERVER_NO_WAIT,
 					      SB_WL_SERVER_WAIT_MATERIALIZED };
 	bool flag_set[4] = { false }, no_implicit_wait = false;
-	int renderer = SBWL_RENDER_AUTO;
+	int renderer = WLC_RENDER_AUTO;
 	const struct demo_opt opts[] = {
 		{ "socket", DEMO_OPT_STRING, &opt.socket },
 		{ "drm", DEMO_OPT_STRING, &drm },
@@ -161,19 +161,19 @@ main(int argc, char **argv)
 	opt.repaint_hz = 60;
 	if (demo_opt_parse("syncbridge-wl-compositor", argc, argv, opts, usage, 0) < 0)
 		return 2;
-	opt.renderer = (enum sbwl_render_mode)renderer;
+	opt.renderer = (enum wlc_render_mode)renderer;
 	for (size_t i = 0; i < sizeof(flag_bits) / sizeof(flag_bits[0]); i++)
 		if (flag_set[i])
 			opt.helper_flags |= flag_bits[i];
 	implicit_wait = !no_implicit_wait;
-	if (opt.screenshot_dir && opt.renderer == SBWL_RENDER_NONE) {
+	if (opt.screenshot_dir && opt.renderer == WLC_RENDER_NONE) {
 		fprintf(stderr, "compositor: --screenshot needs a renderer\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	if (strcmp(drm, "auto") == 0) {
-		drm_fd = sbwl_open_syncobj_drm();
+		drm_fd = wlc_open_syncobj_drm();
 		if (drm_fd < 0)
 			fprintf(stderr, "compositor: no DRM render node with timeline syncobjs; "
 					"linux-drm-syncobj-v1 is off\n");
@@ -188,7 +188,7 @@ main(int argc, char **argv)
 	if (implicit_wait)
 		opt.helper_flags |= SB_WL_SERVER_WAIT_IMPLICIT;
 	if (opt.render_delay_ms > 0) {
-		vgem_fd = sbwl_open_vgem();
+		vgem_fd = wlc_open_vgem();
 		if (vgem_fd < 0) {
 			fprintf(stderr, "compositor: --render-delay-ms needs vgem: %s\n", strerror(-vgem_fd));
 			return 1;
@@ -196,12 +196,12 @@ main(int argc, char **argv)
 		opt.vgem_fd = vgem_fd;
 	}
 
-	comp = sbwl_comp_create(&opt, &err);
+	comp = wlc_comp_create(&opt, &err);
 	if (!comp) {
 		fprintf(stderr, "compositor: cannot start: %s\n", strerror(-err));
 		return 1;
 	}
-	loop = wl_display_get_event_loop(sbwl_comp_get_display(comp));
+	loop = wl_display_get_event_loop(wlc_comp_get_display(comp));
 	run.comp = comp;
 	run.grace = wl_event_loop_add_timer(loop, grace_tick, &run);
 	sig[0] = wl_event_loop_add_signal(loop, SIGINT, on_signal, &run);
@@ -211,23 +211,23 @@ main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(stderr, "compositor: listening on %s (renderer: %s, explicit-sync v1: %s, linux-drm-syncobj: %s)\n",
-		sbwl_comp_get_socket(comp), sbwl_comp_get_renderer_name(comp),
-		sb_wl_server_get_protocols(sbwl_comp_get_helper(comp)) & (1u << SB_WL_SYNC_EXPLICIT_V1) ? "yes" : "no",
-		sb_wl_server_get_protocols(sbwl_comp_get_helper(comp)) & (1u << SB_WL_SYNC_DRM_SYNCOBJ) ? "yes" : "no");
+		wlc_comp_get_socket(comp), wlc_comp_get_renderer_name(comp),
+		sb_wl_server_get_protocols(wlc_comp_get_helper(comp)) & (1u << SB_WL_SYNC_EXPLICIT_V1) ? "yes" : "no",
+		sb_wl_server_get_protocols(wlc_comp_get_helper(comp)) & (1u << SB_WL_SYNC_DRM_SYNCOBJ) ? "yes" : "no");
 	if (ready_fd >= 0) {
-		dprintf(ready_fd, "%s\n", sbwl_comp_get_socket(comp));
+		dprintf(ready_fd, "%s\n", wlc_comp_get_socket(comp));
 		close(ready_fd);
 	}
-	sbwl_comp_run(comp);
-	sb_wl_server_get_stats(sbwl_comp_get_helper(comp), &stats);
+	wlc_comp_run(comp);
+	sb_wl_server_get_stats(wlc_comp_get_helper(comp), &stats);
 	fprintf(stderr, "compositor: %" PRIu64 " commits applied, %" PRIu64 " deferred for a fence, "
 			"%" PRIu64 " repaints, %" PRIu64 " clients over the limit\n",
-		sbwl_comp_get_commits(comp), stats.commits_deferred, sbwl_comp_get_repaints(comp),
+		wlc_comp_get_commits(comp), stats.commits_deferred, wlc_comp_get_repaints(comp),
 		stats.clients_over_limit);
 	wl_event_source_remove(sig[0]);
 	wl_event_source_remove(sig[1]);
 	wl_event_source_remove(run.grace);
-	sbwl_comp_destroy(comp);
+	wlc_comp_destroy(comp);
 	if (vgem_fd >= 0)
 		close(vgem_fd);
 	if (drm_fd >= 0)

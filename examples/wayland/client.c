@@ -56,7 +56,7 @@
 #include "linux-dmabuf-v1-client-protocol.h"
 #include "presentation-time-client-protocol.h"
 #include "demo_util.h"
-#include "sbwl_gpu.h"
+#include "wl_gpu.h"
 #include "xdg-shell-client-protocol.h"
 
 #define W 64
@@ -70,7 +70,7 @@
 #define ANSWER_MS 30000
 
 struct slot {
-	struct sbwl_dumb dumb;
+	struct wlgpu_dumb dumb;
 	struct wl_buffer *buffer;
 	bool released;             /* wl_buffer.release received since the last commit */
 	struct sb_wl_release *release;
@@ -323,7 +323,7 @@ app_finish(struct app *a)
 		if (a->slots[i].buffer)
 			wl_buffer_destroy(a->slots[i].buffer);
 		if (a->slots[i].dumb.fd >= 0)
-			sbwl_dumb_destroy(&a->slots[i].dumb);
+			wlgpu_dumb_destroy(&a->slots[i].dumb);
 	}
 	if (a->surface)
 		wl_surface_destroy(a->surface);
@@ -395,20 +395,20 @@ main(int argc, char **argv)
 		flags |= SB_WL_CLIENT_NO_EXPLICIT_V1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	a.vgem = sbwl_drm_open("vgem", false);
+	a.vgem = wlgpu_drm_open("vgem", false);
 	if (a.vgem < 0) {
 		fprintf(stderr, "client: no vgem card node (%s): it makes the fences\n", strerror(-a.vgem));
 		status = 77;
 		goto out;
 	}
-	a.card = strcmp(buffers, "vgem") == 0 ? a.vgem : sbwl_drm_open(buffers, false);
+	a.card = strcmp(buffers, "vgem") == 0 ? a.vgem : wlgpu_drm_open(buffers, false);
 	if (a.card < 0) {
 		fprintf(stderr, "client: no %s card node: %s\n", buffers, strerror(-a.card));
 		status = 77;
 		goto out;
 	}
 	if (strcmp(drm, "auto") == 0)
-		a.drm_fd = sbwl_drm_open_syncobj();
+		a.drm_fd = wlgpu_drm_open_syncobj();
 	else if (strcmp(drm, "none") != 0)
 		a.drm_fd = open(drm, O_RDWR | O_CLOEXEC);
 
@@ -465,7 +465,7 @@ main(int argc, char **argv)
 	for (int i = 0; i < 2; i++) {
 		struct zwp_linux_buffer_params_v1 *params;
 
-		ret = sbwl_dumb_create(a.card, W, H, &slots[i].dumb);
+		ret = wlgpu_dumb_create(a.card, W, H, &slots[i].dumb);
 		if (ret) {
 			fprintf(stderr, "client: dumb buffer on %s: %s\n", buffers, strerror(-ret));
 			goto out;
@@ -482,7 +482,7 @@ main(int argc, char **argv)
 
 	for (int f = 0; f < frames; f++) {
 		struct slot *s = &slots[f % 2];
-		struct sbwl_fence fence;
+		struct wlgpu_fence fence;
 		struct frame fr = { .clock = a.clock };
 		int64_t t_signal;
 
@@ -504,7 +504,7 @@ main(int argc, char **argv)
 			s->release = NULL;
 		}
 
-		ret = sbwl_fence_create(a.vgem, &fence);
+		ret = wlgpu_fence_create(a.vgem, &fence);
 		if (ret) {
 			fprintf(stderr, "client: vgem fence: %s\n", strerror(-ret));
 			goto out;
@@ -516,7 +516,7 @@ main(int argc, char **argv)
 			ret = sb_wl_release_create(a.ss, s->dumb.fd, &s->release);
 		if (ret) {
 			fprintf(stderr, "client: frame %d: acquire/release: %s\n", f, strerror(-ret));
-			sbwl_fence_destroy(&fence);
+			wlgpu_fence_destroy(&fence);
 			goto out;
 		}
 		fr.cb = wl_surface_frame(a.surface);
@@ -540,14 +540,14 @@ main(int argc, char **argv)
 		wait_flag(a.display, &never, render_ms);
 		bool before_signal = a.presentation ? fr.presented : fr.done;
 		t_signal = clock_ns(a.clock);
-		sbwl_fence_signal(&fence);
+		wlgpu_fence_signal(&fence);
 
 		ret = wait_flag(a.display, &fr.done, ANSWER_MS);
 		if (ret) {
 			fprintf(stderr, "client: frame %d: no frame callback: %s\n", f, strerror(-ret));
 			report_connection_error(a.display);
 			frame_finish(&fr);
-			sbwl_fence_destroy(&fence);
+			wlgpu_fence_destroy(&fence);
 			goto out;
 		}
 		/*
@@ -583,7 +583,7 @@ main(int argc, char **argv)
 			       (long long)((fr.presented_rx_ns - t_signal) / 1000),
 			       (long long)((fr.done_rx_ns - t_signal) / 1000));
 		frame_finish(&fr);
-		sbwl_fence_destroy(&fence);
+		wlgpu_fence_destroy(&fence);
 	}
 
 	/* The last buffer stays on screen: count what has been released by now. */

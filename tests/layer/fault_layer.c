@@ -416,13 +416,13 @@ static int cases, kept, reported, broken;
 static void
 one_case(struct app *a, size_t c, const char *sched)
 {
-	struct sb_fd_snapshot before;
+	struct sb_test_fd_snapshot before;
 	char what[128];
 	int bad_fd = -1;
 	VkResult r;
 	enum outcome o;
 
-	REQUIRE(sb_fd_snapshot_take(&before) == 0, "snapshot");
+	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "snapshot");
 	o = cycles[c].run(a, sched, &r);
 	cases++;
 	kept += o == KEPT;
@@ -433,8 +433,8 @@ one_case(struct app *a, size_t c, const char *sched)
 	CHECK_EQ(sbfault_injected(), 1, "the fault was hit");
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
 	snprintf(what, sizeof(what), "%s [%s]", cycles[c].name, sched);
-	sb_fd_snapshot_check(&before, NULL, 0, what);
-	sb_fd_snapshot_free(&before);
+	sb_test_fd_snapshot_check(&before, NULL, 0, what);
+	sb_test_fd_snapshot_free(&before);
 }
 
 /*
