@@ -198,7 +198,7 @@ round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct b
 	ret = -ENOMEM;
 	if (!commit_cpu || !wake_cpu)
 		goto out;
-	sb_wl_server_get_stats(sbwl_comp_get_helper(b->comp.comp), &st0); /* compositor idle */
+	sb_wl_server_get_stats(wlc_comp_get_helper(b->comp.comp), &st0); /* compositor idle */
 	fds0 = wlt_count_fds();
 	thr0 = sbk_thread_count();
 	for (int j = 0; j < 2 * nb; j++) {
@@ -248,7 +248,7 @@ round_run(struct bench *b, uint64_t point, struct bench_samples *cpu_a, struct b
 	}
 	fds1 = wlt_count_fds();
 	thr1 = sbk_thread_count();
-	sb_wl_server_get_stats(sbwl_comp_get_helper(b->comp.comp), &st1);
+	sb_wl_server_get_stats(wlc_comp_get_helper(b->comp.comp), &st1);
 	t_commits = now_ns() - t_start;
 	printf("#   %d pending waits: %+d fds (%.2f per wait), %+d threads, waits_pending %u, "
 	       "waits_threaded %u; commit phase %.1f s\n",
@@ -317,7 +317,7 @@ main(int argc, char **argv)
 	const char *proto = "v1";
 	struct bench_samples cpu_a = { 0 }, cpu_b = { 0 }, cpu_commit_a = { 0 }, heap_a = { 0 },
 			     heap_b = { 0 };
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	struct bench b;
 	struct utsname u;
 	struct rlimit rl;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vkt.h"
+#include "tbvk.h"
 #include "wake_stats.h"
 
 void
@@ -39,7 +39,7 @@ vkb_env_setup(void)
 {
 	/* Nothing from the caller's environment may add or remove layers: the
 	 * layer is named by the one instance that wants it. */
-	vkt_env_activate(VKT_ACTIVATE_APP, NULL);
+	tbvk_env_activate(TBVK_ACTIVATE_APP, NULL);
 	/* It would switch the named layer off from inside. */
 	unsetenv("SYNCBRIDGE_DISABLE");
 	unsetenv("SYNCBRIDGE_MODE");

@@ -9,7 +9,7 @@
  * The loader decides an instance's layers at vkCreateInstance, so the layer
  * is enabled by name (ppEnabledLayerNames, from the build tree's explicit
  * manifest on VK_ADD_LAYER_PATH) in one instance and not named in the other
- * (testbed/vkt.h, VKT_ACTIVATE_APP: the build tree's implicit manifest is
+ * (testbed/tbvk.h, TBVK_ACTIVATE_APP: the build tree's implicit manifest is
  * kept off the loader's path, so it cannot slip the layer into the floor);
  * SYNCBRIDGE_DISABLE is cleared, as it would turn the named layer off from
  * inside. vkb_init() checks both ways that this worked and exits 1

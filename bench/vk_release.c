@@ -51,7 +51,7 @@
 #include <linux/dma-buf.h>
 
 #include "vk_bench.h"
-#include "vkt.h"
+#include "tbvk.h"
 #include "wake_stats.h"
 
 #define SIZE (1 << 20)

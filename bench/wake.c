@@ -275,7 +275,7 @@ new_fence(struct ctx *c, uint32_t *id, int *sync_file)
 static int
 comp_setup(struct ctx *c)
 {
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	int ret;
 
 	memset(&opt, 0, sizeof(opt));
@@ -344,7 +344,7 @@ static void
 comp_source_add(void *data)
 {
 	struct ctx *c = data;
-	struct wl_event_loop *loop = wl_display_get_event_loop(sbwl_comp_get_display(c->comp.comp));
+	struct wl_event_loop *loop = wl_display_get_event_loop(wlc_comp_get_display(c->comp.comp));
 
 	c->src = wl_event_loop_add_fd(loop, c->src_fd, WL_EVENT_READABLE, comp_source_fired, c);
 }

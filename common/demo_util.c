@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,53 +343,6 @@ void
 demo_sort_i64(int64_t *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_i64);
-}
-
-int
-demo_opt_common(int c, bool *verbose, void (*usage)(FILE *f))
-{
-	switch (c) {
-	case 'v':
-		*verbose = true;
-		return 0;
-	case 'h':
-		usage(stdout);
-		exit(0);
-	default:
-		usage(stderr);
-		return -EINVAL;
-	}
-}
-
-void
-demo_opt_bad_value(const char *prog, const struct option *longopts, int c, const char *arg)
-{
-	for (const struct option *o = longopts; o->name; o++)
-		if (o->val == c)
-			fprintf(stderr, "%s: bad value '%s' for --%s\n", prog, arg, o->name);
-}
-
-bool
-demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
-		return false;
-	*out = (unsigned)v;
-	return true;
-}
-
-int
-demo_parse_word(const char *s, const char *const *words)
-{
-	for (int i = 0; words[i]; i++)
-		if (strcmp(s, words[i]) == 0)
-			return i;
-	return -1;
 }
 
 const char *

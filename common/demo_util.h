@@ -151,18 +151,44 @@ void demo_sort_i64(int64_t *v, size_t n);
 /* ---- options ------------------------------------------------------------ */
 
 /*
- * The options every demo has, for the default: of its getopt switch:
- * 'v' (--verbose) sets *verbose and returns 0; 'h' (--help) prints usage to
- * stdout and exits 0; anything else prints usage to stderr and returns -EINVAL.
+ * Options from a table: each row a long option, what its value is and where
+ * it goes. --help (-h) is always there: usage(stdout), exit 0. An unknown
+ * option prints usage to stderr; a bad value "PROG: bad value 'ARG' for
+ * --NAME (want ...)". Returns the index of the first operand (argc when
+ * none), or -EINVAL after saying why. Operands are an error unless flags
+ * has DEMO_OPT_OPERANDS, which also stops at the first one (a command's own
+ * options stay its). A row's value is stored as it is parsed: after a
+ * failure some may be set.
  */
-int demo_opt_common(int c, bool *verbose, void (*usage)(FILE *f));
+enum demo_opt_kind {
+	DEMO_OPT_FLAG,   /* no value: *(bool *)dst = true */
+	DEMO_OPT_STRING, /* *(const char **)dst = the value (argv's) */
+	DEMO_OPT_UINT,   /* a decimal in [min, max] into *(unsigned *)dst */
+	DEMO_OPT_INT,    /* a decimal, maybe negative, in [min, max] into *(int *)dst */
+	DEMO_OPT_WORD,   /* the value's index in words into *(int *)dst */
+	DEMO_OPT_SIZE,   /* WxH, each in [min, max], into *(uint32_t *)dst and *(uint32_t *)dst2 */
+};
 
-struct option;
-/* "PROG: bad value 'ARG' for --NAME" on stderr, NAME the long option whose val is c. */
-void demo_opt_bad_value(const char *prog, const struct option *longopts, int c, const char *arg);
+struct demo_opt {
+	const char *name;         /* without "--"; NULL ends the table */
+	enum demo_opt_kind kind;
+	void *dst;
+	long min, max;            /* UINT, INT, SIZE */
+	const char *const *words; /* WORD: NULL-terminated */
+	void *dst2;               /* SIZE: the height */
+	char short_name;          /* 0: none */
+};
+
+#define DEMO_OPT_OPERANDS 1u
+
+int demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *opts,
+		   void (*usage)(FILE *f), unsigned flags);
 
 /* A decimal number in [min, max] (no sign, nothing after it) into *out. */
 bool demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out);
+
+/* The index of s in the NULL-terminated list words, or -1 when it is none of them. */
+int demo_parse_word(const char *s, const char *const *words);
 
 /*
  * Put a folder holding vulkan/implicit_layer.d/ first on XDG_DATA_DIRS (Debian
@@ -171,9 +197,6 @@ bool demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out);
  * now on the path, or NULL (none, or dir does not exist).
  */
 const char *demo_layer_env(const char *dir, const char *build_dir);
-
-/* The index of s in the NULL-terminated list words, or -1 when it is none of them. */
-int demo_parse_word(const char *s, const char *const *words);
 
 /* mkdir -p; 0 or -errno. */
 int demo_mkdir_p(const char *path);

@@ -54,7 +54,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,11 +63,12 @@
 
 #include <wayland-server-core.h>
 
-#include "sbwl_compositor.h"
-#include "sbwl_gpu.h"
+#include "demo_util.h"
+#include "wlc_compositor.h"
+#include "wl_gpu.h"
 
 struct run {
-	struct sbwl_comp *comp;
+	struct wlc_comp *comp;
 	struct wl_event_source *grace;
 	bool closing;
 	int grace_ticks;
@@ -79,10 +79,10 @@ static int
 grace_tick(void *data)
 {
 	struct run *run = data;
-	struct wl_display *display = sbwl_comp_get_display(run->comp);
+	struct wl_display *display = wlc_comp_get_display(run->comp);
 
 	if (wl_list_empty(wl_display_get_client_list(display)) || ++run->grace_ticks >= 20)
-		sbwl_comp_terminate(run->comp);
+		wlc_comp_terminate(run->comp);
 	else
 		wl_event_source_timer_update(run->grace, 50);
 	return 0;
@@ -94,47 +94,13 @@ on_signal(int sig, void *data)
 {
 	struct run *run = data;
 
-	if (run->closing || !sbwl_comp_close_windows(run->comp)) {
-		sbwl_comp_terminate(run->comp);
+	if (run->closing || !wlc_comp_close_windows(run->comp)) {
+		wlc_comp_terminate(run->comp);
 		return 0;
 	}
 	run->closing = true;
 	wl_event_source_timer_update(run->grace, 50);
 	return 0;
-}
-
-static bool
-parse_size(const char *arg, uint32_t *w, uint32_t *h)
-{
-	char *end;
-	unsigned long a = strtoul(arg, &end, 10), b;
-
-	if (*end != 'x')
-		return false;
-	b = strtoul(end + 1, &end, 10);
-	if (*end || a == 0 || b == 0 || a > 8192 || b > 8192)
-		return false;
-	*w = (uint32_t)a;
-	*h = (uint32_t)b;
-	return true;
-}
-
-static bool
-parse_renderer(const char *arg, enum sbwl_render_mode *mode)
-{
-	static const struct {
-		const char *name;
-		enum sbwl_render_mode mode;
-	} modes[] = { { "auto", SBWL_RENDER_AUTO }, { "gl", SBWL_RENDER_GL },
-		      { "cpu", SBWL_RENDER_CPU },   { "none", SBWL_RENDER_NONE } };
-
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		if (strcmp(arg, modes[i].name) == 0) {
-			*mode = modes[i].mode;
-			return true;
-		}
-	}
-	return false;
 }
 
 static void
@@ -150,89 +116,64 @@ usage(FILE *f)
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "drm", required_argument, NULL, 'd' },
-		{ "no-explicit-v1", no_argument, NULL, '1' },
-		{ "no-drm-syncobj", no_argument, NULL, '2' },
-		{ "no-wait", no_argument, NULL, 'n' },
-		{ "gpu-wait", no_argument, NULL, 'g' },
-		{ "no-implicit-wait", no_argument, NULL, 'I' },
-		{ "max-pending", required_argument, NULL, 'm' },
-		{ "render-delay-ms", required_argument, NULL, 'r' },
-		{ "blocking-wait-ms", required_argument, NULL, 'b' },
-		{ "renderer", required_argument, NULL, 'G' },
-		{ "size", required_argument, NULL, 'S' },
-		{ "repaint-hz", required_argument, NULL, 'H' },
-		{ "screenshot", required_argument, NULL, 'P' },
-		{ "screenshot-every", required_argument, NULL, 'E' },
-		{ "ping-timeout-ms", required_argument, NULL, 'T' },
-		{ "ready-fd", required_argument, NULL, 'R' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	const char *drm = "auto";
 	bool implicit_wait = true;
-	int ready_fd = -1, drm_fd = -1, vgem_fd = -1, c, err = 0;
-	struct sbwl_comp *comp;
+	int ready_fd = -1, drm_fd = -1, vgem_fd = -1, err = 0;
+	struct wlc_comp *comp;
 	struct wl_event_loop *loop;
 	struct wl_event_source *sig[2];
 	struct run run = { 0 };
 	struct sb_wl_server_stats stats;
 
+	/* --renderer's words, in enum wlc_render_mode's order */
+	static const char *const renderers[] = { "none", "auto", "gl", "cpu", NULL };
+	static const uint32_t flag_bits[] = { SB_WL_SERVER_NO_EXPLICIT_V1,
+					      SB_WL_SERVER_NO_DRM_SYNCOBJ, SB_WL_SERVER_NO_WAIT,
+					      SB_WL_SERVER_WAIT_MATERIALIZED };
+	bool flag_set[4] = { false }, no_implicit_wait = false;
+	int renderer = WLC_RENDER_AUTO;
+	const struct demo_opt opts[] = {
+		{ "socket", DEMO_OPT_STRING, &opt.socket },
+		{ "drm", DEMO_OPT_STRING, &drm },
+		{ "no-explicit-v1", DEMO_OPT_FLAG, &flag_set[0] },
+		{ "no-drm-syncobj", DEMO_OPT_FLAG, &flag_set[1] },
+		{ "no-wait", DEMO_OPT_FLAG, &flag_set[2] },
+		{ "gpu-wait", DEMO_OPT_FLAG, &flag_set[3] },
+		{ "no-implicit-wait", DEMO_OPT_FLAG, &no_implicit_wait },
+		{ "max-pending", DEMO_OPT_UINT, &opt.max_pending, 0, UINT32_MAX },
+		{ "render-delay-ms", DEMO_OPT_INT, &opt.render_delay_ms, -1, 600000 },
+		{ "blocking-wait-ms", DEMO_OPT_INT, &opt.blocking_wait_ms, 0, 600000 },
+		{ "renderer", DEMO_OPT_WORD, &renderer, .words = renderers },
+		{ "size", DEMO_OPT_SIZE, &opt.output_width, 1, 8192, .dst2 = &opt.output_height },
+		{ "repaint-hz", DEMO_OPT_INT, &opt.repaint_hz, 0, 1000 },
+		{ "screenshot", DEMO_OPT_STRING, &opt.screenshot_dir },
+		{ "screenshot-every", DEMO_OPT_UINT, &opt.screenshot_every, 0, UINT32_MAX },
+		{ "ping-timeout-ms", DEMO_OPT_INT, &opt.ping_timeout_ms, 0, 3600000 },
+		{ "ready-fd", DEMO_OPT_INT, &ready_fd, 0, 65535 },
+		{ "verbose", DEMO_OPT_FLAG, &opt.verbose, .short_name = 'v' },
+		{ NULL },
+	};
+
 	memset(&opt, 0, sizeof(opt));
 	opt.drm_fd = -1;
 	opt.vgem_fd = -1;
 	opt.repaint_hz = 60;
-	opt.renderer = SBWL_RENDER_AUTO;
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's': opt.socket = optarg; break;
-		case 'd': drm = optarg; break;
-		case '1': opt.helper_flags |= SB_WL_SERVER_NO_EXPLICIT_V1; break;
-		case '2': opt.helper_flags |= SB_WL_SERVER_NO_DRM_SYNCOBJ; break;
-		case 'n': opt.helper_flags |= SB_WL_SERVER_NO_WAIT; break;
-		case 'g': opt.helper_flags |= SB_WL_SERVER_WAIT_MATERIALIZED; break;
-		case 'I': implicit_wait = false; break;
-		case 'm': opt.max_pending = (uint32_t)atoi(optarg); break;
-		case 'r': opt.render_delay_ms = atoi(optarg); break;
-		case 'b': opt.blocking_wait_ms = atoi(optarg); break;
-		case 'G':
-			if (!parse_renderer(optarg, &opt.renderer)) {
-				usage(stderr);
-				return 2;
-			}
-			break;
-		case 'S':
-			if (!parse_size(optarg, &opt.output_width, &opt.output_height)) {
-				usage(stderr);
-				return 2;
-			}
-			break;
-		case 'H': opt.repaint_hz = atoi(optarg); break;
-		case 'P': opt.screenshot_dir = optarg; break;
-		case 'E': opt.screenshot_every = (unsigned)atoi(optarg); break;
-		case 'T': opt.ping_timeout_ms = atoi(optarg); break;
-		case 'R': ready_fd = atoi(optarg); break;
-		case 'v': opt.verbose = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind != argc || opt.repaint_hz < 0 || opt.repaint_hz > 1000) {
-		usage(stderr);
+	if (demo_opt_parse("syncbridge-wl-compositor", argc, argv, opts, usage, 0) < 0)
 		return 2;
-	}
-	if (opt.screenshot_dir && opt.renderer == SBWL_RENDER_NONE) {
+	opt.renderer = (enum wlc_render_mode)renderer;
+	for (size_t i = 0; i < sizeof(flag_bits) / sizeof(flag_bits[0]); i++)
+		if (flag_set[i])
+			opt.helper_flags |= flag_bits[i];
+	implicit_wait = !no_implicit_wait;
+	if (opt.screenshot_dir && opt.renderer == WLC_RENDER_NONE) {
 		fprintf(stderr, "compositor: --screenshot needs a renderer\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	if (strcmp(drm, "auto") == 0) {
-		drm_fd = sbwl_open_syncobj_drm();
+		drm_fd = wlc_open_syncobj_drm();
 		if (drm_fd < 0)
 			fprintf(stderr, "compositor: no DRM render node with timeline syncobjs; "
 					"linux-drm-syncobj-v1 is off\n");
@@ -247,7 +188,7 @@ main(int argc, char **argv)
 	if (implicit_wait)
 		opt.helper_flags |= SB_WL_SERVER_WAIT_IMPLICIT;
 	if (opt.render_delay_ms > 0) {
-		vgem_fd = sbwl_open_vgem();
+		vgem_fd = wlc_open_vgem();
 		if (vgem_fd < 0) {
 			fprintf(stderr, "compositor: --render-delay-ms needs vgem: %s\n", strerror(-vgem_fd));
 			return 1;
@@ -255,12 +196,12 @@ main(int argc, char **argv)
 		opt.vgem_fd = vgem_fd;
 	}
 
-	comp = sbwl_comp_create(&opt, &err);
+	comp = wlc_comp_create(&opt, &err);
 	if (!comp) {
 		fprintf(stderr, "compositor: cannot start: %s\n", strerror(-err));
 		return 1;
 	}
-	loop = wl_display_get_event_loop(sbwl_comp_get_display(comp));
+	loop = wl_display_get_event_loop(wlc_comp_get_display(comp));
 	run.comp = comp;
 	run.grace = wl_event_loop_add_timer(loop, grace_tick, &run);
 	sig[0] = wl_event_loop_add_signal(loop, SIGINT, on_signal, &run);
@@ -270,23 +211,23 @@ main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(stderr, "compositor: listening on %s (renderer: %s, explicit-sync v1: %s, linux-drm-syncobj: %s)\n",
-		sbwl_comp_get_socket(comp), sbwl_comp_get_renderer_name(comp),
-		sb_wl_server_get_protocols(sbwl_comp_get_helper(comp)) & (1u << SB_WL_SYNC_EXPLICIT_V1) ? "yes" : "no",
-		sb_wl_server_get_protocols(sbwl_comp_get_helper(comp)) & (1u << SB_WL_SYNC_DRM_SYNCOBJ) ? "yes" : "no");
+		wlc_comp_get_socket(comp), wlc_comp_get_renderer_name(comp),
+		sb_wl_server_get_protocols(wlc_comp_get_helper(comp)) & (1u << SB_WL_SYNC_EXPLICIT_V1) ? "yes" : "no",
+		sb_wl_server_get_protocols(wlc_comp_get_helper(comp)) & (1u << SB_WL_SYNC_DRM_SYNCOBJ) ? "yes" : "no");
 	if (ready_fd >= 0) {
-		dprintf(ready_fd, "%s\n", sbwl_comp_get_socket(comp));
+		dprintf(ready_fd, "%s\n", wlc_comp_get_socket(comp));
 		close(ready_fd);
 	}
-	sbwl_comp_run(comp);
-	sb_wl_server_get_stats(sbwl_comp_get_helper(comp), &stats);
+	wlc_comp_run(comp);
+	sb_wl_server_get_stats(wlc_comp_get_helper(comp), &stats);
 	fprintf(stderr, "compositor: %" PRIu64 " commits applied, %" PRIu64 " deferred for a fence, "
 			"%" PRIu64 " repaints, %" PRIu64 " clients over the limit\n",
-		sbwl_comp_get_commits(comp), stats.commits_deferred, sbwl_comp_get_repaints(comp),
+		wlc_comp_get_commits(comp), stats.commits_deferred, wlc_comp_get_repaints(comp),
 		stats.clients_over_limit);
 	wl_event_source_remove(sig[0]);
 	wl_event_source_remove(sig[1]);
 	wl_event_source_remove(run.grace);
-	sbwl_comp_destroy(comp);
+	wlc_comp_destroy(comp);
 	if (vgem_fd >= 0)
 		close(vgem_fd);
 	if (drm_fd >= 0)

@@ -32,7 +32,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -608,64 +607,27 @@ usage(FILE *f)
 static int
 parse_options(int argc, char **argv, struct options *opt)
 {
-	enum { OPT_NO_SYNC = 256, OPT_EXPECT_TORN };
-	static const struct option longopts[] = {
-		{ "frames", required_argument, NULL, 'n' },
-		{ "render-ms", required_argument, NULL, 'r' },
-		{ "wait", required_argument, NULL, 'w' },
-		{ "no-sync", no_argument, NULL, OPT_NO_SYNC },
-		{ "expect-torn", no_argument, NULL, OPT_EXPECT_TORN },
-		{ "device", required_argument, NULL, 'd' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	static const char *const waits[] = { [WAIT_SYNC_FILE] = "sync-file", [WAIT_DMABUF] = "dmabuf",
 					     NULL };
 	const char *disable = getenv("SYNCBRIDGE_DISABLE"), *dev = NULL;
 	bool no_sync = disable && *disable && strcmp(disable, "0") != 0;
-	int c, k;
+	int wait = WAIT_SYNC_FILE;
+	const struct demo_opt opts[] = {
+		{ "frames", DEMO_OPT_UINT, &opt->frames, 1, 255, .short_name = 'n' },
+		/* a vgem fence expires after 10 s */
+		{ "render-ms", DEMO_OPT_UINT, &opt->render_ms, 1, MAX_RENDER_MS, .short_name = 'r' },
+		{ "wait", DEMO_OPT_WORD, &wait, .words = waits, .short_name = 'w' },
+		{ "no-sync", DEMO_OPT_FLAG, &no_sync },
+		{ "expect-torn", DEMO_OPT_FLAG, &opt->expect_torn },
+		{ "device", DEMO_OPT_STRING, &dev, .short_name = 'd' },
+		{ "verbose", DEMO_OPT_FLAG, &opt->verbose, .short_name = 'v' },
+		{ NULL },
+	};
 
-	*opt = (struct options){ .frames = 5, .render_ms = 300, .wait = WAIT_SYNC_FILE };
-	while ((c = getopt_long(argc, argv, "n:r:w:d:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (demo_parse_uint(optarg, 1, 255, &opt->frames))
-				break;
-			fprintf(stderr, "%s: --frames: want 1-255, got '%s'\n", prog, optarg);
-			return -EINVAL;
-		case 'r':
-			if (demo_parse_uint(optarg, 1, MAX_RENDER_MS, &opt->render_ms))
-				break;
-			fprintf(stderr, "%s: --render-ms: want 1-%d (a vgem fence expires after 10 s), got '%s'\n",
-				prog, MAX_RENDER_MS, optarg);
-			return -EINVAL;
-		case 'w':
-			if ((k = demo_parse_word(optarg, waits)) >= 0) {
-				opt->wait = (enum wait_mode)k;
-				break;
-			}
-			fprintf(stderr, "%s: --wait: want sync-file or dmabuf, got '%s'\n", prog, optarg);
-			return -EINVAL;
-		case OPT_NO_SYNC:
-			no_sync = true;
-			break;
-		case OPT_EXPECT_TORN:
-			opt->expect_torn = true;
-			break;
-		case 'd':
-			dev = optarg;
-			break;
-		default:
-			if (demo_opt_common(c, &opt->verbose, usage) < 0)
-				return -EINVAL;
-			break;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+	*opt = (struct options){ .frames = 5, .render_ms = 300 };
+	if (demo_opt_parse(prog, argc, argv, opts, usage, 0) < 0)
 		return -EINVAL;
-	}
+	opt->wait = (enum wait_mode)wait;
 	if (no_sync)
 		opt->wait = WAIT_NONE;
 	if (opt->expect_torn && !no_sync) {

@@ -14,7 +14,7 @@
 
 /* Advance *state and return it (never 0 from a non-zero state). */
 static inline uint64_t
-sb_xorshift64(uint64_t *state)
+tb_xorshift64(uint64_t *state)
 {
 	uint64_t x = *state;
 

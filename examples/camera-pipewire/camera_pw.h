@@ -81,6 +81,16 @@ int stream_buffer_params(const struct sb_pw_sync *sync, struct spa_pod_builder *
  */
 int stream_sync_open(int *drm_fd, struct sb_pw_sync **sync);
 
+/*
+ * A side's pw_stream_events, from the static handlers that producer.c and
+ * consumer.c name alike: on_state_changed, on_param_changed, on_add_buffer,
+ * on_remove_buffer, on_process.
+ */
+#define STREAM_EVENTS                                                                     \
+	{ PW_VERSION_STREAM_EVENTS, .state_changed = on_state_changed,                      \
+	  .param_changed = on_param_changed, .add_buffer = on_add_buffer,                   \
+	  .remove_buffer = on_remove_buffer, .process = on_process }
+
 struct pw_main_loop;
 /* SIGINT and SIGTERM quit `loop` (main() blocked them; the loop reads them). */
 void stream_quit_on_signals(struct pw_main_loop *loop);

@@ -267,14 +267,7 @@ on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state stat
 		fail(c, error ? error : "stream error", -EIO);
 }
 
-static const struct pw_stream_events stream_events = {
-	PW_VERSION_STREAM_EVENTS,
-	.state_changed = on_state_changed,
-	.param_changed = on_param_changed,
-	.add_buffer = on_add_buffer,
-	.remove_buffer = on_remove_buffer,
-	.process = on_process,
-};
+static const struct pw_stream_events stream_events = STREAM_EVENTS;
 
 static void
 on_watchdog(void *data, uint64_t expirations)

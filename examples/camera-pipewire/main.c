@@ -31,7 +31,6 @@
  * import (consumer) and a DRM node with timeline syncobjs (both): the test guest.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -68,69 +67,35 @@ bridge_disabled(void)
 static int
 parse_args(int argc, char **argv, struct options *opt)
 {
-	static const struct option longopts[] = {
-		{ "role", required_argument, NULL, 'r' },
-		{ "frames", required_argument, NULL, 'f' },
-		{ "size", required_argument, NULL, 's' },
-		{ "fps", required_argument, NULL, 'p' },
-		{ "write-ms", required_argument, NULL, 'w' },
-		{ "expect-race", no_argument, NULL, 'x' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	static const char *const roles[] = { "consumer", "producer", NULL };
+	int role = -1;
+	const struct demo_opt opts[] = {
+		{ "role", DEMO_OPT_WORD, &role, .words = roles },
+		{ "frames", DEMO_OPT_UINT, &opt->frames, 1, 100000 },
+		{ "size", DEMO_OPT_SIZE, &opt->width, 4 * STAMP_ROWS, 4096, .dst2 = &opt->height },
+		{ "fps", DEMO_OPT_UINT, &opt->fps, 1, 120 },
+		{ "write-ms", DEMO_OPT_UINT, &opt->write_ms, 0, 5000 },
+		{ "expect-race", DEMO_OPT_FLAG, &opt->expect_race },
+		{ "output", DEMO_OPT_STRING, &opt->output },
+		{ "verbose", DEMO_OPT_FLAG, &opt->verbose, .short_name = 'v' },
+		{ NULL },
 	};
-	int role = -1, c;
 
 	*opt = (struct options){ .frames = 48, .width = 320, .height = 180, .fps = 10,
 				 .write_ms = 40 };
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			role = demo_parse_word(optarg, (const char *const[]){ "consumer", "producer",
-									      NULL });
-			if (role < 0)
-				goto bad;
-			opt->producer = role == 1;
-			break;
-		case 'f':
-			if (!demo_parse_uint(optarg, 1, 100000, &opt->frames))
-				goto bad;
-			break;
-		case 's':
-			if (sscanf(optarg, "%ux%u", &opt->width, &opt->height) != 2 ||
-			    opt->width < 2 * STAMP_BITS || opt->width % 2 || opt->width > 4096 ||
-			    opt->height < 4 * STAMP_ROWS || opt->height > 4096)
-				goto bad;
-			break;
-		case 'p':
-			if (!demo_parse_uint(optarg, 1, 120, &opt->fps))
-				goto bad;
-			break;
-		case 'w':
-			if (!demo_parse_uint(optarg, 0, 5000, &opt->write_ms))
-				goto bad;
-			break;
-		case 'x':
-			opt->expect_race = true;
-			break;
-		case 'o':
-			opt->output = optarg;
-			break;
-		default:
-			if (demo_opt_common(c, &opt->verbose, usage) < 0)
-				return -EINVAL;
-			break;
-		}
-		continue;
-bad:
-		demo_opt_bad_value(PROG, longopts, c, optarg);
+	if (demo_opt_parse(PROG, argc, argv, opts, usage, 0) < 0)
+		return -EINVAL;
+	/* The stamps need an even width and room for both of them. */
+	if (opt->width % 2 || opt->width < 2 * STAMP_BITS) {
+		fprintf(stderr, PROG ": bad --size %ux%u (an even width of %d or more)\n",
+			opt->width, opt->height, 2 * STAMP_BITS);
 		return -EINVAL;
 	}
-	if (optind < argc || role < 0) {
+	if (role < 0) {
 		usage(stderr);
 		return -EINVAL;
 	}
+	opt->producer = role == 1;
 	return 0;
 }
 

@@ -42,7 +42,6 @@
  * common/eglt), camera.h (what they share).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -82,96 +81,35 @@ usage(FILE *f)
 static int
 parse_args(int argc, char **argv, struct options *o)
 {
-	static const struct option longopts[] = {
-		{ "source", required_argument, NULL, 's' },
-		{ "frames", required_argument, NULL, 'f' },
-		{ "buffers", required_argument, NULL, 'b' },
-		{ "hold-ms", required_argument, NULL, 'H' },
-		{ "consumer", required_argument, NULL, 'c' },
-		{ "display", required_argument, NULL, 'd' },
-		{ "mailbox", no_argument, NULL, 'm' },
-		{ "no-queue-wait", no_argument, NULL, 'n' },
-		{ "expect-race", no_argument, NULL, 'x' },
-		{ "size", required_argument, NULL, 'S' },
-		{ "seed", required_argument, NULL, 'r' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "layer-dir", required_argument, NULL, 'l' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	*o = (struct options){ .source = SOURCE_VIVID, .frames = 60, .buffers = 4, .hold_ms = 50,
-			       .vulkan = true, .display = -1, .seed = 1, .width = 320, .height = 180 };
 	static const char *const sources[] = { [SOURCE_VIVID] = "vivid", [SOURCE_VGEM] = "vgem", NULL };
 	static const char *const consumers[] = { "cpu", "vulkan", NULL };
 	static const char *const displays[] = { "none", "egl", NULL };
-	int c, k;
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			if ((k = demo_parse_word(optarg, sources)) < 0)
-				goto bad;
-			o->source = (enum source_kind)k;
-			break;
-		case 'f':
-			if (!demo_parse_uint(optarg, 1, UINT_MAX, &o->frames))
-				goto bad;
-			break;
-		case 'b':
-			if (!demo_parse_uint(optarg, 2, MAX_BUFFERS, &o->buffers))
-				goto bad;
-			break;
-		case 'H':
-			/* vgem fences expire after 10 s */
-			if (!demo_parse_uint(optarg, 0, 5000, &o->hold_ms))
-				goto bad;
-			break;
-		case 'c':
-			if ((k = demo_parse_word(optarg, consumers)) < 0)
-				goto bad;
-			o->vulkan = k == 1;
-			break;
-		case 'd':
-			if ((o->display = demo_parse_word(optarg, displays)) < 0)
-				goto bad;
-			break;
-		case 'm':
-			o->mailbox = true;
-			break;
-		case 'n':
-			o->no_wait = true;
-			break;
-		case 'x':
-			o->expect_race = true;
-			break;
-		case 'S':
-			if (sscanf(optarg, "%ux%u", &o->width, &o->height) != 2)
-				goto bad;
-			break;
-		case 'r':
-			if (!demo_parse_uint(optarg, 0, UINT_MAX, &o->seed))
-				goto bad;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'l':
-			o->layer_dir = optarg;
-			break;
-		default:
-			if (demo_opt_common(c, &o->verbose, usage) < 0)
-				return -EINVAL;
-			break;
-		}
-		continue;
-bad:
-		fprintf(stderr, PROG ": bad value '%s'\n", optarg);
+	int source = SOURCE_VIVID, consumer = 1;
+	const struct demo_opt opts[] = {
+		{ "source", DEMO_OPT_WORD, &source, .words = sources },
+		{ "frames", DEMO_OPT_UINT, &o->frames, 1, UINT_MAX },
+		{ "buffers", DEMO_OPT_UINT, &o->buffers, 2, MAX_BUFFERS },
+		/* vgem fences expire after 10 s */
+		{ "hold-ms", DEMO_OPT_UINT, &o->hold_ms, 0, 5000 },
+		{ "consumer", DEMO_OPT_WORD, &consumer, .words = consumers },
+		{ "display", DEMO_OPT_WORD, &o->display, .words = displays },
+		{ "mailbox", DEMO_OPT_FLAG, &o->mailbox },
+		{ "no-queue-wait", DEMO_OPT_FLAG, &o->no_wait },
+		{ "expect-race", DEMO_OPT_FLAG, &o->expect_race },
+		{ "size", DEMO_OPT_SIZE, &o->width, 1, 65535, .dst2 = &o->height },
+		{ "seed", DEMO_OPT_UINT, &o->seed, 0, UINT_MAX },
+		{ "output", DEMO_OPT_STRING, &o->output },
+		{ "layer-dir", DEMO_OPT_STRING, &o->layer_dir },
+		{ "verbose", DEMO_OPT_FLAG, &o->verbose, .short_name = 'v' },
+		{ NULL },
+	};
+
+	*o = (struct options){ .frames = 60, .buffers = 4, .hold_ms = 50, .display = -1, .seed = 1,
+			       .width = 320, .height = 180 };
+	if (demo_opt_parse(PROG, argc, argv, opts, usage, 0) < 0)
 		return -EINVAL;
-	}
-	if (optind < argc) {
-		usage(stderr);
-		return -EINVAL;
-	}
+	o->source = (enum source_kind)source;
+	o->vulkan = consumer == 1;
 	if (getenv("SYNCBRIDGE_DISABLE"))
 		o->no_wait = true;
 	return 0;

@@ -57,8 +57,7 @@ consumer_destroy(struct cube_consumer *c)
 		eglt_pass_finish(&c->pass);
 	}
 	eglt_close(&c->egl);
-	for (unsigned i = 0; i < c->bufs.count; i++)
-		demo_fd_clear(&c->bufs.fds[i]);
+	cube_buffers_close(&c->bufs);
 	free(c);
 }
 
@@ -85,9 +84,7 @@ consumer_import(struct cube_consumer *c, struct cube_buffers *bufs)
 {
 	int ret = 0;
 
-	c->bufs = *bufs; /* the fds are ours now */
-	for (unsigned i = 0; i < bufs->count; i++)
-		bufs->fds[i] = -1;
+	cube_buffers_take(&c->bufs, bufs); /* the fds are ours now */
 
 	const struct eglt_dmabuf_layout layout = {
 		.fourcc = c->bufs.drm_format,

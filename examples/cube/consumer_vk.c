@@ -45,8 +45,7 @@ consumer_destroy(struct cube_consumer *c)
 			vkDestroyFence(c->vk.device, c->fence, NULL);
 	}
 	vkt_finish(&c->vk);
-	for (unsigned i = 0; i < c->bufs.count; i++)
-		demo_fd_clear(&c->bufs.fds[i]);
+	cube_buffers_close(&c->bufs);
 	free(c);
 }
 
@@ -71,9 +70,7 @@ consumer_open(struct cube_consumer **out, const struct cube_options *opt)
 static int
 consumer_import(struct cube_consumer *c, struct cube_buffers *bufs)
 {
-	c->bufs = *bufs; /* the fds are ours now */
-	for (unsigned i = 0; i < bufs->count; i++)
-		bufs->fds[i] = -1;
+	cube_buffers_take(&c->bufs, bufs); /* the fds are ours now */
 
 	VkImage images[CUBE_MAX_BUFFERS];
 	for (unsigned i = 0; i < c->bufs.count; i++) {

@@ -34,7 +34,6 @@
  * Exit status: 0 as expected, 1 not (or an error), 2 usage, 77 cannot run here.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,112 +107,41 @@ usage(FILE *f)
 static int
 parse_args(int argc, char **argv, struct cube_options *opt)
 {
-	static const struct option longopts[] = {
-		{ "frames", required_argument, NULL, 'f' },
-		{ "buffers", required_argument, NULL, 'b' },
-		{ "size", required_argument, NULL, 's' },
-		{ "work", required_argument, NULL, 'w' },
-		{ "refresh-ms", required_argument, NULL, 'r' },
-		{ "consumer", required_argument, NULL, 'c' },
-		{ "producer", required_argument, NULL, 'p' },
-		{ "ring", required_argument, NULL, 'R' },
-		{ "flush", no_argument, NULL, 'F' },
-		{ "no-bridge", no_argument, NULL, 'n' },
-		{ "cpu-sync", no_argument, NULL, 'C' },
-		{ "no-check", no_argument, NULL, 'N' },
-		{ "intervals", no_argument, NULL, 'I' },
-		{ "expect-race", no_argument, NULL, 'x' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "layer-dir", required_argument, NULL, 'l' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	static const char *const consumers[] = { "egl", "vulkan", NULL };
+	static const char *const producers[] = { "vulkan", "gles", NULL };
+	static const char *const rings[] = { "vgem", "device", NULL };
+	int consumer = 0, producer = 0, ring = 0;
+	const struct demo_opt opts[] = {
+		{ "frames", DEMO_OPT_UINT, &opt->frames, 1, 1000000 },
+		{ "buffers", DEMO_OPT_UINT, &opt->buffers, 2, CUBE_MAX_BUFFERS },
+		{ "size", DEMO_OPT_SIZE, &opt->width, 16, 4096, .dst2 = &opt->height },
+		{ "work", DEMO_OPT_UINT, &opt->work, 0, 100000 },
+		{ "refresh-ms", DEMO_OPT_UINT, &opt->refresh_ms, 0, 10000 },
+		{ "consumer", DEMO_OPT_WORD, &consumer, .words = consumers },
+		{ "producer", DEMO_OPT_WORD, &producer, .words = producers },
+		{ "ring", DEMO_OPT_WORD, &ring, .words = rings },
+		{ "flush", DEMO_OPT_FLAG, &opt->flush },
+		{ "no-bridge", DEMO_OPT_FLAG, &opt->no_bridge },
+		{ "cpu-sync", DEMO_OPT_FLAG, &opt->cpu_sync },
+		{ "no-check", DEMO_OPT_FLAG, &opt->no_check },
+		{ "intervals", DEMO_OPT_FLAG, &opt->intervals },
+		{ "expect-race", DEMO_OPT_FLAG, &opt->expect_race },
+		{ "output", DEMO_OPT_STRING, &opt->output },
+		{ "layer-dir", DEMO_OPT_STRING, &opt->layer_dir },
+		{ "verbose", DEMO_OPT_FLAG, &opt->verbose, .short_name = 'v' },
+		{ NULL },
 	};
+
 	*opt = (struct cube_options){
 		.frames = 120, .buffers = 3, .width = 160, .height = 120, .work = 8, .refresh_ms = 40,
-		.consumer = "egl", .producer = "vulkan",
 	};
-	int c;
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (!demo_parse_uint(optarg, 1, 1000000, &opt->frames))
-				goto bad;
-			break;
-		case 'b':
-			if (!demo_parse_uint(optarg, 2, CUBE_MAX_BUFFERS, &opt->buffers))
-				goto bad;
-			break;
-		case 's':
-			if (sscanf(optarg, "%ux%u", &opt->width, &opt->height) != 2 ||
-			    opt->width < 16 || opt->height < 16 || opt->width > 4096 ||
-			    opt->height > 4096)
-				goto bad;
-			break;
-		case 'w':
-			if (!demo_parse_uint(optarg, 0, 100000, &opt->work))
-				goto bad;
-			break;
-		case 'r':
-			if (!demo_parse_uint(optarg, 0, 10000, &opt->refresh_ms))
-				goto bad;
-			break;
-		case 'c':
-			if (demo_parse_word(optarg, (const char *const[]){ "egl", "vulkan", NULL }) < 0)
-				goto bad;
-			opt->consumer = optarg;
-			break;
-		case 'p':
-			if (demo_parse_word(optarg, (const char *const[]){ "vulkan", "gles", NULL }) < 0)
-				goto bad;
-			opt->producer = optarg;
-			break;
-		case 'R': {
-			int k = demo_parse_word(optarg, (const char *const[]){ "vgem", "device", NULL });
-			if (k < 0)
-				goto bad;
-			opt->ring_device = k == 1;
-			break;
-		}
-		case 'F':
-			opt->flush = true;
-			break;
-		case 'n':
-			opt->no_bridge = true;
-			break;
-		case 'x':
-			opt->expect_race = true;
-			break;
-		case 'C':
-			opt->cpu_sync = true;
-			opt->no_bridge = true;
-			break;
-		case 'N':
-			opt->no_check = true;
-			break;
-		case 'I':
-			opt->intervals = true;
-			break;
-		case 'o':
-			opt->output = optarg;
-			break;
-		case 'l':
-			opt->layer_dir = optarg;
-			break;
-		default:
-			if (demo_opt_common(c, &opt->verbose, usage) < 0)
-				return -EINVAL;
-			break;
-		}
-		continue;
-bad:
-		demo_opt_bad_value(PROG, longopts, c, optarg);
+	if (demo_opt_parse(PROG, argc, argv, opts, usage, 0) < 0)
 		return -EINVAL;
-	}
-	if (optind < argc) {
-		usage(stderr);
-		return -EINVAL;
-	}
+	opt->consumer = consumers[consumer];
+	opt->producer = producers[producer];
+	opt->ring_device = ring == 1;
+	if (opt->cpu_sync)
+		opt->no_bridge = true;
 	if (getenv("SYNCBRIDGE_DISABLE"))
 		opt->no_bridge = true;
 	bool gles = strcmp(opt->producer, "gles") == 0;
@@ -484,8 +412,7 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 out:
 	if (c)
 		backend->destroy(c);
-	for (unsigned i = 0; i < bufs.count; i++)
-		demo_fd_clear(&bufs.fds[i]);
+	cube_buffers_close(&bufs);
 	free(rgba);
 	return ret;
 }

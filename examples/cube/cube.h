@@ -115,6 +115,11 @@ struct cube_buffers {
 	uint64_t size, modifier;
 };
 
+/* Move from's fds into *to (to's to close now; from keeps none). */
+void cube_buffers_take(struct cube_buffers *to, struct cube_buffers *from);
+/* Close every fd of b (each -1 after). */
+void cube_buffers_close(struct cube_buffers *b);
+
 /* A consumer backend: EGL/GLES (consumer_egl.c) or Vulkan (consumer_vk.c). */
 struct cube_backend {
 	const char *name;

@@ -81,3 +81,18 @@ cube_send_end(int sock, const struct cube_options *opt)
 	}
 	return ret;
 }
+
+void
+cube_buffers_take(struct cube_buffers *to, struct cube_buffers *from)
+{
+	*to = *from;
+	for (unsigned i = 0; i < from->count; i++)
+		from->fds[i] = -1;
+}
+
+void
+cube_buffers_close(struct cube_buffers *b)
+{
+	for (unsigned i = 0; i < b->count; i++)
+		demo_fd_clear(&b->fds[i]);
+}

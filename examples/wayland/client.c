@@ -39,7 +39,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
@@ -56,7 +55,8 @@
 
 #include "linux-dmabuf-v1-client-protocol.h"
 #include "presentation-time-client-protocol.h"
-#include "sbwl_gpu.h"
+#include "demo_util.h"
+#include "wl_gpu.h"
 #include "xdg-shell-client-protocol.h"
 
 #define W 64
@@ -70,7 +70,7 @@
 #define ANSWER_MS 30000
 
 struct slot {
-	struct sbwl_dumb dumb;
+	struct wlgpu_dumb dumb;
 	struct wl_buffer *buffer;
 	bool released;             /* wl_buffer.release received since the last commit */
 	struct sb_wl_release *release;
@@ -323,7 +323,7 @@ app_finish(struct app *a)
 		if (a->slots[i].buffer)
 			wl_buffer_destroy(a->slots[i].buffer);
 		if (a->slots[i].dumb.fd >= 0)
-			sbwl_dumb_destroy(&a->slots[i].dumb);
+			wlgpu_dumb_destroy(&a->slots[i].dumb);
 	}
 	if (a->surface)
 		wl_surface_destroy(a->surface);
@@ -351,23 +351,19 @@ app_finish(struct app *a)
 		close(a->vgem);
 }
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: syncbridge-wl-client [--frames N] [--render-ms N] [--buffers vgem|DRIVER] "
+		   "[--drm PATH|auto|none] [--no-drm-syncobj] [--no-explicit-v1] [--expect PROTOCOL] "
+		   "[--strict] [--timing]\n"
+		   "(the comment at the top of examples/wayland/client.c says more)\n");
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "frames", required_argument, NULL, 'f' },
-		{ "render-ms", required_argument, NULL, 'r' },
-		{ "buffers", required_argument, NULL, 'b' },
-		{ "drm", required_argument, NULL, 'd' },
-		{ "no-drm-syncobj", no_argument, NULL, '1' },
-		{ "no-explicit-v1", no_argument, NULL, '2' },
-		{ "expect", required_argument, NULL, 'e' },
-		{ "strict", no_argument, NULL, 's' },
-		{ "timing", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int frames = 10, render_ms = 50, c, ret, failures = 0, early = 0, stamp_early = 0;
+	int frames = 10, render_ms = 50, ret, failures = 0, early = 0, stamp_early = 0;
 	int fenced = 0, immediate = 0, status = 1;
 	const char *buffers = "vgem", *drm = "auto", *expect = NULL;
 	uint32_t flags = 0;
@@ -377,37 +373,42 @@ main(int argc, char **argv)
 			 .slots = { { .dumb.fd = -1 }, { .dumb.fd = -1 } } };
 	struct slot *slots = a.slots;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f': frames = atoi(optarg); break;
-		case 'r': render_ms = atoi(optarg); break;
-		case 'b': buffers = optarg; break;
-		case 'd': drm = optarg; break;
-		case '1': flags |= SB_WL_CLIENT_NO_DRM_SYNCOBJ; break;
-		case '2': flags |= SB_WL_CLIENT_NO_EXPLICIT_V1; break;
-		case 'e': expect = optarg; break;
-		case 's': strict = true; break;
-		case 't': timing = true; break;
-		case 'h': printf("see the comment at the top of examples/wayland/client.c\n"); return 0;
-		default: return 2;
-		}
-	}
+	bool no_drm_syncobj = false, no_explicit_v1 = false;
+	const struct demo_opt opts[] = {
+		{ "frames", DEMO_OPT_INT, &frames, 0, 100000 },
+		{ "render-ms", DEMO_OPT_INT, &render_ms, 0, 9000 },
+		{ "buffers", DEMO_OPT_STRING, &buffers },
+		{ "drm", DEMO_OPT_STRING, &drm },
+		{ "no-drm-syncobj", DEMO_OPT_FLAG, &no_drm_syncobj },
+		{ "no-explicit-v1", DEMO_OPT_FLAG, &no_explicit_v1 },
+		{ "expect", DEMO_OPT_STRING, &expect },
+		{ "strict", DEMO_OPT_FLAG, &strict },
+		{ "timing", DEMO_OPT_FLAG, &timing },
+		{ NULL },
+	};
+
+	if (demo_opt_parse("syncbridge-wl-client", argc, argv, opts, usage, 0) < 0)
+		return 2;
+	if (no_drm_syncobj)
+		flags |= SB_WL_CLIENT_NO_DRM_SYNCOBJ;
+	if (no_explicit_v1)
+		flags |= SB_WL_CLIENT_NO_EXPLICIT_V1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	a.vgem = sbwl_drm_open("vgem", false);
+	a.vgem = wlgpu_drm_open("vgem", false);
 	if (a.vgem < 0) {
 		fprintf(stderr, "client: no vgem card node (%s): it makes the fences\n", strerror(-a.vgem));
 		status = 77;
 		goto out;
 	}
-	a.card = strcmp(buffers, "vgem") == 0 ? a.vgem : sbwl_drm_open(buffers, false);
+	a.card = strcmp(buffers, "vgem") == 0 ? a.vgem : wlgpu_drm_open(buffers, false);
 	if (a.card < 0) {
 		fprintf(stderr, "client: no %s card node: %s\n", buffers, strerror(-a.card));
 		status = 77;
 		goto out;
 	}
 	if (strcmp(drm, "auto") == 0)
-		a.drm_fd = sbwl_drm_open_syncobj();
+		a.drm_fd = wlgpu_drm_open_syncobj();
 	else if (strcmp(drm, "none") != 0)
 		a.drm_fd = open(drm, O_RDWR | O_CLOEXEC);
 
@@ -464,7 +465,7 @@ main(int argc, char **argv)
 	for (int i = 0; i < 2; i++) {
 		struct zwp_linux_buffer_params_v1 *params;
 
-		ret = sbwl_dumb_create(a.card, W, H, &slots[i].dumb);
+		ret = wlgpu_dumb_create(a.card, W, H, &slots[i].dumb);
 		if (ret) {
 			fprintf(stderr, "client: dumb buffer on %s: %s\n", buffers, strerror(-ret));
 			goto out;
@@ -481,7 +482,7 @@ main(int argc, char **argv)
 
 	for (int f = 0; f < frames; f++) {
 		struct slot *s = &slots[f % 2];
-		struct sbwl_fence fence;
+		struct wlgpu_fence fence;
 		struct frame fr = { .clock = a.clock };
 		int64_t t_signal;
 
@@ -503,7 +504,7 @@ main(int argc, char **argv)
 			s->release = NULL;
 		}
 
-		ret = sbwl_fence_create(a.vgem, &fence);
+		ret = wlgpu_fence_create(a.vgem, &fence);
 		if (ret) {
 			fprintf(stderr, "client: vgem fence: %s\n", strerror(-ret));
 			goto out;
@@ -515,7 +516,7 @@ main(int argc, char **argv)
 			ret = sb_wl_release_create(a.ss, s->dumb.fd, &s->release);
 		if (ret) {
 			fprintf(stderr, "client: frame %d: acquire/release: %s\n", f, strerror(-ret));
-			sbwl_fence_destroy(&fence);
+			wlgpu_fence_destroy(&fence);
 			goto out;
 		}
 		fr.cb = wl_surface_frame(a.surface);
@@ -539,14 +540,14 @@ main(int argc, char **argv)
 		wait_flag(a.display, &never, render_ms);
 		bool before_signal = a.presentation ? fr.presented : fr.done;
 		t_signal = clock_ns(a.clock);
-		sbwl_fence_signal(&fence);
+		wlgpu_fence_signal(&fence);
 
 		ret = wait_flag(a.display, &fr.done, ANSWER_MS);
 		if (ret) {
 			fprintf(stderr, "client: frame %d: no frame callback: %s\n", f, strerror(-ret));
 			report_connection_error(a.display);
 			frame_finish(&fr);
-			sbwl_fence_destroy(&fence);
+			wlgpu_fence_destroy(&fence);
 			goto out;
 		}
 		/*
@@ -582,7 +583,7 @@ main(int argc, char **argv)
 			       (long long)((fr.presented_rx_ns - t_signal) / 1000),
 			       (long long)((fr.done_rx_ns - t_signal) / 1000));
 		frame_finish(&fr);
-		sbwl_fence_destroy(&fence);
+		wlgpu_fence_destroy(&fence);
 	}
 
 	/* The last buffer stays on screen: count what has been released by now. */

@@ -2,7 +2,7 @@
 /*
  * VK_LAYER_SBTEST_fault: a test-only Vulkan layer that plays a strict driver
  * for one command, so that libsbfault can make that command fail for a real
- * reason (docs/layer.md, "Tests"; testbed/vkt.c, --fault acquire-import).
+ * reason (docs/layer.md, "Tests"; testbed/tbvk.c, --fault acquire-import).
  *
  * It passes everything through and intercepts only vkImportSemaphoreFdKHR.
  * For a SYNC_FD import of an fd it first does what a driver that keeps a

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,36 +31,49 @@ wlt_count_fds(void)
 
 /* ---- raw client ----------------------------------------------------------------- */
 
+/* The globals a test client binds: where each goes, and at which version at most. */
+static const struct {
+	const struct wl_interface *iface;
+	uint32_t version;
+	size_t offset;
+} client_globals[] = {
+	{ &wl_subcompositor_interface, 1, offsetof(struct wlt_client, subcompositor) },
+	{ &wl_compositor_interface, 4, offsetof(struct wlt_client, compositor) },
+	{ &wl_shm_interface, 1, offsetof(struct wlt_client, shm) },
+	{ &zwp_linux_dmabuf_v1_interface, 3, offsetof(struct wlt_client, dmabuf) },
+	{ &zwp_linux_explicit_synchronization_v1_interface, 2,
+	  offsetof(struct wlt_client, explicit_sync) },
+	{ &wp_linux_drm_syncobj_manager_v1_interface, 1, offsetof(struct wlt_client, syncobj) },
+};
+
+/* A global announced: bound when client_globals lists it. */
 static void
-registry_global(void *data, struct wl_registry *registry, uint32_t name, const char *iface,
-		uint32_t version)
+bind_known_global(void *data, struct wl_registry *registry, uint32_t name, const char *iface,
+		  uint32_t version)
 {
 	struct wlt_client *c = data;
 
-	if (strcmp(iface, wl_subcompositor_interface.name) == 0)
-		c->subcompositor = wl_registry_bind(registry, name, &wl_subcompositor_interface, 1);
-	else if (strcmp(iface, wl_compositor_interface.name) == 0)
-		c->compositor = wl_registry_bind(registry, name, &wl_compositor_interface, 4);
-	else if (strcmp(iface, wl_shm_interface.name) == 0)
-		c->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
-	else if (strcmp(iface, zwp_linux_dmabuf_v1_interface.name) == 0)
-		c->dmabuf = wl_registry_bind(registry, name, &zwp_linux_dmabuf_v1_interface, 3);
-	else if (strcmp(iface, zwp_linux_explicit_synchronization_v1_interface.name) == 0)
-		c->explicit_sync = wl_registry_bind(registry, name,
-						    &zwp_linux_explicit_synchronization_v1_interface,
-						    version < 2 ? version : 2);
-	else if (strcmp(iface, wp_linux_drm_syncobj_manager_v1_interface.name) == 0)
-		c->syncobj = wl_registry_bind(registry, name, &wp_linux_drm_syncobj_manager_v1_interface, 1);
+	for (size_t i = 0; i < sizeof(client_globals) / sizeof(client_globals[0]); i++) {
+		uint32_t max = client_globals[i].version;
+
+		if (strcmp(iface, client_globals[i].iface->name) == 0) {
+			*(void **)((char *)c + client_globals[i].offset) =
+				wl_registry_bind(registry, name, client_globals[i].iface,
+						 version < max ? version : max);
+			return;
+		}
+	}
 }
 
+/* The tests' compositor removes no global while a test runs. */
 static void
-registry_global_remove(void *data, struct wl_registry *registry, uint32_t name)
+ignore_global_remove(void *data, struct wl_registry *registry, uint32_t name)
 {
 }
 
 static const struct wl_registry_listener registry_listener = {
-	.global = registry_global,
-	.global_remove = registry_global_remove,
+	.global = bind_known_global,
+	.global_remove = ignore_global_remove,
 };
 
 int

@@ -23,7 +23,7 @@ struct wl_event_source;
 #include "linux-drm-syncobj-v1-client-protocol.h"
 #include "linux-explicit-synchronization-unstable-v1-client-protocol.h"
 #include "kernel.h" /* now_ns(): the clock every wlt timeout is on */
-#include "sbwl_compositor.h"
+#include "wlc_compositor.h"
 
 #define WLT_MS (INT64_C(1000000))
 
@@ -138,16 +138,16 @@ int wlt_child_count_fds(const struct wlt_child *ch);
 #define WLT_MAX_EVENTS 8192
 
 struct wlt_comp {
-	struct sbwl_comp *comp;
+	struct wlc_comp *comp;
 	pthread_t thread;
 	char runtime_dir[64];
 	char socket[64];
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	/* Recorded by the hooks, under lock. */
-	struct sbwl_used used[WLT_MAX_EVENTS];
+	struct wlc_used used[WLT_MAX_EVENTS];
 	int n_used;
-	struct sbwl_released released[WLT_MAX_EVENTS];
+	struct wlc_released released[WLT_MAX_EVENTS];
 	int64_t released_time[WLT_MAX_EVENTS];
 	int n_released;
 	int64_t render_done[WLT_MAX_EVENTS];
@@ -169,7 +169,7 @@ struct wlt_comp {
 	 * the compositor thread under lock (set it under lock after
 	 * wlt_comp_start()). */
 	uint64_t total_used, total_released;
-	void (*on_used)(void *data, const struct sbwl_used *u);
+	void (*on_used)(void *data, const struct wlc_used *u);
 	void *on_used_data;
 	/* The gate: while closed, the compositor thread sits in a callback. */
 	int gate_pipe[2];
@@ -189,13 +189,13 @@ struct wlt_comp {
  * vgem fence on d->vgem_render that signals that much later and is the
  * release's fence (0: released without one); the rest 0, the defaults.
  */
-void wlt_comp_options_init(struct sbwl_comp_options *opt, const struct wlt_devices *d,
+void wlt_comp_options_init(struct wlc_comp_options *opt, const struct wlt_devices *d,
 			   int render_delay_ms);
 /*
  * Create the compositor (options' hooks are replaced by the recorder) and run
  * it on a new thread. Sets XDG_RUNTIME_DIR and WAYLAND_DISPLAY for this process.
  */
-int wlt_comp_start(struct wlt_comp *w, const struct sbwl_comp_options *options);
+int wlt_comp_start(struct wlt_comp *w, const struct wlc_comp_options *options);
 void wlt_comp_stop(struct wlt_comp *w);
 /*
  * Stop the compositor thread (it blocks inside an event-loop callback, having
@@ -210,7 +210,7 @@ void wlt_comp_call(struct wlt_comp *w, void (*fn)(void *data), void *data);
 /* Number of buffer uses recorded so far. */
 int wlt_comp_n_used(struct wlt_comp *w);
 /* Copy the used event for (surface_id, seq) if there is one; returns whether. */
-bool wlt_comp_find_used(struct wlt_comp *w, uint32_t surface_id, uint64_t seq, struct sbwl_used *out);
+bool wlt_comp_find_used(struct wlt_comp *w, uint32_t surface_id, uint64_t seq, struct wlc_used *out);
 /* Wait until at least n uses were recorded; returns 0 or -ETIME. */
 int wlt_comp_wait_used(struct wlt_comp *w, int n, int64_t timeout_ns);
 /* The same over total_used (not capped at WLT_MAX_EVENTS). */

@@ -36,7 +36,7 @@ rss_kib(void)
 }
 
 static void
-rec_used(void *data, const struct sbwl_used *u)
+rec_used(void *data, const struct wlc_used *u)
 {
 	struct wlt_comp *w = data;
 
@@ -73,7 +73,7 @@ gate_hold_locked(struct wlt_comp *w)
 }
 
 static void
-rec_released(void *data, const struct sbwl_released *r)
+rec_released(void *data, const struct wlc_released *r)
 {
 	struct wlt_comp *w = data;
 
@@ -98,7 +98,7 @@ rec_released(void *data, const struct sbwl_released *r)
 		w->gate_after_first_release = false;
 		w->gate_closed = true;
 		pthread_mutex_unlock(&w->lock);
-		wl_display_flush_clients(sbwl_comp_get_display(w->comp));
+		wl_display_flush_clients(wlc_comp_get_display(w->comp));
 		pthread_mutex_lock(&w->lock);
 		gate_hold_locked(w);
 	}
@@ -129,7 +129,7 @@ rec_buffer_type(void *data, struct wl_resource *buffer, uint32_t found)
 	return type;
 }
 
-static const struct sbwl_comp_hooks recorder = {
+static const struct wlc_comp_hooks recorder = {
 	.buffer_used = rec_used,
 	.released = rec_released,
 	.render_done = rec_render_done,
@@ -208,12 +208,12 @@ comp_thread(void *data)
 {
 	struct wlt_comp *w = data;
 
-	sbwl_comp_run(w->comp);
+	wlc_comp_run(w->comp);
 	return NULL;
 }
 
 void
-wlt_comp_options_init(struct sbwl_comp_options *opt, const struct wlt_devices *d, int render_delay_ms)
+wlt_comp_options_init(struct wlc_comp_options *opt, const struct wlt_devices *d, int render_delay_ms)
 {
 	memset(opt, 0, sizeof(*opt));
 	opt->drm_fd = d->comp_drm;
@@ -222,9 +222,9 @@ wlt_comp_options_init(struct sbwl_comp_options *opt, const struct wlt_devices *d
 }
 
 int
-wlt_comp_start(struct wlt_comp *w, const struct sbwl_comp_options *options)
+wlt_comp_start(struct wlt_comp *w, const struct wlc_comp_options *options)
 {
-	struct sbwl_comp_options opt = *options;
+	struct wlc_comp_options opt = *options;
 	int ret = 0;
 
 	memset(w, 0, sizeof(*w));
@@ -238,20 +238,20 @@ wlt_comp_start(struct wlt_comp *w, const struct sbwl_comp_options *options)
 	opt.socket = w->socket;
 	opt.hooks = &recorder;
 	opt.hook_data = w;
-	w->comp = sbwl_comp_create(&opt, &ret);
+	w->comp = wlc_comp_create(&opt, &ret);
 	if (!w->comp)
 		return ret ? ret : -ENOMEM;
 	setenv("WAYLAND_DISPLAY", w->socket, 1);
 	if (pipe2(w->gate_pipe, O_CLOEXEC) < 0 ||
-	    !(w->gate_source = wl_event_loop_add_fd(wl_display_get_event_loop(sbwl_comp_get_display(w->comp)),
+	    !(w->gate_source = wl_event_loop_add_fd(wl_display_get_event_loop(wlc_comp_get_display(w->comp)),
 						    w->gate_pipe[0], WL_EVENT_READABLE, gate_cb, w))) {
-		sbwl_comp_destroy(w->comp);
+		wlc_comp_destroy(w->comp);
 		w->comp = NULL;
 		return -ENOMEM;
 	}
 	ret = -pthread_create(&w->thread, NULL, comp_thread, w);
 	if (ret) {
-		sbwl_comp_destroy(w->comp);
+		wlc_comp_destroy(w->comp);
 		w->comp = NULL;
 	}
 	return ret;
@@ -262,10 +262,10 @@ wlt_comp_stop(struct wlt_comp *w)
 {
 	if (!w->comp)
 		return;
-	sbwl_comp_terminate(w->comp);
+	wlc_comp_terminate(w->comp);
 	pthread_join(w->thread, NULL);
 	wl_event_source_remove(w->gate_source); /* it polls a duplicate of the pipe */
-	sbwl_comp_destroy(w->comp);
+	wlc_comp_destroy(w->comp);
 	w->comp = NULL;
 	close(w->gate_pipe[0]);
 	close(w->gate_pipe[1]);
@@ -287,7 +287,7 @@ wlt_comp_n_used(struct wlt_comp *w)
 }
 
 bool
-wlt_comp_find_used(struct wlt_comp *w, uint32_t surface_id, uint64_t seq, struct sbwl_used *out)
+wlt_comp_find_used(struct wlt_comp *w, uint32_t surface_id, uint64_t seq, struct wlc_used *out)
 {
 	bool found = false;
 
@@ -309,7 +309,7 @@ wlt_comp_sample(struct wlt_comp *w, struct wlt_comp_sample *out)
 {
 	memset(out, 0, sizeof(*out));
 	wlt_comp_gate_close(w);
-	sb_wl_server_get_stats(sbwl_comp_get_helper(w->comp), &out->stats);
+	sb_wl_server_get_stats(wlc_comp_get_helper(w->comp), &out->stats);
 	out->fds = wlt_count_fds();
 	out->rss_kib = rss_kib();
 	out->heap_in_use = mallinfo2().uordblks;
@@ -388,7 +388,7 @@ timer_noop(void *data)
 static void
 add_and_remove_timer(void *data)
 {
-	struct wl_event_loop *loop = wl_display_get_event_loop(sbwl_comp_get_display(data));
+	struct wl_event_loop *loop = wl_display_get_event_loop(wlc_comp_get_display(data));
 	struct wl_event_source *s = wl_event_loop_add_timer(loop, timer_noop, NULL);
 
 	if (s)

@@ -269,14 +269,14 @@ static int cases, n_kept, n_reported;
 static void
 one_case(int s, const char *schedule)
 {
-	struct sb_fd_snapshot before;
+	struct sb_test_fd_snapshot before;
 	char what[96];
 	int ret = 0, bad_fd = -1;
 	enum outcome o;
 	bool doc = false;
 
 	snprintf(what, sizeof(what), "%s [%s]", scenarios[s].name, schedule);
-	REQUIRE(sb_fd_snapshot_take(&before) == 0, "snapshot");
+	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "snapshot");
 	o = scenarios[s].run(schedule, &ret);
 	cases++;
 	n_kept += o == KEPT;
@@ -289,8 +289,8 @@ one_case(int s, const char *schedule)
 		CHECK(doc, "%s: %d (%s) is a documented error", what, ret, strerror(-ret));
 	CHECK_EQ(sbfault_injected(), 1, "the fault was hit");
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
-	sb_fd_snapshot_check(&before, NULL, 0, what);
-	sb_fd_snapshot_free(&before);
+	sb_test_fd_snapshot_check(&before, NULL, 0, what);
+	sb_test_fd_snapshot_free(&before);
 }
 
 static int

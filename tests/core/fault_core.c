@@ -110,7 +110,7 @@ cleanup_out(struct out *o)
 
 /* Drop fd from a snapshot: it was closed on purpose. */
 static void
-snapshot_forget(struct sb_fd_snapshot *s, int fd)
+snapshot_forget(struct sb_test_fd_snapshot *s, int fd)
 {
 	for (int i = 0; i < s->n; i++) {
 		if (s->e[i].fd == fd) {
@@ -131,7 +131,7 @@ run_case(const struct scenario *s, const char *schedule, int injected_err, const
 {
 	struct env e;
 	struct out o = { .fds = { -1, -1 }, .acc = -1, .acc_before = -1 };
-	struct sb_fd_snapshot before;
+	struct sb_test_fd_snapshot before;
 	int bad_fd = -1, ret;
 
 	memset(r, 0, sizeof(*r));
@@ -143,7 +143,7 @@ run_case(const struct scenario *s, const char *schedule, int injected_err, const
 	REQUIRE(ret == 0, "%s: set-up failed: %s", s->name, strerror(-ret));
 	if (s->acc_preset)
 		o.acc = o.acc_before = fcntl(e.signalled, F_DUPFD_CLOEXEC, 0);
-	REQUIRE(sb_fd_snapshot_take(&before) == 0, "fd snapshot");
+	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "fd snapshot");
 
 	sbfault_arm(schedule);
 	r->ret = s->call(&e, &o);
@@ -226,9 +226,9 @@ run_case(const struct scenario *s, const char *schedule, int injected_err, const
 		char what[256];
 
 		snprintf(what, sizeof(what), "%s [%s]", s->name, label);
-		sb_fd_snapshot_check(&before, NULL, 0, what);
+		sb_test_fd_snapshot_check(&before, NULL, 0, what);
 	}
-	sb_fd_snapshot_free(&before);
+	sb_test_fd_snapshot_free(&before);
 	fault_env_teardown(&e);
 	r->failures = sb_test_failures - failures_before;
 }

@@ -170,7 +170,7 @@ main(int argc, char **argv)
 	for (unsigned i = 0; i < N; i++)
 		order[i] = i;
 	for (unsigned i = N - 1; i > 0; i--) {
-		unsigned j = (unsigned)(sb_xorshift64(&rng) % (i + 1)), t = order[i];
+		unsigned j = (unsigned)(tb_xorshift64(&rng) % (i + 1)), t = order[i];
 
 		order[i] = order[j];
 		order[j] = t;

@@ -45,7 +45,7 @@ main(int argc, char **argv)
 
 	const char *expect = sb_test_arg_value(argc, argv, "--expect", NULL);
 	struct xbuf bufs[XD_COUNT];
-	struct sb_fd_snapshot before;
+	struct sb_test_fd_snapshot before;
 	struct xenv e;
 	int64_t t0 = xnow();
 
@@ -58,7 +58,7 @@ main(int argc, char **argv)
 		sb_test_skip("no vgem, udmabuf or virtio_gpu: not a test guest (scripts/vm/vm-run.sh)");
 	}
 	REQUIRE(!eglt_disk_cache_running(), "Mesa's shader disk cache thread runs (fd counts)");
-	REQUIRE(sb_fd_snapshot_take(&before) == 0, "fd snapshot");
+	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "fd snapshot");
 
 	for (int d = 0; d < XD_COUNT; d++)
 		xbuf_export(&e, d, &bufs[d]);
@@ -67,8 +67,8 @@ main(int argc, char **argv)
 	for (int d = 0; d < XD_COUNT; d++)
 		xbuf_free(&e, &bufs[d]);
 
-	sb_fd_snapshot_check(&before, NULL, 0, "after every cell");
-	sb_fd_snapshot_free(&before);
+	sb_test_fd_snapshot_check(&before, NULL, 0, "after every cell");
+	sb_test_fd_snapshot_free(&before);
 	xenv_close(&e);
 	printf("# measured in %.1f s\n", (double)(xnow() - t0) / 1e9);
 	if (!expect)

@@ -62,7 +62,7 @@ main(int argc, char **argv)
 	struct consumer c;
 	struct eglc_app a;
 	struct sb_sync_file_info *info = NULL;
-	struct sb_fd_snapshot before;
+	struct sb_test_fd_snapshot before;
 	int ret, fence_fd = -1;
 
 	eglc_app_open(&a);
@@ -79,7 +79,7 @@ main(int argc, char **argv)
 	 */
 	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
 		"the fd check: MESA_SHADER_CACHE_DISABLE)");
-	REQUIRE(sb_fd_snapshot_take(&before) == 0, "fd snapshot");
+	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "fd snapshot");
 	memset(&c, 0, sizeof(c));
 	c.buf = &a.buf;
 	tb_gate_init(&c.handed_over);
@@ -114,8 +114,8 @@ main(int argc, char **argv)
 		      "control: without the attach the consumer reads a frame GL has not rendered");
 	else
 		CHECK_EQ(c.new_bytes, SIZE * SIZE * 4, "the consumer reads GL's complete frame");
-	sb_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
-	sb_fd_snapshot_free(&before);
+	sb_test_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
+	sb_test_fd_snapshot_free(&before);
 	CHECK_EQ(eglt_count(&a.target, NEW, NULL), SIZE * SIZE, "GL's frame is NEW in the end");
 
 	eglc_app_close(&a);

@@ -128,7 +128,7 @@ main(int argc, char **argv)
 	struct other other;
 	struct eglt_target dst = { 0 };
 	struct eglt_blit blit = { 0 };
-	struct sb_fd_snapshot before;
+	struct sb_test_fd_snapshot before;
 	int ret, first = -1;
 	int64_t t0, waited;
 	bool signalling_at_return, pending;
@@ -171,7 +171,7 @@ main(int argc, char **argv)
 	 */
 	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
 		"the fd check: MESA_SHADER_CACHE_DISABLE)");
-	REQUIRE(sb_fd_snapshot_take(&before) == 0, "fd snapshot");
+	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "fd snapshot");
 
 	memset(&other, 0, sizeof(other));
 	other.buf = &a.buf;
@@ -251,8 +251,8 @@ main(int argc, char **argv)
 		CHECK(signalling_at_return, "the CPU wait returned after the other party started "
 		      "to signal (%.1f ms)", (double)waited / 1e6);
 	tb_gate_finish(&other.go);
-	sb_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
-	sb_fd_snapshot_free(&before);
+	sb_test_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
+	sb_test_fd_snapshot_free(&before);
 
 	if (sample) {
 		eglt_target_destroy(&a.t, &dst);

@@ -245,9 +245,9 @@ run_export(struct eglc_app *a, const char *schedule, unsigned egl_at, int *ret)
 		return REPORTED;
 	}
 	if (fd >= 0) {
-		struct sb_fd_entry e;
+		struct sb_test_fd_entry e;
 
-		CHECK(sb_fd_describe(fd, &e) && e.cloexec, "the exported fd is close-on-exec");
+		CHECK(sb_test_fd_describe(fd, &e) && e.cloexec, "the exported fd is close-on-exec");
 		CHECK_EQ(sb_sync_file_wait(fd, 10000 * MS), 0, "the exported fence signals");
 		close(fd);
 	}
@@ -335,14 +335,14 @@ static int cases, n_kept, n_reported;
 static void
 one_case(struct eglc_app *a, int s, const char *schedule, unsigned egl_at)
 {
-	struct sb_fd_snapshot before;
+	struct sb_test_fd_snapshot before;
 	char what[128];
 	int ret, bad_fd = -1;
 	enum outcome o;
 
 	snprintf(what, sizeof(what), "%s [%s%s%.0u]", scenarios[s].name, schedule,
 		 egl_at ? "egl:" : "", egl_at);
-	REQUIRE(sb_fd_snapshot_take(&before) == 0, "snapshot");
+	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "snapshot");
 	o = scenarios[s].run(a, schedule, egl_at, &ret);
 	cases++;
 	n_kept += o == KEPT;
@@ -353,8 +353,8 @@ one_case(struct eglc_app *a, int s, const char *schedule, unsigned egl_at)
 		CHECK(documented(s, ret), "%s: %d (%s) is a documented error", what, ret, strerror(-ret));
 	CHECK_EQ(sbfault_injected() + eglf.injected, 1, "the fault was hit");
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
-	sb_fd_snapshot_check(&before, NULL, 0, what);
-	sb_fd_snapshot_free(&before);
+	sb_test_fd_snapshot_check(&before, NULL, 0, what);
+	sb_test_fd_snapshot_free(&before);
 }
 
 /* The vgem buffer on the software device (egl_common.h), with GPU-side waits. */

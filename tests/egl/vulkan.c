@@ -41,7 +41,7 @@
 #include "eglt.h"
 #include "harness.h"
 #include "kernel.h"
-#include "vkt.h"
+#include "tbvk.h"
 
 #define SIZE 64
 #define PITCH 4096
@@ -67,7 +67,7 @@ vk_open(struct vk *v, int dmabuf_fd)
 		.api_version = VK_API_VERSION_1_1,
 		.first_capable = true,
 		.require = VKT_DMABUF | VKT_SEMAPHORE_FD,
-		.fail = vkt_test_fail,
+		.fail = tbvk_test_fail,
 	};
 
 	memset(v, 0, sizeof(*v));
@@ -189,9 +189,9 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 	fence = submit(v, &cb, busy_sem, rendered, true);
 	/* The control: "the GPU" finishes only after GL has read, so GL reads
 	 * OLD however slowly it runs; with the hand-off GL waits for it. */
-	struct vkt_deferred later = { .fn = signal_vgem, .arg = &sig, .delay_ns = DELAY_NS,
+	struct tbvk_deferred later = { .fn = signal_vgem, .arg = &sig, .delay_ns = DELAY_NS,
 				      .when_told = control };
-	vkt_deferred_start(&later);
+	tbvk_deferred_start(&later);
 
 	t0 = now_ns();
 	if (!control) {
@@ -206,7 +206,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 			close(fd); /* ours: vkGetSemaphoreFdKHR gave it to us */
 	}
 	n = eglt_count(target, NEW, &first);
-	vkt_deferred_tell(&later);
+	tbvk_deferred_tell(&later);
 	sb_test_note("GL read %ld NEW pixels of %d (first 0x%02x) %.1f ms after the submit", n,
 		     SIZE * SIZE, first, (double)(now_ns() - t0) / 1e6);
 	if (control)
@@ -215,7 +215,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 	else
 		CHECK_EQ(n, SIZE * SIZE, "GL reads what Vulkan wrote");
 
-	vkt_deferred_join(&later);
+	tbvk_deferred_join(&later);
 	CHECK_EQ(sig.ret, 0, "vgem signalled");
 	VK_CHECK(vkWaitForFences(v->t.device, 1, &fence, VK_TRUE, UINT64_MAX));
 	vkDestroyFence(v->t.device, fence, NULL);

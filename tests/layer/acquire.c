@@ -19,7 +19,7 @@
  * own 10 s timer ends a wrong wait anyway), so the copy has finished first
  * however slowly lavapipe runs (typically 5-20 ms after the submit).
  *
- * Options (vkt.h): --image --sync2 --secondary --no-barriers --by-name --validation
+ * Options (tbvk.h): --image --sync2 --secondary --no-barriers --by-name --validation
  *                  --exported --fault NAME --control
  */
 #include <pthread.h>
@@ -29,7 +29,7 @@
 
 #include "harness.h"
 #include "kernel.h"
-#include "vkt.h"
+#include "tbvk.h"
 
 #define SIZE 16384 /* 64×64 RGBA8 for images */
 #define OLD 0x11
@@ -72,31 +72,31 @@ producer_main(void *arg)
 int
 main(int argc, char **argv)
 {
-	struct vkt_options opt;
+	struct tbvk_options opt;
 	struct vkt t;
 	struct sbk_buf buf;
-	struct vkt_shared shared;
-	int vgem = vkt_setup_shared(argc, argv, SIZE, OLD, &opt, &t, &buf, &shared);
+	struct tbvk_shared shared;
+	int vgem = tbvk_setup_shared(argc, argv, SIZE, OLD, &opt, &t, &buf, &shared);
 
 	struct vkt_buffer dst;
 	vkt_host_buffer(&t, SIZE, &dst);
 
-	struct vkt_rec rec;
-	vkt_begin(&t, &opt, true, &rec);
-	vkt_acquire(&t, &opt, vkt_cmd(&rec), &shared, VK_ACCESS_TRANSFER_READ_BIT);
-	vkt_copy_from_shared(vkt_cmd(&rec), &shared, &dst);
-	vkt_host_read_barrier(vkt_cmd(&rec));
-	vkt_end(&t, &rec);
+	struct tbvk_rec rec;
+	tbvk_begin(&t, &opt, true, &rec);
+	tbvk_acquire(&t, &opt, tbvk_cmd(&rec), &shared, VK_ACCESS_TRANSFER_READ_BIT);
+	tbvk_copy_from_shared(tbvk_cmd(&rec), &shared, &dst);
+	vkt_host_read_barrier(tbvk_cmd(&rec));
+	tbvk_end(&t, &rec);
 
 	/* The foreign producer starts writing: a WRITE fence on the dma-buf. */
 	struct producer p = { .control = opt.control, .t = &t, .buf = &buf, .vgem = vgem,
 			      .fence = vkt_fence(&t) };
-	vkt_producer_fence(&shared, vgem, &buf, &p.fence_id);
+	tbvk_producer_fence(&shared, vgem, &buf, &p.fence_id);
 
 	pthread_t th;
 	REQUIRE(pthread_create(&th, NULL, producer_main, &p) == 0, "pthread_create");
 	int64_t t0 = now_ns();
-	VkResult r = vkt_submit(&t, &opt, rec.primary, VK_NULL_HANDLE, 0, p.fence);
+	VkResult r = tbvk_submit(&t, &opt, rec.primary, VK_NULL_HANDLE, 0, p.fence);
 	int64_t t1 = now_ns();
 	atomic_store(&p.submitted, true);
 	CHECK(r == VK_SUCCESS, "vkQueueSubmit: %s", vkt_result_name(r));
@@ -110,7 +110,7 @@ main(int argc, char **argv)
 	size_t n_old = vkt_count_bytes(dst.map, SIZE, OLD);
 	sb_test_note("copy saw %zu NEW, %zu OLD bytes of %d; app fence before producer: %s",
 		     n_new, n_old, SIZE, atomic_load(&p.app_done_early) ? "yes" : "no");
-	vkt_fault_check(&opt, &sb_test_failures);
+	tbvk_fault_check(&opt, &sb_test_failures);
 	if (!opt.control) {
 		CHECK(n_new == SIZE, "the acquiring copy waited for the foreign writer");
 		CHECK(!atomic_load(&p.app_done_early), "the app's work waited for the vgem fence");
@@ -122,9 +122,9 @@ main(int argc, char **argv)
 		CHECK_EQ(vkt_validation_errors, 0, "validation errors");
 
 	vkDestroyFence(t.device, p.fence, NULL);
-	vkt_rec_free(&t, &rec);
+	tbvk_rec_free(&t, &rec);
 	vkt_buffer_destroy(&t, &dst);
-	vkt_shared_destroy(&t, &shared, &buf);
+	tbvk_shared_destroy(&t, &shared, &buf);
 	vkt_finish(&t);
 	close(vgem);
 	return sb_test_finish();

@@ -50,7 +50,7 @@
 
 #include "harness.h"
 #include "kernel.h"
-#include "vkt.h"
+#include "tbvk.h"
 
 #define SIZE 4096
 #define OLD 0x11
@@ -104,7 +104,7 @@ struct run {
 	const struct drop_case *c;
 	struct vkt t;
 	struct sbk_buf buf;
-	struct vkt_shared shared;
+	struct tbvk_shared shared;
 	struct vkt_buffer dst;
 	VkCommandPool b_pool; /* the pool cases' second pool, else A's */
 	bool own_b_pool;
@@ -139,19 +139,19 @@ allocate(struct vkt *t, VkCommandPool pool)
 
 /* Begin (re-recording resets it implicitly), [acquire], copy, end. */
 static void
-record(struct run *r, const struct vkt_options *opt, VkCommandBuffer cb, bool transfer)
+record(struct run *r, const struct tbvk_options *opt, VkCommandBuffer cb, bool transfer)
 {
 	VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO };
 	VK_CHECK(vkBeginCommandBuffer(cb, &bi));
 	if (transfer)
-		vkt_acquire(&r->t, opt, cb, &r->shared, VK_ACCESS_TRANSFER_READ_BIT);
-	vkt_copy_from_shared(cb, &r->shared, &r->dst);
+		tbvk_acquire(&r->t, opt, cb, &r->shared, VK_ACCESS_TRANSFER_READ_BIT);
+	tbvk_copy_from_shared(cb, &r->shared, &r->dst);
 	vkt_host_read_barrier(cb);
 	VK_CHECK(vkEndCommandBuffer(cb));
 }
 
 static void
-drop_b(struct run *r, const struct vkt_options *opt, enum drop d)
+drop_b(struct run *r, const struct tbvk_options *opt, enum drop d)
 {
 	VkDevice dev = r->t.device;
 
@@ -180,7 +180,7 @@ drop_b(struct run *r, const struct vkt_options *opt, enum drop d)
 }
 
 static void
-run_setup(struct run *r, const struct vkt *base, bool reuse_base, const struct vkt_options *opt,
+run_setup(struct run *r, const struct vkt *base, bool reuse_base, const struct tbvk_options *opt,
 	  int vgem)
 {
 	if (reuse_base)
@@ -274,12 +274,12 @@ main(int argc, char **argv)
 		REQUIRE(known, "unknown case %s (--list)", only[i]);
 	}
 
-	struct vkt_options opt;
-	int vgem = vkt_start(n_rest, rest, &opt);
+	struct tbvk_options opt;
+	int vgem = tbvk_start(n_rest, rest, &opt);
 
 	struct vkt base;
 	int64_t t0 = now_ns();
-	vkt_init(&base, &opt, true);
+	tbvk_init(&base, &opt, true);
 
 	struct run runs[N_CASES];
 	int n = 0;
@@ -299,7 +299,7 @@ main(int argc, char **argv)
 		REQUIRE(ret == 0, "vgem fence attach: %s", strerror(-ret));
 	}
 	for (int i = 0; i < n; i++) {
-		VkResult res = vkt_submit(&runs[i].t, &opt, runs[i].a, VK_NULL_HANDLE, 0,
+		VkResult res = tbvk_submit(&runs[i].t, &opt, runs[i].a, VK_NULL_HANDLE, 0,
 					  runs[i].fence);
 		REQUIRE(res == VK_SUCCESS, "%s: vkQueueSubmit: %s", runs[i].c->name,
 			vkt_result_name(res));

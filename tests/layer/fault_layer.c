@@ -87,7 +87,7 @@
 #include "harness.h"
 #include "kernel.h"
 #include "sbfault.h"
-#include "vkt.h"
+#include "tbvk.h"
 
 #define SIZE 16384
 #define OLD 0x11
@@ -97,14 +97,14 @@
 
 struct app {
 	struct vkt t;
-	struct vkt_options opt;
+	struct tbvk_options opt;
 	int vgem;
 	struct sbk_buf buf;
-	struct vkt_shared shared;
+	struct tbvk_shared shared;
 	struct vkt_buffer src, dst;
-	struct vkt_rec acq, rel;
-	struct vkt_shared shared2; /* the same dma-buf imported again (errored cases) */
-	struct vkt_rec acq2;       /* acquires shared and shared2 */
+	struct tbvk_rec acq, rel;
+	struct tbvk_shared shared2; /* the same dma-buf imported again (errored cases) */
+	struct tbvk_rec acq2;       /* acquires shared and shared2 */
 	unsigned merge_ioctl;
 	VkSemaphore timeline;
 	VkSemaphore held; /* the release waits on it: a vgem fence (hold_main) */
@@ -170,7 +170,7 @@ cycle_acquire(struct app *a, const char *schedule, VkResult *res)
 	REQUIRE(pthread_create(&th, NULL, producer_main, &p) == 0, "pthread_create");
 	if (schedule)
 		sbfault_arm_scoped(schedule, SCOPE);
-	r = vkt_submit(&a->t, &a->opt, a->acq.primary, VK_NULL_HANDLE, 0, p.fence);
+	r = tbvk_submit(&a->t, &a->opt, a->acq.primary, VK_NULL_HANDLE, 0, p.fence);
 	if (schedule)
 		sbfault_disarm();
 	atomic_store(&p.submitted, true);
@@ -216,7 +216,7 @@ cycle_release(struct app *a, const char *schedule, VkResult *res)
 	uint64_t values[] = { value, 0 };
 	if (schedule)
 		sbfault_arm_scoped(schedule, SCOPE);
-	r = vkt_submit_waits(&a->t, &a->opt, a->rel.primary, 2, waits, values, VK_NULL_HANDLE);
+	r = tbvk_submit_waits(&a->t, &a->opt, a->rel.primary, 2, waits, values, VK_NULL_HANDLE);
 	if (schedule)
 		sbfault_disarm();
 	/* The consumer: implicit sync only (10 s: a hang guard, typically ~100 ms). */
@@ -306,7 +306,7 @@ merge_ioctl_index(struct app *a)
 	REQUIRE(sbk_vgem_fence_attach(a->vgem, a->buf.handle, true, &fence_id) == 0, "vgem fence");
 	REQUIRE(sbk_vgem_fence_signal(a->vgem, fence_id) == 0, "vgem signal");
 	sbfault_arm_scoped("", SCOPE);
-	VkResult r = vkt_submit(&a->t, &a->opt, a->acq2.primary, VK_NULL_HANDLE, 0, fence);
+	VkResult r = tbvk_submit(&a->t, &a->opt, a->acq2.primary, VK_NULL_HANDLE, 0, fence);
 	sbfault_disarm();
 	REQUIRE(r == VK_SUCCESS, "two-buffer acquire dry run: %s", vkt_result_name(r));
 	vkWaitForFences(a->t.device, 1, &fence, VK_TRUE, 20000 * MS);
@@ -352,9 +352,9 @@ acquire_errored(struct app *a, const char *schedule, bool pending, VkResult *res
 		memset(a->buf.map, NEW, a->buf.size);
 		REQUIRE(sbk_vgem_fence_signal(a->vgem, lp.fence_id) == 0, "vgem signal");
 	}
-	vkt_capture_begin();
+	tbvk_capture_begin();
 	sbfault_arm_scoped(sched, SCOPE);
-	*res = vkt_submit(&a->t, &a->opt, cb, VK_NULL_HANDLE, 0, fence);
+	*res = tbvk_submit(&a->t, &a->opt, cb, VK_NULL_HANDLE, 0, fence);
 	sbfault_disarm();
 	if (pending) {
 		pthread_join(th, NULL);
@@ -366,7 +366,7 @@ acquire_errored(struct app *a, const char *schedule, bool pending, VkResult *res
 	CHECK_EQ(vkWaitForFences(a->t.device, 1, &fence, VK_TRUE, 20000 * MS), VK_SUCCESS,
 		 "the app's fence signals");
 	vkQueueWaitIdle(a->t.queue);
-	log = vkt_capture_end();
+	log = tbvk_capture_end();
 	fputs(log, stderr);
 	told = strstr(log, "completed with an error") && strstr(log, "Input/output error");
 	*cpu_wait = strstr(log, "waiting on the CPU instead") != NULL;
@@ -416,13 +416,13 @@ static int cases, kept, reported, broken;
 static void
 one_case(struct app *a, size_t c, const char *sched)
 {
-	struct sb_fd_snapshot before;
+	struct sb_test_fd_snapshot before;
 	char what[128];
 	int bad_fd = -1;
 	VkResult r;
 	enum outcome o;
 
-	REQUIRE(sb_fd_snapshot_take(&before) == 0, "snapshot");
+	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "snapshot");
 	o = cycles[c].run(a, sched, &r);
 	cases++;
 	kept += o == KEPT;
@@ -433,8 +433,8 @@ one_case(struct app *a, size_t c, const char *sched)
 	CHECK_EQ(sbfault_injected(), 1, "the fault was hit");
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
 	snprintf(what, sizeof(what), "%s [%s]", cycles[c].name, sched);
-	sb_fd_snapshot_check(&before, NULL, 0, what);
-	sb_fd_snapshot_free(&before);
+	sb_test_fd_snapshot_check(&before, NULL, 0, what);
+	sb_test_fd_snapshot_free(&before);
 }
 
 /*
@@ -445,7 +445,7 @@ one_case(struct app *a, size_t c, const char *sched)
  *   "errored" the errored-producer-fence case.
  */
 static int
-child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
+child(const struct tbvk_options *opt, size_t c, const char *set, unsigned n)
 {
 	struct app a = { .opt = *opt };
 	bool no_such_call = false;
@@ -456,23 +456,23 @@ child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
 	REQUIRE(a.vgem >= 0, "open vgem: %s", strerror(-a.vgem));
 
 	a.opt.app_semaphore_fd = true; /* the release's hold: a vgem fence it imports */
-	vkt_init(&a.t, &a.opt, true);
+	tbvk_init(&a.t, &a.opt, true);
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, a.vgem, SIZE, &a.buf) == 0, "vgem buffer");
 	vkt_import_buffer(&a.t, a.buf.fd, SIZE, &a.shared.buf);
 	vkt_host_buffer(&a.t, SIZE, &a.src);
 	vkt_host_buffer(&a.t, SIZE, &a.dst);
 	a.timeline = vkt_timeline(&a.t, 0);
 
-	vkt_begin(&a.t, &a.opt, false, &a.acq);
-	vkt_acquire(&a.t, &a.opt, vkt_cmd(&a.acq), &a.shared, VK_ACCESS_TRANSFER_READ_BIT);
-	vkt_copy_from_shared(vkt_cmd(&a.acq), &a.shared, &a.dst);
-	vkt_host_read_barrier(vkt_cmd(&a.acq));
-	vkt_end(&a.t, &a.acq);
+	tbvk_begin(&a.t, &a.opt, false, &a.acq);
+	tbvk_acquire(&a.t, &a.opt, tbvk_cmd(&a.acq), &a.shared, VK_ACCESS_TRANSFER_READ_BIT);
+	tbvk_copy_from_shared(tbvk_cmd(&a.acq), &a.shared, &a.dst);
+	vkt_host_read_barrier(tbvk_cmd(&a.acq));
+	tbvk_end(&a.t, &a.acq);
 	a.held = vkt_semaphore(&a.t, false);
-	vkt_begin(&a.t, &a.opt, false, &a.rel);
-	vkt_copy_to_shared(vkt_cmd(&a.rel), &a.src, &a.shared);
-	vkt_release(&a.t, &a.opt, vkt_cmd(&a.rel), &a.shared, VK_ACCESS_TRANSFER_WRITE_BIT);
-	vkt_end(&a.t, &a.rel);
+	tbvk_begin(&a.t, &a.opt, false, &a.rel);
+	tbvk_copy_to_shared(tbvk_cmd(&a.rel), &a.src, &a.shared);
+	tbvk_release(&a.t, &a.opt, tbvk_cmd(&a.rel), &a.shared, VK_ACCESS_TRANSFER_WRITE_BIT);
+	tbvk_end(&a.t, &a.rel);
 
 	/*
 	 * "errored": the cases without SYNCBRIDGE_FENCE_ERRORS; "errored-device-lost":
@@ -483,12 +483,12 @@ child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
 		bool device_lost = strcmp(set, "errored-device-lost") == 0, first = true;
 
 		vkt_import_buffer(&a.t, a.buf.fd, SIZE, &a.shared2.buf);
-		vkt_begin(&a.t, &a.opt, false, &a.acq2);
-		vkt_acquire(&a.t, &a.opt, vkt_cmd(&a.acq2), &a.shared, VK_ACCESS_TRANSFER_READ_BIT);
-		vkt_acquire(&a.t, &a.opt, vkt_cmd(&a.acq2), &a.shared2, VK_ACCESS_TRANSFER_READ_BIT);
-		vkt_copy_from_shared(vkt_cmd(&a.acq2), &a.shared, &a.dst);
-		vkt_host_read_barrier(vkt_cmd(&a.acq2));
-		vkt_end(&a.t, &a.acq2);
+		tbvk_begin(&a.t, &a.opt, false, &a.acq2);
+		tbvk_acquire(&a.t, &a.opt, tbvk_cmd(&a.acq2), &a.shared, VK_ACCESS_TRANSFER_READ_BIT);
+		tbvk_acquire(&a.t, &a.opt, tbvk_cmd(&a.acq2), &a.shared2, VK_ACCESS_TRANSFER_READ_BIT);
+		tbvk_copy_from_shared(tbvk_cmd(&a.acq2), &a.shared, &a.dst);
+		vkt_host_read_barrier(tbvk_cmd(&a.acq2));
+		tbvk_end(&a.t, &a.acq2);
 		a.merge_ioctl = merge_ioctl_index(&a);
 
 		for (int i = 0; i < N_ERRORED; i++) {
@@ -563,10 +563,10 @@ child(const struct vkt_options *opt, size_t c, const char *set, unsigned n)
 		     cycles[c].name, cases, kept, reported, broken);
 
 out:
-	vkt_rec_free(&a.t, &a.acq);
-	vkt_rec_free(&a.t, &a.rel);
+	tbvk_rec_free(&a.t, &a.acq);
+	tbvk_rec_free(&a.t, &a.rel);
 	if (a.acq2.primary)
-		vkt_rec_free(&a.t, &a.acq2);
+		tbvk_rec_free(&a.t, &a.acq2);
 	if (a.shared2.buf.buffer)
 		vkt_buffer_destroy(&a.t, &a.shared2.buf);
 	vkDestroySemaphore(a.t.device, a.held, NULL);
@@ -617,7 +617,7 @@ spawn(int argc, char **argv, size_t c, const char *set, unsigned n)
 int
 main(int argc, char **argv)
 {
-	struct vkt_options opt;
+	struct tbvk_options opt;
 	int rc;
 
 	if (!dlsym(RTLD_DEFAULT, "sbfault_arm_scoped"))
@@ -630,10 +630,10 @@ main(int argc, char **argv)
 		REQUIRE(c < sizeof(cycles) / sizeof(cycles[0]), "unknown cycle %s", argv[2]);
 		unsigned n = (unsigned)strtoul(argv[4], NULL, 10);
 
-		/* vkt_parse_args() sees the original arguments after a program name. */
+		/* tbvk_parse_args() sees the original arguments after a program name. */
 		argv[4] = argv[0];
-		vkt_parse_args(argc - 4, argv + 4, &opt);
-		vkt_env_from_options(&opt);
+		tbvk_parse_args(argc - 4, argv + 4, &opt);
+		tbvk_env_from_options(&opt);
 		/*
 		 * No Mesa shader disk cache: its "disk$" thread opens and closes the
 		 * cache files (two fds per write) in the background, whenever it is

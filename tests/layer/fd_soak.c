@@ -13,31 +13,31 @@
 
 #include "harness.h"
 #include "kernel.h"
-#include "vkt.h"
+#include "tbvk.h"
 
 #define SIZE 4096
 
 int
 main(int argc, char **argv)
 {
-	struct vkt_options opt;
-	int vgem = vkt_start(argc, argv, &opt);
+	struct tbvk_options opt;
+	int vgem = tbvk_start(argc, argv, &opt);
 	long iterations = opt.iterations > 0 ? opt.iterations : 10000;
 
 	struct vkt t;
-	vkt_init(&t, &opt, true);
-	struct vkt_cycle c;
-	vkt_cycle_create(&t, vgem, SIZE, &c);
+	tbvk_init(&t, &opt, true);
+	struct tbvk_cycle c;
+	tbvk_cycle_create(&t, vgem, SIZE, &c);
 
-	struct vkt_rec both, acq;
-	vkt_begin(&t, &opt, false, &both);
-	vkt_record_cycle(&t, &opt, vkt_cmd(&both), &c);
-	vkt_end(&t, &both);
+	struct tbvk_rec both, acq;
+	tbvk_begin(&t, &opt, false, &both);
+	tbvk_record_cycle(&t, &opt, tbvk_cmd(&both), &c);
+	tbvk_end(&t, &both);
 
-	vkt_begin(&t, &opt, false, &acq);
-	vkt_acquire(&t, &opt, vkt_cmd(&acq), &c.sh, VK_ACCESS_TRANSFER_READ_BIT);
-	vkt_copy_from_shared(vkt_cmd(&acq), &c.sh, &c.dst);
-	vkt_end(&t, &acq);
+	tbvk_begin(&t, &opt, false, &acq);
+	tbvk_acquire(&t, &opt, tbvk_cmd(&acq), &c.sh, VK_ACCESS_TRANSFER_READ_BIT);
+	tbvk_copy_from_shared(tbvk_cmd(&acq), &c.sh, &c.dst);
+	tbvk_end(&t, &acq);
 
 	VkFence fence = vkt_fence(&t);
 	long errors = 0;
@@ -57,10 +57,10 @@ main(int argc, char **argv)
 				errors++;
 				continue;
 			}
-			r = vkt_submit(&t, &opt, acq.primary, VK_NULL_HANDLE, 0, fence);
+			r = tbvk_submit(&t, &opt, acq.primary, VK_NULL_HANDLE, 0, fence);
 			sbk_vgem_fence_signal(vgem, fence_id);
 		} else {
-			r = vkt_submit(&t, &opt, both.primary, VK_NULL_HANDLE, 0, fence);
+			r = tbvk_submit(&t, &opt, both.primary, VK_NULL_HANDLE, 0, fence);
 		}
 		if (r != VK_SUCCESS ||
 		    vkWaitForFences(t.device, 1, &fence, VK_TRUE, 20ull * 1000000000) != VK_SUCCESS)
@@ -75,9 +75,9 @@ main(int argc, char **argv)
 	CHECK_EQ(fds_after, fds_before, "open fds after the soak");
 
 	vkDestroyFence(t.device, fence, NULL);
-	vkt_rec_free(&t, &both);
-	vkt_rec_free(&t, &acq);
-	vkt_cycle_destroy(&t, &c);
+	tbvk_rec_free(&t, &both);
+	tbvk_rec_free(&t, &acq);
+	tbvk_cycle_destroy(&t, &c);
 	vkt_finish(&t);
 	close(vgem);
 	return sb_test_finish();

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "vkt.h"
+#include "tbvk.h"
 
 static const char *const intercepted[] = {
 	"vkQueueSubmit", "vkQueueSubmit2", "vkCmdPipelineBarrier", "vkCmdPipelineBarrier2",
@@ -33,21 +33,21 @@ int
 main(int argc, char **argv)
 {
 	bool expect_active = argc > 1 && strcmp(argv[1], "--expect-active") == 0;
-	struct vkt_options opt = { 0 };
+	struct tbvk_options opt = { 0 };
 
 	setenv("SYNCBRIDGE_DEBUG", "debug", 1);
 	unsetenv("SYNCBRIDGE_DISABLE");
 	unsetenv("SYNCBRIDGE_MODE");
-	vkt_env_activate(VKT_ACTIVATE_IMPLICIT, NULL);
+	tbvk_env_activate(TBVK_ACTIVATE_IMPLICIT, NULL);
 
 	struct vkt t;
-	vkt_capture_begin();
-	vkt_init(&t, &opt, false);
-	char *log = vkt_capture_end();
+	tbvk_capture_begin();
+	tbvk_init(&t, &opt, false);
+	char *log = tbvk_capture_end();
 
-	int instance_lines = vkt_count(log, "vkCreateInstance: " VKT_LAYER_NAME " active");
-	int passthrough_lines = vkt_count(log, ": pass-through: ");
-	int active_lines = vkt_count(log, ": mode transfers");
+	int instance_lines = tbvk_count(log, "vkCreateInstance: " VKT_LAYER_NAME " active");
+	int passthrough_lines = tbvk_count(log, ": pass-through: ");
+	int active_lines = tbvk_count(log, ": mode transfers");
 	CHECK_EQ(instance_lines, 1, "the layer announced one instance");
 	if (expect_active) {
 		if (passthrough_lines)
@@ -94,19 +94,19 @@ main(int argc, char **argv)
 	vkt_host_buffer(&t, 4096, &a);
 	vkt_host_buffer(&t, 4096, &b);
 	memset(a.map, 0x5a, 4096);
-	struct vkt_rec rec;
-	vkt_begin(&t, &opt, true, &rec);
+	struct tbvk_rec rec;
+	tbvk_begin(&t, &opt, true, &rec);
 	VkBufferCopy region = { .size = 4096 };
 	vkCmdCopyBuffer(rec.primary, a.buffer, b.buffer, 1, &region);
 	vkt_host_read_barrier(rec.primary);
-	vkt_end(&t, &rec);
+	tbvk_end(&t, &rec);
 	VkFence fence = vkt_fence(&t);
-	VK_CHECK(vkt_submit(&t, &opt, rec.primary, VK_NULL_HANDLE, 0, fence));
+	VK_CHECK(tbvk_submit(&t, &opt, rec.primary, VK_NULL_HANDLE, 0, fence));
 	VK_CHECK(vkWaitForFences(t.device, 1, &fence, VK_TRUE, 10ull * 1000 * 1000 * 1000));
 	CHECK_EQ(vkt_count_bytes(b.map, 4096, 0x5a), 4096, "the copy ran");
 
 	vkDestroyFence(t.device, fence, NULL);
-	vkt_rec_free(&t, &rec);
+	tbvk_rec_free(&t, &rec);
 	vkt_buffer_destroy(&t, &a);
 	vkt_buffer_destroy(&t, &b);
 	vkt_finish(&t);

@@ -47,7 +47,7 @@
 #include "fd_snapshot.h"
 #include "harness.h"
 #include "kernel.h"
-#include "vkt.h"
+#include "tbvk.h"
 
 #define SIZE 4096
 
@@ -180,8 +180,8 @@ rnd(void)
 int
 main(int argc, char **argv)
 {
-	struct vkt_options opt;
-	int vgem = vkt_start(argc, argv, &opt);
+	struct tbvk_options opt;
+	int vgem = tbvk_start(argc, argv, &opt);
 	long iterations = opt.iterations > 0 ? opt.iterations : 10000;
 	const char *seed_s = NULL, *max_s = NULL;
 	long max_growth_kib = 256;
@@ -207,15 +207,15 @@ main(int argc, char **argv)
 	setenv("SYNCBRIDGE_TRACE_MARKER", marker_path, 1);
 
 	struct vkt t;
-	vkt_init(&t, &opt, true);
-	struct vkt_cycle c;
-	vkt_cycle_create(&t, vgem, SIZE, &c);
+	tbvk_init(&t, &opt, true);
+	struct tbvk_cycle c;
+	tbvk_cycle_create(&t, vgem, SIZE, &c);
 
-	struct vkt_rec both;
-	vkt_begin(&t, &opt, false, &both);
-	vkt_record_cycle(&t, &opt, vkt_cmd(&both), &c);
-	vkt_host_read_barrier(vkt_cmd(&both));
-	vkt_end(&t, &both);
+	struct tbvk_rec both;
+	tbvk_begin(&t, &opt, false, &both);
+	tbvk_record_cycle(&t, &opt, tbvk_cmd(&both), &c);
+	vkt_host_read_barrier(tbvk_cmd(&both));
+	tbvk_end(&t, &both);
 
 	struct producer p = { .vgem = vgem, .buf = &c.buf };
 	pthread_t th;
@@ -263,7 +263,7 @@ main(int argc, char **argv)
 			fenced++;
 			sem_post(&p.go);
 		}
-		r = vkt_submit(&t, &opt, both.primary, VK_NULL_HANDLE, 0, fence);
+		r = tbvk_submit(&t, &opt, both.primary, VK_NULL_HANDLE, 0, fence);
 		if (r != VK_SUCCESS ||
 		    vkWaitForFences(t.device, 1, &fence, VK_TRUE, 20ull * 1000000000) != VK_SUCCESS)
 			errors++;
@@ -359,8 +359,8 @@ main(int argc, char **argv)
 	sem_post(&p.go);
 	pthread_join(th, NULL);
 	vkDestroyFence(t.device, fence, NULL);
-	vkt_rec_free(&t, &both);
-	vkt_cycle_destroy(&t, &c);
+	tbvk_rec_free(&t, &both);
+	tbvk_cycle_destroy(&t, &c);
 	vkt_finish(&t);
 	close(vgem);
 	close(marker_fd);

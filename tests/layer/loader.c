@@ -17,33 +17,33 @@
 #include <string.h>
 
 #include "harness.h"
-#include "vkt.h"
+#include "tbvk.h"
 
 int
 main(int argc, char **argv)
 {
 	REQUIRE(argc == 2, "usage: %s SCENARIO", argv[0]);
 	const char *sc = argv[1];
-	enum vkt_activation how;
+	enum tbvk_activation how;
 	bool disable = false, app_enables = false;
 	int want_loaded = 1;
 	const char *want_mode = "mode transfers";
 
 	if (strcmp(sc, "implicit") == 0) {
-		how = VKT_ACTIVATE_IMPLICIT;
+		how = TBVK_ACTIVATE_IMPLICIT;
 	} else if (strcmp(sc, "disabled") == 0) {
-		how = VKT_ACTIVATE_IMPLICIT;
+		how = TBVK_ACTIVATE_IMPLICIT;
 		disable = true;
 		want_loaded = 0;
 	} else if (strcmp(sc, "by-name") == 0) {
-		how = VKT_ACTIVATE_BY_NAME;
+		how = TBVK_ACTIVATE_BY_NAME;
 	} else if (strcmp(sc, "both") == 0) {
-		how = VKT_ACTIVATE_BOTH;
+		how = TBVK_ACTIVATE_BOTH;
 	} else if (strcmp(sc, "app-enabled") == 0) {
-		how = VKT_ACTIVATE_BOTH; /* the explicit manifest must be findable */
+		how = TBVK_ACTIVATE_BOTH; /* the explicit manifest must be findable */
 		app_enables = true;
 	} else if (strcmp(sc, "by-name-disabled") == 0) {
-		how = VKT_ACTIVATE_BY_NAME;
+		how = TBVK_ACTIVATE_BY_NAME;
 		disable = true;
 		want_mode = "mode off";
 	} else {
@@ -53,7 +53,7 @@ main(int argc, char **argv)
 	setenv("SYNCBRIDGE_DEBUG", "debug", 1);
 	unsetenv("SYNCBRIDGE_MODE");
 	unsetenv("SYNCBRIDGE_DISABLE");
-	vkt_env_activate(how, NULL);
+	tbvk_env_activate(how, NULL);
 	if (app_enables)
 		unsetenv("VK_INSTANCE_LAYERS");
 	if (disable)
@@ -71,11 +71,11 @@ main(int argc, char **argv)
 		.ppEnabledLayerNames = layers,
 	};
 
-	vkt_capture_begin();
+	tbvk_capture_begin();
 	VkInstance instance;
 	VkResult r = vkCreateInstance(&info, NULL, &instance);
 	if (r != VK_SUCCESS) {
-		free(vkt_capture_end());
+		free(tbvk_capture_end());
 		if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
 			sb_test_skip("no Vulkan driver");
 		REQUIRE(0, "vkCreateInstance: %s", vkt_result_name(r));
@@ -118,10 +118,10 @@ main(int argc, char **argv)
 	free(avail);
 
 	vkDestroyInstance(instance, NULL);
-	char *log = vkt_capture_end();
+	char *log = tbvk_capture_end();
 
-	int loaded = vkt_count(log, "vkCreateInstance: " VKT_LAYER_NAME " active");
-	int device_lines = vkt_count(log, "layer: device 0x");
+	int loaded = tbvk_count(log, "vkCreateInstance: " VKT_LAYER_NAME " active");
+	int device_lines = tbvk_count(log, "layer: device 0x");
 	sb_test_note("scenario %s: through the layer: %d instance(s), %d of %d device(s); "
 		     "active list names it %d time(s); offered %d time(s)", sc, loaded,
 		     device_lines, devices_made, listed, offered);
@@ -134,7 +134,7 @@ main(int argc, char **argv)
 		CHECK(want_loaded ? listed >= 1 : listed == 0, "the active list %s the layer",
 		      want_loaded ? "names" : "does not name");
 	if (want_loaded)
-		CHECK(vkt_count(log, want_mode) == 1, "the layer runs in '%s'", want_mode);
+		CHECK(tbvk_count(log, want_mode) == 1, "the layer runs in '%s'", want_mode);
 	free(log);
 	return sb_test_finish();
 }

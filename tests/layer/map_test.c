@@ -32,17 +32,17 @@ main(void)
 		switch (i % 3) {
 		case 0: keys[i] = (uint64_t)(i + 1); break;                 /* counters */
 		case 1: keys[i] = ((uint64_t)i << 40) | 0x1000; break;      /* high bits only */
-		default: keys[i] = (sb_xorshift64(&rng) | 1) & ~0xfull; break;      /* pointers */
+		default: keys[i] = (tb_xorshift64(&rng) | 1) & ~0xfull; break;      /* pointers */
 		}
 	}
 
 	long mismatches = 0;
 	uint32_t count = 0;
 	for (long op = 0; op < 200000; op++) {
-		int i = (int)(sb_xorshift64(&rng) % KEYS);
-		int kind = (int)(sb_xorshift64(&rng) % 3);
+		int i = (int)(tb_xorshift64(&rng) % KEYS);
+		int kind = (int)(tb_xorshift64(&rng) % 3);
 		if (kind == 0) {
-			void *v = (void *)(uintptr_t)(sb_xorshift64(&rng) | 1);
+			void *v = (void *)(uintptr_t)(tb_xorshift64(&rng) | 1);
 			if (sbl_map_put(&map, keys[i], v) < 0)
 				mismatches++;
 			if (!model[i])

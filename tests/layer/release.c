@@ -38,7 +38,7 @@
  * The timeline wait goes through VkTimelineSemaphoreSubmitInfo (or
  * VkSemaphoreSubmitInfo with --sync2), which the layer must extend correctly.
  *
- * Options (vkt.h): --image --sync2 --secondary --no-barriers --by-name --validation
+ * Options (tbvk.h): --image --sync2 --secondary --no-barriers --by-name --validation
  *                  --exported --fault NAME --signal MODE --hold fence|work
  *                  --iterations N --control
  */
@@ -53,7 +53,7 @@
 
 #include "harness.h"
 #include "kernel.h"
-#include "vkt.h"
+#include "tbvk.h"
 
 #define SIZE 16384
 #define OLD 0x11
@@ -108,7 +108,7 @@ dmabuf_fences(int fd, uint32_t *count)
 
 /* Bytes of the shared resource equal to v (image: only the pixels). */
 static size_t
-count_shared(const struct vkt_shared *sh, const struct sbk_buf *buf, uint8_t v, size_t *total)
+count_shared(const struct tbvk_shared *sh, const struct sbk_buf *buf, uint8_t v, size_t *total)
 {
 	const uint8_t *m = buf->map;
 	if (!sh->is_image) {
@@ -124,11 +124,11 @@ count_shared(const struct vkt_shared *sh, const struct sbk_buf *buf, uint8_t v, 
 
 /* What one round needs that lives across rounds. */
 struct scene {
-	struct vkt_options opt;
+	struct tbvk_options opt;
 	struct vkt t;
 	int vgem;
 	struct sbk_buf buf;
-	struct vkt_shared shared;
+	struct tbvk_shared shared;
 	struct vkt_buffer src;
 	struct vkt_buffer busy; /* --hold work */
 };
@@ -136,12 +136,12 @@ struct scene {
 static void
 one_round(struct scene *sc, int round)
 {
-	struct vkt_options opt = sc->opt;
-	if (opt.signal == VKT_SIGNAL_ALTERNATE)
-		opt.signal = round % 2 ? VKT_SIGNAL_SAME_THREAD : VKT_SIGNAL_OTHER_THREAD;
+	struct tbvk_options opt = sc->opt;
+	if (opt.signal == TBVK_SIGNAL_ALTERNATE)
+		opt.signal = round % 2 ? TBVK_SIGNAL_SAME_THREAD : TBVK_SIGNAL_OTHER_THREAD;
 	struct vkt t = sc->t;
 	struct sbk_buf buf = sc->buf;
-	struct vkt_shared shared = sc->shared;
+	struct tbvk_shared shared = sc->shared;
 	struct vkt_buffer src = sc->src;
 
 	if (round > 0)
@@ -149,7 +149,7 @@ one_round(struct scene *sc, int round)
 
 	struct sbk_fence hold = { .sync_file = -1 };
 	VkSemaphore held = VK_NULL_HANDLE;
-	if (opt.hold == VKT_HOLD_FENCE) {
+	if (opt.hold == TBVK_HOLD_FENCE) {
 		REQUIRE(sbk_fence_create(sc->vgem, true, &hold) == 0, "a vgem fence");
 		held = vkt_semaphore(&t, false);
 		int fd = fcntl(hold.sync_file, F_DUPFD_CLOEXEC, 0);
@@ -160,22 +160,22 @@ one_round(struct scene *sc, int round)
 		REQUIRE(ir == VK_SUCCESS, "import the vgem fence: %s", vkt_result_name(ir));
 	}
 
-	struct vkt_rec rec;
-	vkt_begin(&t, &opt, true, &rec);
-	if (opt.hold == VKT_HOLD_WORK) {
+	struct tbvk_rec rec;
+	tbvk_begin(&t, &opt, true, &rec);
+	if (opt.hold == TBVK_HOLD_WORK) {
 		for (int i = 0; i < FILLS; i++)
-			vkCmdFillBuffer(vkt_cmd(&rec), sc->busy.buffer, 0, VK_WHOLE_SIZE, (uint32_t)i);
+			vkCmdFillBuffer(tbvk_cmd(&rec), sc->busy.buffer, 0, VK_WHOLE_SIZE, (uint32_t)i);
 		/* The copy runs after the fills (an execution dependency). */
-		vkCmdPipelineBarrier(vkt_cmd(&rec), VK_PIPELINE_STAGE_TRANSFER_BIT,
+		vkCmdPipelineBarrier(tbvk_cmd(&rec), VK_PIPELINE_STAGE_TRANSFER_BIT,
 				     VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 0, NULL);
 	}
-	vkt_copy_to_shared(vkt_cmd(&rec), &src, &shared);
-	vkt_release(&t, &opt, vkt_cmd(&rec), &shared, VK_ACCESS_TRANSFER_WRITE_BIT);
-	vkt_end(&t, &rec);
+	tbvk_copy_to_shared(tbvk_cmd(&rec), &src, &shared);
+	tbvk_release(&t, &opt, tbvk_cmd(&rec), &shared, VK_ACCESS_TRANSFER_WRITE_BIT);
+	tbvk_end(&t, &rec);
 
 	struct timeline_signal s = { .t = &t, .timeline = vkt_timeline(&t, 0) };
 	/* --hold fence: 500 ms; in the control only once the consumer has read. */
-	struct vkt_deferred work = { .fn = signal_hold, .arg = &hold,
+	struct tbvk_deferred work = { .fn = signal_hold, .arg = &hold,
 				     .delay_ns = 500ll * 1000 * 1000, .when_told = opt.control };
 	/*
 	 * With --hold work the control cannot hold submitted work back: real
@@ -185,32 +185,32 @@ one_round(struct scene *sc, int round)
 	 * read: venus's race by itself, made certain. (--hold fence keeps the
 	 * control the same scenario as the bridged run.)
 	 */
-	bool late_dep = opt.control && opt.hold == VKT_HOLD_WORK;
+	bool late_dep = opt.control && opt.hold == TBVK_HOLD_WORK;
 	/* The dependency from another thread, 100 ms after its start. */
-	struct vkt_deferred dep = { .fn = signal_timeline, .arg = &s,
+	struct tbvk_deferred dep = { .fn = signal_timeline, .arg = &s,
 				    .delay_ns = 100ll * 1000 * 1000, .when_told = late_dep };
 	VkFence fence = vkt_fence(&t);
-	if (opt.hold == VKT_HOLD_FENCE)
-		vkt_deferred_start(&work);
-	if (opt.signal == VKT_SIGNAL_BEFORE)
+	if (opt.hold == TBVK_HOLD_FENCE)
+		tbvk_deferred_start(&work);
+	if (opt.signal == TBVK_SIGNAL_BEFORE)
 		signal_timeline(&s);
-	else if (opt.signal == VKT_SIGNAL_OTHER_THREAD)
-		vkt_deferred_start(&dep);
+	else if (opt.signal == TBVK_SIGNAL_OTHER_THREAD)
+		tbvk_deferred_start(&dep);
 
 	int64_t t0 = now_ns();
 	VkSemaphore waits[] = { s.timeline, held };
 	uint64_t values[] = { 1, 0 };
-	VkResult r = vkt_submit_waits(&t, &opt, rec.primary, held ? 2 : 1, waits, values, fence);
+	VkResult r = tbvk_submit_waits(&t, &opt, rec.primary, held ? 2 : 1, waits, values, fence);
 	int64_t t1 = now_ns();
 	CHECK(r == VK_SUCCESS, "vkQueueSubmit: %s", vkt_result_name(r));
 	/* Before the dependency is submitted: the window (docs/layer.md). */
 	uint32_t window_fences = 0;
 	int window_status = dmabuf_fences(buf.fd, &window_fences);
 
-	if (opt.signal == VKT_SIGNAL_SAME_THREAD && !late_dep)
+	if (opt.signal == TBVK_SIGNAL_SAME_THREAD && !late_dep)
 		signal_timeline(&s);
-	else if (opt.signal == VKT_SIGNAL_OTHER_THREAD && !late_dep)
-		vkt_deferred_join(&dep);
+	else if (opt.signal == TBVK_SIGNAL_OTHER_THREAD && !late_dep)
+		tbvk_deferred_join(&dep);
 	/* The dependency is submitted: now the consumer may be told. */
 	int64_t t2 = now_ns();
 
@@ -225,13 +225,13 @@ one_round(struct scene *sc, int round)
 	size_t n_old = count_shared(&shared, &buf, OLD, &total);
 	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
 	ioctl(buf.fd, DMA_BUF_IOCTL_SYNC, &sync);
-	if (opt.hold == VKT_HOLD_FENCE)
-		vkt_deferred_tell(&work);
-	if (late_dep && opt.signal == VKT_SIGNAL_SAME_THREAD) {
+	if (opt.hold == TBVK_HOLD_FENCE)
+		tbvk_deferred_tell(&work);
+	if (late_dep && opt.signal == TBVK_SIGNAL_SAME_THREAD) {
 		signal_timeline(&s);
-	} else if (late_dep && opt.signal == VKT_SIGNAL_OTHER_THREAD) {
-		vkt_deferred_tell(&dep);
-		vkt_deferred_join(&dep);
+	} else if (late_dep && opt.signal == TBVK_SIGNAL_OTHER_THREAD) {
+		tbvk_deferred_tell(&dep);
+		tbvk_deferred_join(&dep);
 	}
 
 	/* What the consumer could also see: the fence on the buffer. */
@@ -245,8 +245,8 @@ one_round(struct scene *sc, int round)
 		     round, modes[opt.signal], (t1 - t0) / 1e6, window_fences, window_status,
 		     s.ns / 1e6, (t3 - t2) / 1e6, pr, n_new, n_old, total, num_fences);
 
-	if (opt.hold == VKT_HOLD_FENCE)
-		vkt_deferred_join(&work);
+	if (opt.hold == TBVK_HOLD_FENCE)
+		tbvk_deferred_join(&work);
 	CHECK(s.result == VK_SUCCESS, "vkSignalSemaphore: %s", vkt_result_name(s.result));
 	r = vkWaitForFences(t.device, 1, &fence, VK_TRUE, 20ull * 1000 * 1000 * 1000);
 	CHECK(r == VK_SUCCESS, "vkWaitForFences: %s", vkt_result_name(r));
@@ -262,27 +262,27 @@ one_round(struct scene *sc, int round)
 	vkDestroySemaphore(t.device, s.timeline, NULL);
 	if (held)
 		vkDestroySemaphore(t.device, held, NULL);
-	if (opt.hold == VKT_HOLD_FENCE)
+	if (opt.hold == TBVK_HOLD_FENCE)
 		sbk_fence_destroy(&hold);
-	vkt_rec_free(&t, &rec);
+	tbvk_rec_free(&t, &rec);
 }
 
 int
 main(int argc, char **argv)
 {
 	struct scene sc = { 0 };
-	int vgem = vkt_start(argc, argv, &sc.opt);
+	int vgem = tbvk_start(argc, argv, &sc.opt);
 
 	/* --hold fence: the app imports the vgem fence itself. */
-	sc.opt.app_semaphore_fd = sc.opt.hold == VKT_HOLD_FENCE;
-	vkt_fault_begin(&sc.opt);
-	vkt_init(&sc.t, &sc.opt, true);
-	vkt_shared_create(&sc.t, &sc.opt, vgem, SIZE, OLD, &sc.buf, &sc.shared);
+	sc.opt.app_semaphore_fd = sc.opt.hold == TBVK_HOLD_FENCE;
+	tbvk_fault_begin(&sc.opt);
+	tbvk_init(&sc.t, &sc.opt, true);
+	tbvk_shared_create(&sc.t, &sc.opt, vgem, SIZE, OLD, &sc.buf, &sc.shared);
 
 	sc.vgem = vgem;
 	vkt_host_buffer(&sc.t, SIZE, &sc.src);
 	memset(sc.src.map, NEW, SIZE);
-	if (sc.opt.hold == VKT_HOLD_WORK)
+	if (sc.opt.hold == TBVK_HOLD_WORK)
 		VK_CHECK(vkt_host_buffer(&sc.t, FILL_SIZE, &sc.busy));
 	/* --iterations N: N rounds on one device (venus takes minutes to bring
 	 * a device up under TCG; a round takes about a second). */
@@ -290,13 +290,13 @@ main(int argc, char **argv)
 	for (long r = 0; r < rounds; r++)
 		one_round(&sc, (int)r);
 
-	vkt_fault_check(&sc.opt, &sb_test_failures);
+	tbvk_fault_check(&sc.opt, &sb_test_failures);
 	if (sc.opt.validation)
 		CHECK_EQ(vkt_validation_errors, 0, "validation errors");
 	vkt_buffer_destroy(&sc.t, &sc.src);
 	if (sc.busy.buffer)
 		vkt_buffer_destroy(&sc.t, &sc.busy);
-	vkt_shared_destroy(&sc.t, &sc.shared, &sc.buf);
+	tbvk_shared_destroy(&sc.t, &sc.shared, &sc.buf);
 	vkt_finish(&sc.t);
 	close(vgem);
 	return sb_test_finish();

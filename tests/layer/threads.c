@@ -43,7 +43,7 @@
 
 #include "harness.h"
 #include "kernel.h"
-#include "vkt.h"
+#include "tbvk.h"
 
 #define SIZE 4096
 #define THREADS 4
@@ -57,7 +57,7 @@ struct shared_device {
 struct worker {
 	int index;
 	struct shared_device *dev;
-	const struct vkt_options *opt;
+	const struct tbvk_options *opt;
 	int vgem;
 	int64_t deadline;
 	long iterations, acquire_races, release_races, errors;
@@ -67,7 +67,7 @@ static VkResult
 locked_submit(struct worker *w, VkCommandBuffer cb, VkFence fence)
 {
 	pthread_mutex_lock(&w->dev->queue_lock);
-	VkResult r = vkt_submit(w->dev->t, w->opt, cb, VK_NULL_HANDLE, 0, fence);
+	VkResult r = tbvk_submit(w->dev->t, w->opt, cb, VK_NULL_HANDLE, 0, fence);
 	pthread_mutex_unlock(&w->dev->queue_lock);
 	return r;
 }
@@ -77,7 +77,7 @@ locked_submit_wait(struct worker *w, VkCommandBuffer cb, VkSemaphore timeline, u
 		   VkFence fence)
 {
 	pthread_mutex_lock(&w->dev->queue_lock);
-	VkResult r = vkt_submit(w->dev->t, w->opt, cb, timeline, value, fence);
+	VkResult r = tbvk_submit(w->dev->t, w->opt, cb, timeline, value, fence);
 	pthread_mutex_unlock(&w->dev->queue_lock);
 	return r;
 }
@@ -137,10 +137,10 @@ worker_main(void *arg)
 		return NULL;
 	}
 
-	struct vkt_cycle c;
-	vkt_cycle_create(&mine, w->vgem, SIZE, &c);
+	struct tbvk_cycle c;
+	tbvk_cycle_create(&mine, w->vgem, SIZE, &c);
 	VkFence fence = vkt_fence(&mine);
-	bool wbs = w->opt->signal == VKT_SIGNAL_SAME_THREAD;
+	bool wbs = w->opt->signal == TBVK_SIGNAL_SAME_THREAD;
 	VkSemaphore timeline = wbs ? vkt_timeline(&mine, 0) : VK_NULL_HANDLE;
 	VkSemaphore chained = wbs ? vkt_timeline(&mine, 0) : VK_NULL_HANDLE;
 
@@ -154,12 +154,12 @@ worker_main(void *arg)
 			w->errors++;
 			break;
 		}
-		struct vkt_rec rec;
-		vkt_begin(&mine, w->opt, true, &rec);
-		vkt_acquire(&mine, w->opt, vkt_cmd(&rec), &c.sh, VK_ACCESS_TRANSFER_READ_BIT);
-		vkt_copy_from_shared(vkt_cmd(&rec), &c.sh, &c.dst);
-		vkt_host_read_barrier(vkt_cmd(&rec));
-		vkt_end(&mine, &rec);
+		struct tbvk_rec rec;
+		tbvk_begin(&mine, w->opt, true, &rec);
+		tbvk_acquire(&mine, w->opt, tbvk_cmd(&rec), &c.sh, VK_ACCESS_TRANSFER_READ_BIT);
+		tbvk_copy_from_shared(tbvk_cmd(&rec), &c.sh, &c.dst);
+		vkt_host_read_barrier(tbvk_cmd(&rec));
+		tbvk_end(&mine, &rec);
 		if (locked_submit(w, rec.primary, fence) != VK_SUCCESS)
 			w->errors++;
 		/* The control: let the unsynchronised copy finish first (header). */
@@ -173,14 +173,14 @@ worker_main(void *arg)
 		vkResetFences(t->device, 1, &fence);
 		if (vkt_count_bytes(c.dst.map, SIZE, a) != SIZE)
 			w->acquire_races++;
-		vkt_rec_free(&mine, &rec);
+		tbvk_rec_free(&mine, &rec);
 
 		/* release */
 		memset(c.src.map, b, SIZE);
-		vkt_begin(&mine, w->opt, true, &rec);
-		vkt_copy_to_shared(vkt_cmd(&rec), &c.src, &c.sh);
-		vkt_release(&mine, w->opt, vkt_cmd(&rec), &c.sh, VK_ACCESS_TRANSFER_WRITE_BIT);
-		vkt_end(&mine, &rec);
+		tbvk_begin(&mine, w->opt, true, &rec);
+		tbvk_copy_to_shared(tbvk_cmd(&rec), &c.src, &c.sh);
+		tbvk_release(&mine, w->opt, tbvk_cmd(&rec), &c.sh, VK_ACCESS_TRANSFER_WRITE_BIT);
+		tbvk_end(&mine, &rec);
 		uint64_t value = (uint64_t)w->iterations + 1;
 		bool chain = wbs && w->iterations % 2;
 		if (chain && locked_submit_chain(w, timeline, chained, value) != VK_SUCCESS)
@@ -197,7 +197,7 @@ worker_main(void *arg)
 		if (vkWaitForFences(t->device, 1, &fence, VK_TRUE, 20ull * 1000000000) != VK_SUCCESS)
 			w->errors++;
 		vkResetFences(t->device, 1, &fence);
-		vkt_rec_free(&mine, &rec);
+		tbvk_rec_free(&mine, &rec);
 		w->iterations++;
 	}
 
@@ -213,7 +213,7 @@ worker_main(void *arg)
 		vkDestroySemaphore(t->device, timeline, NULL);
 		vkDestroySemaphore(t->device, chained, NULL);
 	}
-	vkt_cycle_destroy(&mine, &c);
+	tbvk_cycle_destroy(&mine, &c);
 	vkDestroyCommandPool(t->device, mine.pool, NULL);
 	return NULL;
 }
@@ -221,12 +221,12 @@ worker_main(void *arg)
 int
 main(int argc, char **argv)
 {
-	struct vkt_options opt;
-	int vgem = vkt_start(argc, argv, &opt);
+	struct tbvk_options opt;
+	int vgem = tbvk_start(argc, argv, &opt);
 	double seconds = opt.seconds > 0 ? opt.seconds : 3.0;
 
 	struct vkt a, b;
-	vkt_init(&a, &opt, true);
+	tbvk_init(&a, &opt, true);
 	vkt_create_device(&b, &a);
 	struct shared_device devs[2] = { { .t = &a }, { .t = &b } };
 	pthread_mutex_init(&devs[0].queue_lock, NULL);

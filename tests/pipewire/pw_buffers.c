@@ -116,7 +116,7 @@ main(void)
 	struct sb_pw_sync *prod, *cons;
 	struct sbk_fence f1, f2, f3;
 	struct pair p, plain;
-	struct sb_fd_snapshot fds0;
+	struct sb_test_fd_snapshot fds0;
 	int vgem, drm, fd = -1, watch = -1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -126,7 +126,7 @@ main(void)
 	drm = sbk_drm_open_driver("virtio_gpu", true);
 	if (drm < 0)
 		sb_test_skip("no DRM render node with timeline syncobjs");
-	sb_fd_snapshot_take(&fds0);
+	sb_test_fd_snapshot_take(&fds0);
 
 	CHECK_EQ(sb_pw_sync_create(vgem, &prod), -EOPNOTSUPP, "a DRM node without timelines (vgem)");
 	CHECK(prod == NULL, "no object on failure");
@@ -276,8 +276,8 @@ main(void)
 	sb_pw_sync_destroy(cons);
 	sb_pw_sync_destroy(prod); /* closes the producer's plane fds */
 	pair_finish(&p);
-	sb_fd_snapshot_check(&fds0, NULL, 0, "after everything is destroyed");
-	sb_fd_snapshot_free(&fds0);
+	sb_test_fd_snapshot_check(&fds0, NULL, 0, "after everything is destroyed");
+	sb_test_fd_snapshot_free(&fds0);
 	close(drm);
 	close(vgem);
 	return sb_test_finish();

@@ -210,10 +210,10 @@ slot_of(struct app *a, struct pw_buffer *b)
 
 /* What a leak left: the fds open now that were not open before (or are another file). */
 static void
-print_new_fds(const struct sb_fd_snapshot *before, const struct sb_fd_snapshot *after)
+print_new_fds(const struct sb_test_fd_snapshot *before, const struct sb_test_fd_snapshot *after)
 {
 	for (int i = 0; i < after->n; i++) {
-		const struct sb_fd_entry *e = &after->e[i], *was = sb_fd_snapshot_find(before, e->fd);
+		const struct sb_test_fd_entry *e = &after->e[i], *was = sb_test_fd_snapshot_find(before, e->fd);
 
 		if (!was || was->dev != e->dev || was->ino != e->ino)
 			printf("# fd %d is new: %s\n", e->fd, e->what);
@@ -685,7 +685,7 @@ main(int argc, char **argv)
 	const struct spa_pod *params[1];
 	const char *role = NULL;
 	char node[96];
-	struct sb_fd_snapshot fds_before, fds_after;
+	struct sb_test_fd_snapshot fds_before, fds_after;
 	int ret;
 
 	for (int i = 1; i < argc; i++) {
@@ -767,7 +767,7 @@ main(int argc, char **argv)
 	}
 	pw_init(&argc, &argv);
 	/* The loop's fds count too: its signalfds, timers and invoke queues. */
-	sb_fd_snapshot_take(&fds_before);
+	sb_test_fd_snapshot_take(&fds_before);
 	a.loop = pw_main_loop_new(NULL);
 	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGINT, on_signal, &a);
 	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGTERM, on_signal, &a);
@@ -814,11 +814,11 @@ main(int argc, char **argv)
 	}
 	pw_stream_destroy(a.stream);
 	pw_main_loop_destroy(a.loop);
-	sb_fd_snapshot_take(&fds_after);
+	sb_test_fd_snapshot_take(&fds_after);
 	print_new_fds(&fds_before, &fds_after);
 	printf("fds before=%d after=%d\n", fds_before.n, fds_after.n);
-	sb_fd_snapshot_free(&fds_before);
-	sb_fd_snapshot_free(&fds_after);
+	sb_test_fd_snapshot_free(&fds_before);
+	sb_test_fd_snapshot_free(&fds_after);
 	free(a.lat_ns);
 	if (a.producer) {
 		pthread_mutex_lock(&a.gpu.lock);

@@ -87,7 +87,7 @@ server_side(void)
 static void
 client_side(void)
 {
-	struct sbwl_comp_options opt = { .drm_fd = -1, .vgem_fd = -1 };
+	struct wlc_comp_options opt = { .drm_fd = -1, .vgem_fd = -1 };
 	struct wlt_comp comp;
 	struct wl_display *d;
 	struct sb_wl_client *c = (struct sb_wl_client *)&opt;

@@ -64,7 +64,7 @@ struct t {
 static void
 setup_opt(struct t *t, unsigned dev_flags, int render_ms, bool hold, uint32_t helper_flags)
 {
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	int ret;
 
 	wlt_devices_open(&t->dev, WLT_DEV_RENDER_VGEM | dev_flags);
@@ -200,7 +200,7 @@ case_release_orphan(struct t *t)
 static void
 drop_helper(void *data)
 {
-	sbwl_comp_drop_helper(data);
+	wlc_comp_drop_helper(data);
 }
 
 static void
@@ -408,7 +408,7 @@ case_materialised(struct t *t)
 {
 	struct zwp_linux_surface_synchronization_v1 *sync;
 	struct sbk_fence f;
-	struct sbwl_used used;
+	struct wlc_used used;
 	int n;
 
 	setup_opt(t, WLT_DEV_DRM, 0, false, t->control ? 0 : SB_WL_SERVER_WAIT_MATERIALIZED);

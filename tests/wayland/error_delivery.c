@@ -113,7 +113,7 @@ install_created_listener(void *data)
 	struct env *e = data;
 
 	e->created.notify = client_created;
-	wl_display_add_client_created_listener(sbwl_comp_get_display(e->comp.comp), &e->created);
+	wl_display_add_client_created_listener(wlc_comp_get_display(e->comp.comp), &e->created);
 }
 
 static void
@@ -379,7 +379,7 @@ int
 main(int argc, char **argv)
 {
 	bool control = argc > 1 && strcmp(argv[1], "--control") == 0;
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	struct env e;
 	int fds_before, ret;
 

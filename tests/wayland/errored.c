@@ -66,7 +66,7 @@ one_case(struct wlt_client *c, struct sbk_buf *buf, bool syncobj, enum when when
 	uint32_t acq_h = 0;
 	struct sbk_fence f;
 	bool have_fence = when != UNMATERIALISED;
-	struct sbwl_used u;
+	struct wlc_used u;
 	int status = 1, n0 = wlt_comp_n_used(&comp);
 	int64_t t_signal = 0;
 	const char *what = syncobj ? "syncobj" : "v1";
@@ -128,7 +128,7 @@ one_case(struct wlt_client *c, struct sbk_buf *buf, bool syncobj, enum when when
 int
 main(void)
 {
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	struct wlt_client c;
 	struct sbk_buf buf;
 	struct wlt_comp_sample s;

@@ -59,8 +59,8 @@ void fail_each(const struct counts *n,
 	       void (*case_fn)(const void *ctx, const char *sched, bool invisible), const void *ctx);
 /* The checks every case ends with: the scheduled fault was hit where the dry run saw
  * its call, no close() of a closed fd, and the fds are those of `before` (freed). */
-struct sb_fd_snapshot;
-void case_end(const char *what, struct sb_fd_snapshot *before);
+struct sb_test_fd_snapshot;
+void case_end(const char *what, struct sb_test_fd_snapshot *before);
 
 /* ---- the two sides ------------------------------------------------------------------ */
 

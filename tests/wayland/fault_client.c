@@ -214,12 +214,12 @@ static void
 cli_case(const void *ctx, const char *sched, bool invisible)
 {
 	const struct cli_scenario *sc = ctx;
-	struct sb_fd_snapshot before;
+	struct sb_test_fd_snapshot before;
 	struct cli_result res;
 	char what[160];
 
 	snprintf(what, sizeof(what), "client %s [%s]", sc->name, sched);
-	REQUIRE(sb_fd_snapshot_take(&before) == 0, "snapshot");
+	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "snapshot");
 	run_cli(sc, sched, &res);
 	settle();
 	cases++;

@@ -140,7 +140,7 @@ settle(void)
 void
 start_comp(bool immediate)
 {
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	int ret;
 
 	wlt_comp_options_init(&opt, &dev, immediate ? 0 : 5);
@@ -153,7 +153,7 @@ start_comp(bool immediate)
 bool
 used_after(int i, int64_t t, int *status)
 {
-	struct sbwl_used u;
+	struct wlc_used u;
 
 	pthread_mutex_lock(&comp.lock);
 	u = comp.used[i];
@@ -255,14 +255,14 @@ counts_note(const struct counts *n, const char *what, const char *scope)
 }
 
 void
-case_end(const char *what, struct sb_fd_snapshot *before)
+case_end(const char *what, struct sb_test_fd_snapshot *before)
 {
 	int bad_fd = -1;
 
 	check_hit(what);
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
-	sb_fd_snapshot_check(before, NULL, 0, what);
-	sb_fd_snapshot_free(before);
+	sb_test_fd_snapshot_check(before, NULL, 0, what);
+	sb_test_fd_snapshot_free(before);
 }
 
 FAULT_CHECKS_FN(fault_schedule_checks)

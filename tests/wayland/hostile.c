@@ -280,7 +280,7 @@ main(int argc, char **argv)
 {
 	int fences = 10000, rounds = 20, flood = 2000, comp_drm = -1, ret;
 	bool control = false;
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	struct wlt_comp comp;
 	struct wlt_comp_sample base, s;
 	struct sbk_buf buf;

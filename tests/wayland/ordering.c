@@ -41,7 +41,7 @@ main(int argc, char **argv)
 {
 	const char *proto = "v1", *acquire = "fence";
 	bool control = false, unmat;
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	struct wlt_comp comp;
 	struct wlt_client c;
 	struct sbk_buf buf;
@@ -53,7 +53,7 @@ main(int argc, char **argv)
 	struct zwp_linux_surface_synchronization_v1 *sync = NULL;
 	struct wp_linux_drm_syncobj_surface_v1 *so = NULL;
 	struct wp_linux_drm_syncobj_timeline_v1 *acq_proxy = NULL, *rel_proxy = NULL;
-	struct sbwl_used used;
+	struct wlc_used used;
 	bool frame_done = false;
 	struct wlt_devices dev;
 	int ret, threads0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wl-render-gl: the example compositor's GL renderer (compositor/sbwl_render_gl.c),
- * driven directly through sbwl_internal.h — no Wayland connection: fake
+ * wl-render-gl: the example compositor's GL renderer (compositor/wlc_render_gl.c),
+ * driven directly through wlc_internal.h — no Wayland connection: fake
  * surfaces on a hand-built stack, states holding shm pixels or a dma-buf.
  *
  *  shm (every tier): three surfaces — ARGB8888 with four coloured quadrants
@@ -44,9 +44,9 @@
 #include "gate.h"
 #include "harness.h"
 #include "kernel.h"
-#include "sbwl_gpu.h"
-#include "sbwl_internal.h"
-#include "sbwl_render_gl.h"
+#include "wl_gpu.h"
+#include "wlc_internal.h"
+#include "wlc_render_gl.h"
 
 #define OUT_W 128
 #define OUT_H 128
@@ -79,7 +79,7 @@ model_fill(uint32_t bg)
 
 /* pixels: 0xAARRGGBB words in rows of `stride` bytes; opaque: X format. */
 static void
-model_draw(const struct sbwl_surface *surf, const uint8_t *pixels, uint32_t stride, bool opaque)
+model_draw(const struct wlc_surface *surf, const uint8_t *pixels, uint32_t stride, bool opaque)
 {
 	for (uint32_t y = 0; y < surf->height; y++)
 		for (uint32_t x = 0; x < surf->width; x++) {
@@ -93,7 +93,7 @@ model_draw(const struct sbwl_surface *surf, const uint8_t *pixels, uint32_t stri
 }
 
 static void
-model_rect(const struct sbwl_surface *surf, uint32_t colour)
+model_rect(const struct wlc_surface *surf, uint32_t colour)
 {
 	for (uint32_t y = 0; y < surf->height; y++)
 		for (uint32_t x = 0; x < surf->width; x++) {
@@ -131,7 +131,7 @@ platform_name(void)
 
 /* Read the output back and count the pixels that differ from the model by more than 2. */
 static long
-compare(struct sbwl_renderer *r, const char *what)
+compare(struct wlc_renderer *r, const char *what)
 {
 	uint8_t *rgba = NULL;
 	long bad = 0;
@@ -160,7 +160,7 @@ compare(struct sbwl_renderer *r, const char *what)
 }
 
 static void
-surface_init(struct sbwl_surface *surf, struct wl_list *stack, int32_t x, int32_t y, uint32_t w, uint32_t h)
+surface_init(struct wlc_surface *surf, struct wl_list *stack, int32_t x, int32_t y, uint32_t w, uint32_t h)
 {
 	memset(surf, 0, sizeof(*surf));
 	surf->x = x;
@@ -173,7 +173,7 @@ surface_init(struct sbwl_surface *surf, struct wl_list *stack, int32_t x, int32_
 
 /* An shm state of w x h pixels (0xAARRGGBB words), `pad` bytes after each row. */
 static uint8_t *
-shm_state(struct sbwl_state *s, uint32_t format, uint32_t w, uint32_t h, uint32_t pad,
+shm_state(struct wlc_state *s, uint32_t format, uint32_t w, uint32_t h, uint32_t pad,
 	  uint32_t (*colour)(uint32_t x, uint32_t y))
 {
 	uint32_t stride = w * 4 + pad;
@@ -203,7 +203,7 @@ static uint32_t translucent(uint32_t x, uint32_t y) { (void)x; (void)y; return 0
 static uint32_t quadrants2(uint32_t x, uint32_t y) { return quadrants(63 - x, 47 - y); }
 
 static void
-take_ok(struct sbwl_renderer *r, struct sbwl_surface *surf, struct sbwl_state *s, const char *what)
+take_ok(struct wlc_renderer *r, struct wlc_surface *surf, struct wlc_state *s, const char *what)
 {
 	int release = -1, ret = r->impl->take(r, surf, s, -1, &release);
 
@@ -212,10 +212,10 @@ take_ok(struct sbwl_renderer *r, struct sbwl_surface *surf, struct sbwl_state *s
 }
 
 static void
-test_shm(struct sbwl_renderer *r)
+test_shm(struct wlc_renderer *r)
 {
-	struct sbwl_surface a, b, c;
-	struct sbwl_state sa, sb, sc;
+	struct wlc_surface a, b, c;
+	struct wlc_state sa, sb, sc;
 	struct wl_list stack;
 	uint8_t *pa, *pb, *pc;
 
@@ -280,10 +280,10 @@ test_shm(struct sbwl_renderer *r)
 
 struct writer {
 	pthread_t thread;
-	struct sbwl_dumb *buf;
+	struct wlgpu_dumb *buf;
 	bool control;           /* act once `go` opens, not after DELAY_NS */
 	struct tb_gate go;
-	struct sbwl_fence *fence; /* explicit: a fence of its own */
+	struct wlgpu_fence *fence; /* explicit: a fence of its own */
 	int vgem;                 /* implicit: a fence on the buffer */
 	uint32_t fence_id;
 	atomic_bool signalling;
@@ -291,7 +291,7 @@ struct writer {
 };
 
 static void
-fill(struct sbwl_dumb *buf, uint32_t colour)
+fill(struct wlgpu_dumb *buf, uint32_t colour)
 {
 	for (uint32_t y = 0; y < buf->height; y++)
 		for (uint32_t x = 0; x < buf->width; x++)
@@ -309,7 +309,7 @@ writer_main(void *p)
 		sbk_sleep_ns(DELAY_NS); /* not a synchronisation: the window for a renderer that does not wait */
 	fill(w->buf, NEW);
 	atomic_store(&w->signalling, true);
-	w->signal_ret = w->fence ? sbwl_fence_signal(w->fence) : sbk_vgem_fence_signal(w->vgem, w->fence_id);
+	w->signal_ret = w->fence ? wlgpu_fence_signal(w->fence) : sbk_vgem_fence_signal(w->vgem, w->fence_id);
 	return NULL;
 }
 
@@ -323,19 +323,19 @@ fd_pending(int fd)
 
 /* One take() of the dma-buf behind a pending fence (explicit: its own sync_file). */
 static void
-test_dmabuf_once(struct sbwl_renderer *r, int vgem, struct sbwl_dumb *buf, struct sbwl_state *s,
-		 struct sbwl_surface *surf, struct wl_list *stack, bool explicit, bool control)
+test_dmabuf_once(struct wlc_renderer *r, int vgem, struct wlgpu_dumb *buf, struct wlc_state *s,
+		 struct wlc_surface *surf, struct wl_list *stack, bool explicit, bool control)
 {
 	const char *what = explicit ? "explicit (acquire sync_file)" : "implicit (fence on the buffer)";
 	struct writer w = { .buf = buf, .control = control, .vgem = vgem };
-	struct sbwl_fence fence;
+	struct wlgpu_fence fence;
 	int release = -1, ret, watch;
 
 	tb_gate_init(&w.go);
 	atomic_init(&w.signalling, false);
 	fill(buf, OLD);
 	if (explicit) {
-		REQUIRE(sbwl_fence_create(vgem, &fence) == 0, "vgem fence");
+		REQUIRE(wlgpu_fence_create(vgem, &fence) == 0, "vgem fence");
 		w.fence = &fence;
 		watch = fence.sync_file;
 	} else {
@@ -368,18 +368,18 @@ test_dmabuf_once(struct sbwl_renderer *r, int vgem, struct sbwl_dumb *buf, struc
 	tb_gate_finish(&w.go);
 	close(watch);
 	if (explicit)
-		sbwl_fence_destroy(&fence);
+		wlgpu_fence_destroy(&fence);
 }
 
 static void
-test_dmabuf(struct sbwl_renderer *r, bool require, bool control)
+test_dmabuf(struct wlc_renderer *r, bool require, bool control)
 {
-	struct sbwl_surface surf;
-	struct sbwl_state s;
+	struct wlc_surface surf;
+	struct wlc_state s;
 	struct dmabuf_buffer b;
-	struct sbwl_dumb buf;
+	struct wlgpu_dumb buf;
 	struct wl_list stack;
-	int vgem = sbwl_drm_open("vgem", false), release = -1;
+	int vgem = wlgpu_drm_open("vgem", false), release = -1;
 	void *import;
 
 	if (vgem < 0) {
@@ -387,10 +387,10 @@ test_dmabuf(struct sbwl_renderer *r, bool require, bool control)
 			CHECK(false, "no vgem node: %s", strerror(-vgem));
 		else
 			printf("# no vgem node (%s): dma-buf part skipped (the VM tier runs it)\n", strerror(-vgem));
-		sbwl_renderer_destroy(r);
+		wlc_renderer_destroy(r);
 		return;
 	}
-	REQUIRE(sbwl_dumb_create(vgem, 64, 64, &buf) == 0, "vgem dumb buffer");
+	REQUIRE(wlgpu_dumb_create(vgem, 64, 64, &buf) == 0, "vgem dumb buffer");
 	memset(&b, 0, sizeof(b));
 	b.refs = 1;
 	b.fd = buf.fd;
@@ -427,10 +427,10 @@ test_dmabuf(struct sbwl_renderer *r, bool require, bool control)
 out:
 	r->impl->surface_destroy(r, &surf);
 	/* The buffer outlives the renderer (a commit held at teardown): freed after it. */
-	sbwl_renderer_destroy(r);
+	wlc_renderer_destroy(r);
 	if (b.render_data_free)
 		b.render_data_free(b.render_data);
-	sbwl_dumb_destroy(&buf);
+	wlgpu_dumb_destroy(&buf);
 	close(vgem);
 }
 
@@ -439,14 +439,14 @@ main(int argc, char **argv)
 {
 	bool control = sb_test_has_arg(argc, argv, "--control");
 	bool require = sb_test_has_arg(argc, argv, "--require-dmabuf");
-	struct sbwl_renderer *r;
+	struct wlc_renderer *r;
 	int err = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (control)
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 	eglt_no_disk_cache();
-	r = sbwl_renderer_gl_create(OUT_W, OUT_H, &err);
+	r = wlc_renderer_gl_create(OUT_W, OUT_H, &err);
 	if (!r)
 		sb_test_skip("no GL renderer here: %s", strerror(-err));
 	printf("# GL renderer: %s, EGL %s; %zu (format, modifier) pairs; main device %u:%u%s\n",

@@ -47,7 +47,7 @@ main(int argc, char **argv)
 {
 	const char *proto = "v1";
 	int n = 1000, ret;
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	struct wlt_comp comp;
 	struct wlt_client c;
 	struct sbk_buf buf;
@@ -200,7 +200,7 @@ main(int argc, char **argv)
 			"surface %d was not used within 5 s of its signal", i);
 		wlt_dispatch_for(&c, 0); /* read the wl_buffer.release events as they come */
 		pthread_mutex_lock(&comp.lock);
-		const struct sbwl_used *u = &comp.used[i];
+		const struct wlc_used *u = &comp.used[i];
 		if (u->stats.wakeups != (uint64_t)i + 1)
 			bad_wakeups++;
 		if (u->surface_id != wl_proxy_get_id((struct wl_proxy *)surf[i]))

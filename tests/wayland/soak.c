@@ -101,7 +101,7 @@ static uint64_t releases, held_commits;
 
 /* Compositor thread, under comp.lock. */
 static void
-on_used(void *data, const struct sbwl_used *u)
+on_used(void *data, const struct wlc_used *u)
 {
 	for (int i = 0; i < n_surfs; i++) {
 		struct surf *s = &surfs[i];
@@ -235,7 +235,7 @@ fence_new(struct surf *s, struct pend *p, uint64_t seq)
 static struct pend *
 commit_one(struct wlt_client *c, struct surf *s)
 {
-	uint64_t r = sb_xorshift64(&rng);
+	uint64_t r = tb_xorshift64(&rng);
 	uint64_t seq = s->committed + 1;
 	struct pend *p = &s->ring[seq % RING];
 
@@ -315,7 +315,7 @@ int
 main(int argc, char **argv)
 {
 	long commits = 3000, warmup = 500;
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	struct wlt_client c;
 	struct wlt_comp_sample s0, s1;
 	struct sbk_buf buf;
@@ -378,7 +378,7 @@ main(int argc, char **argv)
 	int64_t t0 = 0;
 	uint64_t total = 0, max_queued = 0;
 	for (long n = 0; n < commits; n++) {
-		struct surf *s = &surfs[sb_xorshift64(&rng) % (uint64_t)n_surfs];
+		struct surf *s = &surfs[tb_xorshift64(&rng) % (uint64_t)n_surfs];
 
 		/* At most WINDOW commits of a surface wait: else signal the oldest first. */
 		while (s->waiting >= WINDOW) {

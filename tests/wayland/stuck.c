@@ -125,7 +125,7 @@ main(int argc, char **argv)
 {
 	const char *proto = "v1";
 	bool control = false, syncobj;
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	struct wlt_comp comp;
 	struct side a, b;
 	struct sbk_buf buf;
@@ -251,7 +251,7 @@ main(int argc, char **argv)
 		CHECK(wlt_wait_flag(&b.c, &frame, 5000 * WLT_MS) == 0, "B is still served after A was cut off");
 		sbk_fence_destroy(&f);
 	}
-	struct sbwl_used last;
+	struct wlc_used last;
 	pthread_mutex_lock(&comp.lock);
 	last = comp.used[comp.n_used - 1];
 	pthread_mutex_unlock(&comp.lock);

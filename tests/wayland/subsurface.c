@@ -54,7 +54,7 @@ struct t {
 static void
 setup(struct t *t)
 {
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	int ret;
 
 	wlt_devices_open(&t->dev, WLT_DEV_RENDER_VGEM);
@@ -136,7 +136,7 @@ no_error(struct t *t, const char *what)
 static uint64_t
 uses_of(struct t *t, uint32_t id)
 {
-	struct sbwl_used u;
+	struct wlc_used u;
 	uint64_t n = 0;
 
 	while (wlt_comp_find_used(&t->comp, id, n + 1, &u))
@@ -148,7 +148,7 @@ static void
 case_sync(struct t *t)
 {
 	struct sbk_fence late;
-	struct sbwl_used c1, c2, p1;
+	struct wlc_used c1, c2, p1;
 
 	setup(t);
 	/* The parent shows something first (its own commit, nothing cached). */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wl-xdg-shell: the example compositor's xdg-shell (compositor/sbwl_shell.c)
+ * wl-xdg-shell: the example compositor's xdg-shell (compositor/wlc_shell.c)
  * against raw-protocol clients: the configure → ack → buffer life of
  * toplevels and popups (mapped and placed, seen on the compositor's thread),
  * the version-dependent events, every protocol error of the XML with its
  * interface, code and object, pings (answered, unanswered, wrongly
- * answered), xdg_toplevel.close from sbwl_shell_close_all(), and the process's
+ * answered), xdg_toplevel.close from wlc_shell_close_all(), and the process's
  * fds back where they were after 50 clients came and went.
  *
  *   wl-xdg-shell
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "sbwl_internal.h"
+#include "wlc_internal.h"
 #include "xdg_shell.h"
 
 /* The raw client side's proxies are left to wl_display_disconnect() after a
@@ -337,7 +337,7 @@ static void
 lookup_on_thread(void *data)
 {
 	struct lookup *l = data;
-	struct sbwl_surface *s;
+	struct wlc_surface *s;
 
 	l->found = l->mapped = false;
 	wl_list_for_each(s, &comp->comp->all_surfaces, all_link) {
@@ -387,7 +387,7 @@ static void
 start(struct wlt_comp *w, int ping_ms)
 {
 	struct wlt_devices d = { .vgem = -1, .vgem_render = -1, .client_drm = -1, .comp_drm = -1 };
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	struct xc probe;
 	int r;
 

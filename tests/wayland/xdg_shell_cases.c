@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "sbwl_internal.h"
+#include "wlc_internal.h"
 #include "xdg_shell.h"
 
 /* ---- the life of a toplevel ----------------------------------------------------------- */
@@ -199,7 +199,7 @@ case_ack_serials(void)
 static void
 case_close_all_fn(void *data)
 {
-	sbwl_shell_close_all(comp->comp->shell);
+	wlc_shell_close_all(comp->comp->shell);
 }
 
 static void
@@ -215,7 +215,7 @@ case_close_all(void)
 	expect_ok(&x, "close: set up");
 	CHECK(!a.closed && !b.closed, "close: not before it is asked");
 	wlt_comp_call(comp, case_close_all_fn, NULL);
-	expect_ok(&x, "close: after sbwl_shell_close_all");
+	expect_ok(&x, "close: after wlc_shell_close_all");
 	CHECK(a.closed && b.closed, "close: every toplevel (mapped or not) got xdg_toplevel.close");
 	xc_disconnect(&x);
 }
@@ -331,7 +331,7 @@ case_ping_answered(void)
  * The compositor itself held up past the timeout (a busy host): the client's
  * pong, sent after the timeout but before the compositor ran again, waits
  * unread when the timer fires, and the timer's fd became ready first. The
- * pong is read first (sbwl_shell.c, base_ping_timer()): the client stays.
+ * pong is read first (wlc_shell.c, base_ping_timer()): the client stays.
  * Without that the client was disconnected ("ping N unanswered"), as
  * wl-client-v1-control once was on a host with load 7.5 on 2 cores.
  */

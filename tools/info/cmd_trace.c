@@ -24,13 +24,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "demo_util.h"
 #include "info.h"
 #include "trace_output.h"
 #include "tracefs.h"
@@ -256,82 +256,42 @@ trace_usage(FILE *f)
 static int
 parse_trace_opts(int argc, char **argv, struct trace_opts *t)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "text", required_argument, NULL, 't' },
-		{ "input", required_argument, NULL, 'i' },
-		{ "buffer-kb", required_argument, NULL, 'b' },
-		{ "no-syscalls", no_argument, NULL, 'n' },
-		{ "svg-window", required_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	static const char *const windows[] = { "all", "markers", NULL };
+	unsigned buffer_kb = 4096;
+	int window = 0, first;
+	bool no_syscalls = false;
+	const struct demo_opt opts[] = {
+		{ "output", DEMO_OPT_STRING, &t->output, .short_name = 'o' },
+		{ "svg", DEMO_OPT_STRING, &t->svg },
+		{ "text", DEMO_OPT_STRING, &t->text },
+		{ "input", DEMO_OPT_STRING, &t->input },
+		{ "buffer-kb", DEMO_OPT_UINT, &buffer_kb, 64, 1L << 21 },
+		{ "no-syscalls", DEMO_OPT_FLAG, &no_syscalls },
+		{ "svg-window", DEMO_OPT_WORD, &window, .words = windows },
+		{ NULL },
 	};
-	int c;
 
-	*t = (struct trace_opts){ .output = "syncbridge-trace.json", .buffer_kb = 4096,
-				  .syscalls = true };
-	optind = 1;
-	/* "+": stop at the first non-option, so CMD's own options stay CMD's */
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			t->output = optarg;
-			break;
-		case 's':
-			t->svg = optarg;
-			break;
-		case 't':
-			t->text = optarg;
-			break;
-		case 'i':
-			t->input = optarg;
-			break;
-		case 'b': {
-			char *end;
-
-			errno = 0;
-			t->buffer_kb = strtoul(optarg, &end, 10);
-			if (errno || *end || t->buffer_kb < 64 || t->buffer_kb > (1UL << 21)) {
-				info_err("trace: --buffer-kb: want 64-2097152, got '%s'", optarg);
-				return -EINVAL;
-			}
-			break;
-		}
-		case 'w':
-			if (strcmp(optarg, "markers") == 0) {
-				t->svg_markers_window = true;
-			} else if (strcmp(optarg, "all") == 0) {
-				t->svg_markers_window = false;
-			} else {
-				info_err("trace: --svg-window: want 'all' or 'markers', got '%s'", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'n':
-			t->syscalls = false;
-			break;
-		case 'h':
-			trace_usage(stdout);
-			exit(INFO_EXIT_OK);
-		default:
-			trace_usage(stderr);
-			return -EINVAL;
-		}
-	}
+	*t = (struct trace_opts){ .output = "syncbridge-trace.json" };
+	first = demo_opt_parse("syncbridge-info trace", argc, argv, opts, trace_usage,
+			       DEMO_OPT_OPERANDS);
+	if (first < 0)
+		return -EINVAL;
+	t->buffer_kb = buffer_kb;
+	t->syscalls = !no_syscalls;
+	t->svg_markers_window = window == 1;
 	if (t->input) {
-		if (optind < argc) {
+		if (first < argc) {
 			info_err("trace: --input takes no command");
 			return -EINVAL;
 		}
 		return 0;
 	}
-	if (optind >= argc) {
+	if (first >= argc) {
 		info_err("trace: no command to run (syncbridge-info trace -- CMD ...)");
 		trace_usage(stderr);
 		return -EINVAL;
 	}
-	t->argv = argv + optind;
+	t->argv = argv + first;
 	return 0;
 }
 

@@ -39,7 +39,7 @@ struct surf_queue {   /* per surface id: commits with a buffer, in order */
 };
 
 struct server {
-	struct sbwl_comp *comp;
+	struct wlc_comp *comp;
 	struct wl_display *display;
 	struct wl_event_loop *loop;
 	struct sb_wl_server *helper;

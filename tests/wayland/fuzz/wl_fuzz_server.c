@@ -13,7 +13,7 @@
 #include <wayland-client-core.h>
 #include <wayland-server-core.h>
 
-#include "sbwl_compositor.h"
+#include "wlc_compositor.h"
 
 #include "fake_kernel.h"
 #include "harness.h"
@@ -55,7 +55,7 @@ queue_of(struct wl_client *client, uint32_t id, bool create)
 }
 
 static void
-hook_used(void *data, const struct sbwl_used *u)
+hook_used(void *data, const struct wlc_used *u)
 {
 	struct surf_queue *q = queue_of(u->client, u->surface_id, false);
 
@@ -74,14 +74,14 @@ hook_used(void *data, const struct sbwl_used *u)
 		     fk_sync_file_is_errored(a.sync_file) ? "completed with -EIO" : "did not fail");
 }
 
-static const struct sbwl_comp_hooks hooks = { .buffer_used = hook_used };
+static const struct wlc_comp_hooks hooks = { .buffer_used = hook_used };
 
 static void
 cleanup(void)
 {
 	for (int i = 0; i < 2; i++)
 		if (servers[i].comp)
-			sbwl_comp_destroy(servers[i].comp);
+			wlc_comp_destroy(servers[i].comp);
 	fk_reset();
 	if (runtime_dir[0]) {
 		char path[128];
@@ -100,7 +100,7 @@ struct server *
 server_get(int variant)
 {
 	struct server *s = &servers[variant];
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	int err = 0;
 
 	if (s->comp)
@@ -123,14 +123,14 @@ server_get(int variant)
 	opt.max_pending = 4;
 	opt.vgem_fd = -1;
 	opt.hooks = &hooks;
-	s->comp = sbwl_comp_create(&opt, &err);
+	s->comp = wlc_comp_create(&opt, &err);
 	if (!s->comp) {
-		fprintf(stderr, "sbwl_comp_create: %s\n", strerror(-err));
+		fprintf(stderr, "wlc_comp_create: %s\n", strerror(-err));
 		abort();
 	}
-	s->display = sbwl_comp_get_display(s->comp);
+	s->display = wlc_comp_get_display(s->comp);
 	s->loop = wl_display_get_event_loop(s->display);
-	s->helper = sbwl_comp_get_helper(s->comp);
+	s->helper = wlc_comp_get_helper(s->comp);
 	/* SB_FUZZ_CONTROL=1: check the ordering on the no-wait compositor too
 	 * (it must fail: the invariant can fail). */
 	s->holds = variant == 0 || getenv("SB_FUZZ_CONTROL");

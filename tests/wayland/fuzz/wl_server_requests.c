@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: the compositor helper's request handling (src/wayland/: the protocol files and commit_queue.c),
- * both protocols, driven in-process. The example compositor (sbwl_comp:
+ * both protocols, driven in-process. The example compositor (wlc_comp:
  * wl_compositor, wl_shm, linux-dmabuf, the helper) runs on a wl_display of
  * this process; a libwayland-client connection over a socketpair sends what
  * the input says, in any order: surfaces, get_synchronization /
@@ -56,7 +56,7 @@
 #include "linux-dmabuf-v1-client-protocol.h"
 #include "linux-drm-syncobj-v1-client-protocol.h"
 #include "linux-explicit-synchronization-unstable-v1-client-protocol.h"
-#include "sbwl_compositor.h"
+#include "wlc_compositor.h"
 
 #include "fake_kernel.h"
 #include "wl_fuzz.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The example compositor's linux-dmabuf (sbwl_internal.h): version 4, one
+ * The example compositor's linux-dmabuf (wlc_internal.h): version 4, one
  * plane, the (format, modifier) pairs its renderer imports, each client fd
  * validated (a dma-buf, large enough) before it becomes a wl_buffer that the
  * compositor maps to read where it can.
@@ -23,7 +23,7 @@
 #include <syncbridge/dmabuf.h>
 
 #include "linux-dmabuf-v1-server-protocol.h"
-#include "sbwl_internal.h"
+#include "wlc_internal.h"
 
 /* ---- buffers --------------------------------------------------------------- */
 
@@ -42,7 +42,7 @@ dmabuf_buffer_unref(struct dmabuf_buffer *b)
 }
 
 static const struct wl_buffer_interface dmabuf_buffer_impl = {
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 };
 
 static void
@@ -66,9 +66,9 @@ dmabuf_buffer_from_resource(struct wl_resource *res)
 
 #define DMABUF_VERSION 4
 
-struct sbwl_dmabuf {
+struct wlc_dmabuf {
 	struct wl_global *global;
-	struct sbwl_format *formats;
+	struct wlc_format *formats;
 	size_t nformats;
 	dev_t main_device;
 	int table_fd; /* the format table: sealed memfd, or -1 */
@@ -76,7 +76,7 @@ struct sbwl_dmabuf {
 };
 
 static bool
-dmabuf_supports(const struct sbwl_dmabuf *d, uint32_t format, uint64_t modifier)
+dmabuf_supports(const struct wlc_dmabuf *d, uint32_t format, uint64_t modifier)
 {
 	for (size_t i = 0; i < d->nformats; i++)
 		if (d->formats[i].format == format &&
@@ -86,7 +86,7 @@ dmabuf_supports(const struct sbwl_dmabuf *d, uint32_t format, uint64_t modifier)
 }
 
 struct dmabuf_params {
-	struct sbwl_dmabuf *dmabuf;
+	struct wlc_dmabuf *dmabuf;
 	bool used;
 	int fd;
 	uint32_t offset, stride;
@@ -179,7 +179,7 @@ params_create_common(struct wl_client *client, struct wl_resource *resource, uin
 		return NULL;
 	}
 
-	b = sbwl_client_zalloc(client, sizeof(*b));
+	b = wlc_client_zalloc(client, sizeof(*b));
 	if (!b)
 		return NULL;
 	b->refs = 1;
@@ -195,7 +195,7 @@ params_create_common(struct wl_client *client, struct wl_resource *resource, uin
 	b->map = mmap(NULL, b->size, PROT_READ, MAP_SHARED, b->fd, 0);
 	if (b->map == MAP_FAILED)
 		b->map = NULL; /* content then reads as 0xdeadbeef */
-	res = sbwl_resource_new(client, &wl_buffer_interface, 1, id, &dmabuf_buffer_impl, b,
+	res = wlc_resource_new(client, &wl_buffer_interface, 1, id, &dmabuf_buffer_impl, b,
 				dmabuf_buffer_res_destroy);
 	if (!res)
 		dmabuf_buffer_unref(b);
@@ -222,7 +222,7 @@ params_create_immed(struct wl_client *client, struct wl_resource *resource, uint
 }
 
 static const struct zwp_linux_buffer_params_v1_interface params_impl = {
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 	.add = params_add,
 	.create = params_create,
 	.create_immed = params_create_immed,
@@ -231,13 +231,13 @@ static const struct zwp_linux_buffer_params_v1_interface params_impl = {
 static void
 dmabuf_create_params(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	struct dmabuf_params *p = sbwl_client_zalloc(client, sizeof(*p));
+	struct dmabuf_params *p = wlc_client_zalloc(client, sizeof(*p));
 
 	if (!p)
 		return;
 	p->fd = -1;
 	p->dmabuf = wl_resource_get_user_data(resource);
-	if (!sbwl_resource_new(client, &zwp_linux_buffer_params_v1_interface,
+	if (!wlc_resource_new(client, &zwp_linux_buffer_params_v1_interface,
 			       wl_resource_get_version(resource), id, &params_impl, p, params_res_destroy))
 		free(p);
 }
@@ -245,7 +245,7 @@ dmabuf_create_params(struct wl_client *client, struct wl_resource *resource, uin
 /* ---- feedback (version 4) ------------------------------------------------------ */
 
 static const struct zwp_linux_dmabuf_feedback_v1_interface feedback_impl = {
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 };
 
 static void
@@ -261,8 +261,8 @@ send_dev(struct wl_resource *res, dev_t dev,
 static void
 send_feedback(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	struct sbwl_dmabuf *d = wl_resource_get_user_data(resource);
-	struct wl_resource *res = sbwl_resource_new(client, &zwp_linux_dmabuf_feedback_v1_interface,
+	struct wlc_dmabuf *d = wl_resource_get_user_data(resource);
+	struct wl_resource *res = wlc_resource_new(client, &zwp_linux_dmabuf_feedback_v1_interface,
 						    wl_resource_get_version(resource), id, &feedback_impl,
 						    NULL, NULL);
 	struct wl_array indices;
@@ -303,7 +303,7 @@ dmabuf_get_surface_feedback(struct wl_client *client, struct wl_resource *resour
 }
 
 static const struct zwp_linux_dmabuf_v1_interface dmabuf_impl = {
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 	.create_params = dmabuf_create_params,
 	.get_default_feedback = dmabuf_get_default_feedback,
 	.get_surface_feedback = dmabuf_get_surface_feedback,
@@ -312,8 +312,8 @@ static const struct zwp_linux_dmabuf_v1_interface dmabuf_impl = {
 static void
 dmabuf_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	struct sbwl_dmabuf *d = data;
-	struct wl_resource *res = sbwl_resource_new(client, &zwp_linux_dmabuf_v1_interface, (int)version,
+	struct wlc_dmabuf *d = data;
+	struct wl_resource *res = wlc_resource_new(client, &zwp_linux_dmabuf_v1_interface, (int)version,
 						    id, &dmabuf_impl, d, NULL);
 
 	/* "Starting version 4, the format and modifier events are deprecated
@@ -332,7 +332,7 @@ dmabuf_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 
 /* The format table: {u32 format, u32 padding, u64 modifier} per pair, sealed. */
 static int
-table_create(struct sbwl_dmabuf *d)
+table_create(struct wlc_dmabuf *d)
 {
 	struct {
 		uint32_t format, pad;
@@ -347,7 +347,7 @@ table_create(struct sbwl_dmabuf *d)
 		t[i].modifier = d->formats[i].modifier;
 	}
 	d->table_size = d->nformats * sizeof(*t);
-	fd = sbwl_sealed_memfd("sbwl-dmabuf-formats", t, d->table_size);
+	fd = wlc_sealed_memfd("sbwl-dmabuf-formats", t, d->table_size);
 	free(t);
 	if (fd < 0)
 		return fd;
@@ -355,11 +355,11 @@ table_create(struct sbwl_dmabuf *d)
 	return 0;
 }
 
-struct sbwl_dmabuf *
-sbwl_dmabuf_create(struct wl_display *display, dev_t main_device, const struct sbwl_format *formats,
+struct wlc_dmabuf *
+wlc_dmabuf_create(struct wl_display *display, dev_t main_device, const struct wlc_format *formats,
 		   size_t nformats)
 {
-	struct sbwl_dmabuf *d = calloc(1, sizeof(*d));
+	struct wlc_dmabuf *d = calloc(1, sizeof(*d));
 
 	if (!d)
 		return NULL;
@@ -379,12 +379,12 @@ sbwl_dmabuf_create(struct wl_display *display, dev_t main_device, const struct s
 		goto fail;
 	return d;
 fail:
-	sbwl_dmabuf_destroy(d);
+	wlc_dmabuf_destroy(d);
 	return NULL;
 }
 
 void
-sbwl_dmabuf_destroy(struct sbwl_dmabuf *d)
+wlc_dmabuf_destroy(struct wlc_dmabuf *d)
 {
 	if (!d)
 		return;

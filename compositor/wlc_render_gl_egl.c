@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GL renderer's EGL side (sbwl_render_gl.h): dma-bufs imported as
+ * The GL renderer's EGL side (wlc_render_gl.h): dma-bufs imported as
  * EGLImages once per buffer, the (format, modifier) table it advertises, and
  * the DRM device it imports on.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "sbwl_render_gl.h"
+#include "wlc_render_gl.h"
 
 /*
  * A dma-buf's EGLImage and texture (its dmabuf_buffer's render_data). The
@@ -57,7 +57,7 @@ import_release(struct gl_import *imp)
 
 	if (!r)
 		return;
-	sbwl_gl_make_current(r);
+	wlc_gl_make_current(r);
 	glDeleteTextures(1, &imp->tex);
 	r->destroy_image(r->t.dpy, imp->image);
 	if (r->program && r->output.fbo)
@@ -77,7 +77,7 @@ import_free(void *data)
 
 /* Not eglt_image_import(): it passes no modifier, and a client may use any we advertised. */
 int
-sbwl_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex)
+wlc_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex)
 {
 	EGLint attribs[32];
 	int n = 0;
@@ -123,7 +123,7 @@ sbwl_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex)
 	}
 	glGenTextures(1, &imp->tex);
 	glBindTexture(GL_TEXTURE_2D, imp->tex);
-	sbwl_gl_texture_params();
+	wlc_gl_texture_params();
 	r->image_target(GL_TEXTURE_2D, (GLeglImageOES)imp->image);
 	if (glGetError() != GL_NO_ERROR) {
 		glDeleteTextures(1, &imp->tex);
@@ -140,7 +140,7 @@ sbwl_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex)
 }
 
 void
-sbwl_gl_imports_release(struct gl_renderer *r)
+wlc_gl_imports_release(struct gl_renderer *r)
 {
 	struct gl_import *imp, *tmp;
 
@@ -159,14 +159,14 @@ add_format(struct gl_renderer *r, size_t *cap, uint32_t format, uint64_t modifie
 {
 	if (r->base.nformats == *cap) {
 		size_t n = *cap ? *cap * 2 : 16;
-		struct sbwl_format *f = realloc(r->formats, n * sizeof(*f));
+		struct wlc_format *f = realloc(r->formats, n * sizeof(*f));
 
 		if (!f)
 			return -ENOMEM;
 		r->formats = f;
 		*cap = n;
 	}
-	r->formats[r->base.nformats++] = (struct sbwl_format){ format, modifier };
+	r->formats[r->base.nformats++] = (struct wlc_format){ format, modifier };
 	return 0;
 }
 
@@ -196,7 +196,7 @@ add_implicit(struct gl_renderer *r, size_t *cap, uint32_t format)
  * crashed on it (issue 26).
  */
 int
-sbwl_gl_query_formats(struct gl_renderer *r)
+wlc_gl_query_formats(struct gl_renderer *r)
 {
 	PFNEGLQUERYDMABUFFORMATSEXTPROC query_formats_ext =
 		(PFNEGLQUERYDMABUFFORMATSEXTPROC)eglGetProcAddress("eglQueryDmaBufFormatsEXT");
@@ -237,7 +237,7 @@ sbwl_gl_query_formats(struct gl_renderer *r)
 }
 
 dev_t
-sbwl_gl_main_device(struct gl_renderer *r)
+wlc_gl_main_device(struct gl_renderer *r)
 {
 	PFNEGLQUERYDISPLAYATTRIBEXTPROC query_display =
 		(PFNEGLQUERYDISPLAYATTRIBEXTPROC)eglGetProcAddress("eglQueryDisplayAttribEXT");

@@ -10,7 +10,7 @@
  * renderer's copy; always a CPU read of its first word for the tests) and
  * hands the commit back with sb_wl_commit_release(commit, render_fence): the
  * client may reuse its buffer once the copy is done. Frame callbacks and
- * presentation feedback wait for the next repaint (sbwl_compositor.c).
+ * presentation feedback wait for the next repaint (wlc_compositor.c).
  * docs/wayland.md ("Adding explicit sync to a compositor") walks this file.
  */
 #include <errno.h>
@@ -26,15 +26,15 @@
 
 #include <syncbridge/sync_file.h>
 
-#include "sbwl_gpu.h"
-#include "sbwl_internal.h"
+#include "wl_gpu.h"
+#include "wlc_internal.h"
 
 /* ---- double-buffered state ------------------------------------------------------ */
 
 static void
 state_buffer_destroyed(struct wl_listener *l, void *data)
 {
-	struct sbwl_state *s = wl_container_of(l, s, buffer_destroy);
+	struct wlc_state *s = wl_container_of(l, s, buffer_destroy);
 
 	s->buffer = NULL;
 	wl_list_remove(&s->buffer_destroy.link);
@@ -42,7 +42,7 @@ state_buffer_destroyed(struct wl_listener *l, void *data)
 }
 
 static void
-state_init(struct sbwl_state *s)
+state_init(struct wlc_state *s)
 {
 	memset(s, 0, sizeof(*s));
 	wl_list_init(&s->frames);
@@ -52,7 +52,7 @@ state_init(struct sbwl_state *s)
 }
 
 static void
-state_set_buffer(struct sbwl_state *s, struct wl_resource *buffer)
+state_set_buffer(struct wlc_state *s, struct wl_resource *buffer)
 {
 	wl_list_remove(&s->buffer_destroy.link);
 	wl_list_init(&s->buffer_destroy.link);
@@ -73,18 +73,18 @@ state_set_buffer(struct sbwl_state *s, struct wl_resource *buffer)
 }
 
 static void
-state_finish(struct sbwl_state *s)
+state_finish(struct wlc_state *s)
 {
 	struct wl_resource *res, *tmp;
 
 	state_set_buffer(s, NULL);
 	wl_resource_for_each_safe(res, tmp, &s->frames)
 		wl_resource_destroy(res);
-	sbwl_presentation_discarded(&s->feedbacks);
+	wlc_presentation_discarded(&s->feedbacks);
 }
 
 static void
-state_free(struct sbwl_state *s)
+state_free(struct wlc_state *s)
 {
 	state_finish(s);
 	free(s);
@@ -92,7 +92,7 @@ state_free(struct sbwl_state *s)
 
 /* The shm buffer's geometry and first word (its pool may go before apply). */
 static void
-state_read_shm(struct sbwl_state *s, struct wl_shm_buffer *shm)
+state_read_shm(struct wlc_state *s, struct wl_shm_buffer *shm)
 {
 	uint32_t stride = (uint32_t)wl_shm_buffer_get_stride(shm);
 	uint32_t height = (uint32_t)wl_shm_buffer_get_height(shm);
@@ -109,7 +109,7 @@ state_read_shm(struct sbwl_state *s, struct wl_shm_buffer *shm)
 
 /* The state's shm buffer when it has pixels a renderer can take, else NULL. */
 static struct wl_shm_buffer *
-state_shm_buffer(const struct sbwl_state *s)
+state_shm_buffer(const struct wlc_state *s)
 {
 	if (!s->shm || !s->buffer || s->shm_stride < 4 || s->shm_height == 0)
 		return NULL;
@@ -118,7 +118,7 @@ state_shm_buffer(const struct sbwl_state *s)
 
 /* A held commit's shm pixels, copied now: its pool may be gone when it is applied. */
 static void
-state_copy_shm(struct sbwl_state *s)
+state_copy_shm(struct wlc_state *s)
 {
 	struct wl_shm_buffer *shm = state_shm_buffer(s);
 	size_t size = (size_t)s->shm_stride * s->shm_height;
@@ -134,10 +134,10 @@ state_copy_shm(struct sbwl_state *s)
 }
 
 /* Move pending into a new heap snapshot; pending starts over. */
-static struct sbwl_state *
-state_snapshot(struct sbwl_state *pending)
+static struct wlc_state *
+state_snapshot(struct wlc_state *pending)
 {
-	struct sbwl_state *s = malloc(sizeof(*s));
+	struct wlc_state *s = malloc(sizeof(*s));
 
 	if (!s)
 		return NULL;
@@ -162,8 +162,8 @@ state_snapshot(struct sbwl_state *pending)
 
 struct render_fence {
 	struct wl_list link;
-	struct sbwl_comp *comp;
-	struct sbwl_fence fence;
+	struct wlc_comp *comp;
+	struct wlgpu_fence fence;
 	struct wl_event_source *timer;
 	/* A commit sb_wl_commit_release() refused with this fence: released
 	 * with -1 once the fence has signalled (what the header asks). */
@@ -174,22 +174,22 @@ static int
 render_fence_fire(void *data)
 {
 	struct render_fence *rf = data;
-	struct sbwl_comp *comp = rf->comp;
+	struct wlc_comp *comp = rf->comp;
 
-	sbwl_fence_signal(&rf->fence);
+	wlgpu_fence_signal(&rf->fence);
 	if (comp->opt.hooks && comp->opt.hooks->render_done)
 		comp->opt.hooks->render_done(comp->opt.hook_data, now_ns());
 	if (rf->late_release)
 		sb_wl_commit_release(rf->late_release, -1);
 	wl_event_source_remove(rf->timer);
 	wl_list_remove(&rf->link);
-	sbwl_fence_destroy(&rf->fence);
+	wlgpu_fence_destroy(&rf->fence);
 	free(rf);
 	return 0;
 }
 
 void
-sbwl_render_fences_fire_all(struct sbwl_comp *comp)
+wlc_render_fences_fire_all(struct wlc_comp *comp)
 {
 	struct render_fence *rf, *tmp;
 
@@ -199,7 +199,7 @@ sbwl_render_fences_fire_all(struct sbwl_comp *comp)
 
 /* A "GPU" fence for this render, signalled render_delay_ms later; NULL: none. */
 static struct render_fence *
-render_fence_create(struct sbwl_comp *comp)
+render_fence_create(struct wlc_comp *comp)
 {
 	struct render_fence *rf;
 
@@ -209,14 +209,14 @@ render_fence_create(struct sbwl_comp *comp)
 	if (!rf)
 		return NULL;
 	rf->comp = comp;
-	if (sbwl_fence_create(comp->opt.vgem_fd, &rf->fence) < 0) {
+	if (wlgpu_fence_create(comp->opt.vgem_fd, &rf->fence) < 0) {
 		free(rf);
 		return NULL;
 	}
 	rf->timer = wl_event_loop_add_timer(comp->loop, render_fence_fire, rf);
 	if (!rf->timer) {
-		sbwl_fence_signal(&rf->fence);
-		sbwl_fence_destroy(&rf->fence);
+		wlgpu_fence_signal(&rf->fence);
+		wlgpu_fence_destroy(&rf->fence);
 		free(rf);
 		return NULL;
 	}
@@ -245,10 +245,10 @@ acquire_state(struct sb_wl_commit *commit)
 }
 
 static void
-report_use(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
+report_use(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit)
 {
-	struct sbwl_comp *comp = surf->comp;
-	struct sbwl_used u;
+	struct wlc_comp *comp = surf->comp;
+	struct wlc_used u;
 
 	memset(&u, 0, sizeof(u));
 	u.client = wl_resource_get_client(surf->resource);
@@ -280,9 +280,9 @@ report_use(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit 
  * Returns the copy's fence (owned) or -1 (done, or nothing copied).
  */
 static int
-take_content(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
+take_content(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit)
 {
-	struct sbwl_renderer *r = surf->comp->renderer;
+	struct wlc_renderer *r = surf->comp->renderer;
 	int acquire = -1, done = -1, ret;
 
 	if (!r)
@@ -302,7 +302,7 @@ take_content(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commi
 }
 
 void
-sbwl_frames_done(struct wl_list *frames, int64_t time_ns)
+wlc_frames_done(struct wl_list *frames, int64_t time_ns)
 {
 	struct wl_resource *cb, *tmp;
 
@@ -314,30 +314,30 @@ sbwl_frames_done(struct wl_list *frames, int64_t time_ns)
 
 /* Frame callbacks and feedback: now, or at the next repaint. */
 static void
-answer_or_queue(struct sbwl_surface *surf, struct sbwl_state *s, bool new_content)
+answer_or_queue(struct wlc_surface *surf, struct wlc_state *s, bool new_content)
 {
-	struct sbwl_comp *comp = surf->comp;
+	struct wlc_comp *comp = surf->comp;
 
 	if (comp->opt.repaint_hz <= 0) {
 		int64_t now = now_ns();
 
-		sbwl_frames_done(&s->frames, now);
-		sbwl_presentation_presented(comp, &s->feedbacks, now, ++comp->msc);
+		wlc_frames_done(&s->frames, now);
+		wlc_presentation_presented(comp, &s->feedbacks, now, ++comp->msc);
 		return;
 	}
 	/* content replaced before a repaint showed it: its feedback is discarded */
 	if (new_content)
-		sbwl_presentation_discarded(&surf->feedbacks);
+		wlc_presentation_discarded(&surf->feedbacks);
 	wl_list_insert_list(surf->feedbacks.prev, &s->feedbacks);
 	wl_list_init(&s->feedbacks);
 	wl_list_insert_list(surf->frames.prev, &s->frames);
 	wl_list_init(&s->frames);
-	sbwl_comp_schedule_repaint(comp);
+	wlc_comp_schedule_repaint(comp);
 }
 
 /* options.hold_current: release the commit shown until now (after its render fence). */
 static void
-held_release(struct sbwl_surface *surf)
+held_release(struct wlc_surface *surf)
 {
 	if (surf->held && sb_wl_commit_release(surf->held, surf->held_fence) != 0) {
 		sb_sync_file_wait(surf->held_fence, SB_TIMEOUT_INFINITE); /* refused: as the header asks */
@@ -351,9 +351,9 @@ held_release(struct sbwl_surface *surf)
 
 /* Apply a committed state: use the buffer, release it, answer frame callbacks. */
 static void
-apply(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
+apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit)
 {
-	struct sbwl_comp *comp = surf->comp;
+	struct wlc_comp *comp = surf->comp;
 	int fence_fd = -1, copy_fence = -1;
 	struct render_fence *rf = NULL;
 	bool used = s->attached && (s->dmabuf || s->shm);
@@ -399,10 +399,10 @@ apply(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *comm
 	if (surf->role && surf->role->applied)
 		surf->role->applied(surf, surf->width > 0);
 	if (surf->mapped && used)
-		sbwl_comp_schedule_repaint(comp);
+		wlc_comp_schedule_repaint(comp);
 	/* Last: every event of this apply is queued when the hook runs. */
 	if (used && commit && released && comp->opt.hooks && comp->opt.hooks->released) {
-		struct sbwl_released r = {
+		struct wlc_released r = {
 			.client = wl_resource_get_client(surf->resource),
 			.surface_id = wl_resource_get_id(surf->resource), .seq = surf->seq,
 			.render_fence_fd = fence_fd,
@@ -418,7 +418,7 @@ static void
 surface_attach(struct wl_client *client, struct wl_resource *resource, struct wl_resource *buffer,
 	       int32_t x, int32_t y)
 {
-	struct sbwl_surface *surf = wl_resource_get_user_data(resource);
+	struct wlc_surface *surf = wl_resource_get_user_data(resource);
 
 	surf->pending.attached = true;
 	state_set_buffer(&surf->pending, buffer);
@@ -433,10 +433,10 @@ surface_damage(struct wl_client *client, struct wl_resource *resource, int32_t x
 static void
 surface_frame(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	struct sbwl_surface *surf = wl_resource_get_user_data(resource);
+	struct wlc_surface *surf = wl_resource_get_user_data(resource);
 
 	/* last: done in the order asked for */
-	sbwl_resource_new_linked(client, &wl_callback_interface, 1, id, NULL, NULL, surf->pending.frames.prev);
+	wlc_resource_new_linked(client, &wl_callback_interface, 1, id, NULL, NULL, surf->pending.frames.prev);
 }
 
 static void
@@ -450,7 +450,7 @@ surface_set_region(struct wl_client *client, struct wl_resource *resource, struc
  * commit), as it would from the copy of a held commit.
  */
 static void
-apply_now(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *commit)
+apply_now(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit)
 {
 	struct wl_shm_buffer *shm = surf->comp->renderer ? state_shm_buffer(s) : NULL;
 
@@ -467,8 +467,8 @@ apply_now(struct sbwl_surface *surf, struct sbwl_state *s, struct sb_wl_commit *
 static void
 surface_commit(struct wl_client *client, struct wl_resource *resource)
 {
-	struct sbwl_surface *surf = wl_resource_get_user_data(resource);
-	struct sbwl_comp *comp = surf->comp;
+	struct wlc_surface *surf = wl_resource_get_user_data(resource);
+	struct wlc_comp *comp = surf->comp;
 	struct dmabuf_buffer *dmabuf = dmabuf_buffer_from_resource(surf->pending.buffer);
 	struct sb_wl_surface_commit_info info = {
 		.buffer_attached = surf->pending.attached,
@@ -482,7 +482,7 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 			       SB_WL_BUFFER_OTHER,
 	};
 	struct sb_wl_commit *commit;
-	struct sbwl_state *snap;
+	struct wlc_state *snap;
 	int ret;
 
 	if (info.buffer && comp->opt.hooks && comp->opt.hooks->buffer_type)
@@ -496,7 +496,7 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 		wl_client_post_no_memory(client);
 		return;
 	}
-	if (!comp->helper) { /* dropped (sbwl_comp_drop_helper()): no explicit sync any more */
+	if (!comp->helper) { /* dropped (wlc_comp_drop_helper()): no explicit sync any more */
 		apply_now(surf, snap, NULL);
 		return;
 	}
@@ -523,7 +523,7 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 }
 
 void
-sbwl_commit_ready(struct sb_wl_commit *commit, void *commit_data, void *data)
+wlc_commit_ready(struct sb_wl_commit *commit, void *commit_data, void *data)
 {
 	struct wl_resource *res = sb_wl_commit_get_surface(commit);
 
@@ -531,7 +531,7 @@ sbwl_commit_ready(struct sb_wl_commit *commit, void *commit_data, void *data)
 }
 
 void
-sbwl_commit_discard(void *commit_data, void *data)
+wlc_commit_discard(void *commit_data, void *data)
 {
 	state_free(commit_data);
 }
@@ -547,13 +547,13 @@ surface_offset(struct wl_client *client, struct wl_resource *resource, int32_t x
 }
 
 void
-sbwl_destroy_request(struct wl_client *client, struct wl_resource *resource)
+wlc_destroy_request(struct wl_client *client, struct wl_resource *resource)
 {
 	wl_resource_destroy(resource);
 }
 
 static const struct wl_surface_interface surface_impl = {
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 	.attach = surface_attach,
 	.damage = surface_damage,
 	.frame = surface_frame,
@@ -566,8 +566,8 @@ static const struct wl_surface_interface surface_impl = {
 	.offset = surface_offset,
 };
 
-struct sbwl_surface *
-sbwl_surface_from_resource(struct wl_resource *res)
+struct wlc_surface *
+wlc_surface_from_resource(struct wl_resource *res)
 {
 	if (!res || !wl_resource_instance_of(res, &wl_surface_interface, &surface_impl))
 		return NULL;
@@ -575,7 +575,7 @@ sbwl_surface_from_resource(struct wl_resource *res)
 }
 
 bool
-sbwl_surface_set_role(struct sbwl_surface *surf, const struct sbwl_role *role, void *data,
+wlc_surface_set_role(struct wlc_surface *surf, const struct wlc_role *role, void *data,
 		      struct wl_resource *error_res, uint32_t error_code)
 {
 	if (surf->role && surf->role != role) {
@@ -589,44 +589,44 @@ sbwl_surface_set_role(struct sbwl_surface *surf, const struct sbwl_role *role, v
 }
 
 void
-sbwl_surface_map(struct sbwl_surface *surf)
+wlc_surface_map(struct wlc_surface *surf)
 {
 	if (surf->mapped)
 		return;
 	surf->mapped = true;
 	wl_list_insert(surf->comp->stack.prev, &surf->link);
-	sbwl_comp_schedule_repaint(surf->comp);
+	wlc_comp_schedule_repaint(surf->comp);
 }
 
 void
-sbwl_surface_unmap(struct sbwl_surface *surf)
+wlc_surface_unmap(struct wlc_surface *surf)
 {
 	if (!surf->mapped)
 		return;
 	/* the seat forgets it as a toplevel to focus (and moves the focus on) */
-	sbwl_seat_surface_unmapped(surf->comp->seat, surf);
+	wlc_seat_surface_unmapped(surf->comp->seat, surf);
 	surf->mapped = false;
 	wl_list_remove(&surf->link);
 	wl_list_init(&surf->link);
-	sbwl_comp_schedule_repaint(surf->comp);
+	wlc_comp_schedule_repaint(surf->comp);
 }
 
 static void
 surface_res_destroy(struct wl_resource *resource)
 {
-	struct sbwl_surface *surf = wl_resource_get_user_data(resource);
+	struct wlc_surface *surf = wl_resource_get_user_data(resource);
 	struct wl_resource *res, *tmp;
 
 	/* The helper already discarded this surface's waiting commits. */
 	held_release(surf);
 	wl_signal_emit(&surf->destroy_signal, surf);
-	sbwl_surface_unmap(surf);
+	wlc_surface_unmap(surf);
 	wl_list_remove(&surf->all_link);
 	if (surf->comp->renderer)
 		surf->comp->renderer->impl->surface_destroy(surf->comp->renderer, surf);
 	wl_resource_for_each_safe(res, tmp, &surf->frames)
 		wl_resource_destroy(res);
-	sbwl_presentation_discarded(&surf->feedbacks);
+	wlc_presentation_discarded(&surf->feedbacks);
 	state_finish(&surf->pending);
 	free(surf);
 }
@@ -634,8 +634,8 @@ surface_res_destroy(struct wl_resource *resource)
 static void
 compositor_create_surface(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	struct sbwl_comp *comp = wl_resource_get_user_data(resource);
-	struct sbwl_surface *surf = sbwl_client_zalloc(client, sizeof(*surf));
+	struct wlc_comp *comp = wl_resource_get_user_data(resource);
+	struct wlc_surface *surf = wlc_client_zalloc(client, sizeof(*surf));
 
 	if (!surf)
 		return;
@@ -647,7 +647,7 @@ compositor_create_surface(struct wl_client *client, struct wl_resource *resource
 	wl_list_init(&surf->frames);
 	wl_list_init(&surf->feedbacks);
 	wl_signal_init(&surf->destroy_signal);
-	surf->resource = sbwl_resource_new(client, &wl_surface_interface, wl_resource_get_version(resource),
+	surf->resource = wlc_resource_new(client, &wl_surface_interface, wl_resource_get_version(resource),
 					   id, &surface_impl, surf, surface_res_destroy);
 	if (!surf->resource) {
 		free(surf);
@@ -665,7 +665,7 @@ region_add(struct wl_client *client, struct wl_resource *resource, int32_t x, in
 }
 
 static const struct wl_region_interface region_impl = {
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 	.add = region_add,
 	.subtract = region_add,
 };
@@ -673,7 +673,7 @@ static const struct wl_region_interface region_impl = {
 static void
 compositor_create_region(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	sbwl_resource_new(client, &wl_region_interface, 1, id, &region_impl, NULL, NULL);
+	wlc_resource_new(client, &wl_region_interface, 1, id, &region_impl, NULL, NULL);
 }
 
 static const struct wl_compositor_interface compositor_impl = {
@@ -682,7 +682,7 @@ static const struct wl_compositor_interface compositor_impl = {
 };
 
 void
-sbwl_compositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
+wlc_compositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	sbwl_resource_new(client, &wl_compositor_interface, (int)version, id, &compositor_impl, data, NULL);
+	wlc_resource_new(client, &wl_compositor_interface, (int)version, id, &compositor_impl, data, NULL);
 }

@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the example compositor's files share, bottom up:
- *   sbwl_util.c     sealed memfds, client allocations, resources kept on a list
- *   sbwl_dmabuf.c   zwp_linux_dmabuf_v1 (v4: default and surface feedback)
- *   sbwl_render.c   the output image: the CPU renderer and the screenshot
- *   sbwl_render_gl.c  the EGL/GLES renderer (EGLImages, the bridge's waits
+ *   wlc_util.c     sealed memfds, client allocations, resources kept on a list
+ *   wlc_dmabuf.c   zwp_linux_dmabuf_v1 (v4: default and surface feedback)
+ *   wlc_render.c   the output image: the CPU renderer and the screenshot
+ *   wlc_render_gl.c  the EGL/GLES renderer (EGLImages, the bridge's waits
  *                   and render fences)
- *   sbwl_compositor.c  wl_compositor/wl_surface: the commit path through the
+ *   wlc_compositor.c  wl_compositor/wl_surface: the commit path through the
  *                   helper, apply, the repaint clock, frame callbacks
- *   sbwl_globals.c  wl_output, wl_subcompositor, wp_presentation
- *   sbwl_seat.c     wl_seat: a keyboard with a keymap (libxkbcommon), a
+ *   wlc_globals.c  wl_output, wl_subcompositor, wp_presentation
+ *   wlc_seat.c     wl_seat: a keyboard with a keymap (libxkbcommon), a
  *                   pointer without events, the keyboard focus
- *   sbwl_data_device.c  wl_data_device_manager: the seat's selection
- *   sbwl_shell.c    xdg-shell (with sbwl_shell_toplevel.c, sbwl_shell_popup.c,
- *                   sbwl_shell_configure.c: sbwl_shell_internal.h)
+ *   wlc_data_device.c  wl_data_device_manager: the seat's selection
+ *   wlc_shell.c    xdg-shell (with wlc_shell_toplevel.c, wlc_shell_popup.c,
+ *                   wlc_shell_configure.c: wlc_shell_internal.h)
  */
-#ifndef SBWL_INTERNAL_H
-#define SBWL_INTERNAL_H
+#ifndef WLC_INTERNAL_H
+#define WLC_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,12 +26,12 @@
 #include <drm_fourcc.h>
 #include <wayland-server-core.h>
 
-#include "sbwl_compositor.h"
+#include "wlc_compositor.h"
 
-struct sbwl_renderer;
-struct sbwl_surface;
+struct wlc_renderer;
+struct wlc_surface;
 
-/* ---- buffers (sbwl_dmabuf.c) ------------------------------------------------ */
+/* ---- buffers (wlc_dmabuf.c) ------------------------------------------------ */
 
 /* Our side of a linux-dmabuf wl_buffer; refcounted so a commit outlives the resource. */
 struct dmabuf_buffer {
@@ -53,7 +53,7 @@ void dmabuf_buffer_unref(struct dmabuf_buffer *b);
 struct dmabuf_buffer *dmabuf_buffer_from_resource(struct wl_resource *res);
 
 /* A (format, modifier) pair the compositor imports. */
-struct sbwl_format {
+struct wlc_format {
 	uint32_t format;
 	uint64_t modifier;
 };
@@ -64,15 +64,15 @@ struct sbwl_format {
  * feedback is then offered and the global is version 3), and the formats
  * (copied). NULL on failure.
  */
-struct sbwl_dmabuf;
-struct sbwl_dmabuf *sbwl_dmabuf_create(struct wl_display *display, dev_t main_device,
-				       const struct sbwl_format *formats, size_t nformats);
-void sbwl_dmabuf_destroy(struct sbwl_dmabuf *d);
+struct wlc_dmabuf;
+struct wlc_dmabuf *wlc_dmabuf_create(struct wl_display *display, dev_t main_device,
+				       const struct wlc_format *formats, size_t nformats);
+void wlc_dmabuf_destroy(struct wlc_dmabuf *d);
 
-/* ---- surfaces (sbwl_compositor.c) ------------------------------------------- */
+/* ---- surfaces (wlc_compositor.c) ------------------------------------------- */
 
 /* Double-buffered state: what a commit carries. */
-struct sbwl_state {
+struct wlc_state {
 	bool attached;
 	struct wl_resource *buffer; /* the wl_buffer, NULL once destroyed */
 	struct wl_listener buffer_destroy;
@@ -100,19 +100,19 @@ struct sbwl_state {
  * a protocol error it posted (return false: the commit is dropped); applied
  * runs after a commit took effect (its content is the surface's now).
  */
-struct sbwl_role {
+struct wlc_role {
 	const char *name;
-	bool (*precommit)(struct sbwl_surface *surf, const struct sbwl_state *pending);
-	void (*applied)(struct sbwl_surface *surf, bool has_buffer);
+	bool (*precommit)(struct wlc_surface *surf, const struct wlc_state *pending);
+	void (*applied)(struct wlc_surface *surf, bool has_buffer);
 };
 
-struct sbwl_surface {
-	struct sbwl_comp *comp;
+struct wlc_surface {
+	struct wlc_comp *comp;
 	struct wl_resource *resource;
-	struct sbwl_state pending;
+	struct wlc_state pending;
 	uint64_t seq;
 
-	const struct sbwl_role *role; /* NULL until one is given */
+	const struct wlc_role *role; /* NULL until one is given */
 	void *role_data;
 
 	/* What it shows: the buffer size of its last applied buffer (0: none). */
@@ -121,7 +121,7 @@ struct sbwl_surface {
 	int32_t x, y;                /* on the output */
 	struct wl_list link;         /* comp->stack (bottom first) when mapped */
 	struct wl_list all_link;     /* comp->all_surfaces */
-	struct wl_list focus_link;   /* the seat's mapped toplevels (sbwl_seat.c), or empty */
+	struct wl_list focus_link;   /* the seat's mapped toplevels (wlc_seat.c), or empty */
 	void *render_data;           /* the renderer's copy of its content */
 
 	/* answered at the next repaint */
@@ -136,44 +136,44 @@ struct sbwl_surface {
 	struct wl_signal destroy_signal; /* before it goes; data: the surface */
 };
 
-/* wl_compositor's bind, and the helper's callbacks (sbwl_surface.c) */
-void sbwl_compositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id);
-void sbwl_commit_ready(struct sb_wl_commit *commit, void *commit_data, void *data);
-void sbwl_commit_discard(void *commit_data, void *data);
+/* wl_compositor's bind, and the helper's callbacks (wlc_surface.c) */
+void wlc_compositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id);
+void wlc_commit_ready(struct sb_wl_commit *commit, void *commit_data, void *data);
+void wlc_commit_discard(void *commit_data, void *data);
 /* Signal every pending test render fence now (the compositor's teardown). */
-void sbwl_render_fences_fire_all(struct sbwl_comp *comp);
+void wlc_render_fences_fire_all(struct wlc_comp *comp);
 
 /* The surface behind a wl_surface resource, or NULL if it is not one. */
-struct sbwl_surface *sbwl_surface_from_resource(struct wl_resource *res);
+struct wlc_surface *wlc_surface_from_resource(struct wl_resource *res);
 /*
  * Give surf its role (again: the same role may be given anew, with new
  * data); false, after posting `error_code` on error_res, if it has another.
  */
-bool sbwl_surface_set_role(struct sbwl_surface *surf, const struct sbwl_role *role, void *data,
+bool wlc_surface_set_role(struct wlc_surface *surf, const struct wlc_role *role, void *data,
 			   struct wl_resource *error_res, uint32_t error_code);
 /* Put on / take off the output (the top of the stack). */
-void sbwl_surface_map(struct sbwl_surface *surf);
-void sbwl_surface_unmap(struct sbwl_surface *surf);
+void wlc_surface_map(struct wlc_surface *surf);
+void wlc_surface_unmap(struct wlc_surface *surf);
 /* Answer and destroy the wl_callbacks on `frames` (resource links), done at time_ns. */
-void sbwl_frames_done(struct wl_list *frames, int64_t time_ns);
+void wlc_frames_done(struct wl_list *frames, int64_t time_ns);
 /* Ask for a repaint at the next tick of the clock. */
-void sbwl_comp_schedule_repaint(struct sbwl_comp *comp);
+void wlc_comp_schedule_repaint(struct wlc_comp *comp);
 
 /* ---- the compositor --------------------------------------------------------- */
 
-struct sbwl_comp {
+struct wlc_comp {
 	struct wl_display *display;
 	struct wl_event_loop *loop;
 	struct sb_wl_server *helper;
-	struct sbwl_comp_options opt;
+	struct wlc_comp_options opt;
 	const char *socket;
 	struct wl_global *compositor_global;
-	struct sbwl_dmabuf *dmabuf;
+	struct wlc_dmabuf *dmabuf;
 	struct wl_list render_fences; /* render_fence.link */
 
-	struct sbwl_renderer *renderer; /* NULL: nothing is drawn */
-	struct wl_list stack;           /* sbwl_surface.link, mapped, bottom first */
-	struct wl_list all_surfaces;    /* sbwl_surface.all_link */
+	struct wlc_renderer *renderer; /* NULL: nothing is drawn */
+	struct wl_list stack;           /* wlc_surface.link, mapped, bottom first */
+	struct wl_list all_surfaces;    /* wlc_surface.all_link */
 
 	/* The repaint clock (opt.repaint_hz; 0: answer at apply, no clock) */
 	struct wl_event_source *repaint_timer;
@@ -184,70 +184,70 @@ struct sbwl_comp {
 	uint64_t msc;                   /* repaints so far (or presentations, without a clock) */
 	uint64_t commits;               /* commits applied with a buffer */
 	/* SB_WL_SERVER_WAIT_MATERIALIZED: "presented" once each repaint's fence
-	 * signalled (presentation_wait.link, sbwl_compositor.c) */
+	 * signalled (presentation_wait.link, wlc_compositor.c) */
 	struct wl_list presentation_waits;
 	unsigned long screenshots;
 
-	struct sbwl_globals *globals;   /* sbwl_globals.c */
-	struct sbwl_seat *seat;         /* sbwl_seat.c */
-	struct sbwl_data_device *data_device; /* sbwl_data_device.c */
-	struct sbwl_shell *shell;       /* sbwl_shell.c */
+	struct wlc_globals *globals;   /* wlc_globals.c */
+	struct wlc_seat *seat;         /* wlc_seat.c */
+	struct wlc_data_device *data_device; /* wlc_data_device.c */
+	struct wlc_shell *shell;       /* wlc_shell.c */
 };
 
-/* ---- wl_output, wl_subcompositor, wp_presentation (sbwl_globals.c) --------- */
+/* ---- wl_output, wl_subcompositor, wp_presentation (wlc_globals.c) --------- */
 
-struct sbwl_globals;
-struct sbwl_globals *sbwl_globals_create(struct sbwl_comp *comp);
-void sbwl_globals_destroy(struct sbwl_globals *g);
+struct wlc_globals;
+struct wlc_globals *wlc_globals_create(struct wlc_comp *comp);
+void wlc_globals_destroy(struct wlc_globals *g);
 /*
  * A repaint at time_ns (CLOCK_MONOTONIC) showed surf's current content:
  * send its waiting feedbacks "presented" (the list is emptied).
  */
-void sbwl_presentation_presented(struct sbwl_comp *comp, struct wl_list *feedbacks,
+void wlc_presentation_presented(struct wlc_comp *comp, struct wl_list *feedbacks,
 				 int64_t time_ns, uint64_t msc);
 /* Content that was never shown: "discarded" (the list is emptied). */
-void sbwl_presentation_discarded(struct wl_list *feedbacks);
+void wlc_presentation_discarded(struct wl_list *feedbacks);
 
-/* ---- wl_seat and the keyboard focus (sbwl_seat.c) ---------------------------- */
+/* ---- wl_seat and the keyboard focus (wlc_seat.c) ---------------------------- */
 
-struct sbwl_seat;
-struct sbwl_seat *sbwl_seat_create(struct sbwl_comp *comp);
-void sbwl_seat_destroy(struct sbwl_seat *seat);
+struct wlc_seat;
+struct wlc_seat *wlc_seat_create(struct wlc_comp *comp);
+void wlc_seat_destroy(struct wlc_seat *seat);
 /* A toplevel went on screen: it takes the keyboard focus (seat NULL: nothing). */
-void sbwl_seat_toplevel_mapped(struct sbwl_seat *seat, struct sbwl_surface *surf);
+void wlc_seat_toplevel_mapped(struct wlc_seat *seat, struct wlc_surface *surf);
 /*
- * surf left the screen (sbwl_surface_unmap, its destroy too): with the focus,
+ * surf left the screen (wlc_surface_unmap, its destroy too): with the focus,
  * the focus goes to the most recently mapped toplevel left, or nowhere.
  */
-void sbwl_seat_surface_unmapped(struct sbwl_seat *seat, struct sbwl_surface *surf);
+void wlc_seat_surface_unmapped(struct wlc_seat *seat, struct wlc_surface *surf);
 
-/* ---- wl_data_device_manager (sbwl_data_device.c) ------------------------------- */
+/* ---- wl_data_device_manager (wlc_data_device.c) ------------------------------- */
 
-struct sbwl_data_device;
-struct sbwl_data_device *sbwl_data_device_create(struct sbwl_comp *comp);
-void sbwl_data_device_destroy(struct sbwl_data_device *dd);
+struct wlc_data_device;
+struct wlc_data_device *wlc_data_device_create(struct wlc_comp *comp);
+void wlc_data_device_destroy(struct wlc_data_device *dd);
 /*
  * The keyboard focus went to `client` (NULL: none): it gets the selection.
  * Called by the seat before its wl_keyboard.enter (dd NULL: nothing).
  */
-void sbwl_data_device_focus_changed(struct sbwl_data_device *dd, struct wl_client *client);
+void wlc_data_device_focus_changed(struct wlc_data_device *dd, struct wl_client *client);
 
-/* ---- xdg-shell (sbwl_shell.c) ----------------------------------------------- */
+/* ---- xdg-shell (wlc_shell.c) ----------------------------------------------- */
 
-struct sbwl_shell;
-struct sbwl_shell *sbwl_shell_create(struct sbwl_comp *comp);
-void sbwl_shell_destroy(struct sbwl_shell *shell);
+struct wlc_shell;
+struct wlc_shell *wlc_shell_create(struct wlc_comp *comp);
+void wlc_shell_destroy(struct wlc_shell *shell);
 /* xdg_toplevel.close to every toplevel (the example program's first SIGINT); returns how many. */
-int sbwl_shell_close_all(struct sbwl_shell *shell);
+int wlc_shell_close_all(struct wlc_shell *shell);
 
-/* ---- the renderer (sbwl_render.c, sbwl_render_gl.c) ------------------------- */
+/* ---- the renderer (wlc_render.c, wlc_render_gl.c) ------------------------- */
 
-enum sbwl_renderer_kind {
-	SBWL_RENDERER_CPU,
-	SBWL_RENDERER_GL,
+enum wlc_renderer_kind {
+	WLC_RENDERER_CPU,
+	WLC_RENDERER_GL,
 };
 
-struct sbwl_renderer_impl {
+struct wlc_renderer_impl {
 	const char *name;
 	/*
 	 * Take the content of an applied commit into surf (a copy: the buffer
@@ -257,61 +257,61 @@ struct sbwl_renderer_impl {
 	 * done (owned by the caller), or -1 when it is done already.
 	 * Returns 0 or -errno (the surface keeps its previous content).
 	 */
-	int (*take)(struct sbwl_renderer *r, struct sbwl_surface *surf, const struct sbwl_state *s,
+	int (*take)(struct wlc_renderer *r, struct wlc_surface *surf, const struct wlc_state *s,
 		    int acquire_fd, int *release_fd);
 	/* Forget surf's content (the surface goes). */
-	void (*surface_destroy)(struct sbwl_renderer *r, struct sbwl_surface *surf);
+	void (*surface_destroy)(struct wlc_renderer *r, struct wlc_surface *surf);
 	/* Draw the stack (bottom first) into the output image. */
-	int (*repaint)(struct sbwl_renderer *r, struct wl_list *stack);
+	int (*repaint)(struct wlc_renderer *r, struct wl_list *stack);
 	/* Send what repaint() drew on its way (GL: a flush); NULL: nothing to send. */
-	void (*submit)(struct sbwl_renderer *r);
+	void (*submit)(struct wlc_renderer *r);
 	/*
 	 * The same, with a fence that signals when the repaint is done (owned
 	 * by the caller); 0 or -errno (then submitted without one). NULL: none.
 	 */
-	int (*submit_fence)(struct sbwl_renderer *r, int *fence_fd);
+	int (*submit_fence)(struct wlc_renderer *r, int *fence_fd);
 	/* The output image as 8-bit RGBA rows, top first (malloc'd). */
-	int (*read_pixels)(struct sbwl_renderer *r, uint8_t **rgba);
-	void (*destroy)(struct sbwl_renderer *r);
+	int (*read_pixels)(struct wlc_renderer *r, uint8_t **rgba);
+	void (*destroy)(struct wlc_renderer *r);
 };
 
-struct sbwl_renderer {
-	const struct sbwl_renderer_impl *impl;
+struct wlc_renderer {
+	const struct wlc_renderer_impl *impl;
 	uint32_t width, height;        /* the output */
 	uint32_t background;           /* 0xAARRGGBB */
 	dev_t main_device;             /* the render node it imports on (0: none) */
-	const struct sbwl_format *formats; /* what it imports as dma-bufs */
+	const struct wlc_format *formats; /* what it imports as dma-bufs */
 	size_t nformats;
 };
 
 /* The CPU renderer (dma-bufs it can mmap, shm). NULL and *err on failure. */
-struct sbwl_renderer *sbwl_renderer_cpu_create(uint32_t width, uint32_t height, int *err);
+struct wlc_renderer *wlc_renderer_cpu_create(uint32_t width, uint32_t height, int *err);
 /*
  * The GL renderer on an EGL display that imports dma-bufs (common/eglt.c
  * picks it). NULL and *err (-ENODEV: no usable EGL here) on failure.
  */
-struct sbwl_renderer *sbwl_renderer_gl_create(uint32_t width, uint32_t height, int *err);
-void sbwl_renderer_destroy(struct sbwl_renderer *r);
+struct wlc_renderer *wlc_renderer_gl_create(uint32_t width, uint32_t height, int *err);
+void wlc_renderer_destroy(struct wlc_renderer *r);
 /* Write the output image as a PNG; 0 or -errno. */
-int sbwl_renderer_screenshot(struct sbwl_renderer *r, const char *path);
+int wlc_renderer_screenshot(struct wlc_renderer *r, const char *path);
 
 /* ---- small things --------------------------------------------------------- */
 
-/* Every interface's destroy request: the resource goes (sbwl_compositor.c). */
-void sbwl_destroy_request(struct wl_client *client, struct wl_resource *resource);
+/* Every interface's destroy request: the resource goes (wlc_compositor.c). */
+void wlc_destroy_request(struct wl_client *client, struct wl_resource *resource);
 
 /*
  * Zeroed memory for an object `client` asked for, or NULL once the client
- * was told (wl_client_post_no_memory()) (sbwl_util.c).
+ * was told (wl_client_post_no_memory()) (wlc_util.c).
  */
-void *sbwl_client_zalloc(struct wl_client *client, size_t size);
+void *wlc_client_zalloc(struct wl_client *client, size_t size);
 
 /*
  * A new resource with its implementation, or NULL once the client was told
  * (wl_client_post_no_memory()): then data is still the caller's to free.
  */
 static inline struct wl_resource *
-sbwl_resource_new(struct wl_client *client, const struct wl_interface *iface, int version, uint32_t id,
+wlc_resource_new(struct wl_client *client, const struct wl_interface *iface, int version, uint32_t id,
 		  const void *impl, void *data, wl_resource_destroy_func_t destroy)
 {
 	struct wl_resource *res = wl_resource_create(client, iface, version, id);
@@ -326,13 +326,13 @@ sbwl_resource_new(struct wl_client *client, const struct wl_interface *iface, in
 
 /*
  * Resources kept on a list by their own link (wl_resource_get_link()):
- * sbwl_resource_new_linked() is sbwl_resource_new() with the link inserted
+ * wlc_resource_new_linked() is wlc_resource_new() with the link inserted
  * after `after` (the list's head: first; head.prev: last) and
- * sbwl_resource_unlink() as the destroy handler, which takes it off again
- * (sbwl_util.c).
+ * wlc_resource_unlink() as the destroy handler, which takes it off again
+ * (wlc_util.c).
  */
-void sbwl_resource_unlink(struct wl_resource *res);
-struct wl_resource *sbwl_resource_new_linked(struct wl_client *client, const struct wl_interface *iface,
+void wlc_resource_unlink(struct wl_resource *res);
+struct wl_resource *wlc_resource_new_linked(struct wl_client *client, const struct wl_interface *iface,
 					     int version, uint32_t id, const void *impl, void *data,
 					     struct wl_list *after);
 /*
@@ -340,9 +340,9 @@ struct wl_resource *sbwl_resource_new_linked(struct wl_client *client, const str
  * clients go: each is taken off the list (its destroy handler then unlinks
  * nothing) and its user data, which pointed at the global's state, is NULL.
  */
-void sbwl_resource_list_orphan(struct wl_list *list);
+void wlc_resource_list_orphan(struct wl_list *list);
 /* send(res, data) for each resource on `list` that belongs to `client`; send must not destroy any. */
-void sbwl_resource_list_send(struct wl_list *list, struct wl_client *client,
+void wlc_resource_list_send(struct wl_list *list, struct wl_client *client,
 			     void (*send)(struct wl_resource *res, void *data), void *data);
 
 /*
@@ -350,6 +350,6 @@ void sbwl_resource_list_send(struct wl_list *list, struct wl_client *client,
  * for clients to map read-only: the dma-buf format table, the keymap.
  * Returns the fd (CLOEXEC, the caller's) or -errno (nothing to close).
  */
-int sbwl_sealed_memfd(const char *name, const void *data, size_t size);
+int wlc_sealed_memfd(const char *name, const void *data, size_t size);
 
 #endif

@@ -2,32 +2,32 @@
 /*
  * What the example compositor's xdg-shell files share and nobody else uses,
  * bottom up:
- *   sbwl_shell_configure.c  an xdg_surface's configure sequence and its reset
+ *   wlc_shell_configure.c  an xdg_surface's configure sequence and its reset
  *                           (what the role objects share)
- *   sbwl_shell_toplevel.c   xdg_toplevel
- *   sbwl_shell_popup.c      xdg_positioner and xdg_popup
- *   sbwl_shell.c            the global, xdg_wm_base (ping), xdg_surface, the
+ *   wlc_shell_toplevel.c   xdg_toplevel
+ *   wlc_shell_popup.c      xdg_positioner and xdg_popup
+ *   wlc_shell.c            the global, xdg_wm_base (ping), xdg_surface, the
  *                           role hooks: calls down into the others
  * The toplevel and popup files call only the configure file, never each
- * other or sbwl_shell.c.
+ * other or wlc_shell.c.
  */
-#ifndef SBWL_SHELL_INTERNAL_H
-#define SBWL_SHELL_INTERNAL_H
+#ifndef WLC_SHELL_INTERNAL_H
+#define WLC_SHELL_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <wayland-server-core.h>
 
-#include "sbwl_internal.h"
+#include "wlc_internal.h"
 
 enum {
 	STATE_MAXIMIZED = 1u << 0,
 	STATE_FULLSCREEN = 1u << 1,
 };
 
-struct sbwl_shell {
-	struct sbwl_comp *comp;
+struct wlc_shell {
+	struct wlc_comp *comp;
 	struct wl_global *global;
 	struct wl_list toplevels; /* toplevel.link */
 	struct wl_list popups;    /* popup.link */
@@ -36,7 +36,7 @@ struct sbwl_shell {
 
 /* One bound xdg_wm_base. */
 struct wm_base {
-	struct sbwl_shell *shell;
+	struct wlc_shell *shell;
 	struct wl_resource *resource;
 	struct wl_list surfaces; /* xdg_surface.link */
 	struct wl_event_source *ping_timer;
@@ -69,11 +69,11 @@ struct geometry {
 };
 
 struct xdg_surface {
-	struct sbwl_shell *shell;
+	struct wlc_shell *shell;
 	struct wm_base *base;       /* NULL once the xdg_wm_base is gone */
 	struct wl_list link;        /* base->surfaces */
 	struct wl_resource *resource;
-	struct sbwl_surface *surf;  /* NULL once the wl_surface is gone */
+	struct wlc_surface *surf;  /* NULL once the wl_surface is gone */
 	struct wl_listener surface_destroy;
 	struct toplevel *toplevel;  /* the role object, NULL: none (yet) */
 	struct popup *popup;
@@ -87,7 +87,7 @@ struct xdg_surface {
 };
 
 struct toplevel {
-	struct sbwl_shell *shell;
+	struct wlc_shell *shell;
 	struct xdg_surface *xs;     /* NULL once the xdg_surface is gone */
 	struct wl_resource *resource;
 	struct wl_list link;        /* shell->toplevels */
@@ -101,7 +101,7 @@ struct toplevel {
 };
 
 struct popup {
-	struct sbwl_shell *shell;
+	struct wlc_shell *shell;
 	struct xdg_surface *xs;     /* NULL once the xdg_surface is gone */
 	struct wl_resource *resource;
 	struct wl_list link;        /* shell->popups */
@@ -119,7 +119,7 @@ shell_post_base_error(struct xdg_surface *xs, uint32_t code, const char *msg)
 	wl_resource_post_error(xs->base ? xs->base->resource : xs->resource, code, "%s", msg);
 }
 
-/* ---- configure sequences (sbwl_shell_configure.c) ----------------------------- */
+/* ---- configure sequences (wlc_shell_configure.c) ----------------------------- */
 
 /*
  * A configure sequence is the role's events between these two:
@@ -138,7 +138,7 @@ void shell_configure_clear(struct xdg_surface *xs);
  */
 void shell_configure_reset(struct xdg_surface *xs);
 
-/* ---- xdg_toplevel (sbwl_shell_toplevel.c) ------------------------------------- */
+/* ---- xdg_toplevel (wlc_shell_toplevel.c) ------------------------------------- */
 
 /* get_toplevel's role object, once the request was checked and the role given. */
 void shell_toplevel_create(struct xdg_surface *xs, struct wl_client *client, int version, uint32_t id);
@@ -149,7 +149,7 @@ void shell_toplevel_place(struct toplevel *tl);
 /* The toplevel's part of a reset: its attributes are discarded. */
 void shell_toplevel_reset(struct toplevel *tl);
 
-/* ---- xdg_positioner, xdg_popup (sbwl_shell_popup.c) --------------------------- */
+/* ---- xdg_positioner, xdg_popup (wlc_shell_popup.c) --------------------------- */
 
 /* xdg_wm_base.create_positioner */
 void shell_positioner_create(struct wl_client *client, struct wl_resource *res, uint32_t id);
@@ -163,6 +163,6 @@ void shell_popup_configure(struct popup *popup);
 /* Put it on the output (surf->x, y), on each applied commit with a buffer. */
 void shell_popup_place(struct popup *popup);
 /* parent's xdg_surface goes: the popups on it lose their parent, and the screen. */
-void shell_popup_parent_gone(struct sbwl_shell *shell, struct xdg_surface *parent);
+void shell_popup_parent_gone(struct wlc_shell *shell, struct xdg_surface *parent);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Small things the example compositor's protocol files share
- * (sbwl_internal.h): the sealed memfds clients map (the dma-buf format
+ * (wlc_internal.h): the sealed memfds clients map (the dma-buf format
  * table, the keymap), the memory of an object a client asks for, and
  * resources kept on a list by their own link (outputs, keyboards, data
  * devices, frame callbacks, presentation feedback).
@@ -14,12 +14,12 @@
 
 #include <wayland-server-core.h>
 
-#include "sbwl_internal.h"
+#include "wlc_internal.h"
 
 /* ---- sealed memfds ------------------------------------------------------------ */
 
 int
-sbwl_sealed_memfd(const char *name, const void *data, size_t size)
+wlc_sealed_memfd(const char *name, const void *data, size_t size)
 {
 	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	const char *p = data;
@@ -58,7 +58,7 @@ fail:
 /* ---- a client's objects --------------------------------------------------------- */
 
 void *
-sbwl_client_zalloc(struct wl_client *client, size_t size)
+wlc_client_zalloc(struct wl_client *client, size_t size)
 {
 	void *p = calloc(1, size);
 
@@ -70,17 +70,17 @@ sbwl_client_zalloc(struct wl_client *client, size_t size)
 /* ---- resources on a list -------------------------------------------------------- */
 
 void
-sbwl_resource_unlink(struct wl_resource *res)
+wlc_resource_unlink(struct wl_resource *res)
 {
 	wl_list_remove(wl_resource_get_link(res));
 }
 
 struct wl_resource *
-sbwl_resource_new_linked(struct wl_client *client, const struct wl_interface *iface, int version,
+wlc_resource_new_linked(struct wl_client *client, const struct wl_interface *iface, int version,
 			 uint32_t id, const void *impl, void *data, struct wl_list *after)
 {
-	struct wl_resource *res = sbwl_resource_new(client, iface, version, id, impl, data,
-						    sbwl_resource_unlink);
+	struct wl_resource *res = wlc_resource_new(client, iface, version, id, impl, data,
+						    wlc_resource_unlink);
 
 	if (res)
 		wl_list_insert(after, wl_resource_get_link(res));
@@ -88,7 +88,7 @@ sbwl_resource_new_linked(struct wl_client *client, const struct wl_interface *if
 }
 
 void
-sbwl_resource_list_orphan(struct wl_list *list)
+wlc_resource_list_orphan(struct wl_list *list)
 {
 	struct wl_resource *res, *tmp;
 
@@ -101,7 +101,7 @@ sbwl_resource_list_orphan(struct wl_list *list)
 }
 
 void
-sbwl_resource_list_send(struct wl_list *list, struct wl_client *client,
+wlc_resource_list_send(struct wl_list *list, struct wl_client *client,
 			void (*send)(struct wl_resource *res, void *data), void *data)
 {
 	struct wl_resource *res;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The layer tests' shared resource, recordings, ownership transfers as the
- * options say, and submits (see vkt.h). */
-#include "vkt.h"
+ * options say, and submits (see tbvk.h). */
+#include "tbvk.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -19,10 +19,10 @@ static const struct vkt_image_desc shared_image = {
 	.bind2 = true,
 };
 
-/* --exported: the driver's memory, described by buf (vkt.h). */
+/* --exported: the driver's memory, described by buf (tbvk.h). */
 static void
-shared_export(struct vkt *t, const struct vkt_options *opt, size_t size, uint8_t fill,
-	      struct sbk_buf *buf, struct vkt_shared *s)
+shared_export(struct vkt *t, const struct tbvk_options *opt, size_t size, uint8_t fill,
+	      struct sbk_buf *buf, struct tbvk_shared *s)
 {
 	memset(buf, 0, sizeof(*buf));
 	buf->fd = -1;
@@ -43,8 +43,8 @@ shared_export(struct vkt *t, const struct vkt_options *opt, size_t size, uint8_t
 }
 
 void
-vkt_shared_create(struct vkt *t, const struct vkt_options *opt, int vgem, size_t size,
-		  uint8_t fill, struct sbk_buf *buf, struct vkt_shared *s)
+tbvk_shared_create(struct vkt *t, const struct tbvk_options *opt, int vgem, size_t size,
+		  uint8_t fill, struct sbk_buf *buf, struct tbvk_shared *s)
 {
 	memset(s, 0, sizeof(*s));
 	if (opt->exported) {
@@ -70,7 +70,7 @@ vkt_shared_create(struct vkt *t, const struct vkt_options *opt, int vgem, size_t
 }
 
 void
-vkt_shared_destroy(struct vkt *t, struct vkt_shared *s, struct sbk_buf *buf)
+tbvk_shared_destroy(struct vkt *t, struct tbvk_shared *s, struct sbk_buf *buf)
 {
 	vkt_image_destroy(t, &s->img);
 	vkt_buffer_destroy(t, &s->buf);
@@ -80,7 +80,7 @@ vkt_shared_destroy(struct vkt *t, struct vkt_shared *s, struct sbk_buf *buf)
 }
 
 void
-vkt_producer_fence(const struct vkt_shared *s, int vgem, struct sbk_buf *buf, uint32_t *fence_id)
+tbvk_producer_fence(const struct tbvk_shared *s, int vgem, struct sbk_buf *buf, uint32_t *fence_id)
 {
 	if (!s->exported) {
 		int ret = sbk_vgem_fence_attach(vgem, buf->handle, true, fence_id);
@@ -103,7 +103,7 @@ vkt_producer_fence(const struct vkt_shared *s, int vgem, struct sbk_buf *buf, ui
 }
 
 void
-vkt_begin(struct vkt *t, const struct vkt_options *opt, bool one_time, struct vkt_rec *rec)
+tbvk_begin(struct vkt *t, const struct tbvk_options *opt, bool one_time, struct tbvk_rec *rec)
 {
 	VkCommandBufferUsageFlags flags = one_time ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0;
 
@@ -131,13 +131,13 @@ vkt_begin(struct vkt *t, const struct vkt_options *opt, bool one_time, struct vk
 }
 
 VkCommandBuffer
-vkt_cmd(const struct vkt_rec *rec)
+tbvk_cmd(const struct tbvk_rec *rec)
 {
 	return rec->secondary ? rec->secondary : rec->primary;
 }
 
 void
-vkt_end(struct vkt *t, struct vkt_rec *rec)
+tbvk_end(struct vkt *t, struct tbvk_rec *rec)
 {
 	(void)t;
 	if (rec->secondary) {
@@ -148,7 +148,7 @@ vkt_end(struct vkt *t, struct vkt_rec *rec)
 }
 
 void
-vkt_rec_free(struct vkt *t, struct vkt_rec *rec)
+tbvk_rec_free(struct vkt *t, struct tbvk_rec *rec)
 {
 	if (rec->secondary)
 		vkFreeCommandBuffers(t->device, t->pool, 1, &rec->secondary);
@@ -158,7 +158,7 @@ vkt_rec_free(struct vkt *t, struct vkt_rec *rec)
 
 /* vkCmdPipelineBarrier2's form of vkt_transfer_buffer() / vkt_transfer_image(). */
 static void
-transfer2(struct vkt *t, VkCommandBuffer cb, const struct vkt_shared *s, bool acquire,
+transfer2(struct vkt *t, VkCommandBuffer cb, const struct tbvk_shared *s, bool acquire,
 	  VkAccessFlags access)
 {
 	VkImageMemoryBarrier2 ib = {
@@ -197,8 +197,8 @@ transfer2(struct vkt *t, VkCommandBuffer cb, const struct vkt_shared *s, bool ac
 }
 
 static void
-transfer(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
-	 const struct vkt_shared *s, bool acquire, VkAccessFlags access)
+transfer(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb,
+	 const struct tbvk_shared *s, bool acquire, VkAccessFlags access)
 {
 	if (opt->no_barriers) {
 		/* No ownership transfer at all: what apps that ignore the rules do. */
@@ -225,22 +225,22 @@ transfer(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
 }
 
 void
-vkt_acquire(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
-	    const struct vkt_shared *s, VkAccessFlags dst_access)
+tbvk_acquire(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb,
+	    const struct tbvk_shared *s, VkAccessFlags dst_access)
 {
 	transfer(t, opt, cb, s, true, dst_access);
 }
 
 void
-vkt_release(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
-	    const struct vkt_shared *s, VkAccessFlags src_access)
+tbvk_release(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb,
+	    const struct tbvk_shared *s, VkAccessFlags src_access)
 {
 	transfer(t, opt, cb, s, false, src_access);
 }
 
 /* Copy between the shared resource and a host buffer, either way. */
 static void
-copy_shared(VkCommandBuffer cb, const struct vkt_shared *s, struct vkt_buffer *host, bool out)
+copy_shared(VkCommandBuffer cb, const struct tbvk_shared *s, struct vkt_buffer *host, bool out)
 {
 	if (s->is_image) {
 		VkBufferImageCopy region = {
@@ -263,19 +263,19 @@ copy_shared(VkCommandBuffer cb, const struct vkt_shared *s, struct vkt_buffer *h
 }
 
 void
-vkt_copy_from_shared(VkCommandBuffer cb, const struct vkt_shared *s, struct vkt_buffer *dst)
+tbvk_copy_from_shared(VkCommandBuffer cb, const struct tbvk_shared *s, struct vkt_buffer *dst)
 {
 	copy_shared(cb, s, dst, true);
 }
 
 void
-vkt_copy_to_shared(VkCommandBuffer cb, struct vkt_buffer *src, const struct vkt_shared *s)
+tbvk_copy_to_shared(VkCommandBuffer cb, struct vkt_buffer *src, const struct tbvk_shared *s)
 {
 	copy_shared(cb, s, src, false);
 }
 
 void
-vkt_cycle_create(struct vkt *t, int vgem, size_t size, struct vkt_cycle *c)
+tbvk_cycle_create(struct vkt *t, int vgem, size_t size, struct tbvk_cycle *c)
 {
 	memset(c, 0, sizeof(*c));
 	int ret = sbk_buf_create(SBK_BUF_VGEM, vgem, size, &c->buf);
@@ -287,21 +287,21 @@ vkt_cycle_create(struct vkt *t, int vgem, size_t size, struct vkt_cycle *c)
 }
 
 void
-vkt_cycle_destroy(struct vkt *t, struct vkt_cycle *c)
+tbvk_cycle_destroy(struct vkt *t, struct tbvk_cycle *c)
 {
 	vkt_buffer_destroy(t, &c->src);
 	vkt_buffer_destroy(t, &c->dst);
-	vkt_shared_destroy(t, &c->sh, &c->buf);
+	tbvk_shared_destroy(t, &c->sh, &c->buf);
 }
 
 void
-vkt_record_cycle(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
-		 struct vkt_cycle *c)
+tbvk_record_cycle(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb,
+		 struct tbvk_cycle *c)
 {
-	const struct vkt_shared *s = &c->sh;
+	const struct tbvk_shared *s = &c->sh;
 
-	vkt_acquire(t, opt, cb, s, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-	vkt_copy_from_shared(cb, s, &c->dst);
+	tbvk_acquire(t, opt, cb, s, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+	tbvk_copy_from_shared(cb, s, &c->dst);
 	/* The copy in follows the copy out (the same resource). */
 	VkMemoryBarrier m = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -310,18 +310,18 @@ vkt_record_cycle(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer c
 	};
 	vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
 			     1, &m, 0, NULL, 0, NULL);
-	vkt_copy_to_shared(cb, &c->src, s);
-	vkt_release(t, opt, cb, s, VK_ACCESS_TRANSFER_WRITE_BIT);
+	tbvk_copy_to_shared(cb, &c->src, s);
+	tbvk_release(t, opt, cb, s, VK_ACCESS_TRANSFER_WRITE_BIT);
 }
 
 int
-vkt_setup_shared(int argc, char **argv, size_t size, uint8_t fill, struct vkt_options *opt,
-		 struct vkt *t, struct sbk_buf *buf, struct vkt_shared *s)
+tbvk_setup_shared(int argc, char **argv, size_t size, uint8_t fill, struct tbvk_options *opt,
+		 struct vkt *t, struct sbk_buf *buf, struct tbvk_shared *s)
 {
-	int vgem = vkt_start(argc, argv, opt);
+	int vgem = tbvk_start(argc, argv, opt);
 
-	vkt_fault_begin(opt);
-	vkt_init(t, opt, true);
-	vkt_shared_create(t, opt, vgem, size, fill, buf, s);
+	tbvk_fault_begin(opt);
+	tbvk_init(t, opt, true);
+	tbvk_shared_create(t, opt, vgem, size, fill, buf, s);
 	return vgem;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xdg-shell for the example compositor (sbwl_internal.h): xdg_wm_base
+ * xdg-shell for the example compositor (wlc_internal.h): xdg_wm_base
  * version 6 with xdg_positioner, xdg_surface, xdg_toplevel and xdg_popup.
  *
  * What it does with the protocol's freedom:
@@ -21,13 +21,13 @@
  *    and fullscreen; set_minimized, show_window_menu, move and resize are
  *    ignored (no minimized state, no seat input). configure_bounds (v4) is
  *    the output size. A toplevel that goes on screen takes the keyboard
- *    focus (sbwl_seat.c).
+ *    focus (wlc_seat.c).
  *  - popups: placed by the positioner's anchor, gravity and offset, never
  *    constrained. There is no seat input to grab with, so a grab is denied:
  *    "If the compositor denies the grab, the popup will be immediately
  *    dismissed" — popup_done at once, and the popup is never mapped.
  *
- * An xdg_surface installs the sbwl role at get_xdg_surface (its precommit
+ * An xdg_surface installs the wlc role at get_xdg_surface (its precommit
  * enforces not_constructed and unconfigured_buffer); get_toplevel and
  * get_popup refine it to the role proper, which the wl_surface keeps for
  * life. Every pointer between the objects is cleared by the destroy of the
@@ -35,8 +35,8 @@
  * go; errors are posted only from requests, never from a destroy.
  *
  * This file has the global, xdg_wm_base, xdg_surface and the role hooks; the
- * role objects are sbwl_shell_toplevel.c and sbwl_shell_popup.c, and what they
- * share with it sbwl_shell_configure.c (sbwl_shell_internal.h).
+ * role objects are wlc_shell_toplevel.c and wlc_shell_popup.c, and what they
+ * share with it wlc_shell_configure.c (wlc_shell_internal.h).
  */
 #include <poll.h>
 #include <stdio.h>
@@ -46,7 +46,7 @@
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 
-#include "sbwl_shell_internal.h"
+#include "wlc_shell_internal.h"
 #include "xdg-shell-server-protocol.h"
 
 /* 6 (the "suspended" state) costs nothing: we never suspend. 7's
@@ -54,10 +54,10 @@
 #define WM_BASE_VERSION 6
 #define DEFAULT_PING_TIMEOUT_MS 5000
 
-static const struct sbwl_role xdg_surface_role, toplevel_role, popup_role;
+static const struct wlc_role xdg_surface_role, toplevel_role, popup_role;
 
 static bool
-is_xdg_role(const struct sbwl_role *role)
+is_xdg_role(const struct wlc_role *role)
 {
 	return role == &xdg_surface_role || role == &toplevel_role || role == &popup_role;
 }
@@ -65,7 +65,7 @@ is_xdg_role(const struct sbwl_role *role)
 /* ---- configure sequences ------------------------------------------------------- */
 
 /*
- * A configure sequence (sbwl_shell_configure.c), with the role's events. Only
+ * A configure sequence (wlc_shell_configure.c), with the role's events. Only
  * after the initial commit ("The compositor will reply with ... an
  * xdg_surface.configure event").
  */
@@ -106,7 +106,7 @@ role_reset(struct xdg_surface *xs)
 /* ---- the role hooks -------------------------------------------------------------- */
 
 static bool
-xdg_precommit(struct sbwl_surface *surf, const struct sbwl_state *pending)
+xdg_precommit(struct wlc_surface *surf, const struct wlc_state *pending)
 {
 	struct xdg_surface *xs = surf->role_data;
 	bool buffer = pending->attached && pending->buffer;
@@ -166,7 +166,7 @@ xdg_precommit(struct sbwl_surface *surf, const struct sbwl_state *pending)
 }
 
 static void
-xdg_applied(struct sbwl_surface *surf, bool has_buffer)
+xdg_applied(struct wlc_surface *surf, bool has_buffer)
 {
 	struct xdg_surface *xs = surf->role_data;
 	bool was_mapped;
@@ -174,7 +174,7 @@ xdg_applied(struct sbwl_surface *surf, bool has_buffer)
 	if (!xs || (!xs->toplevel && !xs->popup))
 		return;
 	if (!has_buffer) {
-		sbwl_surface_unmap(surf);
+		wlc_surface_unmap(surf);
 		return;
 	}
 	/* a commit applied late (its acquire fence) after a reset: not mapped */
@@ -182,31 +182,31 @@ xdg_applied(struct sbwl_surface *surf, bool has_buffer)
 		return;
 	was_mapped = surf->mapped;
 	place(xs);
-	sbwl_surface_map(surf);
+	wlc_surface_map(surf);
 	if (xs->toplevel && !was_mapped)
-		sbwl_seat_toplevel_mapped(surf->comp->seat, surf);
+		wlc_seat_toplevel_mapped(surf->comp->seat, surf);
 }
 
-static const struct sbwl_role xdg_surface_role = {
+static const struct wlc_role xdg_surface_role = {
 	.name = "xdg_surface", .precommit = xdg_precommit, .applied = xdg_applied,
 };
-static const struct sbwl_role toplevel_role = {
+static const struct wlc_role toplevel_role = {
 	.name = "xdg_toplevel", .precommit = xdg_precommit, .applied = xdg_applied,
 };
-static const struct sbwl_role popup_role = {
+static const struct wlc_role popup_role = {
 	.name = "xdg_popup", .precommit = xdg_precommit, .applied = xdg_applied,
 };
 
 /*
  * Give xs's wl_surface the role proper. xdg_surface "does not set the role";
- * the sbwl role it installed for the precommit checks is refined in place
+ * the wlc role it installed for the precommit checks is refined in place
  * here, once; after that the wl_surface keeps it for life and a role object
  * of the other kind is a role error.
  */
 static bool
-role_assign(struct xdg_surface *xs, const struct sbwl_role *role)
+role_assign(struct xdg_surface *xs, const struct wlc_role *role)
 {
-	struct sbwl_surface *surf = xs->surf;
+	struct wlc_surface *surf = xs->surf;
 
 	if (!surf)
 		return true;
@@ -214,7 +214,7 @@ role_assign(struct xdg_surface *xs, const struct sbwl_role *role)
 		surf->role = role;
 		return true;
 	}
-	return sbwl_surface_set_role(surf, role, xs, xs->base ? xs->base->resource : xs->resource,
+	return wlc_surface_set_role(surf, role, xs, xs->base ? xs->base->resource : xs->resource,
 				     XDG_WM_BASE_ERROR_ROLE);
 }
 
@@ -362,7 +362,7 @@ xdg_surface_res_destroy(struct wl_resource *res)
 	/* Popups on top of this one lose their parent, and the screen. */
 	shell_popup_parent_gone(xs->shell, xs);
 	if (xs->surf) {
-		sbwl_surface_unmap(xs->surf);
+		wlc_surface_unmap(xs->surf);
 		xs->surf->role_data = NULL;
 	}
 	wl_list_remove(&xs->surface_destroy.link);
@@ -377,7 +377,7 @@ xdg_surface_res_destroy(struct wl_resource *res)
 #define PING_RECHECKS 50
 
 static int
-ping_timeout_ms(const struct sbwl_shell *shell)
+ping_timeout_ms(const struct wlc_shell *shell)
 {
 	return shell->comp->opt.ping_timeout_ms > 0 ? shell->comp->opt.ping_timeout_ms : DEFAULT_PING_TIMEOUT_MS;
 }
@@ -480,8 +480,8 @@ base_get_xdg_surface(struct wl_client *client, struct wl_resource *res, uint32_t
 		     struct wl_resource *surface_res)
 {
 	struct wm_base *b = wl_resource_get_user_data(res);
-	struct sbwl_surface *surf = sbwl_surface_from_resource(surface_res);
-	const struct sbwl_role *role;
+	struct wlc_surface *surf = wlc_surface_from_resource(surface_res);
+	const struct wlc_role *role;
 	struct xdg_surface *xs;
 
 	if (!surf) {
@@ -505,21 +505,21 @@ base_get_xdg_surface(struct wl_client *client, struct wl_resource *res, uint32_t
 				       wl_resource_get_id(surface_res));
 		return;
 	}
-	xs = sbwl_client_zalloc(client, sizeof(*xs));
+	xs = wlc_client_zalloc(client, sizeof(*xs));
 	if (!xs)
 		return;
 	xs->shell = b->shell;
 	wl_list_init(&xs->configures);
 	wl_list_init(&xs->surface_destroy.link);
 	wl_list_init(&xs->link);
-	xs->resource = sbwl_resource_new(client, &xdg_surface_interface, wl_resource_get_version(res), id,
+	xs->resource = wlc_resource_new(client, &xdg_surface_interface, wl_resource_get_version(res), id,
 					 &xdg_surface_impl, xs, xdg_surface_res_destroy);
 	if (!xs->resource) {
 		free(xs);
 		return;
 	}
 	role = surf->role ? surf->role : &xdg_surface_role;
-	sbwl_surface_set_role(surf, role, xs, res, XDG_WM_BASE_ERROR_ROLE); /* cannot fail: checked above */
+	wlc_surface_set_role(surf, role, xs, res, XDG_WM_BASE_ERROR_ROLE); /* cannot fail: checked above */
 	xs->surf = surf;
 	xs->surface_destroy.notify = xdg_surface_surface_destroyed;
 	wl_signal_add(&surf->destroy_signal, &xs->surface_destroy);
@@ -555,8 +555,8 @@ base_res_destroy(struct wl_resource *res)
 static void
 base_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	struct sbwl_shell *shell = data;
-	struct wm_base *b = sbwl_client_zalloc(client, sizeof(*b));
+	struct wlc_shell *shell = data;
+	struct wm_base *b = wlc_client_zalloc(client, sizeof(*b));
 
 	if (!b)
 		return;
@@ -568,7 +568,7 @@ base_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 		wl_client_post_no_memory(client);
 		return;
 	}
-	b->resource = sbwl_resource_new(client, &xdg_wm_base_interface, (int)version, id, &base_impl, b,
+	b->resource = wlc_resource_new(client, &xdg_wm_base_interface, (int)version, id, &base_impl, b,
 					base_res_destroy);
 	if (!b->resource) {
 		wl_event_source_remove(b->ping_timer);
@@ -579,10 +579,10 @@ base_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 
 /* ---- the global --------------------------------------------------------------------- */
 
-struct sbwl_shell *
-sbwl_shell_create(struct sbwl_comp *comp)
+struct wlc_shell *
+wlc_shell_create(struct wlc_comp *comp)
 {
-	struct sbwl_shell *shell = calloc(1, sizeof(*shell));
+	struct wlc_shell *shell = calloc(1, sizeof(*shell));
 
 	if (!shell)
 		return NULL;
@@ -599,17 +599,17 @@ sbwl_shell_create(struct sbwl_comp *comp)
 }
 
 void
-sbwl_shell_destroy(struct sbwl_shell *shell)
+wlc_shell_destroy(struct wlc_shell *shell)
 {
 	if (!shell)
 		return;
-	/* the clients went first (sbwl_comp_destroy): no object of ours is left */
+	/* the clients went first (wlc_comp_destroy): no object of ours is left */
 	wl_global_destroy(shell->global);
 	free(shell);
 }
 
 int
-sbwl_shell_close_all(struct sbwl_shell *shell)
+wlc_shell_close_all(struct wlc_shell *shell)
 {
 	struct toplevel *tl;
 	int n = 0;

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The example compositor's wl_seat (sbwl_internal.h): a keyboard that never
+ * The example compositor's wl_seat (wlc_internal.h): a keyboard that never
  * sends a key, a pointer that never moves, and the keyboard focus.
  *
  * The compositor is headless and has no input, but clients need a keyboard
  * to start (a keymap) and the clipboard needs a focused client ("The
  * selection event is sent to a client immediately before receiving keyboard
  * focus"). So:
- *  - keyboard: with libxkbcommon (SBWL_HAVE_XKBCOMMON) and a keymap it can
+ *  - keyboard: with libxkbcommon (WLC_HAVE_XKBCOMMON) and a keymap it can
  *    compile from the default names (XKB_DEFAULT_* from the environment,
  *    else evdev "us"), kept in one sealed memfd that every wl_keyboard gets;
  *    without either the seat has no keyboard, as it had none before.
@@ -27,23 +27,23 @@
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 
-#ifdef SBWL_HAVE_XKBCOMMON
+#ifdef WLC_HAVE_XKBCOMMON
 #include <xkbcommon/xkbcommon.h>
 #endif
 
-#include "sbwl_internal.h"
+#include "wlc_internal.h"
 
 #define SEAT_VERSION 7
 /* what weston and wlroots default to */
 #define REPEAT_RATE 25   /* characters per second */
 #define REPEAT_DELAY 600 /* ms */
 
-struct sbwl_seat {
-	struct sbwl_comp *comp;
+struct wlc_seat {
+	struct wlc_comp *comp;
 	struct wl_global *global;
 	struct wl_list keyboards;   /* wl_keyboard resource links */
-	struct wl_list focus_order; /* sbwl_surface.focus_link: mapped toplevels, newest first */
-	struct sbwl_surface *focus; /* has the keyboard focus; NULL: none */
+	struct wl_list focus_order; /* wlc_surface.focus_link: mapped toplevels, newest first */
+	struct wlc_surface *focus; /* has the keyboard focus; NULL: none */
 	uint32_t focus_serial;      /* of the enter or leave being sent */
 	int keymap_fd;              /* sealed memfd: the keymap text and its NUL; -1: no keyboard */
 	uint32_t keymap_size;
@@ -51,10 +51,10 @@ struct sbwl_seat {
 
 /* ---- the keymap ---------------------------------------------------------------- */
 
-#ifdef SBWL_HAVE_XKBCOMMON
+#ifdef WLC_HAVE_XKBCOMMON
 /* The default keymap into seat->keymap_fd; 0 or -errno (then no keyboard). */
 static int
-keymap_create(struct sbwl_seat *seat)
+keymap_create(struct wlc_seat *seat)
 {
 	struct xkb_context *ctx = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
 	struct xkb_keymap *keymap = NULL;
@@ -80,7 +80,7 @@ keymap_create(struct sbwl_seat *seat)
 	}
 	/* the NUL counted, as weston's and wlroots' do: clients hand the
 	 * mapping to xkbcommon as a string */
-	ret = sbwl_sealed_memfd("sbwl-keymap", text, size);
+	ret = wlc_sealed_memfd("sbwl-keymap", text, size);
 	if (ret < 0)
 		goto out;
 	seat->keymap_fd = ret;
@@ -94,7 +94,7 @@ out:
 }
 #else
 static int
-keymap_create(struct sbwl_seat *seat)
+keymap_create(struct wlc_seat *seat)
 {
 	return -ENOTSUP;
 }
@@ -103,7 +103,7 @@ keymap_create(struct sbwl_seat *seat)
 /* ---- keyboard focus ----------------------------------------------------------- */
 
 static struct wl_client *
-surface_client(const struct sbwl_surface *surf)
+surface_client(const struct wlc_surface *surf)
 {
 	return surf ? wl_resource_get_client(surf->resource) : NULL;
 }
@@ -112,7 +112,7 @@ surface_client(const struct sbwl_surface *surf)
 static void
 send_enter_to(struct wl_resource *kb, void *data)
 {
-	struct sbwl_seat *seat = data;
+	struct wlc_seat *seat = data;
 	struct wl_array keys;
 
 	wl_array_init(&keys); /* no key is ever down */
@@ -123,21 +123,21 @@ send_enter_to(struct wl_resource *kb, void *data)
 static void
 send_leave_to(struct wl_resource *kb, void *data)
 {
-	struct sbwl_seat *seat = data;
+	struct wlc_seat *seat = data;
 
 	wl_keyboard_send_leave(kb, seat->focus_serial, seat->focus->resource);
 }
 
 /* send_enter_to or send_leave_to every keyboard of the focused client, under one new serial. */
 static void
-send_focus(struct sbwl_seat *seat, void (*send)(struct wl_resource *kb, void *data))
+send_focus(struct wlc_seat *seat, void (*send)(struct wl_resource *kb, void *data))
 {
 	seat->focus_serial = wl_display_next_serial(seat->comp->display);
-	sbwl_resource_list_send(&seat->keyboards, surface_client(seat->focus), send, seat);
+	wlc_resource_list_send(&seat->keyboards, surface_client(seat->focus), send, seat);
 }
 
 static void
-focus_set(struct sbwl_seat *seat, struct sbwl_surface *surf)
+focus_set(struct wlc_seat *seat, struct wlc_surface *surf)
 {
 	if (surf == seat->focus)
 		return;
@@ -145,13 +145,13 @@ focus_set(struct sbwl_seat *seat, struct sbwl_surface *surf)
 		send_focus(seat, send_leave_to);
 	seat->focus = surf;
 	/* "The selection event is sent to a client immediately before receiving keyboard focus" */
-	sbwl_data_device_focus_changed(seat->comp->data_device, surface_client(surf));
+	wlc_data_device_focus_changed(seat->comp->data_device, surface_client(surf));
 	if (surf)
 		send_focus(seat, send_enter_to);
 }
 
 void
-sbwl_seat_toplevel_mapped(struct sbwl_seat *seat, struct sbwl_surface *surf)
+wlc_seat_toplevel_mapped(struct wlc_seat *seat, struct wlc_surface *surf)
 {
 	if (!seat)
 		return;
@@ -161,9 +161,9 @@ sbwl_seat_toplevel_mapped(struct sbwl_seat *seat, struct sbwl_surface *surf)
 }
 
 void
-sbwl_seat_surface_unmapped(struct sbwl_seat *seat, struct sbwl_surface *surf)
+wlc_seat_surface_unmapped(struct wlc_seat *seat, struct wlc_surface *surf)
 {
-	struct sbwl_surface *next = NULL;
+	struct wlc_surface *next = NULL;
 
 	if (!seat)
 		return;
@@ -179,11 +179,11 @@ sbwl_seat_surface_unmapped(struct sbwl_seat *seat, struct sbwl_surface *surf)
 /* ---- wl_keyboard, wl_pointer -------------------------------------------------------- */
 
 static const struct wl_keyboard_interface keyboard_impl = {
-	.release = sbwl_destroy_request,
+	.release = wlc_destroy_request,
 };
 
 /* "This request gives the surface the role of a cursor." Kept, never drawn. */
-static const struct sbwl_role cursor_role = { .name = "wl_pointer cursor" };
+static const struct wlc_role cursor_role = { .name = "wl_pointer cursor" };
 
 static void
 pointer_set_cursor(struct wl_client *client, struct wl_resource *resource, uint32_t serial,
@@ -191,19 +191,19 @@ pointer_set_cursor(struct wl_client *client, struct wl_resource *resource, uint3
 {
 	/* "If the surface already has another role, it raises a protocol error." */
 	if (surface)
-		sbwl_surface_set_role(sbwl_surface_from_resource(surface), &cursor_role, NULL, resource,
+		wlc_surface_set_role(wlc_surface_from_resource(surface), &cursor_role, NULL, resource,
 				      WL_POINTER_ERROR_ROLE);
 }
 
 static const struct wl_pointer_interface pointer_impl = {
 	.set_cursor = pointer_set_cursor,
-	.release = sbwl_destroy_request,
+	.release = wlc_destroy_request,
 };
 
 /* ---- wl_seat ------------------------------------------------------------------ */
 
 static uint32_t
-capabilities(const struct sbwl_seat *seat)
+capabilities(const struct wlc_seat *seat)
 {
 	return WL_SEAT_CAPABILITY_POINTER | (seat->keymap_fd >= 0 ? WL_SEAT_CAPABILITY_KEYBOARD : 0);
 }
@@ -211,14 +211,14 @@ capabilities(const struct sbwl_seat *seat)
 static void
 seat_get_pointer(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	sbwl_resource_new(client, &wl_pointer_interface, wl_resource_get_version(resource), id, &pointer_impl,
+	wlc_resource_new(client, &wl_pointer_interface, wl_resource_get_version(resource), id, &pointer_impl,
 			  NULL, NULL);
 }
 
 static void
 seat_get_keyboard(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	struct sbwl_seat *seat = wl_resource_get_user_data(resource);
+	struct wlc_seat *seat = wl_resource_get_user_data(resource);
 	int version = wl_resource_get_version(resource);
 	struct wl_resource *kb;
 
@@ -232,7 +232,7 @@ seat_get_keyboard(struct wl_client *client, struct wl_resource *resource, uint32
 				       "this seat has no keyboard (no keymap)");
 		return;
 	}
-	kb = sbwl_resource_new_linked(client, &wl_keyboard_interface, version, id, &keyboard_impl, seat,
+	kb = wlc_resource_new_linked(client, &wl_keyboard_interface, version, id, &keyboard_impl, seat,
 				      &seat->keyboards);
 	if (!kb)
 		return;
@@ -257,14 +257,14 @@ static const struct wl_seat_interface seat_impl = {
 	.get_pointer = seat_get_pointer,
 	.get_keyboard = seat_get_keyboard,
 	.get_touch = seat_get_touch,
-	.release = sbwl_destroy_request,
+	.release = wlc_destroy_request,
 };
 
 static void
 seat_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	struct sbwl_seat *seat = data;
-	struct wl_resource *res = sbwl_resource_new(client, &wl_seat_interface, (int)version, id, &seat_impl,
+	struct wlc_seat *seat = data;
+	struct wl_resource *res = wlc_resource_new(client, &wl_seat_interface, (int)version, id, &seat_impl,
 						    seat, NULL);
 
 	if (!res)
@@ -276,10 +276,10 @@ seat_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 
 /* ---- life cycle ---------------------------------------------------------------- */
 
-struct sbwl_seat *
-sbwl_seat_create(struct sbwl_comp *comp)
+struct wlc_seat *
+wlc_seat_create(struct wlc_comp *comp)
 {
-	struct sbwl_seat *seat = calloc(1, sizeof(*seat));
+	struct wlc_seat *seat = calloc(1, sizeof(*seat));
 	int ret;
 
 	if (!seat)
@@ -295,20 +295,20 @@ sbwl_seat_create(struct sbwl_comp *comp)
 					 strerror(-ret));
 	seat->global = wl_global_create(comp->display, &wl_seat_interface, SEAT_VERSION, seat, seat_bind);
 	if (!seat->global) {
-		sbwl_seat_destroy(seat);
+		wlc_seat_destroy(seat);
 		return NULL;
 	}
 	return seat;
 }
 
 void
-sbwl_seat_destroy(struct sbwl_seat *seat)
+wlc_seat_destroy(struct wlc_seat *seat)
 {
-	struct sbwl_surface *surf, *stmp;
+	struct wlc_surface *surf, *stmp;
 
 	if (!seat)
 		return;
-	sbwl_resource_list_orphan(&seat->keyboards);
+	wlc_resource_list_orphan(&seat->keyboards);
 	wl_list_for_each_safe(surf, stmp, &seat->focus_order, focus_link) {
 		wl_list_remove(&surf->focus_link);
 		wl_list_init(&surf->focus_link);

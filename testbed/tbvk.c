@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The layer tests' side of common/'s Vulkan app (see vkt.h). */
-#include "vkt.h"
+/* The layer tests' side of common/'s Vulkan app (see tbvk.h). */
+#include "tbvk.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -38,18 +38,18 @@ static const struct {
 	const char *name;
 	size_t field;
 } bool_options[] = {
-	{ "--control", offsetof(struct vkt_options, control) },
-	{ "--image", offsetof(struct vkt_options, image) },
-	{ "--sync2", offsetof(struct vkt_options, sync2) },
-	{ "--secondary", offsetof(struct vkt_options, secondary) },
-	{ "--no-barriers", offsetof(struct vkt_options, no_barriers) },
-	{ "--validation", offsetof(struct vkt_options, validation) },
-	{ "--by-name", offsetof(struct vkt_options, by_name) },
-	{ "--exported", offsetof(struct vkt_options, exported) },
+	{ "--control", offsetof(struct tbvk_options, control) },
+	{ "--image", offsetof(struct tbvk_options, image) },
+	{ "--sync2", offsetof(struct tbvk_options, sync2) },
+	{ "--secondary", offsetof(struct tbvk_options, secondary) },
+	{ "--no-barriers", offsetof(struct tbvk_options, no_barriers) },
+	{ "--validation", offsetof(struct tbvk_options, validation) },
+	{ "--by-name", offsetof(struct tbvk_options, by_name) },
+	{ "--exported", offsetof(struct tbvk_options, exported) },
 };
 
 static bool
-parse_flag(const char *a, struct vkt_options *opt)
+parse_flag(const char *a, struct tbvk_options *opt)
 {
 	for (size_t k = 0; k < sizeof(bool_options) / sizeof(bool_options[0]); k++) {
 		if (strcmp(a, bool_options[k].name) == 0) {
@@ -79,7 +79,7 @@ parse_choice(const char *option, const char *value, const char *const *names)
 }
 
 void
-vkt_parse_args(int argc, char **argv, struct vkt_options *opt)
+tbvk_parse_args(int argc, char **argv, struct tbvk_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
 	for (int i = 1; i < argc; i++) {
@@ -94,9 +94,9 @@ vkt_parse_args(int argc, char **argv, struct vkt_options *opt)
 		else if (strcmp(a, "--seconds") == 0 && value)
 			opt->seconds = strtod(argv[++i], NULL);
 		else if (strcmp(a, "--signal") == 0 && value)
-			opt->signal = (enum vkt_signal)parse_choice(a, argv[++i], signal_names);
+			opt->signal = (enum tbvk_signal)parse_choice(a, argv[++i], signal_names);
 		else if (strcmp(a, "--hold") == 0 && value)
-			opt->hold = (enum vkt_hold)parse_choice(a, argv[++i], hold_names);
+			opt->hold = (enum tbvk_hold)parse_choice(a, argv[++i], hold_names);
 		else {
 			fprintf(stderr, "unknown argument %s\n", a);
 			exit(2);
@@ -120,7 +120,7 @@ prepend_path(const char *var, const char *dir, const char *fallback)
 }
 
 void
-vkt_env_activate(enum vkt_activation how, const char *extra_layers)
+tbvk_env_activate(enum tbvk_activation how, const char *extra_layers)
 {
 	char layers[512] = "";
 
@@ -131,16 +131,16 @@ vkt_env_activate(enum vkt_activation how, const char *extra_layers)
 	unsetenv("VK_ADD_IMPLICIT_LAYER_PATH");
 	unsetenv("VK_ADD_LAYER_PATH");
 
-	if (how == VKT_ACTIVATE_IMPLICIT || how == VKT_ACTIVATE_BOTH) {
+	if (how == TBVK_ACTIVATE_IMPLICIT || how == TBVK_ACTIVATE_BOTH) {
 		/* Keep the XDG default after ours: the drivers' manifests live there. */
 		prepend_path("XDG_DATA_DIRS", SBL_TEST_XDG_DIR, "/usr/local/share:/usr/share");
 		prepend_path("VK_ADD_IMPLICIT_LAYER_PATH", SBL_TEST_IMPLICIT_DIR, NULL);
 	}
-	if (how == VKT_ACTIVATE_BY_NAME || how == VKT_ACTIVATE_BOTH) {
+	if (how == TBVK_ACTIVATE_BY_NAME || how == TBVK_ACTIVATE_BOTH) {
 		prepend_path("VK_ADD_LAYER_PATH", SBL_TEST_EXPLICIT_DIR, NULL);
 		snprintf(layers, sizeof(layers), "%s", VKT_LAYER_NAME);
 	}
-	if (how == VKT_ACTIVATE_APP) {
+	if (how == TBVK_ACTIVATE_APP) {
 		setenv("VK_ADD_LAYER_PATH", SBL_TEST_EXPLICIT_DIR, 1);
 		const char *xdg = getenv("XDG_DATA_DIRS");
 		if (xdg && strstr(xdg, "manifest"))
@@ -154,17 +154,17 @@ vkt_env_activate(enum vkt_activation how, const char *extra_layers)
 		setenv("VK_INSTANCE_LAYERS", layers, 1);
 }
 
-static const char *fault_layer(const struct vkt_options *opt);
+static const char *fault_layer(const struct tbvk_options *opt);
 
 void
-vkt_env_from_options(const struct vkt_options *opt)
+tbvk_env_from_options(const struct tbvk_options *opt)
 {
 	const char *below = fault_layer(opt);
 	char extra[256];
 
 	snprintf(extra, sizeof(extra), "%s%s%s", opt->validation ? VKT_VALIDATION_LAYER : "",
 		 opt->validation && below ? ":" : "", below ? below : "");
-	vkt_env_activate(opt->by_name ? VKT_ACTIVATE_BY_NAME : VKT_ACTIVATE_IMPLICIT, extra);
+	tbvk_env_activate(opt->by_name ? TBVK_ACTIVATE_BY_NAME : TBVK_ACTIVATE_IMPLICIT, extra);
 	/* A --fault row's test layer, enabled by name: the loader puts the layers
 	 * of VK_INSTANCE_LAYERS below the implicit ones, in the order named (ours
 	 * first with --by-name), so it lies between our layer and the driver. */
@@ -183,7 +183,7 @@ vkt_env_from_options(const struct vkt_options *opt)
 /*
  * --fault NAME: the one call whose failure sends the layer into that
  * CPU-wait fallback, failed through libsbfault (testbed/sbfault.h) while
- * vkt_submit() runs, counting only the calls made directly from `scope`.
+ * tbvk_submit() runs, counting only the calls made directly from `scope`.
  * The program must have libsbfault linked in (tests/layer/meson.build builds
  * the layer-fallback-* programs so); its functions are found with dlsym().
  */
@@ -218,7 +218,7 @@ static const struct vkt_fault {
 };
 
 static const struct vkt_fault *
-fault_find(const struct vkt_options *opt)
+fault_find(const struct tbvk_options *opt)
 {
 	for (size_t i = 0; opt->fault && i < sizeof(vkt_faults) / sizeof(vkt_faults[0]); i++)
 		if (strcmp(vkt_faults[i].name, opt->fault) == 0)
@@ -227,7 +227,7 @@ fault_find(const struct vkt_options *opt)
 }
 
 static const char *
-fault_layer(const struct vkt_options *opt)
+fault_layer(const struct tbvk_options *opt)
 {
 	const struct vkt_fault *f = fault_find(opt);
 	return f ? f->layer : NULL;
@@ -238,13 +238,13 @@ static struct {
 	void (*disarm)(void);
 	unsigned (*injected)(void);
 	unsigned long (*ioctl_request)(unsigned i);
-	bool armed;              /* vkt_submit() armed it */
+	bool armed;              /* tbvk_submit() armed it */
 	unsigned injected_count; /* failures injected during that submit */
 	unsigned long request;   /* the request of the ioctl the fault names */
 } sbfault;
 
 void
-vkt_fault_begin(const struct vkt_options *opt)
+tbvk_fault_begin(const struct tbvk_options *opt)
 {
 	if (!opt->fault)
 		return;
@@ -256,17 +256,17 @@ vkt_fault_begin(const struct vkt_options *opt)
 	*(void **)&sbfault.ioctl_request = dlsym(RTLD_DEFAULT, "sbfault_ioctl_request");
 	REQUIRE(sbfault.arm_scoped && sbfault.disarm && sbfault.injected && sbfault.ioctl_request,
 		"--fault needs libsbfault linked in (the layer-fallback-* programs)");
-	vkt_capture_begin();
+	tbvk_capture_begin();
 }
 
 void
-vkt_fault_check(const struct vkt_options *opt, int *failures)
+tbvk_fault_check(const struct tbvk_options *opt, int *failures)
 {
 	if (!opt->fault)
 		return;
 	const struct vkt_fault *f = fault_find(opt);
-	char *log = vkt_capture_end();
-	int n = vkt_count(log, "on the CPU instead");
+	char *log = tbvk_capture_end();
+	int n = tbvk_count(log, "on the CPU instead");
 	printf("# fault %s: [%s] in %s, %u injected; %d fallback warning(s)\n", opt->fault,
 	       f->schedule, f->scope, sbfault.injected_count, n);
 #ifdef __SANITIZE_ADDRESS__
@@ -294,10 +294,10 @@ vkt_fault_check(const struct vkt_options *opt, int *failures)
 }
 
 int
-vkt_start(int argc, char **argv, struct vkt_options *opt)
+tbvk_start(int argc, char **argv, struct tbvk_options *opt)
 {
-	vkt_parse_args(argc, argv, opt);
-	vkt_env_from_options(opt);
+	tbvk_parse_args(argc, argv, opt);
+	tbvk_env_from_options(opt);
 	int vgem = sbk_vgem_open();
 	if (vgem == -ENODEV)
 		sb_test_skip("no vgem (run in the test guest)");
@@ -309,7 +309,7 @@ static int capture_saved_fd = -1;
 static FILE *capture_file;
 
 void
-vkt_capture_begin(void)
+tbvk_capture_begin(void)
 {
 	fflush(stderr);
 	capture_file = tmpfile();
@@ -320,7 +320,7 @@ vkt_capture_begin(void)
 }
 
 char *
-vkt_capture_end(void)
+tbvk_capture_end(void)
 {
 	fflush(stderr);
 	REQUIRE(dup2(capture_saved_fd, 2) == 2, "restore stderr");
@@ -343,7 +343,7 @@ vkt_capture_end(void)
 }
 
 int
-vkt_count(const char *text, const char *needle)
+tbvk_count(const char *text, const char *needle)
 {
 	int n = 0;
 	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
@@ -352,7 +352,7 @@ vkt_count(const char *text, const char *needle)
 }
 
 void
-vkt_test_fail(struct vkt *t, int err)
+tbvk_test_fail(struct vkt *t, int err)
 {
 	if (err == -ENODEV)
 		sb_test_skip("%s", t->why);
@@ -360,7 +360,7 @@ vkt_test_fail(struct vkt *t, int err)
 }
 
 void
-vkt_init(struct vkt *t, const struct vkt_options *opt, bool require_dmabuf)
+tbvk_init(struct vkt *t, const struct tbvk_options *opt, bool require_dmabuf)
 {
 	struct vkt_config cfg = {
 		.app_name = "syncbridge-layer-test",
@@ -371,7 +371,7 @@ vkt_init(struct vkt *t, const struct vkt_options *opt, bool require_dmabuf)
 			   (opt && opt->exported && opt->image ? VKT_DRM_MODIFIER : 0) |
 			   (opt && opt->app_semaphore_fd ? VKT_SEMAPHORE_FD : 0),
 		.features = VKT_TIMELINE | VKT_SYNC2,
-		.fail = vkt_test_fail,
+		.fail = tbvk_test_fail,
 	};
 	vkt_create(t, &cfg);
 }
@@ -379,7 +379,7 @@ vkt_init(struct vkt *t, const struct vkt_options *opt, bool require_dmabuf)
 static void *
 deferred_main(void *arg)
 {
-	struct vkt_deferred *d = arg;
+	struct tbvk_deferred *d = arg;
 
 	if (d->when_told) {
 		pthread_mutex_lock(&d->lock);
@@ -394,7 +394,7 @@ deferred_main(void *arg)
 }
 
 void
-vkt_deferred_start(struct vkt_deferred *d)
+tbvk_deferred_start(struct tbvk_deferred *d)
 {
 	d->told = false;
 	pthread_mutex_init(&d->lock, NULL);
@@ -403,7 +403,7 @@ vkt_deferred_start(struct vkt_deferred *d)
 }
 
 void
-vkt_deferred_tell(struct vkt_deferred *d)
+tbvk_deferred_tell(struct tbvk_deferred *d)
 {
 	pthread_mutex_lock(&d->lock);
 	d->told = true;
@@ -412,7 +412,7 @@ vkt_deferred_tell(struct vkt_deferred *d)
 }
 
 void
-vkt_deferred_join(struct vkt_deferred *d)
+tbvk_deferred_join(struct tbvk_deferred *d)
 {
 	pthread_join(d->thread, NULL);
 	pthread_mutex_destroy(&d->lock);
@@ -422,7 +422,7 @@ vkt_deferred_join(struct vkt_deferred *d)
 #define VKT_MAX_WAITS 4
 
 static VkResult
-submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb, uint32_t n,
+submit(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb, uint32_t n,
        const VkSemaphore *waits, const uint64_t *values, VkFence fence)
 {
 	if (opt->sync2) {
@@ -471,7 +471,7 @@ submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb, uint32_
 }
 
 VkResult
-vkt_submit_waits(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb, uint32_t n,
+tbvk_submit_waits(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb, uint32_t n,
 		 const VkSemaphore *waits, const uint64_t *values, VkFence fence)
 {
 	const struct vkt_fault *f = fault_find(opt);
@@ -491,9 +491,9 @@ vkt_submit_waits(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer c
 }
 
 VkResult
-vkt_submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+tbvk_submit(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb,
 	   VkSemaphore wait_timeline, uint64_t wait_value, VkFence fence)
 {
-	return vkt_submit_waits(t, opt, cb, wait_timeline ? 1 : 0, &wait_timeline, &wait_value,
+	return tbvk_submit_waits(t, opt, cb, wait_timeline ? 1 : 0, &wait_timeline, &wait_value,
 				fence);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The example compositor's GL renderer (sbwl_internal.h), on an eglt display
+ * The example compositor's GL renderer (wlc_internal.h), on an eglt display
  * (the EGL device platform's software device where there is one: pure
  * llvmpipe, which maps dma-bufs, so vgem / udmabuf / dumb buffers import).
  *
@@ -16,18 +16,18 @@
  * ever shown on a screen, so nothing needs GL's bottom-up convention and no
  * row is flipped anywhere, glReadPixels included.
  *
- * Every entry point makes the context current (sbwl_gl_make_current()).
- * The EGL side (imports, formats, the device) is sbwl_render_gl_egl.c.
+ * Every entry point makes the context current (wlc_gl_make_current()).
+ * The EGL side (imports, formats, the device) is wlc_render_gl_egl.c.
  */
 #include <errno.h>
 #include <stddef.h>
 
-#include "sbwl_internal.h"
+#include "wlc_internal.h"
 
-#ifndef SBWL_HAVE_GL
+#ifndef WLC_HAVE_GL
 
-struct sbwl_renderer *
-sbwl_renderer_gl_create(uint32_t width, uint32_t height, int *err)
+struct wlc_renderer *
+wlc_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 {
 	(void)width;
 	(void)height;
@@ -44,9 +44,9 @@ sbwl_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 #include <syncbridge/egl.h>
 #include <syncbridge/syncbridge.h>
 
-#include "sbwl_render_gl.h"
+#include "wlc_render_gl.h"
 
-/* A surface's content (sbwl_surface.render_data). */
+/* A surface's content (wlc_surface.render_data). */
 struct gl_surface {
 	struct eglt_target target; /* fbo 0: shm storage, not rendered into */
 	bool bgra_storage;         /* stored as GL_BGRA_EXT */
@@ -90,7 +90,7 @@ draw(struct gl_renderer *r, GLuint tex, GLuint fbo, uint32_t fb_w, uint32_t fb_h
 /* ---- take ------------------------------------------------------------------ */
 
 static struct gl_surface *
-surface_get(struct sbwl_surface *surf)
+surface_get(struct wlc_surface *surf)
 {
 	if (!surf->render_data)
 		surf->render_data = calloc(1, sizeof(struct gl_surface));
@@ -118,7 +118,7 @@ take_dmabuf(struct gl_renderer *r, struct gl_surface *gs, struct dmabuf_buffer *
 	    int *release_fd)
 {
 	GLuint tex;
-	int ret = sbwl_gl_import_get(r, b, &tex);
+	int ret = wlc_gl_import_get(r, b, &tex);
 
 	if (ret < 0)
 		return ret;
@@ -148,7 +148,7 @@ take_dmabuf(struct gl_renderer *r, struct gl_surface *gs, struct dmabuf_buffer *
 }
 
 static int
-take_shm(struct gl_renderer *r, struct gl_surface *gs, const struct sbwl_state *s)
+take_shm(struct gl_renderer *r, struct gl_surface *gs, const struct wlc_state *s)
 {
 	uint32_t w = s->shm_width, h = s->shm_height, format = s->shm_format;
 	const uint8_t *pixels = s->shm_pixels;
@@ -202,7 +202,7 @@ take_shm(struct gl_renderer *r, struct gl_surface *gs, const struct sbwl_state *
 		eglt_target_destroy(&r->t, &gs->target);
 		glGenTextures(1, &gs->target.tex);
 		glBindTexture(GL_TEXTURE_2D, gs->target.tex);
-		sbwl_gl_texture_params();
+		wlc_gl_texture_params();
 		glTexImage2D(GL_TEXTURE_2D, 0, (GLint)gl_format, (GLsizei)w, (GLsizei)h, 0, gl_format,
 			     GL_UNSIGNED_BYTE, pixels);
 		gs->target.width = (int)w;
@@ -218,7 +218,7 @@ take_shm(struct gl_renderer *r, struct gl_surface *gs, const struct sbwl_state *
 }
 
 static int
-gl_take(struct sbwl_renderer *base, struct sbwl_surface *surf, const struct sbwl_state *s, int acquire_fd,
+gl_take(struct wlc_renderer *base, struct wlc_surface *surf, const struct wlc_state *s, int acquire_fd,
 	int *release_fd)
 {
 	struct gl_renderer *r = (struct gl_renderer *)base;
@@ -227,7 +227,7 @@ gl_take(struct sbwl_renderer *base, struct sbwl_surface *surf, const struct sbwl
 	*release_fd = -1;
 	if (!gs)
 		return -ENOMEM;
-	sbwl_gl_make_current(r);
+	wlc_gl_make_current(r);
 	if (s->shm_pixels)
 		return take_shm(r, gs, s); /* shm: no fence to wait for */
 	if (!s->dmabuf)
@@ -236,14 +236,14 @@ gl_take(struct sbwl_renderer *base, struct sbwl_surface *surf, const struct sbwl
 }
 
 static void
-gl_surface_destroy(struct sbwl_renderer *base, struct sbwl_surface *surf)
+gl_surface_destroy(struct wlc_renderer *base, struct wlc_surface *surf)
 {
 	struct gl_renderer *r = (struct gl_renderer *)base;
 	struct gl_surface *gs = surf->render_data;
 
 	if (!gs)
 		return;
-	sbwl_gl_make_current(r);
+	wlc_gl_make_current(r);
 	eglt_target_destroy(&r->t, &gs->target);
 	free(gs);
 	surf->render_data = NULL;
@@ -252,13 +252,13 @@ gl_surface_destroy(struct sbwl_renderer *base, struct sbwl_surface *surf)
 /* ---- the output ------------------------------------------------------------ */
 
 static int
-gl_repaint(struct sbwl_renderer *base, struct wl_list *stack)
+gl_repaint(struct wlc_renderer *base, struct wl_list *stack)
 {
 	struct gl_renderer *r = (struct gl_renderer *)base;
 	uint32_t bg = base->background;
-	struct sbwl_surface *surf;
+	struct wlc_surface *surf;
 
-	sbwl_gl_make_current(r);
+	wlc_gl_make_current(r);
 	glBindFramebuffer(GL_FRAMEBUFFER, r->output.fbo);
 	glViewport(0, 0, (GLsizei)base->width, (GLsizei)base->height);
 	glDisable(GL_BLEND);
@@ -282,7 +282,7 @@ gl_repaint(struct sbwl_renderer *base, struct wl_list *stack)
 }
 
 /*
- * Submit the repaint (after its frame callbacks are out: sbwl_compositor.c).
+ * Submit the repaint (after its frame callbacks are out: wlc_compositor.c).
  * Left in the context's command buffer, its reads of each surface's texture
  * made the next wl_shm upload into that texture (vkcube: every frame) find it
  * busy, and Mesa virgl then gave the texture a new resource: a 1 MB
@@ -291,31 +291,31 @@ gl_repaint(struct sbwl_renderer *base, struct wl_list *stack)
  * vkcube frame went from 6.9 to 3.0 ms in the GPU guest.
  */
 static void
-gl_submit(struct sbwl_renderer *base)
+gl_submit(struct wlc_renderer *base)
 {
-	sbwl_gl_make_current((struct gl_renderer *)base);
+	wlc_gl_make_current((struct gl_renderer *)base);
 	glFlush();
 }
 
 /* The submit with a fence of the repaint (it flushes). */
 static int
-gl_submit_fence(struct sbwl_renderer *base, int *fence_fd)
+gl_submit_fence(struct wlc_renderer *base, int *fence_fd)
 {
 	struct gl_renderer *r = (struct gl_renderer *)base;
 
-	sbwl_gl_make_current(r);
+	wlc_gl_make_current(r);
 	return sb_egl_export_sync_file(r->t.dpy, fence_fd);
 }
 
 static int
-gl_read_pixels(struct sbwl_renderer *base, uint8_t **rgba)
+gl_read_pixels(struct wlc_renderer *base, uint8_t **rgba)
 {
 	struct gl_renderer *r = (struct gl_renderer *)base;
 	uint8_t *p = malloc((size_t)base->width * base->height * 4);
 
 	if (!p)
 		return -ENOMEM;
-	sbwl_gl_make_current(r);
+	wlc_gl_make_current(r);
 	/* Rows top first already: see the top of the file. */
 	if (eglt_read(&r->output, p) < 0) {
 		free(p);
@@ -326,14 +326,14 @@ gl_read_pixels(struct sbwl_renderer *base, uint8_t **rgba)
 }
 
 static void
-gl_destroy(struct sbwl_renderer *base)
+gl_destroy(struct wlc_renderer *base)
 {
 	struct gl_renderer *r = (struct gl_renderer *)base;
 
 	if (r->t.dpy != EGL_NO_DISPLAY) {
-		sbwl_gl_make_current(r);
+		wlc_gl_make_current(r);
 		/* Buffers still holding an import keep only its struct. */
-		sbwl_gl_imports_release(r);
+		wlc_gl_imports_release(r);
 		eglt_target_destroy(&r->t, &r->output);
 		if (r->program)
 			glDeleteProgram(r->program);
@@ -343,7 +343,7 @@ gl_destroy(struct sbwl_renderer *base)
 	free(r);
 }
 
-static const struct sbwl_renderer_impl gl_impl = {
+static const struct wlc_renderer_impl gl_impl = {
 	.name = "gl",
 	.take = gl_take,
 	.surface_destroy = gl_surface_destroy,
@@ -428,8 +428,8 @@ open_display(struct eglt *t)
 	return eglt_open_gles(t, EGLT_ANY, 2);
 }
 
-struct sbwl_renderer *
-sbwl_renderer_gl_create(uint32_t width, uint32_t height, int *err)
+struct wlc_renderer *
+wlc_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 {
 	struct gl_renderer *r;
 	struct wl_list nothing;
@@ -467,7 +467,7 @@ sbwl_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 				    "EGL_EXT_image_dma_buf_import_modifiers");
 	r->bgra_ext = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS), "GL_EXT_texture_format_BGRA8888");
 	r->row_length = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS), "GL_EXT_unpack_subimage");
-	ret = sbwl_gl_query_formats(r);
+	ret = wlc_gl_query_formats(r);
 	if (ret == 0 && r->base.nformats == 0) {
 		fprintf(stderr, "render-gl: the %s EGL display imports none of ARGB/XRGB/ABGR/XBGR8888\n",
 			r->t.platform);
@@ -483,7 +483,7 @@ sbwl_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 	r->base.width = width;
 	r->base.height = height;
 	r->base.background = 0xff202020u;
-	r->base.main_device = sbwl_gl_main_device(r);
+	r->base.main_device = wlc_gl_main_device(r);
 	r->base.formats = r->formats;
 	/* the background, before any repaint */
 	wl_list_init(&nothing);

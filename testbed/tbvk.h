@@ -4,10 +4,10 @@
  * that activates the build-tree layer without `meson devenv` (so the
  * programs run the same on the host, in the guest and under gdb; the
  * benchmarks use it too), the options every layer test takes, and the
- * harness glue: vkt_init() bails out (or skips) on any failure, so a test's
+ * harness glue: tbvk_init() bails out (or skips) on any failure, so a test's
  * calls into vk.h need no checks.
  *
- * Every program takes the common options parsed by vkt_parse_args():
+ * Every program takes the common options parsed by tbvk_parse_args():
  *   --control      set SYNCBRIDGE_DISABLE=1 (the loader then skips the
  *                  implicit layer): the same app without the bridge
  *   --image        share a LINEAR image instead of a buffer
@@ -20,13 +20,13 @@
  *                  as a dma-buf (vkt_export_buffer() / vkt_export_image()),
  *                  not a vgem buffer the app imports: for drivers that cannot
  *                  import other drivers' dma-bufs (venus). A vgem fence
- *                  still plays the foreign producer (vkt_producer_fence()).
+ *                  still plays the foreign producer (tbvk_producer_fence()).
  *   --by-name      activate the layer through VK_INSTANCE_LAYERS (explicit
  *                  manifest) instead of the implicit manifest; with --control
  *                  the layer is loaded but SYNCBRIDGE_DISABLE=1 turns it off
  *   --fault NAME   fail, through libsbfault, the call behind one of the layer's
- *                  CPU-wait fallbacks during vkt_submit() (acquire-export,
- *                  acquire-import, release-export, release-import; vkt.c
+ *                  CPU-wait fallbacks during tbvk_submit() (acquire-export,
+ *                  acquire-import, release-export, release-import; tbvk.c
  *                  says which call; acquire-import also stacks the test
  *                  layer VK_LAYER_SBTEST_fault below ours): the layer must
  *                  keep the ordering and warn once. Needs libsbfault linked
@@ -38,10 +38,10 @@
  *                  first two by turns, round by round, for drivers where a
  *                  device costs minutes to bring up: venus)
  *   --hold fence|work  the release scenario: what keeps its work pending
- *                  (enum vkt_hold)
+ *                  (enum tbvk_hold)
  */
-#ifndef SB_TEST_VKT_H
-#define SB_TEST_VKT_H
+#ifndef SB_TEST_TBVK_H
+#define SB_TEST_TBVK_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -54,22 +54,24 @@
 /* When the release scenario (tests/layer/release.c) submits the signal its
  * batch waits for: before the batch, after it on the same thread, or from
  * another thread (the default). */
-enum vkt_signal {
-	VKT_SIGNAL_OTHER_THREAD,
-	VKT_SIGNAL_SAME_THREAD,
-	VKT_SIGNAL_BEFORE,
-	VKT_SIGNAL_ALTERNATE, /* other-thread in even rounds, same-thread in odd ones */
+enum tbvk_signal {
+	TBVK_SIGNAL_OTHER_THREAD,
+	TBVK_SIGNAL_SAME_THREAD,
+	TBVK_SIGNAL_BEFORE,
+	TBVK_SIGNAL_ALTERNATE, /* other-thread in even rounds, same-thread in odd ones */
 };
 /* What keeps the release scenario's work pending once everything it depends
  * on is submitted: a foreign (vgem) fence its batch waits on, or real GPU
  * work before the copy (for drivers that wait for imported fences on the CPU
  * inside vkQueueSubmit: venus). */
-enum vkt_hold { VKT_HOLD_FENCE, VKT_HOLD_WORK };
+enum tbvk_hold { TBVK_HOLD_FENCE, TBVK_HOLD_WORK };
 
-struct vkt_options {
-	enum vkt_signal signal; /* --signal other-thread|same-thread|before|alternate */
-	enum vkt_hold hold;     /* --hold fence|work */
-	/* Not an option: set by a program between vkt_start() and vkt_init()
+enum tbvk_signal {
+	TBVK_SIGNAL_OTHER_THREAD,
+	TBVK_SIGNAL_SAME_THREAD,
+	TBVK_SIGNAL_BEFORE,
+	TBVK_SIGNAL_ALTERNATE, /* other-thread in even rounds, same-thread in odd ones */
+};
 	 * when the app itself imports SYNC_FD payloads (VK_KHR_external_semaphore_fd
 	 * required; the layer tests otherwise leave it to the layer). */
 	bool app_semaphore_fd;
@@ -86,19 +88,19 @@ struct vkt_options {
 	double seconds;
 };
 
-void vkt_parse_args(int argc, char **argv, struct vkt_options *opt);
+void tbvk_parse_args(int argc, char **argv, struct tbvk_options *opt);
 
 /* How the layer gets activated. */
-enum vkt_activation {
-	VKT_ACTIVATE_NONE,     /* no build-tree manifest visible */
-	VKT_ACTIVATE_IMPLICIT, /* XDG_DATA_DIRS + VK_ADD_IMPLICIT_LAYER_PATH */
-	VKT_ACTIVATE_BY_NAME,  /* VK_ADD_LAYER_PATH + VK_INSTANCE_LAYERS */
-	VKT_ACTIVATE_BOTH,     /* all of the above at once */
+enum tbvk_activation {
+	TBVK_ACTIVATE_NONE,     /* no build-tree manifest visible */
+	TBVK_ACTIVATE_IMPLICIT, /* XDG_DATA_DIRS + VK_ADD_IMPLICIT_LAYER_PATH */
+	TBVK_ACTIVATE_BY_NAME,  /* VK_ADD_LAYER_PATH + VK_INSTANCE_LAYERS */
+	TBVK_ACTIVATE_BOTH,     /* all of the above at once */
 	/* VK_ADD_LAYER_PATH only: an instance has the layer when the app names
 	 * it (ppEnabledLayerNames). The build tree's implicit manifest is taken
 	 * off XDG_DATA_DIRS (meson devenv puts it there), where it would slip
 	 * the layer into every instance (the benchmarks' floor). */
-	VKT_ACTIVATE_APP,
+	TBVK_ACTIVATE_APP,
 };
 
 /*
@@ -106,46 +108,46 @@ enum vkt_activation {
  * clears the variables it owns, then sets the layer search paths. With
  * extra_layers (":"-separated or NULL) VK_INSTANCE_LAYERS gets them too.
  */
-void vkt_env_activate(enum vkt_activation how, const char *extra_layers);
+void tbvk_env_activate(enum tbvk_activation how, const char *extra_layers);
 
 /* The usual setup from options: implicit activation, control, mode, validation. */
-void vkt_env_from_options(const struct vkt_options *opt);
+void tbvk_env_from_options(const struct tbvk_options *opt);
 
 /*
  * A layer test's start: parse the options, set the environment from them,
  * open vgem (skip where there is none). Returns the vgem fd.
  */
-int vkt_start(int argc, char **argv, struct vkt_options *opt);
+int tbvk_start(int argc, char **argv, struct tbvk_options *opt);
 
-/* With --fault: find libsbfault and start capturing stderr (vkt_fault_check()
- * ends it); vkt_submit() then arms the fault around the submit. */
-void vkt_fault_begin(const struct vkt_options *opt);
+/* With --fault: find libsbfault and start capturing stderr (tbvk_fault_check()
+ * ends it); tbvk_submit() then arms the fault around the submit. */
+void tbvk_fault_begin(const struct tbvk_options *opt);
 /* With --fault: the fault was injected once, at the call it names, and the
  * layer warned exactly once about its CPU-wait fallback. */
-void vkt_fault_check(const struct vkt_options *opt, int *failures);
+void tbvk_fault_check(const struct tbvk_options *opt, int *failures);
 
-/* Redirect stderr (fd 2) into a temporary file until vkt_capture_end(), which
+/* Redirect stderr (fd 2) into a temporary file until tbvk_capture_end(), which
  * returns its text (malloc'd; free it) and restores stderr. */
-void vkt_capture_begin(void);
-char *vkt_capture_end(void);
+void tbvk_capture_begin(void);
+char *tbvk_capture_end(void);
 /* Occurrences of needle in text. */
-int vkt_count(const char *text, const char *needle);
+int tbvk_count(const char *text, const char *needle);
 
 /* The harness as vk.h's fail: skip (77) on -ENODEV, else bail out (1). */
-void vkt_test_fail(struct vkt *t, int err);
+void tbvk_test_fail(struct vkt *t, int err);
 
 /*
  * Create instance + device on the CPU device (lavapipe) with the test
- * harness as t->cfg.fail (vkt_test_fail()). The app
+ * harness as t->cfg.fail (tbvk_test_fail()). The app
  * enables VK_KHR_external_memory_fd, VK_EXT_external_memory_dma_buf and
  * VK_EXT_queue_family_foreign when present, timelineSemaphore and
  * synchronization2 — never VK_KHR_external_semaphore_fd (the layer must add
  * it). require_dmabuf: skip (exit 77) when dma-buf import is missing.
  */
-void vkt_init(struct vkt *t, const struct vkt_options *opt, bool require_dmabuf);
+void tbvk_init(struct vkt *t, const struct tbvk_options *opt, bool require_dmabuf);
 
 /* The shared resource a test moves between the outside world and Vulkan. */
-struct vkt_shared {
+struct tbvk_shared {
 	bool is_image;
 	bool exported; /* the driver's memory (--exported): the sbk_buf's map is Vulkan's */
 	struct vkt_buffer buf;
@@ -158,11 +160,11 @@ struct vkt_shared {
  * (--image) a 64×64 R8G8B8A8 LINEAR image in GENERAL layout. With --exported
  * the buffer or image is the driver's own exported memory instead, and buf
  * describes it: buf->fd its dma-buf, buf->map Vulkan's mapping, buf->size
- * the mapped bytes (vkt_shared_destroy() knows not to munmap it).
+ * the mapped bytes (tbvk_shared_destroy() knows not to munmap it).
  */
-void vkt_shared_create(struct vkt *t, const struct vkt_options *opt, int vgem, size_t size,
-		       uint8_t fill, struct sbk_buf *buf, struct vkt_shared *s);
-void vkt_shared_destroy(struct vkt *t, struct vkt_shared *s, struct sbk_buf *buf);
+void tbvk_shared_create(struct vkt *t, const struct tbvk_options *opt, int vgem, size_t size,
+		       uint8_t fill, struct sbk_buf *buf, struct tbvk_shared *s);
+void tbvk_shared_destroy(struct vkt *t, struct tbvk_shared *s, struct sbk_buf *buf);
 /*
  * The foreign producer's WRITE fence on the shared dma-buf: a vgem fence
  * (signal it with sbk_vgem_fence_signal(vgem, *fence_id)). On a vgem buffer
@@ -171,30 +173,30 @@ void vkt_shared_destroy(struct vkt *t, struct vkt_shared *s, struct sbk_buf *buf
  * shared dma-buf (DMA_BUF_IOCTL_IMPORT_SYNC_FILE): what another driver's
  * pending write looks like there.
  */
-void vkt_producer_fence(const struct vkt_shared *s, int vgem, struct sbk_buf *buf,
+void tbvk_producer_fence(const struct tbvk_shared *s, int vgem, struct sbk_buf *buf,
 			uint32_t *fence_id);
 
 /*
- * The start of an acquire or release test: vkt_start(), --fault armed
- * (vkt_fault_begin()), a dma-buf capable device (vkt_init()) and the shared
- * buffer or image filled with fill (vkt_shared_create()). Returns the vgem fd.
+ * The start of an acquire or release test: tbvk_start(), --fault armed
+ * (tbvk_fault_begin()), a dma-buf capable device (tbvk_init()) and the shared
+ * buffer or image filled with fill (tbvk_shared_create()). Returns the vgem fd.
  */
-int vkt_setup_shared(int argc, char **argv, size_t size, uint8_t fill, struct vkt_options *opt,
-		     struct vkt *t, struct sbk_buf *buf, struct vkt_shared *s);
+int tbvk_setup_shared(int argc, char **argv, size_t size, uint8_t fill, struct tbvk_options *opt,
+		     struct vkt *t, struct sbk_buf *buf, struct tbvk_shared *s);
 
 /* Primary command buffer, begun. With opt->secondary a secondary is begun
- * too; vkt_cmd() returns the one to record the work into. */
-struct vkt_rec {
+ * too; tbvk_cmd() returns the one to record the work into. */
+struct tbvk_rec {
 	VkCommandBuffer primary;
 	VkCommandBuffer secondary;
 	bool one_time;
 };
 
-void vkt_begin(struct vkt *t, const struct vkt_options *opt, bool one_time, struct vkt_rec *rec);
-VkCommandBuffer vkt_cmd(const struct vkt_rec *rec);
+void tbvk_begin(struct vkt *t, const struct tbvk_options *opt, bool one_time, struct tbvk_rec *rec);
+VkCommandBuffer tbvk_cmd(const struct tbvk_rec *rec);
 /* Ends the secondary (executing it in the primary) and the primary. */
-void vkt_end(struct vkt *t, struct vkt_rec *rec);
-void vkt_rec_free(struct vkt *t, struct vkt_rec *rec);
+void tbvk_end(struct vkt *t, struct tbvk_rec *rec);
+void tbvk_rec_free(struct vkt *t, struct tbvk_rec *rec);
 
 /*
  * Ownership transfer of the shared resource between FOREIGN (EXTERNAL when
@@ -203,62 +205,62 @@ void vkt_rec_free(struct vkt *t, struct vkt_rec *rec);
  * side). With opt->no_barriers only a plain memory barrier is recorded; with
  * opt->sync2 it is vkCmdPipelineBarrier2.
  */
-void vkt_acquire(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
-		 const struct vkt_shared *s, VkAccessFlags dst_access);
-void vkt_release(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
-		 const struct vkt_shared *s, VkAccessFlags src_access);
+void tbvk_acquire(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb,
+		 const struct tbvk_shared *s, VkAccessFlags dst_access);
+void tbvk_release(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb,
+		 const struct tbvk_shared *s, VkAccessFlags src_access);
 /* Copy shared → host buffer / host buffer → shared. */
-void vkt_copy_from_shared(VkCommandBuffer cb, const struct vkt_shared *s, struct vkt_buffer *dst);
-void vkt_copy_to_shared(VkCommandBuffer cb, struct vkt_buffer *src, const struct vkt_shared *s);
+void tbvk_copy_from_shared(VkCommandBuffer cb, const struct tbvk_shared *s, struct vkt_buffer *dst);
+void tbvk_copy_to_shared(VkCommandBuffer cb, struct vkt_buffer *src, const struct tbvk_shared *s);
 /*
  * What an acquire/release cycle moves (the soaks, the threads): a vgem
  * dma-buf (zeroed) imported as the shared buffer, and two host buffers, src
  * to copy into it and dst to copy out of it.
  */
-struct vkt_cycle {
+struct tbvk_cycle {
 	struct sbk_buf buf;
-	struct vkt_shared sh;
+	struct tbvk_shared sh;
 	struct vkt_buffer src, dst;
 };
 
-void vkt_cycle_create(struct vkt *t, int vgem, size_t size, struct vkt_cycle *c);
-void vkt_cycle_destroy(struct vkt *t, struct vkt_cycle *c);
+void tbvk_cycle_create(struct vkt *t, int vgem, size_t size, struct tbvk_cycle *c);
+void tbvk_cycle_destroy(struct vkt *t, struct tbvk_cycle *c);
 /* One whole cycle into cb: acquire the shared buffer, copy it into dst,
  * copy src into it, release it. */
-void vkt_record_cycle(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
-		      struct vkt_cycle *c);
+void tbvk_record_cycle(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb,
+		      struct tbvk_cycle *c);
 
 /*
  * "The GPU is still busy": a thread that runs fn(arg) (signals what the
- * app's batch waits for) delay_ns after vkt_deferred_start(), or, with
- * when_told, only once vkt_deferred_tell() was called: a control's signal
+ * app's batch waits for) delay_ns after tbvk_deferred_start(), or, with
+ * when_told, only once tbvk_deferred_tell() was called: a control's signal
  * that must come after its reader, however slowly the reader runs.
  */
-struct vkt_deferred {
+struct tbvk_deferred {
 	void (*fn)(void *arg);
 	void *arg;
 	int64_t delay_ns;
 	bool when_told;
-	/* vkt_deferred_start()'s */
+	/* tbvk_deferred_start()'s */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool told;
 };
 
-void vkt_deferred_start(struct vkt_deferred *d);
-void vkt_deferred_tell(struct vkt_deferred *d);
+void tbvk_deferred_start(struct tbvk_deferred *d);
+void tbvk_deferred_tell(struct tbvk_deferred *d);
 /* Waits for the thread (fn has run) and frees what start made. */
-void vkt_deferred_join(struct vkt_deferred *d);
+void tbvk_deferred_join(struct tbvk_deferred *d);
 
 /*
  * Submit one command buffer (vkQueueSubmit, or vkQueueSubmit2 with
  * opt->sync2), optionally waiting on a timeline semaphore value first.
  */
-VkResult vkt_submit(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+VkResult tbvk_submit(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb,
 		    VkSemaphore wait_timeline, uint64_t wait_value, VkFence fence);
 /* The same with n waits (values: each timeline's; ignored for binary ones). */
-VkResult vkt_submit_waits(struct vkt *t, const struct vkt_options *opt, VkCommandBuffer cb,
+VkResult tbvk_submit_waits(struct vkt *t, const struct tbvk_options *opt, VkCommandBuffer cb,
 			  uint32_t n, const VkSemaphore *waits, const uint64_t *values,
 			  VkFence fence);
 

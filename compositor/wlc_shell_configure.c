@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xdg-shell for the example compositor (sbwl_shell_internal.h): an
- * xdg_surface's configure sequence and its reset, what sbwl_shell.c and the
- * role objects (sbwl_shell_toplevel.c, sbwl_shell_popup.c) share. It calls
+ * xdg-shell for the example compositor (wlc_shell_internal.h): an
+ * xdg_surface's configure sequence and its reset, what wlc_shell.c and the
+ * role objects (wlc_shell_toplevel.c, wlc_shell_popup.c) share. It calls
  * none of them: the role's own events are sent by the role's file, between
  * shell_configure_begin() and shell_configure_end().
  */
@@ -10,7 +10,7 @@
 
 #include <wayland-server-core.h>
 
-#include "sbwl_shell_internal.h"
+#include "wlc_shell_internal.h"
 #include "xdg-shell-server-protocol.h"
 
 /* Configures sent and not acked, per xdg_surface: a client that never acks
@@ -74,7 +74,7 @@ void
 shell_configure_reset(struct xdg_surface *xs)
 {
 	if (xs->surf)
-		sbwl_surface_unmap(xs->surf);
+		wlc_surface_unmap(xs->surf);
 	xs->initial_committed = false;
 	xs->configured = false;
 	xs->states = xs->acked_states = 0;

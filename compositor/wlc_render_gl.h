@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the GL renderer's two files share (built only with SBWL_HAVE_GL):
- *   sbwl_render_gl.c      the renderer: take, compositing, read-back, set-up
- *   sbwl_render_gl_egl.c  its EGL side: dma-buf imports cached per buffer,
+ * What the GL renderer's two files share (built only with WLC_HAVE_GL):
+ *   wlc_render_gl.c      the renderer: take, compositing, read-back, set-up
+ *   wlc_render_gl_egl.c  its EGL side: dma-buf imports cached per buffer,
  *                         the format table, the main device
  */
-#ifndef SBWL_RENDER_GL_H
-#define SBWL_RENDER_GL_H
+#ifndef WLC_RENDER_GL_H
+#define WLC_RENDER_GL_H
 
 #include "eglt.h"
-#include "sbwl_internal.h"
+#include "wlc_internal.h"
 
 struct gl_renderer {
-	struct sbwl_renderer base;
+	struct wlc_renderer base;
 	struct eglt t;
 	struct eglt_target output;
 	GLuint program;
@@ -23,13 +23,13 @@ struct gl_renderer {
 	PFNEGLCREATEIMAGEKHRPROC create_image;
 	PFNEGLDESTROYIMAGEKHRPROC destroy_image;
 	PFNGLEGLIMAGETARGETTEXTURE2DOESPROC image_target;
-	struct sbwl_format *formats;
+	struct wlc_format *formats;
 	struct wl_list imports; /* gl_import.link */
 };
 
 /* The compositor is single-threaded, but a test or an embedding may have made another context current since. */
 static inline void
-sbwl_gl_make_current(struct gl_renderer *r)
+wlc_gl_make_current(struct gl_renderer *r)
 {
 	eglMakeCurrent(r->t.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, r->t.ctx);
 	/* Errors left by others would fail our checks: drop them (a few, not forever). */
@@ -39,7 +39,7 @@ sbwl_gl_make_current(struct gl_renderer *r)
 
 /* The bound GL_TEXTURE_2D: nearest texels, clamped (GLES2 samples non-power-of-two textures only so). */
 static inline void
-sbwl_gl_texture_params(void)
+wlc_gl_texture_params(void)
 {
 	glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
 	glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
@@ -51,12 +51,12 @@ sbwl_gl_texture_params(void)
  * b's texture (an EGLImage of the dma-buf), imported on first use and kept
  * in b->render_data. 0 or -errno (-EINVAL: the display refused it).
  */
-int sbwl_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex);
+int wlc_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex);
 /* Free every import's GL objects (the renderer goes; buffers keep a husk). */
-void sbwl_gl_imports_release(struct gl_renderer *r);
+void wlc_gl_imports_release(struct gl_renderer *r);
 /* Fill r->formats / base.nformats; 0 or -ENOMEM. */
-int sbwl_gl_query_formats(struct gl_renderer *r);
+int wlc_gl_query_formats(struct gl_renderer *r);
 /* The render node (else the primary node) of the display's DRM device; 0: none (llvmpipe). */
-dev_t sbwl_gl_main_device(struct gl_renderer *r);
+dev_t wlc_gl_main_device(struct gl_renderer *r);
 
 #endif

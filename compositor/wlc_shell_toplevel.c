@@ -1,30 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xdg-shell for the example compositor (sbwl_shell_internal.h): xdg_toplevel.
+ * xdg-shell for the example compositor (wlc_shell_internal.h): xdg_toplevel.
  * Every configure says "activated"; maximized and fullscreen are granted as
  * asked, sized to the output and placed at its corner (fullscreen: centred);
  * otherwise the size is 0x0 and a new toplevel is placed on a cascade
- * (sbwl_shell.c says more).
+ * (wlc_shell.c says more).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <wayland-server-core.h>
 
-#include "sbwl_shell_internal.h"
+#include "wlc_shell_internal.h"
 #include "xdg-shell-server-protocol.h"
 
 #define CASCADE_STEP 32
 #define CASCADE_STEPS 10
 
 static uint32_t
-output_width(const struct sbwl_shell *shell)
+output_width(const struct wlc_shell *shell)
 {
 	return shell->comp->opt.output_width ? shell->comp->opt.output_width : 640;
 }
 
 static uint32_t
-output_height(const struct sbwl_shell *shell)
+output_height(const struct wlc_shell *shell)
 {
 	return shell->comp->opt.output_height ? shell->comp->opt.output_height : 480;
 }
@@ -34,7 +34,7 @@ output_height(const struct sbwl_shell *shell)
 static void
 toplevel_send_configure(struct toplevel *tl, uint32_t states)
 {
-	struct sbwl_shell *shell = tl->xs->shell;
+	struct wlc_shell *shell = tl->xs->shell;
 	int version = wl_resource_get_version(tl->resource);
 	int32_t w = 0, h = 0;
 	struct wl_array arr;
@@ -92,8 +92,8 @@ void
 shell_toplevel_place(struct toplevel *tl)
 {
 	struct xdg_surface *xs = tl->xs;
-	struct sbwl_shell *shell = xs->shell;
-	struct sbwl_surface *surf = xs->surf;
+	struct wlc_shell *shell = xs->shell;
+	struct wlc_surface *surf = xs->surf;
 
 	if (!tl->placed) {
 		unsigned k = shell->placed++ % CASCADE_STEPS;
@@ -288,7 +288,7 @@ toplevel_set_minimized(struct wl_client *client, struct wl_resource *res)
 }
 
 static const struct xdg_toplevel_interface toplevel_impl = {
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 	.set_parent = toplevel_set_parent,
 	.set_title = toplevel_set_title,
 	.set_app_id = toplevel_set_app_id,
@@ -328,12 +328,12 @@ toplevel_res_destroy(struct wl_resource *res)
 void
 shell_toplevel_create(struct xdg_surface *xs, struct wl_client *client, int version, uint32_t id)
 {
-	struct toplevel *tl = sbwl_client_zalloc(client, sizeof(*tl));
+	struct toplevel *tl = wlc_client_zalloc(client, sizeof(*tl));
 
 	if (!tl)
 		return;
 	tl->shell = xs->shell;
-	tl->resource = sbwl_resource_new(client, &xdg_toplevel_interface, version, id, &toplevel_impl, tl,
+	tl->resource = wlc_resource_new(client, &xdg_toplevel_interface, version, id, &toplevel_impl, tl,
 					 toplevel_res_destroy);
 	if (!tl->resource) {
 		free(tl);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "sbwl_gpu.h"
+#include "wl_gpu.h"
 
 #include "demo_util.h"
 #include "kernel.h"
@@ -16,13 +16,13 @@
 #include <linux/dma-buf.h>
 
 int
-sbwl_drm_open(const char *driver, bool render)
+wlgpu_drm_open(const char *driver, bool render)
 {
 	return sbk_drm_open_driver(driver, render);
 }
 
 int
-sbwl_drm_open_syncobj(void)
+wlgpu_drm_open_syncobj(void)
 {
 	DIR *d = opendir("/dev/dri");
 	struct dirent *e;
@@ -54,45 +54,45 @@ sbwl_drm_open_syncobj(void)
 }
 
 int
-sbwl_dumb_create(int card_fd, uint32_t width, uint32_t height, struct sbwl_dumb *b)
+wlgpu_dumb_create(int card_fd, uint32_t width, uint32_t height, struct wlgpu_dumb *b)
 {
 	struct demo_vgem_buf v; /* any driver's dumb buffer, exported */
 	int ret = demo_vgem_buf_create(card_fd, width, height, 32, &v);
 
-	*b = (struct sbwl_dumb){ .drm_fd = card_fd, .fd = -1 };
+	*b = (struct wlgpu_dumb){ .drm_fd = card_fd, .fd = -1 };
 	if (ret)
 		return ret;
-	*b = (struct sbwl_dumb){ .drm_fd = card_fd, .handle = v.handle, .fd = v.dmabuf_fd,
+	*b = (struct wlgpu_dumb){ .drm_fd = card_fd, .handle = v.handle, .fd = v.dmabuf_fd,
 				 .width = width, .height = height, .stride = v.pitch,
 				 .size = v.size };
 	b->map = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
 	if (b->map == MAP_FAILED) {
 		ret = -errno;
 		b->map = NULL;
-		sbwl_dumb_destroy(b);
+		wlgpu_dumb_destroy(b);
 	}
 	return ret;
 }
 
 void
-sbwl_dumb_destroy(struct sbwl_dumb *b)
+wlgpu_dumb_destroy(struct wlgpu_dumb *b)
 {
 	struct demo_vgem_buf v = { .vgem_fd = b->drm_fd, .handle = b->handle, .dmabuf_fd = b->fd,
 				   .size = b->size, .map = b->map };
 
 	demo_vgem_buf_destroy(&v);
-	*b = (struct sbwl_dumb){ .drm_fd = b->drm_fd, .fd = -1 };
+	*b = (struct wlgpu_dumb){ .drm_fd = b->drm_fd, .fd = -1 };
 }
 
 int
-sbwl_fence_create(int vgem_fd, struct sbwl_fence *f)
+wlgpu_fence_create(int vgem_fd, struct wlgpu_fence *f)
 {
 	int ret;
 
 	memset(f, 0, sizeof(*f));
 	f->sync_file = -1;
 	f->vgem_fd = vgem_fd;
-	ret = sbwl_dumb_create(vgem_fd, 32, 32, &f->bo);
+	ret = wlgpu_dumb_create(vgem_fd, 32, 32, &f->bo);
 	if (ret)
 		return ret;
 	ret = sbk_vgem_fence_attach(vgem_fd, f->bo.handle, true, &f->fence_id);
@@ -101,17 +101,17 @@ sbwl_fence_create(int vgem_fd, struct sbwl_fence *f)
 	/* A reader waits for the write fence. */
 	ret = sbk_dmabuf_export_raw(f->bo.fd, DMA_BUF_SYNC_READ, &f->sync_file);
 	if (ret) {
-		sbwl_fence_signal(f);
+		wlgpu_fence_signal(f);
 		goto err;
 	}
 	return 0;
 err:
-	sbwl_dumb_destroy(&f->bo);
+	wlgpu_dumb_destroy(&f->bo);
 	return ret;
 }
 
 int
-sbwl_fence_signal(struct sbwl_fence *f)
+wlgpu_fence_signal(struct wlgpu_fence *f)
 {
 	int ret;
 
@@ -124,10 +124,10 @@ sbwl_fence_signal(struct sbwl_fence *f)
 }
 
 void
-sbwl_fence_destroy(struct sbwl_fence *f)
+wlgpu_fence_destroy(struct wlgpu_fence *f)
 {
 	if (f->sync_file >= 0)
 		close(f->sync_file);
 	f->sync_file = -1;
-	sbwl_dumb_destroy(&f->bo);
+	wlgpu_dumb_destroy(&f->bo);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The example compositor's output image (sbwl_internal.h): the CPU renderer,
+ * The example compositor's output image (wlc_internal.h): the CPU renderer,
  * and the screenshot both renderers share.
  *
  * The CPU renderer copies each applied buffer into the surface's own pixels
@@ -17,7 +17,7 @@
 #include <syncbridge/sync_file.h>
 
 #include "demo_util.h"
-#include "sbwl_internal.h"
+#include "wlc_internal.h"
 
 struct cpu_image {
 	uint32_t width, height;
@@ -25,11 +25,11 @@ struct cpu_image {
 };
 
 struct cpu_renderer {
-	struct sbwl_renderer base;
+	struct wlc_renderer base;
 	struct cpu_image output;
 };
 
-static const struct sbwl_format cpu_formats[] = {
+static const struct wlc_format cpu_formats[] = {
 	{ DRM_FORMAT_ARGB8888, DRM_FORMAT_MOD_LINEAR },
 	{ DRM_FORMAT_XRGB8888, DRM_FORMAT_MOD_LINEAR },
 	{ DRM_FORMAT_ABGR8888, DRM_FORMAT_MOD_LINEAR },
@@ -93,7 +93,7 @@ image_copy(struct cpu_image *img, const uint8_t *src, uint32_t width, uint32_t h
 }
 
 static int
-cpu_take(struct sbwl_renderer *base, struct sbwl_surface *surf, const struct sbwl_state *s, int acquire_fd,
+cpu_take(struct wlc_renderer *base, struct wlc_surface *surf, const struct wlc_state *s, int acquire_fd,
 	 int *release_fd)
 {
 	struct cpu_image *img = surf->render_data;
@@ -124,7 +124,7 @@ cpu_take(struct sbwl_renderer *base, struct sbwl_surface *surf, const struct sbw
 }
 
 static void
-cpu_surface_destroy(struct sbwl_renderer *base, struct sbwl_surface *surf)
+cpu_surface_destroy(struct wlc_renderer *base, struct wlc_surface *surf)
 {
 	struct cpu_image *img = surf->render_data;
 
@@ -150,11 +150,11 @@ over(uint32_t src, uint32_t dst)
 }
 
 static int
-cpu_repaint(struct sbwl_renderer *base, struct wl_list *stack)
+cpu_repaint(struct wlc_renderer *base, struct wl_list *stack)
 {
 	struct cpu_renderer *r = (struct cpu_renderer *)base;
 	struct cpu_image *out = &r->output;
-	struct sbwl_surface *surf;
+	struct wlc_surface *surf;
 
 	for (size_t i = 0; i < (size_t)out->width * out->height; i++)
 		out->pixels[i] = base->background;
@@ -179,7 +179,7 @@ cpu_repaint(struct sbwl_renderer *base, struct wl_list *stack)
 }
 
 static int
-cpu_read_pixels(struct sbwl_renderer *base, uint8_t **rgba)
+cpu_read_pixels(struct wlc_renderer *base, uint8_t **rgba)
 {
 	struct cpu_renderer *r = (struct cpu_renderer *)base;
 	size_t n = (size_t)r->output.width * r->output.height;
@@ -199,7 +199,7 @@ cpu_read_pixels(struct sbwl_renderer *base, uint8_t **rgba)
 }
 
 static void
-cpu_destroy(struct sbwl_renderer *base)
+cpu_destroy(struct wlc_renderer *base)
 {
 	struct cpu_renderer *r = (struct cpu_renderer *)base;
 
@@ -207,7 +207,7 @@ cpu_destroy(struct sbwl_renderer *base)
 	free(r);
 }
 
-static const struct sbwl_renderer_impl cpu_impl = {
+static const struct wlc_renderer_impl cpu_impl = {
 	.name = "cpu",
 	.take = cpu_take,
 	.surface_destroy = cpu_surface_destroy,
@@ -216,8 +216,8 @@ static const struct sbwl_renderer_impl cpu_impl = {
 	.destroy = cpu_destroy,
 };
 
-struct sbwl_renderer *
-sbwl_renderer_cpu_create(uint32_t width, uint32_t height, int *err)
+struct wlc_renderer *
+wlc_renderer_cpu_create(uint32_t width, uint32_t height, int *err)
 {
 	struct cpu_renderer *r;
 
@@ -248,14 +248,14 @@ sbwl_renderer_cpu_create(uint32_t width, uint32_t height, int *err)
 }
 
 void
-sbwl_renderer_destroy(struct sbwl_renderer *r)
+wlc_renderer_destroy(struct wlc_renderer *r)
 {
 	if (r)
 		r->impl->destroy(r);
 }
 
 int
-sbwl_renderer_screenshot(struct sbwl_renderer *r, const char *path)
+wlc_renderer_screenshot(struct wlc_renderer *r, const char *path)
 {
 	uint8_t *rgba = NULL;
 	int ret = r->impl->read_pixels(r, &rgba);

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xdg-shell for the example compositor (sbwl_shell_internal.h):
+ * xdg-shell for the example compositor (wlc_shell_internal.h):
  * xdg_positioner and xdg_popup. Popups are placed by the positioner's anchor,
  * gravity and offset, never constrained; a grab is denied (no seat input),
- * so a grabbing popup is dismissed at once (sbwl_shell.c says more).
+ * so a grabbing popup is dismissed at once (wlc_shell.c says more).
  */
 #include <stdlib.h>
 
 #include <wayland-server-core.h>
 
-#include "sbwl_shell_internal.h"
+#include "wlc_shell_internal.h"
 #include "xdg-shell-server-protocol.h"
 
 /* ---- configure sequences ------------------------------------------------------- */
@@ -98,7 +98,7 @@ shell_popup_place(struct popup *popup)
 }
 
 void
-shell_popup_parent_gone(struct sbwl_shell *shell, struct xdg_surface *parent)
+shell_popup_parent_gone(struct wlc_shell *shell, struct xdg_surface *parent)
 {
 	struct popup *p;
 
@@ -107,7 +107,7 @@ shell_popup_parent_gone(struct sbwl_shell *shell, struct xdg_surface *parent)
 			continue;
 		p->parent = NULL;
 		if (p->xs && p->xs->surf)
-			sbwl_surface_unmap(p->xs->surf);
+			wlc_surface_unmap(p->xs->surf);
 	}
 }
 
@@ -208,7 +208,7 @@ positioner_set_parent_configure(struct wl_client *client, struct wl_resource *re
 }
 
 static const struct xdg_positioner_interface positioner_impl = {
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 	.set_size = positioner_set_size,
 	.set_anchor_rect = positioner_set_anchor_rect,
 	.set_anchor = positioner_set_anchor,
@@ -229,11 +229,11 @@ positioner_res_destroy(struct wl_resource *res)
 void
 shell_positioner_create(struct wl_client *client, struct wl_resource *res, uint32_t id)
 {
-	struct positioner_rules *r = sbwl_client_zalloc(client, sizeof(*r));
+	struct positioner_rules *r = wlc_client_zalloc(client, sizeof(*r));
 
 	if (!r)
 		return;
-	if (!sbwl_resource_new(client, &xdg_positioner_interface, wl_resource_get_version(res), id,
+	if (!wlc_resource_new(client, &xdg_positioner_interface, wl_resource_get_version(res), id,
 			       &positioner_impl, r, positioner_res_destroy))
 		free(r);
 }
@@ -263,7 +263,7 @@ shell_positioner_take(struct xdg_surface *xs, struct wl_resource *res, struct po
 
 /* Whether any live popup has xs as its parent: then xs's popup is not the topmost. */
 static bool
-has_child_popup(struct sbwl_shell *shell, struct xdg_surface *xs)
+has_child_popup(struct wlc_shell *shell, struct xdg_surface *xs)
 {
 	struct popup *p;
 
@@ -350,7 +350,7 @@ void
 shell_popup_create(struct xdg_surface *xs, struct wl_client *client, int version, uint32_t id,
 		   struct xdg_surface *parent, const struct positioner_rules *rules)
 {
-	struct popup *popup = sbwl_client_zalloc(client, sizeof(*popup));
+	struct popup *popup = wlc_client_zalloc(client, sizeof(*popup));
 
 	if (!popup)
 		return;
@@ -358,7 +358,7 @@ shell_popup_create(struct xdg_surface *xs, struct wl_client *client, int version
 	popup->rules = *rules;
 	popup->parent = parent;
 	popup->parent_given = parent != NULL;
-	popup->resource = sbwl_resource_new(client, &xdg_popup_interface, version, id, &popup_impl, popup,
+	popup->resource = wlc_resource_new(client, &xdg_popup_interface, version, id, &popup_impl, popup,
 					    popup_res_destroy);
 	if (!popup->resource) {
 		free(popup);

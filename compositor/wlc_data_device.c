@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The example compositor's wl_data_device_manager, version 3
- * (sbwl_internal.h): the clipboard of its one seat. Drag-and-drop needs a
+ * (wlc_internal.h): the clipboard of its one seat. Drag-and-drop needs a
  * pointer that moves, which a headless compositor does not have.
  *
  *  - selection: set_selection makes a source the seat's selection (the one
  *    it replaces is cancelled). The client with the keyboard focus
- *    (sbwl_seat.c) gets it as a fresh wl_data_offer on each of its
+ *    (wlc_seat.c) gets it as a fresh wl_data_offer on each of its
  *    wl_data_devices when it is set, when the client takes the focus and
  *    when it gets a data device while focused; receive on that offer is the
  *    source's send. A request whose serial is older than the selection's is
@@ -26,7 +26,7 @@
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 
-#include "sbwl_internal.h"
+#include "wlc_internal.h"
 
 #define DATA_DEVICE_MANAGER_VERSION 3
 
@@ -34,8 +34,8 @@
 	(WL_DATA_DEVICE_MANAGER_DND_ACTION_COPY | WL_DATA_DEVICE_MANAGER_DND_ACTION_MOVE | \
 	 WL_DATA_DEVICE_MANAGER_DND_ACTION_ASK)
 
-struct sbwl_data_device {
-	struct sbwl_comp *comp;
+struct wlc_data_device {
+	struct wlc_comp *comp;
 	struct wl_global *global;
 	struct wl_list devices;          /* wl_data_device resource links */
 	struct wl_list sources;          /* data_source.link */
@@ -45,7 +45,7 @@ struct sbwl_data_device {
 };
 
 struct data_source {
-	struct sbwl_data_device *dd;     /* NULL once it went */
+	struct wlc_data_device *dd;     /* NULL once it went */
 	struct wl_list link;             /* dd->sources */
 	struct wl_resource *resource;
 	struct wl_array mime_types;      /* char *, strdup'd */
@@ -136,7 +136,7 @@ offer_set_actions(struct wl_client *client, struct wl_resource *resource, uint32
 static const struct wl_data_offer_interface offer_impl = {
 	.accept = offer_accept,
 	.receive = offer_receive,
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 	.finish = offer_finish,
 	.set_actions = offer_set_actions,
 };
@@ -159,13 +159,13 @@ static struct wl_resource *
 offer_create(struct data_source *source, struct wl_resource *device)
 {
 	struct wl_client *client = wl_resource_get_client(device);
-	struct data_offer *offer = sbwl_client_zalloc(client, sizeof(*offer));
+	struct data_offer *offer = wlc_client_zalloc(client, sizeof(*offer));
 	char **mime;
 
 	if (!offer)
 		return NULL;
 	/* id 0: a server-created object, introduced by data_offer */
-	offer->resource = sbwl_resource_new(client, &wl_data_offer_interface, wl_resource_get_version(device),
+	offer->resource = wlc_resource_new(client, &wl_data_offer_interface, wl_resource_get_version(device),
 					    0, &offer_impl, offer, offer_res_destroy);
 	if (!offer->resource) {
 		free(offer);
@@ -190,7 +190,7 @@ offer_create(struct data_source *source, struct wl_resource *device)
 static void
 send_selection_to(struct wl_resource *device, void *data)
 {
-	struct sbwl_data_device *dd = data;
+	struct wlc_data_device *dd = data;
 	struct wl_resource *offer = NULL;
 
 	if (dd->selection) {
@@ -202,10 +202,10 @@ send_selection_to(struct wl_resource *device, void *data)
 }
 
 static void
-send_selection(struct sbwl_data_device *dd)
+send_selection(struct wlc_data_device *dd)
 {
 	if (dd->focus)
-		sbwl_resource_list_send(&dd->devices, dd->focus, send_selection_to, dd);
+		wlc_resource_list_send(&dd->devices, dd->focus, send_selection_to, dd);
 }
 
 /* The source is no longer the selection (or goes): its offers go inert. */
@@ -228,7 +228,7 @@ source_cancel(struct data_source *source)
 
 /* source (NULL: clear) becomes the selection; the one it replaces is cancelled. */
 static void
-selection_set(struct sbwl_data_device *dd, struct data_source *source, uint32_t serial)
+selection_set(struct wlc_data_device *dd, struct data_source *source, uint32_t serial)
 {
 	if (dd->selection)
 		source_cancel(dd->selection);
@@ -238,7 +238,7 @@ selection_set(struct sbwl_data_device *dd, struct data_source *source, uint32_t 
 }
 
 void
-sbwl_data_device_focus_changed(struct sbwl_data_device *dd, struct wl_client *client)
+wlc_data_device_focus_changed(struct wlc_data_device *dd, struct wl_client *client)
 {
 	/* "Switching surface with keyboard focus within the same client doesn't
 	 * mean a new selection will be sent." */
@@ -288,7 +288,7 @@ source_set_actions(struct wl_client *client, struct wl_resource *resource, uint3
 
 static const struct wl_data_source_interface source_impl = {
 	.offer = source_offer,
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 	.set_actions = source_set_actions,
 };
 
@@ -333,7 +333,7 @@ source_use(struct wl_resource *device, struct data_source *source)
 
 /* ---- wl_data_device --------------------------------------------------------- */
 
-static const struct sbwl_role dnd_icon_role = { .name = "wl_data_device icon" };
+static const struct wlc_role dnd_icon_role = { .name = "wl_data_device icon" };
 
 static void
 device_start_drag(struct wl_client *client, struct wl_resource *resource, struct wl_resource *source_res,
@@ -343,7 +343,7 @@ device_start_drag(struct wl_client *client, struct wl_resource *resource, struct
 
 	/* "The icon surface is given the role of a drag-and-drop icon. If the
 	 * icon surface already has another role, it raises a protocol error." */
-	if (icon && !sbwl_surface_set_role(sbwl_surface_from_resource(icon), &dnd_icon_role, NULL, resource,
+	if (icon && !wlc_surface_set_role(wlc_surface_from_resource(icon), &dnd_icon_role, NULL, resource,
 					   WL_DATA_DEVICE_ERROR_ROLE))
 		return;
 	if (!source_use(resource, source))
@@ -359,7 +359,7 @@ static void
 device_set_selection(struct wl_client *client, struct wl_resource *resource, struct wl_resource *source_res,
 		     uint32_t serial)
 {
-	struct sbwl_data_device *dd = wl_resource_get_user_data(resource);
+	struct wlc_data_device *dd = wl_resource_get_user_data(resource);
 	struct data_source *source = source_res ? wl_resource_get_user_data(source_res) : NULL;
 
 	if (!dd)
@@ -385,7 +385,7 @@ device_set_selection(struct wl_client *client, struct wl_resource *resource, str
 static const struct wl_data_device_interface device_impl = {
 	.start_drag = device_start_drag,
 	.set_selection = device_set_selection,
-	.release = sbwl_destroy_request,
+	.release = wlc_destroy_request,
 };
 
 /* ---- wl_data_device_manager --------------------------------------------------- */
@@ -393,14 +393,14 @@ static const struct wl_data_device_interface device_impl = {
 static void
 manager_create_data_source(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	struct data_source *source = sbwl_client_zalloc(client, sizeof(*source));
+	struct data_source *source = wlc_client_zalloc(client, sizeof(*source));
 
 	if (!source)
 		return;
 	source->dd = wl_resource_get_user_data(resource);
 	wl_array_init(&source->mime_types);
 	wl_list_init(&source->offers);
-	source->resource = sbwl_resource_new(client, &wl_data_source_interface,
+	source->resource = wlc_resource_new(client, &wl_data_source_interface,
 					     wl_resource_get_version(resource), id, &source_impl, source,
 					     source_res_destroy);
 	if (!source->resource) {
@@ -410,13 +410,13 @@ manager_create_data_source(struct wl_client *client, struct wl_resource *resourc
 	wl_list_insert(&source->dd->sources, &source->link);
 }
 
-/* The seat: the compositor has one (sbwl_seat.c), every wl_seat resource is it. */
+/* The seat: the compositor has one (wlc_seat.c), every wl_seat resource is it. */
 static void
 manager_get_data_device(struct wl_client *client, struct wl_resource *resource, uint32_t id,
 			struct wl_resource *seat)
 {
-	struct sbwl_data_device *dd = wl_resource_get_user_data(resource);
-	struct wl_resource *device = sbwl_resource_new_linked(client, &wl_data_device_interface,
+	struct wlc_data_device *dd = wl_resource_get_user_data(resource);
+	struct wl_resource *device = wlc_resource_new_linked(client, &wl_data_device_interface,
 							      wl_resource_get_version(resource), id,
 							      &device_impl, dd, &dd->devices);
 
@@ -433,15 +433,15 @@ static const struct wl_data_device_manager_interface manager_impl = {
 static void
 manager_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	sbwl_resource_new(client, &wl_data_device_manager_interface, (int)version, id, &manager_impl, data, NULL);
+	wlc_resource_new(client, &wl_data_device_manager_interface, (int)version, id, &manager_impl, data, NULL);
 }
 
 /* ---- life cycle ---------------------------------------------------------------- */
 
-struct sbwl_data_device *
-sbwl_data_device_create(struct sbwl_comp *comp)
+struct wlc_data_device *
+wlc_data_device_create(struct wlc_comp *comp)
 {
-	struct sbwl_data_device *dd = calloc(1, sizeof(*dd));
+	struct wlc_data_device *dd = calloc(1, sizeof(*dd));
 
 	if (!dd)
 		return NULL;
@@ -451,21 +451,21 @@ sbwl_data_device_create(struct sbwl_comp *comp)
 	dd->global = wl_global_create(comp->display, &wl_data_device_manager_interface,
 				      DATA_DEVICE_MANAGER_VERSION, dd, manager_bind);
 	if (!dd->global) {
-		sbwl_data_device_destroy(dd);
+		wlc_data_device_destroy(dd);
 		return NULL;
 	}
 	return dd;
 }
 
 void
-sbwl_data_device_destroy(struct sbwl_data_device *dd)
+wlc_data_device_destroy(struct wlc_data_device *dd)
 {
 	struct data_source *source, *stmp;
 
 	if (!dd)
 		return;
 	/* what outlives us until its client goes: unlinked, and inert */
-	sbwl_resource_list_orphan(&dd->devices);
+	wlc_resource_list_orphan(&dd->devices);
 	wl_list_for_each_safe(source, stmp, &dd->sources, link) {
 		wl_list_remove(&source->link);
 		wl_list_init(&source->link);

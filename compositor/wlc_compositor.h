@@ -18,8 +18,8 @@
  * The example program (compositor.c) runs it from main(); the tests run it
  * on a thread of their own and watch it through the hooks.
  */
-#ifndef SBWL_COMPOSITOR_H
-#define SBWL_COMPOSITOR_H
+#ifndef WLC_COMPOSITOR_H
+#define WLC_COMPOSITOR_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,10 +28,10 @@
 
 struct wl_client;
 struct wl_display;
-struct sbwl_comp;
+struct wlc_comp;
 
 /** One buffer use: a commit applied with a buffer. */
-struct sbwl_used {
+struct wlc_used {
 	struct wl_client *client;
 	uint32_t surface_id;        /* the wl_surface's protocol id (per client) */
 	uint64_t seq;               /* this surface's applied-commit counter, from 1 */
@@ -46,7 +46,7 @@ struct sbwl_used {
 /** A release the helper has taken (the hook runs last in the apply, after
  * sb_wl_commit_release() succeeded: the v1 release event and the frame
  * callbacks are queued, a release point set to follow the render fence). */
-struct sbwl_released {
+struct wlc_released {
 	struct wl_client *client;
 	uint32_t surface_id;
 	uint64_t seq;
@@ -55,10 +55,10 @@ struct sbwl_released {
 	int render_fence_fd;
 };
 
-struct sbwl_comp_hooks {
+struct wlc_comp_hooks {
 	/* Run on the compositor's thread. */
-	void (*buffer_used)(void *data, const struct sbwl_used *used);
-	void (*released)(void *data, const struct sbwl_released *released);
+	void (*buffer_used)(void *data, const struct wlc_used *used);
+	void (*released)(void *data, const struct wlc_released *released);
 	/* Each render fence the compositor signalled (render_delay_ms). */
 	void (*render_done)(void *data, int64_t time_ns);
 	/*
@@ -70,14 +70,14 @@ struct sbwl_comp_hooks {
 	uint32_t (*buffer_type)(void *data, struct wl_resource *buffer, uint32_t found);
 };
 
-enum sbwl_render_mode {
-	SBWL_RENDER_NONE,  /* nothing drawn (the tests' fixture) */
-	SBWL_RENDER_AUTO,  /* GL where EGL imports dma-bufs, else the CPU */
-	SBWL_RENDER_GL,
-	SBWL_RENDER_CPU,
+enum wlc_render_mode {
+	WLC_RENDER_NONE,  /* nothing drawn (the tests' fixture) */
+	WLC_RENDER_AUTO,  /* GL where EGL imports dma-bufs, else the CPU */
+	WLC_RENDER_GL,
+	WLC_RENDER_CPU,
 };
 
-struct sbwl_comp_options {
+struct wlc_comp_options {
 	const char *socket;      /* NULL: wl_display_add_socket_auto() */
 	int drm_fd;              /* borrowed; -1: no linux-drm-syncobj */
 	uint32_t helper_flags;   /* SB_WL_SERVER_* */
@@ -96,7 +96,7 @@ struct sbwl_comp_options {
 	 * most this long; 0: don't).
 	 */
 	int blocking_wait_ms;
-	const struct sbwl_comp_hooks *hooks;
+	const struct wlc_comp_hooks *hooks;
 	void *hook_data;
 	bool verbose;            /* print a line per use/release on stdout */
 
@@ -106,7 +106,7 @@ struct sbwl_comp_options {
 	 * tests' fixture: no timer between a commit and its answer).
 	 */
 	int repaint_hz;
-	enum sbwl_render_mode renderer;
+	enum wlc_render_mode renderer;
 	uint32_t output_width, output_height; /* 0: 640x480 */
 	/* With a renderer: write DIR/frame-NNNNNN.png every N repaints that
 	 * drew something (0: only at exit) and DIR/last.png at exit. */
@@ -129,37 +129,37 @@ struct sbwl_comp_options {
 };
 
 /* Returns NULL on failure (errno-style code in *err when err is not NULL). */
-struct sbwl_comp *sbwl_comp_create(const struct sbwl_comp_options *options, int *err);
-const char *sbwl_comp_get_socket(const struct sbwl_comp *comp);
-struct wl_display *sbwl_comp_get_display(const struct sbwl_comp *comp);
-struct sb_wl_server *sbwl_comp_get_helper(const struct sbwl_comp *comp);
+struct wlc_comp *wlc_comp_create(const struct wlc_comp_options *options, int *err);
+const char *wlc_comp_get_socket(const struct wlc_comp *comp);
+struct wl_display *wlc_comp_get_display(const struct wlc_comp *comp);
+struct sb_wl_server *wlc_comp_get_helper(const struct wlc_comp *comp);
 /*
  * Destroy the helper now, with clients connected (what a compositor losing
  * its DRM device does): later commits are applied without it; commits held
  * (hold_current) are released as usual.
  */
-void sbwl_comp_drop_helper(struct sbwl_comp *comp);
-/* Run the event loop until sbwl_comp_terminate(). */
-void sbwl_comp_run(struct sbwl_comp *comp);
-/* Stop sbwl_comp_run(); safe from another thread or a signal handler. */
-void sbwl_comp_terminate(struct sbwl_comp *comp);
-void sbwl_comp_destroy(struct sbwl_comp *comp);
+void wlc_comp_drop_helper(struct wlc_comp *comp);
+/* Run the event loop until wlc_comp_terminate(). */
+void wlc_comp_run(struct wlc_comp *comp);
+/* Stop wlc_comp_run(); safe from another thread or a signal handler. */
+void wlc_comp_terminate(struct wlc_comp *comp);
+void wlc_comp_destroy(struct wlc_comp *comp);
 /*
  * Ask every window to close (xdg_toplevel.close); false if there is none.
  * The run ends when the caller terminates it.
  */
-bool sbwl_comp_close_windows(struct sbwl_comp *comp);
+bool wlc_comp_close_windows(struct wlc_comp *comp);
 /* Commits applied with a buffer, and repaints, so far. */
-uint64_t sbwl_comp_get_commits(const struct sbwl_comp *comp);
-uint64_t sbwl_comp_get_repaints(const struct sbwl_comp *comp);
+uint64_t wlc_comp_get_commits(const struct wlc_comp *comp);
+uint64_t wlc_comp_get_repaints(const struct wlc_comp *comp);
 /* "gl", "cpu" or "none": what draws the output. */
-const char *sbwl_comp_get_renderer_name(const struct sbwl_comp *comp);
+const char *wlc_comp_get_renderer_name(const struct wlc_comp *comp);
 /* Write the output image as a PNG now; 0 or -errno (-ENODEV: no renderer). */
-int sbwl_comp_screenshot(struct sbwl_comp *comp, const char *path);
+int wlc_comp_screenshot(struct wlc_comp *comp, const char *path);
 
 /* Find a DRM render node with timeline syncobjs; returns an fd or -errno. */
-int sbwl_open_syncobj_drm(void);
+int wlc_open_syncobj_drm(void);
 /* Open vgem's card node (for render fences); returns an fd or -errno. */
-int sbwl_open_vgem(void);
+int wlc_open_vgem(void);
 
 #endif

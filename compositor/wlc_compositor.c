@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The example compositor (sbwl_compositor.h): its life cycle and the repaint
+ * The example compositor (wlc_compositor.h): its life cycle and the repaint
  * clock. A repaint composites the mapped surfaces (the renderer), then
  * answers what waited for it: presentation feedback "presented" with the
  * repaint's time and counter, and frame callbacks. The clock only ticks
  * while something waits for it.
  */
-#include "sbwl_compositor.h"
+#include "wlc_compositor.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,21 +22,21 @@
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 
-#include "sbwl_gpu.h"
-#include "sbwl_internal.h"
+#include "wl_gpu.h"
+#include "wlc_internal.h"
 
 #define COMPOSITOR_VERSION 5
 
 /* ---- the repaint clock ------------------------------------------------------- */
 
 static void
-write_screenshot(struct sbwl_comp *comp, const char *name)
+write_screenshot(struct wlc_comp *comp, const char *name)
 {
 	char path[PATH_MAX];
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/%s", comp->opt.screenshot_dir, name);
-	ret = sbwl_renderer_screenshot(comp->renderer, path);
+	ret = wlc_renderer_screenshot(comp->renderer, path);
 	if (ret < 0)
 		fprintf(stderr, "compositor: screenshot %s: %s\n", path, strerror(-ret));
 	else if (comp->opt.verbose)
@@ -50,7 +50,7 @@ write_screenshot(struct sbwl_comp *comp, const char *name)
  * would tell it.
  */
 struct presentation_wait {
-	struct sbwl_comp *comp;
+	struct wlc_comp *comp;
 	struct wl_list link;      /* comp->presentation_waits */
 	struct wl_list feedbacks; /* the repaint's, moved here */
 	uint64_t msc;
@@ -72,17 +72,17 @@ presentation_wait_fire(int fd, uint32_t mask, void *data)
 {
 	struct presentation_wait *pw = data;
 
-	sbwl_presentation_presented(pw->comp, &pw->feedbacks, now_ns(), pw->msc);
+	wlc_presentation_presented(pw->comp, &pw->feedbacks, now_ns(), pw->msc);
 	presentation_wait_free(pw);
 	return 0;
 }
 
 /* Submit; with a fence, "presented" goes out when it signals. false: send it now. */
 static bool
-submit_and_wait(struct sbwl_comp *comp)
+submit_and_wait(struct wlc_comp *comp)
 {
 	struct presentation_wait *pw;
-	struct sbwl_surface *surf;
+	struct wlc_surface *surf;
 	int fd = -1;
 
 	if (!(comp->opt.helper_flags & SB_WL_SERVER_WAIT_MATERIALIZED) ||
@@ -120,8 +120,8 @@ err_wait:
 static int
 repaint(void *data)
 {
-	struct sbwl_comp *comp = data;
-	struct sbwl_surface *surf;
+	struct wlc_comp *comp = data;
+	struct wlc_surface *surf;
 	int64_t now = now_ns();
 	bool drawn = false;
 
@@ -143,8 +143,8 @@ repaint(void *data)
 	 */
 	wl_list_for_each(surf, &comp->all_surfaces, all_link) {
 		if (!surf->mapped)
-			sbwl_presentation_discarded(&surf->feedbacks);
-		sbwl_frames_done(&surf->frames, now);
+			wlc_presentation_discarded(&surf->feedbacks);
+		wlc_frames_done(&surf->frames, now);
 	}
 	bool waiting = false;
 	if (comp->renderer && comp->renderer->impl->submit) {
@@ -155,7 +155,7 @@ repaint(void *data)
 	}
 	if (!waiting)
 		wl_list_for_each(surf, &comp->stack, link)
-			sbwl_presentation_presented(comp, &surf->feedbacks, now, comp->msc);
+			wlc_presentation_presented(comp, &surf->feedbacks, now, comp->msc);
 	if (drawn && comp->opt.screenshot_dir && comp->opt.screenshot_every &&
 	    ++comp->screenshots % comp->opt.screenshot_every == 0) {
 		char name[64];
@@ -169,14 +169,14 @@ repaint(void *data)
 static void
 repaint_idle(void *data)
 {
-	struct sbwl_comp *comp = data;
+	struct wlc_comp *comp = data;
 
 	comp->repaint_idle = NULL;
 	repaint(comp);
 }
 
 void
-sbwl_comp_schedule_repaint(struct sbwl_comp *comp)
+wlc_comp_schedule_repaint(struct wlc_comp *comp)
 {
 	int64_t now, next;
 
@@ -206,31 +206,31 @@ sbwl_comp_schedule_repaint(struct sbwl_comp *comp)
 /* ---- life cycle ---------------------------------------------------------------- */
 
 static const struct sb_wl_server_impl helper_impl = {
-	.commit_ready = sbwl_commit_ready,
-	.commit_discard = sbwl_commit_discard,
+	.commit_ready = wlc_commit_ready,
+	.commit_discard = wlc_commit_discard,
 };
 
 static int
-renderer_create(struct sbwl_comp *comp)
+renderer_create(struct wlc_comp *comp)
 {
 	uint32_t w = comp->opt.output_width ? comp->opt.output_width : 640;
 	uint32_t h = comp->opt.output_height ? comp->opt.output_height : 480;
 	int err = 0;
 
 	switch (comp->opt.renderer) {
-	case SBWL_RENDER_NONE:
+	case WLC_RENDER_NONE:
 		return 0;
-	case SBWL_RENDER_GL:
-		comp->renderer = sbwl_renderer_gl_create(w, h, &err);
+	case WLC_RENDER_GL:
+		comp->renderer = wlc_renderer_gl_create(w, h, &err);
 		break;
-	case SBWL_RENDER_AUTO:
-		comp->renderer = sbwl_renderer_gl_create(w, h, &err);
+	case WLC_RENDER_AUTO:
+		comp->renderer = wlc_renderer_gl_create(w, h, &err);
 		if (comp->renderer)
 			break;
 		fprintf(stderr, "compositor: no GL renderer (%s); drawing on the CPU\n", strerror(-err));
 		/* fall through */
-	case SBWL_RENDER_CPU:
-		comp->renderer = sbwl_renderer_cpu_create(w, h, &err);
+	case WLC_RENDER_CPU:
+		comp->renderer = wlc_renderer_cpu_create(w, h, &err);
 		break;
 	}
 	return comp->renderer ? 0 : err;
@@ -238,7 +238,7 @@ renderer_create(struct sbwl_comp *comp)
 
 /* dev_t of the node the compositor imports on: the renderer's, else the syncobj node's. */
 static dev_t
-main_device(const struct sbwl_comp *comp)
+main_device(const struct wlc_comp *comp)
 {
 	struct stat st;
 
@@ -249,14 +249,14 @@ main_device(const struct sbwl_comp *comp)
 	return 0;
 }
 
-struct sbwl_comp *
-sbwl_comp_create(const struct sbwl_comp_options *options, int *err)
+struct wlc_comp *
+wlc_comp_create(const struct wlc_comp_options *options, int *err)
 {
-	static const struct sbwl_format cpu_formats[] = {
+	static const struct wlc_format cpu_formats[] = {
 		{ DRM_FORMAT_ARGB8888, DRM_FORMAT_MOD_LINEAR },
 		{ DRM_FORMAT_XRGB8888, DRM_FORMAT_MOD_LINEAR },
 	};
-	struct sbwl_comp *comp = calloc(1, sizeof(*comp));
+	struct wlc_comp *comp = calloc(1, sizeof(*comp));
 	struct sb_wl_server_options hopt;
 	int ret = -ENOMEM;
 
@@ -297,19 +297,19 @@ sbwl_comp_create(const struct sbwl_comp_options *options, int *err)
 	if (wl_display_init_shm(comp->display) < 0)
 		goto fail;
 	comp->compositor_global = wl_global_create(comp->display, &wl_compositor_interface,
-						   COMPOSITOR_VERSION, comp, sbwl_compositor_bind);
+						   COMPOSITOR_VERSION, comp, wlc_compositor_bind);
 	if (!comp->compositor_global)
 		goto fail;
 	if (comp->renderer)
-		comp->dmabuf = sbwl_dmabuf_create(comp->display, main_device(comp), comp->renderer->formats,
+		comp->dmabuf = wlc_dmabuf_create(comp->display, main_device(comp), comp->renderer->formats,
 						  comp->renderer->nformats);
 	else
-		comp->dmabuf = sbwl_dmabuf_create(comp->display, main_device(comp), cpu_formats,
+		comp->dmabuf = wlc_dmabuf_create(comp->display, main_device(comp), cpu_formats,
 						  sizeof(cpu_formats) / sizeof(cpu_formats[0]));
-	comp->globals = sbwl_globals_create(comp);
-	comp->seat = sbwl_seat_create(comp);
-	comp->data_device = sbwl_data_device_create(comp);
-	comp->shell = sbwl_shell_create(comp);
+	comp->globals = wlc_globals_create(comp);
+	comp->seat = wlc_seat_create(comp);
+	comp->data_device = wlc_data_device_create(comp);
+	comp->shell = wlc_shell_create(comp);
 	if (!comp->dmabuf || !comp->globals || !comp->seat || !comp->data_device || !comp->shell)
 		goto fail;
 
@@ -330,69 +330,69 @@ sbwl_comp_create(const struct sbwl_comp_options *options, int *err)
 fail:
 	if (err)
 		*err = ret;
-	sbwl_comp_destroy(comp);
+	wlc_comp_destroy(comp);
 	return NULL;
 }
 
 const char *
-sbwl_comp_get_socket(const struct sbwl_comp *comp)
+wlc_comp_get_socket(const struct wlc_comp *comp)
 {
 	return comp->socket;
 }
 
 struct wl_display *
-sbwl_comp_get_display(const struct sbwl_comp *comp)
+wlc_comp_get_display(const struct wlc_comp *comp)
 {
 	return comp->display;
 }
 
 struct sb_wl_server *
-sbwl_comp_get_helper(const struct sbwl_comp *comp)
+wlc_comp_get_helper(const struct wlc_comp *comp)
 {
 	return comp->helper;
 }
 
 void
-sbwl_comp_drop_helper(struct sbwl_comp *comp)
+wlc_comp_drop_helper(struct wlc_comp *comp)
 {
 	sb_wl_server_destroy(comp->helper);
 	comp->helper = NULL;
 }
 
 bool
-sbwl_comp_close_windows(struct sbwl_comp *comp)
+wlc_comp_close_windows(struct wlc_comp *comp)
 {
-	return sbwl_shell_close_all(comp->shell) > 0;
+	return wlc_shell_close_all(comp->shell) > 0;
 }
 
 uint64_t
-sbwl_comp_get_commits(const struct sbwl_comp *comp)
+wlc_comp_get_commits(const struct wlc_comp *comp)
 {
 	return comp->commits;
 }
 
 uint64_t
-sbwl_comp_get_repaints(const struct sbwl_comp *comp)
+wlc_comp_get_repaints(const struct wlc_comp *comp)
 {
 	return comp->msc;
 }
 
 const char *
-sbwl_comp_get_renderer_name(const struct sbwl_comp *comp)
+wlc_comp_get_renderer_name(const struct wlc_comp *comp)
 {
 	return comp->renderer ? comp->renderer->impl->name : "none";
 }
 
 int
-sbwl_comp_screenshot(struct sbwl_comp *comp, const char *path)
+wlc_comp_screenshot(struct wlc_comp *comp, const char *path)
 {
 	if (!comp->renderer)
 		return -ENODEV;
-	return sbwl_renderer_screenshot(comp->renderer, path);
+	return wlc_renderer_screenshot(comp->renderer, path);
 }
 
 void
-sbwl_comp_run(struct sbwl_comp *comp)
+wlc_comp_run(struct wlc_comp *comp)
 {
 	wl_display_run(comp->display);
 	if (comp->renderer && comp->opt.screenshot_dir)
@@ -400,13 +400,13 @@ sbwl_comp_run(struct sbwl_comp *comp)
 }
 
 void
-sbwl_comp_terminate(struct sbwl_comp *comp)
+wlc_comp_terminate(struct wlc_comp *comp)
 {
 	wl_display_terminate(comp->display);
 }
 
 void
-sbwl_comp_destroy(struct sbwl_comp *comp)
+wlc_comp_destroy(struct wlc_comp *comp)
 {
 	if (!comp)
 		return;
@@ -416,30 +416,30 @@ sbwl_comp_destroy(struct sbwl_comp *comp)
 		wl_display_destroy_clients(comp->display); /* their feedback resources too */
 		wl_list_for_each_safe(pw, pw_tmp, &comp->presentation_waits, link)
 			presentation_wait_free(pw);
-		sbwl_render_fences_fire_all(comp);
-		sbwl_shell_destroy(comp->shell);
-		sbwl_data_device_destroy(comp->data_device);
-		sbwl_seat_destroy(comp->seat);
-		sbwl_globals_destroy(comp->globals);
-		sbwl_dmabuf_destroy(comp->dmabuf);
+		wlc_render_fences_fire_all(comp);
+		wlc_shell_destroy(comp->shell);
+		wlc_data_device_destroy(comp->data_device);
+		wlc_seat_destroy(comp->seat);
+		wlc_globals_destroy(comp->globals);
+		wlc_dmabuf_destroy(comp->dmabuf);
 		if (comp->repaint_timer)
 			wl_event_source_remove(comp->repaint_timer);
 		if (comp->repaint_idle)
 			wl_event_source_remove(comp->repaint_idle);
 		wl_display_destroy(comp->display); /* destroys the helper too */
 	}
-	sbwl_renderer_destroy(comp->renderer);
+	wlc_renderer_destroy(comp->renderer);
 	free(comp);
 }
 
 int
-sbwl_open_syncobj_drm(void)
+wlc_open_syncobj_drm(void)
 {
-	return sbwl_drm_open_syncobj();
+	return wlgpu_drm_open_syncobj();
 }
 
 int
-sbwl_open_vgem(void)
+wlc_open_vgem(void)
 {
-	return sbwl_drm_open("vgem", false);
+	return wlgpu_drm_open("vgem", false);
 }

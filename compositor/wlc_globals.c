@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The example compositor's small globals (sbwl_internal.h): wl_output (the
+ * The example compositor's small globals (wlc_internal.h): wl_output (the
  * headless output: its size, the repaint clock as its refresh),
  * wl_subcompositor (the role, its requests and synchronized mode through the
  * helper; sub-surfaces are drawn above everything, at their offset)
  * and wp_presentation (feedback answered by the repaint that showed the
  * content, with the repaint's CLOCK_MONOTONIC time and counter). wl_seat is
- * sbwl_seat.c, wl_data_device_manager sbwl_data_device.c.
+ * wlc_seat.c, wl_data_device_manager wlc_data_device.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +16,14 @@
 #include <wayland-server-protocol.h>
 
 #include "presentation-time-server-protocol.h"
-#include "sbwl_internal.h"
+#include "wlc_internal.h"
 
 #define OUTPUT_VERSION 4
 #define SUBCOMPOSITOR_VERSION 1
 #define PRESENTATION_VERSION 1
 
-struct sbwl_globals {
-	struct sbwl_comp *comp;
+struct wlc_globals {
+	struct wlc_comp *comp;
 	struct wl_global *output, *subcompositor, *presentation;
 	struct wl_list outputs; /* wl_output resource links */
 };
@@ -31,17 +31,17 @@ struct sbwl_globals {
 /* ---- wl_output ----------------------------------------------------------------- */
 
 static const struct wl_output_interface output_impl = {
-	.release = sbwl_destroy_request,
+	.release = wlc_destroy_request,
 };
 
 static void
 output_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	struct sbwl_globals *g = data;
-	const struct sbwl_comp_options *o = &g->comp->opt;
+	struct wlc_globals *g = data;
+	const struct wlc_comp_options *o = &g->comp->opt;
 	int32_t w = o->output_width ? (int32_t)o->output_width : 640;
 	int32_t h = o->output_height ? (int32_t)o->output_height : 480;
-	struct wl_resource *res = sbwl_resource_new_linked(client, &wl_output_interface, (int)version, id,
+	struct wl_resource *res = wlc_resource_new_linked(client, &wl_output_interface, (int)version, id,
 							   &output_impl, g, &g->outputs);
 
 	if (!res)
@@ -65,15 +65,15 @@ output_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 
 struct subsurface {
 	struct wl_resource *resource;
-	struct sbwl_surface *surface, *parent;
+	struct wlc_surface *surface, *parent;
 	struct wl_listener surface_destroy, parent_destroy;
 	int32_t x, y;
 	bool sync;
 };
 
-static void subsurface_applied(struct sbwl_surface *surf, bool has_buffer);
+static void subsurface_applied(struct wlc_surface *surf, bool has_buffer);
 
-static const struct sbwl_role subsurface_role = { .name = "wl_subsurface", .applied = subsurface_applied };
+static const struct wlc_role subsurface_role = { .name = "wl_subsurface", .applied = subsurface_applied };
 
 /*
  * Commits reach here as the helper hands them out: a synchronized child's
@@ -82,17 +82,17 @@ static const struct sbwl_role subsurface_role = { .name = "wl_subsurface", .appl
  * mapped (the stacking requests are checked, not followed).
  */
 static void
-subsurface_applied(struct sbwl_surface *surf, bool has_buffer)
+subsurface_applied(struct wlc_surface *surf, bool has_buffer)
 {
 	struct subsurface *sub = surf->role_data;
 
 	if (!sub || !has_buffer || !sub->parent->mapped) {
-		sbwl_surface_unmap(surf);
+		wlc_surface_unmap(surf);
 		return;
 	}
 	surf->x = sub->parent->x + sub->x;
 	surf->y = sub->parent->y + sub->y;
-	sbwl_surface_map(surf);
+	wlc_surface_map(surf);
 }
 
 /* Tell the helper (if the compositor still has one) how commits of surf go. */
@@ -122,7 +122,7 @@ static void
 subsurface_place(struct wl_client *client, struct wl_resource *resource, struct wl_resource *sibling_res)
 {
 	struct subsurface *sub = wl_resource_get_user_data(resource);
-	struct sbwl_surface *sibling = sbwl_surface_from_resource(sibling_res);
+	struct wlc_surface *sibling = wlc_surface_from_resource(sibling_res);
 	struct subsurface *other;
 
 	if (!sub || !sibling || sibling == sub->parent)
@@ -157,7 +157,7 @@ subsurface_set_desync(struct wl_client *client, struct wl_resource *resource)
 }
 
 static const struct wl_subsurface_interface subsurface_impl = {
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 	.set_position = subsurface_set_position,
 	.place_above = subsurface_place,
 	.place_below = subsurface_place,
@@ -171,7 +171,7 @@ subsurface_unlink(struct subsurface *sub)
 {
 	/* "The wl_surface is unmapped immediately"; what it cached is dropped. */
 	subsurface_tell_helper(sub, false);
-	sbwl_surface_unmap(sub->surface);
+	wlc_surface_unmap(sub->surface);
 	wl_list_remove(&sub->surface_destroy.link);
 	wl_list_remove(&sub->parent_destroy.link);
 	if (sub->surface->role_data == sub)
@@ -207,7 +207,7 @@ subsurface_res_destroy(struct wl_resource *resource)
 
 /* Is `ancestor` the surface itself or above it in the sub-surface tree? */
 static bool
-is_ancestor(struct sbwl_surface *ancestor, struct sbwl_surface *surf)
+is_ancestor(struct wlc_surface *ancestor, struct wlc_surface *surf)
 {
 	for (int depth = 0; surf && depth < 64; depth++) {
 		if (surf == ancestor)
@@ -222,8 +222,8 @@ static void
 subcompositor_get_subsurface(struct wl_client *client, struct wl_resource *resource, uint32_t id,
 			     struct wl_resource *surface_res, struct wl_resource *parent_res)
 {
-	struct sbwl_surface *surf = sbwl_surface_from_resource(surface_res);
-	struct sbwl_surface *parent = sbwl_surface_from_resource(parent_res);
+	struct wlc_surface *surf = wlc_surface_from_resource(surface_res);
+	struct wlc_surface *parent = wlc_surface_from_resource(parent_res);
 	struct subsurface *sub;
 
 	if (surf->role == &subsurface_role && surf->role_data) {
@@ -238,15 +238,15 @@ subcompositor_get_subsurface(struct wl_client *client, struct wl_resource *resou
 				       wl_resource_get_id(parent_res), wl_resource_get_id(surface_res));
 		return;
 	}
-	if (!sbwl_surface_set_role(surf, &subsurface_role, NULL, resource, WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE))
+	if (!wlc_surface_set_role(surf, &subsurface_role, NULL, resource, WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE))
 		return;
-	sub = sbwl_client_zalloc(client, sizeof(*sub));
+	sub = wlc_client_zalloc(client, sizeof(*sub));
 	if (!sub)
 		return;
 	sub->surface = surf;
 	sub->parent = parent;
 	sub->sync = true; /* "a sub-surface is initially in the synchronized mode" */
-	sub->resource = sbwl_resource_new(client, &wl_subsurface_interface, wl_resource_get_version(resource),
+	sub->resource = wlc_resource_new(client, &wl_subsurface_interface, wl_resource_get_version(resource),
 					  id, &subsurface_impl, sub, subsurface_res_destroy);
 	if (!sub->resource) {
 		free(sub);
@@ -261,14 +261,14 @@ subcompositor_get_subsurface(struct wl_client *client, struct wl_resource *resou
 }
 
 static const struct wl_subcompositor_interface subcompositor_impl = {
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 	.get_subsurface = subcompositor_get_subsurface,
 };
 
 static void
 subcompositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	sbwl_resource_new(client, &wl_subcompositor_interface, (int)version, id, &subcompositor_impl, data, NULL);
+	wlc_resource_new(client, &wl_subcompositor_interface, (int)version, id, &subcompositor_impl, data, NULL);
 }
 
 /* ---- wp_presentation ------------------------------------------------------------- */
@@ -277,22 +277,22 @@ static void
 presentation_feedback(struct wl_client *client, struct wl_resource *resource, struct wl_resource *surface,
 		      uint32_t callback)
 {
-	struct sbwl_surface *surf = sbwl_surface_from_resource(surface);
+	struct wlc_surface *surf = wlc_surface_from_resource(surface);
 
 	/* last: presented in the order asked for */
-	sbwl_resource_new_linked(client, &wp_presentation_feedback_interface, 1, callback, NULL, NULL,
+	wlc_resource_new_linked(client, &wp_presentation_feedback_interface, 1, callback, NULL, NULL,
 				 surf->pending.feedbacks.prev);
 }
 
 static const struct wp_presentation_interface presentation_impl = {
-	.destroy = sbwl_destroy_request,
+	.destroy = wlc_destroy_request,
 	.feedback = presentation_feedback,
 };
 
 static void
 presentation_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	struct wl_resource *res = sbwl_resource_new(client, &wp_presentation_interface, (int)version, id,
+	struct wl_resource *res = wlc_resource_new(client, &wp_presentation_interface, (int)version, id,
 						    &presentation_impl, data, NULL);
 
 	if (res)
@@ -300,10 +300,10 @@ presentation_bind(struct wl_client *client, void *data, uint32_t version, uint32
 }
 
 void
-sbwl_presentation_presented(struct sbwl_comp *comp, struct wl_list *feedbacks, int64_t time_ns,
+wlc_presentation_presented(struct wlc_comp *comp, struct wl_list *feedbacks, int64_t time_ns,
 			    uint64_t msc)
 {
-	struct sbwl_globals *g = comp->globals;
+	struct wlc_globals *g = comp->globals;
 	struct wl_resource *fb, *tmp, *out;
 	uint64_t sec = (uint64_t)(time_ns / 1000000000);
 	uint32_t flags = comp->repaint_timer ? WP_PRESENTATION_FEEDBACK_KIND_VSYNC : 0;
@@ -325,7 +325,7 @@ sbwl_presentation_presented(struct sbwl_comp *comp, struct wl_list *feedbacks, i
 }
 
 void
-sbwl_presentation_discarded(struct wl_list *feedbacks)
+wlc_presentation_discarded(struct wl_list *feedbacks)
 {
 	struct wl_resource *fb, *tmp;
 
@@ -337,10 +337,10 @@ sbwl_presentation_discarded(struct wl_list *feedbacks)
 
 /* ---- life cycle ---------------------------------------------------------------- */
 
-struct sbwl_globals *
-sbwl_globals_create(struct sbwl_comp *comp)
+struct wlc_globals *
+wlc_globals_create(struct wlc_comp *comp)
 {
-	struct sbwl_globals *g = calloc(1, sizeof(*g));
+	struct wlc_globals *g = calloc(1, sizeof(*g));
 
 	if (!g)
 		return NULL;
@@ -352,18 +352,18 @@ sbwl_globals_create(struct sbwl_comp *comp)
 	g->presentation = wl_global_create(comp->display, &wp_presentation_interface, PRESENTATION_VERSION,
 					   g, presentation_bind);
 	if (!g->output || !g->subcompositor || !g->presentation) {
-		sbwl_globals_destroy(g);
+		wlc_globals_destroy(g);
 		return NULL;
 	}
 	return g;
 }
 
 void
-sbwl_globals_destroy(struct sbwl_globals *g)
+wlc_globals_destroy(struct wlc_globals *g)
 {
 	if (!g)
 		return;
-	sbwl_resource_list_orphan(&g->outputs);
+	wlc_resource_list_orphan(&g->outputs);
 	if (g->output)
 		wl_global_destroy(g->output);
 	if (g->subcompositor)

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Command-line options from a table (demo_util.h, "options"): every program
+ * in examples/, the compositor and syncbridge-info's trace had the same
+ * getopt_long loop, a longopts table beside a switch that parsed each value
+ * and a "bad value" path; the table holds what differed.
+ */
+#include "demo_util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OPTS 32
+/* getopt_long's val for the table's row i: above every short option. */
+#define ROW_VAL 256
+
+bool
+demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+int
+demo_parse_word(const char *s, const char *const *words)
+{
+	for (int i = 0; words[i]; i++)
+		if (strcmp(s, words[i]) == 0)
+			return i;
+	return -1;
+}
+
+static bool
+parse_int(const char *s, long min, long max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/* "WxH", each in [min, max]. */
+static bool
+parse_size(const char *s, unsigned min, unsigned max, uint32_t *w, uint32_t *h)
+{
+	unsigned a, b;
+	char *x = strchr(s, 'x'), first[16];
+
+	if (!x || (size_t)(x - s) >= sizeof(first))
+		return false;
+	memcpy(first, s, (size_t)(x - s));
+	first[x - s] = '\0';
+	if (!demo_parse_uint(first, min, max, &a) || !demo_parse_uint(x + 1, min, max, &b))
+		return false;
+	*w = a;
+	*h = b;
+	return true;
+}
+
+static bool
+store(const struct demo_opt *o, const char *arg)
+{
+	int k;
+
+	switch (o->kind) {
+	case DEMO_OPT_FLAG:
+		*(bool *)o->dst = true;
+		return true;
+	case DEMO_OPT_STRING:
+		*(const char **)o->dst = arg;
+		return true;
+	case DEMO_OPT_UINT:
+		return demo_parse_uint(arg, (unsigned)o->min, (unsigned)o->max, o->dst);
+	case DEMO_OPT_INT:
+		return parse_int(arg, o->min, o->max, o->dst);
+	case DEMO_OPT_WORD:
+		k = demo_parse_word(arg, o->words);
+		if (k < 0)
+			return false;
+		*(int *)o->dst = k;
+		return true;
+	case DEMO_OPT_SIZE:
+		return parse_size(arg, (unsigned)o->min, (unsigned)o->max, o->dst, o->dst2);
+	}
+	return false;
+}
+
+/* "PROG: bad value 'ARG' for --NAME (want ...)" */
+static void
+bad_value(const char *prog, const struct demo_opt *o, const char *arg)
+{
+	fprintf(stderr, "%s: bad value '%s' for --%s (want ", prog, arg, o->name);
+	switch (o->kind) {
+	case DEMO_OPT_WORD:
+		for (int i = 0; o->words[i]; i++)
+			fprintf(stderr, "%s%s", i ? "|" : "", o->words[i]);
+		break;
+	case DEMO_OPT_SIZE:
+		fprintf(stderr, "WxH, each %ld-%ld", o->min, o->max);
+		break;
+	default:
+		fprintf(stderr, "%ld-%ld", o->min, o->max);
+		break;
+	}
+	fprintf(stderr, ")\n");
+}
+
+int
+demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *opts,
+	       void (*usage)(FILE *f), unsigned flags)
+{
+	struct option longopts[MAX_OPTS + 2];
+	char shorts[2 * MAX_OPTS + 4];
+	size_t n = 0, ns = 0;
+	int c;
+
+	if (flags & DEMO_OPT_OPERANDS)
+		shorts[ns++] = '+'; /* stop at the first operand: a command's own options stay its */
+	for (; opts[n].name; n++) {
+		if (n == MAX_OPTS) {
+			fprintf(stderr, "%s: more than %d options\n", prog, MAX_OPTS);
+			return -EINVAL;
+		}
+		longopts[n] = (struct option){ opts[n].name,
+					       opts[n].kind == DEMO_OPT_FLAG ? no_argument
+									     : required_argument,
+					       NULL, ROW_VAL + (int)n };
+		if (opts[n].short_name) {
+			shorts[ns++] = opts[n].short_name;
+			if (opts[n].kind != DEMO_OPT_FLAG)
+				shorts[ns++] = ':';
+		}
+	}
+	longopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[n] = (struct option){ 0 };
+	shorts[ns++] = 'h';
+	shorts[ns] = '\0';
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+		const struct demo_opt *o = NULL;
+
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (c >= ROW_VAL)
+			o = &opts[c - ROW_VAL];
+		for (size_t i = 0; !o && c != '?' && opts[i].name; i++)
+			if (opts[i].short_name == c)
+				o = &opts[i];
+		if (!o) {
+			usage(stderr); /* getopt said what it did not know */
+			return -EINVAL;
+		}
+		if (!store(o, optarg)) {
+			bad_value(prog, o, optarg);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc && !(flags & DEMO_OPT_OPERANDS)) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		usage(stderr);
+		return -EINVAL;
+	}
+	return optind;
+}
