@@ -66,12 +66,10 @@ enum tbvk_signal {
  * inside vkQueueSubmit: venus). */
 enum tbvk_hold { TBVK_HOLD_FENCE, TBVK_HOLD_WORK };
 
-enum tbvk_signal {
-	TBVK_SIGNAL_OTHER_THREAD,
-	TBVK_SIGNAL_SAME_THREAD,
-	TBVK_SIGNAL_BEFORE,
-	TBVK_SIGNAL_ALTERNATE, /* other-thread in even rounds, same-thread in odd ones */
-};
+struct tbvk_options {
+	enum tbvk_signal signal; /* --signal other-thread|same-thread|before|alternate */
+	enum tbvk_hold hold;     /* --hold fence|work */
+	/* Not an option: set by a program between tbvk_start() and tbvk_init()
 	 * when the app itself imports SYNC_FD payloads (VK_KHR_external_semaphore_fd
 	 * required; the layer tests otherwise leave it to the layer). */
 	bool app_semaphore_fd;
