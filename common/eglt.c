@@ -49,30 +49,47 @@ eglt_has_ext(const char *exts, const char *name)
 	return false;
 }
 
+void
+eglt_procs_load(struct eglt_procs *p)
+{
+#define LOAD(field, name) p->field = (__typeof__(p->field))eglGetProcAddress(name)
+	LOAD(query_devices, "eglQueryDevicesEXT");
+	LOAD(query_device_string, "eglQueryDeviceStringEXT");
+	LOAD(query_display_attrib, "eglQueryDisplayAttribEXT");
+	LOAD(get_platform_display, "eglGetPlatformDisplayEXT");
+	LOAD(create_image, "eglCreateImageKHR");
+	LOAD(destroy_image, "eglDestroyImageKHR");
+	LOAD(image_target_texture_2d, "glEGLImageTargetTexture2DOES");
+	LOAD(export_dmabuf_image_query, "eglExportDMABUFImageQueryMESA");
+	LOAD(export_dmabuf_image, "eglExportDMABUFImageMESA");
+	LOAD(query_dmabuf_formats, "eglQueryDmaBufFormatsEXT");
+	LOAD(query_dmabuf_modifiers, "eglQueryDmaBufModifiersEXT");
+	LOAD(create_sync, "eglCreateSyncKHR");
+	LOAD(destroy_sync, "eglDestroySyncKHR");
+	LOAD(dup_native_fence_fd, "eglDupNativeFenceFDANDROID");
+#undef LOAD
+}
+
 static EGLDisplay
 open_device_sw(void)
 {
-	PFNEGLQUERYDEVICESEXTPROC query_devices =
-		(PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
-	PFNEGLQUERYDEVICESTRINGEXTPROC query_string =
-		(PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress("eglQueryDeviceStringEXT");
-	PFNEGLGETPLATFORMDISPLAYEXTPROC get_display =
-		(PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
+	struct eglt_procs egl;
 	const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
 	EGLDeviceEXT devs[16];
 	EGLint n = 0;
 
+	eglt_procs_load(&egl);
 	if (!eglt_has_ext(client, "EGL_EXT_device_enumeration") ||
-	    !eglt_has_ext(client, "EGL_EXT_platform_device") || !query_devices || !query_string ||
-	    !get_display)
+	    !eglt_has_ext(client, "EGL_EXT_platform_device") || !egl.query_devices ||
+	    !egl.query_device_string || !egl.get_platform_display)
 		return EGL_NO_DISPLAY;
-	if (!query_devices(16, devs, &n))
+	if (!egl.query_devices(16, devs, &n))
 		return EGL_NO_DISPLAY;
 	for (EGLint i = 0; i < n; i++) {
-		const char *exts = query_string(devs[i], EGL_EXTENSIONS);
+		const char *exts = egl.query_device_string(devs[i], EGL_EXTENSIONS);
 
 		if (eglt_has_ext(exts, "EGL_MESA_device_software"))
-			return get_display(EGL_PLATFORM_DEVICE_EXT, devs[i], NULL);
+			return egl.get_platform_display(EGL_PLATFORM_DEVICE_EXT, devs[i], NULL);
 	}
 	return EGL_NO_DISPLAY;
 }
@@ -80,13 +97,13 @@ open_device_sw(void)
 static EGLDisplay
 open_surfaceless(void)
 {
-	PFNEGLGETPLATFORMDISPLAYEXTPROC get_display =
-		(PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
+	struct eglt_procs egl;
 	const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
 
-	if (!eglt_has_ext(client, "EGL_MESA_platform_surfaceless") || !get_display)
+	eglt_procs_load(&egl);
+	if (!eglt_has_ext(client, "EGL_MESA_platform_surfaceless") || !egl.get_platform_display)
 		return EGL_NO_DISPLAY;
-	return get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
+	return egl.get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
 }
 
 void
@@ -231,10 +248,7 @@ int
 eglt_image_import_layout(struct eglt *t, int dmabuf_fd, int width, int height,
 			 const struct eglt_dmabuf_layout *layout, struct eglt_target *out)
 {
-	PFNEGLCREATEIMAGEKHRPROC create_image =
-		(PFNEGLCREATEIMAGEKHRPROC)eglGetProcAddress("eglCreateImageKHR");
-	PFNGLEGLIMAGETARGETTEXTURE2DOESPROC image_target =
-		(PFNGLEGLIMAGETARGETTEXTURE2DOESPROC)eglGetProcAddress("glEGLImageTargetTexture2DOES");
+	struct eglt_procs egl;
 	const char *exts = eglQueryString(t->dpy, EGL_EXTENSIONS);
 	EGLint attribs[17] = {
 		EGL_WIDTH, width,
@@ -246,9 +260,11 @@ eglt_image_import_layout(struct eglt *t, int dmabuf_fd, int width, int height,
 		EGL_NONE,
 	};
 
+	eglt_procs_load(&egl);
 	memset(out, 0, sizeof(*out));
 	out->image = EGL_NO_IMAGE_KHR;
-	if (!eglt_has_ext(exts, "EGL_EXT_image_dma_buf_import") || !create_image || !image_target) {
+	if (!eglt_has_ext(exts, "EGL_EXT_image_dma_buf_import") || !egl.create_image ||
+	    !egl.image_target_texture_2d) {
 		note("%s display cannot import dma-bufs", t->platform);
 		return -ENODEV;
 	}
@@ -259,14 +275,14 @@ eglt_image_import_layout(struct eglt *t, int dmabuf_fd, int width, int height,
 		attribs[15] = (EGLint)(layout->modifier >> 32);
 		attribs[16] = EGL_NONE;
 	}
-	EGLImageKHR image = create_image(t->dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
+	EGLImageKHR image = egl.create_image(t->dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
 	if (image == EGL_NO_IMAGE_KHR) {
 		note("eglCreateImageKHR(dma-buf) on %s failed: 0x%x", t->platform, eglGetError());
 		return -EIO;
 	}
 	texture_init(out, width, height);
 	out->image = image;
-	image_target(GL_TEXTURE_2D, (GLeglImageOES)out->image);
+	egl.image_target_texture_2d(GL_TEXTURE_2D, (GLeglImageOES)out->image);
 	if (glGetError() != GL_NO_ERROR) {
 		note("glEGLImageTargetTexture2DOES failed");
 		return -EIO;
@@ -289,28 +305,24 @@ int
 eglt_target_export(struct eglt *t, struct eglt_target *target, int *out_fd,
 		   struct eglt_dmabuf_layout *layout)
 {
-	PFNEGLCREATEIMAGEKHRPROC create_image =
-		(PFNEGLCREATEIMAGEKHRPROC)eglGetProcAddress("eglCreateImageKHR");
-	PFNEGLEXPORTDMABUFIMAGEQUERYMESAPROC query =
-		(PFNEGLEXPORTDMABUFIMAGEQUERYMESAPROC)eglGetProcAddress("eglExportDMABUFImageQueryMESA");
-	PFNEGLEXPORTDMABUFIMAGEMESAPROC export_image =
-		(PFNEGLEXPORTDMABUFIMAGEMESAPROC)eglGetProcAddress("eglExportDMABUFImageMESA");
+	struct eglt_procs egl;
 	const EGLint attribs[] = { EGL_GL_TEXTURE_LEVEL_KHR, 0, EGL_NONE };
 	EGLuint64KHR modifier = DRM_FORMAT_MOD_INVALID;
 	EGLint stride = 0, offset = 0;
 	int fourcc = 0, planes = 0, fd = -1;
 
 	*out_fd = -1;
+	eglt_procs_load(&egl);
 	if (!eglt_has_ext(eglQueryString(t->dpy, EGL_EXTENSIONS), "EGL_MESA_image_dma_buf_export") ||
-	    !create_image || !query || !export_image) {
+	    !egl.create_image || !egl.export_dmabuf_image_query || !egl.export_dmabuf_image) {
 		note("%s display cannot export dma-bufs", t->platform);
 		return -ENODEV;
 	}
 	if (target->image == EGL_NO_IMAGE_KHR)
-		target->image = create_image(t->dpy, t->ctx, EGL_GL_TEXTURE_2D_KHR,
+		target->image = egl.create_image(t->dpy, t->ctx, EGL_GL_TEXTURE_2D_KHR,
 					     (EGLClientBuffer)(uintptr_t)target->tex, attribs);
 	if (target->image == EGL_NO_IMAGE_KHR ||
-	    !query(t->dpy, target->image, &fourcc, &planes, &modifier)) {
+	    !egl.export_dmabuf_image_query(t->dpy, target->image, &fourcc, &planes, &modifier)) {
 		note("EGLImage of a texture on %s: 0x%x", t->platform, eglGetError());
 		return -EIO;
 	}
@@ -318,7 +330,7 @@ eglt_target_export(struct eglt *t, struct eglt_target *target, int *out_fd,
 		note("the texture exports as %d planes", planes);
 		return -ENODEV;
 	}
-	if (!export_image(t->dpy, target->image, &fd, &stride, &offset) || fd < 0) {
+	if (!egl.export_dmabuf_image(t->dpy, target->image, &fd, &stride, &offset) || fd < 0) {
 		note("eglExportDMABUFImageMESA on %s: 0x%x", t->platform, eglGetError());
 		return -EIO;
 	}
@@ -343,15 +355,15 @@ eglt_target_import(struct eglt *t, int dmabuf_fd, int width, int height, int pit
 void
 eglt_target_destroy(struct eglt *t, struct eglt_target *target)
 {
-	PFNEGLDESTROYIMAGEKHRPROC destroy_image =
-		(PFNEGLDESTROYIMAGEKHRPROC)eglGetProcAddress("eglDestroyImageKHR");
+	struct eglt_procs egl;
 
+	eglt_procs_load(&egl);
 	if (target->fbo)
 		glDeleteFramebuffers(1, &target->fbo);
 	if (target->tex)
 		glDeleteTextures(1, &target->tex);
-	if (target->image != EGL_NO_IMAGE_KHR && destroy_image)
-		destroy_image(t->dpy, target->image);
+	if (target->image != EGL_NO_IMAGE_KHR && egl.destroy_image)
+		egl.destroy_image(t->dpy, target->image);
 	memset(target, 0, sizeof(*target));
 	target->image = EGL_NO_IMAGE_KHR;
 }

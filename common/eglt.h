@@ -73,6 +73,31 @@ void eglt_describe(struct eglt *t, char *buf, size_t size);
 bool eglt_has_ext(const char *exts, const char *name);
 
 /*
+ * The extension entry points eglt, the compositor and the tests look up, each
+ * from eglGetProcAddress (NULL where the implementation has none). Whether the
+ * display or the client extensions list the extension is still the caller's
+ * check. Filled at each call, not cached: a program that interposes
+ * eglGetProcAddress (tests/egl/fault_egl.c) sees every lookup.
+ */
+struct eglt_procs {
+	PFNEGLQUERYDEVICESEXTPROC query_devices;
+	PFNEGLQUERYDEVICESTRINGEXTPROC query_device_string;
+	PFNEGLQUERYDISPLAYATTRIBEXTPROC query_display_attrib;
+	PFNEGLGETPLATFORMDISPLAYEXTPROC get_platform_display;
+	PFNEGLCREATEIMAGEKHRPROC create_image;
+	PFNEGLDESTROYIMAGEKHRPROC destroy_image;
+	PFNGLEGLIMAGETARGETTEXTURE2DOESPROC image_target_texture_2d;
+	PFNEGLEXPORTDMABUFIMAGEQUERYMESAPROC export_dmabuf_image_query;
+	PFNEGLEXPORTDMABUFIMAGEMESAPROC export_dmabuf_image;
+	PFNEGLQUERYDMABUFFORMATSEXTPROC query_dmabuf_formats;
+	PFNEGLQUERYDMABUFMODIFIERSEXTPROC query_dmabuf_modifiers;
+	PFNEGLCREATESYNCKHRPROC create_sync;
+	PFNEGLDESTROYSYNCKHRPROC destroy_sync;
+	PFNEGLDUPNATIVEFENCEFDANDROIDPROC dup_native_fence_fd;
+};
+void eglt_procs_load(struct eglt_procs *p);
+
+/*
  * fd-leak checks count or list this process's fds at two points; that is exact
  * only while no other thread can be between an open() and its close() at
  * either point. Mesa's shader disk cache breaks that: each llvmpipe screen and

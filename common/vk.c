@@ -90,6 +90,31 @@ allocate_dmabuf(struct vkt *t, const VkMemoryRequirements *req, uint32_t type,
 	return vkAllocateMemory(t->device, &alloc, NULL, mem);
 }
 
+VkResult
+vkt_dmabuf_memory_export(struct vkt *t, const VkMemoryRequirements *req, uint32_t type,
+			 VkImage dedicated_image, VkDeviceMemory *mem)
+{
+	VkExportMemoryAllocateInfo export = {
+		.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+	};
+
+	return allocate_dmabuf(t, req, type, dedicated_image, (VkBaseOutStructure *)&export, mem);
+}
+
+VkResult
+vkt_dmabuf_memory_import(struct vkt *t, const VkMemoryRequirements *req, uint32_t type,
+			 VkImage dedicated_image, int fd, VkDeviceMemory *mem)
+{
+	VkImportMemoryFdInfoKHR import = {
+		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
+		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+		.fd = fd,
+	};
+
+	return allocate_dmabuf(t, req, type, dedicated_image, (VkBaseOutStructure *)&import, mem);
+}
+
 /* Memory on a duplicate of dmabuf_fd (see vkt_import_buffer()). */
 static VkResult
 import_memory(struct vkt *t, int dmabuf_fd, const VkMemoryRequirements *req, VkImage dedicated_image,
@@ -109,13 +134,7 @@ import_memory(struct vkt *t, int dmabuf_fd, const VkMemoryRequirements *req, VkI
 	if (fd < 0)
 		return vkt_fail(t, -EIO, "dup the dma-buf: %s", strerror(errno)),
 		       VK_ERROR_OUT_OF_HOST_MEMORY;
-	VkImportMemoryFdInfoKHR import = {
-		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
-		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
-		.fd = fd,
-	};
-	VkResult r = allocate_dmabuf(t, req, (uint32_t)type, dedicated_image,
-				     (VkBaseOutStructure *)&import, mem);
+	VkResult r = vkt_dmabuf_memory_import(t, req, (uint32_t)type, dedicated_image, fd, mem);
 	if (r != VK_SUCCESS) {
 		close(fd); /* the import failed: the duplicate is still ours */
 		return vkt_fail_vk(t, "vkAllocateMemory (import the dma-buf)", r);
@@ -232,12 +251,7 @@ export_memory(struct vkt *t, const VkMemoryRequirements *req, VkImage dedicated_
 		return vkt_fail(t, -ENODEV, "no host-visible coherent memory type for an exported "
 				"dma-buf (bits 0x%x)", req->memoryTypeBits),
 		       VK_ERROR_FEATURE_NOT_PRESENT;
-	VkExportMemoryAllocateInfo export = {
-		.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
-		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
-	};
-	TRY(t, allocate_dmabuf(t, req, (uint32_t)type, dedicated_image,
-			       (VkBaseOutStructure *)&export, mem));
+	TRY(t, vkt_dmabuf_memory_export(t, req, (uint32_t)type, dedicated_image, mem));
 	TRY(t, vkMapMemory(t->device, *mem, 0, VK_WHOLE_SIZE, 0, map));
 	VkMemoryGetFdInfoKHR get = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,

@@ -137,6 +137,19 @@ VkResult vkt_host_buffer(struct vkt *t, VkDeviceSize size, struct vkt_buffer *b)
 VkResult vkt_dmabuf_buffer(struct vkt *t, VkDeviceSize size, VkBuffer *buffer,
 			   VkMemoryRequirements *req);
 /*
+ * vkAllocateMemory of req's size and memory type `type`, dedicated to
+ * dedicated_image (VK_NULL_HANDLE: a buffer's, not dedicated): memory that
+ * exports as a dma-buf, or an import of the dma-buf fd. The import's fd is
+ * Vulkan's on success ("importing memory from a file descriptor transfers
+ * ownership of the file descriptor from the application to the Vulkan
+ * implementation") and still the caller's on failure. The raw result,
+ * nothing logged.
+ */
+VkResult vkt_dmabuf_memory_export(struct vkt *t, const VkMemoryRequirements *req, uint32_t type,
+				  VkImage dedicated_image, VkDeviceMemory *mem);
+VkResult vkt_dmabuf_memory_import(struct vkt *t, const VkMemoryRequirements *req, uint32_t type,
+				  VkImage dedicated_image, int fd, VkDeviceMemory *mem);
+/*
  * A TRANSFER_SRC|DST buffer on an imported dma-buf. dmabuf_fd is borrowed:
  * Vulkan imports a duplicate ("importing memory from a file descriptor
  * transfers ownership of the file descriptor from the application to the

@@ -198,20 +198,18 @@ add_implicit(struct gl_renderer *r, size_t *cap, uint32_t format)
 int
 wlc_gl_query_formats(struct gl_renderer *r)
 {
-	PFNEGLQUERYDMABUFFORMATSEXTPROC query_formats_ext =
-		(PFNEGLQUERYDMABUFFORMATSEXTPROC)eglGetProcAddress("eglQueryDmaBufFormatsEXT");
-	PFNEGLQUERYDMABUFMODIFIERSEXTPROC query_modifiers =
-		(PFNEGLQUERYDMABUFMODIFIERSEXTPROC)eglGetProcAddress("eglQueryDmaBufModifiersEXT");
+	struct eglt_procs egl;
 	EGLint formats[256], n = 0;
 	size_t cap = 0;
 	int ret = 0;
 
-	if (!r->modifiers || !query_formats_ext || !query_modifiers) {
+	eglt_procs_load(&egl);
+	if (!r->modifiers || !egl.query_dmabuf_formats || !egl.query_dmabuf_modifiers) {
 		for (size_t i = 0; i < sizeof(wanted_formats) / sizeof(wanted_formats[0]) && ret == 0; i++)
 			ret = add_implicit(r, &cap, wanted_formats[i]);
 		return ret;
 	}
-	if (!query_formats_ext(r->t.dpy, 256, formats, &n))
+	if (!egl.query_dmabuf_formats(r->t.dpy, 256, formats, &n))
 		n = 0;
 	for (EGLint i = 0; i < n && ret == 0; i++) {
 		uint32_t format = (uint32_t)formats[i];
@@ -225,7 +223,7 @@ wlc_gl_query_formats(struct gl_renderer *r)
 			wanted |= wanted_formats[j] == format;
 		if (!wanted)
 			continue;
-		if (!query_modifiers(r->t.dpy, formats[i], 64, mods, external, &nmods))
+		if (!egl.query_dmabuf_modifiers(r->t.dpy, formats[i], 64, mods, external, &nmods))
 			nmods = 0;
 		if (nmods == 0)
 			ret = add_implicit(r, &cap, format);
@@ -239,23 +237,22 @@ wlc_gl_query_formats(struct gl_renderer *r)
 dev_t
 wlc_gl_main_device(struct gl_renderer *r)
 {
-	PFNEGLQUERYDISPLAYATTRIBEXTPROC query_display =
-		(PFNEGLQUERYDISPLAYATTRIBEXTPROC)eglGetProcAddress("eglQueryDisplayAttribEXT");
-	PFNEGLQUERYDEVICESTRINGEXTPROC query_string =
-		(PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress("eglQueryDeviceStringEXT");
+	struct eglt_procs egl;
 	const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
 	const char *exts, *path = NULL;
 	EGLAttrib attr = 0;
 	struct stat st;
 
-	if (!eglt_has_ext(client, "EGL_EXT_device_query") || !query_display || !query_string ||
-	    !query_display(r->t.dpy, EGL_DEVICE_EXT, &attr) || !attr)
+	eglt_procs_load(&egl);
+	if (!eglt_has_ext(client, "EGL_EXT_device_query") || !egl.query_display_attrib ||
+	    !egl.query_device_string || !egl.query_display_attrib(r->t.dpy, EGL_DEVICE_EXT, &attr) ||
+	    !attr)
 		return 0;
-	exts = query_string((EGLDeviceEXT)attr, EGL_EXTENSIONS);
+	exts = egl.query_device_string((EGLDeviceEXT)attr, EGL_EXTENSIONS);
 	if (eglt_has_ext(exts, "EGL_EXT_device_drm_render_node"))
-		path = query_string((EGLDeviceEXT)attr, EGL_DRM_RENDER_NODE_FILE_EXT);
+		path = egl.query_device_string((EGLDeviceEXT)attr, EGL_DRM_RENDER_NODE_FILE_EXT);
 	if (!path && eglt_has_ext(exts, "EGL_EXT_device_drm"))
-		path = query_string((EGLDeviceEXT)attr, EGL_DRM_DEVICE_FILE_EXT);
+		path = egl.query_device_string((EGLDeviceEXT)attr, EGL_DRM_DEVICE_FILE_EXT);
 	if (!path || stat(path, &st) < 0 || !S_ISCHR(st.st_mode))
 		return 0;
 	return st.st_rdev;

@@ -100,6 +100,15 @@ prepare_output() { # DEFAULT_FRAMES
 }
 
 # Runs the two-run $script, then the summary; exits with the runs' status.
+both_runs() { # WHAT_THE_BRIDGE_DOES HOW_IT_IS_OFF BRIDGED_COMMAND UNBRIDGED_COMMAND
+	# The script of both runs, each with its own --output; it fails if either does.
+	script='echo "== 1/2 with syncbridge: '"$1"' =="; '
+	script+="$3 --output '$out/bridged'; a=\$?; "
+	script+='echo; echo "== 2/2 without syncbridge ('"$2"'): the same pipeline =="; '
+	script+="$4 --output '$out/no-bridge'; b=\$?; "
+	script+='[ $a = 0 ] && [ $b = 0 ]'
+}
+
 run_and_summarize() { # PICTURES_NOTE
 	local rc=0 bridged contrast
 	run "$script" "$out" | tee "$out/demo.log" || rc=$?
@@ -127,11 +136,9 @@ if [ "$which" = camera-pipewire ]; then
 	export SYNCBRIDGE_VM_MODULES="${SYNCBRIDGE_VM_MODULES:-} vivid"
 	[ "$mode" = native ] || echo "run-demo.sh: running in the test VM (vivid, vgem, udmabuf, a PipeWire daemon of its own); pictures come back to $out"
 	pw="$top/examples/camera-pipewire/camera-pw.sh"
-	script='echo "== 1/2 with syncbridge: the consumer'"'"'s GL waits for each frame'"'"'s acquire point, the producer for its release =="; '
-	script+="'$pw' '$demo' --frames $frames --output '$out/bridged'; a=\$?; "
-	script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1 on both processes): the same pipeline =="; '
-	script+="'$pw' '$demo' --frames $frames --control --output '$out/no-bridge'; b=\$?; "
-	script+='[ $a = 0 ] && [ $b = 0 ]'
+	both_runs "the consumer's GL waits for each frame's acquire point, the producer for its release" \
+		"SYNCBRIDGE_DISABLE=1 on both processes" \
+		"'$pw' '$demo' --frames $frames" "'$pw' '$demo' --frames $frames --control"
 	run_and_summarize "green border = whole frame, red = torn; the first torn frames beside them"
 fi
 
@@ -150,24 +157,17 @@ fi
 if [ "$which" = cube-venus ]; then
 	echo "run-demo.sh: running in the venus guest (nested: ~3 min to boot); pictures come back to $out"
 	venus="--ring device --consumer vulkan"
-	script='echo "== 1/2 with syncbridge: the layer fences the producer'"'"'s frames on venus, the consumer'"'"'s layer waits =="; '
-	script+="'$demo' $venus --frames $frames --output '$out/bridged'; a=\$?; "
-	script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1): the same pipeline =="; '
-	script+="'$demo' $venus --frames $frames --no-bridge --expect-race --output '$out/no-bridge'; b=\$?; "
-	script+='[ $a = 0 ] && [ $b = 0 ]'
+	both_runs "the layer fences the producer's frames on venus, the consumer's layer waits" \
+		"SYNCBRIDGE_DISABLE=1" "'$demo' $venus --frames $frames" \
+		"'$demo' $venus --frames $frames --no-bridge --expect-race"
 elif [ "$which" = cube-virgl ]; then
 	echo "run-demo.sh: running in the GPU guest (Mesa virgl); pictures come back to $out"
-	script='echo "== 1/2 with syncbridge: sb_egl_dmabuf_attach fences the producer'"'"'s frames, the consumer waits =="; '
-	script+="'$demo' --producer gles --frames $frames --output '$out/bridged'; a=\$?; "
-	script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1): the same pipeline =="; '
-	script+="'$demo' --producer gles --frames $frames --no-bridge --expect-race --output '$out/no-bridge'; b=\$?; "
-	script+='[ $a = 0 ] && [ $b = 0 ]'
+	both_runs "sb_egl_dmabuf_attach fences the producer's frames, the consumer waits" \
+		"SYNCBRIDGE_DISABLE=1" "'$demo' --producer gles --frames $frames" \
+		"'$demo' --producer gles --frames $frames --no-bridge --expect-race"
 else
 	[ "$mode" = native ] || echo "run-demo.sh: running in the test VM (this host has no vgem + /dev/udmabuf); pictures come back to $out"
-	script='echo "== 1/2 with syncbridge: the layer fences the producer'"'"'s frames, the consumer waits =="; '
-	script+="'$demo' --frames $frames --output '$out/bridged'; a=\$?; "
-	script+='echo; echo "== 2/2 without syncbridge (SYNCBRIDGE_DISABLE=1): the same pipeline =="; '
-	script+="'$demo' --frames $frames --no-bridge --expect-race --output '$out/no-bridge'; b=\$?; "
-	script+='[ $a = 0 ] && [ $b = 0 ]'
+	both_runs "the layer fences the producer's frames, the consumer waits" "SYNCBRIDGE_DISABLE=1" \
+		"'$demo' --frames $frames" "'$demo' --frames $frames --no-bridge --expect-race"
 fi
 run_and_summarize "and single frames, the first torn one, beside them"

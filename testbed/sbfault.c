@@ -122,18 +122,20 @@ resolve(void)
 	if (atomic_load(&done) || tls_resolving)
 		return;
 	tls_resolving = true;
-	real_malloc = dlsym(RTLD_NEXT, "malloc");
-	real_calloc = dlsym(RTLD_NEXT, "calloc");
-	real_realloc = dlsym(RTLD_NEXT, "realloc");
-	real_free = dlsym(RTLD_NEXT, "free");
-	real_ioctl = dlsym(RTLD_NEXT, "ioctl");
-	real_eventfd = dlsym(RTLD_NEXT, "eventfd");
-	real_fcntl = dlsym(RTLD_NEXT, "fcntl");
-	real_fcntl64 = dlsym(RTLD_NEXT, "fcntl64");
-	real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
-	real_close = dlsym(RTLD_NEXT, "close");
-	real_poll = dlsym(RTLD_NEXT, "poll");
-	real_ppoll = dlsym(RTLD_NEXT, "ppoll");
+#define RESOLVE(name) real_##name = dlsym(RTLD_NEXT, #name)
+	RESOLVE(malloc);
+	RESOLVE(calloc);
+	RESOLVE(realloc);
+	RESOLVE(free);
+	RESOLVE(ioctl);
+	RESOLVE(eventfd);
+	RESOLVE(fcntl);
+	RESOLVE(fcntl64);
+	RESOLVE(pthread_create);
+	RESOLVE(close);
+	RESOLVE(poll);
+	RESOLVE(ppoll);
+#undef RESOLVE
 	tls_resolving = false;
 	atomic_store(&done, true);
 }
@@ -287,6 +289,27 @@ decide(enum fn fn, const void *caller)
 		}
 	}
 	return 0;
+}
+
+/* decide() for a call that fails with -1 and errno: whether it fails (errno set). */
+static bool
+fails(enum fn fn, const void *caller)
+{
+	int err = decide(fn, caller);
+
+	if (err)
+		errno = err;
+	return err != 0;
+}
+
+/* decide() for an allocator (uncounted caller): whether it fails (errno ENOMEM). */
+static bool
+alloc_fails(enum fn fn)
+{
+	if (!decide(fn, NULL))
+		return false;
+	errno = ENOMEM;
+	return true;
 }
 
 /* ---- control API ---- */
@@ -505,27 +528,17 @@ ioctl(int fd, unsigned long request, ...)
 EXPORT int
 eventfd(unsigned int initval, int flags)
 {
-	int err;
-
 	resolve();
-	err = decide(FN_EVENTFD, __builtin_return_address(0));
-	if (err) {
-		errno = err;
+	if (fails(FN_EVENTFD, __builtin_return_address(0)))
 		return -1;
-	}
 	return real_eventfd(initval, flags);
 }
 
 static int
 fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg, const void *caller)
 {
-	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
-		int err = decide(FN_DUP, caller);
-		if (err) {
-			errno = err;
-			return -1;
-		}
-	}
+	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && fails(FN_DUP, caller))
+		return -1;
 	return real(fd, cmd, arg);
 }
 
@@ -602,45 +615,33 @@ close(int fd)
 EXPORT void *
 malloc(size_t n)
 {
-	int err;
-
 	atomic_store_explicit(&malloc_called, true, memory_order_relaxed);
 	if (!real_malloc) {
 		if (tls_resolving)
 			return arena_alloc(n);
 		resolve();
 	}
-	err = decide(FN_MALLOC, NULL);
-	if (err) {
-		errno = ENOMEM;
+	if (alloc_fails(FN_MALLOC))
 		return NULL;
-	}
 	return real_malloc(n);
 }
 
 EXPORT void *
 calloc(size_t n, size_t size)
 {
-	int err;
-
 	if (!real_calloc) {
 		if (tls_resolving)
 			return arena_alloc(n * size); /* static: already zero */
 		resolve();
 	}
-	err = decide(FN_CALLOC, NULL);
-	if (err) {
-		errno = ENOMEM;
+	if (alloc_fails(FN_CALLOC))
 		return NULL;
-	}
 	return real_calloc(n, size);
 }
 
 EXPORT void *
 realloc(void *p, size_t n)
 {
-	int err;
-
 	if (in_arena(p)) {
 		size_t old = ((size_t *)p)[-2];
 		void *q = malloc(n);
@@ -654,11 +655,8 @@ realloc(void *p, size_t n)
 			return p ? NULL : arena_alloc(n);
 		resolve();
 	}
-	err = decide(FN_REALLOC, NULL);
-	if (err) {
-		errno = ENOMEM;
+	if (alloc_fails(FN_REALLOC))
 		return NULL;
-	}
 	return real_realloc(p, n);
 }
 

@@ -61,25 +61,57 @@ bool bridge_disabled(void);
 
 struct spa_pod;
 struct spa_pod_builder;
+struct spa_source;
 struct sb_pw_sync;
+struct pw_main_loop;
+struct pw_loop;
+struct pw_stream;
+struct pw_stream_events;
 
-/* The EnumFormat both sides offer: YUY2, width × height. */
-const struct spa_pod *stream_format(struct spa_pod_builder *b, uint32_t width, uint32_t height);
+/* What each side's process holds the same way: the bridge, the loop, the stream. */
+struct stream_side {
+	const char *name;          /* "producer" or "consumer", for messages */
+	int drm;                   /* the render node the bridge's timelines live on; -1 */
+	struct sb_pw_sync *sync;
+	struct pw_main_loop *loop;
+	struct pw_stream *stream;
+	int errors;
+};
+
+/* Say what failed (err: ±errno), count it and quit the loop. */
+void stream_fail(struct stream_side *side, const char *what, int err);
+struct pw_loop *stream_loop(struct stream_side *side);
 /*
- * The Buffers and Meta params both sides answer a format with: the bridge's
- * (sb_pw_build_params(): explicit sync first, the plain fallback after) and
- * the Header meta that carries the frame number. Returns how many went to
- * params[] (max), or a negative errno.
+ * The bridge on the first DRM render node that has timeline syncobjs
+ * (-ENODEV when none has: vgem has none, virtio_gpu has), then the main
+ * loop, which SIGINT and SIGTERM quit (main() blocked them; the loop reads
+ * them). side->name set and side->drm -1 before. Says why on failure.
  */
-int stream_buffer_params(const struct sb_pw_sync *sync, struct spa_pod_builder *b,
-			 const struct spa_pod **params, uint32_t max, uint32_t width,
-			 uint32_t height);
+int stream_side_open(struct stream_side *side);
 /*
- * The first DRM render node that has timeline syncobjs, with the bridge's
- * state on it: *drm_fd (the caller's) must outlive *sync. Returns 0, or
- * -ENODEV when no node has them (vgem has none; virtio_gpu has).
+ * The side's stream, node `node` of media category `category` ("Source",
+ * "Capture"), offering the EnumFormat both sides offer (YUY2, width ×
+ * height): pw_stream_new_simple() with events and data, then
+ * pw_stream_connect() as an output or an input, with `flags`
+ * (enum pw_stream_flags). Says why on failure.
  */
-int stream_sync_open(int *drm_fd, struct sb_pw_sync **sync);
+int stream_side_connect(struct stream_side *side, const char *node, const char *category,
+			const struct pw_stream_events *events, void *data, bool output,
+			uint32_t flags, uint32_t width, uint32_t height);
+/*
+ * Destroy the stream (which removes its buffers), then `own` (a source of
+ * the side's on the loop; NULL: none), the loop, the bridge and the node's
+ * fd. Safe on a side that stream_side_open() left half made.
+ */
+void stream_side_close(struct stream_side *side, struct spa_source *own);
+
+/*
+ * Answer the negotiated format (width × height) on the side's stream with
+ * the Buffers and Meta params: the bridge's (sb_pw_build_params(): explicit
+ * sync first, the plain fallback after) and the Header meta that carries the
+ * frame number. Fails the side (stream_fail()) if they cannot be built.
+ */
+void stream_answer_format(struct stream_side *side, uint32_t width, uint32_t height);
 
 /*
  * A side's pw_stream_events, from the static handlers that producer.c and
@@ -91,9 +123,6 @@ int stream_sync_open(int *drm_fd, struct sb_pw_sync **sync);
 	  .param_changed = on_param_changed, .add_buffer = on_add_buffer,                   \
 	  .remove_buffer = on_remove_buffer, .process = on_process }
 
-struct pw_main_loop;
-/* SIGINT and SIGTERM quit `loop` (main() blocked them; the loop reads them). */
-void stream_quit_on_signals(struct pw_main_loop *loop);
 
 /* ---- capture.c ---------------------------------------------------------- */
 

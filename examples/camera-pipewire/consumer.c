@@ -44,11 +44,7 @@ struct cslot {
 
 struct consumer {
 	const struct options *opt;
-	int drm;
-	struct sb_pw_sync *sync;
-	struct pw_main_loop *loop;
-	struct pw_stream *stream;
-	struct spa_hook listener;
+	struct stream_side side;
 	struct spa_source *watchdog;
 	struct convert *cv;
 	struct sheet *sheet;
@@ -57,22 +53,7 @@ struct consumer {
 	uint8_t *rgba;
 	unsigned done, torn, synced;
 	int64_t start_ns, progress_ns;
-	int errors;
 };
-
-static struct pw_loop *
-loop_of(struct consumer *c)
-{
-	return pw_main_loop_get_loop(c->loop);
-}
-
-static void
-fail(struct consumer *c, const char *what, int err)
-{
-	fprintf(stderr, PROG ": consumer: %s: %s\n", what, strerror(err < 0 ? -err : err));
-	c->errors++;
-	pw_main_loop_quit(c->loop);
-}
 
 static struct cslot *
 slot_of(struct consumer *c, struct pw_buffer *pwb)
@@ -94,27 +75,27 @@ read_frame(struct consumer *c, struct cslot *s, int *read_fence)
 	int acquire = -1, ret;
 
 	if (d->type != SPA_DATA_DmaBuf || d->fd < 0) {
-		fail(c, "a buffer without a dma-buf", -EINVAL);
+		stream_fail(&c->side, "a buffer without a dma-buf", -EINVAL);
 		return -EINVAL;
 	}
 	if (!s->img) {
 		uint32_t stride = d->chunk->stride > 0 ? (uint32_t)d->chunk->stride : c->width * 2;
 		ret = convert_import(c->cv, (int)d->fd, d->chunk->offset, stride, &s->img);
 		if (ret < 0) {
-			fail(c, "importing a buffer into EGL", ret);
+			stream_fail(&c->side, "importing a buffer into EGL", ret);
 			return ret;
 		}
 	}
-	ret = sb_pw_consumer_acquire(c->sync, buf, &acquire);
+	ret = sb_pw_consumer_acquire(c->side.sync, buf, &acquire);
 	if (ret < 0) {
-		fail(c, "sb_pw_consumer_acquire", ret);
+		stream_fail(&c->side, "sb_pw_consumer_acquire", ret);
 		return ret;
 	}
 	ret = convert_frame(c->cv, s->img, acquire,
-			    sb_pw_buffer_is_synced(c->sync, buf) ? -1 : (int)d->fd, read_fence);
+			    sb_pw_buffer_is_synced(c->side.sync, buf) ? -1 : (int)d->fd, read_fence);
 	demo_fd_clear(&acquire); /* the bridge only borrowed it */
 	if (ret < 0)
-		fail(c, "the frame's conversion", ret);
+		stream_fail(&c->side, "the frame's conversion", ret);
 	return ret;
 }
 
@@ -127,7 +108,7 @@ check_frame(struct consumer *c, uint32_t seq)
 	int ret = convert_read(c->cv, c->rgba);
 
 	if (ret < 0) {
-		fail(c, "reading the frame back", ret);
+		stream_fail(&c->side, "reading the frame back", ret);
 		return ret;
 	}
 	top = stamp_read_rgba(c->rgba + (size_t)row * (STAMP_ROWS / 2), c->width);
@@ -150,15 +131,15 @@ on_process(void *data)
 	struct consumer *c = data;
 	struct pw_buffer *pwb;
 
-	while (c->done < c->opt->frames && (pwb = pw_stream_dequeue_buffer(c->stream))) {
+	while (c->done < c->opt->frames && (pwb = pw_stream_dequeue_buffer(c->side.stream))) {
 		struct spa_meta_header *h =
 			spa_buffer_find_meta_data(pwb->buffer, SPA_META_Header, sizeof(*h));
 		struct cslot *s = slot_of(c, pwb);
 		int read_fence = -1, ret;
 
 		if (!s || !h) {
-			pw_stream_queue_buffer(c->stream, pwb);
-			fail(c, !s ? "an unknown buffer" : "a buffer without a header meta", -EINVAL);
+			pw_stream_queue_buffer(c->side.stream, pwb);
+			stream_fail(&c->side, !s ? "an unknown buffer" : "a buffer without a header meta", -EINVAL);
 			return;
 		}
 		ret = read_frame(c, s, &read_fence);
@@ -166,17 +147,17 @@ on_process(void *data)
 			ret = check_frame(c, (uint32_t)h->seq);
 		if (ret == 0) {
 			/* The producer may write the buffer once the read is done. */
-			ret = sb_pw_consumer_release(c->sync, pwb->buffer, read_fence);
+			ret = sb_pw_consumer_release(c->side.sync, pwb->buffer, read_fence);
 			if (ret < 0)
-				fail(c, "sb_pw_consumer_release", ret);
+				stream_fail(&c->side, "sb_pw_consumer_release", ret);
 		}
 		demo_fd_clear(&read_fence);
-		pw_stream_queue_buffer(c->stream, pwb);
+		pw_stream_queue_buffer(c->side.stream, pwb);
 		if (ret < 0)
 			return;
 	}
 	if (c->done >= c->opt->frames)
-		pw_main_loop_quit(c->loop);
+		pw_main_loop_quit(c->side.loop);
 }
 
 /* ---- the stream's buffers ------------------------------------------------- */
@@ -185,21 +166,18 @@ static void
 on_param_changed(void *data, uint32_t id, const struct spa_pod *param)
 {
 	struct consumer *c = data;
-	uint8_t mem[2048];
-	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(mem, sizeof(mem));
-	const struct spa_pod *params[4];
 	struct spa_video_info_raw info = { 0 };
-	int n, ret;
+	int ret;
 
 	if (id != SPA_PARAM_Format || !param)
 		return;
 	if (spa_format_video_raw_parse(param, &info) < 0 || info.size.width < 2 * STAMP_BITS ||
 	    info.size.width % 2 || info.size.height < 2 * STAMP_ROWS) {
-		fail(c, "the negotiated format", -EINVAL);
+		stream_fail(&c->side, "the negotiated format", -EINVAL);
 		return;
 	}
 	if (c->rgba && (info.size.width != c->width || info.size.height != c->height)) {
-		fail(c, "the frame size changed mid-run", -EINVAL);
+		stream_fail(&c->side, "the frame size changed mid-run", -EINVAL);
 		return;
 	}
 	c->width = info.size.width;
@@ -210,15 +188,10 @@ on_param_changed(void *data, uint32_t id, const struct spa_pod *param)
 	if (ret == 0 && c->opt->output && !c->sheet)
 		ret = sheet_create(c->opt->output, c->opt->frames, c->width, c->height, &c->sheet);
 	if (ret < 0) {
-		fail(c, "the frame's target", ret);
+		stream_fail(&c->side, "the frame's target", ret);
 		return;
 	}
-	n = stream_buffer_params(c->sync, &b, params, 4, c->width, c->height);
-	if (n < 0) {
-		fail(c, "the buffer params", n);
-		return;
-	}
-	pw_stream_update_params(c->stream, params, (uint32_t)n);
+	stream_answer_format(&c->side, c->width, c->height);
 }
 
 static void
@@ -229,13 +202,13 @@ on_add_buffer(void *data, struct pw_buffer *pwb)
 	int ret;
 
 	if (!s) {
-		fail(c, "too many buffers", -ENOSPC);
+		stream_fail(&c->side, "too many buffers", -ENOSPC);
 		return;
 	}
 	/* The planes' syncobjs are imported here; the dma-buf on first use. */
-	ret = sb_pw_buffer_add(c->sync, pwb->buffer, false);
+	ret = sb_pw_buffer_add(c->side.sync, pwb->buffer, false);
 	if (ret < 0) {
-		fail(c, "sb_pw_buffer_add", ret);
+		stream_fail(&c->side, "sb_pw_buffer_add", ret);
 		return;
 	}
 	c->synced += (unsigned)ret;
@@ -251,7 +224,7 @@ on_remove_buffer(void *data, struct pw_buffer *pwb)
 
 	if (!s)
 		return;
-	sb_pw_buffer_remove(c->sync, pwb->buffer);
+	sb_pw_buffer_remove(c->side.sync, pwb->buffer);
 	convert_image_destroy(c->cv, s->img);
 	s->img = NULL;
 	s->pwb = NULL;
@@ -264,7 +237,7 @@ on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state stat
 	struct consumer *c = data;
 
 	if (state == PW_STREAM_STATE_ERROR)
-		fail(c, error ? error : "stream error", -EIO);
+		stream_fail(&c->side, error ? error : "stream error", -EIO);
 }
 
 static const struct pw_stream_events stream_events = STREAM_EVENTS;
@@ -275,7 +248,7 @@ on_watchdog(void *data, uint64_t expirations)
 	struct consumer *c = data;
 
 	if (now_ns() - c->progress_ns > STALL_NS)
-		fail(c, c->done ? "no frame for 60 s" : "no frame in 60 s (is the producer linked?)",
+		stream_fail(&c->side, c->done ? "no frame for 60 s" : "no frame in 60 s (is the producer linked?)",
 		     -ETIME);
 }
 
@@ -284,9 +257,6 @@ on_watchdog(void *data, uint64_t expirations)
 static int
 setup(struct consumer *c)
 {
-	uint8_t mem[1024];
-	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(mem, sizeof(mem));
-	const struct spa_pod *params[1];
 	struct timespec second = { .tv_sec = 1 };
 	int ret;
 
@@ -296,40 +266,19 @@ setup(struct consumer *c)
 			"device platform's software device; run it in the test guest)\n");
 		return -ENODEV;
 	}
-	ret = stream_sync_open(&c->drm, &c->sync);
-	if (ret < 0) {
-		fprintf(stderr, PROG ": consumer: no DRM render node with timeline syncobjs\n");
+	ret = stream_side_open(&c->side);
+	if (ret < 0)
 		return ret;
-	}
-	c->loop = pw_main_loop_new(NULL);
-	if (!c->loop)
-		return -ENOMEM;
-	stream_quit_on_signals(c->loop);
-	c->watchdog = pw_loop_add_timer(loop_of(c), on_watchdog, c);
-	pw_loop_update_timer(loop_of(c), c->watchdog, &second, &second, false);
-	c->stream = pw_stream_new_simple(loop_of(c), CONSUMER_NODE,
-		pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture",
-				  PW_KEY_MEDIA_ROLE, "Camera", PW_KEY_NODE_NAME, CONSUMER_NODE, NULL),
-		&stream_events, c);
-	if (!c->stream) {
-		fprintf(stderr, PROG ": consumer: cannot create the stream (is the PipeWire daemon "
-			"running?)\n");
-		return -EIO;
-	}
-	params[0] = stream_format(&b, c->opt->width, c->opt->height);
-	ret = pw_stream_connect(c->stream, PW_DIRECTION_INPUT, PW_ID_ANY, PW_STREAM_FLAG_NONE,
-				params, 1);
-	if (ret < 0) {
-		fprintf(stderr, PROG ": consumer: pw_stream_connect: %s\n", strerror(-ret));
-		return ret;
-	}
-	return 0;
+	c->watchdog = pw_loop_add_timer(stream_loop(&c->side), on_watchdog, c);
+	pw_loop_update_timer(stream_loop(&c->side), c->watchdog, &second, &second, false);
+	return stream_side_connect(&c->side, CONSUMER_NODE, "Capture", &stream_events, c, false,
+				   PW_STREAM_FLAG_NONE, c->opt->width, c->opt->height);
 }
 
 int
 consumer_run(const struct options *opt)
 {
-	struct consumer c = { .opt = opt, .drm = -1 };
+	struct consumer c = { .opt = opt, .side = { .name = "consumer", .drm = -1 } };
 	bool ok;
 	int ret;
 
@@ -340,21 +289,14 @@ consumer_run(const struct options *opt)
 		printf("consumer: %s, %u frames, %s\n", CONSUMER_NODE, opt->frames,
 		       convert_describe(c.cv));
 		c.start_ns = c.progress_ns = now_ns();
-		pw_main_loop_run(c.loop);
+		pw_main_loop_run(c.side.loop);
 		if (c.done)
 			printf("consumer: %u frames in %.1f s\n", c.done,
 			       (double)(c.progress_ns - c.start_ns) / 1e9);
 	}
-	if (c.stream)
-		pw_stream_destroy(c.stream); /* removes the buffers */
-	if (c.watchdog)
-		pw_loop_destroy_source(loop_of(&c), c.watchdog);
-	if (c.loop)
-		pw_main_loop_destroy(c.loop);
-	sb_pw_sync_destroy(c.sync);
-	demo_fd_clear(&c.drm);
+	stream_side_close(&c.side, c.watchdog);
 	if (sheet_finish(c.sheet) < 0)
-		c.errors++;
+		c.side.errors++;
 	convert_destroy(c.cv);
 	free(c.rgba);
 	pw_deinit();
@@ -367,7 +309,7 @@ consumer_run(const struct options *opt)
 	if (opt->output)
 		printf("pictures: %s/ (contact-sheet.png: green border = whole frame, red = torn)\n",
 		       opt->output);
-	ok = !c.errors && c.done == opt->frames;
+	ok = !c.side.errors && c.done == opt->frames;
 	if (opt->expect_race) {
 		printf("%s\n", c.torn ? "as expected without the bridge: the consumer read frames "
 					"before their writes were done"

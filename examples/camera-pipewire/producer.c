@@ -67,11 +67,8 @@ struct slot {
 
 struct producer {
 	const struct options *opt;
-	int vgem, drm;
-	struct sb_pw_sync *sync;
-	struct pw_main_loop *loop;
-	struct pw_stream *stream;
-	struct spa_hook listener;
+	struct stream_side side;
+	int vgem;
 	struct capture *cam;
 	struct spa_source *cam_io;
 	struct gpu *gpu;
@@ -84,22 +81,7 @@ struct producer {
 	uint32_t seq;
 	unsigned synced, dropped, aside, held, unscheduled;
 	bool streaming;
-	int errors;
 };
-
-static struct pw_loop *
-loop_of(struct producer *p)
-{
-	return pw_main_loop_get_loop(p->loop);
-}
-
-static void
-fail(struct producer *p, const char *what, int err)
-{
-	fprintf(stderr, PROG ": producer: %s: %s\n", what, strerror(err < 0 ? -err : err));
-	p->errors++;
-	pw_main_loop_quit(p->loop);
-}
 
 static struct slot *
 slot_of(struct producer *p, struct pw_buffer *pwb)
@@ -124,7 +106,7 @@ produce(struct producer *p, struct slot *s)
 	if (!j || !next) {
 		free(j);
 		free(next);
-		fail(p, "a frame's job", -ENOMEM);
+		stream_fail(&p->side, "a frame's job", -ENOMEM);
 		return;
 	}
 	*j = (struct gpu_job){
@@ -154,14 +136,14 @@ produce(struct producer *p, struct slot *s)
 	if (ret < 0) {
 		free(j->src);
 		free(j);
-		fail(p, "the frame's vgem fence", ret);
+		stream_fail(&p->side, "the frame's vgem fence", ret);
 		return;
 	}
 	gpu_submit(p->gpu, j); /* the GPU thread owns the job now */
-	ret = sb_pw_producer_set_acquire(p->sync, buf, acquire);
+	ret = sb_pw_producer_set_acquire(p->side.sync, buf, acquire);
 	demo_fd_clear(&acquire);
 	if (ret < 0) {
-		fail(p, "sb_pw_producer_set_acquire", ret);
+		stream_fail(&p->side, "sb_pw_producer_set_acquire", ret);
 		return;
 	}
 	if (h) {
@@ -173,7 +155,7 @@ produce(struct producer *p, struct slot *s)
 	buf->datas[0].chunk->offset = 0;
 	buf->datas[0].chunk->size = s->vgem.pitch * p->opt->height;
 	buf->datas[0].chunk->stride = (int32_t)s->vgem.pitch;
-	pw_stream_queue_buffer(p->stream, s->pwb);
+	pw_stream_queue_buffer(p->side.stream, s->pwb);
 	if (p->opt->verbose)
 		printf("producer: frame %u queued before its write\n", p->seq);
 }
@@ -190,7 +172,7 @@ writable(struct producer *p, struct slot *s, int *fd, bool *ours)
 
 	*ours = false;
 	/* The consumer may still read it: its release point. */
-	ret = sb_pw_producer_watch_release(p->sync, s->pwb->buffer, fd);
+	ret = sb_pw_producer_watch_release(p->side.sync, s->pwb->buffer, fd);
 	if (ret != 1)
 		return ret;
 	/*
@@ -214,18 +196,18 @@ on_aside_ready(void *data, int fd, uint32_t mask)
 	struct slot *s = data;
 	struct producer *p = s->p;
 
-	pw_loop_destroy_source(loop_of(p), s->aside_io); /* closes fd if it was ours */
+	pw_loop_destroy_source(stream_loop(&p->side), s->aside_io); /* closes fd if it was ours */
 	s->aside_io = NULL;
 	s->ready = true;
 	if (p->have_frame && p->streaming)
-		pw_stream_trigger_process(p->stream);
+		pw_stream_trigger_process(p->side.stream);
 }
 
 /* Watch fd (see writable()) in the loop: s waits there, never here. */
 static int
 keep_aside(struct producer *p, struct slot *s, int fd, bool ours)
 {
-	s->aside_io = pw_loop_add_io(loop_of(p), fd, SPA_IO_IN, ours, on_aside_ready, s);
+	s->aside_io = pw_loop_add_io(stream_loop(&p->side), fd, SPA_IO_IN, ours, on_aside_ready, s);
 	if (!s->aside_io) {
 		if (ours)
 			close(fd);
@@ -266,17 +248,17 @@ free_slot(struct producer *p)
 		if (ret == 1)
 			return s;
 		if (ret < 0) {
-			fail(p, "a buffer kept aside", ret);
+			stream_fail(&p->side, "a buffer kept aside", ret);
 			return NULL;
 		}
 	}
-	while ((pwb = pw_stream_dequeue_buffer(p->stream))) {
+	while ((pwb = pw_stream_dequeue_buffer(p->side.stream))) {
 		struct spa_meta_sync_timeline *m =
 			spa_buffer_find_meta_data(pwb->buffer, SPA_META_SyncTimeline, sizeof(*m));
 
 		s = slot_of(p, pwb);
 		if (!s) {
-			fail(p, "an unknown buffer", -EINVAL);
+			stream_fail(&p->side, "an unknown buffer", -EINVAL);
 			return NULL;
 		}
 		/* Counted for the summary: a frame the consumer never took. */
@@ -286,7 +268,7 @@ free_slot(struct producer *p)
 		if (ret == 1)
 			return s;
 		if (ret < 0) {
-			fail(p, "a dequeued buffer", ret);
+			stream_fail(&p->side, "a dequeued buffer", ret);
 			return NULL;
 		}
 	}
@@ -345,7 +327,7 @@ on_camera(void *data, int fd, uint32_t mask)
 	int ret = capture_take_latest(p->cam, p->latest);
 
 	if (ret < 0) {
-		fail(p, "the camera", ret);
+		stream_fail(&p->side, "the camera", ret);
 		return;
 	}
 	if (ret == 1 && p->have_frame && p->streaming)
@@ -353,7 +335,7 @@ on_camera(void *data, int fd, uint32_t mask)
 	p->have_frame |= ret == 1;
 	check_held(p);
 	if (p->have_frame && p->streaming)
-		pw_stream_trigger_process(p->stream);
+		pw_stream_trigger_process(p->side.stream);
 }
 
 /* ---- the stream's buffers ------------------------------------------------- */
@@ -362,25 +344,16 @@ static void
 on_param_changed(void *data, uint32_t id, const struct spa_pod *param)
 {
 	struct producer *p = data;
-	uint8_t mem[2048];
-	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(mem, sizeof(mem));
-	const struct spa_pod *params[4];
 	struct spa_video_info_raw info = { 0 };
-	int n;
 
 	if (id != SPA_PARAM_Format || !param)
 		return;
 	if (spa_format_video_raw_parse(param, &info) < 0 || info.size.width != p->opt->width ||
 	    info.size.height != p->opt->height) {
-		fail(p, "the negotiated format", -EINVAL);
+		stream_fail(&p->side, "the negotiated format", -EINVAL);
 		return;
 	}
-	n = stream_buffer_params(p->sync, &b, params, 4, p->opt->width, p->opt->height);
-	if (n < 0) {
-		fail(p, "the buffer params", n);
-		return;
-	}
-	pw_stream_update_params(p->stream, params, (uint32_t)n);
+	stream_answer_format(&p->side, p->opt->width, p->opt->height);
 }
 
 static void
@@ -392,12 +365,12 @@ on_add_buffer(void *data, struct pw_buffer *pwb)
 	int ret;
 
 	if (!s) {
-		fail(p, "too many buffers", -ENOSPC);
+		stream_fail(&p->side, "too many buffers", -ENOSPC);
 		return;
 	}
 	/* datas[0].type holds the types negotiated. */
 	if (!(d->type & (1u << SPA_DATA_DmaBuf))) {
-		fail(p, "the consumer takes no dma-buf", -EINVAL);
+		stream_fail(&p->side, "the consumer takes no dma-buf", -EINVAL);
 		return;
 	}
 	memset(s, 0, sizeof(*s));
@@ -408,7 +381,7 @@ on_add_buffer(void *data, struct pw_buffer *pwb)
 		ret = demo_vgem_buf_map(&s->vgem);
 	if (ret < 0) {
 		demo_vgem_buf_destroy(&s->vgem);
-		fail(p, "a vgem buffer", ret);
+		stream_fail(&p->side, "a vgem buffer", ret);
 		return;
 	}
 	/* Black until the first frame: Y 16, U and V 128. */
@@ -425,13 +398,13 @@ on_add_buffer(void *data, struct pw_buffer *pwb)
 	if (d->fd < 0) {
 		ret = -errno;
 		demo_vgem_buf_destroy(&s->vgem);
-		fail(p, "dup of a dma-buf", ret);
+		stream_fail(&p->side, "dup of a dma-buf", ret);
 		return;
 	}
 	s->pwb = pwb;
-	ret = sb_pw_buffer_add(p->sync, pwb->buffer, true);
+	ret = sb_pw_buffer_add(p->side.sync, pwb->buffer, true);
 	if (ret < 0) {
-		fail(p, "sb_pw_buffer_add", ret);
+		stream_fail(&p->side, "sb_pw_buffer_add", ret);
 		return;
 	}
 	p->synced += (unsigned)ret;
@@ -452,8 +425,8 @@ on_remove_buffer(void *data, struct pw_buffer *pwb)
 	gpu_drain(p->gpu);
 	/* Before the library closes the release fd the loop may be watching. */
 	if (s->aside_io)
-		pw_loop_destroy_source(loop_of(p), s->aside_io);
-	sb_pw_buffer_remove(p->sync, pwb->buffer);
+		pw_loop_destroy_source(stream_loop(&p->side), s->aside_io);
+	sb_pw_buffer_remove(p->side.sync, pwb->buffer);
 	if (pwb->buffer->datas[0].fd >= 0)
 		close((int)pwb->buffer->datas[0].fd);
 	pwb->buffer->datas[0].fd = -1;
@@ -471,7 +444,7 @@ on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state stat
 	if (!p->streaming)
 		p->starved_ns = 0; /* no consumer: nothing to say about buffers */
 	if (state == PW_STREAM_STATE_ERROR)
-		fail(p, error ? error : "stream error", -EIO);
+		stream_fail(&p->side, error ? error : "stream error", -EIO);
 }
 
 static const struct pw_stream_events stream_events = STREAM_EVENTS;
@@ -481,9 +454,6 @@ static const struct pw_stream_events stream_events = STREAM_EVENTS;
 static int
 setup(struct producer *p)
 {
-	uint8_t mem[1024];
-	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(mem, sizeof(mem));
-	const struct spa_pod *params[1];
 	int ret;
 
 	p->vgem = demo_vgem_open();
@@ -491,11 +461,9 @@ setup(struct producer *p)
 		fprintf(stderr, PROG ": producer: no vgem: %s\n", strerror(-p->vgem));
 		return -ENODEV;
 	}
-	ret = stream_sync_open(&p->drm, &p->sync);
-	if (ret < 0) {
-		fprintf(stderr, PROG ": producer: no DRM render node with timeline syncobjs\n");
+	ret = stream_side_open(&p->side);
+	if (ret < 0)
 		return ret;
-	}
 	ret = capture_open(p->opt->width, p->opt->height, p->opt->fps, &p->cam);
 	if (ret < 0)
 		return ret;
@@ -503,40 +471,23 @@ setup(struct producer *p)
 	p->latest = calloc(1, p->frame_size);
 	if (!p->latest)
 		return -ENOMEM;
-	p->loop = pw_main_loop_new(NULL);
-	if (!p->loop)
-		return -ENOMEM;
-	stream_quit_on_signals(p->loop);
 	/* main() blocked SIGINT/SIGTERM: this thread inherits the mask. */
 	ret = gpu_start(p->opt->write_ms, &p->gpu);
 	if (ret < 0) {
 		fprintf(stderr, PROG ": producer: the GPU thread: %s\n", strerror(-ret));
 		return ret;
 	}
-	p->cam_io = pw_loop_add_io(loop_of(p), capture_fd(p->cam), SPA_IO_IN, false, on_camera, p);
-	p->stream = pw_stream_new_simple(loop_of(p), PRODUCER_NODE,
-		pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Source",
-				  PW_KEY_MEDIA_ROLE, "Camera", PW_KEY_NODE_NAME, PRODUCER_NODE, NULL),
-		&stream_events, p);
-	if (!p->stream) {
-		fprintf(stderr, PROG ": producer: cannot create the stream (is the PipeWire daemon "
-			"running?)\n");
-		return -EIO;
-	}
-	params[0] = stream_format(&b, p->opt->width, p->opt->height);
-	ret = pw_stream_connect(p->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
-				PW_STREAM_FLAG_DRIVER | PW_STREAM_FLAG_ALLOC_BUFFERS, params, 1);
-	if (ret < 0) {
-		fprintf(stderr, PROG ": producer: pw_stream_connect: %s\n", strerror(-ret));
-		return ret;
-	}
-	return 0;
+	p->cam_io = pw_loop_add_io(stream_loop(&p->side), capture_fd(p->cam), SPA_IO_IN, false,
+				   on_camera, p);
+	return stream_side_connect(&p->side, PRODUCER_NODE, "Source", &stream_events, p, true,
+				   PW_STREAM_FLAG_DRIVER | PW_STREAM_FLAG_ALLOC_BUFFERS,
+				   p->opt->width, p->opt->height);
 }
 
 int
 producer_run(const struct options *opt)
 {
-	struct producer p = { .opt = opt, .vgem = -1, .drm = -1 };
+	struct producer p = { .opt = opt, .side = { .name = "producer", .drm = -1 }, .vgem = -1 };
 	int ret;
 
 	pw_init(NULL, NULL);
@@ -545,27 +496,20 @@ producer_run(const struct options *opt)
 		printf("producer: %s, vivid %ux%u YUYV at %u fps, the GPU step pauses %u ms "
 		       "mid-frame, bridge %s\n", PRODUCER_NODE, opt->width, opt->height, opt->fps,
 		       opt->write_ms, bridge_disabled() ? "OFF (SYNCBRIDGE_DISABLE=1)" : "on");
-		pw_main_loop_run(p.loop);
+		pw_main_loop_run(p.side.loop);
 		printf("producer: %u frames sent, %u camera frames dropped (no buffer free), "
 		       "%u times a buffer kept aside for its release or last write, %u held over "
 		       "%d s, %u given back unseen, %u buffers with explicit sync\n", p.seq,
 		       p.dropped, p.aside, p.held, (int)(HELD_NS / 1000000000), p.unscheduled,
 		       p.synced);
 	}
-	if (p.stream)
-		pw_stream_destroy(p.stream); /* removes the buffers */
-	if (p.cam_io)
-		pw_loop_destroy_source(loop_of(&p), p.cam_io);
-	if (p.loop)
-		pw_main_loop_destroy(p.loop);
+	stream_side_close(&p.side, p.cam_io);
 	gpu_stop(p.gpu);
 	capture_close(p.cam);
 	free(p.latest);
-	sb_pw_sync_destroy(p.sync);
-	demo_fd_clear(&p.drm);
 	demo_fd_clear(&p.vgem);
 	pw_deinit();
 	if (ret == -ENODEV)
 		return EXIT_SKIP;
-	return ret < 0 || p.errors ? 1 : 0;
+	return ret < 0 || p.side.errors ? 1 : 0;
 }

@@ -95,17 +95,8 @@ xvk_export(struct xenv *e, struct xbuf *b, struct xres *implicit)
 		return;
 	}
 	type = vkt_memory_type(t, req.memoryTypeBits, 0);
-	VkExportMemoryAllocateInfo export = {
-		.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
-		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
-	};
-	VkMemoryAllocateInfo alloc = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-		.pNext = &export,
-		.allocationSize = req.size,
-		.memoryTypeIndex = (uint32_t)(type < 0 ? 0 : type),
-	};
-	vr = vkAllocateMemory(t->device, &alloc, NULL, &b->vk_memory);
+	vr = vkt_dmabuf_memory_export(t, &req, (uint32_t)(type < 0 ? 0 : type), VK_NULL_HANDLE,
+				      &b->vk_memory);
 	if (vr != VK_SUCCESS) {
 		xres_vk(&b->export, "vkAllocateMemory(export)", vr);
 		return;
@@ -196,18 +187,7 @@ xvk_import_read(struct xenv *e, const struct xbuf *b, uint8_t *rgba, struct xres
 	}
 	/* Vulkan owns the fd once the import succeeded; on failure it is still ours. */
 	fd = fcntl(b->fd, F_DUPFD_CLOEXEC, 3);
-	VkImportMemoryFdInfoKHR import = {
-		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
-		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
-		.fd = fd,
-	};
-	VkMemoryAllocateInfo alloc = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-		.pNext = &import,
-		.allocationSize = req.size,
-		.memoryTypeIndex = (uint32_t)type,
-	};
-	vr = vkAllocateMemory(t->device, &alloc, NULL, &memory);
+	vr = vkt_dmabuf_memory_import(t, &req, (uint32_t)type, VK_NULL_HANDLE, fd, &memory);
 	if (vr != VK_SUCCESS) {
 		close(fd);
 		xres_vk(r, "vkAllocateMemory(import)", vr);

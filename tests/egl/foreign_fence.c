@@ -116,26 +116,22 @@ signaller_main(void *p)
 static int
 gl_fence(struct eglt *t)
 {
-	PFNEGLCREATESYNCKHRPROC create =
-		(PFNEGLCREATESYNCKHRPROC)eglGetProcAddress("eglCreateSyncKHR");
-	PFNEGLDESTROYSYNCKHRPROC destroy =
-		(PFNEGLDESTROYSYNCKHRPROC)eglGetProcAddress("eglDestroySyncKHR");
-	PFNEGLDUPNATIVEFENCEFDANDROIDPROC dup_fd =
-		(PFNEGLDUPNATIVEFENCEFDANDROIDPROC)eglGetProcAddress("eglDupNativeFenceFDANDROID");
+	struct eglt_procs egl;
 	const EGLint attribs[] = {
 		EGL_SYNC_NATIVE_FENCE_FD_ANDROID, EGL_NO_NATIVE_FENCE_FD_ANDROID, EGL_NONE,
 	};
 	EGLSyncKHR sync;
 	int fd;
 
-	if (!create || !destroy || !dup_fd)
+	eglt_procs_load(&egl);
+	if (!egl.create_sync || !egl.destroy_sync || !egl.dup_native_fence_fd)
 		return -1;
-	sync = create(t->dpy, EGL_SYNC_NATIVE_FENCE_ANDROID, attribs);
+	sync = egl.create_sync(t->dpy, EGL_SYNC_NATIVE_FENCE_ANDROID, attribs);
 	if (sync == EGL_NO_SYNC_KHR)
 		return -1;
 	glFlush();
-	fd = dup_fd(t->dpy, sync);
-	destroy(t->dpy, sync);
+	fd = egl.dup_native_fence_fd(t->dpy, sync);
+	egl.destroy_sync(t->dpy, sync);
 	return fd;
 }
 

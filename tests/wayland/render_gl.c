@@ -112,20 +112,18 @@ model_rect(const struct wlc_surface *surf, uint32_t colour)
 static const char *
 platform_name(void)
 {
-	PFNEGLQUERYDISPLAYATTRIBEXTPROC query_display =
-		(PFNEGLQUERYDISPLAYATTRIBEXTPROC)eglGetProcAddress("eglQueryDisplayAttribEXT");
-	PFNEGLQUERYDEVICESTRINGEXTPROC query_string =
-		(PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress("eglQueryDeviceStringEXT");
-	PFNEGLGETPLATFORMDISPLAYEXTPROC get_display =
-		(PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
+	struct eglt_procs egl;
 	EGLDisplay dpy = eglGetCurrentDisplay();
 	EGLAttrib dev = 0;
 
-	if (!query_display || !query_string || !get_display || !query_display(dpy, EGL_DEVICE_EXT, &dev) || !dev)
+	eglt_procs_load(&egl);
+	if (!egl.query_display_attrib || !egl.query_device_string || !egl.get_platform_display ||
+	    !egl.query_display_attrib(dpy, EGL_DEVICE_EXT, &dev) || !dev)
 		return "unknown";
-	if (get_display(EGL_PLATFORM_DEVICE_EXT, (void *)dev, NULL) != dpy)
+	if (egl.get_platform_display(EGL_PLATFORM_DEVICE_EXT, (void *)dev, NULL) != dpy)
 		return "surfaceless (not the device platform)";
-	return eglt_has_ext(query_string((EGLDeviceEXT)dev, EGL_EXTENSIONS), "EGL_MESA_device_software")
+	return eglt_has_ext(egl.query_device_string((EGLDeviceEXT)dev, EGL_EXTENSIONS),
+			    "EGL_MESA_device_software")
 		       ? "device platform, software device" : "device platform";
 }
 
