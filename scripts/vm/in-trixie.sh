@@ -40,7 +40,9 @@ mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
 mount -t tmpfs tmpfs "$root/tmp"
 bind "$here"
-case $build/ in "$here"/*) ;; /) ;; *) bind "$build" ;; esac
+# A program outside any build tree (a Debian 13 one) walks up to "/": nothing
+# to bind (binding "/" would hide the root).
+case $build/ in "$here"/*) ;; //) ;; *) bind "$build" ;; esac
 [ -d /run/user/0 ] && bind /run/user/0
 shift
 rc=0
