@@ -15,7 +15,7 @@
  *
  *   syncbridge-wl-client [--frames N] [--render-ms N] [--buffers vgem|virtio_gpu]
  *       [--drm PATH|auto|none] [--no-drm-syncobj] [--no-explicit-v1]
- *       [--expect implicit|v1|syncobj] [--strict] [--timing]
+ *       [--expect implicit|v1|syncobj] [--strict] [--timing] [--no-fence]
  *
  *   --buffers   which card node makes the dumb buffers (default vgem; Weston's GL
  *               renderer in the test guest imports virtio_gpu's)
@@ -33,6 +33,10 @@
  *               wp_presentation's clock): the presented timestamp, when the
  *               presented event and when the frame callback reached the client
  *               (bench/e2e_weston.py reads it)
+ *   --no-fence  the tests' control: the fence is made and signalled as ever but
+ *               given to nobody (no helper call, implicit sync with nothing
+ *               attached): what a client without syncbridge does. A compositor
+ *               then may present the frame before the signal (--strict fails)
  *
  * Uses xdg_wm_base when the compositor has it (Weston maps only shell
  * surfaces). Needs vgem (root). Exit: 0 ok, 1 failure, 2 usage, 77 no vgem.
@@ -364,6 +368,7 @@ main(int argc, char **argv)
 		{ "expect", required_argument, NULL, 'e' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "timing", no_argument, NULL, 't' },
+		{ "no-fence", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -371,7 +376,7 @@ main(int argc, char **argv)
 	int fenced = 0, immediate = 0, status = 1;
 	const char *buffers = "vgem", *drm = "auto", *expect = NULL;
 	uint32_t flags = 0;
-	bool strict = false, timing = false;
+	bool strict = false, timing = false, no_fence = false;
 	enum sb_wl_sync_protocol proto;
 	struct app a = { .vgem = -1, .card = -1, .drm_fd = -1, .clock = CLOCK_MONOTONIC,
 			 .slots = { { .dumb.fd = -1 }, { .dumb.fd = -1 } } };
@@ -388,11 +393,15 @@ main(int argc, char **argv)
 		case 'e': expect = optarg; break;
 		case 's': strict = true; break;
 		case 't': timing = true; break;
+		case 'n': no_fence = true; break;
 		case 'h': printf("see the comment at the top of examples/wayland/client.c\n"); return 0;
 		default: return 2;
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Implicit sync, nothing attached: no syncobj surface wanting points. */
+	if (no_fence)
+		flags |= SB_WL_CLIENT_NO_DRM_SYNCOBJ | SB_WL_CLIENT_NO_EXPLICIT_V1;
 
 	a.vgem = sbwl_drm_open("vgem", false);
 	if (a.vgem < 0) {
@@ -510,8 +519,8 @@ main(int argc, char **argv)
 		}
 		wl_surface_attach(a.surface, s->buffer, 0, 0);
 		wl_surface_damage_buffer(a.surface, 0, 0, W, H);
-		ret = sb_wl_surface_sync_set_acquire_fence(a.ss, fence.sync_file, s->dumb.fd);
-		if (ret == 0)
+		ret = no_fence ? 0 : sb_wl_surface_sync_set_acquire_fence(a.ss, fence.sync_file, s->dumb.fd);
+		if (ret == 0 && !no_fence)
 			ret = sb_wl_release_create(a.ss, s->dumb.fd, &s->release);
 		if (ret) {
 			fprintf(stderr, "client: frame %d: acquire/release: %s\n", f, strerror(-ret));
