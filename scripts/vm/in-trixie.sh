@@ -13,9 +13,11 @@
 #
 # SYNCBRIDGE_TRIXIE_ROOT names another Debian 13 root (default: the venus
 # root). SYNCBRIDGE_TRIXIE_DRI=DRIVER shows the program only that driver's
-# /dev/dri nodes (a tmpfs /dev/dri in the root with copies of them): KWin's
-# virtual backend takes the first DRM device libdrm lists, which in the
-# guest is vgem (no timeline syncobjs), not virtio_gpu.
+# /dev/dri nodes (a tmpfs /dev/dri in the root with copies of them), so that
+# which device a program picks does not depend on the listing order (KWin's
+# virtual backend takes the first device libdrm lists; mutter adds every
+# render node and picks a primary one). In the GPU guest (card0/renderD128
+# vgem, card1/renderD129 virtio_gpu) both took virtio_gpu without it too.
 #
 # Exits 77 (skip) outside a guest or without the root; otherwise PROGRAM's
 # status.

@@ -23,9 +23,11 @@
 #   syncobj-peer.sh [--dri DRIVER] [--control] kwin|mutter [CLIENT]
 #
 # --dri DRIVER: the peer sees only that driver's /dev/dri nodes
-# (SYNCBRIDGE_TRIXIE_DRI). KWin's virtual backend opens the first device
-# libdrm lists (vgem's primary node when vgem comes first: no timeline
-# syncobjs); mutter's headless backend the EGL device's render node.
+# (SYNCBRIDGE_TRIXIE_DRI): the device is then virtio_gpu whatever the
+# listing order. KWin's virtual backend opens the first device libdrm lists
+# (vgem, with no timeline syncobjs, would leave the global out); mutter adds
+# every render node and selects a primary GPU (virtio_gpu's renderD129 in the
+# guest). Measured 2026-12-06: without --dri both took virtio_gpu too.
 #
 # Root: SYNCBRIDGE_TRIXIE_ROOT, else the venus root (scripts/setup.sh).
 # Exit: 0 the global is advertised (and the client passed), 1 not, 77 skip.
