@@ -34,7 +34,7 @@
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 intrixie=$here/scripts/vm/in-trixie.sh
-dri= control=0
+dri='' control=0
 usage="usage: syncobj-peer.sh [--dri DRIVER] [--control] kwin|mutter [CLIENT]"
 while :; do
 	case ${1:-} in
