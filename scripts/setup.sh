@@ -21,6 +21,8 @@
 #   SYNCBRIDGE_SETUP_SKIP_APT=1   skip apt (for machines already set up by hand)
 #   SYNCBRIDGE_SETUP_VENUS=0      do not make the venus root (its tests then fail,
 #                                 saying so)
+#   SYNCBRIDGE_SETUP_PEERS=0      do not add KWin and mutter to the venus root
+#                                 (the syncobj-peer tests then skip)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -182,6 +184,14 @@ venus_root=$cache/venus-root
 # layers (1.4.309), recent enough to check VUID-03254 on the layer's SYNC_FD
 # exports (tests/layer/meson.build: layer-validation-trixie-*).
 venus_extra_pkgs=(vulkan-validationlayers)
+# The real linux-drm-syncobj-v1 peers (issue 35; tests/wayland/syncobj-peer.sh):
+# KWin 6.3.6 and mutter 48.7, and Debian 13's wayland-info to list their
+# globals. Measured 2026-12-05 on a copy of the root: 68 MB of archives,
+# ~7 s download + ~20 s install, +313 MB (223 packages, Qt 6 and GTK 4 among
+# them). dbus-run-session (dbus-daemon) is in the root already.
+if [ "${SYNCBRIDGE_SETUP_PEERS:-1}" != 0 ]; then
+	venus_extra_pkgs+=(kwin-wayland mutter wayland-utils)
+fi
 venus_key=$(printf '%s\n' trixie "${venus_pkgs[@]}" | sha256sum | cut -c1-16)
 debian_mirror() { find_debian_uris | tr ' ' '\n' | awk 'NF && $0 !~ /security/ {print; exit}'; }
 make_venus_root() {

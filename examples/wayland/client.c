@@ -15,7 +15,7 @@
  *
  *   syncbridge-wl-client [--frames N] [--render-ms N] [--buffers vgem|virtio_gpu]
  *       [--drm PATH|auto|none] [--no-drm-syncobj] [--no-explicit-v1]
- *       [--expect implicit|v1|syncobj] [--strict] [--timing]
+ *       [--expect implicit|v1|syncobj] [--strict] [--timing] [--no-fence]
  *
  *   --buffers   which card node makes the dumb buffers (default vgem; Weston's GL
  *               renderer in the test guest imports virtio_gpu's)
@@ -33,6 +33,10 @@
  *               wp_presentation's clock): the presented timestamp, when the
  *               presented event and when the frame callback reached the client
  *               (bench/e2e_weston.py reads it)
+ *   --no-fence  the tests' control: the fence is made and signalled as ever but
+ *               given to nobody (no helper call, implicit sync with nothing
+ *               attached): what a client without syncbridge does. A compositor
+ *               then may present the frame before the signal (--strict fails)
  *
  * Uses xdg_wm_base when the compositor has it (Weston maps only shell
  * surfaces). Needs vgem (root). Exit: 0 ok, 1 failure, 2 usage, 77 no vgem.
@@ -363,16 +367,35 @@ usage(FILE *f)
 int
 main(int argc, char **argv)
 {
+<<<<<<< HEAD
 	int frames = 10, render_ms = 50, ret, failures = 0, early = 0, stamp_early = 0;
+=======
+	static const struct option longopts[] = {
+		{ "frames", required_argument, NULL, 'f' },
+		{ "render-ms", required_argument, NULL, 'r' },
+		{ "buffers", required_argument, NULL, 'b' },
+		{ "drm", required_argument, NULL, 'd' },
+		{ "no-drm-syncobj", no_argument, NULL, '1' },
+		{ "no-explicit-v1", no_argument, NULL, '2' },
+		{ "expect", required_argument, NULL, 'e' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "timing", no_argument, NULL, 't' },
+		{ "no-fence", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int frames = 10, render_ms = 50, c, ret, failures = 0, early = 0, stamp_early = 0;
+>>>>>>> peers35
 	int fenced = 0, immediate = 0, status = 1;
 	const char *buffers = "vgem", *drm = "auto", *expect = NULL;
 	uint32_t flags = 0;
-	bool strict = false, timing = false;
+	bool strict = false, timing = false, no_fence = false;
 	enum sb_wl_sync_protocol proto;
 	struct app a = { .vgem = -1, .card = -1, .drm_fd = -1, .clock = CLOCK_MONOTONIC,
 			 .slots = { { .dumb.fd = -1 }, { .dumb.fd = -1 } } };
 	struct slot *slots = a.slots;
 
+<<<<<<< HEAD
 	bool no_drm_syncobj = false, no_explicit_v1 = false;
 	const struct demo_opt opts[] = {
 		{ "frames", DEMO_OPT_INT, &frames, 0, 100000 },
@@ -393,7 +416,28 @@ main(int argc, char **argv)
 		flags |= SB_WL_CLIENT_NO_DRM_SYNCOBJ;
 	if (no_explicit_v1)
 		flags |= SB_WL_CLIENT_NO_EXPLICIT_V1;
+=======
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f': frames = atoi(optarg); break;
+		case 'r': render_ms = atoi(optarg); break;
+		case 'b': buffers = optarg; break;
+		case 'd': drm = optarg; break;
+		case '1': flags |= SB_WL_CLIENT_NO_DRM_SYNCOBJ; break;
+		case '2': flags |= SB_WL_CLIENT_NO_EXPLICIT_V1; break;
+		case 'e': expect = optarg; break;
+		case 's': strict = true; break;
+		case 't': timing = true; break;
+		case 'n': no_fence = true; break;
+		case 'h': printf("see the comment at the top of examples/wayland/client.c\n"); return 0;
+		default: return 2;
+		}
+	}
+>>>>>>> peers35
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Implicit sync, nothing attached: no syncobj surface wanting points. */
+	if (no_fence)
+		flags |= SB_WL_CLIENT_NO_DRM_SYNCOBJ | SB_WL_CLIENT_NO_EXPLICIT_V1;
 
 	a.vgem = wlgpu_drm_open("vgem", false);
 	if (a.vgem < 0) {
@@ -511,8 +555,8 @@ main(int argc, char **argv)
 		}
 		wl_surface_attach(a.surface, s->buffer, 0, 0);
 		wl_surface_damage_buffer(a.surface, 0, 0, W, H);
-		ret = sb_wl_surface_sync_set_acquire_fence(a.ss, fence.sync_file, s->dumb.fd);
-		if (ret == 0)
+		ret = no_fence ? 0 : sb_wl_surface_sync_set_acquire_fence(a.ss, fence.sync_file, s->dumb.fd);
+		if (ret == 0 && !no_fence)
 			ret = sb_wl_release_create(a.ss, s->dumb.fd, &s->release);
 		if (ret) {
 			fprintf(stderr, "client: frame %d: acquire/release: %s\n", f, strerror(-ret));

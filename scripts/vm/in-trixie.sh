@@ -11,16 +11,25 @@
 #
 #   scripts/vm/in-trixie.sh PROGRAM [ARGS...]      (as root, in the test guest)
 #
+# SYNCBRIDGE_TRIXIE_ROOT names another Debian 13 root (default: the venus
+# root). SYNCBRIDGE_TRIXIE_DRI=DRIVER shows the program only that driver's
+# /dev/dri nodes (a tmpfs /dev/dri in the root with copies of them), so that
+# which device a program picks does not depend on the listing order (KWin's
+# virtual backend takes the first device libdrm lists; mutter adds every
+# render node and picks a primary one). In the GPU guest (card0/renderD128
+# vgem, card1/renderD129 virtio_gpu) both took virtio_gpu without it too.
+#
 # Exits 77 (skip) outside a guest or without the root; otherwise PROGRAM's
 # status.
 set -eu
 [ "${SYNCBRIDGE_VM_GUEST:-}" = 1 ] || { echo "SKIP: in-trixie.sh runs in the test guest"; exit 77; }
 prog=${1:?usage: in-trixie.sh PROGRAM [ARGS...]}
 cache=${SYNCBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/syncbridge}
-root=$cache/venus-root
+root=${SYNCBRIDGE_TRIXIE_ROOT:-$cache/venus-root}
 [ -x "$root/usr/bin/qemu-system-x86_64" ] || { echo "SKIP: no Debian 13 root at $root (scripts/setup.sh makes it)"; exit 77; }
 [ -f "$root/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json" ] ||
 	{ echo "in-trixie.sh: $root has no vulkan-validationlayers (rerun scripts/setup.sh)"; exit 1; }
+[ -x "$root$prog" ] || [ -x "$prog" ] || { echo "SKIP: $prog is not in $root (scripts/setup.sh installs it)"; exit 77; }
 
 # The binds go in a mount namespace of this run's own (tests side by side).
 if [ -z "${SB_IN_TRIXIE_NS:-}" ]; then
@@ -38,9 +47,26 @@ bind() { mkdir -p "$root$1" && mount --bind "$1" "$root$1"; }
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
+if [ -n "${SYNCBRIDGE_TRIXIE_DRI:-}" ]; then
+	mount -t tmpfs -o mode=755 tmpfs "$root/dev/dri"
+	for n in /sys/class/drm/card[0-9]* /sys/class/drm/renderD[0-9]*; do
+		[ -e "$n/dev" ] || continue
+		# The driver as scripts/vm/guest/guest-info.sh names it: virtio_gpu
+		# is the driver of the virtio device under the PCI one; vgem a bare
+		# platform device.
+		v=$(ls -d "$n"/device/virtio*/driver 2>/dev/null | head -n1)
+		[ -n "$v" ] || v=$n/device/driver
+		[ -e "$v" ] || v=$n/device
+		d=$(basename "$(readlink -f "$v")"); d=${d%%.*}
+		[ "$d" = "$SYNCBRIDGE_TRIXIE_DRI" ] && cp -a "/dev/dri/${n##*/}" "$root/dev/dri/"
+	done
+	[ -n "$(ls "$root/dev/dri")" ] || { echo "SKIP: no $SYNCBRIDGE_TRIXIE_DRI node in /dev/dri"; exit 77; }
+fi
 mount -t tmpfs tmpfs "$root/tmp"
 bind "$here"
-case $build/ in "$here"/*) ;; /) ;; *) bind "$build" ;; esac
+# A program outside any build tree (a Debian 13 one) walks up to "/": nothing
+# to bind (binding "/" would hide the root).
+case $build/ in "$here"/*) ;; //) ;; *) bind "$build" ;; esac
 [ -d /run/user/0 ] && bind /run/user/0
 shift
 rc=0

@@ -1,0 +1,167 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Real linux-drm-syncobj-v1 peers (issue 35): KWin 6.3 (`kwin_wayland
+# --virtual`) or mutter 48 (`mutter --headless --virtual-monitor`) from the
+# Debian 13 root, started in the GPU (virgl) guest through
+# scripts/vm/in-trixie.sh. wayland-info (Debian 13's) lists the peer's
+# globals: does it advertise wp_linux_drm_syncobj_manager_v1? The peer's log
+# says why not (mutter: "Disabling explicit sync: <reason>", a
+# META_DEBUG_WAYLAND message, so MUTTER_DEBUG=wayland is set).
+#
+# With CLIENT (syncbridge-wl-client) and the global there, the client then
+# presents 5 frames on virtio_gpu dumb buffers (the peers' EGL imports them;
+# not vgem's) whose acquire points are pending vgem fences, signalled after a
+# 400 ms "render": it must pick linux-drm-syncobj-v1, see no frame presented
+# before its fence signalled (--strict: the presentation event arrived before
+# the signal), no protocol error, and get release points signalled.
+#
+# --control: the client gives its fence to nobody (--no-fence: implicit sync,
+# nothing attached, what a client without syncbridge does) and renders 1 s:
+# passes only if the peer then presented a frame before its fence, i.e. the
+# check above can fail against this peer.
+#
+#   syncobj-peer.sh [--dri DRIVER] [--control] kwin|mutter [CLIENT]
+#
+# --dri DRIVER: the peer sees only that driver's /dev/dri nodes
+# (SYNCBRIDGE_TRIXIE_DRI): the device is then virtio_gpu whatever the
+# listing order. KWin's virtual backend opens the first device libdrm lists
+# (vgem, with no timeline syncobjs, would leave the global out); mutter adds
+# every render node and selects a primary GPU (virtio_gpu's renderD129 in the
+# guest). Measured 2026-12-06: without --dri both took virtio_gpu too.
+#
+# Root: SYNCBRIDGE_TRIXIE_ROOT, else the venus root (scripts/setup.sh).
+# Exit: 0 the global is advertised (and the client passed), 1 not, 77 skip.
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+intrixie=$here/scripts/vm/in-trixie.sh
+dri='' control=0
+usage="usage: syncobj-peer.sh [--dri DRIVER] [--control] kwin|mutter [CLIENT]"
+while :; do
+	case ${1:-} in
+	--dri) dri=$2; shift 2 ;;
+	--control) control=1; shift ;;
+	*) break ;;
+	esac
+done
+peer=${1:?$usage}
+client=${2:-}
+set --
+[ "${SYNCBRIDGE_VM_GUEST:-}" = 1 ] || { echo "SKIP: runs in the test guest"; exit 77; }
+[ -e /dev/dri ] || { echo "SKIP: no /dev/dri"; exit 77; }
+cache=${SYNCBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/syncbridge}
+root=${SYNCBRIDGE_TRIXIE_ROOT:-$cache/venus-root}
+export SYNCBRIDGE_TRIXIE_ROOT=$root
+
+sock=sbpeer
+case $peer in
+kwin)
+	bin=/usr/bin/kwin_wayland pkg=kwin-wayland
+	set -- /usr/bin/kwin_wayland --virtual --socket "$sock" --width 1024 --height 768 \
+		--no-lockscreen --no-global-shortcuts -- "$@"
+	# KWin's own categories at debug: the OpenGL backend, the DRM device.
+	export QT_LOGGING_RULES='kwin_*.debug=true'
+	;;
+mutter)
+	bin=/usr/bin/mutter pkg=mutter
+	set -- /usr/bin/mutter --wayland --headless --no-x11 --virtual-monitor 1024x768 \
+		--wayland-display "$sock" -- "$@"
+	export MUTTER_DEBUG=wayland,render,backend GSETTINGS_BACKEND=memory
+	;;
+*) echo "$usage"; exit 2 ;;
+esac
+[ -x "$root$bin" ] || { echo "SKIP: $bin not in $root (scripts/setup.sh installs $pkg)"; exit 77; }
+ver=$(awk -v p="$pkg" '$0 == "Package: " p {f=1} f && /^Version:/ {print $2; exit}' "$root/var/lib/dpkg/status")
+echo "# $pkg $ver from $root${dri:+, /dev/dri: $dri only}"
+
+peer_cmd=
+while [ $# -gt 0 ] && [ "$1" != -- ]; do peer_cmd="$peer_cmd $1"; shift; done
+
+# The runtime folder is bound into the root (in-trixie.sh binds /run/user/0;
+# its /tmp is private).
+mkdir -p /run/user/0
+rt=$(mktemp -d /run/user/0/sbpeer-XXXXXX)
+chmod 700 "$rt"
+export XDG_RUNTIME_DIR=$rt
+unset WAYLAND_DISPLAY DISPLAY
+log=$rt/$peer.log
+cpid=
+cleanup() {
+	# The peer's process group (setsid below; dash's kill takes -PGID, not "--").
+	if [ -n "$cpid" ]; then
+		kill -TERM "-$cpid" 2>/dev/null
+		for _ in $(seq 1 50); do kill -0 "-$cpid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "-$cpid" 2>/dev/null
+		wait "$cpid" 2>/dev/null
+	fi
+	echo "# $peer log (filtered, $(wc -l <"$log") lines):"
+	grep -iE 'explicit sync|syncobj|drm|egl|opengl|gl_renderer|render|device|error|fail|warn|critical' "$log" |
+		grep -v 'Sending\|Receiving\|Failed to load overview' | cut -c1-240 | head -n 40 | sed 's/^/#   /'
+	rm -rf "$rt"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+t0=$(date +%s)
+# A session of its own (setsid): the whole tree (unshare, chroot,
+# dbus-run-session, the peer) ends with one kill of the group.
+# shellcheck disable=SC2086
+SYNCBRIDGE_TRIXIE_DRI=$dri setsid "$intrixie" /usr/bin/dbus-run-session -- $peer_cmd >"$log" 2>&1 &
+cpid=$!
+for _ in $(seq 1 1800); do
+	[ -S "$rt/$sock" ] && break
+	kill -0 "$cpid" 2>/dev/null || break
+	sleep 0.1
+done
+[ -S "$rt/$sock" ] || { echo "not ok - $peer did not start (no socket after $(( $(date +%s) - t0 )) s)"; exit 1; }
+echo "# $peer socket after $(( $(date +%s) - t0 )) s"
+
+info=$rt/wayland-info.txt
+# KWin makes its socket before its OpenGL backend is up, and adds
+# zwp_linux_dmabuf_v1 and the syncobj global together when it is
+# (AbstractEglBackend::initWayland -> WaylandServer::setRenderBackend);
+# mutter has both before its socket. So: list the globals until
+# zwp_linux_dmabuf_v1 is there (a bound of 120 s as a hang guard; the
+# compositor's GL start under TCG takes seconds), then judge.
+n=0
+while :; do
+	n=$((n + 1))
+	WAYLAND_DISPLAY=$sock timeout 60 "$intrixie" /usr/bin/wayland-info >"$info" 2>&1
+	irc=$?
+	grep -q "'zwp_linux_dmabuf_v1'" "$info" && break
+	[ $(( $(date +%s) - t0 )) -lt 120 ] && kill -0 "$cpid" 2>/dev/null || break
+	sleep 1
+done
+echo "# wayland-info: exit $irc, try $n, $(( $(date +%s) - t0 )) s after start; globals:"
+grep -oE "interface: '[a-z_0-9]+',[[:space:]]+version:[[:space:]]+[0-9]+" "$info" | sed "s/^/#   /"
+if grep -q "'wp_linux_drm_syncobj_manager_v1'" "$info"; then
+	echo "ok - $peer advertises wp_linux_drm_syncobj_manager_v1"
+else
+	echo "not ok - $peer does not advertise wp_linux_drm_syncobj_manager_v1"
+	grep -E 'Disabling explicit sync|syncobj|SyncObj' "$log" | sed 's/^/#   reason? /'
+	exit 1
+fi
+[ -n "$client" ] || exit 0
+
+if [ $control = 1 ]; then
+	out=$(WAYLAND_DISPLAY=$sock timeout 200 "$client" --frames 4 --render-ms 1000 --buffers virtio_gpu \
+		--no-fence --expect implicit --strict 2>&1)
+	rc=$?
+	echo "$out"
+	if echo "$out" | grep -qE '[1-9][0-9]* presented before their fence'; then
+		echo "ok - control: without the fence $peer presented frames before the signal (client exit $rc)"
+		exit 0
+	fi
+	echo "not ok - control: $peer presented no frame early without the fence (client exit $rc): the check cannot fail here"
+	exit 1
+fi
+out=$(WAYLAND_DISPLAY=$sock timeout 200 "$client" --frames 5 --render-ms 400 --buffers virtio_gpu \
+	--expect syncobj --strict --timing 2>&1)
+rc=$?
+echo "$out"
+fail=0
+[ $rc = 0 ] && echo "ok - client against $peer: syncobj, no frame presented before its fence" ||
+	{ echo "not ok - client against $peer (exit $rc)"; fail=1; }
+echo "$out" | grep -qE 'releases: [1-9][0-9]* fenced' && echo "ok - release points signalled by $peer" ||
+	{ echo "not ok - no signalled release point from $peer"; fail=1; }
+echo "$out" | grep -q 'protocol error' && { echo "not ok - protocol error"; fail=1; }
+exit $fail
