@@ -360,32 +360,14 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: syncbridge-wl-client [--frames N] [--render-ms N] [--buffers vgem|DRIVER] "
 		   "[--drm PATH|auto|none] [--no-drm-syncobj] [--no-explicit-v1] [--expect PROTOCOL] "
-		   "[--strict] [--timing]\n"
+		   "[--strict] [--timing] [--no-fence]\n"
 		   "(the comment at the top of examples/wayland/client.c says more)\n");
 }
 
 int
 main(int argc, char **argv)
 {
-<<<<<<< HEAD
 	int frames = 10, render_ms = 50, ret, failures = 0, early = 0, stamp_early = 0;
-=======
-	static const struct option longopts[] = {
-		{ "frames", required_argument, NULL, 'f' },
-		{ "render-ms", required_argument, NULL, 'r' },
-		{ "buffers", required_argument, NULL, 'b' },
-		{ "drm", required_argument, NULL, 'd' },
-		{ "no-drm-syncobj", no_argument, NULL, '1' },
-		{ "no-explicit-v1", no_argument, NULL, '2' },
-		{ "expect", required_argument, NULL, 'e' },
-		{ "strict", no_argument, NULL, 's' },
-		{ "timing", no_argument, NULL, 't' },
-		{ "no-fence", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int frames = 10, render_ms = 50, c, ret, failures = 0, early = 0, stamp_early = 0;
->>>>>>> peers35
 	int fenced = 0, immediate = 0, status = 1;
 	const char *buffers = "vgem", *drm = "auto", *expect = NULL;
 	uint32_t flags = 0;
@@ -395,7 +377,6 @@ main(int argc, char **argv)
 			 .slots = { { .dumb.fd = -1 }, { .dumb.fd = -1 } } };
 	struct slot *slots = a.slots;
 
-<<<<<<< HEAD
 	bool no_drm_syncobj = false, no_explicit_v1 = false;
 	const struct demo_opt opts[] = {
 		{ "frames", DEMO_OPT_INT, &frames, 0, 100000 },
@@ -407,6 +388,7 @@ main(int argc, char **argv)
 		{ "expect", DEMO_OPT_STRING, &expect },
 		{ "strict", DEMO_OPT_FLAG, &strict },
 		{ "timing", DEMO_OPT_FLAG, &timing },
+		{ "no-fence", DEMO_OPT_FLAG, &no_fence },
 		{ NULL },
 	};
 
@@ -416,24 +398,6 @@ main(int argc, char **argv)
 		flags |= SB_WL_CLIENT_NO_DRM_SYNCOBJ;
 	if (no_explicit_v1)
 		flags |= SB_WL_CLIENT_NO_EXPLICIT_V1;
-=======
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f': frames = atoi(optarg); break;
-		case 'r': render_ms = atoi(optarg); break;
-		case 'b': buffers = optarg; break;
-		case 'd': drm = optarg; break;
-		case '1': flags |= SB_WL_CLIENT_NO_DRM_SYNCOBJ; break;
-		case '2': flags |= SB_WL_CLIENT_NO_EXPLICIT_V1; break;
-		case 'e': expect = optarg; break;
-		case 's': strict = true; break;
-		case 't': timing = true; break;
-		case 'n': no_fence = true; break;
-		case 'h': printf("see the comment at the top of examples/wayland/client.c\n"); return 0;
-		default: return 2;
-		}
-	}
->>>>>>> peers35
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* Implicit sync, nothing attached: no syncobj surface wanting points. */
 	if (no_fence)
