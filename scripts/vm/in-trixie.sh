@@ -49,17 +49,13 @@ mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
 if [ -n "${SYNCBRIDGE_TRIXIE_DRI:-}" ]; then
 	mount -t tmpfs -o mode=755 tmpfs "$root/dev/dri"
-	for n in /sys/class/drm/card[0-9]* /sys/class/drm/renderD[0-9]*; do
-		[ -e "$n/dev" ] || continue
-		# The driver as scripts/vm/guest/guest-info.sh names it: virtio_gpu
-		# is the driver of the virtio device under the PCI one; vgem a bare
-		# platform device.
-		v=$(ls -d "$n"/device/virtio*/driver 2>/dev/null | head -n1)
-		[ -n "$v" ] || v=$n/device/driver
-		[ -e "$v" ] || v=$n/device
-		d=$(basename "$(readlink -f "$v")"); d=${d%%.*}
-		[ "$d" = "$SYNCBRIDGE_TRIXIE_DRI" ] && cp -a "/dev/dri/${n##*/}" "$root/dev/dri/"
-	done
+	# Each node's driver as the guest names it (scripts/vm/guest/guest-info.sh,
+	# which the guest's init copies to /run/sb-vm: "card1=virtio_gpu" lines).
+	/run/sb-vm/busybox sh /run/sb-vm/guest-info.sh |
+		while IFS='=' read -r n d; do
+			case $n in card[0-9]* | renderD[0-9]*) ;; *) continue ;; esac
+			if [ "$d" = "$SYNCBRIDGE_TRIXIE_DRI" ]; then cp -a "/dev/dri/$n" "$root/dev/dri/"; fi
+		done
 	[ -n "$(ls "$root/dev/dri")" ] || { echo "SKIP: no $SYNCBRIDGE_TRIXIE_DRI node in /dev/dri"; exit 77; }
 fi
 mount -t tmpfs tmpfs "$root/tmp"
