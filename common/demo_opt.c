@@ -17,15 +17,28 @@
 /* getopt_long's val for the table's row i: above every short option. */
 #define ROW_VAL 256
 
+/* A whole decimal number in [min, max], nothing else in s. */
+static bool
+parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
 bool
 demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 {
-	char *end;
-	unsigned long v;
+	long v;
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+	/* No sign at all: "-0" is not a count either. */
+	if (s[0] == '-' || !parse_long(s, (long)min, (long)max, &v))
 		return false;
 	*out = (unsigned)v;
 	return true;
@@ -43,12 +56,9 @@ demo_parse_word(const char *s, const char *const *words)
 static bool
 parse_int(const char *s, long min, long max, int *out)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	if (!parse_long(s, min, max, &v))
 		return false;
 	*out = (int)v;
 	return true;
