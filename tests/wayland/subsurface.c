@@ -144,6 +144,20 @@ uses_of(struct t *t, uint32_t id)
 	return n;
 }
 
+/*
+ * After `what` (no protocol error) and HOLD_MS, long enough for a commit
+ * that is not held to show: surface id's uses are `want`, or `control_want`
+ * in the control (subsurfaces_unsynced: the commit shows too early).
+ */
+static void
+check_held_uses(struct t *t, const char *what, uint32_t id, uint64_t want, uint64_t control_want,
+		const char *which)
+{
+	no_error(t, what);
+	wlt_dispatch_for(&t->c, HOLD_MS * WLT_MS);
+	CHECK_EQ(uses_of(t, id), t->control ? control_want : want, which);
+}
+
 static void
 case_sync(struct t *t)
 {
@@ -158,30 +172,17 @@ case_sync(struct t *t)
 
 	/* A: the child commits with a signalled fence; the parent does not commit. */
 	commit_fenced(t, t->child, t->csync, t->bufs[1], NULL);
-	no_error(t, "the child's commit");
-	wlt_dispatch_for(&t->c, HOLD_MS * WLT_MS);
-	uint64_t child_early = uses_of(t, t->cid);
-	if (t->control) {
-		CHECK(child_early == 1, "control: the child's commit shows before its parent commits "
-		      "(uses %llu)", (unsigned long long)child_early);
-	} else {
-		CHECK_EQ(child_early, 0, "uses of the synchronized child before its parent's commit");
-	}
+	check_held_uses(t, "the child's commit", t->cid, 0, 1,
+			"uses of the synchronized child before its parent's commit");
 
 	/* B: the child again, with a pending fence; then the parent commits. */
 	REQUIRE(sbk_fence_create(t->dev.vgem, true, &late) == 0, "vgem fence");
 	commit_fenced(t, t->child, t->csync, t->bufs[2], &late);
 	commit_fenced(t, t->parent, t->psync, t->bufs[3], NULL);
-	no_error(t, "the child's second commit and the parent's commit");
-	wlt_dispatch_for(&t->c, HOLD_MS * WLT_MS);
-	uint64_t parent_uses = uses_of(t, t->pid);
-	if (t->control) {
-		CHECK(parent_uses == 2, "control: the parent's commit shows while its child's fence is "
-		      "pending (parent uses %llu)", (unsigned long long)parent_uses);
-	} else {
-		CHECK_EQ(parent_uses, 1, "parent uses while its child's fence is pending (the transaction waits)");
+	check_held_uses(t, "the child's second commit and the parent's commit", t->pid, 1, 2,
+			"parent uses while its child's fence is pending (the transaction waits)");
+	if (!t->control)
 		CHECK_EQ(uses_of(t, t->cid), 0, "child uses while its own fence is pending");
-	}
 
 	/* The late fence signals: the whole transaction applies, children first. */
 	sbk_fence_signal(&late);
