@@ -209,41 +209,50 @@ take_ok(struct wlc_renderer *r, struct wlc_surface *surf, struct wlc_state *s, c
 	CHECK(release == -1, "%s: an shm upload has no release fence (got %d)", what, release);
 }
 
+/*
+ * The shm test's three surfaces: a (ARGB8888, padded rows), b (XRGB8888:
+ * drawn opaque) over it, c (translucent) partly off the output.
+ */
+enum { SHM_SURFACES = 3 };
+static const bool shm_opaque[SHM_SURFACES] = { false, true, false };
+
+/* A repaint of the stack, against the model drawn from the same pixels. */
+static void
+repaint_shm(struct wlc_renderer *r, struct wl_list *stack, const struct wlc_surface *surf,
+	    const struct wlc_state *st, uint8_t *const *pixels, const char *what)
+{
+	CHECK_EQ(r->impl->repaint(r, stack), 0, "repaint");
+	model_fill(r->background);
+	for (int i = 0; i < SHM_SURFACES; i++)
+		model_draw(&surf[i], pixels[i], st[i].shm_stride, shm_opaque[i]);
+	compare(r, what);
+}
+
 static void
 test_shm(struct wlc_renderer *r)
 {
-	struct wlc_surface a, b, c;
-	struct wlc_state sa, sb, sc;
+	struct wlc_surface surf[SHM_SURFACES];
+	struct wlc_state st[SHM_SURFACES];
+	uint8_t *px[SHM_SURFACES];
 	struct wl_list stack;
-	uint8_t *pa, *pb, *pc;
 
 	wl_list_init(&stack);
-	surface_init(&a, &stack, 10, 20, 64, 48);
-	surface_init(&b, &stack, 60, 50, 32, 32);
-	surface_init(&c, &stack, 100, 100, 40, 40); /* partly off the output */
-	pa = shm_state(&sa, 0 /* ARGB8888 */, 64, 48, 16, quadrants);
-	pb = shm_state(&sb, 1 /* XRGB8888 */, 32, 32, 0, xrgb);
-	pc = shm_state(&sc, 0, 40, 40, 0, translucent);
-	take_ok(r, &a, &sa, "take shm ARGB8888 (padded rows)");
-	take_ok(r, &b, &sb, "take shm XRGB8888");
-	take_ok(r, &c, &sc, "take shm ARGB8888 translucent");
-	CHECK_EQ(r->impl->repaint(r, &stack), 0, "repaint");
-	model_fill(r->background);
-	model_draw(&a, pa, sa.shm_stride, false);
-	model_draw(&b, pb, sb.shm_stride, true);
-	model_draw(&c, pc, sc.shm_stride, false);
-	compare(r, "shm");
+	surface_init(&surf[0], &stack, 10, 20, 64, 48);
+	surface_init(&surf[1], &stack, 60, 50, 32, 32);
+	surface_init(&surf[2], &stack, 100, 100, 40, 40); /* partly off the output */
+	px[0] = shm_state(&st[0], 0 /* ARGB8888 */, 64, 48, 16, quadrants);
+	px[1] = shm_state(&st[1], 1 /* XRGB8888 */, 32, 32, 0, xrgb);
+	px[2] = shm_state(&st[2], 0, 40, 40, 0, translucent);
+	take_ok(r, &surf[0], &st[0], "take shm ARGB8888 (padded rows)");
+	take_ok(r, &surf[1], &st[1], "take shm XRGB8888");
+	take_ok(r, &surf[2], &st[2], "take shm ARGB8888 translucent");
+	repaint_shm(r, &stack, surf, st, px, "shm");
 
 	/* New content, same size: the texture is updated in place. */
-	free(pa);
-	pa = shm_state(&sa, 0, 64, 48, 0, quadrants2);
-	take_ok(r, &a, &sa, "take shm again");
-	CHECK_EQ(r->impl->repaint(r, &stack), 0, "repaint");
-	model_fill(r->background);
-	model_draw(&a, pa, sa.shm_stride, false);
-	model_draw(&b, pb, sb.shm_stride, true);
-	model_draw(&c, pc, sc.shm_stride, false);
-	compare(r, "shm, new content");
+	free(px[0]);
+	px[0] = shm_state(&st[0], 0, 64, 48, 0, quadrants2);
+	take_ok(r, &surf[0], &st[0], "take shm again");
+	repaint_shm(r, &stack, surf, st, px, "shm, new content");
 
 	/*
 	 * Padded rows take one of two paths: GL_EXT_unpack_subimage's row
@@ -254,24 +263,17 @@ test_shm(struct wlc_renderer *r)
 	bool row_length = gr->row_length;
 
 	sb_test_note("GL_EXT_unpack_subimage: %s", row_length ? "yes" : "no");
-	free(pa);
-	pa = shm_state(&sa, 0, 64, 48, 12, quadrants);
+	free(px[0]);
+	px[0] = shm_state(&st[0], 0, 64, 48, 12, quadrants);
 	gr->row_length = false;
-	take_ok(r, &a, &sa, "take shm padded rows, packed first");
+	take_ok(r, &surf[0], &st[0], "take shm padded rows, packed first");
 	gr->row_length = row_length;
-	CHECK_EQ(r->impl->repaint(r, &stack), 0, "repaint");
-	model_fill(r->background);
-	model_draw(&a, pa, sa.shm_stride, false);
-	model_draw(&b, pb, sb.shm_stride, true);
-	model_draw(&c, pc, sc.shm_stride, false);
-	compare(r, "shm, padded rows packed first");
+	repaint_shm(r, &stack, surf, st, px, "shm, padded rows packed first");
 
-	r->impl->surface_destroy(r, &a);
-	r->impl->surface_destroy(r, &b);
-	r->impl->surface_destroy(r, &c);
-	free(pa);
-	free(pb);
-	free(pc);
+	for (int i = 0; i < SHM_SURFACES; i++) {
+		r->impl->surface_destroy(r, &surf[i]);
+		free(px[i]);
+	}
 }
 
 /* ---- dma-buf ------------------------------------------------------------------ */
