@@ -249,6 +249,25 @@ fail(struct app *a, const char *what, int err)
 	pw_main_loop_quit(a->loop);
 }
 
+/* ret, the result of an sb_pw_* call that began at t0: its time counts for --stats. */
+static int
+timed(struct app *a, int64_t t0, int ret)
+{
+	a->calls_ns += now_ns() - t0;
+	return ret;
+}
+
+/* A consumer call failed: -EPROTO is the producer's meta breaking the contract. */
+static void
+fail_consumer(struct app *a, const char *call, int ret, const char *eproto)
+{
+	char what[160];
+
+	snprintf(what, sizeof(what), "%s%s%s", call, ret == -EPROTO ? ": " : "",
+		 ret == -EPROTO ? eproto : "");
+	fail(a, what, ret);
+}
+
 /* ---- format and buffers -------------------------------------------------------- */
 
 static const struct spa_pod *
@@ -426,8 +445,7 @@ produce(struct app *a, struct slot *s)
 	gpu_submit(&a->gpu, j); /* the thread owns the job and its fence now */
 	/* A memfd plane (the fallback) waits here for the write: the GPU is its own thread. */
 	t0 = now_ns();
-	ret = sb_pw_producer_set_acquire(a->sync, buf, fence);
-	a->calls_ns += now_ns() - t0;
+	ret = timed(a, t0, sb_pw_producer_set_acquire(a->sync, buf, fence));
 	close(fence);
 	if (ret) {
 		fail(a, "sb_pw_producer_set_acquire", ret);
@@ -532,8 +550,7 @@ producer_process(struct app *a)
 		a->unscheduled++;
 	/* The consumer may still read it: watch the release point in the loop. */
 	t0 = now_ns();
-	ret = sb_pw_producer_watch_release(a->sync, pwb->buffer, &fd);
-	a->calls_ns += now_ns() - t0;
+	ret = timed(a, t0, sb_pw_producer_watch_release(a->sync, pwb->buffer, &fd));
 	if (ret < 0) {
 		fail(a, "sb_pw_producer_watch_release", ret);
 		return;
@@ -575,12 +592,10 @@ consumer_process(struct app *a)
 		int fence = -1, ret, bad = 0;
 
 		t0 = now_ns();
-		ret = sb_pw_consumer_acquire(a->sync, buf, &fence);
-		a->calls_ns += now_ns() - t0;
+		ret = timed(a, t0, sb_pw_consumer_acquire(a->sync, buf, &fence));
 		if (ret) {
-			fail(a, ret == -EPROTO ? "sb_pw_consumer_acquire: the producer's acquire point "
-						 "is not after the last frame read from the buffer"
-					       : "sb_pw_consumer_acquire", ret);
+			fail_consumer(a, "sb_pw_consumer_acquire", ret, "the producer's acquire point "
+				      "is not after the last frame read from the buffer");
 			return;
 		}
 		if (fence >= 0) {
@@ -614,12 +629,10 @@ consumer_process(struct app *a)
 		}
 		if (a->hostile != HOSTILE_NEVER_RELEASE) {
 			t0 = now_ns();
-			ret = sb_pw_consumer_release(a->sync, buf, -1);
-			a->calls_ns += now_ns() - t0;
+			ret = timed(a, t0, sb_pw_consumer_release(a->sync, buf, -1));
 			if (ret) {
-				fail(a, ret == -EPROTO ? "sb_pw_consumer_release: the producer's release "
-							 "point is behind its timeline"
-						       : "sb_pw_consumer_release", ret);
+				fail_consumer(a, "sb_pw_consumer_release", ret,
+					      "the producer's release point is behind its timeline");
 				return;
 			}
 		}
