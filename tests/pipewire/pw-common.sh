@@ -12,6 +12,15 @@
 #   pw_wait_exit PID SECONDS 0 once PID exited (its status in $st), 1 if it
 #                            still runs after SECONDS by the clock
 #   pw_dump_logs FILE...     the logs, and whether the producer still runs
+#   pw_control_verdict BAD N WHAT
+#                            with --control: "ok" and exit 0 when BAD of the
+#                            N frames were read before their writes finished
+#                            (the failure the bridge prevents), else "not ok"
+#                            and exit 1; WHAT names those frames (torn,
+#                            stale). Without --control it returns
+#   pw_check OK NOT_OK TEST...
+#                            "ok - OK" when TEST (test(1) arguments) holds,
+#                            else "not ok - NOT_OK" and rc=1
 pids=
 pw_args() {
 	usage=$1
@@ -81,4 +90,23 @@ pw_dump_logs() {
 		echo "# --- $f"
 		sed 's/^/# /' "$f"
 	done
+}
+pw_control_verdict() {
+	[ -n "$control" ] || return 0
+	if [ "$1" -gt 0 ]; then
+		echo "ok - control: without the bridge $1 of $2 frames ($3) were read before their writes finished"
+		exit 0
+	fi
+	echo "not ok - control: no $3 frame seen ($2 frames)"
+	exit 1
+}
+pw_check() {
+	ok=$1 not_ok=$2
+	shift 2
+	if [ "$@" ]; then
+		echo "ok - $ok"
+	else
+		echo "not ok - $not_ok"
+		rc=1
+	fi
 }

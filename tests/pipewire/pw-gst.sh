@@ -68,15 +68,10 @@ set -- $res
 n=${1:-0} whole=${2:-0} stale=${3:-0}
 echo "# frames=$n whole=$whole stale=$stale (pipewiresrc exit $grc)"
 grep -q 'synced' "$rt/producer.log" && cat "$rt/producer.log"
-if [ -n "$control" ]; then
-	if [ "$stale" -gt 0 ]; then
-		echo "ok - control: without the bridge pipewiresrc read $stale of $n frames before their writes finished"
-		exit 0
-	fi
-	echo "not ok - control: no stale frame seen ($n frames)"; exit 1
-fi
+pw_control_verdict "$stale" "$n" stale
 rc=0
-[ "$grc" = 0 ] && echo "ok - pipewiresrc exited 0" || { echo "not ok - pipewiresrc exited $grc"; rc=1; }
-[ "$n" -ge "$frames" ] && echo "ok - $n frames" || { echo "not ok - $n of $frames frames"; rc=1; }
-[ "$stale" = 0 ] && [ "$whole" = "$n" ] && echo "ok - every frame whole and new (the fallback: each write waited for before its queue)" || { echo "not ok - $stale stale or torn frames"; rc=1; }
+pw_check "pipewiresrc exited 0" "pipewiresrc exited $grc" "$grc" = 0
+pw_check "$n frames" "$n of $frames frames" "$n" -ge "$frames"
+pw_check "every frame whole and new (the fallback: each write waited for before its queue)" \
+	"$stale stale or torn frames" "$stale" = 0 -a "$whole" = "$n"
 exit $rc

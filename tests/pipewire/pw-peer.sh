@@ -48,16 +48,11 @@ line=$(grep '^frames=' "$rt/consumer.log")
 got=$(echo "$line" | sed 's/.*frames=\([0-9]*\).*/\1/')
 torn=$(echo "$line" | sed 's/.*torn=\([0-9]*\).*/\1/')
 synced=$(echo "$line" | sed 's/.*synced=\([0-9]*\).*/\1/')
-if [ -n "$control" ]; then
-	if [ "$torn" -gt 0 ]; then
-		echo "ok - control: without the bridge $torn of $got frames were read before their writes finished"
-		exit 0
-	fi
-	echo "not ok - control: no torn frame seen ($got frames)"; exit 1
-fi
+pw_control_verdict "$torn" "$got" torn
 rc=0
-[ "$crc" = 0 ] && echo "ok - the consumer exited 0" || { echo "not ok - the consumer exited $crc"; rc=1; }
-[ "$got" -ge "$frames" ] && echo "ok - $got frames" || { echo "not ok - $got of $frames frames"; rc=1; }
-[ "$synced" -gt 0 ] && echo "ok - explicit sync negotiated ($synced buffers with the SyncTimeline meta)" || { echo "not ok - no buffer with explicit sync (the fallback was negotiated)"; rc=1; }
-[ "$torn" = 0 ] && echo "ok - no torn frame" || { echo "not ok - $torn torn frames"; rc=1; }
+pw_check "the consumer exited 0" "the consumer exited $crc" "$crc" = 0
+pw_check "$got frames" "$got of $frames frames" "$got" -ge "$frames"
+pw_check "explicit sync negotiated ($synced buffers with the SyncTimeline meta)" \
+	"no buffer with explicit sync (the fallback was negotiated)" "$synced" -gt 0
+pw_check "no torn frame" "$torn torn frames" "$torn" = 0
 exit $rc
