@@ -220,14 +220,21 @@ keep_aside(struct producer *p, struct slot *s, int fd, bool ours)
 	return 0;
 }
 
-/* 1: s may be written now; 0: it went aside, watched in the loop; -errno. */
+/*
+ * 1: s (`what`: where it came from) may be written now; 0: it went aside,
+ * watched in the loop; -errno, the stream failed with it.
+ */
 static int
-take_or_set_aside(struct producer *p, struct slot *s)
+take_or_set_aside(struct producer *p, struct slot *s, const char *what)
 {
 	bool ours;
 	int fd, ret = writable(p, s, &fd, &ours);
 
-	return ret == 0 ? keep_aside(p, s, fd, ours) : ret;
+	if (ret == 0)
+		ret = keep_aside(p, s, fd, ours);
+	if (ret < 0)
+		stream_fail(&p->side, what, ret);
+	return ret;
 }
 
 /* A buffer that may be written now, or NULL; the others dequeued meanwhile go aside. */
@@ -244,13 +251,9 @@ free_slot(struct producer *p)
 		if (!s->pwb || !s->ready)
 			continue;
 		s->ready = false;
-		ret = take_or_set_aside(p, s);
-		if (ret == 1)
-			return s;
-		if (ret < 0) {
-			stream_fail(&p->side, "a buffer kept aside", ret);
-			return NULL;
-		}
+		ret = take_or_set_aside(p, s, "a buffer kept aside");
+		if (ret != 0)
+			return ret == 1 ? s : NULL;
 	}
 	while ((pwb = pw_stream_dequeue_buffer(p->side.stream))) {
 		struct spa_meta_sync_timeline *m =
@@ -264,13 +267,9 @@ free_slot(struct producer *p)
 		/* Counted for the summary: a frame the consumer never took. */
 		if (m && s->seq && (m->flags & SPA_META_SYNC_TIMELINE_UNSCHEDULED_RELEASE))
 			p->unscheduled++;
-		ret = take_or_set_aside(p, s);
-		if (ret == 1)
-			return s;
-		if (ret < 0) {
-			stream_fail(&p->side, "a dequeued buffer", ret);
-			return NULL;
-		}
+		ret = take_or_set_aside(p, s, "a dequeued buffer");
+		if (ret != 0)
+			return ret == 1 ? s : NULL;
 	}
 	return NULL;
 }
