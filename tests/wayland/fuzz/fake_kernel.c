@@ -355,13 +355,22 @@ handle_get(uint32_t h)
 	return h >= 1 && h < MAX_HANDLES && handles[h].used ? &handles[h] : NULL;
 }
 
-static int
-handle_new(int obj)
+/* The one handle an array ioctl names (this kernel takes one at a time), or NULL. */
+static struct handle *
+one_handle(uint64_t array, uint32_t count)
 {
-	for (int h = 1; h < MAX_HANDLES; h++) {
+	return count == 1 ? handle_get(*(uint32_t *)(uintptr_t)array) : NULL;
+}
+
+/* A new handle for obj (-1: none yet) in *out, as the ioctls hand it back; 0 or -ENOMEM. */
+static int
+handle_new(int obj, uint32_t *out)
+{
+	for (uint32_t h = 1; h < MAX_HANDLES; h++) {
 		if (!handles[h].used) {
 			handles[h] = (struct handle){ true, obj, -1, 0, -1 };
-			return h;
+			*out = h;
+			return 0;
 		}
 	}
 	return -ENOMEM;
@@ -400,11 +409,7 @@ drm_ioctl(unsigned long req, void *arg)
 	}
 	case DRM_IOCTL_SYNCOBJ_CREATE: {
 		struct drm_syncobj_create *a = arg;
-		int h = handle_new(-1);
-		if (h < 0)
-			return h;
-		a->handle = (uint32_t)h;
-		return 0;
+		return handle_new(-1, &a->handle);
 	}
 	case DRM_IOCTL_SYNCOBJ_DESTROY: {
 		struct drm_syncobj_destroy *a = arg;
@@ -429,11 +434,7 @@ drm_ioctl(unsigned long req, void *arg)
 			return -EINVAL;
 		if (o < 0 || objs[o].kind != K_SYNCOBJ)
 			return -EINVAL;
-		int h = handle_new(o);
-		if (h < 0)
-			return h;
-		a->handle = (uint32_t)h;
-		return 0;
+		return handle_new(o, &a->handle);
 	}
 	case DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD: {
 		struct drm_syncobj_handle *a = arg;
@@ -470,16 +471,13 @@ drm_ioctl(unsigned long req, void *arg)
 	}
 	case DRM_IOCTL_SYNCOBJ_WAIT: {
 		struct drm_syncobj_wait *a = arg;
-		if (a->count_handles != 1 || !handle_get(*(uint32_t *)(uintptr_t)a->handles))
-			return -EINVAL;
-		return 0;
+		return one_handle(a->handles, a->count_handles) ? 0 : -EINVAL;
 	}
 	case DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT: {
 		struct drm_syncobj_timeline_wait *a = arg;
-		struct handle *h;
+		struct handle *h = one_handle(a->handles, a->count_handles);
 		uint64_t p;
-		if (a->count_handles != 1 || !(h = handle_get(*(uint32_t *)(uintptr_t)a->handles)) ||
-		    h->obj < 0)
+		if (!h || h->obj < 0)
 			return -EINVAL;
 		p = *(uint64_t *)(uintptr_t)a->points;
 		if (a->flags & DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE)
@@ -492,14 +490,12 @@ drm_ioctl(unsigned long req, void *arg)
 	}
 	case DRM_IOCTL_SYNCOBJ_SIGNAL: { /* binary (point 0): the payload signals */
 		struct drm_syncobj_array *a = arg;
-		if (a->count_handles != 1 || !handle_get(*(uint32_t *)(uintptr_t)a->handles))
-			return -EINVAL;
-		return 0;
+		return one_handle(a->handles, a->count_handles) ? 0 : -EINVAL;
 	}
 	case DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL: {
 		struct drm_syncobj_timeline_array *a = arg;
-		struct handle *h;
-		if (a->count_handles != 1 || !(h = handle_get(*(uint32_t *)(uintptr_t)a->handles)))
+		struct handle *h = one_handle(a->handles, a->count_handles);
+		if (!h)
 			return -EINVAL;
 		if (h->obj >= 0) {
 			uint64_t p = *(uint64_t *)(uintptr_t)a->points;
@@ -509,9 +505,8 @@ drm_ioctl(unsigned long req, void *arg)
 	}
 	case DRM_IOCTL_SYNCOBJ_QUERY: {
 		struct drm_syncobj_timeline_array *a = arg;
-		struct handle *h;
-		if (a->count_handles != 1 || !(h = handle_get(*(uint32_t *)(uintptr_t)a->handles)) ||
-		    h->obj < 0)
+		struct handle *h = one_handle(a->handles, a->count_handles);
+		if (!h || h->obj < 0)
 			return -EINVAL;
 		*(uint64_t *)(uintptr_t)a->points = objs[h->obj].s;
 		return 0;
