@@ -83,23 +83,41 @@ sbl_array_grow(void **array, uint32_t *capacity, uint32_t need, size_t elem)
 /* ------------------------------------------------------------------------ */
 /* Instances                                                                 */
 
+/* obj in map (instances or devices) under its dispatch key. */
+static int
+map_add(struct sbl_map *map, void *key, void *obj)
+{
+	pthread_mutex_lock(&global_lock);
+	int ret = sbl_map_put(map, (uint64_t)(uintptr_t)key, obj);
+	pthread_mutex_unlock(&global_lock);
+	return ret;
+}
+
+/*
+ * Under global_lock: the object of dispatchable's key, taken out of map; the
+ * map's storage goes with its last object (nothing left behind at unload).
+ */
+static void *
+map_take_locked(struct sbl_map *map, const void *dispatchable)
+{
+	void *obj = sbl_map_remove(map, (uint64_t)(uintptr_t)sbl_dispatch_key(dispatchable));
+
+	if (map->count == 0)
+		sbl_map_finish(map);
+	return obj;
+}
+
 int
 sbl_instance_add(struct sbl_instance *inst)
 {
-	pthread_mutex_lock(&global_lock);
-	int ret = sbl_map_put(&instances, (uint64_t)(uintptr_t)inst->key, inst);
-	pthread_mutex_unlock(&global_lock);
-	return ret;
+	return map_add(&instances, inst->key, inst);
 }
 
 struct sbl_instance *
 sbl_instance_remove(const void *dispatchable)
 {
 	pthread_mutex_lock(&global_lock);
-	struct sbl_instance *inst =
-		sbl_map_remove(&instances, (uint64_t)(uintptr_t)sbl_dispatch_key(dispatchable));
-	if (instances.count == 0)
-		sbl_map_finish(&instances);
+	struct sbl_instance *inst = map_take_locked(&instances, dispatchable);
 	pthread_mutex_unlock(&global_lock);
 	return inst;
 }
@@ -185,22 +203,16 @@ sbl_device_lookup(const void *dispatchable)
 int
 sbl_device_add(struct sbl_device *dev)
 {
-	pthread_mutex_lock(&global_lock);
-	int ret = sbl_map_put(&devices, (uint64_t)(uintptr_t)dev->key, dev);
-	pthread_mutex_unlock(&global_lock);
-	return ret;
+	return map_add(&devices, dev->key, dev);
 }
 
 struct sbl_device *
 sbl_device_remove(const void *dispatchable)
 {
 	pthread_mutex_lock(&global_lock);
-	struct sbl_device *dev =
-		sbl_map_remove(&devices, (uint64_t)(uintptr_t)sbl_dispatch_key(dispatchable));
+	struct sbl_device *dev = map_take_locked(&devices, dispatchable);
 	if (dev && atomic_load_explicit(&cache_dev, memory_order_relaxed) == dev)
 		cache_set(0, NULL); /* see sbl_device_lookup */
-	if (devices.count == 0)
-		sbl_map_finish(&devices);
 	pthread_mutex_unlock(&global_lock);
 	return dev;
 }
