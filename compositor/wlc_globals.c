@@ -134,26 +134,28 @@ subsurface_place(struct wl_client *client, struct wl_resource *resource, struct 
 				       wl_resource_get_id(sibling_res));
 }
 
+/* set_sync and set_desync: the mode, and the helper told (an inert sub-surface: nothing). */
 static void
-subsurface_set_sync(struct wl_client *client, struct wl_resource *resource)
+subsurface_set_mode(struct wl_resource *resource, bool sync)
 {
 	struct subsurface *sub = wl_resource_get_user_data(resource);
 
 	if (sub) {
-		sub->sync = true;
+		sub->sync = sync;
 		subsurface_tell_helper(sub, true);
 	}
 }
 
 static void
+subsurface_set_sync(struct wl_client *client, struct wl_resource *resource)
+{
+	subsurface_set_mode(resource, true);
+}
+
+static void
 subsurface_set_desync(struct wl_client *client, struct wl_resource *resource)
 {
-	struct subsurface *sub = wl_resource_get_user_data(resource);
-
-	if (sub) {
-		sub->sync = false;
-		subsurface_tell_helper(sub, true);
-	}
+	subsurface_set_mode(resource, false);
 }
 
 static const struct wl_subsurface_interface subsurface_impl = {
