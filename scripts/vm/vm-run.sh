@@ -53,7 +53,9 @@
 #   SYNCBRIDGE_VM_JOBS     batch mode: tests run side by side (default: the guest's
 #                          CPUs; 1 = one after the other)
 #   SYNCBRIDGE_VM_APPEND   more kernel command line (e.g. loglevel=7 to see kernel
-#                          messages, sb.debug for the guest's stage times)
+#                          messages, sb.debug for the guest's stage times;
+#                          drm_kms_helper.fbdev_emulation=1 gives the guest its
+#                          framebuffer console back, see "# --- boot")
 #   SYNCBRIDGE_VM_PVH=0    boot the compressed vmlinuz instead of the cached ELF
 #                          vmlinux (PVH entry, ~1.5 s faster under TCG)
 #   SYNCBRIDGE_VM_ACCEL    QEMU -accel value (default tcg; tcg,thread=single runs
@@ -454,11 +456,17 @@ fi
 echo "$tmpmode" >"$ctl/tmp"
 
 # --- boot ----------------------------------------------------------------------
+# No fbdev emulation, so no framebuffer console on virtio-gpu: its cursor
+# blinks five times a second, and with a GL display (virgl, venus) each blink
+# is a redraw of QEMU's SDL window by llvmpipe. Under TCG inside TCG that ate
+# the venus guest: its boot and one device probe took 666 s with the console
+# and 297 s without (2026-12-06). The tests read the console on ttyS0 only.
+# (MODULE.PARAM words reach a module through the guest's init, as modprobe's.)
 qargs=(-nodefaults -accel "${SYNCBRIDGE_VM_ACCEL:-tcg}" -cpu max -m "${SYNCBRIDGE_VM_MEM:-2G}" -smp "${SYNCBRIDGE_VM_CPUS:-2}"
 	-no-reboot -vga none -nic none "${gpu_args[@]}"
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 	-kernel "$boot_image" -initrd "$initramfs"
-	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init pci=noacpi cryptomgr.notests ${SYNCBRIDGE_VM_APPEND:-}"
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init pci=noacpi cryptomgr.notests drm_kms_helper.fbdev_emulation=0 ${SYNCBRIDGE_VM_APPEND:-}"
 	-virtfs "local,path=$hostroot_share,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap")
 if [ "$mode" = shell ]; then
