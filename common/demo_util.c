@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "demo_util.h"
+#include "kernel.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <sys/wait.h>
 
 #include <drm.h>
+#include <linux/sync_file.h>
 #include <linux/videodev2.h>
 #include <drm_mode.h>
 
@@ -45,6 +47,40 @@ demo_count_fds(void)
 	return n - 1; /* the directory's own fd */
 }
 
+/*
+ * A sync_file's fences, as the kernel names them ("virtio_gpu/controlq4-17
+ * signalled"): which driver made a left-over fence says whose it is.
+ */
+static void
+describe_sync_file(int fd, char *buf, size_t len)
+{
+	struct sync_fence_info fences[4];
+	struct sync_file_info info;
+
+	buf[0] = '\0';
+	memset(&info, 0, sizeof(info));
+	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0 || info.num_fences > 4)
+		return;
+	uint32_t n = info.num_fences;
+	memset(&info, 0, sizeof(info));
+	memset(fences, 0, sizeof(fences));
+	info.num_fences = n;
+	info.sync_fence_info = (__u64)(uintptr_t)fences;
+	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0)
+		return;
+	size_t used = 0;
+	for (uint32_t i = 0; i < n && used < len; i++) {
+		fences[i].driver_name[sizeof(fences[i].driver_name) - 1] = '\0';
+		fences[i].obj_name[sizeof(fences[i].obj_name) - 1] = '\0';
+		int w = snprintf(buf + used, len - used, " %s/%s %s", fences[i].driver_name,
+				 fences[i].obj_name,
+				 fences[i].status > 0 ? "signalled" : fences[i].status == 0 ? "active" : "error");
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
 void
 demo_list_fds(FILE *f, const char *prefix)
 {
@@ -60,7 +96,10 @@ demo_list_fds(FILE *f, const char *prefix)
 		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
 		ssize_t n = readlink(path, target, sizeof(target) - 1);
 		target[n < 0 ? 0 : n] = '\0';
-		fprintf(f, "%sfd %s -> %s\n", prefix, de->d_name, target);
+		char fences[200] = "";
+		if (strcmp(target, "anon_inode:sync_file") == 0)
+			describe_sync_file(atoi(de->d_name), fences, sizeof(fences));
+		fprintf(f, "%sfd %s -> %s%s\n", prefix, de->d_name, target, fences);
 	}
 	closedir(dir);
 }
