@@ -30,6 +30,12 @@ void demo_fd_clear(int *fd);
 int demo_count_fds(void);
 /* Each open descriptor as "<prefix>fd N -> TARGET" (for a leak report). */
 void demo_list_fds(FILE *f, const char *prefix);
+/*
+ * Open sync_files whose only fence is a signalled virtio_gpu one: what Mesa's
+ * venus keeps for the life of a process once it has made a sync object
+ * (demo_util.c). For a leak check on venus.
+ */
+int demo_count_signalled_virtio_sync_files(void);
 /* Sleep for ns nanoseconds (resumes after signals). */
 static inline void
 demo_sleep_ns(int64_t ns)

@@ -195,6 +195,7 @@ struct run {
 	uint8_t *sheet;
 	uint32_t sheet_w, sheet_h;
 	unsigned sheet_cells;
+	bool venus; /* the consumer's Vulkan device is Mesa's venus */
 };
 
 static unsigned
@@ -313,7 +314,9 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 	bufs.count = 0;
 	if (ret < 0)
 		goto out;
-	printf("consumer: %s\n", backend->describe(c));
+	const char *description = backend->describe(c);
+	printf("consumer: %s\n", description);
+	run->venus = strstr(description, "Virtio-GPU Venus") != NULL;
 	fflush(stdout);
 	rgba = malloc((size_t)opt->width * opt->height * 4);
 	if (!rgba) {
@@ -554,6 +557,15 @@ main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", ret != 0 ? "the consumer failed" : "the producer failed");
 	if (run.frames != opt.frames)
 		fprintf(stderr, PROG ": only %u of %u frames arrived\n", run.frames, opt.frames);
+	/* Mesa's venus keeps one signalled sync_file for the process once the
+	 * layer has exported a SYNC_FD (demo_count_signalled_virtio_sync_files):
+	 * not the consumer's. A leak per frame still shows. */
+	if (run.venus && fds_before >= 0 && fds_after == fds_before + 1 &&
+	    demo_count_signalled_virtio_sync_files() >= 1) {
+		printf("consumer: 1 fd more at the end: venus's own signalled sync_file, "
+		       "kept for the process (not counted)\n");
+		fds_after--;
+	}
 	if (fds_before >= 0 && fds_after != fds_before) {
 		fprintf(stderr, PROG ": consumer: %d fds open at the end, %d at the start\n",
 			fds_after, fds_before);
