@@ -31,20 +31,40 @@ demo_fd_clear(int *fd)
 	*fd = -1;
 }
 
-int
-demo_count_fds(void)
+/*
+ * Calls fn(fd, target, data) for each open descriptor but the directory's
+ * own (target: what /proc/self/fd/N links to); the count, or -1 without /proc.
+ */
+static int
+each_fd(void (*fn)(int fd, const char *target, void *data), void *data)
 {
 	DIR *dir = opendir("/proc/self/fd");
 	struct dirent *de;
-	int n = 0;
+	int count = 0;
 
 	if (!dir)
 		return -1;
-	while ((de = readdir(dir)))
-		if (de->d_name[0] != '.')
-			n++;
+	while ((de = readdir(dir))) {
+		int fd = atoi(de->d_name);
+		if (de->d_name[0] == '.' || fd == dirfd(dir))
+			continue;
+		count++;
+		if (!fn)
+			continue;
+		char path[300], target[256];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		target[n < 0 ? 0 : n] = '\0';
+		fn(fd, target, data);
+	}
 	closedir(dir);
-	return n - 1; /* the directory's own fd */
+	return count;
+}
+
+int
+demo_count_fds(void)
+{
+	return each_fd(NULL, NULL);
 }
 
 /*
@@ -102,53 +122,47 @@ describe_sync_file(int fd, char *buf, size_t len)
  * as "signalled" for every later one until the process exits. A leak check
  * of a program that exported a SYNC_FD on venus sees it as one more fd.
  */
+static void
+count_signalled_virtio(int fd, const char *target, void *data)
+{
+	struct sync_fence_info fence;
+
+	if (strcmp(target, "anon_inode:sync_file") == 0 && sync_file_fences(fd, &fence, 1) == 1 &&
+	    fence.status > 0 && strcmp(fence.driver_name, "virtio_gpu") == 0)
+		++*(int *)data;
+}
+
 int
 demo_count_signalled_virtio_sync_files(void)
 {
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *de;
 	int count = 0;
 
-	if (!dir)
-		return 0;
-	while ((de = readdir(dir))) {
-		char path[300], target[64];
-		struct sync_fence_info fence;
-		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(dir))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		ssize_t n = readlink(path, target, sizeof(target) - 1);
-		target[n < 0 ? 0 : n] = '\0';
-		if (strcmp(target, "anon_inode:sync_file") == 0 &&
-		    sync_file_fences(atoi(de->d_name), &fence, 1) == 1 && fence.status > 0 &&
-		    strcmp(fence.driver_name, "virtio_gpu") == 0)
-			count++;
-	}
-	closedir(dir);
+	each_fd(count_signalled_virtio, &count);
 	return count;
+}
+
+struct list_fds {
+	FILE *f;
+	const char *prefix;
+};
+
+static void
+list_fd(int fd, const char *target, void *data)
+{
+	const struct list_fds *l = data;
+	char fences[200] = "";
+
+	if (strcmp(target, "anon_inode:sync_file") == 0)
+		describe_sync_file(fd, fences, sizeof(fences));
+	fprintf(l->f, "%sfd %d -> %s%s\n", l->prefix, fd, target, fences);
 }
 
 void
 demo_list_fds(FILE *f, const char *prefix)
 {
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *de;
+	struct list_fds l = { f, prefix };
 
-	if (!dir)
-		return;
-	while ((de = readdir(dir))) {
-		char path[300], target[256];
-		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(dir))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		ssize_t n = readlink(path, target, sizeof(target) - 1);
-		target[n < 0 ? 0 : n] = '\0';
-		char fences[200] = "";
-		if (strcmp(target, "anon_inode:sync_file") == 0)
-			describe_sync_file(atoi(de->d_name), fences, sizeof(fences));
-		fprintf(f, "%sfd %s -> %s%s\n", prefix, de->d_name, target, fences);
-	}
-	closedir(dir);
+	each_fd(list_fd, &l);
 }
 
 void
