@@ -68,32 +68,6 @@ demo_count_fds(void)
 }
 
 /*
- * The fences of sync_file fd (at most n of them) into fences; their count, or
- * -1 if fd is not a sync_file or has more than n.
- */
-static int
-sync_file_fences(int fd, struct sync_fence_info *fences, uint32_t n)
-{
-	struct sync_file_info info;
-
-	memset(&info, 0, sizeof(info));
-	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0 || info.num_fences > n)
-		return -1;
-	n = info.num_fences;
-	memset(&info, 0, sizeof(info));
-	memset(fences, 0, n * sizeof(*fences));
-	info.num_fences = n;
-	info.sync_fence_info = (__u64)(uintptr_t)fences;
-	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0)
-		return -1;
-	for (uint32_t i = 0; i < n; i++) {
-		fences[i].driver_name[sizeof(fences[i].driver_name) - 1] = '\0';
-		fences[i].obj_name[sizeof(fences[i].obj_name) - 1] = '\0';
-	}
-	return (int)n;
-}
-
-/*
  * A sync_file's fences, as the kernel names them ("virtio_gpu/controlq4-17
  * signalled"): which driver made a left-over fence says whose it is.
  */
@@ -101,7 +75,7 @@ static void
 describe_sync_file(int fd, char *buf, size_t len)
 {
 	struct sync_fence_info fences[4];
-	int n = sync_file_fences(fd, fences, 4);
+	int n = sbk_sync_file_fences(fd, fences, 4);
 	size_t used = 0;
 
 	buf[0] = '\0';
@@ -127,7 +101,7 @@ count_signalled_virtio(int fd, const char *target, void *data)
 {
 	struct sync_fence_info fence;
 
-	if (strcmp(target, "anon_inode:sync_file") == 0 && sync_file_fences(fd, &fence, 1) == 1 &&
+	if (strcmp(target, "anon_inode:sync_file") == 0 && sbk_sync_file_fences(fd, &fence, 1) == 1 &&
 	    fence.status > 0 && strcmp(fence.driver_name, "virtio_gpu") == 0)
 		++*(int *)data;
 }

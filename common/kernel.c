@@ -573,6 +573,32 @@ sbk_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index
 	return ret < 0 ? ret : 0;
 }
 
+/*
+ * The fences of sync_file fd (at most n of them) into fences; their count, or
+ * -1 if fd is not a sync_file or has more than n.
+ */
+int
+sbk_sync_file_fences(int fd, struct sync_fence_info *fences, uint32_t n)
+{
+	struct sync_file_info info;
+
+	memset(&info, 0, sizeof(info));
+	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0 || info.num_fences > n)
+		return -1;
+	n = info.num_fences;
+	memset(&info, 0, sizeof(info));
+	memset(fences, 0, n * sizeof(*fences));
+	info.num_fences = n;
+	info.sync_fence_info = (__u64)(uintptr_t)fences;
+	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		fences[i].driver_name[sizeof(fences[i].driver_name) - 1] = '\0';
+		fences[i].obj_name[sizeof(fences[i].obj_name) - 1] = '\0';
+	}
+	return (int)n;
+}
+
 int64_t
 sbk_sync_file_signal_time(int fd)
 {

@@ -121,6 +121,13 @@ int sbk_dmabuf_poll_raw(int dmabuf_fd);
 int sbk_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index,
 			   int *fence_status);
 /*
+ * Raw SYNC_IOC_FILE_INFO with the fence entries: up to n of them into fences
+ * (names NUL-terminated); their count, or -1 if fd is not a sync_file or
+ * has more than n.
+ */
+struct sync_fence_info;
+int sbk_sync_file_fences(int fd, struct sync_fence_info *fences, uint32_t n);
+/*
  * The latest signal time (CLOCK_MONOTONIC ns, the kernel's fence timestamps)
  * of the sync_file's fences, or 0 while one is pending or on error.
  */
