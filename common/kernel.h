@@ -123,7 +123,7 @@ int sbk_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t i
 /*
  * Raw SYNC_IOC_FILE_INFO with the fence entries: up to n of them into fences
  * (names NUL-terminated); their count, or -1 if fd is not a sync_file or
- * has more than n.
+ * has more than n. fd: borrowed, never closed.
  */
 struct sync_fence_info;
 int sbk_sync_file_fences(int fd, struct sync_fence_info *fences, uint32_t n);
