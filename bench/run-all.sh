@@ -17,6 +17,7 @@ vk-cube-virgl bench/bench-vk-cube --producer gles
 e2e-weston bench/bench-e2e-weston --gpu-wait-too
 '
 venus_list='
+vk-cube-venus bench/bench-vk-cube --runs 3 --frames 24 -- --ring device --consumer vulkan
 vk-release-venus bench/bench-vk-release --iterations 20
 '
 # NAME<space>PROGRAM ARGS (relative to BUILD); keep in the order of

@@ -26,7 +26,12 @@
  * gives the run-to-run spread: a ratio is beyond the noise only when every
  * round's is on the same side of 1.0.
  *
- *   bench-vk-cube [--runs R] [--frames F] [--producer vulkan|gles]
+ * Words after "--" go to every run of the demo as they are: figure 6 on
+ * venus (scripts/run-bench.sh vk-cube-venus) runs the demo's Vulkan consumer
+ * on venus's own ring (`-- --ring device --consumer vulkan`), venus
+ * importing no other driver's dma-bufs.
+ *
+ *   bench-vk-cube [--runs R] [--frames F] [--producer vulkan|gles] [-- DEMO-ARGS...]
  *                                           (default 4 runs × 250 frames, vulkan)
  */
 #include <errno.h>
@@ -58,6 +63,9 @@ struct variant {
 };
 
 static const char *producer = "vulkan";
+#define MAX_EXTRA 16
+static const char *extra[MAX_EXTRA]; /* the words after "--" */
+static int extra_count;
 
 /* Run the demo once; add its intervals and time to v. Returns the exit status. */
 static int
@@ -65,8 +73,15 @@ run_demo(struct variant *v, unsigned frames)
 {
 	char nframes[16];
 	snprintf(nframes, sizeof(nframes), "%u", frames);
-	const char *argv[] = { VKB_CUBE_DEMO, "--frames", nframes, "--refresh-ms", "0",
-			       "--no-check", "--intervals", "--producer", producer, v->flag, NULL };
+	const char *argv[12 + MAX_EXTRA] = { VKB_CUBE_DEMO, "--frames", nframes, "--refresh-ms",
+					     "0", "--no-check", "--intervals", "--producer",
+					     producer };
+	int argc = 9;
+	if (v->flag)
+		argv[argc++] = v->flag;
+	for (int i = 0; i < extra_count; i++)
+		argv[argc++] = extra[i];
+	argv[argc] = NULL;
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		vkb_die("pipe: %m");
@@ -144,9 +159,12 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--producer") == 0 && i + 1 < argc &&
 			 (strcmp(argv[i + 1], "vulkan") == 0 || strcmp(argv[i + 1], "gles") == 0))
 			producer = argv[++i];
-		else {
-			fprintf(stderr, "usage: %s [--runs R] [--frames F] [--producer vulkan|gles]\n",
-				argv[0]);
+		else if (strcmp(argv[i], "--") == 0 && argc - i - 1 <= MAX_EXTRA) {
+			for (i++; i < argc; i++)
+				extra[extra_count++] = argv[i];
+		} else {
+			fprintf(stderr, "usage: %s [--runs R] [--frames F] [--producer vulkan|gles] "
+				"[-- DEMO-ARGS...] (at most %d)\n", argv[0], MAX_EXTRA);
 			return 2;
 		}
 	}
@@ -165,8 +183,11 @@ main(int argc, char **argv)
 	struct variant bridge = { .name = "bridge" }, cpu = { .name = "cpu-stalls",
 							       .flag = "--cpu-sync" };
 	printf("figure 6: cube pipeline, %u runs × %u frames each way, alternating "
-	       "(%s --refresh-ms 0 --no-check --producer %s [--cpu-sync])\n", runs, frames,
+	       "(%s --refresh-ms 0 --no-check --producer %s [--cpu-sync]", runs, frames,
 	       VKB_CUBE_DEMO, producer);
+	for (int i = 0; i < extra_count; i++)
+		printf(" %s", extra[i]);
+	printf(")\n");
 	int64_t t0 = now_ns();
 	for (unsigned r = 0; r < runs; r++) {
 		struct variant *order[2] = { r % 2 ? &cpu : &bridge, r % 2 ? &bridge : &cpu };
