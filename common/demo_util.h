@@ -2,7 +2,7 @@
 /*
  * Small helpers shared by the demos (examples/): fds, unix-socket messages
  * carrying fds, two processes, vgem dumb buffers and fences, PNG files
- * (png.c, common_png_lib). The kernel objects are kernel.h's
+ * and contact sheets (png.c, sheet.c: common_png_lib). The kernel objects are kernel.h's
  * (common_kernel_lib), under the names the demos use; the clock is
  * clock.h's now_ns().
  *
@@ -150,6 +150,27 @@ demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id)
  */
 int demo_png_write(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
 		   uint32_t stride, int channels);
+
+/*
+ * A contact sheet (sheet.c): cols × rows cells, each a frame_w × frame_h
+ * frame inside a border of one colour, gap pixels apart, on an RGB canvas.
+ * Fill in the layout, then demo_sheet_alloc() sets width, height and rgb
+ * (free() it); cells are numbered row by row.
+ */
+struct demo_sheet {
+	unsigned cols, rows;
+	uint32_t frame_w, frame_h, border, gap;
+	uint32_t width, height;
+	uint8_t *rgb;
+};
+
+/* 0 or -ENOMEM. */
+int demo_sheet_alloc(struct demo_sheet *s);
+/* Copy a tightly packed RGBA frame into `cell`, framed in border_rgb. */
+void demo_sheet_put(struct demo_sheet *s, unsigned cell, const uint8_t *rgba,
+		    const uint8_t border_rgb[3]);
+/* demo_png_write() of the whole sheet. */
+int demo_sheet_write(const struct demo_sheet *s, const char *path);
 
 /* Sort ascending (for medians and percentiles of times). */
 void demo_sort_i64(int64_t *v, size_t n);
