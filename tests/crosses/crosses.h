@@ -67,6 +67,8 @@ void xcell(const char *exporter, const char *importer, const char *kind, const s
 int xtable_check(const char *path, int *checks, int *failures);
 /* Forget every recorded cell (the table's own test). */
 void xtable_reset(void);
+/* Whether item is one of the sep-separated items of list (NULL: none). */
+bool xlist_has(const char *list, const char *sep, const char *item);
 
 /* ---- the drivers (drivers.c, xgl.c, xvk.c) ---- */
 

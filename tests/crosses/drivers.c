@@ -54,17 +54,7 @@ absent(struct xenv *e, enum xdrv d, const char *why, int err)
 static bool
 left_out(const char *without, enum xdrv d)
 {
-	const char *name = d == XD_LAVAPIPE ? "vulkan" : xdrv_name(d);
-	size_t n = strlen(name);
-
-	for (const char *p = without; p && *p;) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		if (len == n && strncmp(p, name, n) == 0)
-			return true;
-		p = end ? end + 1 : NULL;
-	}
-	return false;
+	return xlist_has(without, ",", d == XD_LAVAPIPE ? "vulkan" : xdrv_name(d));
 }
 
 void
