@@ -181,11 +181,12 @@ void demo_sort_i64(int64_t *v, size_t n);
  * Options from a table: each row a long option, what its value is and where
  * it goes. --help (-h) is always there: usage(stdout), exit 0. An unknown
  * option prints usage to stderr; a bad value "PROG: bad value 'ARG' for
- * --NAME (want ...)". Returns the index of the first operand (argc when
- * none), or -EINVAL after saying why. Operands are an error unless flags
- * has DEMO_OPT_OPERANDS, which also stops at the first one (a command's own
- * options stay its). A row's value is stored as it is parsed: after a
- * failure some may be set.
+ * --NAME (want ...)"; a required row that argv lacks "PROG: --NAME is
+ * required" and usage to stderr. Returns the index of the first operand
+ * (argc when none), or -EINVAL after saying why. Operands are an error
+ * unless flags has DEMO_OPT_OPERANDS, which also stops at the first one (a
+ * command's own options stay its). A row's value is stored as it is
+ * parsed: after a failure some may be set.
  */
 enum demo_opt_kind {
 	DEMO_OPT_FLAG,   /* no value: *(bool *)dst = true */
@@ -204,6 +205,7 @@ struct demo_opt {
 	const char *const *words; /* WORD: NULL-terminated */
 	void *dst2;               /* SIZE: the height */
 	char short_name;          /* 0: none */
+	bool required;            /* argv must have it */
 };
 
 #define DEMO_OPT_OPERANDS 1u

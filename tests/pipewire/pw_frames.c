@@ -709,7 +709,7 @@ main(int argc, char **argv)
 	const struct spa_pod *params[1];
 	int role = -1, hostile = HOSTILE_NONE;
 	const struct demo_opt opts[] = {
-		{ "role", DEMO_OPT_WORD, &role, .words = roles },
+		{ "role", DEMO_OPT_WORD, &role, .words = roles, .required = true },
 		{ "frames", DEMO_OPT_INT, &a.frames, 1, INT_MAX },
 		{ "write-ms", DEMO_OPT_INT, &a.write_ms, 0, INT_MAX },
 		{ "name", DEMO_OPT_STRING, &a.name },
@@ -725,10 +725,6 @@ main(int argc, char **argv)
 
 	if (demo_opt_parse("pw-frames", argc, argv, opts, usage, 0) < 0)
 		return 2;
-	if (role < 0) {
-		usage(stderr);
-		return 2;
-	}
 	a.producer = strcmp(roles[role], "producer") == 0;
 	a.hostile = (enum hostile)hostile;
 	if (a.stats && !(a.lat_ns = calloc((size_t)a.frames, sizeof(*a.lat_ns)))) {

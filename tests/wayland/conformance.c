@@ -495,7 +495,7 @@ main(int argc, char **argv)
 	int c = -1, proto = 0;
 	struct t t = { 0 };
 	const struct demo_opt opts[] = {
-		{ "case", DEMO_OPT_WORD, &c, .words = case_names },
+		{ "case", DEMO_OPT_WORD, &c, .words = case_names, .required = true },
 		{ "proto", DEMO_OPT_WORD, &proto, .words = protos },
 		{ "control", DEMO_OPT_FLAG, &t.control },
 		{ NULL },
@@ -503,10 +503,6 @@ main(int argc, char **argv)
 
 	if (demo_opt_parse("wl-conformance", argc, argv, opts, usage, 0) < 0)
 		return 2;
-	if (c < 0) {
-		usage(stderr);
-		return 2;
-	}
 	t.syncobj = strcmp(protos[proto], "syncobj") == 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	cases[c](&t);

@@ -268,17 +268,13 @@ main(int argc, char **argv)
 	int c = -1;
 	struct t t = { 0 };
 	const struct demo_opt opts[] = {
-		{ "case", DEMO_OPT_WORD, &c, .words = case_names },
+		{ "case", DEMO_OPT_WORD, &c, .words = case_names, .required = true },
 		{ "control", DEMO_OPT_FLAG, &t.control },
 		{ NULL },
 	};
 
 	if (demo_opt_parse("wl-subsurface", argc, argv, opts, usage, 0) < 0)
 		return 2;
-	if (c < 0) {
-		usage(stderr);
-		return 2;
-	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	cases[c](&t);
 	return sb_test_finish();
