@@ -174,15 +174,15 @@ xdmabuf_exporter(int fd, char *name, size_t size)
 	fclose(f);
 }
 
-bool
-xcloexec(int fd)
+void
+xres_cloexec(struct xres *r, int fd, const char *what)
 {
-	int flags = fcntl(fd, F_GETFD);
+	int flags = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
 
 	if (flags < 0 || (flags & FD_CLOEXEC))
-		return true;
+		return;
 	fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-	return false;
+	xres_note(r, "%s was not close-on-exec", what);
 }
 
 int64_t
