@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "demo_util.h"
+
 void
 bench_samples_add(struct bench_samples *s, int64_t value)
 {
@@ -29,14 +31,6 @@ bench_samples_add(struct bench_samples *s, int64_t value)
 	s->sorted = 0;
 }
 
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 int64_t
 bench_samples_pct(struct bench_samples *s, double p)
 {
@@ -45,7 +39,7 @@ bench_samples_pct(struct bench_samples *s, double p)
 	if (!s->n)
 		return 0;
 	if (!s->sorted) {
-		qsort(s->v, s->n, sizeof(*s->v), cmp_i64);
+		demo_sort_i64(s->v, s->n);
 		s->sorted = 1;
 	}
 	/* Nearest rank: the smallest value with at least p% of the samples at or below it. */

@@ -136,6 +136,7 @@ demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *o
 {
 	struct option longopts[MAX_OPTS + 2];
 	char shorts[2 * MAX_OPTS + 4];
+	bool seen[MAX_OPTS] = { false };
 	size_t n = 0, ns = 0;
 	int c;
 
@@ -180,6 +181,14 @@ demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *o
 		}
 		if (!store(o, optarg)) {
 			bad_value(prog, o, optarg);
+			return -EINVAL;
+		}
+		seen[o - opts] = true;
+	}
+	for (size_t i = 0; opts[i].name; i++) {
+		if (opts[i].required && !seen[i]) {
+			fprintf(stderr, "%s: --%s is required\n", prog, opts[i].name);
+			usage(stderr);
 			return -EINVAL;
 		}
 	}

@@ -2,7 +2,7 @@
 /*
  * Small helpers shared by the demos (examples/): fds, unix-socket messages
  * carrying fds, two processes, vgem dumb buffers and fences, PNG files
- * (png.c, common_png_lib). The kernel objects are kernel.h's
+ * and contact sheets (png.c, sheet.c: common_png_lib). The kernel objects are kernel.h's
  * (common_kernel_lib), under the names the demos use; the clock is
  * clock.h's now_ns().
  *
@@ -151,6 +151,27 @@ demo_vgem_fence_signal(int vgem_fd, uint32_t fence_id)
 int demo_png_write(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
 		   uint32_t stride, int channels);
 
+/*
+ * A contact sheet (sheet.c): cols × rows cells, each a frame_w × frame_h
+ * frame inside a border of one colour, gap pixels apart, on an RGB canvas.
+ * Fill in the layout, then demo_sheet_alloc() sets width, height and rgb
+ * (free() it); cells are numbered row by row.
+ */
+struct demo_sheet {
+	unsigned cols, rows;
+	uint32_t frame_w, frame_h, border, gap;
+	uint32_t width, height;
+	uint8_t *rgb;
+};
+
+/* 0 or -ENOMEM. */
+int demo_sheet_alloc(struct demo_sheet *s);
+/* Copy a tightly packed RGBA frame into `cell`, framed in border_rgb. */
+void demo_sheet_put(struct demo_sheet *s, unsigned cell, const uint8_t *rgba,
+		    const uint8_t border_rgb[3]);
+/* demo_png_write() of the whole sheet. */
+int demo_sheet_write(const struct demo_sheet *s, const char *path);
+
 /* Sort ascending (for medians and percentiles of times). */
 void demo_sort_i64(int64_t *v, size_t n);
 
@@ -160,11 +181,12 @@ void demo_sort_i64(int64_t *v, size_t n);
  * Options from a table: each row a long option, what its value is and where
  * it goes. --help (-h) is always there: usage(stdout), exit 0. An unknown
  * option prints usage to stderr; a bad value "PROG: bad value 'ARG' for
- * --NAME (want ...)". Returns the index of the first operand (argc when
- * none), or -EINVAL after saying why. Operands are an error unless flags
- * has DEMO_OPT_OPERANDS, which also stops at the first one (a command's own
- * options stay its). A row's value is stored as it is parsed: after a
- * failure some may be set.
+ * --NAME (want ...)"; a required row that argv lacks "PROG: --NAME is
+ * required" and usage to stderr. Returns the index of the first operand
+ * (argc when none), or -EINVAL after saying why. Operands are an error
+ * unless flags has DEMO_OPT_OPERANDS, which also stops at the first one (a
+ * command's own options stay its). A row's value is stored as it is
+ * parsed: after a failure some may be set.
  */
 enum demo_opt_kind {
 	DEMO_OPT_FLAG,   /* no value: *(bool *)dst = true */
@@ -183,6 +205,7 @@ struct demo_opt {
 	const char *const *words; /* WORD: NULL-terminated */
 	void *dst2;               /* SIZE: the height */
 	char short_name;          /* 0: none */
+	bool required;            /* argv must have it */
 };
 
 #define DEMO_OPT_OPERANDS 1u

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <drm.h>
-#include <linux/dma-buf.h>
 
 int
 wlgpu_drm_open(const char *driver, bool render)
@@ -85,49 +84,13 @@ wlgpu_dumb_destroy(struct wlgpu_dumb *b)
 }
 
 int
-wlgpu_fence_create(int vgem_fd, struct wlgpu_fence *f)
+wlgpu_fence_signal(struct sbk_fence *f)
 {
-	int ret;
+	int ret = sbk_fence_signal(f);
 
-	memset(f, 0, sizeof(*f));
-	f->sync_file = -1;
-	f->vgem_fd = vgem_fd;
-	ret = wlgpu_dumb_create(vgem_fd, 32, 32, &f->bo);
-	if (ret)
-		return ret;
-	ret = sbk_vgem_fence_attach(vgem_fd, f->bo.handle, true, &f->fence_id);
-	if (ret)
-		goto err;
-	/* A reader waits for the write fence. */
-	ret = sbk_dmabuf_export_raw(f->bo.fd, DMA_BUF_SYNC_READ, &f->sync_file);
-	if (ret) {
-		wlgpu_fence_signal(f);
-		goto err;
-	}
-	return 0;
-err:
-	wlgpu_dumb_destroy(&f->bo);
-	return ret;
-}
-
-int
-wlgpu_fence_signal(struct wlgpu_fence *f)
-{
-	int ret;
-
-	if (f->signalled)
-		return 0;
-	ret = sbk_vgem_fence_signal(f->vgem_fd, f->fence_id);
-	if (ret == 0 || ret == -ETIMEDOUT) /* ETIMEDOUT: vgem already signalled it itself */
+	if (ret == -ETIMEDOUT) { /* vgem already signalled it itself */
 		f->signalled = true;
-	return ret == -ETIMEDOUT ? 0 : ret;
-}
-
-void
-wlgpu_fence_destroy(struct wlgpu_fence *f)
-{
-	if (f->sync_file >= 0)
-		close(f->sync_file);
-	f->sync_file = -1;
-	wlgpu_dumb_destroy(&f->bo);
+		return 0;
+	}
+	return ret;
 }

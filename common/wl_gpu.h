@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "clock.h" /* now_ns() */
+#include "kernel.h" /* struct sbk_fence */
 
 /* The first /dev/dri node (card or render) whose driver is `driver`; -ENODEV if none. */
 int wlgpu_drm_open(const char *driver, bool render);
@@ -34,20 +35,12 @@ int wlgpu_dumb_create(int card_fd, uint32_t width, uint32_t height, struct wlgpu
 void wlgpu_dumb_destroy(struct wlgpu_dumb *b);
 
 /*
- * A pending vgem fence as a sync_file: a private 4 KiB vgem buffer gets a
- * write fence, exported with DMA_BUF_IOCTL_EXPORT_SYNC_FILE. It signals on
- * wlgpu_fence_signal(), or by itself after ~10 s (vgem's timeout).
+ * The examples' vgem fences are common/kernel.h's sbk_fence: make one with
+ * sbk_fence_create(vgem_fd, true, &f), close it with sbk_fence_destroy().
+ * Signal it here: a fence left pending ~10 s signals itself (vgem's
+ * timeout) and the kernel then refuses FENCE_SIGNAL with -ETIMEDOUT, which
+ * for a renderer that was merely slow is success, not an error. 0 / -errno.
  */
-struct wlgpu_fence {
-	int vgem_fd;     /* borrowed */
-	struct wlgpu_dumb bo;
-	uint32_t fence_id;
-	bool signalled;
-	int sync_file;   /* owned */
-};
-
-int wlgpu_fence_create(int vgem_fd, struct wlgpu_fence *out);
-int wlgpu_fence_signal(struct wlgpu_fence *f);
-void wlgpu_fence_destroy(struct wlgpu_fence *f);
+int wlgpu_fence_signal(struct sbk_fence *f);
 
 #endif

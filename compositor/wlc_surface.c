@@ -163,7 +163,7 @@ state_snapshot(struct wlc_state *pending)
 struct render_fence {
 	struct wl_list link;
 	struct wlc_comp *comp;
-	struct wlgpu_fence fence;
+	struct sbk_fence fence;
 	struct wl_event_source *timer;
 	/* A commit sb_wl_commit_release() refused with this fence: released
 	 * with -1 once the fence has signalled (what the header asks). */
@@ -183,7 +183,7 @@ render_fence_fire(void *data)
 		sb_wl_commit_release(rf->late_release, -1);
 	wl_event_source_remove(rf->timer);
 	wl_list_remove(&rf->link);
-	wlgpu_fence_destroy(&rf->fence);
+	sbk_fence_destroy(&rf->fence);
 	free(rf);
 	return 0;
 }
@@ -209,14 +209,14 @@ render_fence_create(struct wlc_comp *comp)
 	if (!rf)
 		return NULL;
 	rf->comp = comp;
-	if (wlgpu_fence_create(comp->opt.vgem_fd, &rf->fence) < 0) {
+	if (sbk_fence_create(comp->opt.vgem_fd, true, &rf->fence) < 0) {
 		free(rf);
 		return NULL;
 	}
 	rf->timer = wl_event_loop_add_timer(comp->loop, render_fence_fire, rf);
 	if (!rf->timer) {
 		wlgpu_fence_signal(&rf->fence);
-		wlgpu_fence_destroy(&rf->fence);
+		sbk_fence_destroy(&rf->fence);
 		free(rf);
 		return NULL;
 	}

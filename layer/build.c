@@ -91,6 +91,23 @@ append(struct sbl_scratch *scratch, const void *src, uint32_t n, size_t elem, co
 }
 
 /*
+ * One more entry, device 0, in a VkDeviceGroupSubmitInfo's per-semaphore
+ * device indices (*count of them), for a semaphore we add. False when out
+ * of memory.
+ */
+static bool
+append_device_index(struct sbl_scratch *scratch, const uint32_t **indices, uint32_t *count)
+{
+	static const uint32_t device0;
+
+	*indices = append(scratch, *indices, *count, sizeof(**indices), &device0);
+	if (!*indices)
+		return false;
+	(*count)++;
+	return true;
+}
+
+/*
  * Copy the pNext chain of a VkSubmitInfo whose semaphore arrays grow by
  * add_wait / add_signal, extending the per-semaphore arrays to match.
  * Returns false when out of memory.
@@ -100,7 +117,6 @@ copy_chain(struct sbl_scratch *scratch, const VkSubmitInfo *orig, VkSubmitInfo *
 	   bool add_wait, bool add_signal)
 {
 	static const uint64_t zero64;
-	static const uint32_t zero32;
 	VkBaseOutStructure *prev = (VkBaseOutStructure *)copy;
 
 	for (const VkBaseInStructure *s = orig->pNext; s; s = s->pNext) {
@@ -138,22 +154,12 @@ copy_chain(struct sbl_scratch *scratch, const VkSubmitInfo *orig, VkSubmitInfo *
 				return false;
 		} else if (s->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO) {
 			VkDeviceGroupSubmitInfo *g = (VkDeviceGroupSubmitInfo *)c;
-			if (add_wait) {
-				g->pWaitSemaphoreDeviceIndices =
-					append(scratch, g->pWaitSemaphoreDeviceIndices,
-					       g->waitSemaphoreCount, sizeof(uint32_t), &zero32);
-				if (!g->pWaitSemaphoreDeviceIndices)
-					return false;
-				g->waitSemaphoreCount++;
-			}
-			if (add_signal) {
-				g->pSignalSemaphoreDeviceIndices =
-					append(scratch, g->pSignalSemaphoreDeviceIndices,
-					       g->signalSemaphoreCount, sizeof(uint32_t), &zero32);
-				if (!g->pSignalSemaphoreDeviceIndices)
-					return false;
-				g->signalSemaphoreCount++;
-			}
+			if (add_wait && !append_device_index(scratch, &g->pWaitSemaphoreDeviceIndices,
+							     &g->waitSemaphoreCount))
+				return false;
+			if (add_signal && !append_device_index(scratch, &g->pSignalSemaphoreDeviceIndices,
+							       &g->signalSemaphoreCount))
+				return false;
 		}
 	}
 	return true;

@@ -70,7 +70,7 @@ parse_args(int argc, char **argv, struct options *opt)
 	static const char *const roles[] = { "consumer", "producer", NULL };
 	int role = -1;
 	const struct demo_opt opts[] = {
-		{ "role", DEMO_OPT_WORD, &role, .words = roles },
+		{ "role", DEMO_OPT_WORD, &role, .words = roles, .required = true },
 		{ "frames", DEMO_OPT_UINT, &opt->frames, 1, 100000 },
 		{ "size", DEMO_OPT_SIZE, &opt->width, 4 * STAMP_ROWS, 4096, .dst2 = &opt->height },
 		{ "fps", DEMO_OPT_UINT, &opt->fps, 1, 120 },
@@ -89,10 +89,6 @@ parse_args(int argc, char **argv, struct options *opt)
 	if (opt->width % 2 || opt->width < 2 * STAMP_BITS) {
 		fprintf(stderr, PROG ": bad --size %ux%u (an even width of %d or more)\n",
 			opt->width, opt->height, 2 * STAMP_BITS);
-		return -EINVAL;
-	}
-	if (role < 0) {
-		usage(stderr);
 		return -EINVAL;
 	}
 	opt->producer = role == 1;

@@ -26,8 +26,7 @@ struct sheet {
 	const char *dir;
 	unsigned frames;
 	uint32_t width, height;
-	uint8_t *rgb;
-	uint32_t sheet_w, sheet_h;
+	struct demo_sheet pic;
 	unsigned torn_saved;
 	bool placed;
 };
@@ -52,14 +51,12 @@ sheet_create(const char *dir, unsigned frames, uint32_t width, uint32_t height,
 	s->frames = frames;
 	s->width = width;
 	s->height = height;
-	s->sheet_w = SHEET_GAP + SHEET_COLS * (width + 2 * SHEET_BORDER + SHEET_GAP);
-	s->sheet_h = SHEET_GAP + SHEET_ROWS * (height + 2 * SHEET_BORDER + SHEET_GAP);
-	s->rgb = malloc((size_t)s->sheet_w * s->sheet_h * 3);
-	if (!s->rgb) {
+	s->pic = (struct demo_sheet){ .cols = SHEET_COLS, .rows = SHEET_ROWS, .frame_w = width,
+				      .frame_h = height, .border = SHEET_BORDER, .gap = SHEET_GAP };
+	if (demo_sheet_alloc(&s->pic) < 0) {
 		free(s);
 		return -ENOMEM;
 	}
-	memset(s->rgb, 40, (size_t)s->sheet_w * s->sheet_h * 3);
 	*out = s;
 	return 0;
 }
@@ -69,27 +66,6 @@ static unsigned
 cell_frame(const struct sheet *s, unsigned k)
 {
 	return (unsigned)((uint64_t)k * s->frames / SHEET_CELLS);
-}
-
-static void
-place(struct sheet *s, unsigned cell, const uint8_t *rgba, bool torn)
-{
-	uint32_t cw = s->width + 2 * SHEET_BORDER, ch = s->height + 2 * SHEET_BORDER;
-	uint32_t x0 = SHEET_GAP + (cell % SHEET_COLS) * (cw + SHEET_GAP);
-	uint32_t y0 = SHEET_GAP + (cell / SHEET_COLS) * (ch + SHEET_GAP);
-
-	for (uint32_t y = 0; y < ch; y++) {
-		uint8_t *row = s->rgb + ((size_t)(y0 + y) * s->sheet_w + x0) * 3;
-		for (uint32_t x = 0; x < cw; x++) {
-			bool inside = x >= SHEET_BORDER && y >= SHEET_BORDER &&
-				      x < cw - SHEET_BORDER && y < ch - SHEET_BORDER;
-			const uint8_t *src = !inside ? (torn ? torn_rgb : whole_rgb)
-						     : rgba + ((size_t)(y - SHEET_BORDER) * s->width +
-							       (x - SHEET_BORDER)) * 4;
-			memcpy(row + 3 * x, src, 3);
-		}
-	}
-	s->placed = true;
 }
 
 static void
@@ -110,8 +86,10 @@ sheet_add(struct sheet *s, unsigned index, const uint8_t *rgba, bool torn)
 	if (!s)
 		return;
 	for (unsigned k = 0; k < SHEET_CELLS; k++)
-		if (cell_frame(s, k) == index)
-			place(s, k, rgba, torn);
+		if (cell_frame(s, k) == index) {
+			demo_sheet_put(&s->pic, k, rgba, torn ? torn_rgb : whole_rgb);
+			s->placed = true;
+		}
 	for (unsigned k = 0; k < SAVED_FRAMES && s->frames > 1; k++)
 		if (index == (unsigned)((uint64_t)k * (s->frames - 1) / (SAVED_FRAMES - 1)))
 			save(s, "frame", index, rgba);
@@ -131,11 +109,11 @@ sheet_finish(struct sheet *s)
 		return 0;
 	if (s->placed) {
 		snprintf(path, sizeof(path), "%s/contact-sheet.png", s->dir);
-		ret = demo_png_write(path, s->rgb, s->sheet_w, s->sheet_h, s->sheet_w * 3, 3);
+		ret = demo_sheet_write(&s->pic, path);
 		if (ret < 0)
 			fprintf(stderr, PROG ": consumer: writing %s: %s\n", path, strerror(-ret));
 	}
-	free(s->rgb);
+	free(s->pic.rgb);
 	free(s);
 	return ret;
 }

@@ -192,8 +192,7 @@ struct run {
 	int64_t *done_ns;          /* per frame: composited (and finished), before its release */
 	int first_torn, first_stale;
 	unsigned torn_saved; /* torn frames saved that show part of their frame */
-	uint8_t *sheet;
-	uint32_t sheet_w, sheet_h;
+	struct demo_sheet sheet;
 	unsigned sheet_cells;
 	bool venus; /* the consumer's Vulkan device is Mesa's venus */
 };
@@ -221,28 +220,6 @@ save_png(const struct cube_options *opt, const char *name, unsigned frame, const
 	int ret = demo_png_write(path, rgba, opt->width, opt->height, opt->width * 4, 4);
 	if (ret < 0)
 		fprintf(stderr, PROG ": writing %s: %s\n", path, strerror(-ret));
-}
-
-static void
-sheet_put(struct run *run, unsigned cell, const uint8_t *rgba, enum verdict v)
-{
-	const struct cube_options *opt = run->opt;
-	uint32_t cw = opt->width + 2 * SHEET_BORDER, ch = opt->height + 2 * SHEET_BORDER;
-	uint32_t x0 = SHEET_GAP + (cell % SHEET_COLS) * (cw + SHEET_GAP);
-	uint32_t y0 = SHEET_GAP + (cell / SHEET_COLS) * (ch + SHEET_GAP);
-
-	for (uint32_t y = 0; y < ch; y++) {
-		uint8_t *row = run->sheet + ((size_t)(y0 + y) * run->sheet_w + x0) * 3;
-		for (uint32_t x = 0; x < cw; x++) {
-			uint8_t *px = row + x * 3;
-			bool inside = x >= SHEET_BORDER && y >= SHEET_BORDER &&
-				      x < cw - SHEET_BORDER && y < ch - SHEET_BORDER;
-			const uint8_t *src = inside ? rgba + ((size_t)(y - SHEET_BORDER) * opt->width +
-							      (x - SHEET_BORDER)) * 4
-						    : verdict_rgb[v];
-			memcpy(px, src, 3);
-		}
-	}
 }
 
 static enum verdict
@@ -406,7 +383,7 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 			for (unsigned cell = 0; cell < SHEET_COLS * SHEET_ROWS; cell++)
 				if (sheet_frame(opt, cell) == m.frame &&
 				    (cell == 0 || sheet_frame(opt, cell - 1) != m.frame)) {
-					sheet_put(run, cell, rgba, v);
+					demo_sheet_put(&run->sheet, cell, rgba, verdict_rgb[v]);
 					run->sheet_cells = cell + 1;
 				}
 		}
@@ -486,12 +463,11 @@ main(int argc, char **argv)
 			fprintf(stderr, PROG ": cannot create %s: %s\n", opt.output, strerror(-ret));
 			return 1;
 		}
-		run.sheet_w = SHEET_GAP + SHEET_COLS * (opt.width + 2 * SHEET_BORDER + SHEET_GAP);
-		run.sheet_h = SHEET_GAP + SHEET_ROWS * (opt.height + 2 * SHEET_BORDER + SHEET_GAP);
-		run.sheet = calloc((size_t)run.sheet_w * run.sheet_h, 3);
-		if (!run.sheet)
+		run.sheet = (struct demo_sheet){ .cols = SHEET_COLS, .rows = SHEET_ROWS,
+						 .frame_w = opt.width, .frame_h = opt.height,
+						 .border = SHEET_BORDER, .gap = SHEET_GAP };
+		if (demo_sheet_alloc(&run.sheet) < 0)
 			return 1;
-		memset(run.sheet, 40, (size_t)run.sheet_w * run.sheet_h * 3);
 	}
 
 	int fds_before = demo_count_fds();
@@ -523,7 +499,7 @@ main(int argc, char **argv)
 	int producer_rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (producer_rc == EXIT_SKIP || ret == -ENODEV) {
 		printf("%s: SKIP: cannot run here (see above)\n", PROG);
-		free(run.sheet);
+		free(run.sheet.rgb);
 		free(run.done_ns);
 		return EXIT_SKIP;
 	}
@@ -531,11 +507,11 @@ main(int argc, char **argv)
 	if (opt.output && run.sheet_cells) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/contact-sheet.png", opt.output);
-		int r = demo_png_write(path, run.sheet, run.sheet_w, run.sheet_h, run.sheet_w * 3, 3);
+		int r = demo_sheet_write(&run.sheet, path);
 		if (r < 0)
 			fprintf(stderr, PROG ": writing %s: %s\n", path, strerror(-r));
 	}
-	free(run.sheet);
+	free(run.sheet.rgb);
 
 	int fds_after = demo_count_fds();
 	if (run.frames)

@@ -490,7 +490,7 @@ main(int argc, char **argv)
 
 	for (int f = 0; f < frames; f++) {
 		struct slot *s = &slots[f % 2];
-		struct wlgpu_fence fence;
+		struct sbk_fence fence;
 		struct frame fr = { .clock = a.clock };
 		int64_t t_signal;
 
@@ -512,7 +512,7 @@ main(int argc, char **argv)
 			s->release = NULL;
 		}
 
-		ret = wlgpu_fence_create(a.vgem, &fence);
+		ret = sbk_fence_create(a.vgem, true, &fence);
 		if (ret) {
 			fprintf(stderr, "client: vgem fence: %s\n", strerror(-ret));
 			goto out;
@@ -524,7 +524,7 @@ main(int argc, char **argv)
 			ret = sb_wl_release_create(a.ss, s->dumb.fd, &s->release);
 		if (ret) {
 			fprintf(stderr, "client: frame %d: acquire/release: %s\n", f, strerror(-ret));
-			wlgpu_fence_destroy(&fence);
+			sbk_fence_destroy(&fence);
 			goto out;
 		}
 		fr.cb = wl_surface_frame(a.surface);
@@ -555,7 +555,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "client: frame %d: no frame callback: %s\n", f, strerror(-ret));
 			report_connection_error(a.display);
 			frame_finish(&fr);
-			wlgpu_fence_destroy(&fence);
+			sbk_fence_destroy(&fence);
 			goto out;
 		}
 		/*
@@ -591,7 +591,7 @@ main(int argc, char **argv)
 			       (long long)((fr.presented_rx_ns - t_signal) / 1000),
 			       (long long)((fr.done_rx_ns - t_signal) / 1000));
 		frame_finish(&fr);
-		wlgpu_fence_destroy(&fence);
+		sbk_fence_destroy(&fence);
 	}
 
 	/* The last buffer stays on screen: count what has been released by now. */

@@ -67,6 +67,8 @@ void xcell(const char *exporter, const char *importer, const char *kind, const s
 int xtable_check(const char *path, int *checks, int *failures);
 /* Forget every recorded cell (the table's own test). */
 void xtable_reset(void);
+/* Whether item is one of the sep-separated items of list (NULL: none). */
+bool xlist_has(const char *list, const char *sep, const char *item);
 
 /* ---- the drivers (drivers.c, xgl.c, xvk.c) ---- */
 
@@ -127,8 +129,9 @@ bool xpixels_are(const uint8_t *base, int stride, uint8_t value, int *seen);
 int xsync_status(int fd, char *what, size_t size);
 /* The kernel exporter's name of a dma-buf (exp_name in /proc/self/fdinfo), or "?". */
 void xdmabuf_exporter(int fd, char *name, size_t size);
-/* Mark fd close-on-exec; false if it was not (a driver handed it out without). */
-bool xcloexec(int fd);
+/* Mark fd close-on-exec; if it was not (a driver handed it out without), note
+ * "WHAT was not close-on-exec" on r. Nothing for fd < 0. */
+void xres_cloexec(struct xres *r, int fd, const char *what);
 int64_t xnow(void);
 
 /* ---- EGL/GLES (xgl.c) ---- */

@@ -54,17 +54,7 @@ absent(struct xenv *e, enum xdrv d, const char *why, int err)
 static bool
 left_out(const char *without, enum xdrv d)
 {
-	const char *name = d == XD_LAVAPIPE ? "vulkan" : xdrv_name(d);
-	size_t n = strlen(name);
-
-	for (const char *p = without; p && *p;) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		if (len == n && strncmp(p, name, n) == 0)
-			return true;
-		p = end ? end + 1 : NULL;
-	}
-	return false;
+	return xlist_has(without, ",", d == XD_LAVAPIPE ? "vulkan" : xdrv_name(d));
 }
 
 void
@@ -184,15 +174,15 @@ xdmabuf_exporter(int fd, char *name, size_t size)
 	fclose(f);
 }
 
-bool
-xcloexec(int fd)
+void
+xres_cloexec(struct xres *r, int fd, const char *what)
 {
-	int flags = fcntl(fd, F_GETFD);
+	int flags = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
 
 	if (flags < 0 || (flags & FD_CLOEXEC))
-		return true;
+		return;
 	fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-	return false;
+	xres_note(r, "%s was not close-on-exec", what);
 }
 
 int64_t

@@ -95,8 +95,7 @@ virtio_fence(struct xenv *e, struct xres *r)
 		return -1;
 	}
 	xres_set(r, "ok");
-	if (!xcloexec(eb.fence_fd))
-		xres_note(r, "the out-fence fd was not close-on-exec");
+	xres_cloexec(r, eb.fence_fd, "the out-fence fd");
 	return eb.fence_fd;
 }
 

@@ -98,21 +98,27 @@ find(const char *key)
 	return NULL;
 }
 
+bool
+xlist_has(const char *list, const char *sep, const char *item)
+{
+	size_t len = strlen(item), sep_len = strlen(sep);
+
+	for (const char *p = list; p;) {
+		const char *end = strstr(p, sep);
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (n == len && strncmp(p, item, n) == 0)
+			return true;
+		p = end ? end + sep_len : NULL;
+	}
+	return false;
+}
+
 /* Whether head is one of the " | "-separated alternatives in want. */
 static bool
 matches(const char *want, const char *head)
 {
-	size_t len = strlen(head);
-
-	for (const char *p = want; p;) {
-		const char *bar = strstr(p, " | ");
-		size_t n = bar ? (size_t)(bar - p) : strlen(p);
-
-		if (n == len && strncmp(p, head, n) == 0)
-			return true;
-		p = bar ? bar + 3 : NULL;
-	}
-	return false;
+	return xlist_has(want, " | ", head);
 }
 
 /* "cell KEY: WANT (note)" → key and want (the note dropped); false for other lines. */

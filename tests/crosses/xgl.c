@@ -163,8 +163,7 @@ xgl_export(struct xgl *g, struct xbuf *b)
 	b->offset = offset;
 	b->modifier = modifier;
 	xres_set(&b->export, "ok");
-	if (!xcloexec(fd))
-		xres_note(&b->export, "the exported fd was not close-on-exec");
+	xres_cloexec(&b->export, fd, "the exported fd");
 }
 
 void
@@ -263,8 +262,7 @@ xgl_fence_export(struct xgl *g, int iters, struct xres *r)
 	else
 		xres_set(r, "ok");
 	egl.destroy_sync(g->t.dpy, sync);
-	if (fd >= 0 && !xcloexec(fd))
-		xres_note(r, "the native fence fd was not close-on-exec");
+	xres_cloexec(r, fd, "the native fence fd");
 	return fd;
 }
 

@@ -124,8 +124,7 @@ xvk_export(struct xenv *e, struct xbuf *b, struct xres *implicit)
 	b->stride = XROW;
 	b->fourcc = DRM_FORMAT_ARGB8888;
 	xres_set(&b->export, "ok");
-	if (!xcloexec(fd))
-		xres_note(&b->export, "vkGetMemoryFdKHR's fd was not close-on-exec");
+	xres_cloexec(&b->export, fd, "vkGetMemoryFdKHR's fd");
 
 	/* The exporter's write: a fill, submitted; the implicit cell looks before it is waited for. */
 	fence = vkt_fence(t);
@@ -256,8 +255,7 @@ xvk_fence_export(struct xenv *e, struct xres *r)
 	}
 	vkQueueWaitIdle(t->queue);
 	vkDestroySemaphore(t->device, s, NULL);
-	if (fd >= 0 && !xcloexec(fd))
-		xres_note(r, "vkGetSemaphoreFdKHR's fd was not close-on-exec");
+	xres_cloexec(r, fd, "vkGetSemaphoreFdKHR's fd");
 	return fd;
 }
 

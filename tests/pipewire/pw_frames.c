@@ -48,6 +48,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -686,9 +687,19 @@ on_signal(void *data, int signo)
 	pw_main_loop_quit(((struct app *)data)->loop);
 }
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: pw-frames --role producer|consumer [--frames N] [--name NAME]\n"
+		   "       [--write-ms MS] [--interval-ms MS] [--release-timeout-ms MS]\n"
+		   "       [--hostile never-release|die|bad-timeline|stale-acquire|"
+		   "release-behind] [--stats]\n");
+}
+
 int
 main(int argc, char **argv)
 {
+	static const char *const roles[] = { "consumer", "producer", NULL };
 	static const char *const hostile_names[] = { "none", "never-release", "die", "bad-timeline",
 						     "stale-acquire", "release-behind", NULL };
 	struct app a = { .frames = 20, .write_ms = 40, .interval_ms = 100, .release_timeout_ms = 1000,
@@ -696,47 +707,26 @@ main(int argc, char **argv)
 	uint8_t mem[1024];
 	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(mem, sizeof(mem));
 	const struct spa_pod *params[1];
-	const char *role = NULL;
+	int role = -1, hostile = HOSTILE_NONE;
+	const struct demo_opt opts[] = {
+		{ "role", DEMO_OPT_WORD, &role, .words = roles, .required = true },
+		{ "frames", DEMO_OPT_INT, &a.frames, 1, INT_MAX },
+		{ "write-ms", DEMO_OPT_INT, &a.write_ms, 0, INT_MAX },
+		{ "name", DEMO_OPT_STRING, &a.name },
+		{ "interval-ms", DEMO_OPT_INT, &a.interval_ms, 1, INT_MAX },
+		{ "release-timeout-ms", DEMO_OPT_INT, &a.release_timeout_ms, 0, INT_MAX },
+		{ "stats", DEMO_OPT_FLAG, &a.stats },
+		{ "hostile", DEMO_OPT_WORD, &hostile, .words = hostile_names },
+		{ NULL },
+	};
 	char node[96];
 	struct sb_test_fd_snapshot fds_before, fds_after;
 	int ret;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--role") == 0 && i + 1 < argc)
-			role = argv[++i];
-		else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
-			a.frames = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--write-ms") == 0 && i + 1 < argc)
-			a.write_ms = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
-			a.name = argv[++i];
-		else if (strcmp(argv[i], "--interval-ms") == 0 && i + 1 < argc)
-			a.interval_ms = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--release-timeout-ms") == 0 && i + 1 < argc)
-			a.release_timeout_ms = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--stats") == 0)
-			a.stats = true;
-		else if (strcmp(argv[i], "--hostile") == 0 && i + 1 < argc) {
-			const char *h = argv[++i];
-			int k = 0;
-
-			while (hostile_names[k] && strcmp(hostile_names[k], h))
-				k++;
-			if (!hostile_names[k])
-				role = NULL, i = argc;
-			a.hostile = (enum hostile)k;
-		} else
-			role = NULL, i = argc;
-	}
-	if (!role || (strcmp(role, "producer") && strcmp(role, "consumer")) || a.interval_ms < 1 ||
-	    a.frames < 1) {
-		fprintf(stderr, "usage: pw-frames --role producer|consumer [--frames N] [--name NAME]\n"
-				"       [--write-ms MS] [--interval-ms MS] [--release-timeout-ms MS]\n"
-				"       [--hostile never-release|die|bad-timeline|stale-acquire|"
-				"release-behind] [--stats]\n");
+	if (demo_opt_parse("pw-frames", argc, argv, opts, usage, 0) < 0)
 		return 2;
-	}
-	a.producer = strcmp(role, "producer") == 0;
+	a.producer = strcmp(roles[role], "producer") == 0;
+	a.hostile = (enum hostile)hostile;
 	if (a.stats && !(a.lat_ns = calloc((size_t)a.frames, sizeof(*a.lat_ns)))) {
 		fprintf(stderr, "pw-frames: no memory\n");
 		return 1;
@@ -784,7 +774,7 @@ main(int argc, char **argv)
 	a.loop = pw_main_loop_new(NULL);
 	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGINT, on_signal, &a);
 	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGTERM, on_signal, &a);
-	snprintf(node, sizeof(node), "%s-%s", a.name, role);
+	snprintf(node, sizeof(node), "%s-%s", a.name, roles[role]);
 	a.stream = pw_stream_new_simple(pw_main_loop_get_loop(a.loop), node,
 		pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY,
 				  a.producer ? "Source" : "Capture", PW_KEY_MEDIA_ROLE, "Camera",

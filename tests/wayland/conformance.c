@@ -44,6 +44,7 @@
 
 #include <syncbridge/syncbridge.h>
 
+#include "demo_util.h"
 #include "harness.h"
 #include "kernel.h"
 #include "wlt.h"
@@ -475,37 +476,35 @@ case_materialised(struct t *t)
 	teardown(t);
 }
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: wl-conformance --case release-orphan|helper-gone|egl-buffer|point-zero|"
+		   "materialised [--proto v1|syncobj] [--control]\n");
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *name = NULL, *proto = "v1";
+	/* --case's words and what each runs, in the same order. */
+	static const char *const case_names[] = { "release-orphan", "helper-gone", "egl-buffer",
+						  "point-zero", "materialised", NULL };
+	static void (*const cases[])(struct t *) = { case_release_orphan, case_helper_gone,
+						     case_egl_buffer, case_point_zero, case_materialised };
+	static const char *const protos[] = { "v1", "syncobj", NULL };
+	int c = -1, proto = 0;
 	struct t t = { 0 };
+	const struct demo_opt opts[] = {
+		{ "case", DEMO_OPT_WORD, &c, .words = case_names, .required = true },
+		{ "proto", DEMO_OPT_WORD, &proto, .words = protos },
+		{ "control", DEMO_OPT_FLAG, &t.control },
+		{ NULL },
+	};
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--case") == 0 && i + 1 < argc)
-			name = argv[++i];
-		else if (strcmp(argv[i], "--proto") == 0 && i + 1 < argc)
-			proto = argv[++i];
-		else if (strcmp(argv[i], "--control") == 0)
-			t.control = true;
-		else
-			REQUIRE(false, "unknown argument %s", argv[i]);
-	}
-	REQUIRE(name, "usage: wl-conformance --case NAME [--proto v1|syncobj] [--control]");
-	t.syncobj = strcmp(proto, "syncobj") == 0;
+	if (demo_opt_parse("wl-conformance", argc, argv, opts, usage, 0) < 0)
+		return 2;
+	t.syncobj = strcmp(protos[proto], "syncobj") == 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-
-	if (strcmp(name, "release-orphan") == 0)
-		case_release_orphan(&t);
-	else if (strcmp(name, "helper-gone") == 0)
-		case_helper_gone(&t);
-	else if (strcmp(name, "egl-buffer") == 0)
-		case_egl_buffer(&t);
-	else if (strcmp(name, "point-zero") == 0)
-		case_point_zero(&t);
-	else if (strcmp(name, "materialised") == 0)
-		case_materialised(&t);
-	else
-		REQUIRE(false, "unknown case %s", name);
+	cases[c](&t);
 	return sb_test_finish();
 }

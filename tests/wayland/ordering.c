@@ -28,6 +28,7 @@
 
 #include <syncbridge/syncbridge.h>
 
+#include "demo_util.h"
 #include "harness.h"
 #include "kernel.h"
 #include "wlt.h"
@@ -36,11 +37,27 @@
 #define NEW 0xbbbbbbbbu
 #define RENDER_MS 800
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: wl-ordering [--proto v1|syncobj] [--acquire fence|unmaterialised]"
+		   " [--waiter-thread] [--control]\n");
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *proto = "v1", *acquire = "fence";
-	bool control = false, unmat;
+	static const char *const protos[] = { "v1", "syncobj", NULL };
+	static const char *const acquires[] = { "fence", "unmaterialised", NULL };
+	int proto = 0, acquire = 0;
+	bool control = false, waiter_thread = false, unmat;
+	const struct demo_opt opts[] = {
+		{ "proto", DEMO_OPT_WORD, &proto, .words = protos },
+		{ "acquire", DEMO_OPT_WORD, &acquire, .words = acquires },
+		{ "waiter-thread", DEMO_OPT_FLAG, &waiter_thread },
+		{ "control", DEMO_OPT_FLAG, &control },
+		{ NULL },
+	};
 	struct wlc_comp_options opt;
 	struct wlt_comp comp;
 	struct wlt_client c;
@@ -60,20 +77,12 @@ main(int argc, char **argv)
 	uint32_t acq_tl = 0, rel_tl = 0;
 	int64_t t_signal;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--proto") == 0 && i + 1 < argc)
-			proto = argv[++i];
-		else if (strcmp(argv[i], "--acquire") == 0 && i + 1 < argc)
-			acquire = argv[++i];
-		else if (strcmp(argv[i], "--waiter-thread") == 0)
-			setenv("SYNCBRIDGE_SYNCOBJ_EVENTFD", "0", 1);
-		else if (strcmp(argv[i], "--control") == 0)
-			control = true;
-		else
-			REQUIRE(false, "unknown argument %s", argv[i]);
-	}
-	bool syncobj = strcmp(proto, "syncobj") == 0;
-	unmat = strcmp(acquire, "unmaterialised") == 0;
+	if (demo_opt_parse("wl-ordering", argc, argv, opts, usage, 0) < 0)
+		return 2;
+	if (waiter_thread)
+		setenv("SYNCBRIDGE_SYNCOBJ_EVENTFD", "0", 1);
+	bool syncobj = strcmp(protos[proto], "syncobj") == 0;
+	unmat = strcmp(acquires[acquire], "unmaterialised") == 0;
 	REQUIRE(syncobj || !unmat, "--acquire unmaterialised needs --proto syncobj");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -91,7 +100,7 @@ main(int argc, char **argv)
 
 	ret = wlt_client_connect(&c, comp.socket);
 	REQUIRE(ret == 0, "connect: %s", strerror(-ret));
-	REQUIRE(syncobj ? c.syncobj != NULL : c.explicit_sync != NULL, "the %s global is missing", proto);
+	REQUIRE(syncobj ? c.syncobj != NULL : c.explicit_sync != NULL, "the %s global is missing", protos[proto]);
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, dev.vgem, 16 * 64, &buf) == 0, "vgem buffer");
 	((volatile uint32_t *)buf.map)[0] = OLD;
 	wbuf = wlt_dmabuf_buffer(&c, buf.fd, 16, 16, 64);
@@ -157,7 +166,7 @@ main(int argc, char **argv)
 		CHECK(used.time_ns >= t_signal, "used %.1f ms after the signal",
 		      (double)(used.time_ns - t_signal) / 1e6);
 		CHECK(used.protocol == (syncobj ? SB_WL_SYNC_DRM_SYNCOBJ : SB_WL_SYNC_EXPLICIT_V1),
-		      "the commit carried %s sync (%d)", proto, used.protocol);
+		      "the commit carried %s sync (%d)", protos[proto], used.protocol);
 		CHECK_EQ(used.stats.commits_deferred, 1, "commits the helper deferred");
 		sb_test_note("used %.1f ms after the signal; waits now %u (threaded %u)",
 			     (double)(used.time_ns - t_signal) / 1e6, used.stats.waits_pending,

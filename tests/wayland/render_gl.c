@@ -283,7 +283,7 @@ struct writer {
 	struct wlgpu_dumb *buf;
 	bool control;           /* act once `go` opens, not after DELAY_NS */
 	struct tb_gate go;
-	struct wlgpu_fence *fence; /* explicit: a fence of its own */
+	struct sbk_fence *fence; /* explicit: a fence of its own */
 	int vgem;                 /* implicit: a fence on the buffer */
 	uint32_t fence_id;
 	atomic_bool signalling;
@@ -328,14 +328,14 @@ test_dmabuf_once(struct wlc_renderer *r, int vgem, struct wlgpu_dumb *buf, struc
 {
 	const char *what = explicit ? "explicit (acquire sync_file)" : "implicit (fence on the buffer)";
 	struct writer w = { .buf = buf, .control = control, .vgem = vgem };
-	struct wlgpu_fence fence;
+	struct sbk_fence fence;
 	int release = -1, ret, watch;
 
 	tb_gate_init(&w.go);
 	atomic_init(&w.signalling, false);
 	fill(buf, OLD);
 	if (explicit) {
-		REQUIRE(wlgpu_fence_create(vgem, &fence) == 0, "vgem fence");
+		REQUIRE(sbk_fence_create(vgem, true, &fence) == 0, "vgem fence");
 		w.fence = &fence;
 		watch = fence.sync_file;
 	} else {
@@ -368,7 +368,7 @@ test_dmabuf_once(struct wlc_renderer *r, int vgem, struct wlgpu_dumb *buf, struc
 	tb_gate_finish(&w.go);
 	close(watch);
 	if (explicit)
-		wlgpu_fence_destroy(&fence);
+		sbk_fence_destroy(&fence);
 }
 
 static void

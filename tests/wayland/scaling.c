@@ -38,32 +38,37 @@
 
 #include <syncbridge/syncbridge.h>
 
+#include "demo_util.h"
 #include "harness.h"
 #include "kernel.h"
 #include "wlt.h"
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: wl-scaling [--proto v1|syncobj] [--surfaces 1-%d]\n", WLT_MAX_EVENTS - 1);
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *proto = "v1";
-	int n = 1000, ret;
+	static const char *const protos[] = { "v1", "syncobj", NULL };
+	int proto = 0, n = 1000, ret;
 	struct wlc_comp_options opt;
 	struct wlt_comp comp;
 	struct wlt_client c;
 	struct sbk_buf buf;
 	struct wlt_devices dev;
 	bool syncobj;
+	const struct demo_opt opts[] = {
+		{ "proto", DEMO_OPT_WORD, &proto, .words = protos },
+		{ "surfaces", DEMO_OPT_INT, &n, 1, WLT_MAX_EVENTS - 1 },
+		{ NULL },
+	};
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--proto") == 0 && i + 1 < argc)
-			proto = argv[++i];
-		else if (strcmp(argv[i], "--surfaces") == 0 && i + 1 < argc)
-			n = atoi(argv[++i]);
-		else
-			REQUIRE(false, "unknown argument %s", argv[i]);
-	}
-	REQUIRE(n > 0 && n < WLT_MAX_EVENTS, "--surfaces 1..%d", WLT_MAX_EVENTS - 1);
-	syncobj = strcmp(proto, "syncobj") == 0;
+	if (demo_opt_parse("wl-scaling", argc, argv, opts, usage, 0) < 0)
+		return 2;
+	syncobj = strcmp(protos[proto], "syncobj") == 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	/* Up to 4 fds per surface live at once (v1: client fence + its bo, the compositor's two). */
@@ -90,7 +95,7 @@ main(int argc, char **argv)
 	REQUIRE(ret == 0, "start the compositor: %s", strerror(-ret));
 	ret = wlt_client_connect(&c, comp.socket);
 	REQUIRE(ret == 0, "connect: %s", strerror(-ret));
-	REQUIRE(syncobj ? c.syncobj != NULL : c.explicit_sync != NULL, "the %s global is missing", proto);
+	REQUIRE(syncobj ? c.syncobj != NULL : c.explicit_sync != NULL, "the %s global is missing", protos[proto]);
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, dev.vgem, 16 * 64, &buf) == 0, "vgem buffer");
 	struct wl_buffer *wbuf = wlt_dmabuf_buffer(&c, buf.fd, 16, 16, 64);
 

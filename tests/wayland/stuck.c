@@ -32,6 +32,7 @@
 
 #include <syncbridge/syncbridge.h>
 
+#include "demo_util.h"
 #include "harness.h"
 #include "kernel.h"
 #include "wlt.h"
@@ -120,11 +121,23 @@ side_commit(struct side *s, int fence_fd, bool signal, bool *frame)
 	wl_display_flush(s->c.display);
 }
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: wl-stuck [--proto v1|syncobj] [--control]\n");
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *proto = "v1";
+	static const char *const protos[] = { "v1", "syncobj", NULL };
+	int proto = 0;
 	bool control = false, syncobj;
+	const struct demo_opt opts[] = {
+		{ "proto", DEMO_OPT_WORD, &proto, .words = protos },
+		{ "control", DEMO_OPT_FLAG, &control },
+		{ NULL },
+	};
 	struct wlc_comp_options opt;
 	struct wlt_comp comp;
 	struct side a, b;
@@ -132,15 +145,9 @@ main(int argc, char **argv)
 	struct sbk_fence stuck;
 	int ret;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--proto") == 0 && i + 1 < argc)
-			proto = argv[++i];
-		else if (strcmp(argv[i], "--control") == 0)
-			control = true;
-		else
-			REQUIRE(false, "unknown argument %s", argv[i]);
-	}
-	syncobj = strcmp(proto, "syncobj") == 0;
+	if (demo_opt_parse("wl-stuck", argc, argv, opts, usage, 0) < 0)
+		return 2;
+	syncobj = strcmp(protos[proto], "syncobj") == 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	wlt_devices_open(&dev, syncobj ? WLT_DEV_DRM_REQUIRED : 0);
 	if (control && syncobj) {

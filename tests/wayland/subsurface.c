@@ -31,6 +31,7 @@
 
 #include <syncbridge/syncbridge.h>
 
+#include "demo_util.h"
 #include "harness.h"
 #include "kernel.h"
 #include "wlt.h"
@@ -252,29 +253,29 @@ case_unlink(struct t *t)
 	teardown(t);
 }
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: wl-subsurface --case sync|desync|unlink [--control]\n");
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *name = NULL;
+	/* --case's words and what each runs, in the same order. */
+	static const char *const case_names[] = { "sync", "desync", "unlink", NULL };
+	static void (*const cases[])(struct t *) = { case_sync, case_desync, case_unlink };
+	int c = -1;
 	struct t t = { 0 };
+	const struct demo_opt opts[] = {
+		{ "case", DEMO_OPT_WORD, &c, .words = case_names, .required = true },
+		{ "control", DEMO_OPT_FLAG, &t.control },
+		{ NULL },
+	};
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--case") == 0 && i + 1 < argc)
-			name = argv[++i];
-		else if (strcmp(argv[i], "--control") == 0)
-			t.control = true;
-		else
-			REQUIRE(false, "unknown argument %s", argv[i]);
-	}
-	REQUIRE(name, "usage: wl-subsurface --case sync|desync|unlink [--control]");
+	if (demo_opt_parse("wl-subsurface", argc, argv, opts, usage, 0) < 0)
+		return 2;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (strcmp(name, "sync") == 0)
-		case_sync(&t);
-	else if (strcmp(name, "desync") == 0)
-		case_desync(&t);
-	else if (strcmp(name, "unlink") == 0)
-		case_unlink(&t);
-	else
-		REQUIRE(false, "unknown case %s", name);
+	cases[c](&t);
 	return sb_test_finish();
 }
