@@ -70,6 +70,9 @@ struct vkt {
 	VkInstance instance;
 	VkPhysicalDevice physical;
 	char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+	/* VkPhysicalDeviceDriverProperties.driverID where the instance and the
+	 * device are Vulkan 1.2 or later; 0 (no such id) otherwise. */
+	VkDriverId driver_id;
 	VkDevice device;
 	VkQueue queue;
 	uint32_t family;

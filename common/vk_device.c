@@ -195,6 +195,17 @@ pick_physical(struct vkt *t)
 	VkPhysicalDeviceProperties p;
 	vkGetPhysicalDeviceProperties(t->physical, &p);
 	snprintf(t->device_name, sizeof(t->device_name), "%s", p.deviceName);
+	uint32_t asked = t->cfg.api_version ? t->cfg.api_version : VK_API_VERSION_1_3;
+	if (VK_API_VERSION_MINOR(p.apiVersion) >= 2 && VK_API_VERSION_MINOR(asked) >= 2) {
+		VkPhysicalDeviceDriverProperties driver = {
+			.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+		};
+		VkPhysicalDeviceProperties2 p2 = {
+			.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &driver,
+		};
+		vkGetPhysicalDeviceProperties2(t->physical, &p2);
+		t->driver_id = driver.driverID;
+	}
 	if (!t->cfg.api_version && VK_API_VERSION_MAJOR(p.apiVersion) == 1 &&
 	    VK_API_VERSION_MINOR(p.apiVersion) < 3)
 		return vkt_fail(t, -ENODEV, "%s is Vulkan 1.%u; 1.3 is needed", t->device_name,
@@ -381,6 +392,7 @@ vkt_create_device(struct vkt *t, const struct vkt *from)
 	t->instance = from->instance;
 	t->physical = from->physical;
 	memcpy(t->device_name, from->device_name, sizeof(t->device_name));
+	t->driver_id = from->driver_id;
 	return create_device(t);
 }
 

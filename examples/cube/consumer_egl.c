@@ -154,4 +154,12 @@ consumer_describe(struct cube_consumer *c)
 	return c->description;
 }
 
+/* Venus is Vulkan only; GL on virtio-gpu is virgl. */
+static bool
+consumer_on_venus(const struct cube_consumer *c)
+{
+	(void)c;
+	return false;
+}
+
 const struct cube_backend cube_backend_egl = CUBE_BACKEND("egl");

@@ -144,4 +144,10 @@ consumer_describe(struct cube_consumer *c)
 	return c->description;
 }
 
+static bool
+consumer_on_venus(const struct cube_consumer *c)
+{
+	return c->vk.driver_id == VK_DRIVER_ID_MESA_VENUS;
+}
+
 const struct cube_backend cube_backend_vulkan = CUBE_BACKEND("vulkan");

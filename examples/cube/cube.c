@@ -293,7 +293,7 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 		goto out;
 	const char *description = backend->describe(c);
 	printf("consumer: %s\n", description);
-	run->venus = strstr(description, "Virtio-GPU Venus") != NULL;
+	run->venus = backend->on_venus(c);
 	fflush(stdout);
 	rgba = malloc((size_t)opt->width * opt->height * 4);
 	if (!rgba) {

@@ -144,19 +144,23 @@ struct cube_backend {
 	int (*read_back)(struct cube_consumer *c, uint8_t *rgba);
 	/* One line describing the bridge path (e.g. GPU-side waits). */
 	const char *(*describe)(struct cube_consumer *c);
+	/* Whether the consumer's device is Mesa's venus (its driverID): venus
+	 * keeps one signalled sync_file per process (cube.c's fd check). */
+	bool (*on_venus)(const struct cube_consumer *c);
 	void (*destroy)(struct cube_consumer *c);
 };
 
 /*
  * A backend's table from its file's static functions, which every consumer
  * file names alike: consumer_init, consumer_composite, consumer_finish,
- * consumer_read_back, consumer_describe, consumer_destroy.
+ * consumer_read_back, consumer_describe, consumer_on_venus, consumer_destroy.
  */
 #define CUBE_BACKEND(backend_name)                                                         \
 	{ .name = (backend_name), .open = consumer_open, .import = consumer_import,        \
 	  .composite = consumer_composite, .finish = consumer_finish,                      \
 	  .read_back = consumer_read_back,                                                 \
-	  .describe = consumer_describe, .destroy = consumer_destroy }
+	  .describe = consumer_describe, .on_venus = consumer_on_venus,                    \
+	  .destroy = consumer_destroy }
 
 extern const struct cube_backend cube_backend_egl;
 extern const struct cube_backend cube_backend_vulkan;
