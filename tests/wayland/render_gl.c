@@ -329,7 +329,8 @@ test_dmabuf_once(struct wlc_renderer *r, int vgem, struct wlgpu_dumb *buf, struc
 	const char *what = explicit ? "explicit (acquire sync_file)" : "implicit (fence on the buffer)";
 	struct writer w = { .buf = buf, .control = control, .vgem = vgem };
 	struct sbk_fence fence;
-	int release = -1, ret, watch;
+	int release = -1, ret;
+	int watch; /* explicit: the fence's own sync_file (borrowed); implicit: an export, ours */
 
 	tb_gate_init(&w.go);
 	atomic_init(&w.signalling, false);
@@ -366,9 +367,10 @@ test_dmabuf_once(struct wlc_renderer *r, int vgem, struct wlgpu_dumb *buf, struc
 	pthread_join(w.thread, NULL);
 	CHECK_EQ(w.signal_ret, 0, "signal the vgem fence");
 	tb_gate_finish(&w.go);
-	close(watch);
 	if (explicit)
-		sbk_fence_destroy(&fence);
+		sbk_fence_destroy(&fence); /* closes watch */
+	else
+		close(watch);
 }
 
 static void
