@@ -5,15 +5,19 @@
  * 25.0.7, virglrenderer 1.1) importing a virtio_gpu dumb buffer makes the
  * host's render server reject the resource ("vkr: failed to query resource
  * props: invalid res_id"); the guest's command ring is then dead and Mesa
- * aborts the program ("aborting on ring fatal error"), cells and all. So on
- * venus every import of another virtio_gpu resource (a dumb buffer, a virgl
- * texture; venus's own exports and other drivers' dma-bufs, which fail
- * cleanly, stay in this process: a venus device takes ~100 s to come up
- * under TCG in TCG) runs in a child: this program again (exec, not a
- * bare fork — the parent's Vulkan and EGL threads do not survive a fork),
- * with its own instance and device, the dma-buf inherited. It reports the
- * cell's result and the image it read through a pipe; a child that dies
- * reports nothing, and the cell says how it died.
+ * aborts the program ("aborting on ring fatal error"), cells and all. Venus
+ * importing its own export into the device that exported it kills the ring
+ * the same way ("vn_ring_submit abort on fatal", measured with every
+ * virtio_gpu cell left out). So on venus every import of a virtio_gpu
+ * dma-buf (a dumb buffer, a virgl texture, venus's own buffer; other
+ * drivers' dma-bufs, which fail cleanly, stay in this process: a venus
+ * device takes ~100 s to come up under TCG in TCG) runs in a child: this
+ * program again (exec, not a bare fork — the parent's Vulkan and EGL
+ * threads do not survive a fork), with its own instance and device, the
+ * dma-buf inherited. Venus's own buffer then crosses into another process's
+ * device, as it does between the cube demo's two processes. The child
+ * reports the cell's result and the image it read through a pipe; a child
+ * that dies reports nothing, and the cell says how it died.
  */
 #include "crosses.h"
 
@@ -109,7 +113,7 @@ xvk_import_read_isolated(struct xenv *e, const struct xbuf *b, uint8_t *rgba, st
 	char exporter[32];
 
 	xdmabuf_exporter(b->fd, exporter, sizeof(exporter));
-	if (!e->vk_isolate || b->drv == XD_LAVAPIPE || strcmp(exporter, "virtio_gpu") != 0) {
+	if (!e->vk_isolate || strcmp(exporter, "virtio_gpu") != 0) {
 		xvk_import_read(e, b, rgba, r);
 		return;
 	}
