@@ -24,6 +24,7 @@
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 
+#include <syncbridge/dmabuf.h>
 #include <syncbridge/sync_file.h>
 
 #include "wl_gpu.h"
@@ -227,21 +228,42 @@ render_fence_create(struct wlc_comp *comp)
 
 /* ---- apply ---------------------------------------------------------------------- */
 
-/*
- * The acquire fence's state at use, for -v: an outside witness (a stock
- * client's fences are not ours to time) that nothing is used before it.
- */
 static const char *
-acquire_state(struct sb_wl_commit *commit)
+fence_state(int fd)
 {
-	int fd = -1, status = 0;
+	int status = 0;
 
-	if (!commit || sb_wl_commit_export_acquire_fence(commit, &fd) < 0 || fd < 0)
-		return "none";
 	if (sb_sync_file_get_status(fd, &status) < 0)
 		status = -1;
 	close(fd);
 	return status == 0 ? "pending" : status == 1 ? "signalled" : "error";
+}
+
+/*
+ * The acquire fence's state at use, for -v: an outside witness (a stock
+ * client's fences are not ours to time) that nothing is used before it.
+ * A dma-buf committed under implicit sync whose fence the helper does not
+ * hand out (it waited for its snapshot, which it then keeps for the status
+ * only; or it took none: --no-wait, --no-implicit-wait) is judged by the
+ * buffer's own write fences at use (*at_use = true), the fences implicit
+ * sync makes a reader wait for: one pending there, the buffer is still being
+ * written (on virgl, the client's rendering for this commit:
+ * docs/syncobj-peers.md).
+ */
+static const char *
+acquire_state(struct sb_wl_commit *commit, enum sb_wl_sync_protocol protocol,
+	      const struct wlc_state *s, bool *at_use)
+{
+	int fd = -1;
+
+	*at_use = false;
+	if (commit && sb_wl_commit_export_acquire_fence(commit, &fd) == 0 && fd >= 0)
+		return fence_state(fd);
+	if (protocol != SB_WL_SYNC_IMPLICIT || !s->dmabuf ||
+	    sb_dmabuf_export_sync_file(s->dmabuf->fd, SB_ACCESS_READ, &fd) < 0 || fd < 0)
+		return "none";
+	*at_use = true;
+	return fence_state(fd);
 }
 
 static void
@@ -266,9 +288,14 @@ report_use(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *c
 	if (commit)
 		sb_wl_commit_get_acquire_status(commit, &u.acquire_status);
 	sb_wl_server_get_stats(comp->helper, &u.stats);
-	if (comp->opt.verbose)
-		printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x acquire=%s sync=%d\n",
-		       (void *)u.client, u.surface_id, u.seq, u.content, acquire_state(commit), u.protocol);
+	if (comp->opt.verbose) {
+		bool at_use;
+		const char *state = acquire_state(commit, u.protocol, s, &at_use);
+
+		printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x acquire=%s%s sync=%d\n",
+		       (void *)u.client, u.surface_id, u.seq, u.content, state,
+		       at_use ? " at_use=buffer" : "", u.protocol);
+	}
 	if (comp->opt.hooks && comp->opt.hooks->buffer_used)
 		comp->opt.hooks->buffer_used(comp->opt.hook_data, &u);
 }
