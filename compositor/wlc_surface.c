@@ -46,6 +46,7 @@ static void
 state_init(struct wlc_state *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->witness_fd = -1;
 	wl_list_init(&s->frames);
 	wl_list_init(&s->feedbacks);
 	wl_list_init(&s->buffer_destroy.link);
@@ -79,6 +80,9 @@ state_finish(struct wlc_state *s)
 	struct wl_resource *res, *tmp;
 
 	state_set_buffer(s, NULL);
+	if (s->witness_fd >= 0)
+		close(s->witness_fd);
+	s->witness_fd = -1;
 	wl_resource_for_each_safe(res, tmp, &s->frames)
 		wl_resource_destroy(res);
 	wlc_presentation_discarded(&s->feedbacks);
@@ -228,6 +232,7 @@ render_fence_create(struct wlc_comp *comp)
 
 /* ---- apply ---------------------------------------------------------------------- */
 
+/* A sync_file's state, for -v; closes fd. */
 static const char *
 fence_state(int fd)
 {
@@ -242,27 +247,29 @@ fence_state(int fd)
 /*
  * The acquire fence's state at use, for -v: an outside witness (a stock
  * client's fences are not ours to time) that nothing is used before it.
- * A dma-buf committed under implicit sync whose fence the helper does not
- * hand out (it waited for its snapshot, which it then keeps for the status
- * only; or it took none: --no-wait, --no-implicit-wait) is judged by the
- * buffer's own write fences at use (*at_use = true), the fences implicit
- * sync makes a reader wait for: one pending there, the buffer is still being
- * written (on virgl, the client's rendering for this commit:
- * docs/syncobj-peers.md).
+ * Under implicit sync the helper hands out no fence once it waited for its
+ * snapshot (it keeps it for the status only), nor without one (--no-wait,
+ * --no-implicit-wait): the compositor's own snapshot of the dma-buf's write
+ * fences at commit (s->witness_fd, *implicit = true) stands in, the fences
+ * implicit sync makes a reader wait for. Not the buffer's fences at use:
+ * virtio_gpu fences every buffer a submission names as written, so a
+ * client's later frames can put fences on a buffer it is not writing.
  */
 static const char *
 acquire_state(struct sb_wl_commit *commit, enum sb_wl_sync_protocol protocol,
-	      const struct wlc_state *s, bool *at_use)
+	      const struct wlc_state *s, bool *implicit)
 {
 	int fd = -1;
 
-	*at_use = false;
+	*implicit = false;
 	if (commit && sb_wl_commit_export_acquire_fence(commit, &fd) == 0 && fd >= 0)
 		return fence_state(fd);
-	if (protocol != SB_WL_SYNC_IMPLICIT || !s->dmabuf ||
-	    sb_dmabuf_export_sync_file(s->dmabuf->fd, SB_ACCESS_READ, &fd) < 0 || fd < 0)
+	if (protocol != SB_WL_SYNC_IMPLICIT || s->witness_fd < 0)
 		return "none";
-	*at_use = true;
+	fd = fcntl(s->witness_fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return "error";
+	*implicit = true;
 	return fence_state(fd);
 }
 
@@ -289,12 +296,12 @@ report_use(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *c
 		sb_wl_commit_get_acquire_status(commit, &u.acquire_status);
 	sb_wl_server_get_stats(comp->helper, &u.stats);
 	if (comp->opt.verbose) {
-		bool at_use;
-		const char *state = acquire_state(commit, u.protocol, s, &at_use);
+		bool implicit;
+		const char *state = acquire_state(commit, u.protocol, s, &implicit);
 
 		printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x acquire=%s%s sync=%d\n",
 		       (void *)u.client, u.surface_id, u.seq, u.content, state,
-		       at_use ? " at_use=buffer" : "", u.protocol);
+		       implicit ? " of=commit-snapshot" : "", u.protocol);
 	}
 	if (comp->opt.hooks && comp->opt.hooks->buffer_used)
 		comp->opt.hooks->buffer_used(comp->opt.hook_data, &u);
@@ -523,6 +530,10 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 		wl_client_post_no_memory(client);
 		return;
 	}
+	/* -v's witness under implicit sync (acquire_state()); none on failure. */
+	if (comp->opt.verbose && snap->dmabuf &&
+	    sb_dmabuf_export_sync_file(snap->dmabuf->fd, SB_ACCESS_READ, &snap->witness_fd) < 0)
+		snap->witness_fd = -1;
 	if (!comp->helper) { /* dropped (wlc_comp_drop_helper()): no explicit sync any more */
 		apply_now(surf, snap, NULL);
 		return;

@@ -31,9 +31,10 @@ Passes when:
   - with --min-deferred N, the compositor helper held at least N commits
     until their acquire fence signalled (the compositor's exit line);
   - no buffer was used while its acquire fence was pending (the compositor's
-    -v "used ... acquire=STATE" lines; under implicit sync the state of the
-    dma-buf's write fences at use) — or, with --race (a control, with
-    --comp-arg --no-wait --comp-env SYNCBRIDGE_DISABLE=1), at least one was.
+    -v "used ... acquire=STATE" lines; under implicit sync the state at use
+    of the dma-buf's write fences as they were at commit) — or, with --race
+    (a control, with --comp-arg --no-wait --comp-env SYNCBRIDGE_DISABLE=1),
+    at least one was.
 @CARD@ / @RENDER@ in the client's arguments become the card / render node of
 --card DRIVER;
 --needs-virgl skips unless virtio_gpu has 3D (a GBM-capable render node).
