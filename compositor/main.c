@@ -44,7 +44,12 @@
  *   --ping-timeout-ms N  xdg_wm_base: disconnect a client that leaves a ping
  *                        unanswered this long (error "unresponsive"; default 5000)
  *   --ready-fd FD        write the socket name and a newline to FD once listening
- *   -v                   print one line per buffer use
+ *   -v                   print one line per buffer use: "used ... acquire=STATE
+ *                        [of=commit-snapshot] sync=PROTOCOL", STATE the acquire
+ *                        fence's (pending, signalled, error, none) at that moment;
+ *                        under implicit sync, where the helper hands out no fence,
+ *                        that of the dma-buf's write fences as they were at commit
+ *                        (of=commit-snapshot)
  *
  * SIGINT/SIGTERM: the windows are asked to close (xdg_toplevel.close) and
  * the compositor stops once its clients are gone, or after a second signal

@@ -92,6 +92,11 @@ struct wlc_state {
 	bool shm_pixels_borrowed;
 	struct wl_list frames;        /* wl_callback resource links */
 	struct wl_list feedbacks;     /* wp_presentation_feedback resource links */
+	/*
+	 * -v only: the dma-buf's write fences at commit (implicit sync's
+	 * snapshot, DMA_BUF_IOCTL_EXPORT_SYNC_FILE), owned, or -1.
+	 */
+	int witness_fd;
 };
 
 /*

@@ -24,6 +24,7 @@
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 
+#include <syncbridge/dmabuf.h>
 #include <syncbridge/sync_file.h>
 
 #include "wl_gpu.h"
@@ -45,6 +46,7 @@ static void
 state_init(struct wlc_state *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->witness_fd = -1;
 	wl_list_init(&s->frames);
 	wl_list_init(&s->feedbacks);
 	wl_list_init(&s->buffer_destroy.link);
@@ -78,6 +80,9 @@ state_finish(struct wlc_state *s)
 	struct wl_resource *res, *tmp;
 
 	state_set_buffer(s, NULL);
+	if (s->witness_fd >= 0)
+		close(s->witness_fd);
+	s->witness_fd = -1;
 	wl_resource_for_each_safe(res, tmp, &s->frames)
 		wl_resource_destroy(res);
 	wlc_presentation_discarded(&s->feedbacks);
@@ -227,21 +232,45 @@ render_fence_create(struct wlc_comp *comp)
 
 /* ---- apply ---------------------------------------------------------------------- */
 
-/*
- * The acquire fence's state at use, for -v: an outside witness (a stock
- * client's fences are not ours to time) that nothing is used before it.
- */
+/* A sync_file's state, for -v; closes fd. */
 static const char *
-acquire_state(struct sb_wl_commit *commit)
+fence_state(int fd)
 {
-	int fd = -1, status = 0;
+	int status = 0;
 
-	if (!commit || sb_wl_commit_export_acquire_fence(commit, &fd) < 0 || fd < 0)
-		return "none";
 	if (sb_sync_file_get_status(fd, &status) < 0)
 		status = -1;
 	close(fd);
 	return status == 0 ? "pending" : status == 1 ? "signalled" : "error";
+}
+
+/*
+ * The acquire fence's state at use, for -v: an outside witness (a stock
+ * client's fences are not ours to time) that nothing is used before it.
+ * Under implicit sync the helper hands out no fence once it waited for its
+ * snapshot (it keeps it for the status only), nor without one (--no-wait,
+ * --no-implicit-wait): the compositor's own snapshot of the dma-buf's write
+ * fences at commit (s->witness_fd, *implicit = true) stands in, the fences
+ * implicit sync makes a reader wait for. Not the buffer's fences at use:
+ * virtio_gpu fences every buffer a submission names as written, so a
+ * client's later frames can put fences on a buffer it is not writing.
+ */
+static const char *
+acquire_state(struct sb_wl_commit *commit, enum sb_wl_sync_protocol protocol,
+	      const struct wlc_state *s, bool *implicit)
+{
+	int fd = -1;
+
+	*implicit = false;
+	if (commit && sb_wl_commit_export_acquire_fence(commit, &fd) == 0 && fd >= 0)
+		return fence_state(fd);
+	if (protocol != SB_WL_SYNC_IMPLICIT || s->witness_fd < 0)
+		return "none";
+	fd = fcntl(s->witness_fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return "error";
+	*implicit = true;
+	return fence_state(fd);
 }
 
 static void
@@ -266,9 +295,14 @@ report_use(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *c
 	if (commit)
 		sb_wl_commit_get_acquire_status(commit, &u.acquire_status);
 	sb_wl_server_get_stats(comp->helper, &u.stats);
-	if (comp->opt.verbose)
-		printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x acquire=%s sync=%d\n",
-		       (void *)u.client, u.surface_id, u.seq, u.content, acquire_state(commit), u.protocol);
+	if (comp->opt.verbose) {
+		bool implicit;
+		const char *state = acquire_state(commit, u.protocol, s, &implicit);
+
+		printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x acquire=%s%s sync=%d\n",
+		       (void *)u.client, u.surface_id, u.seq, u.content, state,
+		       implicit ? " of=commit-snapshot" : "", u.protocol);
+	}
 	if (comp->opt.hooks && comp->opt.hooks->buffer_used)
 		comp->opt.hooks->buffer_used(comp->opt.hook_data, &u);
 }
@@ -496,6 +530,10 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 		wl_client_post_no_memory(client);
 		return;
 	}
+	/* -v's witness under implicit sync (acquire_state()); none on failure. */
+	if (comp->opt.verbose && snap->dmabuf &&
+	    sb_dmabuf_export_sync_file(snap->dmabuf->fd, SB_ACCESS_READ, &snap->witness_fd) < 0)
+		snap->witness_fd = -1;
 	if (!comp->helper) { /* dropped (wlc_comp_drop_helper()): no explicit sync any more */
 		apply_now(surf, snap, NULL);
 		return;

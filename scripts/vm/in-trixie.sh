@@ -19,6 +19,9 @@
 # render node and picks a primary one). In the GPU guest (card0/renderD128
 # vgem, card1/renderD129 virtio_gpu) both took virtio_gpu without it too.
 #
+# XDG_RUNTIME_DIR, when it is a folder, is bound at the same path (the
+# caller's Wayland socket); /run/user/0 always is.
+#
 # Exits 77 (skip) outside a guest or without the root; otherwise PROGRAM's
 # status.
 set -eu
@@ -64,6 +67,12 @@ bind "$here"
 # to bind (binding "/" would hide the root).
 case $build/ in "$here"/*) ;; //) ;; *) bind "$build" ;; esac
 [ -d /run/user/0 ] && bind /run/user/0
+# The caller's runtime folder (its Wayland socket), e.g. stock_client.py's
+# under the guest's /tmp, which the root's own /tmp would hide.
+case ${XDG_RUNTIME_DIR:-} in
+'' | /run/user/0 | /run/user/0/*) ;;
+*) [ -d "$XDG_RUNTIME_DIR" ] && bind "$XDG_RUNTIME_DIR" ;;
+esac
 shift
 rc=0
 chroot "$root" /usr/bin/env -u LD_LIBRARY_PATH "$prog" "$@" || rc=$?

@@ -31,14 +31,17 @@ Passes when:
   - with --min-deferred N, the compositor helper held at least N commits
     until their acquire fence signalled (the compositor's exit line);
   - no buffer was used while its acquire fence was pending (the compositor's
-    -v "used ... acquire=STATE" lines) — or, with --race (a control, with
-    --comp-arg --no-wait --comp-env SYNCBRIDGE_DISABLE=1), at least one was.
+    -v "used ... acquire=STATE" lines; under implicit sync the state at use
+    of the dma-buf's write fences as they were at commit) — or, with --race
+    (a control, with --comp-arg --no-wait --comp-env SYNCBRIDGE_DISABLE=1),
+    at least one was.
 @CARD@ / @RENDER@ in the client's arguments become the card / render node of
 --card DRIVER;
 --needs-virgl skips unless virtio_gpu has 3D (a GBM-capable render node).
 Exit: 0 pass, 1 fail, 77 skip (the client or a device is missing).
 """
 import argparse
+import collections
 import ctypes
 import fcntl
 import glob
@@ -294,10 +297,15 @@ def main(argv):
         hits = [line for line in text.splitlines() if re.search(rx, line)]
         check(not hits, f"{name}'s output has no /{rx}/ ({len(hits)} lines"
                         + (f": {hits[0][:200]!r})" if hits else ")"))
-    # Which globals the client bound (its WAYLAND_DEBUG log): the sync
-    # protocol its WSI or toolkit chose is among them.
-    binds = sorted(set(re.findall(r'wl_registry@\d+\.bind\(\d+, "(\w+)"', text)))
+    # Which globals the client bound (its WAYLAND_DEBUG log; libwayland 1.21
+    # writes "@", 1.23 "#"): the sync protocol its WSI or toolkit chose is
+    # among them.
+    binds = sorted(set(re.findall(r'wl_registry[@#]\d+\.bind\(\d+, "(\w+)"', text)))
     print(f"# {name} bound: {', '.join(binds) if binds else '(none seen)'}")
+    if "wp_linux_drm_syncobj_manager_v1" in binds:
+        asked = collections.Counter(re.findall(r"-> wp_linux_drm_syncobj_\w+[@#]\d+\.(\w+)\(", text))
+        print(f"# {name}'s linux-drm-syncobj requests: "
+              + (", ".join(f"{n} {req}" for req, n in sorted(asked.items())) or "none"))
     if args.min_pixels:
         stats = screenshots(args, shots, end)
         best = max(stats, default=(0, 0, "none", []))
