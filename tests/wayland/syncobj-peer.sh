@@ -84,15 +84,12 @@ chmod 700 "$rt"
 export XDG_RUNTIME_DIR=$rt
 unset WAYLAND_DISPLAY DISPLAY
 log=$rt/$peer.log
+# shellcheck source=stop-group.sh
+. "$(dirname "$0")/stop-group.sh"
 cpid=
 cleanup() {
-	# The peer's process group (setsid below; dash's kill takes -PGID, not "--").
-	if [ -n "$cpid" ]; then
-		kill -TERM "-$cpid" 2>/dev/null
-		for _ in $(seq 1 50); do kill -0 "-$cpid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "-$cpid" 2>/dev/null
-		wait "$cpid" 2>/dev/null
-	fi
+	# The peer's process group (setsid below).
+	[ -z "$cpid" ] || stop_group "$cpid"
 	echo "# $peer log (filtered, $(wc -l <"$log") lines):"
 	grep -iE 'explicit sync|syncobj|drm|egl|opengl|gl_renderer|render|device|error|fail|warn|critical' "$log" |
 		grep -v 'Sending\|Receiving\|Failed to load overview' | cut -c1-240 | head -n 40 | sed 's/^/#   /'

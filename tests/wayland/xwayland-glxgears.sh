@@ -38,16 +38,15 @@ while [ -e /tmp/.X11-unix/X$d ] || [ -e /tmp/.X$d-lock ] ||
 	d=$((d + 1))
 done
 log=${XDG_RUNTIME_DIR:-/tmp}/xwayland-$d.log
+# shellcheck source=stop-group.sh
+. "$(dirname "$0")/stop-group.sh"
 x=
 # shellcheck disable=SC2317 # run by the EXIT trap
 finish() {
 	# Xwayland's process group (setsid below): unshare, chroot and Xwayland
-	# end with one kill; dash's kill takes -PGID.
+	# end together.
 	if [ -n "$x" ]; then
-		kill -TERM "-$x" 2>/dev/null
-		for _ in $(seq 1 50); do kill -0 "-$x" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "-$x" 2>/dev/null
-		wait "$x" 2>/dev/null
+		stop_group "$x"
 		x=
 	fi
 	if [ -f "$log" ]; then
