@@ -8,7 +8,7 @@
 #
 # The GPU benchmarks (bench/run-all.sh --names gpu: vk-cube-virgl) run in a
 # second boot, of the GPU guest (SYNCBRIDGE_VM_GPU=virgl, Mesa virgl); the
-# venus ones (--names venus: vk-release-venus) in a third, of the venus guest
+# venus ones (--names venus: vk-cube-venus, vk-release-venus) in a third, of the venus guest
 # (SYNCBRIDGE_VM_GPU=venus; nested in the plain guest here, ~3 min to boot).
 #
 # Absolute times under TCG mean little: every benchmark prints ratios taken
