@@ -30,8 +30,8 @@ xvk_open(struct xenv *e, char *why, size_t size)
 	if (ret == 0) {
 		e->GetMemoryFdKHR =
 			(PFN_vkGetMemoryFdKHR)vkGetDeviceProcAddr(e->vk.device, "vkGetMemoryFdKHR");
-		/* Mesa's venus: "Virtio-GPU Venus (<the host's device>)". */
-		if (strstr(e->vk.device_name, "Venus")) {
+		/* Mesa's venus, by its driverID (as the cube demo tells it). */
+		if (e->vk.driver_id == VK_DRIVER_ID_MESA_VENUS) {
 			xdrv_set_vulkan_name("venus");
 			e->vk_isolate = true;
 		}
