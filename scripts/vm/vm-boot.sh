@@ -63,8 +63,8 @@ main() {
 			IFS=$'\t' read -r -a f <<<"$l"
 			[ -z "$filter" ] || [[ ${f[0]} =~ ^($filter)$ ]] || continue
 			alone=
-			[[ ${f[1]} == *:alone ]] && alone=:alone
-			f=("${f[0]}" "$((${f[1]%:alone} * scale))$alone" "${wrap[@]}" "${f[@]:2}")
+			[[ ${f[1]} =~ (:alone|:onecpu)$ ]] && alone=${BASH_REMATCH[1]}
+			f=("${f[0]}" "$((${f[1]%$alone} * scale))$alone" "${wrap[@]}" "${f[@]:2}")
 			(IFS=$'\t'; printf '%s\n' "${f[*]}") >>"$sel"
 		done <"$list"
 		echo "vm-boot: $(grep -c . "$sel") programs selected${filter:+ by SYNCBRIDGE_VM_FILTER='$filter'}${wrap[0]:+, wrapped in '${wrap[*]}'}, limits x$scale"

@@ -31,7 +31,9 @@
 # LISTFILE: one test per line, fields separated by TABs:
 #   NAME<TAB>TIMEOUT_S<TAB>ARG0[<TAB>ARG1...]
 # NAME: [A-Za-z0-9][A-Za-z0-9._+-]*; TIMEOUT_S: whole seconds, 0 = no limit,
-# followed by ":alone" for a test that must have no other test beside it;
+# followed by ":alone" for a test that must have no other test beside it, or
+# ":onecpu" for one that runs alone with every guest CPU but the first taken
+# offline (tests that make the kernel live-patch its code, see batch.sh);
 # ARG0 is the program (a path, or a name looked up in PATH). Arguments are
 # taken literally (no quoting); they cannot be empty or contain TABs or
 # newlines. Blank lines and lines starting with '#' are ignored. The guest
@@ -180,7 +182,7 @@ venus)
 		# sum as below) + its boot under TCG in TCG.
 		outer_t=${timeout_s:-600}
 		if [ -z "$timeout_s" ] && [ -n "$listfile" ]; then
-			outer_t=$(awk -F'\t' 'NF >= 3 && $1 !~ /^#/ { sub(/:alone$/, "", $2); s += $2 + 5 } END { print s + 120 }' "$listfile")
+			outer_t=$(awk -F'\t' 'NF >= 3 && $1 !~ /^#/ { sub(/:(alone|onecpu)$/, "", $2); s += $2 + 5 } END { print s + 120 }' "$listfile")
 		fi
 		[ "$outer_t" = 0 ] || outer_t=$((outer_t + 300))
 		say "venus: no /dev/udmabuf here: the venus guest runs inside the plain guest"
@@ -432,6 +434,7 @@ if [ "$mode" = batch ]; then
 		[[ ${f[0]} =~ ^[A-Za-z0-9][A-Za-z0-9._+-]*$ ]] || die "$listfile:$lineno: bad test name '${f[0]}'"
 		verb=t
 		if [[ ${f[1]} == *:alone ]]; then verb=a; f[1]=${f[1]%:alone}; fi
+		if [[ ${f[1]} == *:onecpu ]]; then verb=o; f[1]=${f[1]%:onecpu}; fi
 		[[ ${f[1]} =~ ^[0-9]+$ ]] || die "$listfile:$lineno: bad timeout '${f[1]}'"
 		[ -z "${seen[${f[0]}]:-}" ] || die "$listfile:$lineno: test '${f[0]}' listed twice"
 		seen[${f[0]}]=1
