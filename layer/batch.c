@@ -310,7 +310,8 @@ sbl_work_wait(struct sbl_device *dev, struct sbl_work_wait *w)
 }
 
 void
-sbl_batch_finish_release(struct sbl_device *dev, struct sbl_batch *b, struct sbl_work_wait *w)
+sbl_batch_finish_release(struct sbl_device *dev, struct sbl_batch *b, struct sbl_work_wait *w,
+			 bool pool)
 {
 	if (!b->signal) {
 		if (b->cpu_release)
@@ -338,8 +339,10 @@ sbl_batch_finish_release(struct sbl_device *dev, struct sbl_batch *b, struct sbl
 	}
 	sb_trace("end layer.release_export %s", sb_trace_sync_file(fd).s);
 	/* The export reset the payload: the semaphore is reusable at once. */
-	sbl_semaphore_put(dev, b->signal);
-	b->signal = VK_NULL_HANDLE;
+	if (pool) {
+		sbl_semaphore_put(dev, b->signal);
+		b->signal = VK_NULL_HANDLE;
+	}
 
 	bool waited = false;
 	for (uint32_t i = 0; i < b->release.count; i++) {

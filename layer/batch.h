@@ -60,9 +60,11 @@ struct sbl_work_wait {
 void sbl_work_wait(struct sbl_device *dev, struct sbl_work_wait *w);
 
 /* After the driver accepted the submit and every wait of the batch has its
- * signal submitted (resolve.h): fence every released dma-buf. */
+ * signal submitted (resolve.h): fence every released dma-buf. `pool`: the
+ * exported semaphore goes back to the pool; otherwise it stays in b->signal
+ * for the caller (still in use by the batch: not to be destroyed yet). */
 void sbl_batch_finish_release(struct sbl_device *dev, struct sbl_batch *b,
-			      struct sbl_work_wait *w);
+			      struct sbl_work_wait *w, bool pool);
 /* Drop the memory references, and destroy b->wait / b->signal if still set
  * (never submitted, or the driver refused the submit). */
 void sbl_batch_finish(struct sbl_device *dev, struct sbl_batch *b);

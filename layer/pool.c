@@ -5,7 +5,9 @@
  * Semaphore life cycle: a release semaphore goes back to the pool right after
  * its SYNC_FD export ("exporting ... has the same side effects on the source
  * semaphore's payload as executing a semaphore wait operation", so it is
- * unsignalled again). An acquire semaphore is in use until its wait has
+ * unsignalled again). Not one whose export waited for a dependency
+ * (resolve.c): that one is destroyed once its batch is done (see
+ * sbl_resolve_finish for why). An acquire semaphore is in use until its wait has
  * executed: it rides with a fence of ours (the submit's own fence slot when
  * the app passed none, else an extra empty submit) and returns to the pool
  * once that fence signals (sbl_inflight_retire_locked).
@@ -99,7 +101,7 @@ sbl_inflight_retire_locked(struct sbl_device *dev)
 		bool ok = sbl_array_grow((void **)&dev->sem_pool, &dev->sem_pool_capacity,
 					 dev->sem_pool_count + f->count, sizeof(VkSemaphore));
 		for (uint32_t s = 0; s < f->count; s++) {
-			if (ok)
+			if (ok && !f->destroy)
 				dev->sem_pool[dev->sem_pool_count++] = f->semaphores[s];
 			else
 				dev->DestroySemaphore(dev->handle, f->semaphores[s], NULL);
@@ -116,14 +118,15 @@ sbl_inflight_retire_locked(struct sbl_device *dev)
 }
 
 bool
-sbl_inflight_add(struct sbl_device *dev, VkFence fence, VkSemaphore *sems, uint32_t count)
+sbl_inflight_add(struct sbl_device *dev, VkFence fence, VkSemaphore *sems, uint32_t count,
+		 bool destroy)
 {
 	pthread_mutex_lock(&dev->lock);
 	bool ok = sbl_array_grow((void **)&dev->inflight, &dev->inflight_capacity,
 				 dev->inflight_count + 1, sizeof(struct sbl_inflight));
 	if (ok)
 		dev->inflight[dev->inflight_count++] = (struct sbl_inflight){
-			.fence = fence, .semaphores = sems, .count = count,
+			.fence = fence, .semaphores = sems, .count = count, .destroy = destroy,
 		};
 	pthread_mutex_unlock(&dev->lock);
 	return ok;

@@ -14,6 +14,7 @@ struct sbl_inflight {
 	VkFence fence;
 	VkSemaphore *semaphores;
 	uint32_t count;
+	bool destroy; /* destroy the semaphores once the fence signals, not pool them */
 };
 
 /* A pooled (or new) semaphore, or VK_NULL_HANDLE when the driver refuses one. */
@@ -26,8 +27,10 @@ void sbl_semaphore_put(struct sbl_device *dev, VkSemaphore sem);
 VkFence sbl_fence_get(struct sbl_device *dev);
 VkFence sbl_fence_get_locked(struct sbl_device *dev);
 /* Hand `count` semaphores (the array is taken over on success) to `fence`,
- * which returns them to the pool once it signals; false when out of memory. */
-bool sbl_inflight_add(struct sbl_device *dev, VkFence fence, VkSemaphore *sems, uint32_t count);
+ * which returns them to the pool once it signals (or, with `destroy`,
+ * destroys them); false when out of memory. */
+bool sbl_inflight_add(struct sbl_device *dev, VkFence fence, VkSemaphore *sems, uint32_t count,
+		      bool destroy);
 /* Under dev->lock: move finished in-flight semaphores and fences back to the pools. */
 void sbl_inflight_retire_locked(struct sbl_device *dev);
 /* With the device gone from the store (and idle): destroy everything pooled

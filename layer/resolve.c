@@ -205,6 +205,7 @@ signal_submitted_locked(struct sbl_device *dev, VkSemaphore sem, uint64_t value,
 	if (t) {
 		if (value > t->submitted)
 			t->submitted = value;
+		dev->timeline_signals++;
 		return;
 	}
 	/* Binary: a new signal replaces any deferred one; a resolving batch
@@ -263,10 +264,12 @@ deferred_free(struct sbl_deferred *d)
 /*
  * The batch's waits that are not resolved, into a new deferred batch (NULL
  * when all are resolved, or out of memory: then it is treated as resolved,
- * as before this file existed, and said once).
+ * as before this file existed, and said once). With `force`, a deferred
+ * batch even when all are resolved (it resolves at once; see
+ * signalled_meanwhile_locked).
  */
 static struct sbl_deferred *
-defer_if_unresolved_locked(struct sbl_device *dev, const struct sbl_batch_sems *bs)
+defer_if_unresolved_locked(struct sbl_device *dev, const struct sbl_batch_sems *bs, bool force)
 {
 	struct sbl_deferred *d = NULL;
 
@@ -290,6 +293,13 @@ defer_if_unresolved_locked(struct sbl_device *dev, const struct sbl_batch_sems *
 				goto err_nomem;
 		}
 		d->waits[d->wait_count++] = w;
+	}
+	if (!d && force) {
+		d = calloc(1, sizeof(*d));
+		if (d)
+			d->waits = calloc(1, sizeof(*d->waits));
+		if (!d || !d->waits)
+			goto err_nomem;
 	}
 	if (!d)
 		return NULL;
@@ -319,10 +329,43 @@ err_nomem:
 /* ------------------------------------------------------------------------ */
 /* The submit's side                                                         */
 
+uint64_t
+sbl_resolve_epoch(struct sbl_device *dev)
+{
+	pthread_mutex_lock(&dev->lock);
+	uint64_t epoch = dev->timeline_signals;
+	pthread_mutex_unlock(&dev->lock);
+	return epoch;
+}
+
+/*
+ * Whether a batch with a release waits on a timeline that some call signalled
+ * while this submit was on its way down (since `epoch`). Then a layer below
+ * may have seen that signal after the batch, and count the batch as done
+ * before our export (sbl_resolve_finish, retire_signal): its release takes
+ * the deferred path, whose semaphore is destroyed after the batch instead of
+ * pooled.
+ */
+static bool
+signalled_meanwhile_locked(struct sbl_device *dev, const struct sbl_batch_sems *bs,
+			   const struct sbl_batch *b, uint64_t epoch)
+{
+	if (!b || !b->release.count || !b->signal || dev->timeline_signals == epoch)
+		return false;
+	for (uint32_t i = 0; i < bs->waits.count; i++) {
+		VkSemaphore sem;
+		uint64_t value;
+		sems_at(&bs->waits, i, &sem, &value);
+		if (sbl_map_get(&dev->timelines, (uint64_t)sem))
+			return true;
+	}
+	return false;
+}
+
 void
 sbl_resolve_submitted(struct sbl_device *dev, VkQueue queue, uint32_t count,
 		      const struct sbl_batch_sems *sems, struct sbl_batch *batches,
-		      struct sbl_ready *ready)
+		      uint64_t epoch, struct sbl_ready *ready)
 {
 	/* At most one fence per batch; without this array (out of memory) a
 	 * deferred release has no CPU-wait fallback, only its export. */
@@ -334,7 +377,9 @@ sbl_resolve_submitted(struct sbl_device *dev, VkQueue queue, uint32_t count,
 	while (*tail)
 		tail = &(*tail)->next;
 	for (uint32_t i = 0; i < count; i++) {
-		struct sbl_deferred *d = defer_if_unresolved_locked(dev, &sems[i]);
+		bool force = signalled_meanwhile_locked(dev, &sems[i], batches ? &batches[i] : NULL,
+							 epoch);
+		struct sbl_deferred *d = defer_if_unresolved_locked(dev, &sems[i], force);
 		if (!d) {
 			for (uint32_t s = 0; s < sems[i].signals.count; s++) {
 				VkSemaphore sem;
@@ -377,6 +422,45 @@ sbl_resolve_submitted(struct sbl_device *dev, VkQueue queue, uint32_t count,
 	free(fences);
 }
 
+/*
+ * A deferred release's semaphore is not pooled after its export: it is
+ * destroyed once its batch is done (d->fence). The spec makes the export a
+ * wait, so reusing it would be valid; but the export comes after the call
+ * that submitted the dependency, and by then a layer below may count the
+ * batch as done and its signal as no longer pending. Khronos validation
+ * does (its queue model retires a batch once its waits are signalled, and
+ * counts a SYNC_FD export as a wait only while the signal is pending): on
+ * venus, where a submit takes long enough for another thread's signal to
+ * land meanwhile, the next batch that signalled the reused semaphore was
+ * reported UNASSIGNED-CoreValidation-DrawState-QueueForwardProgress after 3
+ * of 6 rounds whose dependency was signalled after the batch went down.
+ * The same holds for a batch resolved by a signal that came while it was
+ * going down (signalled_meanwhile_locked sends it here). Without a fence
+ * (out of memory) the semaphore goes back to the pool as before.
+ */
+static void
+retire_signal(struct sbl_device *dev, struct sbl_deferred *d)
+{
+	if (!d->fence)
+		return;
+	VkSemaphore *sems = NULL;
+	if (d->b.signal) {
+		sems = malloc(sizeof(*sems));
+		if (sems)
+			sems[0] = d->b.signal;
+	}
+	if ((sems || !d->b.signal) && sbl_inflight_add(dev, d->fence, sems, sems ? 1 : 0, true)) {
+		if (sems)
+			d->b.signal = VK_NULL_HANDLE;
+		return;
+	}
+	free(sems);
+	/* Out of memory: wait for the batch here, then nothing is in use. */
+	dev->WaitForFences(dev->handle, 1, &d->fence, VK_TRUE, UINT64_MAX);
+	dev->DestroyFence(dev->handle, d->fence, NULL);
+	/* d->b.signal, if set, is destroyed by sbl_batch_finish. */
+}
+
 void
 sbl_resolve_finish(struct sbl_device *dev, struct sbl_ready *ready)
 {
@@ -390,11 +474,8 @@ sbl_resolve_finish(struct sbl_device *dev, struct sbl_ready *ready)
 			struct sbl_work_wait w = { .fence = d->fence };
 			if (!d->fence) /* no fence to wait on: the export must do */
 				w.done = true;
-			sbl_batch_finish_release(dev, &d->b, &w);
-			if (d->fence && !sbl_inflight_add(dev, d->fence, NULL, 0)) {
-				dev->WaitForFences(dev->handle, 1, &d->fence, VK_TRUE, UINT64_MAX);
-				dev->DestroyFence(dev->handle, d->fence, NULL);
-			}
+			sbl_batch_finish_release(dev, &d->b, &w, !d->fence);
+			retire_signal(dev, d);
 			sbl_batch_finish(dev, &d->b);
 		}
 		deferred_free(d);
@@ -553,7 +634,7 @@ QueueBindSparse(VkQueue queue, uint32_t count, const VkBindSparseInfo *infos, Vk
 	for (uint32_t i = 0; i < count; i++)
 		sbl_sems_from_bind_sparse(&infos[i], &sems[i]);
 	struct sbl_ready ready = { 0 };
-	sbl_resolve_submitted(dev, queue, count, sems, NULL, &ready);
+	sbl_resolve_submitted(dev, queue, count, sems, NULL, 0, &ready);
 	sbl_resolve_finish(dev, &ready);
 	if (sems != &one)
 		free(sems);

@@ -57,11 +57,16 @@ struct sbl_ready {
  * Releases that this submit resolved (its own or older ones) are added to
  * *ready. The caller still holds `queue` (it is inside a submit on it): a
  * deferred release gets a fence of ours submitted there for its CPU-wait
- * fallback.
+ * fallback. `epoch`: sbl_resolve_epoch() before the submit went down; a
+ * release batch that waits on a timeline signalled since is deferred too,
+ * and resolves at once.
  */
 void sbl_resolve_submitted(struct sbl_device *dev, VkQueue queue, uint32_t count,
 			   const struct sbl_batch_sems *sems, struct sbl_batch *batches,
-			   struct sbl_ready *ready);
+			   uint64_t epoch, struct sbl_ready *ready);
+/* The count of timeline signals recorded so far: taken before a submit goes
+ * down, handed to sbl_resolve_submitted() as `epoch`. */
+uint64_t sbl_resolve_epoch(struct sbl_device *dev);
 
 /* Export and attach the fences of every release in *ready, then free them. */
 void sbl_resolve_finish(struct sbl_device *dev, struct sbl_ready *ready);

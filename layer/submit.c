@@ -86,7 +86,7 @@ any_semaphore(const struct submit_in *in)
  */
 static void
 resolve_submitted(struct sbl_device *dev, const struct submit_in *in, struct sbl_batch *batches,
-		  struct sbl_ready *ready)
+		  uint64_t epoch, struct sbl_ready *ready)
 {
 	struct sbl_batch_sems one;
 	struct sbl_batch_sems *sems = in->count == 1 ? &one : calloc(in->count, sizeof(*sems));
@@ -101,7 +101,7 @@ resolve_submitted(struct sbl_device *dev, const struct submit_in *in, struct sbl
 		else
 			sbl_sems_from_submit2(&in->s2[i], &sems[i]);
 	}
-	sbl_resolve_submitted(dev, in->queue, in->count, sems, batches, ready);
+	sbl_resolve_submitted(dev, in->queue, in->count, sems, batches, epoch, ready);
 	if (sems != &one)
 		free(sems);
 }
@@ -112,7 +112,7 @@ passed_down(struct sbl_device *dev, const struct submit_in *in, bool track, VkRe
 {
 	if (res == VK_SUCCESS && track) {
 		struct sbl_ready ready = { 0 };
-		resolve_submitted(dev, in, NULL, &ready);
+		resolve_submitted(dev, in, NULL, 0, &ready);
 		sbl_resolve_finish(dev, &ready);
 	}
 	return res;
@@ -128,6 +128,7 @@ struct submit_plan {
 	bool any;                  /* some batch acquires or releases a dma-buf */
 	bool cpu_wait;             /* out of memory after the batches were prepared */
 	bool track;                /* tell resolve.c about the batches' semaphores */
+	uint64_t epoch;            /* sbl_resolve_epoch() before the submit went down */
 	uint32_t wait_count;       /* batches with an acquire semaphore */
 	const void *built;         /* the batches with ours added (scratch) */
 	/* Ours until handed over to the in-flight list (pool.c): */
@@ -367,7 +368,7 @@ after_submit(struct submit_plan *plan)
 		if (in->fence && dev->QueueSubmit(in->queue, 0, NULL, plan->ours) != VK_SUCCESS)
 			sbl_work_wait(dev, &queue_wait);
 		if (!queue_wait.done &&
-		    sbl_inflight_add(dev, plan->ours, plan->waits, plan->wait_count)) {
+		    sbl_inflight_add(dev, plan->ours, plan->waits, plan->wait_count, false)) {
 			plan->waits = NULL;
 			plan->ours = VK_NULL_HANDLE;
 			for (uint32_t i = 0; i < in->count; i++)
@@ -377,9 +378,9 @@ after_submit(struct submit_plan *plan)
 		}
 	}
 	if (plan->track)
-		resolve_submitted(dev, in, plan->batches, &ready);
+		resolve_submitted(dev, in, plan->batches, plan->epoch, &ready);
 	for (uint32_t i = 0; i < in->count; i++)
-		sbl_batch_finish_release(dev, &plan->batches[i], &queue_wait);
+		sbl_batch_finish_release(dev, &plan->batches[i], &queue_wait, true);
 	sbl_resolve_finish(dev, &ready);
 }
 
@@ -415,6 +416,8 @@ submit(struct sbl_device *dev, const struct submit_in *in, bool track)
 		res = submit_on_cpu(&plan);
 		goto out_plan;
 	}
+	if (plan.track)
+		plan.epoch = sbl_resolve_epoch(dev);
 	/* Our fence rides in the app's slot when it is free. */
 	res = call_next(dev, in, plan.built, in->fence ? in->fence : plan.ours);
 	if (res != VK_SUCCESS)
