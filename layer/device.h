@@ -140,8 +140,9 @@ struct sbl_device {
 	struct sbl_map binary_pending; /* binary VkSemaphore → id of the deferred batch signalling it */
 	struct sbl_deferred *deferred; /* batches with an unresolved wait, in submission order */
 	uint64_t deferred_next_id;
-	/* Timeline signals recorded so far (resolve.c, sbl_resolve_epoch). */
-	uint64_t timeline_signals;
+	/* Timeline signals recorded so far (resolve.c, sbl_resolve_epoch):
+	 * written under the lock, read without it before a submit goes down. */
+	_Atomic uint64_t timeline_signals;
 	/* How many entries timelines has: read without the lock by every
 	 * submit (resolve.c, sbl_resolve_active). */
 	atomic_uint timeline_count;

@@ -5,9 +5,10 @@
  * Semaphore life cycle: a release semaphore goes back to the pool right after
  * its SYNC_FD export ("exporting ... has the same side effects on the source
  * semaphore's payload as executing a semaphore wait operation", so it is
- * unsignalled again). Not one whose export waited for a dependency
- * (resolve.c): that one is destroyed once its batch is done (see
- * sbl_resolve_finish for why). An acquire semaphore is in use until its wait has
+ * unsignalled again). Not one exported after the signal its batch waited
+ * for (a deferred release, or one whose timeline was signalled while its
+ * submit went down): that one is destroyed once its batch is done
+ * (resolve.c, retire_signal says why). An acquire semaphore is in use until its wait has
  * executed: it rides with a fence of ours (the submit's own fence slot when
  * the app passed none, else an extra empty submit) and returns to the pool
  * once that fence signals (sbl_inflight_retire_locked).

@@ -205,7 +205,7 @@ signal_submitted_locked(struct sbl_device *dev, VkSemaphore sem, uint64_t value,
 	if (t) {
 		if (value > t->submitted)
 			t->submitted = value;
-		dev->timeline_signals++;
+		atomic_fetch_add_explicit(&dev->timeline_signals, 1, memory_order_relaxed);
 		return;
 	}
 	/* Binary: a new signal replaces any deferred one; a resolving batch
@@ -332,10 +332,9 @@ err_nomem:
 uint64_t
 sbl_resolve_epoch(struct sbl_device *dev)
 {
-	pthread_mutex_lock(&dev->lock);
-	uint64_t epoch = dev->timeline_signals;
-	pthread_mutex_unlock(&dev->lock);
-	return epoch;
+	/* No lock on the submit path: the count only has to have moved by the
+	 * time sbl_resolve_submitted compares it, under the lock. */
+	return atomic_load_explicit(&dev->timeline_signals, memory_order_relaxed);
 }
 
 /*
@@ -350,7 +349,8 @@ static bool
 signalled_meanwhile_locked(struct sbl_device *dev, const struct sbl_batch_sems *bs,
 			   const struct sbl_batch *b, uint64_t epoch)
 {
-	if (!b || !b->release.count || !b->signal || dev->timeline_signals == epoch)
+	if (!b || !b->release.count || !b->signal ||
+	    atomic_load_explicit(&dev->timeline_signals, memory_order_relaxed) == epoch)
 		return false;
 	for (uint32_t i = 0; i < bs->waits.count; i++) {
 		VkSemaphore sem;
