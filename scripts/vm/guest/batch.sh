@@ -66,6 +66,18 @@ run() {
 				echo "vm: timed out: task ${t##*/} $('$bb' cat $t/comm 2>/dev/null), state $('$bb' cut -d" " -f3 $t/stat 2>/dev/null), in $('$bb' cat $t/wchan 2>/dev/null):"
 				'$bb' cat $t/stack 2>/dev/null
 			done >>"$4" 2>&1
+			# And each thread'"'"'s user stack, where the root has gdb (a
+			# hang in a futex says nothing without it). Every process of
+			# the test'"'"'s group; gdb gets 60 s, symbols load slowly in TCG.
+			if [ -x /usr/bin/gdb ] && [ "${SYNCBRIDGE_VM_GDB:-1}" != 0 ]; then
+				for p in /proc/[0-9]*; do
+					[ "$('$bb' cut -d" " -f5 $p/stat 2>/dev/null)" = "$2" ] || continue
+					echo "vm: timed out: user stacks of process ${p##*/} ($('$bb' cat $p/comm 2>/dev/null)):"
+					'$bb' timeout 60 /usr/bin/gdb -p "${p##*/}" -batch -nx -q \
+						-ex "thread apply all bt 40" 2>&1 </dev/null |
+						'$bb' grep -v "^\[New LWP\|^\[Thread debugging\|^Using host libthread_db"
+				done >>"$4" 2>&1
+			fi
 			'$bb' kill -TERM -"$2" 2>/dev/null
 			'$bb' sleep 2
 			'$bb' kill -KILL -"$2" 2>/dev/null' sh "$limit" "$pid" "$d/timed-out.$name" "$R/$name.log" 3>&- &
