@@ -61,6 +61,12 @@ struct worker {
 	int vgem;
 	int64_t deadline;
 	long iterations, acquire_races, release_races, errors;
+	/* Its objects, destroyed by main once every thread is done (below). */
+	struct vkt mine;
+	bool have_pool, have_cycle;
+	struct tbvk_cycle c;
+	VkFence fence;
+	VkSemaphore timeline, chained;
 };
 
 static VkResult
@@ -126,23 +132,26 @@ worker_main(void *arg)
 	struct worker *w = arg;
 	struct vkt *t = w->dev->t;
 	/* Each thread: its own pool, so recording is truly concurrent. */
-	struct vkt mine = *t;
+	w->mine = *t;
+	struct vkt *mine = &w->mine;
 	VkCommandPoolCreateInfo pci = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
 		.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
 		.queueFamilyIndex = t->family,
 	};
-	if (vkCreateCommandPool(t->device, &pci, NULL, &mine.pool) != VK_SUCCESS) {
+	if (vkCreateCommandPool(t->device, &pci, NULL, &mine->pool) != VK_SUCCESS) {
 		w->errors++;
 		return NULL;
 	}
+	w->have_pool = true;
 
-	struct tbvk_cycle c;
-	tbvk_cycle_create(&mine, w->vgem, SIZE, &c);
-	VkFence fence = vkt_fence(&mine);
+	struct tbvk_cycle *c = &w->c;
+	tbvk_cycle_create(mine, w->vgem, SIZE, c);
+	w->have_cycle = true;
+	VkFence fence = w->fence = vkt_fence(mine);
 	bool wbs = w->opt->signal == TBVK_SIGNAL_SAME_THREAD;
-	VkSemaphore timeline = wbs ? vkt_timeline(&mine, 0) : VK_NULL_HANDLE;
-	VkSemaphore chained = wbs ? vkt_timeline(&mine, 0) : VK_NULL_HANDLE;
+	VkSemaphore timeline = w->timeline = wbs ? vkt_timeline(mine, 0) : VK_NULL_HANDLE;
+	VkSemaphore chained = w->chained = wbs ? vkt_timeline(mine, 0) : VK_NULL_HANDLE;
 
 	while ((w->iterations < MIN_ITERATIONS || now_ns() < w->deadline) && !w->errors) {
 		uint8_t a = (uint8_t)(w->index * 64 + (w->iterations * 2) % 60 + 1);
@@ -150,37 +159,37 @@ worker_main(void *arg)
 
 		/* acquire */
 		uint32_t fence_id;
-		if (sbk_vgem_fence_attach(w->vgem, c.buf.handle, true, &fence_id) < 0) {
+		if (sbk_vgem_fence_attach(w->vgem, c->buf.handle, true, &fence_id) < 0) {
 			w->errors++;
 			break;
 		}
 		struct tbvk_rec rec;
-		tbvk_begin(&mine, w->opt, true, &rec);
-		tbvk_acquire(&mine, w->opt, tbvk_cmd(&rec), &c.sh, VK_ACCESS_TRANSFER_READ_BIT);
-		tbvk_copy_from_shared(tbvk_cmd(&rec), &c.sh, &c.dst);
+		tbvk_begin(mine, w->opt, true, &rec);
+		tbvk_acquire(mine, w->opt, tbvk_cmd(&rec), &c->sh, VK_ACCESS_TRANSFER_READ_BIT);
+		tbvk_copy_from_shared(tbvk_cmd(&rec), &c->sh, &c->dst);
 		vkt_host_read_barrier(tbvk_cmd(&rec));
-		tbvk_end(&mine, &rec);
+		tbvk_end(mine, &rec);
 		if (locked_submit(w, rec.primary, fence) != VK_SUCCESS)
 			w->errors++;
 		/* The control: let the unsynchronised copy finish first (header). */
 		if (w->opt->control &&
 		    vkWaitForFences(t->device, 1, &fence, VK_TRUE, 20ull * 1000000000) != VK_SUCCESS)
 			w->errors++;
-		memset(c.buf.map, a, SIZE);
+		memset(c->buf.map, a, SIZE);
 		sbk_vgem_fence_signal(w->vgem, fence_id);
 		if (vkWaitForFences(t->device, 1, &fence, VK_TRUE, 20ull * 1000000000) != VK_SUCCESS)
 			w->errors++;
 		vkResetFences(t->device, 1, &fence);
-		if (vkt_count_bytes(c.dst.map, SIZE, a) != SIZE)
+		if (vkt_count_bytes(c->dst.map, SIZE, a) != SIZE)
 			w->acquire_races++;
-		tbvk_rec_free(&mine, &rec);
+		tbvk_rec_free(mine, &rec);
 
 		/* release */
-		memset(c.src.map, b, SIZE);
-		tbvk_begin(&mine, w->opt, true, &rec);
-		tbvk_copy_to_shared(tbvk_cmd(&rec), &c.src, &c.sh);
-		tbvk_release(&mine, w->opt, tbvk_cmd(&rec), &c.sh, VK_ACCESS_TRANSFER_WRITE_BIT);
-		tbvk_end(&mine, &rec);
+		memset(c->src.map, b, SIZE);
+		tbvk_begin(mine, w->opt, true, &rec);
+		tbvk_copy_to_shared(tbvk_cmd(&rec), &c->src, &c->sh);
+		tbvk_release(mine, w->opt, tbvk_cmd(&rec), &c->sh, VK_ACCESS_TRANSFER_WRITE_BIT);
+		tbvk_end(mine, &rec);
 		uint64_t value = (uint64_t)w->iterations + 1;
 		bool chain = wbs && w->iterations % 2;
 		if (chain && locked_submit_chain(w, timeline, chained, value) != VK_SUCCESS)
@@ -190,32 +199,47 @@ worker_main(void *arg)
 			w->errors++;
 		if (wbs && signal_timeline(w, timeline, value) != VK_SUCCESS)
 			w->errors++;
-		struct pollfd pfd = { .fd = c.buf.fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = c->buf.fd, .events = POLLIN };
 		poll(&pfd, 1, 10000);
-		if (vkt_count_bytes(c.buf.map, SIZE, b) != SIZE)
+		if (vkt_count_bytes(c->buf.map, SIZE, b) != SIZE)
 			w->release_races++;
 		if (vkWaitForFences(t->device, 1, &fence, VK_TRUE, 20ull * 1000000000) != VK_SUCCESS)
 			w->errors++;
 		vkResetFences(t->device, 1, &fence);
-		tbvk_rec_free(&mine, &rec);
+		tbvk_rec_free(mine, &rec);
 		w->iterations++;
 	}
 
-	/* The fence covers the release only: the chain batch before it may
-	 * still be referenced by the driver's submit thread (the control
-	 * crashed in libc, inside lavapipe, destroying the semaphores without
-	 * this). */
-	pthread_mutex_lock(&w->dev->queue_lock);
-	vkQueueWaitIdle(t->queue);
-	pthread_mutex_unlock(&w->dev->queue_lock);
-	vkDestroyFence(t->device, fence, NULL);
-	if (timeline) {
-		vkDestroySemaphore(t->device, timeline, NULL);
-		vkDestroySemaphore(t->device, chained, NULL);
-	}
-	tbvk_cycle_destroy(&mine, &c);
-	vkDestroyCommandPool(t->device, mine.pool, NULL);
+	/* Nothing is destroyed here: main does it after every thread has
+	 * ended and the queues are idle (worker_finish). A vkQueueWaitIdle here
+	 * (with the app's queue mutex held, as Vulkan requires) deadlocked
+	 * once under ASan in CI: the other thread of the device had just
+	 * submitted its chain batch, which waits on that thread's timeline,
+	 * and was blocked on the mutex to submit the release it signals the
+	 * timeline after; the wait-idle waited for that signal for ever. The
+	 * fence alone is not enough either: it covers the release, and the
+	 * chain batch before it may still be referenced by the driver's
+	 * submit thread (the control crashed in libc, inside lavapipe,
+	 * destroying the semaphores right after the fence). */
 	return NULL;
+}
+
+/* A worker's objects, once no thread submits any more and its queue is idle. */
+static void
+worker_finish(struct worker *w)
+{
+	VkDevice device = w->dev->t->device;
+
+	if (w->fence)
+		vkDestroyFence(device, w->fence, NULL);
+	if (w->timeline)
+		vkDestroySemaphore(device, w->timeline, NULL);
+	if (w->chained)
+		vkDestroySemaphore(device, w->chained, NULL);
+	if (w->have_cycle)
+		tbvk_cycle_destroy(&w->mine, &w->c);
+	if (w->have_pool)
+		vkDestroyCommandPool(device, w->mine.pool, NULL);
 }
 
 int
@@ -254,6 +278,10 @@ main(int argc, char **argv)
 		races += w[i].acquire_races + w[i].release_races;
 	}
 	sb_test_note("%ld iterations in %.1f s, %ld races", total, seconds, races);
+	for (int i = 0; i < 2; i++)
+		vkQueueWaitIdle(devs[i].t->queue);
+	for (int i = 0; i < THREADS; i++)
+		worker_finish(&w[i]);
 	if (!opt.control)
 		CHECK_EQ(races, 0, "no thread ever saw unsynchronised data");
 	else
