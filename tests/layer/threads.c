@@ -61,9 +61,10 @@ struct worker {
 	int vgem;
 	int64_t deadline;
 	long iterations, acquire_races, release_races, errors;
-	/* Its objects, destroyed by main once every thread is done (below). */
+	/* Its objects, destroyed by main once every thread is done (below);
+	 * mine.pool is its own pool, null until made, and the cycle exists
+	 * with it (tbvk_cycle_create succeeds or ends the test). */
 	struct vkt mine;
-	bool have_pool, have_cycle;
 	struct tbvk_cycle c;
 	VkFence fence;
 	VkSemaphore timeline, chained;
@@ -133,6 +134,7 @@ worker_main(void *arg)
 	struct vkt *t = w->dev->t;
 	/* Each thread: its own pool, so recording is truly concurrent. */
 	w->mine = *t;
+	w->mine.pool = VK_NULL_HANDLE;
 	struct vkt *mine = &w->mine;
 	VkCommandPoolCreateInfo pci = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -140,14 +142,13 @@ worker_main(void *arg)
 		.queueFamilyIndex = t->family,
 	};
 	if (vkCreateCommandPool(t->device, &pci, NULL, &mine->pool) != VK_SUCCESS) {
+		mine->pool = VK_NULL_HANDLE;
 		w->errors++;
 		return NULL;
 	}
-	w->have_pool = true;
 
 	struct tbvk_cycle *c = &w->c;
 	tbvk_cycle_create(mine, w->vgem, SIZE, c);
-	w->have_cycle = true;
 	VkFence fence = w->fence = vkt_fence(mine);
 	bool wbs = w->opt->signal == TBVK_SIGNAL_SAME_THREAD;
 	VkSemaphore timeline = w->timeline = wbs ? vkt_timeline(mine, 0) : VK_NULL_HANDLE;
@@ -236,10 +237,10 @@ worker_finish(struct worker *w)
 		vkDestroySemaphore(device, w->timeline, NULL);
 	if (w->chained)
 		vkDestroySemaphore(device, w->chained, NULL);
-	if (w->have_cycle)
+	if (w->mine.pool) {
 		tbvk_cycle_destroy(&w->mine, &w->c);
-	if (w->have_pool)
 		vkDestroyCommandPool(device, w->mine.pool, NULL);
+	}
 }
 
 int
