@@ -42,7 +42,9 @@
  *   --screenshot DIR     write DIR/last.png at exit, and with --screenshot-every N
  *                        DIR/frame-NNNNNN.png every N repaints that drew windows
  *   --ping-timeout-ms N  xdg_wm_base: disconnect a client that leaves a ping
- *                        unanswered this long (error "unresponsive"; default 5000)
+ *                        unanswered this long (error "unresponsive"). Without it a
+ *                        ping unanswered for 5000 ms only marks the client not
+ *                        responding (a line on stderr, and one when it answers)
  *   --ready-fd FD        write the socket name and a newline to FD once listening
  *   -v                   print one line per buffer use: "used ... acquire=STATE
  *                        [of=commit-snapshot] sync=PROTOCOL", STATE the acquire
@@ -130,6 +132,7 @@ main(int argc, char **argv)
 	struct wl_event_source *sig[2];
 	struct run run = { 0 };
 	struct sb_wl_server_stats stats;
+	struct wlc_ping_stats pings;
 
 	/* --renderer's words, in enum wlc_render_mode's order */
 	static const char *const renderers[] = { "none", "auto", "gl", "cpu", NULL };
@@ -154,7 +157,7 @@ main(int argc, char **argv)
 		{ "repaint-hz", DEMO_OPT_INT, &opt.repaint_hz, 0, 1000 },
 		{ "screenshot", DEMO_OPT_STRING, &opt.screenshot_dir },
 		{ "screenshot-every", DEMO_OPT_UINT, &opt.screenshot_every, 0, UINT32_MAX },
-		{ "ping-timeout-ms", DEMO_OPT_INT, &opt.ping_timeout_ms, 0, 3600000 },
+		{ "ping-timeout-ms", DEMO_OPT_INT, &opt.ping_timeout_ms, 1, 3600000 },
 		{ "ready-fd", DEMO_OPT_INT, &ready_fd, 0, 65535 },
 		{ "verbose", DEMO_OPT_FLAG, &opt.verbose, .short_name = 'v' },
 		{ NULL },
@@ -167,6 +170,7 @@ main(int argc, char **argv)
 	if (demo_opt_parse("syncbridge-wl-compositor", argc, argv, opts, usage, 0) < 0)
 		return 2;
 	opt.renderer = (enum wlc_render_mode)renderer;
+	opt.ping_disconnect = opt.ping_timeout_ms > 0; /* given: disconnect */
 	for (size_t i = 0; i < sizeof(flag_bits) / sizeof(flag_bits[0]); i++)
 		if (flag_set[i])
 			opt.helper_flags |= flag_bits[i];
@@ -229,6 +233,10 @@ main(int argc, char **argv)
 			"%" PRIu64 " repaints, %" PRIu64 " clients over the limit\n",
 		wlc_comp_get_commits(comp), stats.commits_deferred, wlc_comp_get_repaints(comp),
 		stats.clients_over_limit);
+	wlc_comp_get_ping_stats(comp, &pings);
+	fprintf(stderr, "compositor: %" PRIu64 " pings, %" PRIu64 " answered (the longest wait %" PRId64
+			" ms), %" PRIu64 " times a client was marked not responding\n",
+		pings.sent, pings.answered, pings.longest_wait_ms, pings.not_responding);
 	wl_event_source_remove(sig[0]);
 	wl_event_source_remove(sig[1]);
 	wl_event_source_remove(run.grace);

@@ -113,8 +113,10 @@ struct wlc_comp_options {
 	const char *screenshot_dir;
 	unsigned screenshot_every;
 	/* xdg_wm_base: a client that leaves a ping unanswered this long is
-	 * disconnected (0: 5000 ms). */
+	 * marked not responding (0: 5000 ms; wlc_shell.c), and with
+	 * ping_disconnect disconnected (error "unresponsive"). */
 	int ping_timeout_ms;
+	bool ping_disconnect;
 	/*
 	 * Keep each surface's current commit until a newer buffer replaces it
 	 * (as a compositor that keeps showing it does), instead of releasing it
@@ -152,6 +154,13 @@ bool wlc_comp_close_windows(struct wlc_comp *comp);
 /* Commits applied with a buffer, and repaints, so far. */
 uint64_t wlc_comp_get_commits(const struct wlc_comp *comp);
 uint64_t wlc_comp_get_repaints(const struct wlc_comp *comp);
+/* xdg_wm_base pings so far, over every client. */
+struct wlc_ping_stats {
+	uint64_t sent, answered;
+	uint64_t not_responding;  /* times a client was marked not responding */
+	int64_t longest_wait_ms;  /* the longest a ping waited for its pong */
+};
+void wlc_comp_get_ping_stats(const struct wlc_comp *comp, struct wlc_ping_stats *out);
 /* "gl", "cpu" or "none": what draws the output. */
 const char *wlc_comp_get_renderer_name(const struct wlc_comp *comp);
 /* Write the output image as a PNG now; 0 or -errno (-ENODEV: no renderer). */

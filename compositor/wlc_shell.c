@@ -10,7 +10,13 @@
  *    window for long (wl-copy serves the clipboard for as long as it owns it,
  *    with a short-lived surface only to get the focus, and has no ping
  *    listener then) is not a window that can hang, and was ended 5 s in.
- *    A ping unanswered for ping_timeout_ms ends the client with
+ *    A ping unanswered for ping_timeout_ms marks the client not responding
+ *    (a line on stderr; no new ping until it answers, and a line when it
+ *    does), as mutter, KWin and Weston do: they tell the user and leave the
+ *    ending to them. A client's main loop can be held up that long by work
+ *    that ends: GTK 4 compiling its GL renderer's shaders in the TCG guest
+ *    took over 5 s on a slow host, and was ended in the middle. Only with
+ *    opt.ping_disconnect (the --ping-timeout-ms option) is it ended, with
  *    xdg_wm_base.error.unresponsive ("The “unresponsive” error is provided
  *    for compositors that wish to disconnect unresponsive clients").
  *  - toplevels: every configure says "activated"; maximized and fullscreen
@@ -42,10 +48,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 
+#include "clock.h" /* now_ns() */
 #include "wlc_shell_internal.h"
 #include "xdg-shell-server-protocol.h"
 
@@ -382,6 +390,15 @@ ping_timeout_ms(const struct wlc_shell *shell)
 	return shell->comp->opt.ping_timeout_ms > 0 ? shell->comp->opt.ping_timeout_ms : DEFAULT_PING_TIMEOUT_MS;
 }
 
+static int
+client_pid(const struct wm_base *b)
+{
+	pid_t pid = 0;
+
+	wl_client_get_credentials(wl_resource_get_client(b->resource), &pid, NULL, NULL);
+	return (int)pid;
+}
+
 /* The next ping, ping_timeout_ms / 2 after the last pong. */
 static void
 base_arm_next_ping(struct wm_base *b)
@@ -397,6 +414,8 @@ base_ping(struct wm_base *b)
 	b->ping_serial = wl_display_next_serial(b->shell->comp->display);
 	b->ping_pending = true;
 	b->ping_rechecks = 0;
+	b->ping_sent_ns = now_ns();
+	b->shell->pings.sent++;
 	xdg_wm_base_send_ping(b->resource, b->ping_serial);
 	/*
 	 * The client's time starts when the ping is on its socket: send it now,
@@ -434,9 +453,20 @@ base_ping_timer(void *data)
 			wl_event_source_timer_update(b->ping_timer, 1);
 			return 0;
 		}
-		b->unresponsive = true;
-		wl_resource_post_error(b->resource, XDG_WM_BASE_ERROR_UNRESPONSIVE,
-				       "ping %u unanswered for %d ms", b->ping_serial, ping_timeout_ms(b->shell));
+		if (b->shell->comp->opt.ping_disconnect) {
+			b->unresponsive = true;
+			wl_resource_post_error(b->resource, XDG_WM_BASE_ERROR_UNRESPONSIVE,
+					       "ping %u unanswered for %d ms", b->ping_serial,
+					       ping_timeout_ms(b->shell));
+			return 0;
+		}
+		/* Marked once; the pong (base_pong()) clears it and pings on. */
+		if (!b->not_responding) {
+			b->not_responding = true;
+			b->shell->pings.not_responding++;
+			fprintf(stderr, "compositor: client %d not responding: ping %u unanswered for %d ms\n",
+				client_pid(b), b->ping_serial, ping_timeout_ms(b->shell));
+		}
 		return 0;
 	}
 	if (!wl_list_empty(&b->surfaces))
@@ -453,6 +483,15 @@ base_pong(struct wl_client *client, struct wl_resource *res, uint32_t serial)
 	if (!b->ping_pending || serial != b->ping_serial)
 		return;
 	b->ping_pending = false;
+	int64_t waited_ms = (now_ns() - b->ping_sent_ns) / 1000000;
+	b->shell->pings.answered++;
+	if (waited_ms > b->shell->pings.longest_wait_ms)
+		b->shell->pings.longest_wait_ms = waited_ms;
+	if (b->not_responding) {
+		b->not_responding = false;
+		fprintf(stderr, "compositor: client %d responding again: ping %u answered after %lld ms\n",
+			client_pid(b), serial, (long long)waited_ms);
+	}
 	if (wl_list_empty(&b->surfaces))
 		wl_event_source_timer_update(b->ping_timer, 0);
 	else
@@ -578,6 +617,12 @@ base_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 }
 
 /* ---- the global --------------------------------------------------------------------- */
+
+void
+wlc_comp_get_ping_stats(const struct wlc_comp *comp, struct wlc_ping_stats *out)
+{
+	*out = comp->shell ? comp->shell->pings : (struct wlc_ping_stats){ 0 };
+}
 
 struct wlc_shell *
 wlc_shell_create(struct wlc_comp *comp)

@@ -32,6 +32,7 @@ struct wlc_shell {
 	struct wl_list toplevels; /* toplevel.link */
 	struct wl_list popups;    /* popup.link */
 	unsigned placed;          /* toplevels placed so far: the cascade */
+	struct wlc_ping_stats pings;
 };
 
 /* One bound xdg_wm_base. */
@@ -43,7 +44,9 @@ struct wm_base {
 	uint32_t ping_serial;
 	bool ping_pending;
 	int ping_rechecks;    /* base_ping_timer(): looks for a pong sent but unread */
-	bool unresponsive;
+	int64_t ping_sent_ns; /* now_ns() at the pending ping */
+	bool not_responding;  /* the pending ping is past the timeout (no disconnect) */
+	bool unresponsive;    /* disconnected for it (opt.ping_disconnect) */
 };
 
 struct positioner_rules {

@@ -17,6 +17,9 @@ Passes when:
     --c N frames, wayland-info at once), and printed no protocol error,
     assertion, "not supported" or crash;
   - the compositor was alive until we stopped it and exits 0;
+  - the client answered its xdg_wm_base pings (at least one, where it was
+    sent two or more); a late answer is fine: the compositor only marks a
+    client that is 5 s late not responding, as desktop compositors do;
   - it applied at least --min-commits commits with a buffer (its -v "used"
     lines), with --sync v1|syncobj at least that many through that protocol;
   - some screenshot taken while the client ran shows at least --min-pixels
@@ -256,6 +259,15 @@ def main(argv):
                    + (f" (got: {bad[0]!r})" if bad else ""))
     check(alive, "the compositor was alive until the client was done")
     check(crc == 0, f"the compositor exited with status {crc} on SIGTERM")
+    # The compositor marks a client that leaves a ping unanswered for 5 s not
+    # responding and keeps it, as desktop compositors do (GTK 4 compiling its
+    # shaders under TCG held its main loop that long); one that never answers
+    # any of its pings is broken.
+    m = re.search(r"(\d+) pings, (\d+) answered \(the longest wait (\d+) ms\)", clog)
+    if m and int(m.group(1)) >= 2:
+        sent, answered, longest = (int(g) for g in m.groups())
+        check(answered >= 1, f"{name} answered {answered} of the {sent} pings sent to it "
+                             f"(the longest wait {longest} ms)")
     if args.min_commits:
         check(len(used) >= args.min_commits,
               f"{len(used)} commits with a buffer applied (at least {args.min_commits})")

@@ -384,7 +384,7 @@ comp_surface_again(struct lookup *l)
 /* ---- main ------------------------------------------------------------------------------ */
 
 static void
-start(struct wlt_comp *w, int ping_ms)
+start(struct wlt_comp *w, int ping_ms, bool ping_disconnect)
 {
 	struct wlt_devices d = { .vgem = -1, .vgem_render = -1, .client_drm = -1, .comp_drm = -1 };
 	struct wlc_comp_options opt;
@@ -393,6 +393,7 @@ start(struct wlt_comp *w, int ping_ms)
 
 	wlt_comp_options_init(&opt, &d, 0);
 	opt.ping_timeout_ms = ping_ms;
+	opt.ping_disconnect = ping_disconnect;
 	r = wlt_comp_start(w, &opt);
 	REQUIRE(r == 0, "compositor: %s", strerror(-r));
 	comp = w;
@@ -405,10 +406,10 @@ start(struct wlt_comp *w, int ping_ms)
 int
 main(int argc, char **argv)
 {
-	static struct wlt_comp main_comp, ping_comp; /* large: not on the stack */
+	static struct wlt_comp main_comp, ping_comp, mark_comp; /* large: not on the stack */
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	start(&main_comp, 0);
+	start(&main_comp, 0, false);
 
 	xdgt_cases();
 	xdgt_errors();
@@ -416,9 +417,14 @@ main(int argc, char **argv)
 	xdgt_fds();
 	wlt_comp_stop(&main_comp);
 
-	start(&ping_comp, PING_MS);
+	start(&ping_comp, PING_MS, true);
 	xdgt_pings();
 	wlt_comp_stop(&ping_comp);
+
+	/* the default: a late client is marked, not ended */
+	start(&mark_comp, PING_MS, false);
+	xdgt_ping_marks();
+	wlt_comp_stop(&mark_comp);
 
 	sb_test_checks += xdgt_checks;
 	sb_test_failures += xdgt_failures;

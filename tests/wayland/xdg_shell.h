@@ -92,6 +92,7 @@ extern int xdgt_checks, xdgt_failures;
 void xdgt_cases(void);
 void xdgt_errors(void);
 void xdgt_pings(void);
+void xdgt_ping_marks(void);
 void xdgt_fds(void);
 
 #endif

@@ -377,6 +377,64 @@ case_ping_compositor_stalled(void)
 	xc_disconnect(&x);
 }
 
+/*
+ * The compositor's default (no ping_disconnect, as mutter, KWin and Weston):
+ * a client that leaves a ping unanswered past the timeout is marked not
+ * responding and stays; no new ping while that one waits; its late pong
+ * clears the mark and the pings go on. GTK 4 held its main loop over 5 s
+ * compiling shaders in the TCG guest and was ended for it (CI, 2026-12-07).
+ */
+static void
+read_ping_stats(void *data)
+{
+	wlc_comp_get_ping_stats(comp->comp, data);
+}
+
+static void
+case_ping_late(void)
+{
+	struct wlc_ping_stats st0, st1, st2;
+	struct xc x;
+	struct win w;
+	int pings;
+
+	wlt_comp_call(comp, read_ping_stats, &st0);
+	connect_pong = NO_PONG;
+	xc_connect(&x, 0);
+	connect_pong = PONG;
+	win_xdg(&x, &w);
+	wlt_dispatch_for(&x.c, 4 * PING_MS * WLT_MS);
+	REQUIRE(x.pings >= 1, "late: a ping once it has an xdg_surface");
+	expect_ok(&x, "late: a client past the ping timeout stays connected");
+	CHECK(x.pings == 1, "late: no new ping while one waits (%d in %d ms)", x.pings, 4 * PING_MS);
+	wlt_comp_call(comp, read_ping_stats, &st1);
+	CHECK(st1.not_responding == st0.not_responding + 1, "late: marked not responding once (%llu times)",
+	      (unsigned long long)(st1.not_responding - st0.not_responding));
+	CHECK(st1.answered == st0.answered, "late: no pong counted");
+
+	xdg_wm_base_pong(x.base, x.last_ping);
+	x.pong = PONG;
+	pings = x.pings;
+	wlt_dispatch_for(&x.c, 3 * PING_MS * WLT_MS);
+	expect_ok(&x, "late: still connected after its late pong");
+	CHECK(x.pings >= pings + 2, "late: pinged again after its pong (%d more in %d ms)", x.pings - pings,
+	      3 * PING_MS);
+	wlt_comp_call(comp, read_ping_stats, &st2);
+	CHECK(st2.not_responding == st1.not_responding, "late: answering pings, not marked again");
+	CHECK(st2.longest_wait_ms >= 3 * PING_MS, "late: its wait counted (the longest: %lld ms)",
+	      (long long)st2.longest_wait_ms);
+	win_destroy(&w);
+	xc_disconnect(&x);
+}
+
+void
+xdgt_ping_marks(void)
+{
+	case_ping_late();
+	case_ping_answered();
+	XDGT_FLUSH();
+}
+
 /* ---- fds ----------------------------------------------------------------------------- */
 
 /* This process's fds once the compositor thread has closed what went (unchanged for 50 ms). */
