@@ -14,8 +14,8 @@
  *    (a line on stderr; no new ping until it answers, and a line when it
  *    does), as mutter, KWin and Weston do: they tell the user and leave the
  *    ending to them. A client's main loop can be held up that long by work
- *    that ends: GTK 4 compiling its GL renderer's shaders in the TCG guest
- *    took over 5 s on a slow host, and was ended in the middle. Only with
+ *    that ends: gtk4-widget-factory, before its first frame in the TCG guest
+ *    on a slow host, was ended in the middle (CI, 2026-12-07). Only with
  *    opt.ping_disconnect (the --ping-timeout-ms option) is it ended, with
  *    xdg_wm_base.error.unresponsive ("The “unresponsive” error is provided
  *    for compositors that wish to disconnect unresponsive clients").

@@ -381,8 +381,8 @@ case_ping_compositor_stalled(void)
  * The compositor's default (no ping_disconnect, as mutter, KWin and Weston):
  * a client that leaves a ping unanswered past the timeout is marked not
  * responding and stays; no new ping while that one waits; its late pong
- * clears the mark and the pings go on. GTK 4 held its main loop over 5 s
- * compiling shaders in the TCG guest and was ended for it (CI, 2026-12-07).
+ * clears the mark and the pings go on. gtk4-widget-factory, before its
+ * first frame in the TCG guest, was ended for a 5 s late pong (CI, 2026-12-07).
  */
 static void
 read_ping_stats(void *data)
