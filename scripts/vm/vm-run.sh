@@ -104,6 +104,14 @@ base_modules=(netfs 9pnet 9pnet_virtio 9p overlay drm drm_kms_helper drm_shmem_h
 
 quiet=0
 say() { [ "$quiet" = 1 ] || printf 'vm: %s\n' "$*" >&2; }
+# sb.debug on the guest's command line (SYNCBRIDGE_VM_APPEND): this script's
+# stage times too, in seconds since it started.
+start_ns=$(date +%s%N)
+stamp() {
+	case " ${SYNCBRIDGE_VM_APPEND:-} " in
+	*" sb.debug "*) say "$(awk -v n="$(date +%s%N)" -v s="$start_ns" 'BEGIN { printf "%.2f", (n - s) / 1e9 }')s (host) $*" ;;
+	esac
+}
 die() { printf '%s: error: %s\n' "$me" "$*" >&2; exit 125; }
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
@@ -370,6 +378,7 @@ trap 'say "terminated"; exit 143' TERM
 # virgl: QEMU's SDL window (never looked at) needs an X server with GL; the
 # host's GL is Mesa's llvmpipe. -displayfd picks a free display number.
 if [ "$gpu" != plain ]; then
+	stamp "starting Xvfb"
 	Xvfb -displayfd 9 -screen 0 1024x768x24 -nolisten tcp 9>"$tmp/xdisplay" >"$tmp/xvfb.log" 2>&1 &
 	xpid=$!
 	for _ in $(seq 1 100); do
@@ -378,6 +387,7 @@ if [ "$gpu" != plain ]; then
 		sleep 0.1
 	done
 	[ -s "$tmp/xdisplay" ] || die "Xvfb did not start: $(tail -n 3 "$tmp/xvfb.log" 2>/dev/null)"
+	stamp "Xvfb up"
 	export DISPLAY=:$(head -n 1 "$tmp/xdisplay")
 	unset WAYLAND_DISPLAY
 fi
@@ -521,6 +531,7 @@ boot() {
 }
 
 t0=$(date +%s%N)
+stamp "starting QEMU"
 [ "$mode" = batch ] && say "booting the guest for ${#names[@]} tests (limit ${timeout_s}s)"
 # A guest that dies before it has started the job (no guest-info yet: a kernel
 # oops while booting, as TCG's multi-threaded mode can rarely cause) is booted

@@ -53,7 +53,11 @@ run() {
 	$bb rm -f "$R/$name.rc" "$R/$name.log" "$R/$name.dmesg" "$d/timed-out.$name"
 	: >"$d/running/$name"
 	start=$(now_cs)
-	$bb setsid "$@" </dev/null >"$R/$name.log" 2>&1 3>&- &
+	# Appending (O_APPEND): the time-out handler below appends the stacks to
+	# the same file; a plain > kept the test's own offset and wrote over them
+	# (a venus hang's log lost its kernel stacks that way, 2026-12-07).
+	: >"$R/$name.log"
+	$bb setsid "$@" </dev/null >>"$R/$name.log" 2>&1 3>&- &
 	pid=$!
 	wpid=
 	if [ "$limit" -gt 0 ]; then
@@ -68,12 +72,12 @@ run() {
 			done >>"$4" 2>&1
 			# And each thread'"'"'s user stack, where the root has gdb (a
 			# hang in a futex says nothing without it). Every process of
-			# the test'"'"'s group; gdb gets 60 s, symbols load slowly in TCG.
+			# the test'"'"'s group; gdb gets 60 s (SYNCBRIDGE_VM_GDB_TIMEOUT), symbols load slowly in TCG.
 			if [ -x /usr/bin/gdb ] && [ "${SYNCBRIDGE_VM_GDB:-1}" != 0 ]; then
 				for p in /proc/[0-9]*; do
 					[ "$('$bb' cut -d" " -f5 $p/stat 2>/dev/null)" = "$2" ] || continue
 					echo "vm: timed out: user stacks of process ${p##*/} ($('$bb' cat $p/comm 2>/dev/null)):"
-					'$bb' timeout 60 /usr/bin/gdb -p "${p##*/}" -batch -nx -q \
+					'$bb' timeout "${SYNCBRIDGE_VM_GDB_TIMEOUT:-60}" /usr/bin/gdb -p "${p##*/}" -batch -nx -q \
 						-ex "thread apply all bt 40" 2>&1 </dev/null |
 						'$bb' grep -v "^\[New LWP\|^\[Thread debugging\|^Using host libthread_db"
 				done >>"$4" 2>&1
