@@ -42,7 +42,7 @@ base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
 	clang libclang-rt-14-dev wayland-utils libxkbcommon-dev xkb-data wl-clipboard
 	qemu-system-gui libvirglrenderer1 libsdl2-2.0-0 debootstrap
 	foot xwayland gtk-4-examples mpv glmark2-es2-wayland mesa-utils fonts-dejavu-core
-	gstreamer1.0-tools)
+	gstreamer1.0-tools python3-gi gir1.2-glib-2.0 dbus-daemon)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
 # SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
 # drmSyncobjEventfd; wayland-protocols 1.43 has linux-drm-syncobj-v1;
@@ -189,8 +189,11 @@ venus_extra_pkgs=(vulkan-validationlayers)
 # globals. Measured 2026-12-05 on a copy of the root: 68 MB of archives,
 # ~7 s download + ~20 s install, +313 MB (223 packages, Qt 6 and GTK 4 among
 # them). dbus-run-session (dbus-daemon) is in the root already.
+# mutter's screencast (tests/pipewire/pw-screencast.sh) needs PipeWire's
+# client modules in the root: without them "Failed to create pipewire
+# context" (2026-12-07); the client.conf comes from this machine's PipeWire.
 if [ "${SYNCBRIDGE_SETUP_PEERS:-1}" != 0 ]; then
-	venus_extra_pkgs+=(kwin-wayland mutter wayland-utils)
+	venus_extra_pkgs+=(kwin-wayland mutter wayland-utils libpipewire-0.3-modules)
 fi
 venus_key=$(printf '%s\n' trixie "${venus_pkgs[@]}" | sha256sum | cut -c1-16)
 debian_mirror() { find_debian_uris | tr ' ' '\n' | awk 'NF && $0 !~ /security/ {print; exit}'; }

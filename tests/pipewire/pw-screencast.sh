@@ -1,0 +1,137 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# mutter's screencast, consumed through libsyncbridge-pipewire (issue 35,
+# item 4; docs/syncobj-peers.md). In the GPU (virgl) guest:
+#   - Debian's PipeWire daemon (1.4) in a runtime folder of its own, and a
+#     D-Bus session bus (dbus-daemon) both roots reach through that folder;
+#   - mutter 48.7 from the Debian 13 root (scripts/vm/in-trixie.sh),
+#     `--headless --virtual-monitor 1024x768`, on that bus and that daemon;
+#   - syncbridge-wl-client drawing frames on it (the damage that makes
+#     mutter send screencast frames);
+#   - mutter-screencast.py: CreateSession, RecordMonitor (the primary
+#     monitor), Start, the stream's PipeWire node;
+#   - pw-screencast: our consumer of that node.
+#
+#   pw-screencast.sh PW_SCREENCAST CLIENT [--control] [--frames N]
+#
+# Passes when the consumer got N frames, mutter's buffers carried explicit
+# sync (SPA_META_SyncTimeline with two SyncObj planes: mutter offers it
+# where its render node has timeline syncobjs, and our params take it), the
+# consumer waited for every acquire point and signalled every release point,
+# and frames kept coming past the buffer count (mutter reuses a buffer only
+# after its release point). --control: SYNCBRIDGE_DISABLE=1 for the consumer
+# (only the plain Buffers param offered): passes when mutter then sends
+# buffers without explicit sync, i.e. the check above can fail.
+set -u
+sc_bin=$1 client=$2
+shift 2
+. "$(dirname "$0")/pw-common.sh"
+pw_args "pw-screencast.sh PW_SCREENCAST CLIENT [--control] [--frames N]" "$@"
+pw_require dbus-daemon
+[ "${SYNCBRIDGE_VM_GUEST:-}" = 1 ] || { echo "SKIP: runs in the test guest"; exit 77; }
+here=$(cd "$(dirname "$0")/../.." && pwd)
+intrixie=$here/scripts/vm/in-trixie.sh
+cache=${SYNCBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/syncbridge}
+root=${SYNCBRIDGE_TRIXIE_ROOT:-$cache/venus-root}
+export SYNCBRIDGE_TRIXIE_ROOT=$root
+[ -x "$root/usr/bin/mutter" ] || { echo "SKIP: no mutter in $root (scripts/setup.sh installs it)"; exit 77; }
+[ -d "$root/usr/lib/x86_64-linux-gnu/pipewire-0.3" ] ||
+	{ echo "SKIP: no PipeWire modules in $root (scripts/setup.sh installs libpipewire-0.3-modules)"; exit 77; }
+ver=$(awk '$0 == "Package: mutter" {f=1} f && /^Version:/ {print $2; exit}' "$root/var/lib/dpkg/status")
+echo "# mutter $ver from $root"
+
+pw_setup sb-sc
+mpid=
+stop_mutter() {
+	[ -n "$mpid" ] || return 0
+	kill -TERM -"$mpid" 2>/dev/null
+	sleep 1
+	kill -KILL -"$mpid" 2>/dev/null
+	mpid=
+}
+trap 'stop_mutter; for p in $pids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$rt"' EXIT
+pw_start_daemon
+# mutter's libpipewire reads client.conf; the root's PipeWire has none
+# (pipewire-bin's), so it gets this machine's (the same 1.4).
+mkdir -p "$rt/pwconf"
+cp /usr/share/pipewire/client.conf "$rt/pwconf/"
+bus=unix:path=$rt/bus
+pw_spawn dbus-daemon --session --nofork --nopidfile --address="$bus"
+for _ in $(seq 1 100); do [ -S "$rt/bus" ] && break; sleep 0.1; done
+[ -S "$rt/bus" ] || { echo "Bail out! dbus-daemon did not start"; exit 1; }
+
+sock=sbsc
+t0=$(date +%s)
+# A session of its own (setsid): the whole tree ends with one kill of the group.
+DBUS_SESSION_BUS_ADDRESS=$bus PIPEWIRE_CONFIG_DIR=$rt/pwconf GSETTINGS_BACKEND=memory \
+	MUTTER_DEBUG=screen-cast SYNCBRIDGE_TRIXIE_DRI=virtio_gpu \
+	setsid "$intrixie" /usr/bin/mutter --wayland --headless --no-x11 --virtual-monitor 1024x768 \
+	--wayland-display "$sock" >"$rt/mutter.log" 2>&1 &
+mpid=$!
+dump() {
+	echo "# mutter log (filtered, $(wc -l <"$rt/mutter.log") lines):"
+	grep -iE 'screen.?cast|pipewire|sync|error|fail|warn|critical' "$rt/mutter.log" | cut -c1-240 |
+		head -n 40 | sed 's/^/#   /'
+}
+for _ in $(seq 1 1800); do
+	[ -S "$rt/$sock" ] && break
+	kill -0 "$mpid" 2>/dev/null || break
+	sleep 0.1
+done
+[ -S "$rt/$sock" ] || { echo "not ok - mutter did not start ($(( $(date +%s) - t0 )) s)"; dump; exit 1; }
+echo "# mutter socket after $(( $(date +%s) - t0 )) s"
+
+# Damage for the screencast: frames on virtio_gpu buffers, 5 per second.
+WAYLAND_DISPLAY=$sock "$client" --frames 100000 --render-ms 200 --buffers virtio_gpu \
+	>"$rt/client.log" 2>&1 &
+pids="$pids $!"
+
+/usr/bin/python3 "$(dirname "$0")/mutter-screencast.py" "$bus" >"$rt/sc.out" 2>"$rt/sc.err" &
+scpid=$!
+pids="$pids $scpid"
+node=
+for _ in $(seq 1 1800); do
+	node=$(sed -n 's/^node=//p' "$rt/sc.out")
+	[ -n "$node" ] && break
+	kill -0 "$scpid" 2>/dev/null || break
+	sleep 0.1
+done
+[ -n "$node" ] || { echo "not ok - no screencast stream from mutter: $(cat "$rt/sc.err")"; dump; exit 1; }
+echo "# mutter's screencast: PipeWire node $node, $(( $(date +%s) - t0 )) s after its start"
+
+env=
+[ -n "$control" ] && env=SYNCBRIDGE_DISABLE=1
+env $env "$sc_bin" --target "$node" --frames "$frames" --seconds 120 >"$rt/consumer.log" 2>&1 &
+cpid=$!
+pids="$pids $cpid"
+# No session manager: link mutter's stream to ours as a user would.
+pw_link mutter sb-screencast || { cat "$rt/consumer.log"; dump; exit 1; }
+if ! pw_wait_exit $cpid 150; then
+	echo "not ok - the consumer did not finish in 150 s"
+	cat "$rt/consumer.log"; dump; exit 1
+fi
+crc=$st
+sed 's/^/# consumer: /' "$rt/consumer.log"
+line=$(grep '^frames=' "$rt/consumer.log")
+val() { echo "$line" | sed -n "s/.*$1=\([0-9]*\).*/\1/p"; }
+got=$(val frames) synced=$(val synced) pending=$(val pending) buffers=$(val buffers)
+: "${got:=0}" "${synced:=0}" "${pending:=0}" "${buffers:=0}"
+dump
+stop_mutter
+if [ -n "$control" ]; then
+	if [ "$got" -gt 0 ] && [ "$synced" = 0 ]; then
+		echo "ok - control: with the bridge off mutter sent $got frames without explicit sync"
+		exit 0
+	fi
+	echo "not ok - control: $synced of $got frames with explicit sync (exit $crc)"
+	exit 1
+fi
+rc=0
+pw_check "the consumer exited 0" "the consumer exited $crc" "$crc" = 0
+pw_check "$got frames" "$got of $frames frames" "$got" -ge "$frames"
+pw_check "explicit sync negotiated: $synced of $got frames on buffers with SPA_META_SyncTimeline" \
+	"$synced of $got frames with explicit sync" "$synced" = "$got" -a "$got" -gt 0
+pw_check "frames kept coming past the $buffers buffers (mutter reused them after their release points)" \
+	"$got frames on $buffers buffers" "$got" -gt "$buffers"
+echo "# $pending acquire points were still pending when their frame came"
+exit $rc
