@@ -190,7 +190,7 @@ venus)
 		# sum as below) + its boot under TCG in TCG.
 		outer_t=${timeout_s:-600}
 		if [ -z "$timeout_s" ] && [ -n "$listfile" ]; then
-			outer_t=$(awk -F'\t' 'NF >= 3 && $1 !~ /^#/ { sub(/:(alone|onecpu)$/, "", $2); s += $2 + 5 } END { print s + 120 }' "$listfile")
+			outer_t=$(awk -F'\t' 'NF >= 3 && $1 !~ /^#/ { sub(/:(alone|onecpu)$/, "", $2); s += $2 + 5 } END { print s + 420 }' "$listfile")
 		fi
 		[ "$outer_t" = 0 ] || outer_t=$((outer_t + 300))
 		say "venus: no /dev/udmabuf here: the venus guest runs inside the plain guest"
@@ -208,6 +208,9 @@ venus)
 		exit "$rc"
 	fi
 	qemu_wrap=("$here/venus-qemu.sh" "$venus_root" /run/sb-venus-hostroot)
+	# Nested (this is the plain guest): a program of the venus guest that
+	# times out asks for the stacks of its GPU's host side (host_dump below).
+	[ "${SYNCBRIDGE_VM_GUEST:-0}" != 1 ] || export SYNCBRIDGE_VM_HOST_DUMP=1
 	hostroot_share=/run/sb-venus-hostroot
 	# virtio-gpu blob resources map guest memory on the host: it must be
 	# shareable (memfd). hostmem is the window venus maps host-visible memory into.
@@ -463,7 +466,9 @@ if [ "$mode" = batch ]; then
 		rm -f "$results/${f[0]}".{log,rc,dmesg}
 	done <"$listfile"
 	[ ${#names[@]} -gt 0 ] || die "$listfile lists no tests"
-	: "${timeout_s:=$((sum + 120))}"
+	# + 120 s for the boot, + 300 s for one timed-out program's stacks (its
+	# gdb, and in the nested venus guest its host side's).
+	: "${timeout_s:=$((sum + 420))}"
 else
 	out="set --"
 	for w in "${cmd[@]}"; do out+=" $(q "$w")"; done
@@ -507,6 +512,27 @@ fi
 # If our reader goes away (`vm-run.sh ... | head`), a relay keeps draining its
 # FIFO: a full FIFO would stall the guest.
 relay() { trap '' PIPE; cat "$1" 2>/dev/null || cat "$1" >/dev/null; }
+# While QEMU runs: when the guest's batch.sh asks (a timed-out program in the
+# nested venus guest), every thread's kernel stack of QEMU and the render
+# server, into the job folder the guest reads. (gdb would need the Debian 13
+# root's libraries in their mount namespace, and the root has no gdb.)
+host_dump() {
+	set +e +o pipefail
+	while kill -0 "$1" 2>/dev/null; do
+		if [ -e "$ctl/host-dump.req" ]; then
+			rm -f "$ctl/host-dump.req"
+			for p in $(pgrep -f 'qemu-system|virgl_render_server|Xvfb'); do
+				echo "process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-160)"
+				for t in /proc/"$p"/task/*; do
+					echo "  task ${t##*/} $(cat "$t/comm" 2>/dev/null), state $(cut -d' ' -f3 "$t/stat" 2>/dev/null), in $(cat "$t/wchan" 2>/dev/null), syscall $(cut -d' ' -f1 "$t/syscall" 2>/dev/null)"
+					sed 's/^/    /' "$t/stack" 2>/dev/null
+				done
+			done >"$ctl/host-dump.tmp" 2>&1
+			mv -f "$ctl/host-dump.tmp" "$ctl/host-dump.txt"
+		fi
+		sleep 2
+	done
+}
 boot() {
 	qrc=0
 	if [ "$mode" = shell ]; then
@@ -525,7 +551,13 @@ boot() {
 		"${qemu_wrap[@]}" "$qemu" "${qargs[@]}" </dev/null &
 	fi
 	qpid=$!
+	dpid=
+	if [ "${SYNCBRIDGE_VM_HOST_DUMP:-0}" = 1 ]; then
+		host_dump "$qpid" &
+		dpid=$!
+	fi
 	wait "$qpid" || qrc=$?
+	[ -z "$dpid" ] || { kill "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null || true; }
 	qpid=
 	unblock_relays
 }

@@ -82,9 +82,20 @@ run() {
 						'$bb' grep -v "^\[New LWP\|^\[Thread debugging\|^Using host libthread_db"
 				done >>"$4" 2>&1
 			fi
+			# The nested venus guest: its GPU is QEMU and the render server
+			# in the plain guest, which this guest cannot see. Ask the
+			# vm-run.sh there for their stacks (it polls for the request).
+			if [ "${SYNCBRIDGE_VM_HOST_DUMP:-0}" = 1 ]; then
+				: >"$5/.vm/host-dump.req"
+				i=0
+				while [ ! -e "$5/.vm/host-dump.txt" ] && [ $i -lt 120 ]; do '$bb' sleep 1; i=$((i + 1)); done
+				echo "vm: timed out: the host side of this guest'"'"'s GPU (QEMU and the render server, in the plain guest):"
+				'$bb' cat "$5/.vm/host-dump.txt" 2>/dev/null || echo "vm: (no answer in 120 s)"
+				'$bb' rm -f "$5/.vm/host-dump.txt"
+			fi >>"$4" 2>&1
 			'$bb' kill -TERM -"$2" 2>/dev/null
 			'$bb' sleep 2
-			'$bb' kill -KILL -"$2" 2>/dev/null' sh "$limit" "$pid" "$d/timed-out.$name" "$R/$name.log" 3>&- &
+			'$bb' kill -KILL -"$2" 2>/dev/null' sh "$limit" "$pid" "$d/timed-out.$name" "$R/$name.log" "$R" 3>&- &
 		wpid=$!
 	fi
 	wait "$pid" 2>/dev/null
