@@ -12,7 +12,7 @@
 #     monitor), Start, the stream's PipeWire node;
 #   - pw-screencast: our consumer of that node.
 #
-#   pw-screencast.sh PW_SCREENCAST CLIENT [--control] [--frames N]
+#   pw-screencast.sh PW_SCREENCAST CLIENT [--control|--never-release] [--frames N]
 #
 # Passes when the consumer got N frames, mutter's buffers carried explicit
 # sync (SPA_META_SyncTimeline with two SyncObj planes: mutter offers it
@@ -22,11 +22,17 @@
 # after its release point). --control: SYNCBRIDGE_DISABLE=1 for the consumer
 # (only the plain Buffers param offered): passes when mutter then sends
 # buffers without explicit sync, i.e. the check above can fail.
+# --never-release: the consumer takes each acquire point (promising a
+# release) and never signals the release point: passes when mutter then
+# stops after at most the buffer count of frames, i.e. it waits for the
+# release points the normal run signals.
 set -u
 sc_bin=$1 client=$2
 shift 2
+never=
+case ${1:-} in --never-release) never=1; shift ;; esac
 . "$(dirname "$0")/pw-common.sh"
-pw_args "pw-screencast.sh PW_SCREENCAST CLIENT [--control] [--frames N]" "$@"
+pw_args "pw-screencast.sh PW_SCREENCAST CLIENT [--control|--never-release] [--frames N]" "$@"
 pw_require dbus-daemon
 [ "${SYNCBRIDGE_VM_GUEST:-}" = 1 ] || { echo "SKIP: runs in the test guest"; exit 77; }
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -101,7 +107,10 @@ echo "# mutter's screencast: PipeWire node $node, $(( $(date +%s) - t0 )) s afte
 
 env=
 [ -n "$control" ] && env=SYNCBRIDGE_DISABLE=1
-env $env "$sc_bin" --target "$node" --frames "$frames" --seconds 120 >"$rt/consumer.log" 2>&1 &
+scargs="--seconds 120"
+[ -z "$never" ] || scargs="--seconds 30 --never-release"
+# shellcheck disable=SC2086
+env $env "$sc_bin" --target "$node" --frames "$frames" $scargs >"$rt/consumer.log" 2>&1 &
 cpid=$!
 pids="$pids $cpid"
 # No session manager: link mutter's stream to ours as a user would.
@@ -118,6 +127,14 @@ got=$(val frames) synced=$(val synced) pending=$(val pending) buffers=$(val buff
 : "${got:=0}" "${synced:=0}" "${pending:=0}" "${buffers:=0}"
 dump
 stop_mutter
+if [ -n "$never" ]; then
+	if [ "$synced" -gt 0 ] && [ "$got" -le "$buffers" ]; then
+		echo "ok - never-release: mutter stopped after $got frames on its $buffers buffers (it waits for the release points)"
+		exit 0
+	fi
+	echo "not ok - never-release: $got frames ($synced with explicit sync) on $buffers buffers without a release point signalled"
+	exit 1
+fi
 if [ -n "$control" ]; then
 	if [ "$got" -gt 0 ] && [ "$synced" = 0 ]; then
 		echo "ok - control: with the bridge off mutter sent $got frames without explicit sync"

@@ -5,7 +5,7 @@
  * SPA_META_SyncTimeline with two SPA_DATA_SyncObj planes where its render
  * node has timeline syncobjs (docs/syncobj-peers.md).
  *
- *   pw-screencast --target NODE_ID [--frames N] [--seconds S]
+ *   pw-screencast --target NODE_ID [--frames N] [--seconds S] [--never-release]
  *
  * It asks for BGRx/BGRA dma-bufs with the implicit modifier (what mutter
  * offers on virgl) and the Buffers/Meta params of libsyncbridge-pipewire
@@ -16,6 +16,10 @@
  * signalled (sb_pw_consumer_release) and the buffer queued back. mutter
  * reuses a buffer only after its release point, so frames that keep coming
  * past the buffer count mean the release points were signalled.
+ *
+ * --never-release: a consumer that takes the acquire point (promising a
+ * release) and never signals the release point: mutter must then stop
+ * reusing those buffers, so no more than the buffer count of frames come.
  *
  * Prints "frames=N synced=N pending=N nonzero=N buffers=N" (synced: frames
  * whose buffer carried explicit sync; pending: acquire points not yet
@@ -57,6 +61,7 @@ struct app {
 	int drm;
 	uint32_t width, height, stride;
 	int frames_wanted;
+	bool never_release;
 	int frames, synced, pending, nonzero, buffers, errors;
 };
 
@@ -130,7 +135,7 @@ on_process(void *data)
 			a->nonzero++;
 		a->frames++;
 		/* Read on the CPU: done now. */
-		ret = sb_pw_consumer_release(a->sync, buf, -1);
+		ret = a->never_release ? 0 : sb_pw_consumer_release(a->sync, buf, -1);
 		if (ret) {
 			fail(a, "sb_pw_consumer_release", ret);
 			return;
@@ -291,13 +296,15 @@ main(int argc, char **argv)
 			a.frames_wanted = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
 			seconds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--never-release"))
+			a.never_release = true;
 		else {
-			fprintf(stderr, "usage: pw-screencast --target NODE_ID [--frames N] [--seconds S]\n");
+			fprintf(stderr, "usage: pw-screencast --target NODE_ID [--frames N] [--seconds S] [--never-release]\n");
 			return 2;
 		}
 	}
 	if (!target || a.frames_wanted < 1 || seconds < 1) {
-		fprintf(stderr, "usage: pw-screencast --target NODE_ID [--frames N] [--seconds S]\n");
+		fprintf(stderr, "usage: pw-screencast --target NODE_ID [--frames N] [--seconds S] [--never-release]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
