@@ -9,8 +9,8 @@
  *
  * It asks for BGRx/BGRA dma-bufs with the implicit modifier (what mutter
  * offers on virgl) and the Buffers/Meta params of libsyncbridge-pipewire
- * (SyncTimeline mandatory first, the plain fallback after), on the first
- * render node with timeline syncobjs. For each frame: the acquire point as
+ * (SyncTimeline mandatory first, the plain fallback after), on virtio_gpu's
+ * render node (timeline syncobjs; vgem has none). For each frame: the acquire point as
  * a sync_file (was it still pending when the frame arrived?), a CPU wait for
  * it, a look at plane 0 through its mapping, then the release point
  * signalled (sb_pw_consumer_release) and the buffer queued back. mutter
@@ -28,7 +28,6 @@
  * after S seconds.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -48,7 +47,7 @@
 #include <syncbridge/pipewire.h>
 #include <syncbridge/sync_file.h>
 
-#include "clock.h"
+#include "kernel.h" /* sbk_drm_open_driver() */
 
 #define BUFFERS 4
 /* DRM_FORMAT_MOD_INVALID: "the implicit modifier" (drm_fourcc.h) */
@@ -233,27 +232,6 @@ on_signal(void *data, int signo)
 	pw_main_loop_quit(((struct app *)data)->loop);
 }
 
-/* The first render node with timeline syncobjs; 0 or -ENODEV. */
-static int
-open_sync(struct app *a)
-{
-	for (int i = 128; i < 192; i++) {
-		char path[32];
-		int fd;
-
-		snprintf(path, sizeof(path), "/dev/dri/renderD%d", i);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (sb_pw_sync_create(fd, &a->sync) == 0) {
-			a->drm = fd;
-			return 0;
-		}
-		close(fd);
-	}
-	return -ENODEV;
-}
-
 static const struct spa_pod *
 enum_format(struct spa_pod_builder *b)
 {
@@ -309,9 +287,10 @@ main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	pw_init(&argc, &argv);
-	ret = open_sync(&a);
-	if (ret < 0) {
-		fprintf(stderr, "pw-screencast: no DRM render node with timeline syncobjs\n");
+	/* Timelines: the virtio_gpu render node (vgem has no syncobjs). */
+	a.drm = sbk_drm_open_driver("virtio_gpu", true);
+	if (a.drm < 0 || (ret = sb_pw_sync_create(a.drm, &a.sync)) < 0) {
+		fprintf(stderr, "pw-screencast: no virtio_gpu render node with timeline syncobjs\n");
 		return 77;
 	}
 	a.loop = pw_main_loop_new(NULL);
