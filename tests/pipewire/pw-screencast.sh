@@ -108,7 +108,7 @@ echo "# mutter's screencast: PipeWire node $node, $(( $(date +%s) - t0 )) s afte
 env=
 [ -n "$control" ] && env=SYNCBRIDGE_DISABLE=1
 scargs="--seconds 120"
-[ -z "$never" ] || scargs="--seconds 30 --never-release"
+[ -z "$never" ] || scargs="--seconds 15 --never-release"
 # shellcheck disable=SC2086
 env $env "$sc_bin" --target "$node" --frames "$frames" $scargs >"$rt/consumer.log" 2>&1 &
 cpid=$!
