@@ -47,12 +47,11 @@ ver=$(awk '$0 == "Package: mutter" {f=1} f && /^Version:/ {print $2; exit}' "$ro
 echo "# mutter $ver from $root"
 
 pw_setup sb-sc
+# shellcheck source=../wayland/stop-group.sh
+. "$(dirname "$0")/../wayland/stop-group.sh"
 mpid=
 stop_mutter() {
-	[ -n "$mpid" ] || return 0
-	kill -TERM -"$mpid" 2>/dev/null
-	sleep 1
-	kill -KILL -"$mpid" 2>/dev/null
+	[ -z "$mpid" ] || stop_group "$mpid"
 	mpid=
 }
 trap 'stop_mutter; for p in $pids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$rt"' EXIT
