@@ -5,6 +5,7 @@
 #   scripts/run-tests.sh [--repeat N] [--load] [extra meson test args...]
 #   scripts/run-tests.sh --sanitize=asan|tsan|valgrind [--repeat N] [--load] [--all | extra meson test args...]
 #   scripts/run-tests.sh --count TESTLOG.json...
+#   scripts/run-tests.sh --report TESTLOG.json...
 #
 # --sanitize=SETUP runs the tests under a hardening setup (docs/reliability.md):
 #   asan      AddressSanitizer + UBSan + LeakSanitizer; build folder build-asan
@@ -16,6 +17,8 @@
 # runs every test, and extra meson test arguments replace the selection.
 # --count prints the one line for the union of meson testlog.json files (a
 # missing file counts as one failure: its run did not happen).
+# --report prints each failed result with the end of its output (nothing when
+# all passed): .ci/run prints it just before its count.
 #
 # Stress runs (docs/testing.md, "Stress runs: --repeat and --load"):
 #   --repeat N  run the chosen tests N times, each a new `meson test` run (so
@@ -46,6 +49,11 @@ failure_table() { python3 "$top/scripts/testlog.py" failures "$@"; }
 if [ "${1:-}" = --count ]; then
 	shift
 	count "$@"
+	exit 0
+fi
+if [ "${1:-}" = --report ]; then
+	shift
+	python3 "$top/scripts/testlog.py" report "$@"
 	exit 0
 fi
 

@@ -6,6 +6,10 @@
                                   (the line CI reads; meson's own summary is not)
   testlog.py failures TESTLOG...  after --repeat: each test that failed in any
                                   run, with how many runs and which
+  testlog.py report TESTLOG...    each failed result: its name, result, time,
+                                  exit status and the last lines of its output
+                                  (what .ci/run prints just before its count, so
+                                  that the end of a CI log says what failed)
 
 A testlog that is missing means that run did not happen: count() counts it as
 one failure, failures() lists it.
@@ -73,7 +77,37 @@ def failures(paths):
           f"{len(runs_failed)} of {n} runs with a failure")
 
 
+REPORT_LINES = 40  # of each failed test's output
+REPORT_TESTS = 3  # shown with their output; the others by name only
+
+
+def report(paths):
+    bad = []
+    for k, d in read(paths):
+        if d is None:
+            bad.append((paths[k - 1], None))
+        elif d.get("result") not in PASS and d.get("result") != "SKIP":
+            bad.append((paths[k - 1], d))
+    if not bad:
+        return
+    print(f"ci: {len(bad)} failed result(s):")
+    for i, (path, d) in enumerate(bad):
+        if d is None:
+            print(f"ci: FAILED {path}: missing, that run did not happen")
+            continue
+        name = d.get("name", "?").split(":", 1)[-1]
+        print(f"ci: FAILED {name}: {d.get('result')} after {d.get('duration', 0):.1f} s, "
+              f"exit status {d.get('returncode')} ({path})")
+        if i >= REPORT_TESTS:
+            continue
+        out = (d.get("stdout") or "").rstrip("\n").split("\n")
+        print(f"ci: the last {min(len(out), REPORT_LINES)} of its {len(out)} output lines:")
+        for line in out[-REPORT_LINES:]:
+            print(f"ci: | {line[:300]}")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] not in ("count", "failures"):
+    cmds = {"count": count, "failures": failures, "report": report}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
-    {"count": count, "failures": failures}[sys.argv[1]](sys.argv[2:])
+    cmds[sys.argv[1]](sys.argv[2:])
