@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <drm.h>
+#include <virtgpu_drm.h>
 
 int
 wlgpu_drm_open(const char *driver, bool render)
@@ -57,6 +58,7 @@ wlgpu_dumb_create(int card_fd, uint32_t width, uint32_t height, struct wlgpu_dum
 {
 	struct demo_vgem_buf v; /* any driver's dumb buffer, exported */
 	int ret = demo_vgem_buf_create(card_fd, width, height, 32, &v);
+	char name[32];
 
 	*b = (struct wlgpu_dumb){ .drm_fd = card_fd, .fd = -1 };
 	if (ret)
@@ -64,6 +66,8 @@ wlgpu_dumb_create(int card_fd, uint32_t width, uint32_t height, struct wlgpu_dum
 	*b = (struct wlgpu_dumb){ .drm_fd = card_fd, .handle = v.handle, .fd = v.dmabuf_fd,
 				 .width = width, .height = height, .stride = v.pitch,
 				 .size = v.size };
+	b->virtio_gpu = sbk_drm_driver_name(card_fd, name, sizeof(name)) == 0 &&
+			strcmp(name, "virtio_gpu") == 0;
 	b->map = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
 	if (b->map == MAP_FAILED) {
 		ret = -errno;
@@ -71,6 +75,19 @@ wlgpu_dumb_create(int card_fd, uint32_t width, uint32_t height, struct wlgpu_dum
 		wlgpu_dumb_destroy(b);
 	}
 	return ret;
+}
+
+int
+wlgpu_dumb_flush(struct wlgpu_dumb *b)
+{
+	struct drm_virtgpu_3d_transfer_to_host t = {
+		.bo_handle = b->handle,
+		.box = { .w = b->width, .h = b->height, .d = 1 },
+	};
+
+	if (!b->virtio_gpu)
+		return 0;
+	return demo_ioctl(b->drm_fd, DRM_IOCTL_VIRTGPU_TRANSFER_TO_HOST, &t);
 }
 
 void

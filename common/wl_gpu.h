@@ -29,10 +29,22 @@ struct wlgpu_dumb {
 	uint32_t width, height, stride;
 	size_t size;
 	uint32_t *map;
+	bool virtio_gpu; /* the card is virtio_gpu: CPU writes need wlgpu_dumb_flush() */
 };
 
 int wlgpu_dumb_create(int card_fd, uint32_t width, uint32_t height, struct wlgpu_dumb *out);
 void wlgpu_dumb_destroy(struct wlgpu_dumb *b);
+
+/*
+ * After CPU writes through b->map: make them what the GPU reads. On
+ * virtio_gpu with virgl the host keeps its own copy of the resource, which a
+ * compositor's EGL import samples; the guest pages reach it only through
+ * DRM_IOCTL_VIRTGPU_TRANSFER_TO_HOST (what Mesa's virgl winsys issues after a
+ * mapped write; the kernel does it itself only for KMS scanout of dumb
+ * buffers). Queued, not waited for: the host runs it before any later
+ * command. A no-op on other drivers (vgem's pages are the buffer). 0 / -errno.
+ */
+int wlgpu_dumb_flush(struct wlgpu_dumb *b);
 
 /*
  * The examples' vgem fences are common/kernel.h's sbk_fence: make one with

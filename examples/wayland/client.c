@@ -16,6 +16,7 @@
  *   syncbridge-wl-client [--frames N] [--render-ms N] [--buffers vgem|virtio_gpu]
  *       [--drm PATH|auto|none] [--no-drm-syncobj] [--no-explicit-v1]
  *       [--expect implicit|v1|syncobj] [--strict] [--timing] [--no-fence]
+ *       [--hook CMD]
  *
  *   --buffers   which card node makes the dumb buffers (default vgem; Weston's GL
  *               renderer in the test guest imports virtio_gpu's)
@@ -37,6 +38,13 @@
  *               given to nobody (no helper call, implicit sync with nothing
  *               attached): what a client without syncbridge does. A compositor
  *               then may present the frame before the signal (--strict fails)
+ *   --hook CMD  a pixel check by the compositor's own means (a screenshot): for
+ *               each frame after the first, `CMD pending FRAME 0xRRGGBB` runs
+ *               (sh -c) while the frame's fence is still pending, its colour
+ *               already in the buffer: it must exit 0 when the screen does not
+ *               show that colour yet; then `CMD shown FRAME 0xRRGGBB` once the
+ *               frame was presented: exit 0 when the screen shows it. A
+ *               non-zero exit is a failure (counted, and printed)
  *
  * Uses xdg_wm_base when the compositor has it (Weston maps only shell
  * surfaces). Needs vgem (root). Exit: 0 ok, 1 failure, 2 usage, 77 no vgem.
@@ -48,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -355,12 +364,33 @@ app_finish(struct app *a)
 		close(a->vgem);
 }
 
+/*
+ * `CMD PHASE FRAME 0xRRGGBB` through sh -c; the hook sees the client's
+ * environment (WAYLAND_DISPLAY, the session bus). The client's own fds are
+ * close-on-exec. 0 when it exited 0, else -1 (and why, on stderr).
+ */
+static int
+run_hook(const char *hook, const char *phase, int frame, uint32_t colour)
+{
+	char cmd[4096];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s %s %d 0x%06" PRIx32, hook, phase, frame, colour & 0xffffffu);
+	st = system(cmd);
+	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	fprintf(stderr, "client: frame %d: pixel check '%s' failed (%s %d)\n", frame, phase,
+		st == -1 ? "system" : WIFEXITED(st) ? "exit" : "signal",
+		st == -1 ? errno : WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return -1;
+}
+
 static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: syncbridge-wl-client [--frames N] [--render-ms N] [--buffers vgem|DRIVER] "
 		   "[--drm PATH|auto|none] [--no-drm-syncobj] [--no-explicit-v1] [--expect PROTOCOL] "
-		   "[--strict] [--timing] [--no-fence]\n"
+		   "[--strict] [--timing] [--no-fence] [--hook CMD]\n"
 		   "(the comment at the top of examples/wayland/client.c says more)\n");
 }
 
@@ -369,7 +399,8 @@ main(int argc, char **argv)
 {
 	int frames = 10, render_ms = 50, ret, failures = 0, early = 0, stamp_early = 0;
 	int fenced = 0, immediate = 0, status = 1;
-	const char *buffers = "vgem", *drm = "auto", *expect = NULL;
+	const char *buffers = "vgem", *drm = "auto", *expect = NULL, *hook = NULL;
+	int hook_early = 0, hook_missing = 0, hook_ok = 0;
 	uint32_t flags = 0;
 	bool strict = false, timing = false, no_fence = false;
 	enum sb_wl_sync_protocol proto;
@@ -389,6 +420,7 @@ main(int argc, char **argv)
 		{ "strict", DEMO_OPT_FLAG, &strict },
 		{ "timing", DEMO_OPT_FLAG, &timing },
 		{ "no-fence", DEMO_OPT_FLAG, &no_fence },
+		{ "hook", DEMO_OPT_STRING, &hook },
 		{ NULL },
 	};
 
@@ -544,9 +576,22 @@ main(int argc, char **argv)
 		for (uint32_t y = 0; y < H; y++)
 			for (uint32_t x = 0; x < W; x++)
 				s->dumb.map[y * (s->dumb.stride / 4) + x] = colour;
+		ret = wlgpu_dumb_flush(&s->dumb);
+		if (ret) {
+			fprintf(stderr, "client: frame %d: transfer to the host: %s\n", f, strerror(-ret));
+			failures++;
+		}
 		bool never = false;
 		wait_flag(a.display, &never, render_ms);
 		bool before_signal = a.presentation ? fr.presented : fr.done;
+		/* Frame 0 is black, which an empty screen shows too: not judged. */
+		if (hook && f > 0) {
+			ret = run_hook(hook, "pending", f, colour);
+			if (ret == 0)
+				hook_ok++;
+			else
+				hook_early++;
+		}
 		t_signal = clock_ns(a.clock);
 		wlgpu_fence_signal(&fence);
 
@@ -576,6 +621,13 @@ main(int argc, char **argv)
 			dt_ms = (fr.presented_ns - t_signal) / 1000000;
 		} else {
 			dt_ms = (int64_t)fr.time_ms - (int64_t)(uint32_t)(t_signal / 1000000);
+		}
+		if (hook && f > 0) {
+			ret = run_hook(hook, "shown", f, colour);
+			if (ret == 0)
+				hook_ok++;
+			else
+				hook_missing++;
 		}
 		if (before_signal)
 			early++;
@@ -617,6 +669,12 @@ main(int argc, char **argv)
 	       frames, proto_name(proto), fenced, immediate, early, stamp_early);
 	if (strict && early)
 		failures++;
+	if (hook) {
+		printf("client: pixel checks: %d passed, %d failed (%d frames on screen before their fence "
+		       "signalled, %d not on screen after they were presented)\n",
+		       hook_ok, hook_early + hook_missing, hook_early, hook_missing);
+		failures += hook_early + hook_missing;
+	}
 
 	status = failures ? 1 : 0;
 out:

@@ -15,10 +15,18 @@
 # before its fence signalled (--strict: the presentation event arrived before
 # the signal), no protocol error, and get release points signalled.
 #
+# KWin: a pixel check too, through KWin's own screenshot interface
+# (org.kde.KWin.ScreenShot2, kwin-shot.py as the client's --hook): while each
+# frame's fence is pending its colour must not be on screen, and once the
+# frame was presented it must be. mutter has no screenshot interface of its
+# own (org.gnome.Shell.Screenshot is gnome-shell's): its pixels are not
+# checked here.
+#
 # --control: the client gives its fence to nobody (--no-fence: implicit sync,
 # nothing attached, what a client without syncbridge does) and renders 1 s:
-# passes only if the peer then presented a frame before its fence, i.e. the
-# check above can fail against this peer.
+# passes only if the peer then presented a frame before its fence (and, on
+# KWin, its screenshot showed a frame's colour before its fence), i.e. the
+# checks above can fail against this peer.
 #
 #   syncobj-peer.sh [--dri DRIVER] [--control] kwin|mutter [CLIENT]
 #
@@ -34,7 +42,7 @@
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 intrixie=$here/scripts/vm/in-trixie.sh
-dri='' control=0
+dri='' control=0 hook=
 usage="usage: syncobj-peer.sh [--dri DRIVER] [--control] kwin|mutter [CLIENT]"
 while :; do
 	case ${1:-} in
@@ -56,6 +64,9 @@ sock=sbpeer
 case $peer in
 kwin)
 	bin=/usr/bin/kwin_wayland pkg=kwin-wayland
+	# ScreenShot2 serves only programs whose desktop file lists it, unless this.
+	export KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1
+	hook="/usr/bin/python3 $here/tests/wayland/kwin-shot.py"
 	set -- /usr/bin/kwin_wayland --virtual --socket "$sock" --width 1024 --height 768 \
 		--no-lockscreen --no-global-shortcuts -- "$@"
 	# KWin's own categories at debug: the OpenGL backend, the DRM device.
@@ -86,10 +97,11 @@ unset WAYLAND_DISPLAY DISPLAY
 log=$rt/$peer.log
 # shellcheck source=stop-group.sh
 . "$(dirname "$0")/stop-group.sh"
-cpid=
+cpid= bpid=
 cleanup() {
 	# The peer's process group (setsid below).
 	[ -z "$cpid" ] || stop_group "$cpid"
+	[ -z "$bpid" ] || { kill "$bpid"; wait "$bpid"; } 2>/dev/null
 	echo "# $peer log (filtered, $(wc -l <"$log") lines):"
 	grep -iE 'explicit sync|syncobj|drm|egl|opengl|gl_renderer|render|device|error|fail|warn|critical' "$log" |
 		grep -v 'Sending\|Receiving\|Failed to load overview' | cut -c1-240 | head -n 40 | sed 's/^/#   /'
@@ -98,11 +110,21 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# The peer's D-Bus session bus: this machine's dbus-daemon on a socket in
+# the runtime folder, which both roots reach (the screenshot call comes from
+# outside the Debian 13 root).
+command -v dbus-daemon >/dev/null || { echo "SKIP: no dbus-daemon (scripts/setup.sh installs it)"; exit 77; }
+export DBUS_SESSION_BUS_ADDRESS=unix:path=$rt/bus
+dbus-daemon --session --nofork --nopidfile --address="$DBUS_SESSION_BUS_ADDRESS" &
+bpid=$!
+for _ in $(seq 1 100); do [ -S "$rt/bus" ] && break; sleep 0.1; done
+[ -S "$rt/bus" ] || { echo "not ok - dbus-daemon did not start"; exit 1; }
+
 t0=$(date +%s)
-# A session of its own (setsid): the whole tree (unshare, chroot,
-# dbus-run-session, the peer) ends with one kill of the group.
+# A session of its own (setsid): the whole tree (unshare, chroot, the peer)
+# ends with one kill of the group.
 # shellcheck disable=SC2086
-SYNCBRIDGE_TRIXIE_DRI=$dri setsid "$intrixie" /usr/bin/dbus-run-session -- $peer_cmd >"$log" 2>&1 &
+SYNCBRIDGE_TRIXIE_DRI=$dri setsid "$intrixie" $peer_cmd >"$log" 2>&1 &
 cpid=$!
 for _ in $(seq 1 1800); do
 	[ -S "$rt/$sock" ] && break
@@ -141,18 +163,24 @@ fi
 
 if [ $control = 1 ]; then
 	out=$(WAYLAND_DISPLAY=$sock timeout 200 "$client" --frames 4 --render-ms 1000 --buffers virtio_gpu \
-		--no-fence --expect implicit --strict 2>&1)
+		--no-fence --expect implicit --strict ${hook:+--hook "$hook"} 2>&1)
 	rc=$?
 	echo "$out"
 	if echo "$out" | grep -qE '[1-9][0-9]* presented before their fence'; then
 		echo "ok - control: without the fence $peer presented frames before the signal (client exit $rc)"
-		exit 0
+		[ -z "$hook" ] && exit 0
+		if echo "$out" | grep -qE '\([1-9][0-9]* frames on screen before their fence'; then
+			echo "ok - control: $peer's screenshot showed a frame before its fence signalled"
+			exit 0
+		fi
+		echo "not ok - control: no screenshot showed a frame early: the pixel check cannot fail here"
+		exit 1
 	fi
 	echo "not ok - control: $peer presented no frame early without the fence (client exit $rc): the check cannot fail here"
 	exit 1
 fi
 out=$(WAYLAND_DISPLAY=$sock timeout 200 "$client" --frames 5 --render-ms 400 --buffers virtio_gpu \
-	--expect syncobj --strict --timing 2>&1)
+	--expect syncobj --strict --timing ${hook:+--hook "$hook"} 2>&1)
 rc=$?
 echo "$out"
 fail=0
@@ -161,4 +189,9 @@ fail=0
 echo "$out" | grep -qE 'releases: [1-9][0-9]* fenced' && echo "ok - release points signalled by $peer" ||
 	{ echo "not ok - no signalled release point from $peer"; fail=1; }
 echo "$out" | grep -q 'protocol error' && { echo "not ok - protocol error"; fail=1; }
+if [ -n "$hook" ]; then
+	echo "$out" | grep -qE 'pixel checks: [1-9][0-9]* passed, 0 failed' &&
+		echo "ok - $peer's screenshots: no frame on screen before its fence, each one after" ||
+		{ echo "not ok - $peer's screenshots (the pixel check lines above)"; fail=1; }
+fi
 exit $fail
