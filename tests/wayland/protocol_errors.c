@@ -8,6 +8,17 @@
  * Positive cases (legal sequences) must raise nothing.
  *
  *   wl-protocol-errors COMPOSITOR [--require-all]
+ *   wl-protocol-errors --connect SOCKET
+ *
+ * --connect runs the same cases against a compositor that is already
+ * running (a real peer: KWin, mutter; tests/wayland/syncobj-peer.sh), to
+ * measure what it does, not to judge it: each error case prints what the
+ * XML says and what the peer raised ("as the XML" or "differs"), and only
+ * these fail the run: a legal sequence answered with an error, the peer
+ * gone (the bystander's roundtrip), a case that could not run. The
+ * dma-buf is then a virtio_gpu dumb buffer (what the peers' EGL imports in
+ * the test guest), and the bystander only roundtrips (a peer sends frame
+ * callbacks to shown surfaces only).
  *
  * Cases that need kernel objects (a valid sync_file, a dma-buf, a DRM syncobj
  * timeline) are skipped where those cannot be made (the host tier) and say
@@ -21,6 +32,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <drm.h>
+#include <drm_mode.h>
 
 #include "harness.h"
 #include "kernel.h"
@@ -34,6 +47,9 @@ struct env {
 	bool require_all;
 	int skipped;
 	int ran;
+	bool peer;            /* --connect: measure, do not judge (above) */
+	int card_fd;          /* peer: the virtio_gpu card node of buf */
+	int as_xml, differs;  /* peer: error cases */
 };
 
 /* What a case needs. */
@@ -435,9 +451,15 @@ static const struct case_def cases[] = {
 
 /* The bystander commits a frame and must get its callback. */
 static void
-bystander_check(struct wlt_client *by, struct wl_surface *surf, const char *after)
+bystander_check(struct env *env, struct wlt_client *by, struct wl_surface *surf, const char *after)
 {
 	bool done = false;
+
+	if (env->peer) {
+		CHECK(wl_display_roundtrip(by->display) >= 0,
+		      "after %s: the compositor still answers another client (roundtrip)", after);
+		return;
+	}
 
 	wl_surface_attach(surf, wlt_shm_buffer(by, 0x5a5a5a5a), 0, 0);
 	wlt_frame(surf, &done);
@@ -485,7 +507,18 @@ run_case(struct env *env, const struct case_def *cd, struct wlt_client *by, stru
 	env->ran++;
 	cd->run(&cc);
 	r = wlt_roundtrip_error(&cc.c, &iface, &code, &id);
-	if (!cc.iface) {
+	if (env->peer && cc.iface) {
+		bool same = r < 0 && strcmp(iface, cc.iface) == 0 && code == cc.code && id == cc.id;
+
+		printf("peer: %-38s the XML: %s@%u error %u; the peer: ", cd->name, cc.iface, cc.id,
+		       cc.code);
+		if (r < 0)
+			printf("%s@%u error %u", iface, id, code);
+		else
+			printf("no error");
+		printf(": %s\n", same ? "as the XML" : "differs");
+		same ? env->as_xml++ : env->differs++;
+	} else if (!cc.iface) {
 		CHECK(r == 0, "%s: legal requests raised no error (got %s error %u on object %u)",
 		      cd->name, iface, code, id);
 	} else {
@@ -494,7 +527,34 @@ run_case(struct env *env, const struct case_def *cd, struct wlt_client *by, stru
 		      cc.code, r < 0 ? iface : "(none)", id, code);
 	}
 	wlt_client_disconnect(&cc.c);
-	bystander_check(by, bys, cd->name);
+	bystander_check(env, by, bys, cd->name);
+}
+
+/*
+ * --connect: a 16x16 XRGB8888 dumb buffer on virtio_gpu's card node, as a
+ * dma-buf (the peers import virtio_gpu's buffers, not vgem's). 0 / -errno.
+ */
+static int
+peer_buffer(struct env *env)
+{
+	struct drm_mode_create_dumb create = { .width = 16, .height = 16, .bpp = 32 };
+	struct drm_prime_handle prime = { .flags = DRM_CLOEXEC | DRM_RDWR, .fd = -1 };
+	int r = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, false);
+
+	if (r < 0)
+		return r;
+	env->card_fd = r;
+	r = sbk_ioctl(env->card_fd, DRM_IOCTL_MODE_CREATE_DUMB, &create);
+	if (r < 0)
+		return r;
+	prime.handle = create.handle;
+	r = sbk_ioctl(env->card_fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime);
+	if (r < 0)
+		return r;
+	if (create.pitch != 64)
+		return -EINVAL;
+	env->buf.fd = prime.fd; /* the card fd's close frees the handle */
+	return 0;
 }
 
 int
@@ -505,23 +565,33 @@ main(int argc, char **argv)
 	struct wlt_client by;
 	struct wl_surface *bys;
 	const char *path = argc > 1 ? argv[1] : NULL;
-	int fds0, fds1, r, status;
+	int fds0 = -1, fds1, r, status;
 
 	memset(&env, 0, sizeof(env));
 	env.buf.fd = -1;
 	env.vgem_fd = -1;
 	env.syncobj_fd = -1;
+	env.card_fd = -1;
+	if (path && strcmp(path, "--connect") == 0) {
+		env.peer = true;
+		env.socket = argc > 2 ? argv[2] : NULL;
+		REQUIRE(env.socket, "usage: wl-protocol-errors --connect SOCKET");
+	}
 	for (int i = 2; i < argc; i++)
 		if (strcmp(argv[i], "--require-all") == 0)
 			env.require_all = true;
-	REQUIRE(path, "usage: wl-protocol-errors COMPOSITOR [--require-all]");
+	REQUIRE(path, "usage: wl-protocol-errors COMPOSITOR [--require-all] | --connect SOCKET");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	r = sbk_vgem_open();
 	if (r >= 0) {
 		env.vgem_fd = r;
-		if (sbk_buf_create(SBK_BUF_VGEM, env.vgem_fd, 16 * 64, &env.buf) < 0)
+		if (env.peer) {
+			r = peer_buffer(&env);
+			REQUIRE(r == 0, "--connect: a virtio_gpu dumb buffer: %s", strerror(-r));
+		} else if (sbk_buf_create(SBK_BUF_VGEM, env.vgem_fd, 16 * 64, &env.buf) < 0) {
 			env.buf.fd = -1;
+		}
 	}
 	r = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
 	if (r >= 0)
@@ -529,29 +599,41 @@ main(int argc, char **argv)
 	sb_test_note("vgem: %s, syncobj node: %s", env.vgem_fd >= 0 ? "yes" : "no",
 		     env.syncobj_fd >= 0 ? "yes" : "no");
 
-	r = wlt_child_start(&child, path, NULL);
-	REQUIRE(r == 0, "start %s: %s", path, strerror(-r));
-	env.socket = child.socket;
+	if (!env.peer) {
+		r = wlt_child_start(&child, path, NULL);
+		REQUIRE(r == 0, "start %s: %s", path, strerror(-r));
+		env.socket = child.socket;
+	}
 
 	r = wlt_client_connect(&by, env.socket);
 	REQUIRE(r == 0, "bystander connect: %s", strerror(-r));
 	bys = wl_compositor_create_surface(by.compositor);
-	bystander_check(&by, bys, "start");
-	fds0 = wlt_child_count_fds(&child);
+	bystander_check(&env, &by, bys, "start");
+	if (!env.peer)
+		fds0 = wlt_child_count_fds(&child);
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_case(&env, &cases[i], &by, bys);
 
 	/* Let the compositor see the last disconnect, then count its fds. */
-	bystander_check(&by, bys, "all cases");
-	fds1 = wlt_child_count_fds(&child);
-	CHECK_EQ(fds1, fds0, "compositor fds after all clients of the cases are gone");
-
-	wlt_client_disconnect(&by);
-	status = wlt_child_stop(&child);
-	CHECK_EQ(status, 0, "compositor exit status after SIGTERM");
+	bystander_check(&env, &by, bys, "all cases");
+	if (env.peer) {
+		wlt_client_disconnect(&by);
+		printf("peer: %d error cases as the XML says, %d differ\n", env.as_xml, env.differs);
+	} else {
+		fds1 = wlt_child_count_fds(&child);
+		CHECK_EQ(fds1, fds0, "compositor fds after all clients of the cases are gone");
+		wlt_client_disconnect(&by);
+		status = wlt_child_stop(&child);
+		CHECK_EQ(status, 0, "compositor exit status after SIGTERM");
+	}
 	sb_test_note("%d cases ran, %d skipped", env.ran, env.skipped);
-	sbk_buf_destroy(&env.buf);
+	if (!env.peer)
+		sbk_buf_destroy(&env.buf);
+	else if (env.buf.fd >= 0)
+		close(env.buf.fd);
+	if (env.card_fd >= 0)
+		close(env.card_fd);
 	if (env.vgem_fd >= 0)
 		close(env.vgem_fd);
 	if (env.syncobj_fd >= 0)

@@ -28,7 +28,13 @@
 # KWin, its screenshot showed a frame's colour before its fence), i.e. the
 # checks above can fail against this peer.
 #
-#   syncobj-peer.sh [--dri DRIVER] [--control] kwin|mutter [CLIENT]
+# --errors WL_PROTOCOL_ERRORS: instead of the client, the protocol-error
+# cases of wl-protocol-errors against the peer (`--connect`): what the peer
+# raises for each, printed next to what the XML says (docs/wayland.md's
+# comparison table); fails only on an error for a legal sequence, the peer
+# gone, or a case that could not run.
+#
+#   syncobj-peer.sh [--dri DRIVER] [--control | --errors BIN] kwin|mutter [CLIENT]
 #
 # --dri DRIVER: the peer sees only that driver's /dev/dri nodes
 # (SYNCBRIDGE_TRIXIE_DRI): the device is then virtio_gpu whatever the
@@ -42,12 +48,13 @@
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 intrixie=$here/scripts/vm/in-trixie.sh
-dri='' control=0 hook=
-usage="usage: syncobj-peer.sh [--dri DRIVER] [--control] kwin|mutter [CLIENT]"
+dri='' control=0 hook='' errors=
+usage="usage: syncobj-peer.sh [--dri DRIVER] [--control | --errors BIN] kwin|mutter [CLIENT]"
 while :; do
 	case ${1:-} in
 	--dri) dri=$2; shift 2 ;;
 	--control) control=1; shift ;;
+	--errors) errors=$2; shift 2 ;;
 	*) break ;;
 	esac
 done
@@ -158,6 +165,15 @@ else
 	echo "not ok - $peer does not advertise wp_linux_drm_syncobj_manager_v1"
 	grep -E 'Disabling explicit sync|syncobj|SyncObj' "$log" | sed 's/^/#   reason? /'
 	exit 1
+fi
+if [ -n "$errors" ]; then
+	out=$(timeout 150 "$errors" --connect "$sock" 2>&1)
+	rc=$?
+	echo "$out"
+	n=$(echo "$out" | grep -c '^peer: .* the XML: ')
+	[ "$rc" = 0 ] && echo "ok - the protocol-error cases ran against $peer ($n error cases measured)" ||
+		echo "not ok - the protocol-error cases against $peer (exit $rc)"
+	exit $rc
 fi
 [ -n "$client" ] || exit 0
 
