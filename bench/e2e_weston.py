@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Figure 7 (docs/performance.md): stock clients end to end, our compositor vs Weston.
+"""Figure 7 (docs/performance.md): stock clients end to end, our compositor vs Weston
+(or, --anchor kwin, figure 7c: vs KWin).
 
     bench-e2e-weston [--rounds R] [--dmabuf-seconds S] [--vkcube-seconds S]
                      [--frames F] [--clients LIST] [--keep DIR]
                      [--compositor PATH] [--client PATH] [--gpu-wait-too]
+                     [--anchor weston|kwin] [--in-trixie PATH]
 
 syncbridge-wl-compositor and Weston 14 (`weston --backend=headless
 --renderer=gl --shell=kiosk`) are started once, side by side, each on its own
@@ -54,6 +56,16 @@ status, a protocol error, no frame).
 the GL copy waits for it on the GPU, "presented" waits for the repaint's
 fence), printed as "gpuwait" with its ratios to ours (CPU wait) and Weston.
 The rounds then go A B C, C B A, A B C.
+
+--anchor kwin: the anchor is KWin 6.3 from the Debian 13 root instead of
+Weston (`kwin_wayland --virtual`, through scripts/vm/in-trixie.sh, shown only
+virtio_gpu's nodes, on a dbus-daemon of its own; the root from
+SYNCBRIDGE_TRIXIE_ROOT or scripts/setup.sh's venus root). KWin has
+linux-drm-syncobj-v1 and not explicit-sync v1, so then ours offers both and
+the latency client uses linux-drm-syncobj-v1 (acquire points holding the
+pending vgem fences) on both; weston-simple-dmabuf-egl, which knows only v1,
+uses it on ours and implicit sync on KWin. KWin's CPU is its kwin_wayland
+process's (found in the wrapper's session).
 
 Needs root, vgem, the virgl GPU guest (SYNCBRIDGE_VM_GPU=virgl; run by
 scripts/run-bench.sh as `e2e-weston`), weston, weston-simple-dmabuf-egl and
@@ -193,6 +205,12 @@ class Compositor:
         self.log = os.path.join(rt, name + ".log")
         self.proc = None
         self.info = ""
+        self.cpu_pid = None  # whose CPU counts (default: proc's)
+        self.group = False   # proc leads a session: stop the whole group
+        self.helpers = []    # processes stopped with it (a bus)
+
+    def pid(self):
+        return self.cpu_pid or self.proc.pid
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
@@ -201,12 +219,22 @@ class Compositor:
         if not self.proc:
             return None
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            if self.group:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            else:
+                self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(timeout=20)
+            rc = self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
+            if self.group:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            else:
+                self.proc.kill()
+            rc = self.proc.wait()
+        for h in self.helpers:
+            h.terminate()
+            h.wait()
+        return rc
 
 
 def cpu_ns(pid):
@@ -242,8 +270,9 @@ def start_ours(path, rt, name="ours", extra=()):
     c = Compositor(name, "sb-e2e-" + name, rt)
     ready = os.path.join(rt, name + ".ready")
     fd = os.open(ready, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    # explicit-sync v1 only, as Weston: the clients here use nothing else.
-    cmd = [path, "--socket", c.socket, "--size", OUTPUT, "--no-drm-syncobj", "--ready-fd", str(fd)]
+    # explicit-sync v1 only, as Weston: the clients here use nothing else
+    # (against KWin the latency client uses linux-drm-syncobj-v1: both, then).
+    cmd = [path, "--socket", c.socket, "--size", OUTPUT, "--ready-fd", str(fd)]
     cmd += list(extra)
     c.proc = subprocess.Popen(cmd, stdout=open(c.log, "w"), stderr=subprocess.STDOUT,
                               pass_fds=(fd,), env=dict(os.environ, XDG_RUNTIME_DIR=rt))
@@ -272,6 +301,57 @@ def start_weston(rt):
     return c, ok
 
 
+def start_kwin(rt, in_trixie):
+    c = Compositor("kwin", "sb-e2e-kwin", rt)
+    w, h = OUTPUT.split("x")
+    bus = "unix:path=" + os.path.join(rt, "bus")
+    c.helpers.append(subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--nopidfile",
+                                       "--address=" + bus], stdout=subprocess.DEVNULL))
+    wait_for(lambda: os.path.exists(os.path.join(rt, "bus")), 10)
+    env = dict(os.environ, XDG_RUNTIME_DIR=rt, DBUS_SESSION_BUS_ADDRESS=bus,
+               SYNCBRIDGE_TRIXIE_DRI="virtio_gpu")
+    for k in ("WAYLAND_DISPLAY", "DISPLAY"):
+        env.pop(k, None)
+    cmd = [in_trixie, "/usr/bin/kwin_wayland", "--virtual", "--socket", c.socket, "--width", w,
+           "--height", h, "--no-lockscreen", "--no-global-shortcuts"]
+    c.proc = subprocess.Popen(cmd, stdout=open(c.log, "w"), stderr=subprocess.STDOUT, env=env,
+                              start_new_session=True)
+    c.group = True
+    ok = wait_for(lambda: not c.alive() or os.path.exists(os.path.join(rt, c.socket)), 180)
+
+    # KWin makes its socket before its OpenGL backend is up and adds the
+    # dma-buf and syncobj globals with it (tests/wayland/syncobj-peer.sh).
+    def globals_up():
+        p = subprocess.run([in_trixie, "/usr/bin/wayland-info"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=60,
+                           env=dict(env, WAYLAND_DISPLAY=c.socket))
+        c.info = "linux-drm-syncobj-v1: {}".format(
+            "yes" if "wp_linux_drm_syncobj_manager_v1" in p.stdout else "no")
+        return "zwp_linux_dmabuf_v1" in p.stdout or not c.alive()
+    ok = ok and c.alive() and wait_for(globals_up, 120) and c.alive()
+    # Its CPU: the kwin_wayland process below the wrapper (unshare, chroot).
+    parent, comm = {}, {}
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            with open(d + "/stat") as f:
+                st = f.read()
+            pid = int(os.path.basename(d))
+            comm[pid] = st[st.index("(") + 1:st.rindex(")")]
+            parent[pid] = int(st[st.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError):
+            continue
+    for pid, name in comm.items():
+        up = pid
+        while name == "kwin_wayland" and up > 1 and up != c.proc.pid:
+            up = parent.get(up, 1)
+        if name == "kwin_wayland" and up == c.proc.pid:
+            c.cpu_pid = pid
+    if not c.cpu_pid:
+        ok = False
+        c.info += "; no kwin_wayland process found"
+    return c, ok
+
+
 # ---- one run -----------------------------------------------------------------------------
 
 def client_env(comp, debug):
@@ -288,7 +368,11 @@ def run_stock(comp, argv, seconds, logbase, until_frames=0):
     err = logbase + ".debug"
     out = logbase + ".out"
     with open(out, "w") as fo, open(err, "w") as fe:
-        p = subprocess.Popen(argv, stdout=fo, stderr=fe, env=client_env(comp, True))
+        # SIGINT at its default: a program started in the background by a
+        # non-interactive shell (the guest's batch runner) inherits it ignored,
+        # and vkcube, which has no handler, would then run until killed.
+        p = subprocess.Popen(argv, stdout=fo, stderr=fe, env=client_env(comp, True),
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         end = time.monotonic() + seconds
         try:
             if until_frames:
@@ -325,9 +409,11 @@ def run_stock(comp, argv, seconds, logbase, until_frames=0):
     return res
 
 
-def run_latency(comp, client, frames, logbase):
+def run_latency(comp, client, frames, logbase, proto="v1"):
     argv = [client, "--frames", str(frames), "--render-ms", "20", "--buffers", "virtio_gpu",
-            "--expect", "v1", "--strict", "--timing"]
+            "--expect", proto, "--strict", "--timing"]
+    if proto == "v1":
+        argv.append("--no-drm-syncobj")
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        env=client_env(comp, False), timeout=120)
     with open(logbase + ".out", "w") as f:
@@ -377,12 +463,30 @@ def main(argv):
     ap.add_argument("--client", default=os.path.join(build, "examples/wayland/syncbridge-wl-client"))
     ap.add_argument("--gpu-wait-too", action="store_true",
                     help="a third compositor: ours with --gpu-wait")
+    ap.add_argument("--anchor", choices=("weston", "kwin"), default="weston",
+                    help="the compositor ours is measured against")
+    ap.add_argument("--in-trixie", default=os.path.join(os.path.dirname(build), "scripts/vm/in-trixie.sh"),
+                    help="scripts/vm/in-trixie.sh (--anchor kwin)")
     args = ap.parse_args(argv[1:])
     clients = args.clients.split(",")
     sys.stdout.reconfigure(line_buffering=True)
 
-    missing = [p for p in ("weston", "weston-simple-dmabuf-egl", "vkcube-wayland") if not shutil.which(p)]
+    A = args.anchor
+    missing = [p for p in ("weston-simple-dmabuf-egl", "vkcube-wayland") if not shutil.which(p)]
     missing += [p for p in (args.compositor, args.client) if not os.access(p, os.X_OK)]
+    if A == "weston":
+        missing += [p for p in ("weston",) if not shutil.which(p)]
+    else:
+        missing += [p for p in ("dbus-daemon",) if not shutil.which(p)]
+        missing += [p for p in (args.in_trixie,) if not os.access(p, os.X_OK)]
+        root = os.environ.get("SYNCBRIDGE_TRIXIE_ROOT") or os.path.join(
+            os.environ.get("SYNCBRIDGE_CACHE") or os.path.join(
+                os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "syncbridge"),
+            "venus-root")
+        if not os.access(root + "/usr/bin/kwin_wayland", os.X_OK):
+            missing.append(root + "/usr/bin/kwin_wayland (scripts/setup.sh installs kwin-wayland)")
+        os.environ["SYNCBRIDGE_TRIXIE_ROOT"] = root
+    proto = "v1" if A == "weston" else "syncobj"
     if missing:
         print("SKIP: missing " + ", ".join(missing))
         return 77
@@ -396,18 +500,23 @@ def main(argv):
         "vkcube": (["vkcube-wayland"], args.vkcube_seconds),
     }
 
-    rt = tempfile.mkdtemp(prefix="sb-e2e-")
+    # KWin's runtime folder must be one both roots see (in-trixie.sh binds /run/user/0).
+    if A == "kwin":
+        os.makedirs("/run/user/0", exist_ok=True)
+    rt = tempfile.mkdtemp(prefix="sb-e2e-", dir="/run/user/0" if A == "kwin" else None)
     os.chmod(rt, 0o700)
     t0 = time.monotonic()
-    ours, ok_o = start_ours(args.compositor, rt)
-    weston, ok_w = start_weston(rt)
+    v1_only = ["--no-drm-syncobj"] if proto == "v1" else []
+    ours, ok_o = start_ours(args.compositor, rt, extra=v1_only)
+    weston, ok_w = start_weston(rt) if A == "weston" else start_kwin(rt, args.in_trixie)
     comps = [ours, weston]
     if args.gpu_wait_too:
-        gpuwait, ok_g = start_ours(args.compositor, rt, "gpuwait", ["--gpu-wait"])
+        gpuwait, ok_g = start_ours(args.compositor, rt, "gpuwait", ["--gpu-wait"] + v1_only)
         comps.append(gpuwait)
         ok_w = ok_w and ok_g
     names = [c.name for c in comps]
-    print(f"figure 7: stock clients end to end, ours vs Weston 14 headless, {args.rounds} rounds "
+    anchor_name = "Weston 14 headless" if A == "weston" else "KWin 6.3 --virtual"
+    print(f"figure 7: stock clients end to end, ours vs {anchor_name}, {args.rounds} rounds "
           f"({'A B B A' if len(comps) == 2 else 'A B C C B A'}), one guest boot; compositors up after "
           f"{time.monotonic() - t0:.1f} s")
     for c in comps:
@@ -428,7 +537,7 @@ def main(argv):
         for comp in comps:
             base = os.path.join(rt, f"warmup-{name}-{comp.name}")
             if name == "latency":
-                res = run_latency(comp, args.client, 3, base)
+                res = run_latency(comp, args.client, 3, base, proto)
             else:
                 res = run_stock(comp, stock[name][0], 40, base, until_frames=3)
             if res["problems"]:
@@ -445,10 +554,10 @@ def main(argv):
         for name in clients:
             for comp in order:
                 base = os.path.join(rt, f"r{r}-{name}-{comp.name}")
-                cpu0 = cpu_ns(comp.proc.pid)
+                cpu0 = cpu_ns(comp.pid())
                 if name == "latency":
-                    res = run_latency(comp, args.client, args.frames, base)
-                    res["cpu_ms"] = (cpu_ns(comp.proc.pid) - cpu0) / 1e6
+                    res = run_latency(comp, args.client, args.frames, base, proto)
+                    res["cpu_ms"] = (cpu_ns(comp.pid()) - cpu0) / 1e6
                     lat_cpu[comp.name] += res["cpu_ms"]
                     s = res["samples"]
                     lat_runs[comp.name].append(s)
@@ -462,7 +571,7 @@ def main(argv):
                 else:
                     cmd, secs = stock[name]
                     res = run_stock(comp, cmd, secs, base)
-                    res["cpu_ms"] = (cpu_ns(comp.proc.pid) - cpu0) / 1e6
+                    res["cpu_ms"] = (cpu_ns(comp.pid()) - cpu0) / 1e6
                     fps[name][comp.name].append(res)
                     sync = f", {res['acquire']} with an acquire fence" if name == "simple-dmabuf-egl" else ""
                     print(f"  round {r + 1} {comp.name:<6} {name}: {len(res['frames'])} frames, "
@@ -476,52 +585,52 @@ def main(argv):
     for name in stock:
         if name not in clients:
             continue
-        o, w = fps[name]["ours"], fps[name]["weston"]
+        o, w = fps[name]["ours"], fps[name][A]
         pooled = {}
-        for side, runs in (("ours", o), ("weston", w)):
+        for side, runs in (("ours", o), (A, w)):
             n = sum(len(x["intervals"]) for x in runs)
             secs = sum(x["seconds"] for x in runs)
             pooled[side] = n / secs if secs > 0 else 0.0
         rounds = [ratio(a["fps"], b["fps"]) for a, b in zip(o, w)]
-        print(f"{name + ' frames/s':<28} ours {pooled['ours']:.2f} | weston {pooled['weston']:.2f} | "
-              f"ratio {ratio(pooled['ours'], pooled['weston']):.3f}{spread(rounds)}")
-        print("{:<28} runs ours: {}; weston: {}".format(
-            "", ", ".join("%.2f" % x["fps"] for x in o), ", ".join("%.2f" % x["fps"] for x in w)))
+        print(f"{name + ' frames/s':<28} ours {pooled['ours']:.2f} | {A} {pooled[A]:.2f} | "
+              f"ratio {ratio(pooled['ours'], pooled[A]):.3f}{spread(rounds)}")
+        print("{:<28} runs ours: {}; {}: {}".format(
+            "", ", ".join("%.2f" % x["fps"] for x in o), A, ", ".join("%.2f" % x["fps"] for x in w)))
         print_figure(name + " frame interval", sum((x["intervals"] for x in o), []),
-                     sum((x["intervals"] for x in w), []))
+                     sum((x["intervals"] for x in w), []), A)
         cpf = {side: sum(x["cpu_ms"] for x in runs) / max(sum(len(x["frames"]) for x in runs), 1)
-               for side, runs in (("ours", o), ("weston", w))}
-        print(f"{name + ' compositor CPU':<28} ours {cpf['ours']:.2f} ms/frame | weston "
-              f"{cpf['weston']:.2f} ms/frame | ratio {ratio(cpf['ours'], cpf['weston']):.3f}")
+               for side, runs in (("ours", o), (A, w))}
+        print(f"{name + ' compositor CPU':<28} ours {cpf['ours']:.2f} ms/frame | {A} "
+              f"{cpf[A]:.2f} ms/frame | ratio {ratio(cpf['ours'], cpf[A]):.3f}")
     if "gpuwait" in names:
         # The GPU-wait mode against ours (CPU wait) and against Weston.
         for name in stock:
             if name not in clients:
                 continue
-            g, o, w = (fps[name][n] for n in ("gpuwait", "ours", "weston"))
+            g, o, w = (fps[name][n] for n in ("gpuwait", "ours", A))
             pooled = {n: (sum(len(x["intervals"]) for x in runs) / sum(x["seconds"] for x in runs)
                           if sum(x["seconds"] for x in runs) > 0 else 0.0)
-                      for n, runs in (("gpuwait", g), ("ours", o), ("weston", w))}
+                      for n, runs in (("gpuwait", g), ("ours", o), (A, w))}
             print(f"{name + ' frames/s':<28} gpuwait {pooled['gpuwait']:.2f} | ratio to ours "
-                  f"{ratio(pooled['gpuwait'], pooled['ours']):.3f}, to weston "
-                  f"{ratio(pooled['gpuwait'], pooled['weston']):.3f}")
+                  f"{ratio(pooled['gpuwait'], pooled['ours']):.3f}, to {A} "
+                  f"{ratio(pooled['gpuwait'], pooled[A]):.3f}")
         if "latency" in clients:
             for k in LATENCY_KEYS:
                 print_figure("gpuwait vs ours: " + k, lat[k]["gpuwait"], lat[k]["ours"], "ours")
-                print(f"{'':<28} gpuwait / weston median "
-                      f"{ratio(pct(lat[k]['gpuwait'], 50), pct(lat[k]['weston'], 50)):.3f}")
+                print(f"{'':<28} gpuwait / {A} median "
+                      f"{ratio(pct(lat[k]['gpuwait'], 50), pct(lat[k][A], 50)):.3f}")
             n = args.frames * args.rounds
             print(f"{'latency compositor CPU':<28} gpuwait {lat_cpu['gpuwait'] / n:.2f} ms/frame | "
                   f"ratio to ours {ratio(lat_cpu['gpuwait'], lat_cpu['ours']):.3f}")
     if "latency" in clients:
         for k in LATENCY_KEYS:
-            print_figure("latency signal->" + k, lat[k]["ours"], lat[k]["weston"])
+            print_figure("latency signal->" + k, lat[k]["ours"], lat[k][A], A)
         rounds = [ratio(pct([x["stamp"] for x in a], 50), pct([x["stamp"] for x in b], 50))
-                  for a, b in zip(lat_runs["ours"], lat_runs["weston"])]
+                  for a, b in zip(lat_runs["ours"], lat_runs[A])]
         print(f"{'latency stamp, per round':<28} median ratio{spread(rounds)}")
         n = args.frames * args.rounds
-        print(f"{'latency compositor CPU':<28} ours {lat_cpu['ours'] / n:.2f} ms/frame | weston "
-              f"{lat_cpu['weston'] / n:.2f} ms/frame | ratio {ratio(lat_cpu['ours'], lat_cpu['weston']):.3f}")
+        print(f"{'latency compositor CPU':<28} ours {lat_cpu['ours'] / n:.2f} ms/frame | {A} "
+              f"{lat_cpu[A] / n:.2f} ms/frame | ratio {ratio(lat_cpu['ours'], lat_cpu[A]):.3f}")
         early = sum(1 for side in lat_runs.values() for run in side for x in run if x["stamp"] < 0)
         if early:
             print(f"  {early} presented timestamps before the signal (events after it: the "

@@ -15,6 +15,7 @@
 gpu_list='
 vk-cube-virgl bench/bench-vk-cube --producer gles
 e2e-weston bench/bench-e2e-weston --gpu-wait-too
+e2e-kwin bench/bench-e2e-weston --anchor kwin
 '
 venus_list='
 vk-cube-venus bench/bench-vk-cube --runs 3 --frames 24 -- --ring device --consumer vulkan
