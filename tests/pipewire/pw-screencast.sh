@@ -13,6 +13,7 @@
 #   - pw-screencast: our consumer of that node.
 #
 #   pw-screencast.sh PW_SCREENCAST CLIENT [--control|--never-release] [--frames N]
+#   pw-screencast.sh PW_SCREENCAST CLIENT --pixels [--control]
 #
 # Passes when the consumer got N frames, mutter's buffers carried explicit
 # sync (SPA_META_SyncTimeline with two SyncObj planes: mutter offers it
@@ -26,11 +27,23 @@
 # release) and never signals the release point: passes when mutter then
 # stops after at most the buffer count of frames, i.e. it waits for the
 # release points the normal run signals.
+#
+# --pixels: item 2's pixel check for mutter, which has no screenshot
+# interface of its own: the consumer reads every frame back (--dump, an EGL
+# import) and syncbridge-wl-client, drawing on mutter with linux-drm-syncobj
+# acquire points on pending vgem fences, asks screencast-shot.py (its
+# --hook) whether its frame is on screen while the fence is pending (it
+# must not be) and after it was presented (it must be). With --control the
+# client gives its fence to nobody (--no-fence): passes when a frame then
+# was on screen before its fence, i.e. the check can fail.
 set -u
 sc_bin=$1 client=$2
 shift 2
-never=
-case ${1:-} in --never-release) never=1; shift ;; esac
+never= pixels=
+case ${1:-} in
+--never-release) never=1; shift ;;
+--pixels) pixels=1; shift ;;
+esac
 . "$(dirname "$0")/pw-common.sh"
 pw_args "pw-screencast.sh PW_SCREENCAST CLIENT [--control|--never-release] [--frames N]" "$@"
 pw_require dbus-daemon
@@ -86,10 +99,13 @@ done
 [ -S "$rt/$sock" ] || { echo "not ok - mutter did not start ($(( $(date +%s) - t0 )) s)"; dump; exit 1; }
 echo "# mutter socket after $(( $(date +%s) - t0 )) s"
 
-# Damage for the screencast: frames on virtio_gpu buffers, 5 per second.
-WAYLAND_DISPLAY=$sock "$client" --frames 100000 --render-ms 200 --buffers virtio_gpu \
-	>"$rt/client.log" 2>&1 &
-pids="$pids $!"
+# Damage for the screencast: frames on virtio_gpu buffers, 5 per second
+# (--pixels: the checking client below draws instead).
+if [ -z "$pixels" ]; then
+	WAYLAND_DISPLAY=$sock "$client" --frames 100000 --render-ms 200 --buffers virtio_gpu \
+		>"$rt/client.log" 2>&1 &
+	pids="$pids $!"
+fi
 
 /usr/bin/python3 "$(dirname "$0")/mutter-screencast.py" "$bus" >"$rt/sc.out" 2>"$rt/sc.err" &
 scpid=$!
@@ -105,15 +121,50 @@ done
 echo "# mutter's screencast: PipeWire node $node, $(( $(date +%s) - t0 )) s after its start"
 
 env=
-[ -n "$control" ] && env=SYNCBRIDGE_DISABLE=1
+[ -n "$control" ] && [ -z "$pixels" ] && env=SYNCBRIDGE_DISABLE=1
 scargs="--seconds 120"
 [ -z "$never" ] || scargs="--seconds 15 --never-release"
+[ -z "$pixels" ] || { frames=100000 scargs="--seconds 150 --dump $rt/frame.rgba"; }
 # shellcheck disable=SC2086
 env $env "$sc_bin" --target "$node" --frames "$frames" $scargs >"$rt/consumer.log" 2>&1 &
 cpid=$!
 pids="$pids $cpid"
 # No session manager: link mutter's stream to ours as a user would.
 pw_link mutter sb-screencast || { cat "$rt/consumer.log"; dump; exit 1; }
+if [ -n "$pixels" ]; then
+	# The consumer's first frame (mutter casts its monitor at the start).
+	for _ in $(seq 1 300); do [ -e "$rt/frame.rgba" ] && break; sleep 0.1; done
+	[ -e "$rt/frame.rgba" ] || { echo "not ok - no screencast frame read back"; cat "$rt/consumer.log"; dump; exit 1; }
+	shot="/usr/bin/python3 $(cd "$(dirname "$0")" && pwd)/screencast-shot.py $rt/frame.rgba"
+	if [ -n "$control" ]; then
+		cargs="--frames 4 --render-ms 1000 --no-fence --expect implicit"
+	else
+		cargs="--frames 5 --render-ms 400 --expect syncobj"
+	fi
+	# shellcheck disable=SC2086
+	out=$(WAYLAND_DISPLAY=$sock timeout 200 "$client" --buffers virtio_gpu --strict $cargs --hook "$shot" 2>&1)
+	crc=$?
+	echo "$out"
+	kill -TERM $cpid 2>/dev/null
+	pw_wait_exit $cpid 20 >/dev/null
+	sed 's/^/# consumer: /' "$rt/consumer.log" | grep -v '^# consumer: # buffer'
+	dump
+	stop_mutter
+	if [ -n "$control" ]; then
+		if echo "$out" | grep -qE '\([1-9][0-9]* frames on screen before their fence'; then
+			echo "ok - control: without the fence mutter's screencast showed a frame before its fence signalled"
+			exit 0
+		fi
+		echo "not ok - control: no frame on mutter's screencast before its fence: the pixel check cannot fail here"
+		exit 1
+	fi
+	rc=0
+	pw_check "the client exited 0" "the client exited $crc" "$crc" = 0
+	echo "$out" | grep -qE 'pixel checks: ([8-9]|[1-9][0-9]+) passed, 0 failed' &&
+		echo "ok - mutter's screencast: no frame on screen before its fence, each one after" ||
+		{ echo "not ok - mutter's screencast pixel checks (the lines above)"; rc=1; }
+	exit $rc
+fi
 if ! pw_wait_exit $cpid 150; then
 	echo "not ok - the consumer did not finish in 150 s"
 	cat "$rt/consumer.log"; dump; exit 1

@@ -6,6 +6,7 @@
  * node has timeline syncobjs (docs/syncobj-peers.md).
  *
  *   pw-screencast --target NODE_ID [--frames N] [--seconds S] [--never-release]
+ *                 [--dump FILE]
  *
  * It asks for BGRx/BGRA dma-bufs with the implicit modifier (what mutter
  * offers on virgl) and the Buffers/Meta params of libsyncbridge-pipewire
@@ -21,8 +22,13 @@
  * release) and never signals the release point: mutter must then stop
  * reusing those buffers, so no more than the buffer count of frames come.
  *
- * The pixels are not looked at: a CPU mapping of a virgl dma-buf reads zeros
- * (docs/syncobj-peers.md).
+ * --dump FILE: each frame, after its acquire point and before its release
+ * point, is imported through EGL (a CPU mapping of a virgl dma-buf reads
+ * zeros; docs/syncobj-peers.md) and read back into FILE: a line "SBRGBA W H
+ * SEQ" (SEQ counts the frames) and W*H RGBA pixels, replaced whole (written
+ * beside it, then renamed). tests/pipewire/screencast-shot.py reads it: the
+ * screen as the compositor's own screencast shows it, for a client's pixel
+ * checks (syncbridge-wl-client --hook).
  *
  * Prints "frames=N synced=N pending=N buffers=N" (synced: frames whose
  * buffer carried explicit sync; pending: acquire points not yet signalled
@@ -46,6 +52,9 @@
 #include <syncbridge/sync_file.h>
 
 #include "kernel.h" /* sbk_drm_open_driver() */
+#ifdef PW_SCREENCAST_EGL
+#include "eglt.h"
+#endif
 
 #define BUFFERS 4
 /* DRM_FORMAT_MOD_INVALID: "the implicit modifier" (drm_fourcc.h) */
@@ -60,6 +69,15 @@ struct app {
 	int frames_wanted;
 	bool never_release;
 	int frames, synced, pending, buffers, errors;
+	const char *dump; /* --dump FILE, or NULL */
+#ifdef PW_SCREENCAST_EGL
+	struct eglt egl;
+	struct {
+		int fd; /* the buffer's dma-buf (PipeWire's), -1: free slot */
+		struct eglt_target t;
+	} imported[BUFFERS * 2];
+	uint8_t *px;
+#endif
 };
 
 static void
@@ -69,6 +87,64 @@ fail(struct app *a, const char *what, int err)
 	a->errors++;
 	pw_main_loop_quit(a->loop);
 }
+
+#ifdef PW_SCREENCAST_EGL
+/* The buffer's dma-buf as an EGL target, imported at its first frame. */
+static struct eglt_target *
+target_of(struct app *a, int fd, int stride)
+{
+	size_t n = sizeof(a->imported) / sizeof(a->imported[0]);
+
+	for (size_t i = 0; i < n; i++)
+		if (a->imported[i].fd == fd)
+			return &a->imported[i].t;
+	for (size_t i = 0; i < n; i++) {
+		if (a->imported[i].fd >= 0)
+			continue;
+		if (eglt_target_import(&a->egl, fd, (int)a->width, (int)a->height, stride,
+				       &a->imported[i].t) < 0)
+			return NULL;
+		a->imported[i].fd = fd;
+		return &a->imported[i].t;
+	}
+	return NULL;
+}
+
+static int
+dump_frame(struct app *a, struct spa_buffer *buf)
+{
+	struct spa_data *d = &buf->datas[0];
+	struct eglt_target *t;
+	char tmp[4096];
+	FILE *f;
+	int stride = d->chunk && d->chunk->stride > 0 ? d->chunk->stride : (int)a->stride;
+
+	if (d->type != SPA_DATA_DmaBuf || d->fd < 0)
+		return -EINVAL;
+	if (!a->px && !(a->px = malloc((size_t)a->width * a->height * 4)))
+		return -ENOMEM;
+	t = target_of(a, (int)d->fd, stride);
+	if (!t)
+		return -EIO;
+	if (eglt_read(t, a->px) < 0)
+		return -EIO;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", a->dump);
+	f = fopen(tmp, "wbe");
+	if (!f)
+		return -errno;
+	fprintf(f, "SBRGBA %u %u %d\n", a->width, a->height, a->frames);
+	if (fwrite(a->px, 4, (size_t)a->width * a->height, f) != (size_t)a->width * a->height ||
+	    fclose(f) != 0)
+		return -EIO;
+	return rename(tmp, a->dump) < 0 ? -errno : 0;
+}
+#else
+static int
+dump_frame(struct app *a, struct spa_buffer *buf)
+{
+	return -ENOTSUP;
+}
+#endif
 
 static void
 on_process(void *data)
@@ -99,7 +175,11 @@ on_process(void *data)
 			}
 		}
 		a->frames++;
-		/* Read on the CPU: done now. */
+		if (a->dump && (ret = dump_frame(a, buf)) < 0) {
+			fail(a, "--dump: the frame's read-back", ret);
+			return;
+		}
+		/* Read (the CPU wait; with --dump, glReadPixels returned): done now. */
 		ret = a->never_release ? 0 : sb_pw_consumer_release(a->sync, buf, -1);
 		if (ret) {
 			fail(a, "sb_pw_consumer_release", ret);
@@ -242,16 +322,34 @@ main(int argc, char **argv)
 			seconds = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--never-release"))
 			a.never_release = true;
+		else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
+			a.dump = argv[++i];
 		else {
-			fprintf(stderr, "usage: pw-screencast --target NODE_ID [--frames N] [--seconds S] [--never-release]\n");
+			fprintf(stderr, "usage: pw-screencast --target NODE_ID [--frames N] [--seconds S] "
+					"[--never-release] [--dump FILE]\n");
 			return 2;
 		}
 	}
 	if (!target || a.frames_wanted < 1 || seconds < 1) {
-		fprintf(stderr, "usage: pw-screencast --target NODE_ID [--frames N] [--seconds S] [--never-release]\n");
+		fprintf(stderr, "usage: pw-screencast --target NODE_ID [--frames N] [--seconds S] "
+				"[--never-release] [--dump FILE]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (a.dump) {
+#ifdef PW_SCREENCAST_EGL
+		for (size_t i = 0; i < sizeof(a.imported) / sizeof(a.imported[0]); i++)
+			a.imported[i].fd = -1;
+		ret = eglt_open(&a.egl, EGLT_SURFACELESS);
+		if (ret < 0) {
+			fprintf(stderr, "pw-screencast: --dump: no EGL display: %s\n", strerror(-ret));
+			return 77;
+		}
+#else
+		fprintf(stderr, "pw-screencast: --dump: built without EGL\n");
+		return 77;
+#endif
+	}
 	pw_init(&argc, &argv);
 	/* Timelines: the virtio_gpu render node (vgem has no syncobjs). */
 	a.drm = sbk_drm_open_driver("virtio_gpu", true);
@@ -289,6 +387,15 @@ main(int argc, char **argv)
 	pw_main_loop_destroy(a.loop);
 	sb_pw_sync_destroy(a.sync);
 	close(a.drm);
+#ifdef PW_SCREENCAST_EGL
+	if (a.dump) {
+		for (size_t i = 0; i < sizeof(a.imported) / sizeof(a.imported[0]); i++)
+			if (a.imported[i].fd >= 0)
+				eglt_target_destroy(&a.egl, &a.imported[i].t);
+		eglt_close(&a.egl);
+		free(a.px);
+	}
+#endif
 	pw_deinit();
 	return a.errors || a.frames < a.frames_wanted ? 1 : 0;
 }
