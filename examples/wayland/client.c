@@ -367,22 +367,25 @@ app_finish(struct app *a)
 /*
  * `CMD PHASE FRAME 0xRRGGBB` through sh -c; the hook sees the client's
  * environment (WAYLAND_DISPLAY, the session bus). The client's own fds are
- * close-on-exec. 0 when it exited 0, else -1 (and why, on stderr).
+ * close-on-exec. Counts the check in *passed when it exited 0, else in
+ * *failed (and says why on stderr).
  */
-static int
-run_hook(const char *hook, const char *phase, int frame, uint32_t colour)
+static void
+run_hook(const char *hook, const char *phase, int frame, uint32_t colour, int *passed, int *failed)
 {
 	char cmd[4096];
 	int st;
 
 	snprintf(cmd, sizeof(cmd), "%s %s %d 0x%06" PRIx32, hook, phase, frame, colour & 0xffffffu);
 	st = system(cmd);
-	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
+	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		(*passed)++;
+		return;
+	}
+	(*failed)++;
 	fprintf(stderr, "client: frame %d: pixel check '%s' failed (%s %d)\n", frame, phase,
 		st == -1 ? "system" : WIFEXITED(st) ? "exit" : "signal",
 		st == -1 ? errno : WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-	return -1;
 }
 
 static void
@@ -585,13 +588,8 @@ main(int argc, char **argv)
 		wait_flag(a.display, &never, render_ms);
 		bool before_signal = a.presentation ? fr.presented : fr.done;
 		/* Frame 0 is black, which an empty screen shows too: not judged. */
-		if (hook && f > 0) {
-			ret = run_hook(hook, "pending", f, colour);
-			if (ret == 0)
-				hook_ok++;
-			else
-				hook_early++;
-		}
+		if (hook && f > 0)
+			run_hook(hook, "pending", f, colour, &hook_ok, &hook_early);
 		t_signal = clock_ns(a.clock);
 		wlgpu_fence_signal(&fence);
 
@@ -622,13 +620,8 @@ main(int argc, char **argv)
 		} else {
 			dt_ms = (int64_t)fr.time_ms - (int64_t)(uint32_t)(t_signal / 1000000);
 		}
-		if (hook && f > 0) {
-			ret = run_hook(hook, "shown", f, colour);
-			if (ret == 0)
-				hook_ok++;
-			else
-				hook_missing++;
-		}
+		if (hook && f > 0)
+			run_hook(hook, "shown", f, colour, &hook_ok, &hook_missing);
 		if (before_signal)
 			early++;
 		else if (dt_ms < -1)
