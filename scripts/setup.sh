@@ -42,7 +42,7 @@ base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
 	clang libclang-rt-14-dev wayland-utils libxkbcommon-dev xkb-data wl-clipboard
 	qemu-system-gui libvirglrenderer1 libsdl2-2.0-0 debootstrap
 	foot xwayland gtk-4-examples mpv glmark2-es2-wayland mesa-utils fonts-dejavu-core
-	gstreamer1.0-tools python3-gi gir1.2-glib-2.0 dbus-daemon)
+	gstreamer1.0-tools python3-gi gir1.2-glib-2.0 dbus-daemon plasma-wayland-protocols)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
 # SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
 # drmSyncobjEventfd; wayland-protocols 1.43 has linux-drm-syncobj-v1;
@@ -237,6 +237,25 @@ if [ "${SYNCBRIDGE_SETUP_VENUS:-1}" != 0 ]; then
 			sh "${missing_extra[@]}" >>"$cache/venus-root.log" 2>&1 || rc=$?
 		umount "$venus_root/proc"
 		[ "$rc" = 0 ] || die "venus root: installing ${missing_extra[*]} failed (see $cache/venus-root.log)"
+	fi
+	# KWin's screencast (tests/pipewire/pw-screencast.sh --peer kwin) is a
+	# plugin in Debian's kwin-common, whose package pulls a desktop's worth
+	# of QML modules, themes and daemons the plugin does not load (its
+	# libraries are all kwin-wayland's): only the plugin is taken from the
+	# package, into KWin's plugin folder.
+	kwin_sc=usr/lib/x86_64-linux-gnu/qt6/plugins/kwin/plugins/screencast.so
+	if [ "${SYNCBRIDGE_SETUP_PEERS:-1}" != 0 ] && [ ! -e "$venus_root/$kwin_sc" ]; then
+		log "venus root: adding KWin's screencast plugin (from kwin-common)"
+		rc=0
+		rm -rf "$venus_root/tmp/sb-kwin-common"
+		mkdir -p "$venus_root/tmp/sb-kwin-common"
+		chroot "$venus_root" sh -c 'cd /tmp/sb-kwin-common && apt-get download -q kwin-common' \
+			>>"$cache/venus-root.log" 2>&1 || rc=$?
+		[ "$rc" = 0 ] || die "venus root: apt-get download kwin-common failed (see $cache/venus-root.log)"
+		dpkg-deb -x "$venus_root"/tmp/sb-kwin-common/kwin-common_*.deb "$venus_root/tmp/sb-kwin-common/x"
+		[ -e "$venus_root/tmp/sb-kwin-common/x/$kwin_sc" ] || die "venus root: kwin-common has no $kwin_sc"
+		install -D -m 644 "$venus_root/tmp/sb-kwin-common/x/$kwin_sc" "$venus_root/$kwin_sc"
+		rm -rf "$venus_root/tmp/sb-kwin-common"
 	fi
 	log "venus root: $venus_root (QEMU $(awk '/^Package: qemu-system-x86$/{p=1} p && /^Version:/{print $2; exit}' "$venus_root/var/lib/dpkg/status"))"
 fi
