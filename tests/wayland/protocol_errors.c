@@ -32,9 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <drm.h>
-#include <drm_mode.h>
-
+#include "demo_util.h" /* demo_vgem_buf_create(): any card's dumb buffer */
 #include "harness.h"
 #include "kernel.h"
 #include "wlt.h"
@@ -49,6 +47,7 @@ struct env {
 	int ran;
 	bool peer;            /* --connect: measure, do not judge (above) */
 	int card_fd;          /* peer: the virtio_gpu card node of buf */
+	struct demo_vgem_buf dumb; /* peer: buf's dumb buffer (its dmabuf_fd is buf.fd) */
 	int as_xml, differs;  /* peer: error cases */
 };
 
@@ -537,23 +536,17 @@ run_case(struct env *env, const struct case_def *cd, struct wlt_client *by, stru
 static int
 peer_buffer(struct env *env)
 {
-	struct drm_mode_create_dumb create = { .width = 16, .height = 16, .bpp = 32 };
-	struct drm_prime_handle prime = { .flags = DRM_CLOEXEC | DRM_RDWR, .fd = -1 };
 	int r = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, false);
 
 	if (r < 0)
 		return r;
 	env->card_fd = r;
-	r = sbk_ioctl(env->card_fd, DRM_IOCTL_MODE_CREATE_DUMB, &create);
+	r = demo_vgem_buf_create(env->card_fd, 16, 16, 32, &env->dumb);
 	if (r < 0)
 		return r;
-	prime.handle = create.handle;
-	r = sbk_ioctl(env->card_fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime);
-	if (r < 0)
-		return r;
-	if (create.pitch != 64)
+	if (env->dumb.pitch != 64)
 		return -EINVAL;
-	env->buf.fd = prime.fd; /* the card fd's close frees the handle */
+	env->buf.fd = env->dumb.dmabuf_fd; /* owned by env->dumb */
 	return 0;
 }
 
@@ -572,6 +565,7 @@ main(int argc, char **argv)
 	env.vgem_fd = -1;
 	env.syncobj_fd = -1;
 	env.card_fd = -1;
+	env.dumb = (struct demo_vgem_buf){ .vgem_fd = -1, .dmabuf_fd = -1 };
 	if (path && strcmp(path, "--connect") == 0) {
 		env.peer = true;
 		env.socket = argc > 2 ? argv[2] : NULL;
@@ -630,8 +624,8 @@ main(int argc, char **argv)
 	sb_test_note("%d cases ran, %d skipped", env.ran, env.skipped);
 	if (!env.peer)
 		sbk_buf_destroy(&env.buf);
-	else if (env.buf.fd >= 0)
-		close(env.buf.fd);
+	else
+		demo_vgem_buf_destroy(&env.dumb);
 	if (env.card_fd >= 0)
 		close(env.card_fd);
 	if (env.vgem_fd >= 0)
