@@ -15,9 +15,9 @@ KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1: its ScreenShot2 interface otherwise
 serves only programs whose desktop file lists it (X-KDE-DBUS-Restricted-
 Interfaces), which a test has none of.
 
-Counts the pixels of exactly that colour (the client's buffers are 64x64
-XRGB8888, 4096 pixels): `shown` passes with at least 90% of them,
-`pending` with fewer than 64. Prints one comment line per call, with the
+Counts the pixels of exactly that colour and judges them by pixel_check.py
+(the client's 64x64 window: `shown` passes with at least 90% of it,
+`pending` with fewer than 64 pixels). Prints one comment line per call, with the
 most common colours of the screen when a check fails.
 Exit: 0 pass, 1 fail, 2 usage or no screenshot.
 """
@@ -27,7 +27,7 @@ import sys
 
 from gi.repository import Gio, GLib
 
-WINDOW = 64 * 64
+import pixel_check  # the pass rule, shared with tests/pipewire/screencast-shot.py
 # QImage::Format values whose pixels are 4 bytes of 8 bits, and the byte
 # offsets of R, G, B in memory (little-endian host: a 0xAARRGGBB word is
 # B, G, R, A in memory).
@@ -79,28 +79,12 @@ def main():
         print(f"# kwin-shot: frame {frame}: QImage format {fmt}, {len(data)} of {stride * h} bytes: "
               "not read")
         return 2
-    ro, go, bo = FORMATS[fmt]
-    pix = bytearray(4)
-    pix[ro], pix[go], pix[bo] = rgb
-    pat = bytes(pix[:3])  # the colour bytes, alpha (the 4th) ignored
-    n = 0
-    for y in range(h):
-        row = data[y * stride:y * stride + w * 4]
-        # find() matches at any offset: count whole pixels only.
-        i = row.find(pat)
-        while i >= 0:
-            if i % 4 == 0:
-                n += 1
-            i = row.find(pat, i + 1)
-    if phase == "shown":
-        ok = n >= WINDOW * 9 // 10
-        want = f">= {WINDOW * 9 // 10}"
-    else:
-        ok = n < 64
-        want = "< 64"
+    n = pixel_check.count(data, w, h, stride, FORMATS[fmt], rgb)
+    ok, want = pixel_check.verdict(phase, n)
     print(f"# kwin-shot: frame {frame} {phase}: {n} pixels of 0x{colour:06x} on the {w}x{h} screen "
           f"(QImage format {fmt}; want {want}): {'ok' if ok else 'FAIL'}")
     if not ok:
+        ro, go, bo = FORMATS[fmt]
         common = collections.Counter()
         for y in range(0, h, 8):
             for x in range(0, w, 8):
