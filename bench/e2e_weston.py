@@ -412,8 +412,6 @@ def run_stock(comp, argv, seconds, logbase, until_frames=0):
 def run_latency(comp, client, frames, logbase, proto="v1"):
     argv = [client, "--frames", str(frames), "--render-ms", "20", "--buffers", "virtio_gpu",
             "--expect", proto, "--strict", "--timing"]
-    if proto == "v1":
-        argv.append("--no-drm-syncobj")
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        env=client_env(comp, False), timeout=120)
     with open(logbase + ".out", "w") as f:
