@@ -46,8 +46,8 @@
 #include "vk_bench.h"
 #include "wake_stats.h"
 
-#ifndef VKB_CUBE_DEMO
-#error "VKB_CUBE_DEMO must be defined"
+#if !defined(VKB_CUBE_DEMO) || !defined(VKB_LAYER_DIR)
+#error "VKB_CUBE_DEMO and VKB_LAYER_DIR (the build tree's manifest folder) must be defined"
 #endif
 
 #define MAX_RUNS 64
@@ -73,10 +73,10 @@ run_demo(struct variant *v, unsigned frames)
 {
 	char nframes[16];
 	snprintf(nframes, sizeof(nframes), "%u", frames);
-	const char *argv[12 + MAX_EXTRA] = { VKB_CUBE_DEMO, "--frames", nframes, "--refresh-ms",
-					     "0", "--no-check", "--intervals", "--producer",
-					     producer };
-	int argc = 9;
+	const char *argv[14 + MAX_EXTRA] = { VKB_CUBE_DEMO, "--layer-dir", VKB_LAYER_DIR,
+					     "--frames", nframes, "--refresh-ms", "0",
+					     "--no-check", "--intervals", "--producer", producer };
+	int argc = 11;
 	if (v->flag)
 		argv[argc++] = v->flag;
 	for (int i = 0; i < extra_count; i++)

@@ -420,17 +420,12 @@ demo_sort_i64(int64_t *v, size_t n)
 }
 
 const char *
-demo_layer_env(const char *dir, const char *build_dir)
+demo_layer_env(const char *dir)
 {
 	char buf[4096];
 	struct stat st;
 
-	if (!dir && build_dir) {
-		snprintf(buf, sizeof(buf), "%s/vulkan/implicit_layer.d", build_dir);
-		if (stat(buf, &st) == 0)
-			dir = build_dir;
-	}
-	if (!dir || stat(dir, &st) != 0)
+	if (!dir || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		return NULL;
 	const char *old = getenv("XDG_DATA_DIRS");
 	snprintf(buf, sizeof(buf), "%s:%s", dir, old && *old ? old : "/usr/local/share:/usr/share");

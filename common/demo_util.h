@@ -221,11 +221,12 @@ int demo_parse_word(const char *s, const char *const *words);
 
 /*
  * Put a folder holding vulkan/implicit_layer.d/ first on XDG_DATA_DIRS (Debian
- * 12's loader finds implicit layers only there): dir, or when dir is NULL
- * build_dir (the build tree's manifest/) if it holds one. Returns the folder
- * now on the path, or NULL (none, or dir does not exist).
+ * 12's loader finds implicit layers only there): the demos' --layer-dir, which
+ * the tests and scripts/run-demo.sh give as the build tree's manifest/. An
+ * installed demo is given none and uses the layer the loader finds. Returns
+ * dir, or NULL (dir NULL or not a folder).
  */
-const char *demo_layer_env(const char *dir, const char *build_dir);
+const char *demo_layer_env(const char *dir);
 
 /* mkdir -p; 0 or -errno. */
 int demo_mkdir_p(const char *path);

@@ -609,8 +609,8 @@ parse_options(int argc, char **argv, struct options *opt)
 {
 	static const char *const waits[] = { [WAIT_SYNC_FILE] = "sync-file", [WAIT_DMABUF] = "dmabuf",
 					     NULL };
-	const char *disable = getenv("SYNCBRIDGE_DISABLE"), *dev = NULL;
-	bool no_sync = disable && *disable && strcmp(disable, "0") != 0;
+	const char *dev = NULL;
+	bool no_sync = sb_env_get_bool("SYNCBRIDGE_DISABLE", false);
 	int wait = WAIT_SYNC_FILE;
 	const struct demo_opt opts[] = {
 		{ "frames", DEMO_OPT_UINT, &opt->frames, 1, 255, .short_name = 'n' },

@@ -148,6 +148,8 @@ if [ ! -x "$demo" ]; then
 		"headers and glslangValidator (scripts/setup.sh installs them)" >&2
 	exit 1
 fi
+# The build tree's layer (an installed demo uses the one the loader finds).
+cube="'$demo' --layer-dir '$build/manifest'"
 if [ "$which" = cube-venus ]; then
 	prepare_output 30
 else
@@ -159,16 +161,16 @@ if [ "$which" = cube-venus ]; then
 	# Read at once with heavy frames, as the venus group's pair: the race shows.
 	venus="--ring device --consumer vulkan --refresh-ms 0 --work 48"
 	both_runs "the layer fences the producer's frames on venus, the consumer's layer waits" \
-		"SYNCBRIDGE_DISABLE=1" "'$demo' $venus --frames $frames" \
-		"'$demo' $venus --frames $frames --no-bridge --expect-race"
+		"SYNCBRIDGE_DISABLE=1" "$cube $venus --frames $frames" \
+		"$cube $venus --frames $frames --no-bridge --expect-race"
 elif [ "$which" = cube-virgl ]; then
 	echo "run-demo.sh: running in the GPU guest (Mesa virgl); pictures come back to $out"
 	both_runs "sb_egl_dmabuf_attach fences the producer's frames, the consumer waits" \
-		"SYNCBRIDGE_DISABLE=1" "'$demo' --producer gles --frames $frames" \
-		"'$demo' --producer gles --frames $frames --no-bridge --expect-race"
+		"SYNCBRIDGE_DISABLE=1" "$cube --producer gles --frames $frames" \
+		"$cube --producer gles --frames $frames --no-bridge --expect-race"
 else
 	[ "$mode" = native ] || echo "run-demo.sh: running in the test VM (this host has no vgem + /dev/udmabuf); pictures come back to $out"
 	both_runs "the layer fences the producer's frames, the consumer waits" "SYNCBRIDGE_DISABLE=1" \
-		"'$demo' --frames $frames" "'$demo' --frames $frames --no-bridge --expect-race"
+		"$cube --frames $frames" "$cube --frames $frames --no-bridge --expect-race"
 fi
 run_and_summarize "and single frames, the first torn one, beside them"

@@ -20,6 +20,8 @@ if [ $# -lt 3 ]; then
 fi
 incdir=$1 lib=$2
 shift 2
+# The generated headers (syncbridge/version.h) are in the build tree.
+build_inc=${CHECK_HEADERS_BUILD_INCLUDE:+-I$CHECK_HEADERS_BUILD_INCLUDE}
 
 cc=${CC:-cc}
 cxx=${CXX:-}
@@ -39,7 +41,7 @@ compile() {
 	printf '#include <%s>\n#include <%s>\n' "$name" "$name" >"$src"
 	n=$((n + 1))
 	# shellcheck disable=SC2086 # $comp may be "ccache gcc"
-	if out=$($comp "${flags[@]}" -I"$incdir" -fsyntax-only "$src" 2>&1); then
+	if out=$($comp "${flags[@]}" -I"$incdir" $build_inc -fsyntax-only "$src" 2>&1); then
 		echo "ok $n - $name alone as ${lang^^} ($comp ${flags[*]})"
 	else
 		echo "not ok $n - $name alone as ${lang^^} ($comp ${flags[*]}):"
@@ -68,7 +70,7 @@ cxx_link() {
 	n=$((n + 1))
 	# shellcheck disable=SC2086
 	# Without -pedantic -Werror: this checks linkage; the pedantic checks are above.
-	if out=$($comp -std=c++11 -I"$incdir" "$tmp/link.cc" -o "$tmp/link" "$lib" 2>&1) &&
+	if out=$($comp -std=c++11 -I"$incdir" $build_inc "$tmp/link.cc" -o "$tmp/link" "$lib" 2>&1) &&
 		out=$(LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/link" 2>&1); then
 		echo "ok $n - C++ program links every public function with C linkage and runs ($out)"
 	else

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syncbridge/common.h>
 
 #include "camera_pw.h"
 
@@ -61,7 +62,7 @@ usage(FILE *f)
 bool
 bridge_disabled(void)
 {
-	return getenv("SYNCBRIDGE_DISABLE") != NULL;
+	return sb_env_get_bool("SYNCBRIDGE_DISABLE", false);
 }
 
 static int

@@ -73,7 +73,8 @@ usage(FILE *f)
 		"  --size WxH           vivid capture size (default 320x180)\n"
 		"  --seed N             random holds (default 1)\n"
 		"  --output DIR         a few camera frames as PNG\n"
-		"  --layer-dir DIR      XDG data dir with the layer's manifest\n"
+		"  --layer-dir DIR      XDG data dir with the layer's manifest (default: the\n"
+		"                       installed layer)\n"
 		"  --verbose\n",
 		MAX_BUFFERS);
 }
@@ -110,7 +111,7 @@ parse_args(int argc, char **argv, struct options *o)
 		return -EINVAL;
 	o->source = (enum source_kind)source;
 	o->vulkan = consumer == 1;
-	if (getenv("SYNCBRIDGE_DISABLE"))
+	if (sb_env_get_bool("SYNCBRIDGE_DISABLE", false))
 		o->no_wait = true;
 	return 0;
 }
@@ -118,7 +119,7 @@ parse_args(int argc, char **argv, struct options *o)
 static void
 setup_environment(struct options *o)
 {
-	demo_layer_env(o->layer_dir, CAMERA_BUILD_LAYER_DIR);
+	demo_layer_env(o->layer_dir);
 	if (o->no_wait)
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 }

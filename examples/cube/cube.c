@@ -99,7 +99,7 @@ usage(FILE *f)
 		"  --expect-race     succeed only if frames were torn or stale (the control)\n"
 		"  --output DIR      write PNGs: frames, torn/stale ones, a contact sheet\n"
 		"  --layer-dir DIR   XDG data dir holding vulkan/implicit_layer.d/ with the\n"
-		"                    syncbridge layer (default: this build tree's, if present)\n"
+		"                    syncbridge layer (default: the installed layer)\n"
 		"  --verbose         one line per frame\n",
 		CUBE_MAX_BUFFERS);
 }
@@ -142,7 +142,7 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 	opt->ring_device = ring == 1;
 	if (opt->cpu_sync)
 		opt->no_bridge = true;
-	if (getenv("SYNCBRIDGE_DISABLE"))
+	if (sb_env_get_bool("SYNCBRIDGE_DISABLE", false))
 		opt->no_bridge = true;
 	bool gles = strcmp(opt->producer, "gles") == 0;
 	if (gles && strcmp(opt->consumer, "egl") != 0) {
@@ -167,15 +167,15 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 }
 
 /*
- * The environment both processes start with: the build tree's layer manifest
- * on the loader's XDG path (Debian 12's loader finds implicit layers only
+ * The environment both processes start with: --layer-dir's manifest (the
+ * build tree's, in the tests) on the loader's XDG path (Debian 12's loader finds implicit layers only
  * there), and SYNCBRIDGE_DISABLE=1 for the run without the bridge — which
  * makes the loader skip the implicit layer and libsyncbridge-egl do nothing.
  */
 static void
 setup_environment(struct cube_options *opt)
 {
-	const char *dir = demo_layer_env(opt->layer_dir, CUBE_BUILD_LAYER_DIR);
+	const char *dir = demo_layer_env(opt->layer_dir);
 
 	if (dir)
 		opt->layer_dir = dir;

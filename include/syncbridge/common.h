@@ -20,7 +20,10 @@
 #ifndef SYNCBRIDGE_COMMON_H
 #define SYNCBRIDGE_COMMON_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include <syncbridge/version.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,8 +47,21 @@ enum sb_access {
 	SB_ACCESS_WRITE = 2,
 };
 
-/** Library version, "MAJOR.MINOR.PATCH". */
+/**
+ * Version of the library the program runs with, "MAJOR.MINOR.MICRO"
+ * (SB_VERSION_STRING in <syncbridge/version.h> is the headers' version).
+ */
 SB_EXPORT const char *sb_version(void);
+
+/**
+ * Read a yes/no environment variable the way every syncbridge component does
+ * (SYNCBRIDGE_DISABLE and the other switches: docs/core.md, "Environment").
+ * "1", "true", "yes", "on" (any case) are true; "0", "false", "no", "off" and
+ * the empty string are false; unset gives @fallback. Any other value counts
+ * as true — someone set the switch on purpose — and is logged once at warn
+ * level (SYNCBRIDGE_DEBUG), naming the variable.
+ */
+SB_EXPORT bool sb_env_get_bool(const char *name, bool fallback);
 
 #ifdef __cplusplus
 }

@@ -175,7 +175,7 @@ sb_buffer_queue_create(unsigned slots, uint32_t flags, struct sb_buffer_queue **
 		return -ENOMEM;
 	q->count = slots;
 	q->flags = flags;
-	q->disabled = getenv("SYNCBRIDGE_DISABLE") != NULL;
+	q->disabled = sb_env_get_bool("SYNCBRIDGE_DISABLE", false);
 	for (unsigned i = 0; i < slots; i++)
 		q->slots[i] = (struct slot){ .state = SLOT_FREE, .fence = -1, .dmabuf = -1 };
 

@@ -71,7 +71,7 @@ static void
 egl_init_once(void)
 {
 	/* Same rule as the Vulkan layer (the loader's disable_environment): set = off. */
-	egl.disabled = getenv("SYNCBRIDGE_DISABLE") != NULL;
+	egl.disabled = sb_env_get_bool("SYNCBRIDGE_DISABLE", false);
 	egl.force_cpu = env_flag("SYNCBRIDGE_EGL_FALLBACK");
 	egl.force_core = env_flag("SYNCBRIDGE_EGL_CORE");
 

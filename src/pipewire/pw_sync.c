@@ -86,7 +86,7 @@ sb_pw_sync_create(int drm_fd, struct sb_pw_sync **out)
 	if (!sync)
 		return -ENOMEM;
 	sync->drm_fd = drm_fd;
-	sync->disabled = getenv("SYNCBRIDGE_DISABLE") != NULL;
+	sync->disabled = sb_env_get_bool("SYNCBRIDGE_DISABLE", false);
 	if (sync->disabled)
 		sb_info("pipewire: SYNCBRIDGE_DISABLE is set: plain buffers only, fences ignored");
 	*out = sync;
