@@ -163,15 +163,15 @@ bad_option(const char *prog, int c, char **argv)
 		fprintf(stderr, "%s: unknown option '%s'\n", prog, arg);
 }
 
-int
-demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *opts,
-	       void (*usage)(FILE *f), unsigned flags)
+/*
+ * getopt_long()'s tables from opts: longopts (MAX_OPTS + 3) and shorts
+ * (2 * MAX_OPTS + 4). Returns 0, or -EINVAL for a table too long.
+ */
+static int
+getopt_tables(const char *prog, const struct demo_opt *opts, unsigned flags,
+	      struct option *longopts, char *shorts)
 {
-	struct option longopts[MAX_OPTS + 3]; /* the rows, help, version, the end */
-	char shorts[2 * MAX_OPTS + 4];
-	bool seen[MAX_OPTS] = { false };
 	size_t n = 0, ns = 0;
-	int c;
 
 	if (flags & DEMO_OPT_OPERANDS)
 		shorts[ns++] = '+'; /* stop at the first operand: a command's own options stay its */
@@ -196,9 +196,22 @@ demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *o
 	longopts[n] = (struct option){ 0 };
 	shorts[ns++] = 'h';
 	shorts[ns] = '\0';
+	return 0;
+}
 
+int
+demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *opts,
+	       void (*usage)(FILE *f), unsigned flags)
+{
+	struct option longopts[MAX_OPTS + 3]; /* the rows, help, version, the end */
+	char shorts[2 * MAX_OPTS + 4];
+	bool seen[MAX_OPTS] = { false };
+	int c;
+
+	if (getopt_tables(prog, opts, flags, longopts, shorts) < 0)
+		return -EINVAL;
 	optind = 1;
-	opterr = 0;
+	opterr = 0; /* bad_option() says it, with prog's prefix */
 	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
 		const struct demo_opt *o = NULL;
 
@@ -210,18 +223,13 @@ demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *o
 			print_version(prog);
 			exit(0);
 		}
-		if (c == '?' || c == ':') {
-			bad_option(prog, c, argv);
-			usage(stderr);
-			return -EINVAL;
-		}
 		if (c >= ROW_VAL)
 			o = &opts[c - ROW_VAL];
-		for (size_t i = 0; !o && c != '?' && opts[i].name; i++)
+		for (size_t i = 0; !o && c != '?' && c != ':' && opts[i].name; i++)
 			if (opts[i].short_name == c)
 				o = &opts[i];
 		if (!o) {
-			bad_option(prog, '?', argv);
+			bad_option(prog, c, argv);
 			usage(stderr);
 			return -EINVAL;
 		}
