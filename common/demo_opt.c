@@ -16,6 +16,13 @@
 #define MAX_OPTS 32
 /* getopt_long's val for the table's row i: above every short option. */
 #define ROW_VAL 256
+/* getopt_long's val for --version: no short option has it, no row either. */
+#define VERSION_VAL (ROW_VAL - 1)
+
+/* DEMO_VERSION: the meson project's version (common/meson.build). */
+#ifndef DEMO_VERSION
+#define DEMO_VERSION "unknown"
+#endif
 
 /* A whole decimal number in [min, max], nothing else in s. */
 static bool
@@ -130,18 +137,45 @@ bad_value(const char *prog, const struct demo_opt *o, const char *arg)
 	fprintf(stderr, ")\n");
 }
 
-int
-demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *opts,
-	       void (*usage)(FILE *f), unsigned flags)
+/* "PROG VERSION" on stdout: prog's first word ("syncbridge-info trace" is syncbridge-info). */
+static void
+print_version(const char *prog)
 {
-	struct option longopts[MAX_OPTS + 2];
-	char shorts[2 * MAX_OPTS + 4];
-	bool seen[MAX_OPTS] = { false };
+	printf("%.*s %s\n", (int)strcspn(prog, " "), prog, DEMO_VERSION);
+}
+
+/*
+ * What getopt_long() did not like, said with prog's prefix rather than
+ * getopt's own message, which names argv[0] (a path, or a command's name).
+ */
+static void
+bad_option(const char *prog, int c, char **argv)
+{
+	const char *arg = argv[optind - 1];
+	char shortname[3] = { '-', (char)optopt, '\0' };
+
+	/* optopt: the short option's letter, a long option's val, or 0 for an unknown long one */
+	if (optopt > 0 && optopt < 128 && strncmp(arg, "--", 2) != 0)
+		arg = shortname;
+	if (c == ':')
+		fprintf(stderr, "%s: option '%s' needs a value\n", prog, arg);
+	else
+		fprintf(stderr, "%s: unknown option '%s'\n", prog, arg);
+}
+
+/*
+ * getopt_long()'s tables from opts: longopts (MAX_OPTS + 3) and shorts
+ * (2 * MAX_OPTS + 4). Returns 0, or -EINVAL for a table too long.
+ */
+static int
+getopt_tables(const char *prog, const struct demo_opt *opts, unsigned flags,
+	      struct option *longopts, char *shorts)
+{
 	size_t n = 0, ns = 0;
-	int c;
 
 	if (flags & DEMO_OPT_OPERANDS)
 		shorts[ns++] = '+'; /* stop at the first operand: a command's own options stay its */
+	shorts[ns++] = ':'; /* a missing value is ':', not '?': bad_option() tells them apart */
 	for (; opts[n].name; n++) {
 		if (n == MAX_OPTS) {
 			fprintf(stderr, "%s: more than %d options\n", prog, MAX_OPTS);
@@ -158,11 +192,26 @@ demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *o
 		}
 	}
 	longopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[n++] = (struct option){ "version", no_argument, NULL, VERSION_VAL };
 	longopts[n] = (struct option){ 0 };
 	shorts[ns++] = 'h';
 	shorts[ns] = '\0';
+	return 0;
+}
 
+int
+demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *opts,
+	       void (*usage)(FILE *f), unsigned flags)
+{
+	struct option longopts[MAX_OPTS + 3]; /* the rows, help, version, the end */
+	char shorts[2 * MAX_OPTS + 4];
+	bool seen[MAX_OPTS] = { false };
+	int c;
+
+	if (getopt_tables(prog, opts, flags, longopts, shorts) < 0)
+		return -EINVAL;
 	optind = 1;
+	opterr = 0; /* bad_option() says it, with prog's prefix */
 	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
 		const struct demo_opt *o = NULL;
 
@@ -170,13 +219,18 @@ demo_opt_parse(const char *prog, int argc, char **argv, const struct demo_opt *o
 			usage(stdout);
 			exit(0);
 		}
+		if (c == VERSION_VAL) {
+			print_version(prog);
+			exit(0);
+		}
 		if (c >= ROW_VAL)
 			o = &opts[c - ROW_VAL];
-		for (size_t i = 0; !o && c != '?' && opts[i].name; i++)
+		for (size_t i = 0; !o && c != '?' && c != ':' && opts[i].name; i++)
 			if (opts[i].short_name == c)
 				o = &opts[i];
 		if (!o) {
-			usage(stderr); /* getopt said what it did not know */
+			bad_option(prog, c, argv);
+			usage(stderr);
 			return -EINVAL;
 		}
 		if (!store(o, optarg)) {

@@ -179,8 +179,10 @@ void demo_sort_i64(int64_t *v, size_t n);
 
 /*
  * Options from a table: each row a long option, what its value is and where
- * it goes. --help (-h) is always there: usage(stdout), exit 0. An unknown
- * option prints usage to stderr; a bad value "PROG: bad value 'ARG' for
+ * it goes. --help (-h) is always there: usage(stdout), exit 0; so is
+ * --version: "PROG VERSION" (prog's first word, the project's version) on
+ * stdout, exit 0. An unknown option or a missing value prints "PROG: unknown
+ * option '--x'" (or "PROG: option '--x' needs a value") and usage to stderr; a bad value "PROG: bad value 'ARG' for
  * --NAME (want ...)"; a required row that argv lacks "PROG: --NAME is
  * required" and usage to stderr. Returns the index of the first operand
  * (argc when none), or -EINVAL after saying why. Operands are an error

@@ -2,14 +2,20 @@
 # SPDX-License-Identifier: MIT
 """syncbridge-info's command line on any Linux machine (host tier).
 
-    test_info_cli.py SYNCBRIDGE_INFO DATA_DIR CASE
+    test_info_cli.py SYNCBRIDGE_INFO DATA_DIR CASE [FILES...]
 
 CASE:
   wrong-fd-kinds  fence/dmabuf on fds that are not sync_files/dma-bufs (a file,
                   a pipe, an eventfd, a memfd, a socket, a directory, a closed
                   fd, a bad /proc path): exit 1, say what the fd is, print
                   nothing on stdout (also with --json)
-  usage           bad command lines exit 2; --help/--version exit 0
+  usage           bad command lines exit 2 with stdout empty, runtime errors 1;
+                  every stderr line has the one prefix; the 3<PATH hint; every
+                  command's --help / -h / `help COMMAND` on stdout, exit 0
+  programs PROG...  every installed program (meson's list): --version and
+                  --help exit 0 on stdout; an unknown option exits 2, stdout empty
+  man PAGE...     each built man page renders (man -l, else groff) with NAME and
+                  SYNOPSIS; syncbridge-info(1) has an entry per command
   ps-json         `--json ps PID` and `--json ps` produce JSON that loads
   trace-input     `trace --input` on canned tracefs text: valid trace JSON + SVG
   trace-no-tracefs  a missing tracefs is reported, exit 1
@@ -22,6 +28,7 @@ Exit: 0 pass, 1 fail, 77 skip.
 """
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -82,20 +89,157 @@ def case_wrong_fd_kinds(tool, data):
         rc, out, err = run(tool, [cmd, f"/proc/{os.getpid()}/fd/4711"])
         check(rc == 1 and "has no fd 4711" in err, f"{cmd} on a missing fd ({err.strip()})")
         rc, out, err = run(tool, [cmd, "three"])
-        check(rc == 1 and "neither an fd number nor /proc/PID/fd/N" in err,
-              f"{cmd} on a bad argument ({err.strip()})")
+        check(rc == 2 and "neither an fd number nor /proc/PID/fd/N" in err,
+              f"{cmd} on a bad argument: usage, exit 2 ({err.strip()})")
+
+
+PREFIX = "syncbridge-info: "
+
+
+def one_prefix(err):
+    """Every line on stderr is a message with the tool's one prefix."""
+    lines = err.splitlines()
+    return bool(lines) and all(line.startswith(PREFIX) for line in lines)
+
+
+def commands(tool):
+    """The command names of the overview (`help`): the first word of each two-space line."""
+    rc, out, err = run(tool, ["help"])
+    return [line.split()[0] for line in out.splitlines()
+            if line.startswith("  ") and not line.startswith("   ") and line.split()[0][0] != "-"]
 
 
 def case_usage(tool, data):
-    for args, want in (([], 2), (["bogus"], 2), (["--bogus"], 2), (["fence"], 2),
-                       (["fence", "1", "2"], 2), (["dmabuf"], 2), (["ps", "x"], 2),
-                       (["ps", "1", "2"], 2), (["trace"], 2), (["trace", "--"], 2),
-                       (["trace", "--buffer-kb", "1", "--", "true"], 2),
-                       (["--help"], 0), (["--version"], 0), (["trace", "--help"], 0)):
+    """Usage errors exit 2 with stdout empty and one prefix; help is on stdout with exit 0."""
+    tmp = tempfile.mkdtemp()
+    text = os.path.join(tmp, "notes.txt")
+    with open(text, "w") as f:
+        f.write("not a trace\nat all\n")
+    for args in ([], ["bogus"], ["--bogus"], ["fence"], ["fence", "1", "2"], ["fence", "-1"],
+                 ["fence", "abc"], ["fence", "--bogus"], ["fence", "/dev/null"], ["dmabuf"],
+                 ["dmabuf", "abc"], ["dma-buf", "x"], ["ps", "x"], ["ps", "-5"], ["ps", "1", "2"],
+                 ["--json", "ps", "0"], ["trace"], ["trace", "--"], ["trace", "--bogus"],
+                 ["trace", "-o"], ["trace", "--buffer-kb", "1", "--", "true"],
+                 ["trace", "--input", text, "--", "true"], ["help", "bogus"], ["help", "a", "b"]):
         rc, out, err = run(tool, args)
-        check(rc == want, f"{' '.join(args) or '(nothing)'}: exit {want} (got {rc}) {err.strip()[:80]}")
+        what = " ".join(args) or "(nothing)"
+        check(rc == 2, f"{what}: exit 2 (got {rc}) {err.strip()[:100]}")
+        check(out == "", f"{what}: nothing on stdout ({out[:60]!r})")
+        check(one_prefix(err), f"{what}: every stderr line starts with '{PREFIX}' ({err!r})")
+    # runtime errors: exit 1, stdout empty, the same prefix
+    for args in (["ps", "2147483647"], ["fence", "47"], ["dmabuf", "/proc/2147483647/fd/0"],
+                 ["trace", "--input", text, "-o", os.path.join(tmp, "t.json")],
+                 ["trace", "--input", os.path.join(tmp, "missing.txt"), "-o",
+                  os.path.join(tmp, "t.json")]):
+        rc, out, err = run(tool, args)
+        what = " ".join(args)
+        check(rc == 1 and out == "" and one_prefix(err),
+              f"{what}: exit 1, stdout empty, one prefix (rc {rc}, out {out[:40]!r}, err {err!r})")
+    rc, out, err = run(tool, ["ps", "2147483647"])
+    check("no process 2147483647" in err, f"ps on a missing pid says so ({err.strip()})")
+    rc, out, err = run(tool, ["trace", "--input", text, "-o", os.path.join(tmp, "t.json")])
+    check("is not tracefs text" in err and not os.path.exists(os.path.join(tmp, "t.json")),
+          f"trace --input on a text file: says so, writes nothing ({err.strip()})")
+    # the hint for a path: the redirection that works, for both fd commands
+    for cmd in ("fence", "dmabuf"):
+        rc, out, err = run(tool, [cmd, "/dev/null"])
+        check(f"syncbridge-info {cmd} 3 3</dev/null" in err,
+              f"{cmd} /dev/null shows the 3</dev/null form ({err.strip()})")
+    rc, out, err = run(tool, ["fence", "3"], fd=os.open("/dev/null", os.O_RDONLY))
+    check(rc == 1 and "is the file /dev/null, not a sync_file" in err,
+          f"the hinted form runs and says what the fd is ({err.strip()})")
+    # control: an fd number is not taken for a path
+    rc, out, err = run(tool, ["fence", "47"])
+    check("is a path" not in err, f"fence 47 gets no path hint ({err.strip()})")
+
+    # help: the overview, every command's --help / -h / help COMMAND, on stdout, exit 0
+    cmds = commands(tool)
+    check({"fence", "dmabuf", "ps", "trace", "help"} <= set(cmds), f"the overview lists {cmds}")
+    for args in (["--help"], ["-h"], ["help"], ["--version"]):
+        rc, out, err = run(tool, args)
+        check(rc == 0 and out and err == "", f"{' '.join(args)}: exit 0, stdout only (rc {rc})")
+    for c in cmds:
+        texts = []
+        for args in ([c, "--help"], [c, "-h"], ["help", c], ["--json", c, "--help"]):
+            rc, out, err = run(tool, args)
+            check(rc == 0 and err == "" and f"usage: syncbridge-info" in out and f" {c}" in out,
+                  f"{' '.join(args)}: exit 0, its usage on stdout (rc {rc}, {err.strip()[:80]})")
+            check("Exit status" in out, f"{' '.join(args)}: says the exit statuses")
+            texts.append(out)
+        check(len(set(texts)) == 1, f"{c}: --help, -h and help {c} print the same")
+    rc, out, err = run(tool, ["dma-buf", "--help"])
+    check(rc == 0 and "dmabuf" in out, "the alias dma-buf has the same help")
+    # --help after trace's "--" belongs to the command (control: the tool does not answer it)
+    rc, out, err = run(tool, ["trace", "--input", text, "--", "--help"])
+    check(rc == 2 and out == "", f"trace --input F -- --help: the operand is trace's error ({rc})")
     rc, out, err = run(tool, ["--version"])
     check(out.startswith("syncbridge-info "), f"--version prints the version ({out.strip()})")
+
+
+def case_programs(tool, data, programs):
+    """Every installed program: --version and --help on stdout with exit 0; an
+    unknown option exits 2 with stdout empty."""
+    check(len(programs) >= 2, f"meson passed the installed programs ({len(programs)})")
+    version = None
+    for prog in programs:
+        name = os.path.basename(prog)
+        rc, out, err = run(prog, ["--version"])
+        words = out.split()
+        check(rc == 0 and len(words) == 2 and words[0] == name and err == "",
+              f"{name} --version: exit 0, '{name} VERSION' on stdout (rc {rc}, {out.strip()!r})")
+        version = version or (words[1] if len(words) == 2 else None)
+        check(len(words) == 2 and words[1] == version,
+              f"{name} --version: the same version as the others ({out.strip()!r})")
+        for h in ("--help", "-h"):
+            rc, out, err = run(prog, [h])
+            check(rc == 0 and "usage" in out.lower() and err == "",
+                  f"{name} {h}: exit 0, usage on stdout (rc {rc}, {len(out)} bytes, {err[:60]!r})")
+        rc, out, err = run(prog, ["--no-such-option"])
+        check(rc == 2 and out == "" and "--no-such-option" in err,
+              f"{name} --no-such-option: exit 2, stdout empty, named on stderr "
+              f"(rc {rc}, {out[:40]!r}, {err.splitlines()[:1]})")
+        check(err.startswith(name + ": "), f"{name}: the error starts with '{name}: ' ({err[:60]!r})")
+
+
+def man_text(page):
+    """The page rendered as text: man -l where man-db is, else groff; None if neither runs."""
+    env = dict(os.environ, MANPAGER="cat", PAGER="cat", MANWIDTH="80", LC_ALL="C.UTF-8")
+    for cmd in (["man", "-l", page], ["groff", "-man", "-Tutf8", page]):
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+        except FileNotFoundError:
+            continue
+        if r.returncode == 0 and r.stdout.strip():
+            return r.stdout, " ".join(cmd[:2])
+        print(f"# {' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()[:200]}")
+    return None, None
+
+
+def case_man(tool, data, pages):
+    """The built man pages render and have NAME and SYNOPSIS; syncbridge-info(1) has a
+    section for every command the tool's overview lists."""
+    if not pages:
+        print("SKIP: no man pages built (scdoc not found or -Dman_pages=disabled)")
+        return 77
+    for page in pages:
+        text, how = man_text(page)
+        name = os.path.basename(page)
+        if text is None:
+            check(False, f"{name} renders")
+            continue
+        # section headings are the lines at column 0 (bold overstrikes removed)
+        heads = [re.sub(".\b", "", line).strip() for line in text.splitlines()
+                 if line[:1].strip() and not line.startswith(" ")]
+        check("NAME" in heads and "SYNOPSIS" in heads,
+              f"{name} ({how}): NAME and SYNOPSIS sections ({heads[:8]})")
+        check("EXIT STATUS" in heads or not name.endswith(".1"),
+              f"{name}: a section 1 page says its exit statuses")
+        if name.startswith("syncbridge-info."):
+            plain = re.sub(".\b", "", text)
+            for c in commands(tool):
+                check(re.search(rf"^\s+{re.escape(c)}( |$)", plain, re.M) is not None,
+                      f"{name}: has an entry for the command {c}")
+    return None
 
 
 def case_ps_json(tool, data):
@@ -193,10 +337,15 @@ def case_trace_no_tracefs(tool, data):
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) < 4:
         print(__doc__)
         return 2
-    tool, data, case = argv[1:]
+    tool, data, case, extra = argv[1], argv[2], argv[3], argv[4:]
+    if case == "programs":
+        case_programs(tool, data, extra)
+        return finish()
+    if case == "man":
+        return case_man(tool, data, extra) or finish()
     cases = {
         "wrong-fd-kinds": case_wrong_fd_kinds,
         "usage": case_usage,

@@ -25,6 +25,27 @@ info_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void
+info_usage_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, INFO_PROG ": %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see: " INFO_PROG " help %s)\n", cmd);
+}
+
+void
+info_help_exit_status(FILE *f)
+{
+	fprintf(f, "Exit status: 0 ok; 1 a runtime error (no such process or fd, no permission,\n"
+		   "the kernel lacks what is needed, output could not be written); 2 a usage\n"
+		   "error (the command line is wrong: nothing is printed on stdout then).\n");
+}
+
 int
 info_stdout_status(void)
 {

@@ -231,6 +231,25 @@ print_json(const struct info_target *t, const struct dmabuf_report *r)
 	return info_json_print(doc);
 }
 
+void
+info_help_dmabuf(FILE *f)
+{
+	fprintf(f,
+		"usage: " INFO_PROG " [--json] dmabuf FD|/proc/PID/fd/N\n"
+		"A dma-buf without changing it: size, exporter, name and references\n"
+		"(/proc/PID/fdinfo/N); the fences attached to it with their usage (debugfs\n"
+		"dma_buf/bufinfo, root only); and what a reader and a writer would wait for (a\n"
+		"READ and a WRITE sync_file exported and decoded; exporting adds nothing).\n"
+		"\n"
+		"  FD               an fd this program inherited:  " INFO_PROG " dmabuf 3 3<&5\n"
+		"  /proc/PID/fd/N   fd N of process PID, copied with pidfd_getfd() (needs ptrace\n"
+		"                   access: the same user, or root)\n"
+		"  --json           one JSON document on stdout\n"
+		"\n"
+		"Environment: SYNCBRIDGE_DEBUGFS, debugfs's mount point (default /sys/kernel/debug).\n");
+	info_help_exit_status(f);
+}
+
 int
 info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o)
 {

@@ -12,6 +12,26 @@
 
 #include "info.h"
 
+void
+info_help_fence(FILE *f)
+{
+	fprintf(f,
+		"usage: " INFO_PROG " [--json] fence FD|/proc/PID/fd/N\n"
+		"The fences in a sync_file (SYNC_IOC_FILE_INFO): per fence the driver, the\n"
+		"timeline, the status (signalled, active, or the error it completed with) and,\n"
+		"once completed, its CLOCK_MONOTONIC completion time and age. Only looks: the\n"
+		"sync_file is not waited on and not changed.\n"
+		"\n"
+		"  FD               an fd this program inherited:  " INFO_PROG " fence 3 3<&5\n"
+		"  /proc/PID/fd/N   fd N of process PID, copied with pidfd_getfd() (needs ptrace\n"
+		"                   access: the same user, or root)\n"
+		"  --json           one JSON document on stdout\n"
+		"\n"
+		"A sync_file has no path: a file name is not accepted (for a file,\n"
+		INFO_PROG " fence 3 3<FILE says what it is instead).\n");
+	info_help_exit_status(f);
+}
+
 int
 info_cmd_fence(int argc, char **argv, const struct info_opts *o)
 {

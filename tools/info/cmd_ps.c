@@ -266,21 +266,28 @@ json_line(const struct ps_fd *p)
 	return o;
 }
 
-/*
- * One process: a line per interesting fd, or with --json an entry in procs.
- * Returns the number of interesting fds, or -errno if /proc/PID/fd is unreadable.
- */
+/* The fds of pid, sorted, into *fds (free()). Returns their count or -errno. */
 static int
-scan_process(pid_t pid, struct json_object *procs, struct ps_totals *tot)
+list_fds(pid_t pid, int **fds)
 {
-	char path[64], comm[32];
-	int *fds, n, shown = 0;
-	struct json_object *fd_list = NULL;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	n = list_numeric(path, &fds);
-	if (n < 0)
-		return n;
+	return list_numeric(path, fds);
+}
+
+/*
+ * One process whose fds (n of them, freed here) were listed: a line per
+ * interesting fd, or with --json an entry in procs. Returns the number of
+ * interesting fds.
+ */
+static int
+scan_fds(pid_t pid, int *fds, int n, struct json_object *procs, struct ps_totals *tot)
+{
+	char comm[32];
+	int shown = 0;
+	struct json_object *fd_list = NULL;
+
 	proc_comm(pid, comm, sizeof(comm));
 	for (int i = 0; i < n; i++) {
 		struct ps_fd p;
@@ -313,27 +320,103 @@ scan_process(pid_t pid, struct json_object *procs, struct ps_totals *tot)
 	return shown;
 }
 
+/* scan_fds() of the n pids (freed here) but this one; those whose fds cannot be listed are counted. */
+static void
+scan_all(int *pids, int n, struct json_object *procs, struct ps_totals *tot)
+{
+	for (int i = 0; i < n; i++) {
+		int *fds, nfds;
+
+		if (pids[i] == getpid())
+			continue;
+		nfds = list_fds(pids[i], &fds);
+		if (nfds == -EACCES || nfds == -EPERM)
+			tot->inaccessible++;
+		if (nfds >= 0)
+			scan_fds(pids[i], fds, nfds, procs, tot);
+	}
+	free(pids);
+}
+
+/* A usage error (2) unless arg is a process id; a pid with no process is a runtime error (1). */
+static int
+parse_pid(const char *arg, pid_t *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || *end || end == arg || v <= 0 || v > INT32_MAX) {
+		info_usage_err("ps", "'%s' is not a process id (a number above 0)", arg);
+		return INFO_EXIT_USAGE;
+	}
+	*pid = (pid_t)v;
+	return INFO_EXIT_OK;
+}
+
+/* Why the fds of pid cannot be listed (list_fds() said err). */
+static void
+say_unlistable(pid_t pid, int err)
+{
+	if (err == -ENOENT)
+		info_err("ps: no process %d", (int)pid);
+	else if (err == -EACCES || err == -EPERM)
+		info_err("ps: /proc/%d/fd: permission denied (only the process's owner or root may "
+			 "list its fds)",
+			 (int)pid);
+	else
+		info_err("ps: /proc/%d/fd: %s", (int)pid, strerror(-err));
+}
+
+void
+info_help_ps(FILE *f)
+{
+	fprintf(f,
+		"usage: " INFO_PROG " [--json] ps [PID]\n"
+		"Every dma-buf, sync_file and DRM syncobj fd of process PID, or of every process\n"
+		"this user may look at, one line each: the fd, its kind, a dma-buf's inode, size\n"
+		"and exporter, and whether a reader or a writer would wait (fence states need a\n"
+		"pidfd_getfd() copy; without the permission the line says why).\n"
+		"\n"
+		"  PID      one process (default: every process; those whose fds cannot be\n"
+		"           listed are counted at the end)\n"
+		"  --json   one JSON document on stdout\n"
+		"\n"
+		"A PID that is not a number is a usage error (2); a PID with no process, or\n"
+		"one whose fds this user may not list, is a runtime error (1), as in kill(1),\n"
+		"strace -p and lsof -p.\n");
+	info_help_exit_status(f);
+}
+
 int
 info_cmd_ps(int argc, char **argv, const struct info_opts *o)
 {
 	struct ps_totals tot = { 0 };
 	struct json_object *doc = NULL, *procs = NULL;
 	pid_t one = 0;
-	int ret;
+	int *fds = NULL, nfds = 0, *pids = NULL, npids = 0, ret;
 
+	/* everything that can fail before the first line: stdout stays empty on an error */
 	if (argc > 2) {
-		info_err("usage: " INFO_PROG " [--json] ps [PID]");
+		info_usage_err("ps", "takes at most one PID, not %d arguments", argc - 1);
 		return INFO_EXIT_USAGE;
 	}
 	if (argc == 2) {
-		char *end;
-		long v = strtol(argv[1], &end, 10);
-
-		if (*end || end == argv[1] || v <= 0 || v > INT32_MAX) {
-			info_err("ps: '%s' is not a process id", argv[1]);
-			return INFO_EXIT_USAGE;
+		ret = parse_pid(argv[1], &one);
+		if (ret != INFO_EXIT_OK)
+			return ret;
+		nfds = list_fds(one, &fds);
+		if (nfds < 0) {
+			say_unlistable(one, nfds);
+			return INFO_EXIT_FAIL;
 		}
-		one = (pid_t)v;
+	} else {
+		npids = list_numeric("/proc", &pids);
+		if (npids < 0) {
+			info_err("ps: /proc: %s (is procfs mounted?)", strerror(-npids));
+			return INFO_EXIT_FAIL;
+		}
 	}
 
 	if (o->json) {
@@ -344,37 +427,10 @@ info_cmd_ps(int argc, char **argv, const struct info_opts *o)
 		printf("%-7s %-15s %-5s %-10s %s\n", "PID", "COMM", "FD", "KIND", "DETAILS");
 	}
 
-	if (one) {
-		ret = scan_process(one, procs, &tot);
-		if (ret < 0) {
-			json_object_put(doc);
-			if (ret == -ENOENT)
-				info_err("no process %d", (int)one);
-			else if (ret == -EACCES || ret == -EPERM)
-				info_err("/proc/%d/fd: permission denied (only the process's owner or "
-					 "root may list its fds)",
-					 (int)one);
-			else
-				info_err("/proc/%d/fd: %s", (int)one, strerror(-ret));
-			return INFO_EXIT_FAIL;
-		}
-	} else {
-		int *pids, n = list_numeric("/proc", &pids);
-
-		if (n < 0) {
-			json_object_put(doc);
-			info_err("/proc: %s (is procfs mounted?)", strerror(-n));
-			return INFO_EXIT_FAIL;
-		}
-		for (int i = 0; i < n; i++) {
-			if (pids[i] == getpid())
-				continue;
-			ret = scan_process(pids[i], procs, &tot);
-			if (ret == -EACCES || ret == -EPERM)
-				tot.inaccessible++;
-		}
-		free(pids);
-	}
+	if (one)
+		scan_fds(one, fds, nfds, procs, &tot);
+	else
+		scan_all(pids, npids, procs, &tot);
 
 	if (o->json) {
 		json_object_object_add(doc, "dmabufs", json_object_new_int64(tot.dmabufs));

@@ -232,8 +232,8 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 			m->malformed);
 }
 
-static void
-trace_usage(FILE *f)
+void
+info_help_trace(FILE *f)
 {
 	fprintf(f,
 		"usage: " INFO_PROG " [--json] trace [options] -- CMD [ARGS...]\n"
@@ -249,8 +249,25 @@ trace_usage(FILE *f)
 		"                      from the first marker to the last (e.g. past a slow start)\n"
 		"CMD runs with SYNCBRIDGE_TRACE=1 and SYNCBRIDGE_TRACE_MARKER=<instance>/trace_marker;\n"
 		"lines \"syncbridge: NAME [k=v...]\" written there become markers.\n"
-		"Exit status: CMD's (128+N if a signal ended it); 1 if tracing failed; 2 usage;\n"
-		"127 CMD not found, 126 CMD could not be run.\n");
+		"Needs root (tracefs); --input does not. SYNCBRIDGE_TRACEFS names tracefs's mount\n"
+		"point (default /sys/kernel/tracing, then /sys/kernel/debug/tracing).\n"
+		"Exit status: CMD's (128+N if a signal ended it); 1 if tracing failed, or\n"
+		"--input FILE is not tracefs text; 2 usage; 127 CMD not found, 126 CMD could not\n"
+		"be run.\n");
+}
+
+/*
+ * demo_opt_parse()'s usage: the help for --help (stdout); after an error
+ * (stderr) only where to find it, so every line on stderr is a message
+ * with the tool's prefix.
+ */
+static void
+trace_usage(FILE *f)
+{
+	if (f == stdout)
+		info_help_trace(f);
+	else
+		fprintf(f, INFO_PROG ": trace: see: " INFO_PROG " help trace\n");
 }
 
 static int
@@ -272,8 +289,7 @@ parse_trace_opts(int argc, char **argv, struct trace_opts *t)
 	};
 
 	*t = (struct trace_opts){ .output = "syncbridge-trace.json" };
-	first = demo_opt_parse("syncbridge-info trace", argc, argv, opts, trace_usage,
-			       DEMO_OPT_OPERANDS);
+	first = demo_opt_parse(INFO_PROG, argc, argv, opts, trace_usage, DEMO_OPT_OPERANDS);
 	if (first < 0)
 		return -EINVAL;
 	t->buffer_kb = buffer_kb;
@@ -281,14 +297,13 @@ parse_trace_opts(int argc, char **argv, struct trace_opts *t)
 	t->svg_markers_window = window == 1;
 	if (t->input) {
 		if (first < argc) {
-			info_err("trace: --input takes no command");
+			info_usage_err("trace", "--input takes no command");
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (first >= argc) {
-		info_err("trace: no command to run (syncbridge-info trace -- CMD ...)");
-		trace_usage(stderr);
+		info_usage_err("trace", "no command to run (" INFO_PROG " trace -- CMD ...)");
 		return -EINVAL;
 	}
 	t->argv = argv + first;
@@ -411,6 +426,14 @@ info_cmd_trace(int argc, char **argv, const struct info_opts *o)
 	tracefs_instance_remove(&tfs);
 	if (ret < 0) {
 		info_err("reading the trace failed");
+		ret = INFO_EXIT_FAIL;
+		goto out;
+	}
+	if (t.input && !m.events && m.entries_in_buffer < 0) {
+		/* neither an event nor tracefs's header: some other file, not an empty trace */
+		info_err("trace: %s is not tracefs text (no events and no tracefs header; "
+			 "'" INFO_PROG " trace --text FILE' saves one)",
+			 t.input);
 		ret = INFO_EXIT_FAIL;
 		goto out;
 	}

@@ -26,8 +26,38 @@ struct info_opts {
 	bool json;
 };
 
-/* "syncbridge-info: " + message + newline, to stderr. */
+/*
+ * A subcommand: one row of main.c's table, which the overview (--help),
+ * `help COMMAND`, `COMMAND --help` and the dispatch all read.
+ *
+ * run gets argv[0] = the command's name and the arguments after it (global
+ * options removed). It validates every argument before it prints anything on
+ * stdout; a usage error is INFO_EXIT_USAGE after info_usage_err(). Unless
+ * own_options is set, main.c answers --help / -h anywhere among the
+ * arguments with help(stdout) and never calls run.
+ */
+struct info_command {
+	const char *name;
+	const char *alias;    /* another name that runs it, or NULL */
+	const char *args;     /* its arguments in the overview, e.g. "FD|/proc/PID/fd/N" */
+	const char *summary;  /* one line */
+	int (*run)(int argc, char **argv, const struct info_opts *o);
+	void (*help)(FILE *f); /* the whole help: usage, what it shows, options, exit status */
+	bool own_options;     /* run parses its options itself, --help included (trace) */
+};
+
+/*
+ * "syncbridge-info: " + message + newline, to stderr: every error and warning
+ * of the tool has this one prefix.
+ */
 void info_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * A usage error of command cmd, on one line: "syncbridge-info: CMD: message
+ * (see: syncbridge-info help CMD)". The caller returns INFO_EXIT_USAGE.
+ */
+void info_usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The lines every command's help ends with: the exit statuses. */
+void info_help_exit_status(FILE *f);
 
 /* The exit status after printing the output: INFO_EXIT_FAIL if stdout could not be written. */
 int info_stdout_status(void);
@@ -52,11 +82,6 @@ struct info_target {
 	const char *via; /* "inherited" or "pidfd_getfd" */
 };
 
-/*
- * Resolve arg into t. Prints the reason on failure (not open, no such
- * process, no permission, ...) and returns -errno; t->fd is then -1.
- */
-int info_target_resolve(const char *arg, struct info_target *t);
 
 /*
  * Like info_target_resolve() for fd `fd` of process `pid`, but only to look
@@ -76,7 +101,10 @@ char *info_target_fdinfo(const struct info_target *t, int *err);
  * The argument of `fence` / `dmabuf` (argv[1], the only one), resolved and
  * checked to be of kind `want` (FD_KIND_SYNC_FILE or FD_KIND_DMABUF).
  * Returns INFO_EXIT_OK, t then to be released, or the exit status after
- * saying what is wrong (usage, no such fd, another kind); t holds no fd then.
+ * saying what is wrong; t holds no fd then. INFO_EXIT_USAGE: not one
+ * argument, or one that is neither an fd number nor /proc/PID/fd/N (a path
+ * gets the `CMD 3 3<PATH` hint); INFO_EXIT_FAIL: no such process or fd, no
+ * permission, another kind of fd.
  */
 int info_target_from_args(int argc, char **argv, enum fd_kind want, struct info_target *t);
 /* Report that the fd is not of kind `want`, saying what it is and what to run instead. */
@@ -105,5 +133,10 @@ int info_cmd_fence(int argc, char **argv, const struct info_opts *o);
 int info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o);
 int info_cmd_ps(int argc, char **argv, const struct info_opts *o);
 int info_cmd_trace(int argc, char **argv, const struct info_opts *o);
+
+void info_help_fence(FILE *f);
+void info_help_dmabuf(FILE *f);
+void info_help_ps(FILE *f);
+void info_help_trace(FILE *f);
 
 #endif

@@ -170,20 +170,55 @@ info_target_get(pid_t pid, int fd, struct info_target *t, bool quiet)
 	return ret;
 }
 
-int
-info_target_resolve(const char *arg, struct info_target *t)
+/*
+ * Write arg to buf quoted for a POSIX shell where it needs quoting (as
+ * 'arg', each ' as '\''), for a command line the user can paste.
+ */
+static const char *
+shell_quote(const char *arg, char *buf, size_t len)
 {
-	pid_t pid;
-	int fd;
+	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				    "0123456789/._-+,:=@%";
+	size_t used = 0;
 
-	if (parse_int(arg, arg + strlen(arg), &fd))
-		return info_target_get(getpid(), fd, t, false);
-	if (parse_proc_path(arg, &pid, &fd))
-		return info_target_get(pid, fd, t, false);
-	memset(t, 0, sizeof(*t));
-	t->fd = -1;
-	info_err("'%s' is neither an fd number nor /proc/PID/fd/N", arg);
-	return -EINVAL;
+	if (*arg && strspn(arg, plain) == strlen(arg)) {
+		snprintf(buf, len, "%s", arg);
+		return buf;
+	}
+	buf[used++] = '\'';
+	for (const char *p = arg; *p && used + 6 < len; p++) {
+		if (*p == '\'') {
+			memcpy(buf + used, "'\\''", 4);
+			used += 4;
+		} else {
+			buf[used++] = *p;
+		}
+	}
+	buf[used++] = '\'';
+	buf[used] = '\0';
+	return buf;
+}
+
+/*
+ * Say why arg names no fd: a path gets the redirection that gives the tool
+ * that file as fd 3 (a sync_file or dma-buf has no path to open, and a
+ * regular file's fd is what the tool then checks).
+ */
+static void
+not_an_fd(const char *cmd, const char *arg)
+{
+	char quoted[PATH_MAX + 64];
+
+	if (strchr(arg, '/') || access(arg, F_OK) == 0)
+		info_usage_err(cmd, "'%s' is a path, not an fd; open it as fd 3: " INFO_PROG
+			       " %s 3 3<%s",
+			       arg, cmd, shell_quote(arg, quoted, sizeof(quoted)));
+	else if (arg[0] == '-' && isdigit((unsigned char)arg[1]))
+		info_usage_err(cmd, "'%s' is not an fd: fd numbers are 0 or more", arg);
+	else if (arg[0] == '-')
+		info_usage_err(cmd, "unknown option '%s'", arg);
+	else
+		info_usage_err(cmd, "'%s' is neither an fd number nor /proc/PID/fd/N", arg);
 }
 
 void
@@ -247,14 +282,23 @@ info_wrong_kind(const struct info_target *t, const char *arg, enum fd_kind want)
 int
 info_target_from_args(int argc, char **argv, enum fd_kind want, struct info_target *t)
 {
+	const char *cmd = want == FD_KIND_DMABUF ? "dmabuf" : "fence";
+	pid_t pid;
+	int fd;
+
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
 	if (argc != 2) {
-		info_err("usage: " INFO_PROG " [--json] %s FD|/proc/PID/fd/N",
-			 want == FD_KIND_DMABUF ? "dmabuf" : "fence");
+		info_usage_err(cmd, "takes one FD or /proc/PID/fd/N, not %d arguments", argc - 1);
 		return INFO_EXIT_USAGE;
 	}
-	if (info_target_resolve(argv[1], t) < 0)
+	if (parse_int(argv[1], argv[1] + strlen(argv[1]), &fd))
+		pid = getpid();
+	else if (!parse_proc_path(argv[1], &pid, &fd)) {
+		not_an_fd(cmd, argv[1]);
+		return INFO_EXIT_USAGE;
+	}
+	if (info_target_get(pid, fd, t, false) < 0)
 		return INFO_EXIT_FAIL;
 	if (t->kind != want) {
 		info_wrong_kind(t, argv[1], want);
