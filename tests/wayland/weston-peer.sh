@@ -16,12 +16,21 @@
 # off (implicit fallback) — whether Weston + llvmpipe honour dma-buf fences.
 #
 #   weston-peer.sh CLIENT
+#   weston-peer.sh --probe "CMD"
+#
+# --probe: instead of the client, doctor's Wayland probe against Weston (CMD
+# prints doctor's JSON: tests/info/doctor-probe, later `syncbridge-info
+# doctor --json`; docs/inspect.md): it must name the process weston and find
+# zwp_linux_explicit_synchronization_v1, zwp_linux_dmabuf_v1 and no
+# wp_linux_drm_syncobj_manager_v1 (Weston 14 has none).
 #
 # Under the valgrind test setup the guest batch wraps only this script: the
 # asserted client run is started under SYNCBRIDGE_VM_WRAPPER (weston is not
 # ours; the implicit run for the record is not).
 set -u
-client=$1
+probe=
+[ "$1" = --probe ] && { probe=$2; shift 2; }
+client=${1:-}
 wrap=${SYNCBRIDGE_VM_WRAPPER:-}
 command -v weston >/dev/null || { echo "SKIP: weston not installed (scripts/setup.sh installs it from bookworm-backports)"; exit 77; }
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri"; exit 77; }
@@ -51,6 +60,17 @@ if grep -q "explicit sync: yes" "$log"; then
 	echo "ok - weston: explicit sync: yes (GL renderer with native fence sync)"
 else
 	echo "# weston does not advertise explicit sync here:"; grep -iE "explicit sync|fence" "$log" | sed 's/^/#   /'
+fi
+if [ -n "$probe" ]; then
+	# shellcheck disable=SC2086 # CMD is a command line
+	WAYLAND_DISPLAY=sbwl-weston timeout 60 $probe >"$rt/doctor.json" 2>"$rt/doctor.err"
+	echo "# doctor's probe: exit $?"
+	sed 's/^/#   /' "$rt/doctor.err" "$rt/doctor.json"
+	python3 "$(dirname "$0")/../info/jsonq.py" --file "$rt/doctor.json" \
+		'd["wayland"]["connected"]' 'd["wayland"]["compositor"] == "weston"' \
+		'd["wayland"]["syncobj_v1"] == 0' 'd["wayland"]["explicit_v1"] >= 1' \
+		'd["wayland"]["dmabuf"] >= 3'
+	exit $?
 fi
 out=$(WAYLAND_DISPLAY=sbwl-weston $wrap "$client" --frames 5 --render-ms 50 --buffers virtio_gpu --expect v1 --strict 2>&1)
 rc=$?
