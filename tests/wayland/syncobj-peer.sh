@@ -28,8 +28,8 @@
 # KWin, its screenshot showed a frame's colour before its fence), i.e. the
 # checks above can fail against this peer.
 #
-# --probe "CMD": instead of the client, doctor's Wayland probe against the
-# peer (CMD prints doctor's JSON: tests/info/doctor-probe, later
+# --probe "CMD": first (before the client, if any) doctor's Wayland probe
+# against the peer (CMD prints doctor's JSON: tests/doctor-probe, later
 # `syncbridge-info doctor --json`; docs/inspect.md): it must find the peer's
 # process by name, wp_linux_drm_syncobj_manager_v1, no
 # zwp_linux_explicit_synchronization_v1 and zwp_linux_dmabuf_v1 v4 or later,
@@ -41,7 +41,7 @@
 # comparison table); fails only on an error for a legal sequence, the peer
 # gone, or a case that could not run.
 #
-#   syncobj-peer.sh [--dri DRIVER] [--control | --errors BIN | --probe CMD] kwin|mutter [CLIENT]
+#   syncobj-peer.sh [--dri DRIVER] [--probe CMD] [--control | --errors BIN] kwin|mutter [CLIENT]
 #
 # --dri DRIVER: the peer sees only that driver's /dev/dri nodes
 # (SYNCBRIDGE_TRIXIE_DRI): the device is then virtio_gpu whatever the
@@ -55,8 +55,9 @@
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 intrixie=$here/scripts/vm/in-trixie.sh
-dri='' control=0 hook='' errors= probe=
-usage="usage: syncobj-peer.sh [--dri DRIVER] [--control | --errors BIN | --probe CMD] kwin|mutter [CLIENT]"
+dri='' control=0 hook='' errors= probe='' probe_fail=0
+usage="usage: syncobj-peer.sh [--dri DRIVER] [--probe CMD] [--control | --errors BIN] kwin|mutter
+       [CLIENT]"
 while :; do
 	case ${1:-} in
 	--dri) dri=$2; shift 2 ;;
@@ -179,11 +180,16 @@ if [ -n "$probe" ]; then
 	WAYLAND_DISPLAY=$sock timeout 60 $probe >"$rt/doctor.json" 2>"$rt/doctor.err"
 	echo "# doctor's probe: exit $?"
 	sed 's/^/#   /' "$rt/doctor.err" "$rt/doctor.json"
-	/usr/bin/python3 "$here/tests/info/jsonq.py" --file "$rt/doctor.json" \
+	if /usr/bin/python3 "$here/tests/info/jsonq.py" --file "$rt/doctor.json" \
 		'd["wayland"]["connected"]' "d['wayland']['compositor'] == '$comm'" \
 		'd["wayland"]["syncobj_v1"] >= 1' 'd["wayland"]["explicit_v1"] == 0' \
-		'd["wayland"]["dmabuf"] >= 4'
-	exit $?
+		'd["wayland"]["dmabuf"] >= 4'; then
+		echo "ok - doctor's probe: $peer offers linux-drm-syncobj-v1"
+	else
+		echo "not ok - doctor's probe against $peer"
+		probe_fail=1
+	fi
+	[ -n "$client" ] || [ -n "$errors" ] || exit $probe_fail
 fi
 if [ -n "$errors" ]; then
 	out=$(timeout 150 "$errors" --connect "$sock" 2>&1)
@@ -192,9 +198,11 @@ if [ -n "$errors" ]; then
 	n=$(echo "$out" | grep -c '^peer: .* the XML: ')
 	[ "$rc" = 0 ] && echo "ok - the protocol-error cases ran against $peer ($n error cases measured)" ||
 		echo "not ok - the protocol-error cases against $peer (exit $rc)"
+	[ $probe_fail = 0 ] || exit 1
 	exit $rc
 fi
 [ -n "$client" ] || exit 0
+[ $probe_fail = 0 ] || exit 1 # the client's run would not change that
 
 if [ $control = 1 ]; then
 	out=$(WAYLAND_DISPLAY=$sock timeout 200 "$client" --frames 4 --render-ms 1000 --buffers virtio_gpu \
