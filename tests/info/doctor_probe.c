@@ -78,7 +78,7 @@ probe(const char *what, int timeout_ms, bool text)
 int
 main(int argc, char **argv)
 {
-	int timeout_ms = 2000, i = 1;
+	int timeout_ms = 5000, i = 1;
 	bool text = false;
 	const char *what;
 
