@@ -15,6 +15,7 @@
 #include "doctor_pw.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,13 +36,14 @@ struct probe {
 	char message[128];
 };
 
-static int
+/* Milliseconds of CLOCK_MONOTONIC (64-bit: an int wraps after 24.8 days of uptime). */
+static int64_t
 now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int)(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void
@@ -185,7 +187,7 @@ void
 doctor_pw_probe(struct doctor_pw *pw, int timeout_ms)
 {
 	struct probe p = { .pw = pw };
-	int t0 = now_ms();
+	int64_t t0 = now_ms();
 
 	memset(pw, 0, sizeof(*pw));
 	pw->sync_timeline = -1;
@@ -206,7 +208,7 @@ doctor_pw_probe(struct doctor_pw *pw, int timeout_ms)
 		pw_main_loop_destroy(p.loop);
 	}
 	pw_deinit();
-	pw->elapsed_ms = now_ms() - t0;
+	pw->elapsed_ms = (int)(now_ms() - t0);
 }
 
 /* 1 when "MAJOR.MINOR.MICRO" has explicit sync, 0 when not, -1 unreadable. */

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,13 +28,23 @@
 
 #include "json_out.h"
 
-static int
+/* Milliseconds of CLOCK_MONOTONIC (64-bit: an int wraps after 24.8 days of uptime). */
+static int64_t
 now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int)(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What is left until deadline, for poll(): 0 once it passed. */
+static int
+ms_left(int64_t deadline)
+{
+	int64_t left = deadline - now_ms();
+
+	return left > 0 ? (int)left : 0;
 }
 
 static void
@@ -127,7 +138,7 @@ resolve_display(struct doctor_wl *wl, const char *name)
 
 /* Connect to wl->socket without blocking past deadline: the fd (ours), or -1 with why. */
 static int
-connect_socket(struct doctor_wl *wl, int deadline)
+connect_socket(struct doctor_wl *wl, int64_t deadline)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct pollfd p;
@@ -145,7 +156,7 @@ connect_socket(struct doctor_wl *wl, int deadline)
 	err = errno;
 	if (err == EINPROGRESS) {
 		p = (struct pollfd){ .fd = fd, .events = POLLOUT };
-		if (poll(&p, 1, deadline - now_ms() > 0 ? deadline - now_ms() : 0) == 1 &&
+		if (poll(&p, 1, ms_left(deadline)) == 1 &&
 		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
 			return fd;
 		err = err ? err : ETIMEDOUT;
@@ -188,7 +199,7 @@ read_peer(struct doctor_wl *wl, int fd)
 
 /* Read and dispatch until *done or the deadline: 0, -ETIMEDOUT, or -errno. */
 static int
-dispatch_until(struct wl_display *d, const bool *done, int deadline)
+dispatch_until(struct wl_display *d, const bool *done, int64_t deadline)
 {
 	struct pollfd p = { .fd = wl_display_get_fd(d), .events = POLLIN };
 	int left, r;
@@ -203,7 +214,7 @@ dispatch_until(struct wl_display *d, const bool *done, int deadline)
 			wl_display_cancel_read(d);
 			return -errno;
 		}
-		left = deadline - now_ms();
+		left = ms_left(deadline);
 		r = left > 0 ? poll(&p, 1, left) : 0;
 		if (r <= 0) {
 			wl_display_cancel_read(d);
@@ -219,7 +230,7 @@ dispatch_until(struct wl_display *d, const bool *done, int deadline)
 
 /* The registry roundtrip on fd (consumed: libwayland owns it from here, and closes it). */
 static void
-list_globals(struct doctor_wl *wl, int fd, int timeout_ms, int deadline)
+list_globals(struct doctor_wl *wl, int fd, int timeout_ms, int64_t deadline)
 {
 	struct wl_display *d = wl_display_connect_to_fd(fd);
 	struct wl_registry *reg;
@@ -259,7 +270,7 @@ doctor_wl_probe(struct doctor_wl *wl, int timeout_ms)
 {
 	const char *sock_env = getenv("WAYLAND_SOCKET");
 	const char *name = getenv("WAYLAND_DISPLAY");
-	int t0 = now_ms(), deadline = t0 + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t t0 = now_ms(), deadline = t0 + (timeout_ms > 0 ? timeout_ms : 0);
 	int fd;
 
 	memset(wl, 0, sizeof(*wl));
@@ -277,7 +288,7 @@ doctor_wl_probe(struct doctor_wl *wl, int timeout_ms)
 		read_peer(wl, fd);
 		list_globals(wl, fd, timeout_ms, deadline);
 	}
-	wl->elapsed_ms = now_ms() - t0;
+	wl->elapsed_ms = (int)(now_ms() - t0);
 }
 
 struct json_object *
