@@ -28,13 +28,20 @@
 # KWin, its screenshot showed a frame's colour before its fence), i.e. the
 # checks above can fail against this peer.
 #
+# --probe "CMD": first (before the client, if any) doctor's Wayland probe
+# against the peer (CMD prints doctor's JSON: tests/doctor-probe, later
+# `syncbridge-info doctor --json`; docs/inspect.md): it must find the peer's
+# process by name, wp_linux_drm_syncobj_manager_v1, no
+# zwp_linux_explicit_synchronization_v1 and zwp_linux_dmabuf_v1 v4 or later,
+# as wayland-info listed them.
+#
 # --errors WL_PROTOCOL_ERRORS: instead of the client, the protocol-error
 # cases of wl-protocol-errors against the peer (`--connect`): what the peer
 # raises for each, printed next to what the XML says (docs/wayland.md's
 # comparison table); fails only on an error for a legal sequence, the peer
 # gone, or a case that could not run.
 #
-#   syncobj-peer.sh [--dri DRIVER] [--control | --errors BIN] kwin|mutter [CLIENT]
+#   syncobj-peer.sh [--dri DRIVER] [--probe CMD] [--control | --errors BIN] kwin|mutter [CLIENT]
 #
 # --dri DRIVER: the peer sees only that driver's /dev/dri nodes
 # (SYNCBRIDGE_TRIXIE_DRI): the device is then virtio_gpu whatever the
@@ -48,13 +55,15 @@
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 intrixie=$here/scripts/vm/in-trixie.sh
-dri='' control=0 hook='' errors=
-usage="usage: syncobj-peer.sh [--dri DRIVER] [--control | --errors BIN] kwin|mutter [CLIENT]"
+dri='' control=0 hook='' errors= probe='' probe_fail=0
+usage="usage: syncobj-peer.sh [--dri DRIVER] [--probe CMD] [--control | --errors BIN] kwin|mutter
+       [CLIENT]"
 while :; do
 	case ${1:-} in
 	--dri) dri=$2; shift 2 ;;
 	--control) control=1; shift ;;
 	--errors) errors=$2; shift 2 ;;
+	--probe) probe=$2; shift 2 ;;
 	*) break ;;
 	esac
 done
@@ -70,7 +79,7 @@ export SYNCBRIDGE_TRIXIE_ROOT=$root
 sock=sbpeer
 case $peer in
 kwin)
-	bin=/usr/bin/kwin_wayland pkg=kwin-wayland
+	bin=/usr/bin/kwin_wayland pkg=kwin-wayland comm=kwin_wayland
 	# ScreenShot2 serves only programs whose desktop file lists it, unless this.
 	export KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1
 	hook="/usr/bin/python3 $here/tests/wayland/kwin-shot.py"
@@ -80,7 +89,7 @@ kwin)
 	export QT_LOGGING_RULES='kwin_*.debug=true'
 	;;
 mutter)
-	bin=/usr/bin/mutter pkg=mutter
+	bin=/usr/bin/mutter pkg=mutter comm=mutter
 	set -- /usr/bin/mutter --wayland --headless --no-x11 --virtual-monitor 1024x768 \
 		--wayland-display "$sock" -- "$@"
 	export MUTTER_DEBUG=wayland,render,backend GSETTINGS_BACKEND=memory
@@ -166,6 +175,22 @@ else
 	grep -E 'Disabling explicit sync|syncobj|SyncObj' "$log" | sed 's/^/#   reason? /'
 	exit 1
 fi
+if [ -n "$probe" ]; then
+	# shellcheck disable=SC2086 # CMD is a command line
+	WAYLAND_DISPLAY=$sock timeout 60 $probe >"$rt/doctor.json" 2>"$rt/doctor.err"
+	echo "# doctor's probe: exit $?"
+	sed 's/^/#   /' "$rt/doctor.err" "$rt/doctor.json"
+	if /usr/bin/python3 "$here/tests/info/jsonq.py" --file "$rt/doctor.json" \
+		'd["wayland"]["connected"]' "d['wayland']['compositor'] == '$comm'" \
+		'd["wayland"]["syncobj_v1"] >= 1' 'd["wayland"]["explicit_v1"] == 0' \
+		'd["wayland"]["dmabuf"] >= 4'; then
+		echo "ok - doctor's probe: $peer offers linux-drm-syncobj-v1"
+	else
+		echo "not ok - doctor's probe against $peer"
+		probe_fail=1
+	fi
+	[ -n "$client" ] || [ -n "$errors" ] || exit $probe_fail
+fi
 if [ -n "$errors" ]; then
 	out=$(timeout 150 "$errors" --connect "$sock" 2>&1)
 	rc=$?
@@ -173,9 +198,11 @@ if [ -n "$errors" ]; then
 	n=$(echo "$out" | grep -c '^peer: .* the XML: ')
 	[ "$rc" = 0 ] && echo "ok - the protocol-error cases ran against $peer ($n error cases measured)" ||
 		echo "not ok - the protocol-error cases against $peer (exit $rc)"
+	[ $probe_fail = 0 ] || exit 1
 	exit $rc
 fi
 [ -n "$client" ] || exit 0
+[ $probe_fail = 0 ] || exit 1 # the client's run would not change that
 
 if [ $control = 1 ]; then
 	out=$(WAYLAND_DISPLAY=$sock timeout 200 "$client" --frames 4 --render-ms 1000 --buffers virtio_gpu \

@@ -15,12 +15,20 @@
 # Afterwards, for the record (not asserted): the same client with explicit sync
 # off (implicit fallback) — whether Weston + llvmpipe honour dma-buf fences.
 #
-#   weston-peer.sh CLIENT
+#   weston-peer.sh [--probe "CMD"] CLIENT
+#
+# --probe: first, doctor's Wayland probe against Weston (CMD prints doctor's
+# JSON: tests/doctor-probe, later `syncbridge-info doctor --json`;
+# docs/inspect.md): it must name the process weston and find
+# zwp_linux_explicit_synchronization_v1, zwp_linux_dmabuf_v1 and no
+# wp_linux_drm_syncobj_manager_v1 (Weston 14 has none).
 #
 # Under the valgrind test setup the guest batch wraps only this script: the
 # asserted client run is started under SYNCBRIDGE_VM_WRAPPER (weston is not
 # ours; the implicit run for the record is not).
 set -u
+probe='' probe_fail=0
+[ "$1" = --probe ] && { probe=$2; shift 2; }
 client=$1
 wrap=${SYNCBRIDGE_VM_WRAPPER:-}
 command -v weston >/dev/null || { echo "SKIP: weston not installed (scripts/setup.sh installs it from bookworm-backports)"; exit 77; }
@@ -52,10 +60,25 @@ if grep -q "explicit sync: yes" "$log"; then
 else
 	echo "# weston does not advertise explicit sync here:"; grep -iE "explicit sync|fence" "$log" | sed 's/^/#   /'
 fi
+if [ -n "$probe" ]; then
+	# shellcheck disable=SC2086 # CMD is a command line
+	WAYLAND_DISPLAY=sbwl-weston timeout 60 $probe >"$rt/doctor.json" 2>"$rt/doctor.err"
+	echo "# doctor's probe: exit $?"
+	sed 's/^/#   /' "$rt/doctor.err" "$rt/doctor.json"
+	if python3 "$(dirname "$0")/../info/jsonq.py" --file "$rt/doctor.json" \
+		'd["wayland"]["connected"]' 'd["wayland"]["compositor"] == "weston"' \
+		'd["wayland"]["syncobj_v1"] == 0' 'd["wayland"]["explicit_v1"] >= 1' \
+		'd["wayland"]["dmabuf"] >= 3'; then
+		echo "ok - doctor's probe: weston, explicit-sync v1, no syncobj"
+	else
+		echo "not ok - doctor's probe against weston"
+		probe_fail=1
+	fi
+fi
 out=$(WAYLAND_DISPLAY=sbwl-weston $wrap "$client" --frames 5 --render-ms 50 --buffers virtio_gpu --expect v1 --strict 2>&1)
 rc=$?
 echo "$out"
-fail=0
+fail=$probe_fail
 [ $rc = 0 ] || { echo "not ok - client helper against weston (exit $rc)"; fail=1; }
 echo "$out" | grep -qE 'releases: [1-9][0-9]* fenced' && echo "ok - fenced releases from weston" ||
 	{ echo "not ok - no fenced release from weston"; fail=1; }
