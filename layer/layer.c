@@ -329,7 +329,8 @@ log_device(struct sbl_instance *inst, VkPhysicalDevice physical, bool active,
 	if (inst->GetPhysicalDeviceProperties)
 		inst->GetPhysicalDeviceProperties(physical, &dp);
 	if (active)
-		sb_info("layer: device \"%s\": active, mode %s", dp.deviceName, sbl_mode_name(mode));
+		sb_info("layer: device \"%s\": active, mode %s", dp.deviceName,
+			sbl_mode_name(mode));
 	else
 		sb_info("layer: device \"%s\": pass-through: %s", dp.deviceName, why);
 }

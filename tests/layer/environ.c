@@ -60,7 +60,13 @@ snapshot_diff(const struct snapshot *a, const struct snapshot *b, const char *wh
 	size_t i = 0, j = 0;
 	int diffs = 0;
 	while (i < a->count || j < b->count) {
-		int c = i == a->count ? 1 : j == b->count ? -1 : strcmp(a->entries[i], b->entries[j]);
+		int c;
+		if (i == a->count)
+			c = 1;
+		else if (j == b->count)
+			c = -1;
+		else
+			c = strcmp(a->entries[i], b->entries[j]);
 		if (c == 0) {
 			i++, j++;
 			continue;
