@@ -8,6 +8,10 @@
  * --control: the same with SYNCBRIDGE_VENUS_FENCING=export, the layer's old
  * behaviour (venus_implicit_fencing=true set on any driver and left set):
  * the comparison must then find that entry, so it can fail.
+ *
+ * --expect-venus (the venus group): the layer must also have found the venus
+ * device and set the option for its call down (its debug line), and the
+ * environment must still be unchanged afterwards.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +88,9 @@ int
 main(int argc, char **argv)
 {
 	bool control = argc > 1 && strcmp(argv[1], "--control") == 0;
+	bool expect_venus = argc > 1 && strcmp(argv[1], "--expect-venus") == 0;
 
-	setenv("SYNCBRIDGE_DEBUG", "info", 1);
+	setenv("SYNCBRIDGE_DEBUG", "debug", 1);
 	unsetenv("SYNCBRIDGE_DISABLE");
 	unsetenv("SYNCBRIDGE_MODE");
 	unsetenv("NO_SYNCBRIDGE");
@@ -149,6 +154,12 @@ main(int argc, char **argv)
 	int d2 = snapshot_diff(&before, &after_device, "after vkCreateDevice",
 			       "venus_implicit_fencing=true", &found);
 	sb_test_note("%zu entries before; %d and %d differences after", before.count, d1, d2);
+	int set_lines = tbvk_count(log, "set during vkCreateInstance venus_implicit_fencing=true");
+	sb_test_note("the layer set the venus option for its call down %d time(s); Mesa's "
+		     "notice printed %d time(s)", set_lines,
+		     tbvk_count(log, "option venus_implicit_fencing overridden by environment"));
+	if (expect_venus)
+		CHECK_EQ(set_lines, 1, "venus found: the option set for the call down");
 	if (control) {
 		CHECK(found, "control: the comparison finds venus_implicit_fencing=true");
 	} else {
