@@ -59,7 +59,7 @@
  * SYNCBRIDGE_VENUS_FENCING: unset or 1 = as above; 0 = never set it (venus
  * exports then wait on the CPU: each release submit lasts as long as its
  * work); export = set it on any driver and leave it set, for child processes
- * started without the layer (the layer's behaviour before 0.x: the environment
+ * started without the layer (the layer's behaviour before issue 45: the environment
  * test's control). venus_implicit_fencing already in the environment is kept.
  * setenv()/unsetenv() run while the app is inside vkCreateInstance; an app
  * thread reading the environment at that moment is the one risk.
