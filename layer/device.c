@@ -8,7 +8,12 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
+
+#include <syncbridge/common.h>
+
+#include "util.h"
 
 static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sbl_map instances; /* dispatch key → struct sbl_instance */
@@ -29,15 +34,26 @@ sbl_mode_name(enum sbl_mode mode)
 }
 
 /*
- * SYNCBRIDGE_DISABLE: set to anything → off. That is what the loader does
- * with the implicit manifest's disable_environment (it tests presence, not
- * the value), so the layer behaves the same when it is enabled by name.
- * SYNCBRIDGE_MODE: transfers (default) | all | off.
+ * SYNCBRIDGE_DISABLE has a value, unlike the manifest's disable_environment
+ * (NO_SYNCBRIDGE), which the loader tests for presence only: 1|true|yes|on
+ * turn the layer into pure pass-through, 0|false|no|off|empty do not (so
+ * SYNCBRIDGE_DISABLE=0 can turn it back on for one app). Anything else still
+ * disables, as any value did before the variable had values, and warns once
+ * per process: a typo should not silently switch the bridge on. The same
+ * reader as the EGL and PipeWire bridges and the buffer queue
+ * (sb_env_get_bool(), docs/core.md "Environment").
  */
+static bool
+disabled_from_env(void)
+{
+	return sb_env_get_bool("SYNCBRIDGE_DISABLE", false);
+}
+
+/* SYNCBRIDGE_MODE: transfers (default) | all | off. */
 enum sbl_mode
 sbl_mode_from_env(void)
 {
-	if (getenv("SYNCBRIDGE_DISABLE"))
+	if (disabled_from_env())
 		return SBL_MODE_OFF;
 
 	const char *m = getenv("SYNCBRIDGE_MODE");

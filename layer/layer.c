@@ -32,6 +32,66 @@
 /* ------------------------------------------------------------------------ */
 /* Instances                                                                 */
 
+/*
+ * A Vulkan 1.0 instance answers the external-semaphore capability query with
+ * no features unless VK_KHR_external_semaphore_capabilities is enabled
+ * (measured on lavapipe: 0x0 vs 0x3), and the layer would then wrongly stand
+ * aside for every 1.0 app (vkcube). So for apps below 1.1 enable the instance
+ * extensions whose functionality the layer queries. Returns the names array
+ * to free (NULL: use info as it is; *oom on allocation failure).
+ */
+static const char **
+patch_for_1_0(const VkInstanceCreateInfo *info, uint32_t app_api,
+	      VkInstanceCreateInfo *patched, bool *oom)
+{
+	*oom = false;
+	if (VK_API_VERSION_MINOR(app_api) != 0 || VK_API_VERSION_MAJOR(app_api) != 1)
+		return NULL;
+	static const char *const wanted[] = {
+		VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME,
+		VK_KHR_EXTERNAL_SEMAPHORE_CAPABILITIES_EXTENSION_NAME,
+		VK_KHR_EXTERNAL_MEMORY_CAPABILITIES_EXTENSION_NAME,
+	};
+	uint32_t n = info->enabledExtensionCount;
+	const char **names = calloc(n + SB_ARRAY_SIZE(wanted), sizeof(*names));
+	if (!names) {
+		*oom = true;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		names[i] = info->ppEnabledExtensionNames[i];
+	for (size_t w = 0; w < SB_ARRAY_SIZE(wanted); w++) {
+		bool have = false;
+		for (uint32_t i = 0; i < info->enabledExtensionCount; i++)
+			have = have || strcmp(info->ppEnabledExtensionNames[i], wanted[w]) == 0;
+		if (!have)
+			names[n++] = wanted[w];
+	}
+	*patched = *info;
+	patched->enabledExtensionCount = n;
+	patched->ppEnabledExtensionNames = names;
+	return names;
+}
+
+/* Fill inst's instance-level entry points from the next layer. */
+static void
+load_instance(struct sbl_instance *inst, VkInstance handle, bool khr_caps)
+{
+	PFN_vkGetInstanceProcAddr next_gipa = inst->next_gipa;
+#define GET(name) (PFN_vk##name) next_gipa(handle, "vk" #name)
+	inst->DestroyInstance = GET(DestroyInstance);
+	inst->EnumerateDeviceExtensionProperties = GET(EnumerateDeviceExtensionProperties);
+	inst->GetPhysicalDeviceProperties = GET(GetPhysicalDeviceProperties);
+	/* A 1.0 instance with the KHR extension: use the extension's entry point. */
+	inst->GetPhysicalDeviceExternalSemaphoreProperties =
+		khr_caps ? NULL : GET(GetPhysicalDeviceExternalSemaphoreProperties);
+	if (!inst->GetPhysicalDeviceExternalSemaphoreProperties)
+		inst->GetPhysicalDeviceExternalSemaphoreProperties =
+			(PFN_vkGetPhysicalDeviceExternalSemaphoreProperties)next_gipa(
+				handle, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR");
+#undef GET
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL
 CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
 	       VkInstance *out)
@@ -55,48 +115,22 @@ CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *al
 				   ? info->pApplicationInfo->apiVersion
 				   : VK_API_VERSION_1_0;
 
-	/*
-	 * A Vulkan 1.0 instance answers the external-semaphore capability query
-	 * with no features unless VK_KHR_external_semaphore_capabilities is
-	 * enabled (measured on lavapipe: 0x0 vs 0x3), and the layer would then
-	 * wrongly stand aside for every 1.0 app (vkcube). So for apps below 1.1
-	 * enable the instance extensions whose functionality the layer queries;
-	 * if the driver refuses them, create the instance exactly as asked.
-	 */
-	const char **names = NULL;
-	VkInstanceCreateInfo patched;
-	const VkInstanceCreateInfo *use = info;
-	if (VK_API_VERSION_MINOR(app_api) == 0 && VK_API_VERSION_MAJOR(app_api) == 1) {
-		static const char *const wanted[] = {
-			VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME,
-			VK_KHR_EXTERNAL_SEMAPHORE_CAPABILITIES_EXTENSION_NAME,
-			VK_KHR_EXTERNAL_MEMORY_CAPABILITIES_EXTENSION_NAME,
-		};
-		uint32_t n = info->enabledExtensionCount;
-		names = calloc(n + SB_ARRAY_SIZE(wanted), sizeof(*names));
-		if (!names) {
-			free(inst);
-			return VK_ERROR_OUT_OF_HOST_MEMORY;
-		}
-		for (uint32_t i = 0; i < n; i++)
-			names[i] = info->ppEnabledExtensionNames[i];
-		for (size_t w = 0; w < SB_ARRAY_SIZE(wanted); w++) {
-			bool have = false;
-			for (uint32_t i = 0; i < info->enabledExtensionCount; i++)
-				have = have || strcmp(info->ppEnabledExtensionNames[i], wanted[w]) == 0;
-			if (!have)
-				names[n++] = wanted[w];
-		}
-		patched = *info;
-		patched.enabledExtensionCount = n;
-		patched.ppEnabledExtensionNames = names;
-		use = &patched;
-	}
-
-	/* The driver reads its options in vkCreateInstance (venus.c). */
+	/* Disabled (SYNCBRIDGE_DISABLE=1, SYNCBRIDGE_MODE=off): pure pass-through,
+	 * the instance is created exactly as the app asked. */
 	enum sbl_mode mode = sbl_mode_from_env();
-	if (mode != SBL_MODE_OFF)
-		sbl_venus_prepare();
+	VkInstanceCreateInfo patched;
+	bool oom = false;
+	const char **names = mode == SBL_MODE_OFF ? NULL
+						   : patch_for_1_0(info, app_api, &patched, &oom);
+	if (oom) {
+		free(inst);
+		return VK_ERROR_OUT_OF_HOST_MEMORY;
+	}
+	const VkInstanceCreateInfo *use = names ? &patched : info;
+
+	/* Venus reads its options in vkCreateInstance: set for the call only (venus.c). */
+	struct sbl_venus_env venus_env;
+	sbl_venus_prepare(&venus_env, mode != SBL_MODE_OFF);
 
 	/* Advance the chain for the next layer before calling down. */
 	VkLayerInstanceLink *my_link = link->u.pLayerInfo;
@@ -109,30 +143,19 @@ CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *al
 		res = create(info, alloc, out);
 	}
 	link->u.pLayerInfo = my_link; /* leave the loader's chain as we found it */
+	sbl_venus_restore(&venus_env);
 	free(names);
 	if (res != VK_SUCCESS) {
 		free(inst);
 		return res;
 	}
-	bool khr_caps = use != info;
 
 	inst->handle = *out;
 	inst->key = sbl_dispatch_key(*out);
 	inst->next_gipa = next_gipa;
 	inst->mode = mode;
 	inst->api_version = app_api;
-#define GET(name) (PFN_vk##name) next_gipa(*out, "vk" #name)
-	inst->DestroyInstance = GET(DestroyInstance);
-	inst->EnumerateDeviceExtensionProperties = GET(EnumerateDeviceExtensionProperties);
-	inst->GetPhysicalDeviceProperties = GET(GetPhysicalDeviceProperties);
-	/* A 1.0 instance with the KHR extension: use the extension's entry point. */
-	inst->GetPhysicalDeviceExternalSemaphoreProperties =
-		khr_caps ? NULL : GET(GetPhysicalDeviceExternalSemaphoreProperties);
-	if (!inst->GetPhysicalDeviceExternalSemaphoreProperties)
-		inst->GetPhysicalDeviceExternalSemaphoreProperties =
-			(PFN_vkGetPhysicalDeviceExternalSemaphoreProperties)next_gipa(
-				*out, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR");
-#undef GET
+	load_instance(inst, *out, use != info);
 
 	if (sbl_instance_add(inst) < 0) {
 		inst->DestroyInstance(*out, alloc);
@@ -141,8 +164,9 @@ CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *al
 		return VK_ERROR_OUT_OF_HOST_MEMORY;
 	}
 
-	/* One line per instance: tests count these to prove single loading. */
-	sb_info("layer: vkCreateInstance: " SBL_LAYER_NAME " active, mode %s",
+	/* One line per instance: tests count these to prove single loading.
+	 * "Loaded", not "active": whether it acts is per device (CreateDevice). */
+	sb_info("layer: vkCreateInstance: " SBL_LAYER_NAME " loaded, mode %s",
 		sbl_mode_name(inst->mode));
 	return VK_SUCCESS;
 }
@@ -290,6 +314,27 @@ plan_extensions(struct sbl_instance *inst, VkPhysicalDevice physical,
 	return names;
 }
 
+/*
+ * One line per device at info, in a stable form that `syncbridge-info doctor`
+ * parses: `layer: device "<deviceName>": active, mode <mode>` or
+ * `layer: device "<deviceName>": pass-through: <why>`.
+ */
+static void
+log_device(struct sbl_instance *inst, VkPhysicalDevice physical, bool active,
+	   enum sbl_mode mode, const char *why)
+{
+	if (sb_log_level() < SB_LOG_INFO)
+		return;
+	VkPhysicalDeviceProperties dp = { .deviceName = "?" };
+	if (inst->GetPhysicalDeviceProperties)
+		inst->GetPhysicalDeviceProperties(physical, &dp);
+	if (active)
+		sb_info("layer: device \"%s\": active, mode %s", dp.deviceName,
+			sbl_mode_name(mode));
+	else
+		sb_info("layer: device \"%s\": pass-through: %s", dp.deviceName, why);
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL
 CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
 	     const VkAllocationCallbacks *alloc, VkDevice *out)
@@ -356,10 +401,7 @@ CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
 		goto err_driver_device;
 	}
 
-	if (active)
-		sb_debug("layer: device %p: mode %s", (void *)*out, sbl_mode_name(dev->mode));
-	else
-		sb_debug("layer: device %p: pass-through: %s", (void *)*out, why);
+	log_device(inst, physical, active, dev->mode, why);
 	return VK_SUCCESS;
 
 err_driver_device:

@@ -40,7 +40,7 @@ setup(struct vk_reader *r, const int *fds)
 		return -EIO;
 	snprintf(r->description, sizeof(r->description),
 		 "Vulkan on %s; layer " VKT_LAYER_NAME " %s", r->vk.device_name,
-		 r->vk.layer_active ? "active" : "not loaded");
+		 r->vk.layer_active ? "active" : "not in the call chain");
 	return 0;
 }
 

@@ -89,7 +89,7 @@ consumer_import(struct cube_consumer *c, struct cube_buffers *bufs)
 
 	snprintf(c->description, sizeof(c->description),
 		 "Vulkan on %s; layer " VKT_LAYER_NAME " %s", c->vk.device_name,
-		 c->vk.layer_active ? "active" : "not loaded");
+		 c->vk.layer_active ? "active" : "not in the call chain");
 	return 0;
 }
 

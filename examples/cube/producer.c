@@ -447,7 +447,7 @@ cube_producer_run(int sock, const struct cube_options *opt)
 		goto out;
 	printf("producer: Vulkan on %s; layer VK_LAYER_SYNCBRIDGE_implicit_sync %s\n",
 	       p.vk.device_name,
-	       p.vk.layer_active ? "active" : opt->no_bridge ? "not loaded (SYNCBRIDGE_DISABLE=1)"
+	       p.vk.layer_active ? "active" : opt->no_bridge ? "pass-through (SYNCBRIDGE_DISABLE=1)"
 							     : "NOT active");
 	fflush(stdout);
 	if (!p.vk.layer_active && !opt->no_bridge) {

@@ -56,17 +56,17 @@ has() { grep -q "$1" "$tmp/log"; }
 check "vkcube --c $frames exits 0 (${secs} s)" [ "$rc" = 0 ]
 check "the loader inserted the layer into the instance chain" has 'Insert instance layer "VK_LAYER_SYNCBRIDGE_implicit_sync"'
 check "the loader inserted the layer into the device chain" has 'Inserted device layer "VK_LAYER_SYNCBRIDGE_implicit_sync"'
-check "the layer's instance is active" has 'VK_LAYER_SYNCBRIDGE_implicit_sync active'
+check "the layer's instance is loaded" has 'VK_LAYER_SYNCBRIDGE_implicit_sync loaded'
 case $expect in
-active) check "the layer is active on the device" has 'layer: device .*: mode ' ;;
+active) check "the layer is active on the device" has 'layer: device ".*": active, mode ' ;;
 passthrough) check "the layer passes the device through" has 'layer: device .*: pass-through' ;;
 any) check "the layer is on the device, active or pass-through" \
-	sh -c "grep -qE 'layer: device .*: (mode |pass-through)' '$tmp/log'" ;;
+	sh -c "grep -qE 'layer: device \".*\": (active, mode |pass-through)' '$tmp/log'" ;;
 *) echo "Bail out! expect active, passthrough or any"; exit 1 ;;
 esac
 check "no syncbridge error or warning" sh -c "! grep -E 'syncbridge: (error|warn)' '$tmp/log'"
 check "no ERROR from the loader or vkcube" sh -c "! grep -E '^ERROR|ERROR \\|' '$tmp/log'"
-grep -E 'layer: device .*: (mode|pass-through)' "$tmp/log" | sed 's/^/# /'
+grep -E 'layer: device .*: (active, mode|pass-through)' "$tmp/log" | sed 's/^/# /'
 if [ $fail != 0 ]; then
 	echo "# vkcube's output:"
 	sed 's/^/# /' "$tmp/log" | tail -n 60

@@ -1,63 +1,96 @@
-/* SPDX-License-Identifier: MIT */
 /*
- * Loader activation, one scenario per run (argv[1]):
- *   implicit          the implicit manifest via XDG_DATA_DIRS (and
- *                     VK_ADD_IMPLICIT_LAYER_PATH for newer loaders)  → loaded
- *   disabled          the same with SYNCBRIDGE_DISABLE=1              → not loaded
- *   by-name           VK_ADD_LAYER_PATH + VK_INSTANCE_LAYERS only     → loaded
- *   both              implicit and VK_INSTANCE_LAYERS at once         → loaded ONCE
- *   app-enabled       implicit + the app's ppEnabledLayerNames        → loaded ONCE
- *   by-name-disabled  VK_INSTANCE_LAYERS with SYNCBRIDGE_DISABLE=1    → loaded, but
- *                     the layer itself turns to pass-through (mode off)
+ * Loader activation, one scenario per run (argv[1]; the table below). There
+ * is one manifest, implicit (docs/layer.md, "Activation"):
+ *   implicit            found through XDG_DATA_DIRS (and VK_ADD_IMPLICIT_LAYER_PATH
+ *                       for newer loaders)                        → loaded, offered once
+ *   disabled            the same with SYNCBRIDGE_DISABLE=1          → loaded, mode off
+ *                       (the layer reads the value: pure pass-through)
+ *   disable-0           SYNCBRIDGE_DISABLE=0 (control of the above) → loaded, transfers
+ *   disable-bogus       SYNCBRIDGE_DISABLE=maybe                    → mode off, one warning
+ *   no-syncbridge       NO_SYNCBRIDGE=1 (the manifest's disable_environment)
+ *                                                                 → not loaded
+ *   no-syncbridge-empty NO_SYNCBRIDGE= (empty: the loader tests presence) → not loaded
+ *   named               implicit manifest only + VK_INSTANCE_LAYERS → loaded ONCE
+ *   app-named           implicit manifest only + ppEnabledLayerNames → loaded ONCE
+ *   named-while-off     VK_INSTANCE_LAYERS with NO_SYNCBRIDGE=1     → not loaded
+ *                       (loader 1.3.239: the disable variable wins over the name)
+ *   by-name             the manifest's folder in VK_ADD_LAYER_PATH (an explicit
+ *                       layer to the loader) + VK_INSTANCE_LAYERS   → loaded
+ *   by-name-disabled    that with SYNCBRIDGE_DISABLE=1              → loaded, mode off
+ *   both                implicit and by name at once (the file found twice)
+ *                                                                 → loaded ONCE
+ *   app-enabled         that, named in ppEnabledLayerNames instead  → loaded ONCE
  * "Loaded" is counted from the layer's own log (SYNCBRIDGE_DEBUG=debug: one
  * line per vkCreateInstance and one per vkCreateDevice that went through it)
  * and checked against the loader's list of active layers
- * (vkEnumerateDeviceLayerProperties).
+ * (vkEnumerateDeviceLayerProperties); "offered" is how often
+ * vkEnumerateInstanceLayerProperties names it (what vulkaninfo lists).
  */
 #include <string.h>
 
 #include "harness.h"
 #include "tbvk.h"
 
+struct scenario {
+	const char *name;
+	enum tbvk_activation how;
+	bool keep_instance_layers; /* else VK_INSTANCE_LAYERS is unset */
+	bool app_enables;          /* ppEnabledLayerNames names the layer */
+	const char *disable;       /* SYNCBRIDGE_DISABLE's value, or NULL */
+	bool no_syncbridge;        /* NO_SYNCBRIDGE set (to the value below) */
+	const char *no_value;
+	int want_loaded;
+	const char *want_mode; /* on the instance line */
+	int want_offered;      /* -1: not checked */
+};
+
+static const struct scenario scenarios[] = {
+	{ "implicit", TBVK_ACTIVATE_IMPLICIT, true, false, NULL, false, NULL, 1, "transfers", 1 },
+	{ "disabled", TBVK_ACTIVATE_IMPLICIT, true, false, "1", false, NULL, 1, "off", 1 },
+	{ "disable-0", TBVK_ACTIVATE_IMPLICIT, true, false, "0", false, NULL, 1, "transfers", 1 },
+	{ "disable-bogus", TBVK_ACTIVATE_IMPLICIT, true, false, "maybe", false, NULL, 1, "off",
+	  1 },
+	{ "no-syncbridge", TBVK_ACTIVATE_IMPLICIT, true, false, NULL, true, "1", 0, NULL, 1 },
+	{ "no-syncbridge-empty", TBVK_ACTIVATE_IMPLICIT, true, false, NULL, true, "", 0, NULL, 1 },
+	{ "named", TBVK_ACTIVATE_IMPLICIT, true, false, NULL, false, NULL, 1, "transfers", 1 },
+	{ "app-named", TBVK_ACTIVATE_IMPLICIT, false, true, NULL, false, NULL, 1, "transfers", 1 },
+	{ "named-while-off", TBVK_ACTIVATE_IMPLICIT, true, false, NULL, true, "1", 0, NULL, 1 },
+	{ "by-name", TBVK_ACTIVATE_BY_NAME, true, false, NULL, false, NULL, 1, "transfers", 1 },
+	{ "by-name-disabled", TBVK_ACTIVATE_BY_NAME, true, false, "1", false, NULL, 1, "off", 1 },
+	{ "both", TBVK_ACTIVATE_BOTH, true, false, NULL, false, NULL, 1, "transfers", -1 },
+	{ "app-enabled", TBVK_ACTIVATE_BOTH, false, true, NULL, false, NULL, 1, "transfers", -1 },
+};
+
+static const struct scenario *
+find_scenario(const char *name)
+{
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (strcmp(scenarios[i].name, name) == 0)
+			return &scenarios[i];
+	return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
 	REQUIRE(argc == 2, "usage: %s SCENARIO", argv[0]);
-	const char *sc = argv[1];
-	enum tbvk_activation how;
-	bool disable = false, app_enables = false;
-	int want_loaded = 1;
-	const char *want_mode = "mode transfers";
-
-	if (strcmp(sc, "implicit") == 0) {
-		how = TBVK_ACTIVATE_IMPLICIT;
-	} else if (strcmp(sc, "disabled") == 0) {
-		how = TBVK_ACTIVATE_IMPLICIT;
-		disable = true;
-		want_loaded = 0;
-	} else if (strcmp(sc, "by-name") == 0) {
-		how = TBVK_ACTIVATE_BY_NAME;
-	} else if (strcmp(sc, "both") == 0) {
-		how = TBVK_ACTIVATE_BOTH;
-	} else if (strcmp(sc, "app-enabled") == 0) {
-		how = TBVK_ACTIVATE_BOTH; /* the explicit manifest must be findable */
-		app_enables = true;
-	} else if (strcmp(sc, "by-name-disabled") == 0) {
-		how = TBVK_ACTIVATE_BY_NAME;
-		disable = true;
-		want_mode = "mode off";
-	} else {
-		REQUIRE(0, "unknown scenario %s", sc);
-	}
+	const struct scenario *sc = find_scenario(argv[1]);
+	REQUIRE(sc, "unknown scenario %s", argv[1]);
 
 	setenv("SYNCBRIDGE_DEBUG", "debug", 1);
 	unsetenv("SYNCBRIDGE_MODE");
 	unsetenv("SYNCBRIDGE_DISABLE");
-	tbvk_env_activate(how, NULL);
-	if (app_enables)
+	unsetenv("NO_SYNCBRIDGE");
+	tbvk_env_activate(sc->how, NULL);
+	/* "named"/"named-while-off": the implicit manifest alone, named anyway. */
+	if (strncmp(sc->name, "named", 5) == 0)
+		setenv("VK_INSTANCE_LAYERS", VKT_LAYER_NAME, 1);
+	if (!sc->keep_instance_layers)
 		unsetenv("VK_INSTANCE_LAYERS");
-	if (disable)
-		setenv("SYNCBRIDGE_DISABLE", "1", 1);
+	if (sc->disable)
+		setenv("SYNCBRIDGE_DISABLE", sc->disable, 1);
+	if (sc->no_syncbridge)
+		setenv("NO_SYNCBRIDGE", sc->no_value, 1);
 
 	const char *layers[] = { VKT_LAYER_NAME };
 	VkApplicationInfo app = {
@@ -67,7 +100,7 @@ main(int argc, char **argv)
 	VkInstanceCreateInfo info = {
 		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
 		.pApplicationInfo = &app,
-		.enabledLayerCount = app_enables ? 1 : 0,
+		.enabledLayerCount = sc->app_enables ? 1 : 0,
 		.ppEnabledLayerNames = layers,
 	};
 
@@ -120,21 +153,33 @@ main(int argc, char **argv)
 	vkDestroyInstance(instance, NULL);
 	char *log = tbvk_capture_end();
 
-	int loaded = tbvk_count(log, "vkCreateInstance: " VKT_LAYER_NAME " active");
-	int device_lines = tbvk_count(log, "layer: device 0x");
+	char want_line[128];
+	snprintf(want_line, sizeof(want_line), "vkCreateInstance: %s loaded, mode %s",
+		 VKT_LAYER_NAME, sc->want_mode ? sc->want_mode : "");
+	int loaded = tbvk_count(log, "vkCreateInstance: " VKT_LAYER_NAME " loaded");
+	int device_lines = tbvk_count(log, "layer: device \"");
+	int warnings = tbvk_count(log, "SYNCBRIDGE_DISABLE=maybe is not");
 	sb_test_note("scenario %s: through the layer: %d instance(s), %d of %d device(s); "
-		     "active list names it %d time(s); offered %d time(s)", sc, loaded,
+		     "active list names it %d time(s); offered %d time(s)", sc->name, loaded,
 		     device_lines, devices_made, listed, offered);
-	CHECK_EQ(loaded, want_loaded, "instances created through the layer");
+	CHECK_EQ(loaded, sc->want_loaded, "instances created through the layer");
 	if (devices_made)
-		CHECK_EQ(device_lines, want_loaded, "devices created through the layer");
-	/* Loader 1.3.239 names a layer found through both manifests twice in
+		CHECK_EQ(device_lines, sc->want_loaded, "devices created through the layer");
+	/* Loader 1.3.239 names a layer found through two manifests twice in
 	 * its active list, but builds the chains with it once (counted above). */
 	if (listed >= 0)
-		CHECK(want_loaded ? listed >= 1 : listed == 0, "the active list %s the layer",
-		      want_loaded ? "names" : "does not name");
-	if (want_loaded)
-		CHECK(tbvk_count(log, want_mode) == 1, "the layer runs in '%s'", want_mode);
+		CHECK(sc->want_loaded ? listed >= 1 : listed == 0, "the active list %s the layer",
+		      sc->want_loaded ? "names" : "does not name");
+	if (sc->want_offered >= 0)
+		CHECK_EQ(offered, sc->want_offered, "times vkEnumerateInstanceLayerProperties "
+						    "offers the layer");
+	if (sc->want_loaded)
+		CHECK(tbvk_count(log, want_line) == 1, "the instance line reads '%s'", want_line);
+	if (sc->want_mode && strcmp(sc->want_mode, "off") == 0 && devices_made)
+		CHECK(tbvk_count(log, ": pass-through: disabled") == 1,
+		      "mode off: the device is passed through as disabled");
+	CHECK_EQ(warnings, strcmp(sc->name, "disable-bogus") == 0 ? 1 : 0,
+		 "warnings about SYNCBRIDGE_DISABLE's value");
 	free(log);
 	return sb_test_finish();
 }
