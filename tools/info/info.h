@@ -105,5 +105,6 @@ int info_cmd_fence(int argc, char **argv, const struct info_opts *o);
 int info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o);
 int info_cmd_ps(int argc, char **argv, const struct info_opts *o);
 int info_cmd_trace(int argc, char **argv, const struct info_opts *o);
+int info_cmd_doctor(int argc, char **argv, const struct info_opts *o);
 
 #endif

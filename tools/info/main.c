@@ -23,6 +23,8 @@ usage(FILE *f)
 		"  trace [-o FILE] -- CMD...   record dma_fence events while CMD runs; write a\n"
 		"                              Perfetto/Chrome trace JSON and an SVG timeline\n"
 		"                              (" INFO_PROG " trace --help for options)\n"
+		"  doctor [--timeout-ms N]     what keeps frames ordered here: fence uapi, Vulkan and\n"
+		"                              EGL measured by live probes, the layer, verdicts\n"
 		"\n"
 		"  --json      machine-readable output (one JSON document on stdout)\n"
 		"  --version   print the version\n"
@@ -78,6 +80,8 @@ main(int argc, char **argv)
 		return info_cmd_ps(n, args, &o);
 	if (strcmp(args[0], "trace") == 0)
 		return info_cmd_trace(n, args, &o);
+	if (strcmp(args[0], "doctor") == 0)
+		return info_cmd_doctor(n, args, &o);
 	info_err("unknown command '%s'", args[0]);
 	usage(stderr);
 	return INFO_EXIT_USAGE;

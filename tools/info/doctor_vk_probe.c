@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * doctor's live Vulkan measurements, run inside a probe child (doctor_vk.c):
+ *
+ *  - implicit sync out: a long write (many vkCmdFillBuffer) into an exported
+ *    dma-buf buffer, submitted with a VkFence; right after the submit the
+ *    dma-buf's READ sync_file (what a reader would wait for) is exported and
+ *    decoded, then the VkFence is asked. A pending export: the driver puts
+ *    its fence on the buffer. A signalled or empty export while the VkFence
+ *    is still NOT_READY: it does not. Both done: too little work to tell,
+ *    retried with four times more, three times at most.
+ *  - implicit sync in: a pending vgem write fence imported into the device's
+ *    dma-buf, then a copy that reads the buffer. Its VkFence signalling while
+ *    the vgem fence is pending: the driver does not wait; still pending after
+ *    IN_WAIT_MS, then signalled soon after the vgem fence: it does.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/dma-buf.h>
+#include <linux/sync_file.h>
+
+#include "doctor_vk_probe.h"
+#include "kernel.h"
+
+#define OUT_BYTES (4u << 20)
+#define OUT_FILLS 16u
+#define OUT_TRIES 3
+#define IN_BYTES 65536u
+#define IN_WAIT_MS 1500
+
+/* One submit of `fills` fills (and the FOREIGN release) with the dma-buf's
+ * export right after it: 1 pending, 0 signalled while the VkFence was not,
+ * -EAGAIN both done, other -errno: failed (it says why). */
+static int
+out_once(struct vkt *t, const struct vkt_buffer *b, int dmabuf, unsigned fills, bool release,
+	 VkFence fence, struct doctor_item *it)
+{
+	VkCommandBuffer cb;
+	struct sync_fence_info fi[4];
+	int sync = -1, status = -1, ret, n;
+	uint32_t num = 0;
+	VkResult fs;
+
+	if (vkt_cmd_begin(t, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, &cb) != VK_SUCCESS)
+		goto vk_failed;
+	for (unsigned k = 0; k < fills; k++)
+		vkCmdFillBuffer(cb, b->buffer, 0, VK_WHOLE_SIZE, k + 1);
+	if (release)
+		vkt_transfer_buffer(t, cb, b->buffer, false, VK_PIPELINE_STAGE_TRANSFER_BIT,
+				    VK_ACCESS_TRANSFER_WRITE_BIT);
+	if (vkEndCommandBuffer(cb) != VK_SUCCESS ||
+	    vkt_submit_one(t, cb, VK_NULL_HANDLE, VK_NULL_HANDLE, fence) != VK_SUCCESS)
+		goto vk_failed;
+	ret = sbk_dmabuf_export_raw(dmabuf, DMA_BUF_SYNC_READ, &sync);
+	if (ret == 0)
+		ret = sbk_sync_file_info_raw(sync, &status, &num, 0, NULL);
+	n = ret == 0 ? sbk_sync_file_fences(sync, fi, 4) : -1;
+	fs = vkGetFenceStatus(t->device, fence);
+	if (sync >= 0)
+		close(sync);
+	vkWaitForFences(t->device, 1, &fence, VK_TRUE, UINT64_MAX);
+	vkResetFences(t->device, 1, &fence);
+	vkFreeCommandBuffers(t->device, t->pool, 1, &cb);
+	if (ret < 0) {
+		doctor_item_set(it, DOCTOR_UNKNOWN, "DMA_BUF_IOCTL_EXPORT_SYNC_FILE on its dma-buf: %s",
+				strerror(-ret));
+		return ret;
+	}
+	if (status == 0) {
+		doctor_item_set(it, DOCTOR_YES, "right after the submit the dma-buf carried a pending "
+				"fence (%s) while the work ran", n > 0 ? fi[0].driver_name : "?");
+		return 1;
+	}
+	if (fs == VK_NOT_READY) {
+		doctor_item_set(it, DOCTOR_NO, "right after the submit the dma-buf's fences were %s "
+				"(%u fence%s%s%s) while its VkFence was still pending: a reader "
+				"would not wait", num ? "signalled" : "none", num, num == 1 ? "" : "s",
+				n > 0 ? ", " : "", n > 0 ? fi[0].driver_name : "");
+		return 0;
+	}
+	return -EAGAIN;
+vk_failed:
+	doctor_item_set(it, DOCTOR_UNKNOWN, "recording or submitting the write failed: %s", t->why);
+	return -EIO;
+}
+
+void
+doctor_vk_measure_out(struct vkt *t, bool release, struct doctor_item *it)
+{
+	struct vkt_buffer b;
+	unsigned fills = OUT_FILLS;
+	int dmabuf = -1, ret = -EAGAIN;
+	VkFence fence;
+
+	if (!t->has_dmabuf) {
+		doctor_item_set(it, DOCTOR_UNKNOWN, "the device exports no dma-buf memory");
+		return;
+	}
+	if (vkt_export_buffer(t, OUT_BYTES, &b, &dmabuf) != VK_SUCCESS) {
+		doctor_item_set(it, DOCTOR_UNKNOWN, "exporting a dma-buf buffer: %s", t->why);
+		return;
+	}
+	fence = vkt_fence(t);
+	for (int i = 0; fence && i < OUT_TRIES && ret == -EAGAIN; i++, fills *= 4)
+		ret = out_once(t, &b, dmabuf, fills, release, fence, it);
+	if (ret == -EAGAIN)
+		doctor_item_set(it, DOCTOR_UNKNOWN, "even %u fills of %u MiB were done before the "
+				"export could look", fills / 4, OUT_BYTES >> 20);
+	else if (!fence)
+		doctor_item_set(it, DOCTOR_UNKNOWN, "vkCreateFence: %s", t->why);
+	if (fence)
+		vkDestroyFence(t->device, fence, NULL);
+	vkt_buffer_destroy(t, &b);
+	close(dmabuf);
+}
+
+/* A read of the dma-buf behind the pending foreign fence f: the verdict into it. */
+static void
+in_read(struct vkt *t, const struct vkt_buffer *src, struct sbk_fence *f, struct doctor_item *it)
+{
+	struct vkt_buffer dst;
+	VkCommandBuffer cb;
+	VkFence fence = vkt_fence(t);
+	VkBufferCopy region = { .size = IN_BYTES };
+	int64_t t0, t1;
+	int status = -1;
+	VkResult r;
+
+	if (!fence || vkt_host_buffer(t, IN_BYTES, &dst) != VK_SUCCESS ||
+	    vkt_cmd_begin(t, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, &cb) != VK_SUCCESS) {
+		doctor_item_set(it, DOCTOR_UNKNOWN, "setting up the read: %s", t->why);
+		return;
+	}
+	vkCmdCopyBuffer(cb, src->buffer, dst.buffer, 1, &region);
+	t0 = now_ns();
+	if (vkEndCommandBuffer(cb) != VK_SUCCESS ||
+	    vkt_submit_one(t, cb, VK_NULL_HANDLE, VK_NULL_HANDLE, fence) != VK_SUCCESS) {
+		doctor_item_set(it, DOCTOR_UNKNOWN, "submitting the read: %s", t->why);
+		return;
+	}
+	r = vkWaitForFences(t->device, 1, &fence, VK_TRUE, (uint64_t)IN_WAIT_MS * 1000000);
+	t1 = now_ns();
+	sbk_sync_file_info_raw(f->sync_file, &status, NULL, 0, NULL);
+	if (r == VK_SUCCESS && status == 0) {
+		doctor_item_set(it, DOCTOR_NO, "its read of the dma-buf finished after %.0f ms while "
+				"the vgem fence on it was still pending", (double)(t1 - t0) / 1e6);
+	} else if (r == VK_TIMEOUT) {
+		sbk_fence_signal(f);
+		t1 = now_ns();
+		r = vkWaitForFences(t->device, 1, &fence, VK_TRUE, 5000000000ull);
+		if (r == VK_SUCCESS)
+			doctor_item_set(it, DOCTOR_YES, "its read waited %d ms for the vgem fence on "
+					"the dma-buf and finished %.0f ms after it signalled",
+					IN_WAIT_MS, (double)(now_ns() - t1) / 1e6);
+		else
+			doctor_item_set(it, DOCTOR_UNKNOWN, "its read did not finish, even after the "
+					"vgem fence signalled");
+	} else {
+		doctor_item_set(it, DOCTOR_UNKNOWN, "the vgem fence signalled before the read could "
+				"be judged (%s)", vkt_result_name(r));
+	}
+	vkDeviceWaitIdle(t->device);
+	vkDestroyFence(t->device, fence, NULL);
+	vkt_buffer_destroy(t, &dst);
+}
+
+void
+doctor_vk_measure_in(struct vkt *t, struct doctor_item *it)
+{
+	struct sbk_fence f;
+	struct vkt_buffer b;
+	int vgem, dmabuf = -1, ret;
+	bool created;
+
+	if (!t->has_dmabuf) {
+		doctor_item_set(it, DOCTOR_UNKNOWN, "the device exports no dma-buf memory");
+		return;
+	}
+	vgem = sbk_vgem_open();
+	if (vgem < 0) {
+		doctor_item_set(it, DOCTOR_UNKNOWN, "%s", vgem == -ENODEV ?
+				"no source of a foreign fence: no vgem (modprobe vgem to measure)" :
+				"no source of a foreign fence: vgem's card node cannot be opened "
+				"(permissions: run as root to measure)");
+		return;
+	}
+	if (vkt_export_buffer(t, IN_BYTES, &b, &dmabuf) != VK_SUCCESS) {
+		doctor_item_set(it, DOCTOR_UNKNOWN, "exporting a dma-buf buffer: %s", t->why);
+		close(vgem);
+		return;
+	}
+	ret = sbk_fence_create(vgem, true, &f);
+	created = ret == 0;
+	if (ret == 0)
+		ret = sbk_dmabuf_import_raw(dmabuf, DMA_BUF_SYNC_WRITE, f.sync_file);
+	if (ret < 0)
+		doctor_item_set(it, DOCTOR_UNKNOWN, "a vgem fence onto its dma-buf: %s", strerror(-ret));
+	else
+		in_read(t, &b, &f, it);
+	if (created) {
+		sbk_fence_signal(&f);
+		sbk_fence_destroy(&f);
+	}
+	vkt_buffer_destroy(t, &b);
+	close(dmabuf);
+	close(vgem);
+}
