@@ -81,8 +81,8 @@ vulkan_to_compositor(const struct doctor_report *r, const struct doctor_vk_dev *
 		PUT(v, advice, "nothing to turn on");
 	} else if (d->out.v == DOCTOR_NO && d->layer.foreign_out.v == DOCTOR_YES) {
 		v->ordered = DOCTOR_YES;
-		PUT(v, by, "the syncbridge layer: it puts the fence on the dma-buf at the app's release "
-		    "to VK_QUEUE_FAMILY_FOREIGN_EXT (the driver alone puts none)");
+		PUT(v, by, "the syncbridge layer at the app's release to VK_QUEUE_FAMILY_FOREIGN_EXT "
+		    "(the driver alone leaves no fence): %s", d->layer.foreign_out.why);
 		PUT(v, risk, "an app that skips that release barrier gets no fence");
 		PUT(v, advice, "keep the layer enabled");
 	} else if (d->out.v == DOCTOR_NO) {
