@@ -23,7 +23,10 @@ VM tier (root, vgem):
              virtio_gpu nodes listed; lavapipe measured: implicit out = no
              (its dma-buf has no pending fence while its VkFence is pending),
              implicit in = no (its read ends while a vgem fence on the buffer
-             is pending); the verdicts read "no" for both Vulkan paths
+             is pending); with the build tree's layer active, a submit with a
+             FOREIGN release returns only once the work is done (the layer's
+             SYNC_FD export blocks on lavapipe): vulkan-to-compositor ordered
+             by the layer; control: SYNCBRIDGE_DISABLE=1 reads not ordered
   virgl      the GPU guest: EGL on virgl, implicit out = yes (its dma-buf
              carries the pending virtio_gpu fence), egl-to-compositor ordered
   venus      the venus guest: the driver alone leaves no fence (out = no, the
@@ -174,10 +177,19 @@ def case_plain(tool, manifest_dir):
     show(d, ["implicit_out", "implicit_in", "layer"])
     check(d["implicit_out"]["value"] == "no", f"lavapipe out: {d['implicit_out']['why']}")
     check(d["implicit_in"]["value"] == "no", f"lavapipe in: {d['implicit_in']['why']}")
+    print(f"# egl: {json.dumps(doc['egl'])}")
     v = verdict(doc, "vulkan-to-compositor", d["name"])
-    check(v and v["ordered"] in ("no", "yes"), f"verdict vulkan-to-compositor: {v}")
-    if d["layer"]["state"] != "active":
-        check(v and v["ordered"] == "no", "without an active layer: not ordered")
+    lay = d["layer"]
+    check(lay["state"] == "active", f"the build tree's layer active on lavapipe ({lay['why']})")
+    fo = lay["foreign_release_out"]
+    check(fo["value"] == "yes" and "CPU wait" in fo["why"],
+          f"with the layer, lavapipe's submit with a FOREIGN release returns only when done ({fo['why']})")
+    check(v and v["ordered"] == "yes" and "syncbridge layer" in v["by"], f"verdict vulkan-to-compositor: {v}")
+    doc = doctor_json(tool, env=layer_env(manifest_dir, SYNCBRIDGE_DISABLE="1"), timeout_ms=240000)
+    d = device(doc, "llvmpipe")
+    v = verdict(doc, "vulkan-to-compositor", d["name"])
+    check(d["layer"]["state"] == "not loaded" and v and v["ordered"] == "no",
+          f"control, SYNCBRIDGE_DISABLE=1: layer {d['layer']['state']}, ordered {v and v['ordered']}")
     v = verdict(doc, "app-to-app-dmabuf", d["name"])
     check(v and v["ordered"] in ("no", "yes"), f"verdict app-to-app-dmabuf: {v and v['ordered']}")
 
