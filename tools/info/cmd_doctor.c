@@ -66,8 +66,10 @@ parse_args(int argc, char **argv, bool *json, int *timeout_ms)
 			*timeout_ms = (int)v;
 		} else {
 			info_err("doctor: %s '%s'",
-				 strcmp(argv[i], "--timeout-ms") == 0 ? "missing value for" :
-				 argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
+				 strcmp(argv[i], "--timeout-ms") == 0 ? "missing value for"
+				 : argv[i][0] == '-'                  ? "unknown option"
+								      : "unexpected argument",
+				 argv[i]);
 			usage(stderr);
 			return INFO_EXIT_USAGE;
 		}
@@ -109,8 +111,7 @@ report_json(const struct doctor_report *r, const struct doctor_verdict *v, int n
 }
 
 static void
-report_print(FILE *f, const struct doctor_report *r, const struct doctor_verdict *v,
-	     int n_verdicts)
+report_print(FILE *f, const struct doctor_report *r, const struct doctor_verdict *v, int n_verdicts)
 {
 	doctor_kernel_print(f, &r->kernel);
 	fputc('\n', f);

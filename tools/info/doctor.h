@@ -43,14 +43,14 @@ void doctor_item_print(FILE *f, const char *indent, const char *label,
 
 /*
  * Run fn(out, arg) in a forked child with at most timeout_ms of wall time;
- * its `size` bytes of *out come back over a pipe. The child's stdout and
- * stdin are /dev/null, its stderr stays ours unless fn moves it. Returns 0
+ * its `size` bytes of *out come back over a pipe. The child's stdin, stdout
+ * and stderr are /dev/null. Returns 0
  * with *out filled, or -errno with why set ("did not answer in N ms", "died
  * of signal S", ...) and *out untouched. `name` is the probe's name for the
  * test hook SYNCBRIDGE_DOCTOR_TEST_HANG (docs/inspect.md).
  */
-int doctor_run(const char *name, void (*fn)(void *out, const void *arg), const void *arg,
-	       void *out, size_t size, int timeout_ms, char *why, size_t why_len);
+int doctor_run(const char *name, void (*fn)(void *out, const void *arg), const void *arg, void *out,
+	       size_t size, int timeout_ms, char *why, size_t why_len);
 
 /* ---- kernel ------------------------------------------------------------ */
 
@@ -58,14 +58,14 @@ int doctor_run(const char *name, void (*fn)(void *out, const void *arg), const v
 
 struct doctor_drm_node {
 	char path[64];
-	char driver[32];   /* "" when it could not be opened */
-	char error[96];    /* why it could not be opened / asked */
+	char driver[32]; /* "" when it could not be opened */
+	char error[96];  /* why it could not be opened / asked */
 	struct doctor_item syncobj, timeline, eventfd;
 };
 
 struct doctor_kernel {
 	char release[160];
-	char buffer[64];   /* the dma-buf the uapi was tried on ("udmabuf", ...), or "" */
+	char buffer[64]; /* the dma-buf the uapi was tried on ("udmabuf", ...), or "" */
 	struct doctor_item export_sync_file, import_sync_file, set_deadline;
 	int n_nodes;
 	struct doctor_drm_node nodes[DOCTOR_MAX_NODES];
@@ -81,10 +81,11 @@ void doctor_kernel_print(FILE *f, const struct doctor_kernel *k);
 #define DOCTOR_MAX_VK 8
 
 struct doctor_vk_layer {
-	char state[16];    /* "active", "pass-through", "not loaded", "unknown" */
-	char mode[32];     /* active: the layer's mode */
+	char state[16]; /* "active", "pass-through", "not loaded", "unknown" */
+	char mode[32];  /* active: the layer's mode */
 	char why[256];
-	struct doctor_item foreign_out; /* with the layer: fence on the dma-buf after a FOREIGN release */
+	struct doctor_item
+		foreign_out; /* with the layer: fence on the dma-buf after a FOREIGN release */
 };
 
 struct doctor_vk_dev {
@@ -165,7 +166,7 @@ struct doctor_report {
 #define DOCTOR_MAX_VERDICTS (2 * DOCTOR_MAX_VK + 4)
 
 struct doctor_verdict {
-	char path[48];    /* stable id: "vulkan-to-compositor", ... */
+	char path[48];     /* stable id: "vulkan-to-compositor", ... */
 	char subject[256]; /* the device or display it is about, "" for none */
 	enum doctor_tri ordered;
 	char by[256], risk[256], advice[256];

@@ -27,8 +27,8 @@
 /* One draw of `iters` and the export after it: 1 pending, 0 not while GL
  * worked, -EAGAIN both done, other -errno failed (it says why). */
 static int
-out_once(struct eglt *t, const struct eglt_procs *p, struct eglt_pass *pass,
-	 struct eglt_target *tg, int dmabuf, int iters, struct doctor_item *it)
+out_once(struct eglt *t, const struct eglt_procs *p, struct eglt_pass *pass, struct eglt_target *tg,
+	 int dmabuf, int iters, struct doctor_item *it)
 {
 	struct sync_fence_info fi[4];
 	int sync = -1, status = -1, ret, n;
@@ -52,23 +52,31 @@ out_once(struct eglt *t, const struct eglt_procs *p, struct eglt_pass *pass,
 	if (done != EGL_NO_SYNC_KHR)
 		p->destroy_sync(t->dpy, done);
 	if (ret < 0) {
-		doctor_item_set(it, DOCTOR_UNKNOWN, "DMA_BUF_IOCTL_EXPORT_SYNC_FILE on the texture's "
-				"dma-buf: %s", strerror(-ret));
+		doctor_item_set(it, DOCTOR_UNKNOWN,
+				"DMA_BUF_IOCTL_EXPORT_SYNC_FILE on the texture's "
+				"dma-buf: %s",
+				strerror(-ret));
 		return ret;
 	}
 	if (status == 0) {
-		doctor_item_set(it, DOCTOR_YES, "right after glFlush the texture's dma-buf carried a "
-				"pending fence (%s)", n > 0 ? fi[0].driver_name : "?");
+		doctor_item_set(it, DOCTOR_YES,
+				"right after glFlush the texture's dma-buf carried a "
+				"pending fence (%s)",
+				n > 0 ? fi[0].driver_name : "?");
 		return 1;
 	}
 	if (busy == EGL_TIMEOUT_EXPIRED_KHR) {
-		doctor_item_set(it, DOCTOR_NO, "right after glFlush the dma-buf's fences were %s "
-				"(%u) while the draw was still running", num ? "signalled" : "none",
-				num);
+		doctor_item_set(it, DOCTOR_NO,
+				"right after glFlush the dma-buf's fences were %s "
+				"(%u) while the draw was still running",
+				num ? "signalled" : "none", num);
 		return 0;
 	}
-	return done == EGL_NO_SYNC_KHR ? (doctor_item_set(it, DOCTOR_UNKNOWN, "no EGL fence sync "
-				"to tell when the draw is done"), -ENODEV) : -EAGAIN;
+	return done == EGL_NO_SYNC_KHR ? (doctor_item_set(it, DOCTOR_UNKNOWN,
+							  "no EGL fence sync "
+							  "to tell when the draw is done"),
+					  -ENODEV)
+				       : -EAGAIN;
 }
 
 static void
@@ -90,8 +98,9 @@ measure_out(struct eglt *t, struct doctor_egl *g)
 		return;
 	}
 	if (eglt_target_export(t, &tg, &fd, &layout) < 0 || eglt_busy_pass_init(&pass) < 0) {
-		doctor_item_set(&g->out, DOCTOR_UNKNOWN, "%s", fd < 0 ?
-				"the texture cannot be exported as a dma-buf" : "no busy shader");
+		doctor_item_set(&g->out, DOCTOR_UNKNOWN, "%s",
+				fd < 0 ? "the texture cannot be exported as a dma-buf"
+				       : "no busy shader");
 		eglt_target_destroy(t, &tg);
 		if (fd >= 0)
 			close(fd);
@@ -100,8 +109,10 @@ measure_out(struct eglt *t, struct doctor_egl *g)
 	for (int i = 0; i < EGL_TRIES && ret == -EAGAIN; i++, iters *= 4)
 		ret = out_once(t, &p, &pass, &tg, fd, iters, &g->out);
 	if (ret == -EAGAIN)
-		doctor_item_set(&g->out, DOCTOR_UNKNOWN, "even %d iterations per pixel were done "
-				"before the export could look", iters / 4);
+		doctor_item_set(&g->out, DOCTOR_UNKNOWN,
+				"even %d iterations per pixel were done "
+				"before the export could look",
+				iters / 4);
 	eglt_pass_finish(&pass);
 	eglt_target_destroy(t, &tg);
 	close(fd);
@@ -130,8 +141,8 @@ egl_child(void *out, const void *arg)
 		eglt_set_log(f, "");
 	}
 	if (eglt_open_gles(&t, EGLT_SURFACELESS, 3) < 0) {
-		doctor_item_set(&g->available, DOCTOR_NO, "no surfaceless EGL display with GLES 3: %s",
-				log[0] ? log : "?");
+		doctor_item_set(&g->available, DOCTOR_NO,
+				"no surfaceless EGL display with GLES 3: %s", log[0] ? log : "?");
 		return;
 	}
 	doctor_item_set(&g->available, DOCTOR_YES, "EGL %d.%d", t.major, t.minor);
@@ -159,8 +170,8 @@ doctor_egl_probe(struct doctor_egl *g, int timeout_ms)
 		doctor_item_set(&g->out, DOCTOR_UNKNOWN, "%s", why);
 	}
 	if (g->available.v != DOCTOR_YES) {
-		struct doctor_item *items[] = { &g->native_fence, &g->wait_sync, &g->dmabuf_import,
-						&g->dmabuf_export, &g->out };
+		struct doctor_item *items[] = {&g->native_fence, &g->wait_sync, &g->dmabuf_import,
+					       &g->dmabuf_export, &g->out};
 
 		for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
 			doctor_item_set(items[i], DOCTOR_UNKNOWN, "no EGL display: %s",

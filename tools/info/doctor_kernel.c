@@ -47,7 +47,7 @@ node_cmp(const void *a, const void *b)
 static void
 cap_item(int fd, uint64_t cap, const char *name, struct doctor_item *it)
 {
-	struct drm_get_cap arg = { .capability = cap };
+	struct drm_get_cap arg = {.capability = cap};
 	int ret = sbk_ioctl(fd, DRM_IOCTL_GET_CAP, &arg);
 
 	if (ret < 0)
@@ -111,20 +111,21 @@ list_nodes(struct doctor_kernel *k)
 static void
 try_uapi(struct doctor_kernel *k, int dmabuf)
 {
-	struct sync_set_deadline dl = { .deadline_ns = (uint64_t)now_ns() + 1000000 };
+	struct sync_set_deadline dl = {.deadline_ns = (uint64_t)now_ns() + 1000000};
 	int sync = -1, ret;
 
 	ret = sbk_dmabuf_export_raw(dmabuf, DMA_BUF_SYNC_READ, &sync);
 	if (ret < 0) {
-		doctor_item_set(&k->export_sync_file, DOCTOR_NO,
-				"DMA_BUF_IOCTL_EXPORT_SYNC_FILE on a %s dma-buf: %s (Linux 6.0 added it)",
-				k->buffer, strerror(-ret));
+		doctor_item_set(
+			&k->export_sync_file, DOCTOR_NO,
+			"DMA_BUF_IOCTL_EXPORT_SYNC_FILE on a %s dma-buf: %s (Linux 6.0 added it)",
+			k->buffer, strerror(-ret));
 		doctor_item_set(&k->import_sync_file, DOCTOR_UNKNOWN, "no sync_file to import");
 		doctor_item_set(&k->set_deadline, DOCTOR_UNKNOWN, "no sync_file to try it on");
 		return;
 	}
-	doctor_item_set(&k->export_sync_file, DOCTOR_YES, "DMA_BUF_IOCTL_EXPORT_SYNC_FILE on a %s dma-buf",
-			k->buffer);
+	doctor_item_set(&k->export_sync_file, DOCTOR_YES,
+			"DMA_BUF_IOCTL_EXPORT_SYNC_FILE on a %s dma-buf", k->buffer);
 	ret = sbk_dmabuf_import_raw(dmabuf, DMA_BUF_SYNC_WRITE, sync);
 	doctor_item_set(&k->import_sync_file, ret == 0 ? DOCTOR_YES : DOCTOR_NO,
 			"DMA_BUF_IOCTL_IMPORT_SYNC_FILE on a %s dma-buf%s%s", k->buffer,
@@ -132,8 +133,9 @@ try_uapi(struct doctor_kernel *k, int dmabuf)
 	ret = sbk_ioctl(sync, SYNC_IOC_SET_DEADLINE, &dl);
 	doctor_item_set(&k->set_deadline, ret == 0 ? DOCTOR_YES : DOCTOR_NO,
 			"SYNC_IOC_SET_DEADLINE%s%s", ret == 0 ? "" : ": ",
-			ret == 0 ? "" : ret == -ENOTTY ? "unknown ioctl (Linux 6.3 added it)"
-						       : strerror(-ret));
+			ret == 0         ? ""
+			: ret == -ENOTTY ? "unknown ioctl (Linux 6.3 added it)"
+					 : strerror(-ret));
 	close(sync);
 }
 
@@ -164,7 +166,7 @@ dumb_buffer(const struct doctor_kernel *k, int *card, struct demo_vgem_buf *buf,
 static void
 dmabuf_uapi(struct doctor_kernel *k)
 {
-	static const enum sbk_buf_kind kinds[] = { SBK_BUF_UDMABUF, SBK_BUF_HEAP };
+	static const enum sbk_buf_kind kinds[] = {SBK_BUF_UDMABUF, SBK_BUF_HEAP};
 	struct sbk_buf b = SBK_BUF_INIT;
 	struct demo_vgem_buf dumb;
 	int card = -1;
@@ -209,9 +211,12 @@ doctor_kernel_json(const struct doctor_kernel *k)
 	struct json_object *o = json_object_new_object(), *nodes = json_object_new_array();
 
 	json_object_object_add(o, "release", info_json_str(k->release));
-	json_object_object_add(o, "dmabuf_tried_on", k->buffer[0] ? info_json_str(k->buffer) : NULL);
-	json_object_object_add(o, "dmabuf_export_sync_file", doctor_item_json(&k->export_sync_file));
-	json_object_object_add(o, "dmabuf_import_sync_file", doctor_item_json(&k->import_sync_file));
+	json_object_object_add(o, "dmabuf_tried_on",
+			       k->buffer[0] ? info_json_str(k->buffer) : NULL);
+	json_object_object_add(o, "dmabuf_export_sync_file",
+			       doctor_item_json(&k->export_sync_file));
+	json_object_object_add(o, "dmabuf_import_sync_file",
+			       doctor_item_json(&k->import_sync_file));
 	json_object_object_add(o, "sync_file_set_deadline", doctor_item_json(&k->set_deadline));
 	for (int i = 0; i < k->n_nodes; i++) {
 		const struct doctor_drm_node *n = &k->nodes[i];
@@ -222,13 +227,15 @@ doctor_kernel_json(const struct doctor_kernel *k)
 		json_object_object_add(j, "error", n->error[0] ? info_json_str(n->error) : NULL);
 		if (n->driver[0]) {
 			json_object_object_add(j, "syncobj", doctor_item_json(&n->syncobj));
-			json_object_object_add(j, "syncobj_timeline", doctor_item_json(&n->timeline));
+			json_object_object_add(j, "syncobj_timeline",
+					       doctor_item_json(&n->timeline));
 			json_object_object_add(j, "syncobj_eventfd", doctor_item_json(&n->eventfd));
 		}
 		json_object_array_add(nodes, j);
 	}
 	json_object_object_add(o, "drm_nodes", nodes);
-	json_object_object_add(o, "drm_nodes_why", k->nodes_why[0] ? info_json_str(k->nodes_why) : NULL);
+	json_object_object_add(o, "drm_nodes_why",
+			       k->nodes_why[0] ? info_json_str(k->nodes_why) : NULL);
 	return o;
 }
 
@@ -248,8 +255,8 @@ doctor_kernel_print(FILE *f, const struct doctor_kernel *k)
 			fprintf(f, "  %-20s %s\n", n->path, n->error);
 			continue;
 		}
-		fprintf(f, "  %-20s %-12s syncobj %s, timeline %s, eventfd %s\n", n->path, n->driver,
-			doctor_tri_word(n->syncobj.v), doctor_tri_word(n->timeline.v),
+		fprintf(f, "  %-20s %-12s syncobj %s, timeline %s, eventfd %s\n", n->path,
+			n->driver, doctor_tri_word(n->syncobj.v), doctor_tri_word(n->timeline.v),
 			doctor_tri_word(n->eventfd.v));
 	}
 }

@@ -62,7 +62,8 @@ loader_folders(struct folders *f)
 	}
 	for (int k = 0; k < 2; k++) {
 		bool implicit = k == 0;
-		const char *sub = implicit ? "/vulkan/implicit_layer.d" : "/vulkan/explicit_layer.d";
+		const char *sub =
+			implicit ? "/vulkan/implicit_layer.d" : "/vulkan/explicit_layer.d";
 
 		if (!implicit && getenv("VK_LAYER_PATH")) {
 			add_list(f, getenv("VK_LAYER_PATH"), "", "", false);
@@ -98,7 +99,8 @@ read_manifest(const char *path, bool implicit, struct doctor_manifest *m)
 			snprintf(m->library, sizeof(m->library), "%s", json_object_get_string(v));
 		if (json_object_object_get_ex(layer, "disable_environment", &v) &&
 		    json_object_is_type(v, json_type_object)) {
-			json_object_object_foreach(v, key, val) {
+			json_object_object_foreach(v, key, val)
+			{
 				(void)val;
 				snprintf(m->disable_env, sizeof(m->disable_env), "%s", key);
 				break;
@@ -156,10 +158,13 @@ load_child(void *out, const void *arg)
 			doctor_item_set(&m->loads, DOCTOR_NO, "%s", dlerror());
 			continue;
 		}
-		doctor_item_set(&m->loads, dlsym(h, "vkNegotiateLoaderLayerInterfaceVersion") ?
-				DOCTOR_YES : DOCTOR_NO, "%s", dlsym(h,
-				"vkNegotiateLoaderLayerInterfaceVersion") ? lib :
-				"no vkNegotiateLoaderLayerInterfaceVersion in it");
+		doctor_item_set(&m->loads,
+				dlsym(h, "vkNegotiateLoaderLayerInterfaceVersion") ? DOCTOR_YES
+										   : DOCTOR_NO,
+				"%s",
+				dlsym(h, "vkNegotiateLoaderLayerInterfaceVersion")
+					? lib
+					: "no vkNegotiateLoaderLayerInterfaceVersion in it");
 		dlclose(h);
 	}
 }
@@ -210,14 +215,18 @@ decide(struct doctor_layer *l)
 	else if (filter_names(getenv("VK_INSTANCE_LAYERS"), false))
 		doctor_item_set(&l->enabled, DOCTOR_YES, "by VK_INSTANCE_LAYERS");
 	else if (imp && imp->disable_env[0] && (v = getenv(imp->disable_env)))
-		doctor_item_set(&l->enabled, DOCTOR_NO, "disabled by %s=%s (the loader only asks "
-				"whether it is set)", imp->disable_env, v);
+		doctor_item_set(&l->enabled, DOCTOR_NO,
+				"disabled by %s=%s (the loader only asks "
+				"whether it is set)",
+				imp->disable_env, v);
 	else if (imp)
-		doctor_item_set(&l->enabled, DOCTOR_YES, "implicit manifest: on in every Vulkan app%s%s",
-				imp->disable_env[0] ? "; set " : "", imp->disable_env[0] ?
-				imp->disable_env : "");
+		doctor_item_set(&l->enabled, DOCTOR_YES,
+				"implicit manifest: on in every Vulkan app%s%s",
+				imp->disable_env[0] ? "; set " : "",
+				imp->disable_env[0] ? imp->disable_env : "");
 	else
-		doctor_item_set(&l->enabled, DOCTOR_NO, "explicit manifest only: an app names it, or "
+		doctor_item_set(&l->enabled, DOCTOR_NO,
+				"explicit manifest only: an app names it, or "
 				"VK_INSTANCE_LAYERS=" LAYER_NAME);
 	if (l->enabled.v == DOCTOR_YES) {
 		bool loads = false;
@@ -225,7 +234,8 @@ decide(struct doctor_layer *l)
 		for (int i = 0; i < l->n; i++)
 			loads |= l->m[i].loads.v == DOCTOR_YES;
 		if (!loads)
-			doctor_item_set(&l->enabled, DOCTOR_NO, "enabled, but no manifest's library "
+			doctor_item_set(&l->enabled, DOCTOR_NO,
+					"enabled, but no manifest's library "
 					"loads");
 	}
 }
@@ -243,17 +253,18 @@ doctor_layer_probe(struct doctor_layer *l, int timeout_ms)
 	loader_folders(f);
 	for (int i = 0; i < f->n; i++) {
 		scan(l, f->dir[i], f->implicit[i]);
-		used += (size_t)snprintf(l->searched + used, used < sizeof(l->searched) ?
-					 sizeof(l->searched) - used : 0, "%s%s", i ? ":" : "",
-					 f->dir[i]);
+		used += (size_t)snprintf(l->searched + used,
+					 used < sizeof(l->searched) ? sizeof(l->searched) - used
+								    : 0,
+					 "%s%s", i ? ":" : "", f->dir[i]);
 		if (used >= sizeof(l->searched))
 			used = sizeof(l->searched);
 	}
 	free(f);
 	for (int i = 0; i < l->n; i++)
 		doctor_item_set(&l->m[i].loads, DOCTOR_UNKNOWN, "not tried");
-	if (l->n && doctor_run("layer", load_child, NULL, l, sizeof(*l), timeout_ms, why,
-			       sizeof(why)) < 0)
+	if (l->n &&
+	    doctor_run("layer", load_child, NULL, l, sizeof(*l), timeout_ms, why, sizeof(why)) < 0)
 		for (int i = 0; i < l->n; i++)
 			doctor_item_set(&l->m[i].loads, DOCTOR_UNKNOWN, "%s", why);
 	decide(l);
@@ -272,8 +283,8 @@ doctor_layer_json(const struct doctor_layer *l)
 		struct json_object *j = json_object_new_object();
 
 		json_object_object_add(j, "path", info_json_str(m->path));
-		json_object_object_add(j, "kind", json_object_new_string(m->implicit ? "implicit"
-										       : "explicit"));
+		json_object_object_add(
+			j, "kind", json_object_new_string(m->implicit ? "implicit" : "explicit"));
 		json_object_object_add(j, "library", info_json_str(m->library));
 		json_object_object_add(j, "disable_environment",
 				       m->disable_env[0] ? info_json_str(m->disable_env) : NULL);

@@ -47,8 +47,8 @@ doctor_item_json(const struct doctor_item *it)
 void
 doctor_item_print(FILE *f, const char *indent, const char *label, const struct doctor_item *it)
 {
-	fprintf(f, "%s%-26s %s%s%s%s\n", indent, label, doctor_tri_word(it->v), it->why[0] ? " (" : "",
-		it->why, it->why[0] ? ")" : "");
+	fprintf(f, "%s%-26s %s%s%s%s\n", indent, label, doctor_tri_word(it->v),
+		it->why[0] ? " (" : "", it->why, it->why[0] ? ")" : "");
 }
 
 /* The test hook: SYNCBRIDGE_DOCTOR_TEST_HANG names probes ("vulkan", "egl",
@@ -76,9 +76,12 @@ child_main(int wfd, const char *name, void (*fn)(void *out, const void *arg), co
 	const char *p;
 	size_t left = size;
 
+	/* drivers talk on stderr (Mesa's warnings): doctor's own output says
+	 * what the probe found, so a probe's chatter goes nowhere */
 	if (null >= 0) {
 		dup2(null, STDIN_FILENO);
 		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
 	}
 	/* a probe loads drivers: no shader cache thread or files for a few
 	 * throwaway submits (shared facts: lavapipe's cache thread per device) */
@@ -108,7 +111,7 @@ read_all(int fd, char *buf, size_t size, int64_t deadline)
 
 	while (got < size) {
 		int64_t left = deadline - now_ns();
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int r;
 
 		if (left <= 0)
@@ -129,8 +132,8 @@ read_all(int fd, char *buf, size_t size, int64_t deadline)
 }
 
 int
-doctor_run(const char *name, void (*fn)(void *out, const void *arg), const void *arg,
-	   void *out, size_t size, int timeout_ms, char *why, size_t why_len)
+doctor_run(const char *name, void (*fn)(void *out, const void *arg), const void *arg, void *out,
+	   size_t size, int timeout_ms, char *why, size_t why_len)
 {
 	int fds[2], status = 0, ret;
 	char *buf;

@@ -18,8 +18,7 @@
 #include "doctor_pw.h"
 #endif
 
-static void
-put(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void
 put(char *dst, size_t len, const char *fmt, ...)
 {
@@ -37,13 +36,16 @@ static void
 layer_advice(const struct doctor_report *r, const struct doctor_vk_dev *d, struct doctor_verdict *v)
 {
 	if (r->layer.installed.v != DOCTOR_YES)
-		PUT(v, advice, "install syncbridge's Vulkan layer (docs/layer.md); apps must release "
+		PUT(v, advice,
+		    "install syncbridge's Vulkan layer (docs/layer.md); apps must release "
 		    "shared buffers to VK_QUEUE_FAMILY_FOREIGN_EXT");
 	else if (r->layer.enabled.v != DOCTOR_YES)
 		PUT(v, advice, "enable the syncbridge layer: it is %s", r->layer.enabled.why);
 	else if (strcmp(d->layer.state, "pass-through") == 0)
-		PUT(v, advice, "the syncbridge layer is pass-through on this device (%s): nothing it "
-		    "can do here; use explicit sync (SYNC_FD semaphores) in the app", d->layer.why);
+		PUT(v, advice,
+		    "the syncbridge layer is pass-through on this device (%s): nothing it "
+		    "can do here; use explicit sync (SYNC_FD semaphores) in the app",
+		    d->layer.why);
 	else
 		PUT(v, advice, "check the syncbridge layer on this device: %s", d->layer.why);
 }
@@ -54,9 +56,11 @@ compositor_explicit(const struct doctor_report *r, char *buf, size_t len)
 {
 #ifdef HAVE_DOCTOR_WL
 	if (r->wl && r->wl->connected && (r->wl->syncobj_v1 || r->wl->explicit_v1)) {
-		snprintf(buf, len, "the compositor%s%s offers %s: clients that use it are ordered "
-			 "without implicit fences", r->wl->compositor[0] ? " " : "", r->wl->compositor,
-			 r->wl->syncobj_v1 ? "linux-drm-syncobj-v1" : "zwp_linux_explicit_sync_v1");
+		snprintf(buf, len,
+			 "the compositor%s%s offers %s: clients that use it are ordered "
+			 "without implicit fences",
+			 r->wl->compositor[0] ? " " : "", r->wl->compositor,
+			 r->wl->syncobj_v1 ? "linux-drm-syncobj-v1" : "zwp_linux_explicit_synchronization_v1");
 		return buf;
 	}
 #endif
@@ -75,24 +79,31 @@ vulkan_to_compositor(const struct doctor_report *r, const struct doctor_vk_dev *
 	PUT(v, subject, "%s", d->name);
 	if (d->out.v == DOCTOR_YES) {
 		v->ordered = DOCTOR_YES;
-		PUT(v, by, "the driver's own fence on the dma-buf (implicit sync), which compositors "
+		PUT(v, by,
+		    "the driver's own fence on the dma-buf (implicit sync), which compositors "
 		    "wait for");
 		PUT(v, risk, "none seen");
 		PUT(v, advice, "nothing to turn on");
 	} else if (d->out.v == DOCTOR_NO && d->layer.foreign_out.v == DOCTOR_YES) {
 		v->ordered = DOCTOR_YES;
-		PUT(v, by, "the syncbridge layer at the app's release to VK_QUEUE_FAMILY_FOREIGN_EXT "
-		    "(the driver alone leaves no fence): %s", d->layer.foreign_out.why);
+		PUT(v, by,
+		    "the syncbridge layer at the app's release to VK_QUEUE_FAMILY_FOREIGN_EXT "
+		    "(the driver alone leaves no fence): %s",
+		    d->layer.foreign_out.why);
 		PUT(v, risk, "an app that skips that release barrier gets no fence");
 		PUT(v, advice, "keep the layer enabled");
 	} else if (d->out.v == DOCTOR_NO) {
 		v->ordered = DOCTOR_NO;
-		PUT(v, by, "nothing on the buffer: the driver puts no fence on dma-bufs it writes%s%s",
+		PUT(v, by,
+		    "nothing on the buffer: the driver puts no fence on dma-bufs it writes%s%s",
 		    e ? "; " : "", e ? e : "");
-		PUT(v, risk, "a compositor that relies on implicit sync can show a frame before the "
-		    "GPU finished it: tearing, flicker, stale frames%s", strcmp(d->type, "cpu") == 0 ?
-		    " (a CPU device's own swapchain finishes the work before presenting; buffers "
-		    "shared by hand are at risk)" : "");
+		PUT(v, risk,
+		    "a compositor that relies on implicit sync can show a frame before the "
+		    "GPU finished it: tearing, flicker, stale frames%s",
+		    strcmp(d->type, "cpu") == 0 ? " (a CPU device's own swapchain finishes the "
+						  "work before presenting; buffers "
+						  "shared by hand are at risk)"
+						: "");
 		layer_advice(r, d, v);
 	} else {
 		v->ordered = DOCTOR_UNKNOWN;
@@ -112,18 +123,22 @@ app_to_app(const struct doctor_report *r, const struct doctor_vk_dev *d, struct 
 	PUT(v, subject, "%s", d->name);
 	if (fenced && d->in.v == DOCTOR_YES) {
 		v->ordered = DOCTOR_YES;
-		PUT(v, by, "kernel implicit sync both ways: the writer's fence is on the buffer and a "
+		PUT(v, by,
+		    "kernel implicit sync both ways: the writer's fence is on the buffer and a "
 		    "reader on this device waits for it");
 		PUT(v, risk, "none seen");
 		PUT(v, advice, "nothing to turn on");
 	} else if (fenced && d->in.v == DOCTOR_NO) {
 		v->ordered = layer ? DOCTOR_YES : DOCTOR_NO;
-		PUT(v, by, "%s", layer ? "the writer's fence, and the syncbridge layer's wait for it "
-		    "at the reader's acquire from VK_QUEUE_FAMILY_FOREIGN_EXT" :
-		    "the writer's fence only: a reader on this device does not wait for fences "
-		    "already on a dma-buf");
-		PUT(v, risk, "%s", layer ? "a reader that skips the acquire barrier reads early" :
-		    "the reader can see a half-written buffer");
+		PUT(v, by, "%s",
+		    layer ? "the writer's fence, and the syncbridge layer's wait for it "
+			    "at the reader's acquire from VK_QUEUE_FAMILY_FOREIGN_EXT"
+			  : "the writer's fence only: a reader on this device does not wait for "
+			    "fences "
+			    "already on a dma-buf");
+		PUT(v, risk, "%s",
+		    layer ? "a reader that skips the acquire barrier reads early"
+			  : "the reader can see a half-written buffer");
 		if (layer)
 			PUT(v, advice, "keep the layer enabled");
 		else
@@ -155,12 +170,16 @@ egl_to_compositor(const struct doctor_report *r, struct doctor_verdict *v)
 		PUT(v, risk, "none seen");
 		PUT(v, advice, "nothing to turn on");
 	} else if (g->out.v == DOCTOR_NO) {
-		PUT(v, by, "nothing on the buffer: the GL driver puts no fence on dma-bufs it renders");
+		PUT(v, by,
+		    "nothing on the buffer: the GL driver puts no fence on dma-bufs it renders");
 		PUT(v, risk, "a compositor that relies on implicit sync can show a frame early");
-		PUT(v, advice, "%s", g->native_fence.v == DOCTOR_YES ?
-		    "pass explicit fences (EGL_ANDROID_native_fence_sync): syncbridge's EGL bridge "
-		    "(docs/egl.md) puts them on the dma-buf" :
-		    "this EGL has no native fence sync: finish (glFinish) before sharing a buffer");
+		PUT(v, advice, "%s",
+		    g->native_fence.v == DOCTOR_YES
+			    ? "pass explicit fences (EGL_ANDROID_native_fence_sync): syncbridge's "
+			      "EGL bridge "
+			      "(docs/egl.md) puts them on the dma-buf"
+			    : "this EGL has no native fence sync: finish (glFinish) before sharing "
+			      "a buffer");
 	} else {
 		PUT(v, by, "not measured: %s", g->out.why);
 		PUT(v, risk, "unknown");
@@ -180,8 +199,10 @@ pipewire(const struct doctor_report *r, struct doctor_verdict *v)
 	if (pw && pw->running && pw->sync_timeline == 1) {
 		v->ordered = DOCTOR_YES;
 		PUT(v, subject, "PipeWire %s", pw->daemon_version);
-		PUT(v, by, "explicit sync: SPA_META_SyncTimeline can be negotiated (both ends must)");
-		PUT(v, risk, "a producer or consumer without SyncTimeline falls back to implicit fences");
+		PUT(v, by,
+		    "explicit sync: SPA_META_SyncTimeline can be negotiated (both ends must)");
+		PUT(v, risk,
+		    "a producer or consumer without SyncTimeline falls back to implicit fences");
 		PUT(v, advice, "use clients that negotiate SyncTimeline (docs/pipewire.md)");
 		return;
 	}
@@ -227,8 +248,10 @@ doctor_verdicts_json(const struct doctor_verdict *v, int n)
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "path", info_json_str(v[i].path));
-		json_object_object_add(o, "subject", v[i].subject[0] ? info_json_str(v[i].subject) : NULL);
-		json_object_object_add(o, "ordered", json_object_new_string(doctor_tri_word(v[i].ordered)));
+		json_object_object_add(o, "subject",
+				       v[i].subject[0] ? info_json_str(v[i].subject) : NULL);
+		json_object_object_add(o, "ordered",
+				       json_object_new_string(doctor_tri_word(v[i].ordered)));
 		json_object_object_add(o, "by", info_json_str(v[i].by));
 		json_object_object_add(o, "risk", info_json_str(v[i].risk));
 		json_object_object_add(o, "advice", info_json_str(v[i].advice));

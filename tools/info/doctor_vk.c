@@ -30,7 +30,8 @@ layer_out(void)
 	const char *old = getenv("VK_LOADER_LAYERS_DISABLE");
 	char v[1024];
 
-	snprintf(v, sizeof(v), "%s%s" VKT_LAYER_NAME, old && *old ? old : "", old && *old ? "," : "");
+	snprintf(v, sizeof(v), "%s%s" VKT_LAYER_NAME, old && *old ? old : "",
+		 old && *old ? "," : "");
 	setenv("VK_LOADER_LAYERS_DISABLE", v, 1);
 	setenv("SYNCBRIDGE_DISABLE", "1", 1);
 }
@@ -52,13 +53,15 @@ open_instance(VkInstance *inst, VkPhysicalDevice *pds, uint32_t *n, struct docto
 
 	if (r != VK_SUCCESS) {
 		doctor_item_set(it, DOCTOR_NO, "vkCreateInstance: %s%s", vkt_result_name(r),
-				r == VK_ERROR_INCOMPATIBLE_DRIVER ? " (no Vulkan driver installed)" : "");
+				r == VK_ERROR_INCOMPATIBLE_DRIVER ? " (no Vulkan driver installed)"
+								  : "");
 		return -ENODEV;
 	}
 	*n = DOCTOR_MAX_VK;
 	r = vkEnumeratePhysicalDevices(*inst, n, pds);
 	if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-		doctor_item_set(it, DOCTOR_NO, "vkEnumeratePhysicalDevices: %s", vkt_result_name(r));
+		doctor_item_set(it, DOCTOR_NO, "vkEnumeratePhysicalDevices: %s",
+				vkt_result_name(r));
 		vkDestroyInstance(*inst, NULL);
 		return -EIO;
 	}
@@ -81,16 +84,17 @@ has_ext(VkPhysicalDevice pd, const char *name)
 static void
 describe(VkPhysicalDevice pd, struct doctor_vk_dev *d)
 {
-	static const char *const types[] = { "other", "integrated", "discrete", "virtual", "cpu" };
+	static const char *const types[] = {"other", "integrated", "discrete", "virtual", "cpu"};
 	VkPhysicalDeviceDriverProperties drv = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
 	};
-	VkPhysicalDeviceProperties2 p2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
+	VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
 	VkPhysicalDeviceExternalSemaphoreInfo si = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO,
 		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
 	};
-	VkExternalSemaphoreProperties sp = { .sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES };
+	VkExternalSemaphoreProperties sp = {
+		.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES};
 	bool sem_ext = has_ext(pd, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
 	bool dmabuf = has_ext(pd, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
 		      has_ext(pd, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME);
@@ -110,12 +114,19 @@ describe(VkPhysicalDevice pd, struct doctor_vk_dev *d)
 		 p2.properties.deviceType <= 4 ? types[p2.properties.deviceType] : "?");
 	d->api = p2.properties.apiVersion;
 	vkGetPhysicalDeviceExternalSemaphoreProperties(pd, &si, &sp);
-	doctor_item_set(&d->sync_fd_export, sem_ext && (sp.externalSemaphoreFeatures &
-				VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT) ? DOCTOR_YES : DOCTOR_NO,
-			"%s", sem_ext ? "VkExternalSemaphoreProperties, SYNC_FD"
-				      : "no " VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
-	doctor_item_set(&d->sync_fd_import, sem_ext && (sp.externalSemaphoreFeatures &
-				VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT) ? DOCTOR_YES : DOCTOR_NO,
+	doctor_item_set(&d->sync_fd_export,
+			sem_ext && (sp.externalSemaphoreFeatures &
+				    VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT)
+				? DOCTOR_YES
+				: DOCTOR_NO,
+			"%s",
+			sem_ext ? "VkExternalSemaphoreProperties, SYNC_FD"
+				: "no " VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+	doctor_item_set(&d->sync_fd_import,
+			sem_ext && (sp.externalSemaphoreFeatures &
+				    VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT)
+				? DOCTOR_YES
+				: DOCTOR_NO,
 			"%s", d->sync_fd_export.why);
 	doctor_item_set(&d->dmabuf, dmabuf ? DOCTOR_YES : DOCTOR_NO, "%s",
 			VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME);
@@ -148,7 +159,7 @@ static int
 open_device(const struct vk_arg *a, struct vkt *t, VkInstance *inst, struct doctor_item *it)
 {
 	VkPhysicalDevice pds[DOCTOR_MAX_VK];
-	struct vkt base = { 0 };
+	struct vkt base = {0};
 	uint32_t n;
 
 	if (open_instance(inst, pds, &n, it) < 0)
@@ -205,15 +216,18 @@ read_layer_log(int memfd, const struct vkt *t, struct doctor_vk_dev *d)
 		return;
 	if (t->layer_active) {
 		snprintf(l->state, sizeof(l->state), "active");
-		snprintf(l->why, sizeof(l->why), "its vkQueueSubmit is the layer's (the layer wrote "
+		snprintf(l->why, sizeof(l->why),
+			 "its vkQueueSubmit is the layer's (the layer wrote "
 			 "no per-device line: an older syncbridge)");
 	} else if (strstr(text, "syncbridge: ")) {
 		snprintf(l->state, sizeof(l->state), "pass-through");
-		snprintf(l->why, sizeof(l->why), "the layer is loaded but not in this device's "
+		snprintf(l->why, sizeof(l->why),
+			 "the layer is loaded but not in this device's "
 			 "vkQueueSubmit (it wrote no per-device line: an older syncbridge)");
 	} else {
 		snprintf(l->state, sizeof(l->state), "not loaded");
-		snprintf(l->why, sizeof(l->why), "the loader did not put " VKT_LAYER_NAME " in this "
+		snprintf(l->why, sizeof(l->why),
+			 "the loader did not put " VKT_LAYER_NAME " in this "
 			 "app's chain (see the layer section)");
 	}
 }
@@ -251,15 +265,15 @@ doctor_vk_probe(struct doctor_vk *vk, int timeout_ms)
 
 	memset(vk, 0, sizeof(*vk));
 	doctor_item_set(&vk->available, DOCTOR_UNKNOWN, "the probe did not say");
-	if (doctor_run("vulkan", list_child, NULL, vk, sizeof(*vk), timeout_ms, why,
-		       sizeof(why)) < 0) {
+	if (doctor_run("vulkan", list_child, NULL, vk, sizeof(*vk), timeout_ms, why, sizeof(why)) <
+	    0) {
 		doctor_item_set(&vk->available, DOCTOR_UNKNOWN, "%s", why);
 		vk->n = 0;
 		return;
 	}
 	for (int i = 0; i < vk->n; i++) {
 		struct doctor_vk_dev *d = &vk->dev[i];
-		struct vk_arg a = { .index = i };
+		struct vk_arg a = {.index = i};
 
 		if (doctor_run("vulkan", driver_child, &a, d, sizeof(*d), timeout_ms, why,
 			       sizeof(why)) < 0) {
@@ -274,36 +288,6 @@ doctor_vk_probe(struct doctor_vk *vk, int timeout_ms)
 			doctor_item_set(&d->layer.foreign_out, DOCTOR_UNKNOWN, "%s", why);
 		}
 	}
-}
-
-bool
-doctor_layer_line_parse(const char *text, const char *name, struct doctor_vk_layer *l)
-{
-	static const char key[] = "layer: device \"";
-	size_t len = strlen(name);
-
-	for (const char *p = strstr(text, key); p; p = strstr(p + 1, key)) {
-		const char *s = p + sizeof(key) - 1, *end;
-
-		if (strncmp(s, name, len) != 0 || strncmp(s + len, "\": ", 3) != 0)
-			continue;
-		s += len + 3;
-		end = strchr(s, '\n');
-		if (!end)
-			end = s + strlen(s);
-		if (strncmp(s, "active, mode ", 13) == 0) {
-			snprintf(l->state, sizeof(l->state), "active");
-			snprintf(l->mode, sizeof(l->mode), "%.*s", (int)(end - s - 13), s + 13);
-			snprintf(l->why, sizeof(l->why), "the layer's log: %.*s", (int)(end - s), s);
-			return true;
-		}
-		if (strncmp(s, "pass-through: ", 14) == 0) {
-			snprintf(l->state, sizeof(l->state), "pass-through");
-			snprintf(l->why, sizeof(l->why), "%.*s", (int)(end - s - 14), s + 14);
-			return true;
-		}
-	}
-	return false;
 }
 
 static struct json_object *
@@ -353,8 +337,8 @@ doctor_vk_print(FILE *f, const struct doctor_vk *vk)
 		const struct doctor_vk_dev *d = &vk->dev[i];
 
 		fprintf(f, "  device %d: %s (%s, %s, Vulkan %u.%u)\n", i, d->name,
-			d->driver[0] ? d->driver : "driver ?", d->type, VK_API_VERSION_MAJOR(d->api),
-			VK_API_VERSION_MINOR(d->api));
+			d->driver[0] ? d->driver : "driver ?", d->type,
+			VK_API_VERSION_MAJOR(d->api), VK_API_VERSION_MINOR(d->api));
 		doctor_item_print(f, "    ", "SYNC_FD semaphore export", &d->sync_fd_export);
 		doctor_item_print(f, "    ", "SYNC_FD semaphore import", &d->sync_fd_import);
 		doctor_item_print(f, "    ", "dma-buf memory", &d->dmabuf);

@@ -72,19 +72,24 @@ out_once(struct vkt *t, const struct vkt_buffer *b, int dmabuf, unsigned fills, 
 	vkResetFences(t->device, 1, &fence);
 	vkFreeCommandBuffers(t->device, t->pool, 1, &cb);
 	if (ret < 0) {
-		doctor_item_set(it, DOCTOR_UNKNOWN, "DMA_BUF_IOCTL_EXPORT_SYNC_FILE on its dma-buf: %s",
+		doctor_item_set(it, DOCTOR_UNKNOWN,
+				"DMA_BUF_IOCTL_EXPORT_SYNC_FILE on its dma-buf: %s",
 				strerror(-ret));
 		return ret;
 	}
 	if (status == 0) {
-		doctor_item_set(it, DOCTOR_YES, "right after the submit the dma-buf carried a pending "
-				"fence (%s) while the work ran", n > 0 ? fi[0].driver_name : "?");
+		doctor_item_set(it, DOCTOR_YES,
+				"right after the submit the dma-buf carried a pending "
+				"fence (%s) while the work ran",
+				n > 0 ? fi[0].driver_name : "?");
 		return 1;
 	}
 	if (fs == VK_NOT_READY) {
-		doctor_item_set(it, DOCTOR_NO, "right after the submit the dma-buf's fences were %s "
+		doctor_item_set(it, DOCTOR_NO,
+				"right after the submit the dma-buf's fences were %s "
 				"(%u fence%s%s%s) while its VkFence was still pending: a reader "
-				"would not wait", num ? "signalled" : "none", num, num == 1 ? "" : "s",
+				"would not wait",
+				num ? "signalled" : "none", num, num == 1 ? "" : "s",
 				n > 0 ? ", " : "", n > 0 ? fi[0].driver_name : "");
 		return 0;
 	}
@@ -116,13 +121,17 @@ doctor_vk_measure_out(struct vkt *t, bool release, struct doctor_item *it)
 	     i++, fills *= 4)
 		ret = out_once(t, &b, dmabuf, fills, release, fence, it, &submit_ns);
 	if (ret == -EINPROGRESS)
-		doctor_item_set(it, DOCTOR_YES, "vkQueueSubmit returned only once the work was done "
-				"(%.0f ms for %u fills of %u MiB: a CPU wait in the submit), so nothing "
-				"can read the buffer early", (double)submit_ns / 1e6, fills / 4,
-				OUT_BYTES >> 20);
+		doctor_item_set(
+			it, DOCTOR_YES,
+			"vkQueueSubmit returned only once the work was done "
+			"(%.0f ms for %u fills of %u MiB: a CPU wait in the submit), so nothing "
+			"can read the buffer early",
+			(double)submit_ns / 1e6, fills / 4, OUT_BYTES >> 20);
 	else if (ret == -EAGAIN)
-		doctor_item_set(it, DOCTOR_UNKNOWN, "even %u fills of %u MiB were done before the "
-				"export could look", fills / 4, OUT_BYTES >> 20);
+		doctor_item_set(it, DOCTOR_UNKNOWN,
+				"even %u fills of %u MiB were done before the "
+				"export could look",
+				fills / 4, OUT_BYTES >> 20);
 	else if (!fence)
 		doctor_item_set(it, DOCTOR_UNKNOWN, "vkCreateFence: %s", t->why);
 	if (fence)
@@ -138,7 +147,7 @@ in_read(struct vkt *t, const struct vkt_buffer *src, struct sbk_fence *f, struct
 	struct vkt_buffer dst;
 	VkCommandBuffer cb;
 	VkFence fence = vkt_fence(t);
-	VkBufferCopy region = { .size = IN_BYTES };
+	VkBufferCopy region = {.size = IN_BYTES};
 	int64_t t0, t1;
 	int status = -1;
 	VkResult r;
@@ -159,22 +168,28 @@ in_read(struct vkt *t, const struct vkt_buffer *src, struct sbk_fence *f, struct
 	t1 = now_ns();
 	sbk_sync_file_info_raw(f->sync_file, &status, NULL, 0, NULL);
 	if (r == VK_SUCCESS && status == 0) {
-		doctor_item_set(it, DOCTOR_NO, "its read of the dma-buf finished after %.0f ms while "
-				"the vgem fence on it was still pending", (double)(t1 - t0) / 1e6);
+		doctor_item_set(it, DOCTOR_NO,
+				"its read of the dma-buf finished after %.0f ms while "
+				"the vgem fence on it was still pending",
+				(double)(t1 - t0) / 1e6);
 	} else if (r == VK_TIMEOUT) {
 		sbk_fence_signal(f);
 		t1 = now_ns();
 		r = vkWaitForFences(t->device, 1, &fence, VK_TRUE, 5000000000ull);
 		if (r == VK_SUCCESS)
-			doctor_item_set(it, DOCTOR_YES, "its read waited %d ms for the vgem fence on "
+			doctor_item_set(it, DOCTOR_YES,
+					"its read waited %d ms for the vgem fence on "
 					"the dma-buf and finished %.0f ms after it signalled",
 					IN_WAIT_MS, (double)(now_ns() - t1) / 1e6);
 		else
-			doctor_item_set(it, DOCTOR_UNKNOWN, "its read did not finish, even after the "
+			doctor_item_set(it, DOCTOR_UNKNOWN,
+					"its read did not finish, even after the "
 					"vgem fence signalled");
 	} else {
-		doctor_item_set(it, DOCTOR_UNKNOWN, "the vgem fence signalled before the read could "
-				"be judged (%s)", vkt_result_name(r));
+		doctor_item_set(it, DOCTOR_UNKNOWN,
+				"the vgem fence signalled before the read could "
+				"be judged (%s)",
+				vkt_result_name(r));
 	}
 	vkDeviceWaitIdle(t->device);
 	vkDestroyFence(t->device, fence, NULL);
@@ -195,10 +210,12 @@ doctor_vk_measure_in(struct vkt *t, struct doctor_item *it)
 	}
 	vgem = sbk_vgem_open();
 	if (vgem < 0) {
-		doctor_item_set(it, DOCTOR_UNKNOWN, "%s", vgem == -ENODEV ?
-				"no source of a foreign fence: no vgem (modprobe vgem to measure)" :
-				"no source of a foreign fence: vgem's card node cannot be opened "
-				"(permissions: run as root to measure)");
+		doctor_item_set(
+			it, DOCTOR_UNKNOWN, "%s",
+			vgem == -ENODEV
+				? "no source of a foreign fence: no vgem (modprobe vgem to measure)"
+				: "no source of a foreign fence: vgem's card node cannot be opened "
+				  "(permissions: run as root to measure)");
 		return;
 	}
 	if (vkt_export_buffer(t, IN_BYTES, &b, &dmabuf) != VK_SUCCESS) {
@@ -211,7 +228,8 @@ doctor_vk_measure_in(struct vkt *t, struct doctor_item *it)
 	if (ret == 0)
 		ret = sbk_dmabuf_import_raw(dmabuf, DMA_BUF_SYNC_WRITE, f.sync_file);
 	if (ret < 0)
-		doctor_item_set(it, DOCTOR_UNKNOWN, "a vgem fence onto its dma-buf: %s", strerror(-ret));
+		doctor_item_set(it, DOCTOR_UNKNOWN, "a vgem fence onto its dma-buf: %s",
+				strerror(-ret));
 	else
 		in_read(t, &b, &f, it);
 	if (created) {
