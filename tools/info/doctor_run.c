@@ -131,11 +131,33 @@ read_all(int fd, char *buf, size_t size, int64_t deadline)
 	return 0;
 }
 
+/*
+ * Wait for the child. One that was killed may sit in an ioctl of a stuck
+ * driver, where SIGKILL waits for the ioctl: give it a second, then leave it
+ * (init reaps it once we exit) rather than hang with it.
+ */
+static bool
+reap(pid_t pid, int *status, bool killed)
+{
+	for (int i = 0; !killed || i < 100; i++) {
+		pid_t r = waitpid(pid, status, killed ? WNOHANG : 0);
+
+		if (r == pid)
+			return true;
+		if (r < 0 && errno != EINTR)
+			return false;
+		if (r == 0)
+			usleep(10000);
+	}
+	return false;
+}
+
 int
 doctor_run(const char *name, void (*fn)(void *out, const void *arg), const void *arg, void *out,
 	   size_t size, int timeout_ms, char *why, size_t why_len)
 {
 	int fds[2], status = 0, ret;
+	bool reaped;
 	char *buf;
 	pid_t pid;
 
@@ -164,11 +186,10 @@ doctor_run(const char *name, void (*fn)(void *out, const void *arg), const void 
 	close(fds[0]);
 	if (ret == -ETIME)
 		kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	reaped = reap(pid, &status, ret == -ETIME);
 	if (ret == -ETIME)
-		snprintf(why, why_len, "the %s probe did not answer in %d ms (killed)", name,
-			 timeout_ms);
+		snprintf(why, why_len, "the %s probe did not answer in %d ms (%s)", name, timeout_ms,
+			 reaped ? "killed" : "killed, but it is stuck in the kernel");
 	else if (ret < 0 && WIFSIGNALED(status))
 		snprintf(why, why_len, "the %s probe died of signal %d (%s)", name,
 			 WTERMSIG(status), strsignal(WTERMSIG(status)));
