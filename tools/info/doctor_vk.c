@@ -19,8 +19,7 @@
 #include "info.h"
 
 struct vk_arg {
-	int index;
-	bool layer;
+	int index; /* in vkEnumeratePhysicalDevices' order */
 };
 
 /* The layer kept out of this (child) process. */
@@ -280,7 +279,6 @@ doctor_vk_probe(struct doctor_vk *vk, int timeout_ms)
 			doctor_item_set(&d->out, DOCTOR_UNKNOWN, "%s", why);
 			doctor_item_set(&d->in, DOCTOR_UNKNOWN, "%s", why);
 		}
-		a.layer = true;
 		if (doctor_run("vulkan-layer", layer_child, &a, d, sizeof(*d), timeout_ms, why,
 			       sizeof(why)) < 0) {
 			snprintf(d->layer.state, sizeof(d->layer.state), "unknown");
