@@ -23,8 +23,8 @@
 
 #define DOCTOR_TIMEOUT_MS 20000
 
-static void
-usage(FILE *f)
+void
+info_doctor_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " INFO_PROG " doctor [--json] [--timeout-ms N]\n"
@@ -51,7 +51,7 @@ parse_args(int argc, char **argv, bool *json, int *timeout_ms)
 		char *end = NULL;
 
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
+			info_doctor_usage(stdout);
 			return -1;
 		} else if (strcmp(argv[i], "--json") == 0) {
 			*json = true;
@@ -70,7 +70,7 @@ parse_args(int argc, char **argv, bool *json, int *timeout_ms)
 				 : argv[i][0] == '-'                  ? "unknown option"
 								      : "unexpected argument",
 				 argv[i]);
-			usage(stderr);
+			info_doctor_usage(stderr);
 			return INFO_EXIT_USAGE;
 		}
 	}

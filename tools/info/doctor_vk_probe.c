@@ -30,6 +30,15 @@
 #define IN_BYTES 65536u
 #define IN_WAIT_MS 1500
 
+/* The VkResult of the failed dma-buf export (the tail of t->why), or all of why. */
+static const char *
+export_error(const struct vkt *t)
+{
+	const char *r = strstr(t->why, "VK_");
+
+	return r ? r : t->why;
+}
+
 /* One submit of `fills` fills (and the FOREIGN release) with the dma-buf's
  * export right after it: 1 pending, 0 signalled while the VkFence was not,
  * -EAGAIN both done, -EINPROGRESS both done because vkQueueSubmit itself
@@ -113,7 +122,8 @@ doctor_vk_measure_out(struct vkt *t, bool release, struct doctor_item *it)
 		return;
 	}
 	if (vkt_export_buffer(t, OUT_BYTES, &b, &dmabuf) != VK_SUCCESS) {
-		doctor_item_set(it, DOCTOR_UNKNOWN, "exporting a dma-buf buffer: %s", t->why);
+		doctor_item_set(it, DOCTOR_UNKNOWN, "the driver exports no dma-buf buffer (%s)",
+				export_error(t));
 		return;
 	}
 	fence = vkt_fence(t);
@@ -219,7 +229,8 @@ doctor_vk_measure_in(struct vkt *t, struct doctor_item *it)
 		return;
 	}
 	if (vkt_export_buffer(t, IN_BYTES, &b, &dmabuf) != VK_SUCCESS) {
-		doctor_item_set(it, DOCTOR_UNKNOWN, "exporting a dma-buf buffer: %s", t->why);
+		doctor_item_set(it, DOCTOR_UNKNOWN, "the driver exports no dma-buf buffer (%s)",
+				export_error(t));
 		close(vgem);
 		return;
 	}

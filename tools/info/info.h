@@ -106,5 +106,7 @@ int info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o);
 int info_cmd_ps(int argc, char **argv, const struct info_opts *o);
 int info_cmd_trace(int argc, char **argv, const struct info_opts *o);
 int info_cmd_doctor(int argc, char **argv, const struct info_opts *o);
+/* doctor's usage text (for `help doctor` and `doctor --help`). */
+void info_doctor_usage(FILE *f);
 
 #endif
