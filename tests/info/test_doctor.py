@@ -26,7 +26,8 @@ VM tier (root, vgem):
              is pending); with the build tree's layer active, a submit with a
              FOREIGN release returns only once the work is done (the layer's
              SYNC_FD export blocks on lavapipe): vulkan-to-compositor ordered
-             by the layer; control: SYNCBRIDGE_DISABLE=1 reads not ordered;
+             by the layer; a read after a FOREIGN acquire waits for the vgem
+             fence: app-to-app-dmabuf ordered by the layer; control: SYNCBRIDGE_DISABLE=1 reads not ordered;
              EGL on llvmpipe: out = no (the control of the virgl case)
   virgl      the GPU guest: EGL on virgl, implicit out = yes (its dma-buf
              carries the pending virtio_gpu fence), egl-to-compositor ordered
@@ -190,13 +191,17 @@ def case_plain(tool, manifest_dir):
     check(fo["value"] == "yes" and "CPU wait" in fo["why"],
           f"with the layer, lavapipe's submit with a FOREIGN release returns only when done ({fo['why']})")
     check(v and v["ordered"] == "yes" and "syncbridge layer" in v["by"], f"verdict vulkan-to-compositor: {v}")
+    fi = lay["foreign_acquire_in"]
+    check(fi["value"] == "yes", f"with the layer, a read after a FOREIGN acquire waits ({fi['why']})")
+    v = verdict(doc, "app-to-app-dmabuf", d["name"])
+    check(v and v["ordered"] == "yes" and "syncbridge layer" in v["by"], f"verdict app-to-app-dmabuf: {v}")
     doc = doctor_json(tool, env=layer_env(manifest_dir, SYNCBRIDGE_DISABLE="1"), timeout_ms=240000)
     d = device(doc, "llvmpipe")
     v = verdict(doc, "vulkan-to-compositor", d["name"])
     check(d["layer"]["state"] == "not loaded" and v and v["ordered"] == "no",
           f"control, SYNCBRIDGE_DISABLE=1: layer {d['layer']['state']}, ordered {v and v['ordered']}")
     v = verdict(doc, "app-to-app-dmabuf", d["name"])
-    check(v and v["ordered"] in ("no", "yes"), f"verdict app-to-app-dmabuf: {v and v['ordered']}")
+    check(v and v["ordered"] == "no", f"control: app-to-app-dmabuf not ordered ({v and v['by']})")
 
 
 def case_virgl(tool, manifest_dir):

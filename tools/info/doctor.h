@@ -84,8 +84,9 @@ struct doctor_vk_layer {
 	char state[16]; /* "active", "pass-through", "not loaded", "unknown" */
 	char mode[32];  /* active: the layer's mode */
 	char why[256];
-	struct doctor_item
-		foreign_out; /* with the layer: fence on the dma-buf after a FOREIGN release */
+	/* with the layer active: a fence on the dma-buf after a FOREIGN release;
+	 * a read after a FOREIGN acquire waits for a foreign fence on it */
+	struct doctor_item foreign_out, foreign_in;
 };
 
 struct doctor_vk_dev {

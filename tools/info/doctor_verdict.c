@@ -60,7 +60,8 @@ compositor_explicit(const struct doctor_report *r, char *buf, size_t len)
 			 "the compositor%s%s offers %s: clients that use it are ordered "
 			 "without implicit fences",
 			 r->wl->compositor[0] ? " " : "", r->wl->compositor,
-			 r->wl->syncobj_v1 ? "linux-drm-syncobj-v1" : "zwp_linux_explicit_synchronization_v1");
+			 r->wl->syncobj_v1 ? "linux-drm-syncobj-v1"
+					   : "zwp_linux_explicit_synchronization_v1");
 		return buf;
 	}
 #endif
@@ -113,36 +114,58 @@ vulkan_to_compositor(const struct doctor_report *r, const struct doctor_vk_dev *
 	}
 }
 
+/* The reader's side when the writer's fence is there but the driver alone
+ * does not wait for it: the layer's wait at a FOREIGN acquire, as measured. */
+static void
+reader_waits_by_layer(const struct doctor_report *r, const struct doctor_vk_dev *d,
+		      struct doctor_verdict *v)
+{
+	const struct doctor_item *in = &d->layer.foreign_in;
+
+	v->ordered = in->v;
+	if (in->v == DOCTOR_YES) {
+		PUT(v, by,
+		    "the writer's fence, and the syncbridge layer's wait for it at the "
+		    "reader's acquire from VK_QUEUE_FAMILY_FOREIGN_EXT (measured: %s)",
+		    in->why);
+		PUT(v, risk, "a reader that skips the acquire barrier reads early");
+		PUT(v, advice, "keep the layer enabled");
+		return;
+	}
+	if (strcmp(d->layer.state, "active") == 0 && in->v == DOCTOR_UNKNOWN) {
+		PUT(v, by, "the writer's fence; the layer's wait at an acquire not measured: %s",
+		    in->why);
+		PUT(v, risk, "unknown");
+		PUT(v, advice, "run doctor as root with vgem loaded to measure it");
+		return;
+	}
+	v->ordered = DOCTOR_NO;
+	PUT(v, by,
+	    "the writer's fence only: a reader on this device does not wait for fences "
+	    "already on a dma-buf%s",
+	    in->v == DOCTOR_NO ? ", not even after an acquire "
+				 "from FOREIGN with the layer"
+			       : "");
+	PUT(v, risk, "the reader can see a half-written buffer");
+	layer_advice(r, d, v);
+}
+
 static void
 app_to_app(const struct doctor_report *r, const struct doctor_vk_dev *d, struct doctor_verdict *v)
 {
 	bool fenced = d->out.v == DOCTOR_YES || d->layer.foreign_out.v == DOCTOR_YES;
-	bool layer = strcmp(d->layer.state, "active") == 0;
 
 	PUT(v, path, "app-to-app-dmabuf");
 	PUT(v, subject, "%s", d->name);
 	if (fenced && d->in.v == DOCTOR_YES) {
 		v->ordered = DOCTOR_YES;
 		PUT(v, by,
-		    "kernel implicit sync both ways: the writer's fence is on the buffer and a "
-		    "reader on this device waits for it");
+		    "kernel implicit sync both ways: the writer's fence is on the buffer and "
+		    "a reader on this device waits for it");
 		PUT(v, risk, "none seen");
 		PUT(v, advice, "nothing to turn on");
 	} else if (fenced && d->in.v == DOCTOR_NO) {
-		v->ordered = layer ? DOCTOR_YES : DOCTOR_NO;
-		PUT(v, by, "%s",
-		    layer ? "the writer's fence, and the syncbridge layer's wait for it "
-			    "at the reader's acquire from VK_QUEUE_FAMILY_FOREIGN_EXT"
-			  : "the writer's fence only: a reader on this device does not wait for "
-			    "fences "
-			    "already on a dma-buf");
-		PUT(v, risk, "%s",
-		    layer ? "a reader that skips the acquire barrier reads early"
-			  : "the reader can see a half-written buffer");
-		if (layer)
-			PUT(v, advice, "keep the layer enabled");
-		else
-			layer_advice(r, d, v);
+		reader_waits_by_layer(r, d, v);
 	} else if (!fenced && d->out.v == DOCTOR_NO) {
 		v->ordered = DOCTOR_NO;
 		PUT(v, by, "nothing: a buffer this device wrote carries no fence");

@@ -197,7 +197,7 @@ driver_child(void *out, const void *arg)
 		return;
 	}
 	doctor_vk_measure_out(&t, false, &d->out);
-	doctor_vk_measure_in(&t, &d->in);
+	doctor_vk_measure_in(&t, false, &d->in);
 	vkt_finish_device(&t);
 	vkDestroyInstance(inst, NULL);
 }
@@ -245,14 +245,18 @@ layer_child(void *out, const void *arg)
 	if (open_device(arg, &t, &inst, &d->layer.foreign_out) < 0) {
 		snprintf(d->layer.state, sizeof(d->layer.state), "unknown");
 		snprintf(d->layer.why, sizeof(d->layer.why), "%s", d->layer.foreign_out.why);
+		d->layer.foreign_in = d->layer.foreign_out;
 		return;
 	}
 	read_layer_log(memfd, &t, d);
-	if (strcmp(d->layer.state, "active") == 0)
+	if (strcmp(d->layer.state, "active") == 0) {
 		doctor_vk_measure_out(&t, true, &d->layer.foreign_out);
-	else
+		doctor_vk_measure_in(&t, true, &d->layer.foreign_in);
+	} else {
 		doctor_item_set(&d->layer.foreign_out, DOCTOR_UNKNOWN,
 				"the layer is not active on this device");
+		d->layer.foreign_in = d->layer.foreign_out;
+	}
 	vkt_finish_device(&t);
 	vkDestroyInstance(inst, NULL);
 }
@@ -284,6 +288,7 @@ doctor_vk_probe(struct doctor_vk *vk, int timeout_ms)
 			snprintf(d->layer.state, sizeof(d->layer.state), "unknown");
 			snprintf(d->layer.why, sizeof(d->layer.why), "%s", why);
 			doctor_item_set(&d->layer.foreign_out, DOCTOR_UNKNOWN, "%s", why);
+			d->layer.foreign_in = d->layer.foreign_out;
 		}
 	}
 }
@@ -311,6 +316,7 @@ dev_json(const struct doctor_vk_dev *d)
 	json_object_object_add(l, "mode", d->layer.mode[0] ? info_json_str(d->layer.mode) : NULL);
 	json_object_object_add(l, "why", info_json_str(d->layer.why));
 	json_object_object_add(l, "foreign_release_out", doctor_item_json(&d->layer.foreign_out));
+	json_object_object_add(l, "foreign_acquire_in", doctor_item_json(&d->layer.foreign_in));
 	json_object_object_add(o, "layer", l);
 	return o;
 }
@@ -346,5 +352,6 @@ doctor_vk_print(FILE *f, const struct doctor_vk *vk)
 		fprintf(f, "    %-26s %s%s%s (%s)\n", "syncbridge layer", d->layer.state,
 			d->layer.mode[0] ? ", mode " : "", d->layer.mode, d->layer.why);
 		doctor_item_print(f, "    ", "  fence after FOREIGN", &d->layer.foreign_out);
+		doctor_item_print(f, "    ", "  wait at FOREIGN acquire", &d->layer.foreign_in);
 	}
 }

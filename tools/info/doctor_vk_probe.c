@@ -152,7 +152,8 @@ doctor_vk_measure_out(struct vkt *t, bool release, struct doctor_item *it)
 
 /* A read of the dma-buf behind the pending foreign fence f: the verdict into it. */
 static void
-in_read(struct vkt *t, const struct vkt_buffer *src, struct sbk_fence *f, struct doctor_item *it)
+in_read(struct vkt *t, const struct vkt_buffer *src, struct sbk_fence *f, bool acquire,
+	struct doctor_item *it)
 {
 	struct vkt_buffer dst;
 	VkCommandBuffer cb;
@@ -167,6 +168,9 @@ in_read(struct vkt *t, const struct vkt_buffer *src, struct sbk_fence *f, struct
 		doctor_item_set(it, DOCTOR_UNKNOWN, "setting up the read: %s", t->why);
 		return;
 	}
+	if (acquire)
+		vkt_transfer_buffer(t, cb, src->buffer, true, VK_PIPELINE_STAGE_TRANSFER_BIT,
+				    VK_ACCESS_TRANSFER_READ_BIT);
 	vkCmdCopyBuffer(cb, src->buffer, dst.buffer, 1, &region);
 	t0 = now_ns();
 	if (vkEndCommandBuffer(cb) != VK_SUCCESS ||
@@ -207,7 +211,7 @@ in_read(struct vkt *t, const struct vkt_buffer *src, struct sbk_fence *f, struct
 }
 
 void
-doctor_vk_measure_in(struct vkt *t, struct doctor_item *it)
+doctor_vk_measure_in(struct vkt *t, bool acquire, struct doctor_item *it)
 {
 	struct sbk_fence f;
 	struct vkt_buffer b;
@@ -242,7 +246,7 @@ doctor_vk_measure_in(struct vkt *t, struct doctor_item *it)
 		doctor_item_set(it, DOCTOR_UNKNOWN, "a vgem fence onto its dma-buf: %s",
 				strerror(-ret));
 	else
-		in_read(t, &b, &f, it);
+		in_read(t, &b, &f, acquire, it);
 	if (created) {
 		sbk_fence_signal(&f);
 		sbk_fence_destroy(&f);

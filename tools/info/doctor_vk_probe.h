@@ -10,7 +10,8 @@
  * release, the write ends with a release to the outside family (FOREIGN). */
 void doctor_vk_measure_out(struct vkt *t, bool release, struct doctor_item *it);
 /* Implicit sync in: does the device wait for a foreign (vgem) fence already on
- * a dma-buf it reads? Unknown, saying why, without vgem. */
-void doctor_vk_measure_in(struct vkt *t, struct doctor_item *it);
+ * a dma-buf it reads? Unknown, saying why, without vgem. With acquire, the
+ * read starts with an acquire from the outside family (FOREIGN). */
+void doctor_vk_measure_in(struct vkt *t, bool acquire, struct doctor_item *it);
 
 #endif
