@@ -226,7 +226,7 @@ def case_venus(tool, manifest_dir):
     d = device(doc, "venus")
     if not check(d is not None, "venus listed"):
         return
-    show(d, ["implicit_out", "layer"])
+    show(d, ["implicit_out", "implicit_in", "layer"])
     check(d["implicit_out"]["value"] == "no", f"control, the driver alone: no fence "
           f"({d['implicit_out']['why']})")
     check(d["layer"]["state"] == "active", f"layer active on venus ({d['layer']['why']})")
