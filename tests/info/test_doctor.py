@@ -32,7 +32,10 @@ VM tier (root, vgem):
   virgl      the GPU guest: EGL on virgl, implicit out = yes (its dma-buf
              carries the pending virtio_gpu fence), egl-to-compositor ordered
   venus      the venus guest: the driver alone leaves no fence (out = no, the
-             control) and with the layer active a FOREIGN release does (yes)
+             control) and with the layer active a FOREIGN release does (yes);
+             the driver alone does not wait for a vgem fence on a dma-buf it
+             reads (in = no, the control), with the layer's FOREIGN acquire
+             it does (yes): both Vulkan paths ordered by the layer
 Exit: 0 pass, 1 fail, 77 skip.
 """
 import json
@@ -234,6 +237,12 @@ def case_venus(tool, manifest_dir):
     check(fo["value"] == "yes", f"with the layer, a FOREIGN release leaves a fence ({fo['why']})")
     v = verdict(doc, "vulkan-to-compositor", d["name"])
     check(v and v["ordered"] == "yes" and "syncbridge layer" in v["by"], f"verdict: {v}")
+    check(d["implicit_in"]["value"] == "no", f"control, the driver alone does not wait for a "
+          f"fence on a dma-buf it reads ({d['implicit_in']['why']})")
+    fi = d["layer"]["foreign_acquire_in"]
+    check(fi["value"] == "yes", f"with the layer, a read after a FOREIGN acquire waits ({fi['why']})")
+    v = verdict(doc, "app-to-app-dmabuf", d["name"])
+    check(v and v["ordered"] == "yes" and "syncbridge layer" in v["by"], f"verdict app-to-app: {v}")
 
 
 def main(argv):
