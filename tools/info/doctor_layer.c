@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "doctor.h"
 #include "info.h"
@@ -228,6 +229,15 @@ decide(struct doctor_layer *l)
 		doctor_item_set(&l->enabled, DOCTOR_NO,
 				"explicit manifest only: an app names it, or "
 				"VK_INSTANCE_LAYERS=" LAYER_NAME);
+	/* the layer itself reads SYNCBRIDGE_DISABLE (with values: 0, false, no
+	 * or empty keep it on) and then passes everything through */
+	v = getenv("SYNCBRIDGE_DISABLE");
+	if (l->enabled.v == DOCTOR_YES && v && *v && strcmp(v, "0") != 0 &&
+	    strcasecmp(v, "false") != 0 && strcasecmp(v, "no") != 0)
+		doctor_item_set(&l->enabled, DOCTOR_NO,
+				"SYNCBRIDGE_DISABLE=%s: the layer passes "
+				"everything through",
+				v);
 	if (l->enabled.v == DOCTOR_YES) {
 		bool loads = false;
 

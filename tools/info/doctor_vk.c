@@ -33,6 +33,7 @@ layer_out(void)
 		 old && *old ? "," : "");
 	setenv("VK_LOADER_LAYERS_DISABLE", v, 1);
 	setenv("SYNCBRIDGE_DISABLE", "1", 1);
+	setenv("NO_SYNCBRIDGE", "1", 1); /* the merged layer's manifest variable */
 }
 
 /* An instance and up to DOCTOR_MAX_VK devices; 0 or -errno with why in it. */
