@@ -6,7 +6,7 @@
 
 Host tier:
   usage      --help exits 0 with the usage on stdout; bad arguments exit 2
-             with nothing on stdout
+             with nothing on stdout and one line on stderr
   json       --json loads; every finding is yes/no/unknown with a reason;
              each verdict has path, ordered, by, risk, advice; the text form
              exits 0 and ends with the verdicts
@@ -107,7 +107,8 @@ def case_usage(tool, _):
     for args in (["--bogus"], ["--timeout-ms"], ["--timeout-ms", "0"], ["--timeout-ms", "x"],
                  ["extra"]):
         rc, out, err, _ = run(tool, ["doctor"] + args)
-        check(rc == 2 and out == "" and err.startswith("syncbridge-info: "),
+        check(rc == 2 and out == "" and err.startswith("syncbridge-info: doctor: ") and
+              err.count("\n") == 1,
               f"doctor {' '.join(args)}: exit 2, stdout empty ({rc}, {err.strip()[:60]})")
 
 

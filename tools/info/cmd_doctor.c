@@ -59,18 +59,18 @@ parse_args(int argc, char **argv, bool *json, int *timeout_ms)
 			long v = strtol(argv[++i], &end, 10);
 
 			if (!*argv[i] || *end || v < 1 || v > 600000) {
-				info_err("doctor: bad value '%s' for --timeout-ms (want 1..600000)",
-					 argv[i]);
+				info_err("doctor: bad value '%s' for --timeout-ms (want 1..600000) "
+					 "(see: " INFO_PROG " help doctor)", argv[i]);
 				return INFO_EXIT_USAGE;
 			}
 			*timeout_ms = (int)v;
 		} else {
-			info_err("doctor: %s '%s'",
+			/* one line, as every command's usage error (docs/inspect.md) */
+			info_err("doctor: %s '%s' (see: " INFO_PROG " help doctor)",
 				 strcmp(argv[i], "--timeout-ms") == 0 ? "missing value for"
 				 : argv[i][0] == '-'                  ? "unknown option"
 								      : "unexpected argument",
 				 argv[i]);
-			info_doctor_usage(stderr);
 			return INFO_EXIT_USAGE;
 		}
 	}
