@@ -133,6 +133,9 @@ int info_cmd_fence(int argc, char **argv, const struct info_opts *o);
 int info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o);
 int info_cmd_ps(int argc, char **argv, const struct info_opts *o);
 int info_cmd_trace(int argc, char **argv, const struct info_opts *o);
+int info_cmd_doctor(int argc, char **argv, const struct info_opts *o);
+/* doctor's usage text (for `help doctor` and `doctor --help`). */
+void info_doctor_usage(FILE *f);
 
 void info_help_fence(FILE *f);
 void info_help_dmabuf(FILE *f);
