@@ -194,6 +194,51 @@ def wl_ours(probe, rt, comp, syncobj):
     return None
 
 
+def doctor_ours(info, rt, comp):
+    """GPU guest: the whole `syncbridge-info doctor --json` against our compositor, the
+    verdicts included. With linux-drm-syncobj-v1 offered, a compositor path that implicit
+    fences do not order (lavapipe: out = no) names that protocol as the way out; the
+    control (--no-drm-syncobj) names zwp_linux_explicit_synchronization_v1 instead, and
+    no verdict may claim linux-drm-syncobj-v1 there."""
+    if not comp:
+        print("SKIP: the compositor is not built")
+        return SKIP
+    for extra, want, not_want in (([], "linux-drm-syncobj-v1", None),
+                                  (["--no-drm-syncobj"], "zwp_linux_explicit_synchronization_v1",
+                                   "linux-drm-syncobj-v1")):
+        p, ready, line = start_compositor(comp, rt, extra)
+        try:
+            if not check(ready == "doctor-wl", f"the compositor {extra} listens ({ready!r})"):
+                continue
+            env = clean_env(rt)
+            env["WAYLAND_DISPLAY"] = "doctor-wl"
+            t0 = time.monotonic()
+            r = subprocess.run([info, "--json", "doctor", "--timeout-ms", "60000"], env=env,
+                               capture_output=True, text=True, timeout=300)
+            print(f"# doctor {extra}: exit {r.returncode} in {time.monotonic() - t0:.1f} s")
+            if not check(r.returncode == 0, "doctor exits 0"):
+                print(r.stderr)
+                continue
+            d = json.loads(r.stdout)
+            w = d["wayland"]
+            check(w["connected"] and w["compositor_pid"] == p.pid,
+                  f"doctor names the compositor ({w['compositor']}, {w['compositor_pid']})")
+            check((w["syncobj_v1"] > 0) == (not extra), f"syncobj v{w['syncobj_v1']}")
+            paths = [v for v in d["verdicts"] if v["path"].endswith("-to-compositor")]
+            for v in paths:
+                print(f"# {v['path']} ({v['subject']}): {v['ordered']}; by: {v['by']}")
+            unordered = [v for v in paths if v["ordered"] == "no"]
+            check(len(unordered) > 0, "a compositor path implicit fences leave unordered "
+                  "(lavapipe: out = no)")
+            check(all(want in v["by"] for v in unordered), f"each names {want}")
+            if not_want:
+                check(not any(not_want in v["by"] for v in paths), f"none claims {not_want}")
+        finally:
+            p.terminate()
+            p.wait(timeout=10)
+    return None
+
+
 def start_pipewire(rt):
     log = open(os.path.join(rt, "daemon.log"), "w", encoding="utf-8")
     p = subprocess.Popen(["pipewire"], env=clean_env(rt), stdout=log, stderr=log)
@@ -286,6 +331,7 @@ def main(argv):
             "pw-none": lambda: pw_none(probe, rt),
             "pw-silent": lambda: pw_silent(probe, rt),
             "pw-rule": lambda: pw_rule(probe),
+            "doctor-ours": lambda: doctor_ours(probe, rt, comp),
         }[case]()
     finally:
         shutil.rmtree(rt, ignore_errors=True)
