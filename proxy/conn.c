@@ -215,7 +215,9 @@ pxy_conn_add_new_ids(struct pxy_conn *c, const struct pxy_obj *parent, const str
 			pxy_conn_fatal(c, 1, ERR_INVALID_OBJECT, "invalid new id %u", a->u);
 			return -EPROTO;
 		}
-		if (!iface || version == 0 || version > iface->version) {
+		/* A typed new id has its parent's version, whatever its own XML says. */
+		if (!iface || version == 0 ||
+		    (a->kind == PXY_ARG_NEW_ID_ANY && version > iface->version)) {
 			pxy_conn_fatal(c, 1, ERR_INVALID_OBJECT, "interface %s version %u unknown "
 				       "to the proxy", iface ? iface->name : a->str ? a->str : "?",
 				       version);
