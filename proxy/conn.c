@@ -81,6 +81,25 @@ pxy_ctx_init(struct pxy_ctx *ctx)
 	return 0;
 }
 
+/*
+ * May id be a new object? A free id below the highest so far, or the next
+ * one: libwayland servers and clients allocate so (wl_map), and refuse a gap.
+ * Checked here too, so that no id makes the map grow more than one step.
+ */
+static bool
+id_in_sequence(struct pxy_conn *c, uint32_t id)
+{
+	bool server = id >= PXY_SERVER_ID_START;
+	uint32_t *next = server ? &c->snext : &c->cnext;
+	uint32_t k = server ? id - PXY_SERVER_ID_START : id;
+
+	if (k > *next)
+		return false;
+	if (k == *next)
+		(*next)++;
+	return true;
+}
+
 /* The map's slot for id, grown when create; NULL when out of range. */
 static struct pxy_obj *
 slot(struct pxy_conn *c, uint32_t id, bool create)
@@ -163,7 +182,7 @@ pxy_conn_fatal(struct pxy_conn *c, uint32_t object, uint32_t code, const char *f
 int
 pxy_conn_add_local(struct pxy_conn *c, uint32_t id, const struct pxy_iface *iface, void *data)
 {
-	struct pxy_obj *o = slot(c, id, true);
+	struct pxy_obj *o = id_in_sequence(c, id) ? slot(c, id, true) : NULL;
 	uint8_t msg[16];
 
 	if (!o || o->iface || id >= PXY_SERVER_ID_START || o->ph_delete == UINT16_MAX)
@@ -195,10 +214,13 @@ int
 pxy_conn_add_new_ids(struct pxy_conn *c, const struct pxy_obj *parent, const struct pxy_msg *m,
 	    const struct pxy_parsed *p, bool from_client)
 {
+	/* slot() may move the map, parent with it: its version read first. */
+	uint32_t parent_version = parent->version;
+
 	for (uint32_t k = 0; k < p->nargs; k++) {
 		const struct pxy_arg *a = &p->args[k];
 		const struct pxy_iface *iface = m->ifaces[k];
-		uint32_t version = parent->version;
+		uint32_t version = parent_version;
 		struct pxy_obj *o;
 
 		if (a->kind != PXY_ARG_NEW_ID && a->kind != PXY_ARG_NEW_ID_ANY)
@@ -207,7 +229,7 @@ pxy_conn_add_new_ids(struct pxy_conn *c, const struct pxy_obj *parent, const str
 			iface = pxy_protocols_find(&c->ctx->protocols, a->str);
 			version = a->len;
 		}
-		o = slot(c, a->u, true);
+		o = id_in_sequence(c, a->u) ? slot(c, a->u, true) : NULL;
 		/* A server id comes back without delete_id once its object is gone. */
 		if (o && o->iface && !from_client)
 			pxy_conn_obj_clear(c, o);
@@ -270,6 +292,7 @@ hook_request(struct pxy_conn *c, struct pxy_obj *o, const struct pxy_msg *m,
 		return pxy_sync_bind(c, p) < 0 ? -1 : 2;
 	if (pxy_conn_add_new_ids(c, o, m, p, true))
 		return -1;
+	o = pxy_conn_obj(c, p->id); /* the map may have moved */
 	if (ctx->emulate && o->iface == ctx->display && p->opcode == 1) {
 		/* wl_display.get_registry: the proxy's global after the compositor's. */
 		uint8_t msg[PXY_MAX_MSG];

@@ -47,6 +47,7 @@ struct pxy_conn {
 	struct pxy_buf cin, cout, sin, sout;
 	struct pxy_obj *cmap, *smap; /* indexed by id, and by id - PXY_SERVER_ID_START */
 	size_t n_cmap, n_smap;
+	uint32_t cnext, snext;      /* the highest new id of each range + 1 (as libwayland) */
 	struct sb_syncobj_waiter *held; /* the commit at cin's front waits for it */
 	bool resume;                /* forward the message at cin's front as it is */
 	bool closing;               /* cut off: flush cout, then close */
@@ -57,13 +58,16 @@ struct pxy_conn {
 /* A connection for the accepted socket cfd (owned from now on, also on failure). */
 struct pxy_conn *pxy_conn_create(struct pxy_ctx *ctx, int cfd, const char *display,
 				 unsigned serial);
+/* The same with the compositor's socket sfd already connected (owned from now on). */
+struct pxy_conn *pxy_conn_create_fds(struct pxy_ctx *ctx, int cfd, int sfd, unsigned serial);
 void pxy_conn_destroy(struct pxy_conn *c);
 /* poll() events for the two sockets and the held commit's waiter fd (-1: none). */
 void pxy_conn_poll_events(const struct pxy_conn *c, short *cev, short *sev, int *waiter_fd);
 /* Act on poll()'s revents; afterwards c->dead says whether to destroy it. */
 void pxy_conn_dispatch(struct pxy_conn *c, short crev, short srev, bool waiter_ready);
-/* Process what cin holds (used by dispatch and by the fuzz target). */
+/* Process what cin / sin hold (used by dispatch and by the fuzz target). */
 void pxy_conn_process_client(struct pxy_conn *c);
+void pxy_conn_process_server(struct pxy_conn *c);
 
 struct pxy_obj *pxy_conn_obj(struct pxy_conn *c, uint32_t id);
 /* Raise a protocol error on the client: wl_display.error, then cut off. */

@@ -133,13 +133,17 @@ pxy_buf_consume(struct pxy_buf *b, size_t n, size_t nfds, bool close_fds)
 	if (close_fds)
 		for (size_t k = 0; k < nfds; k++)
 			close(b->fds[k]);
-	memmove(b->fds, b->fds + nfds, (b->nfds - nfds) * sizeof(*b->fds));
-	memmove(b->fd_at, b->fd_at + nfds, (b->nfds - nfds) * sizeof(*b->fd_at));
-	b->nfds -= nfds;
-	for (size_t k = 0; k < b->nfds; k++)
-		b->fd_at[k] = b->fd_at[k] > n ? b->fd_at[k] - n : 0;
-	memmove(b->data, b->data + n, b->len - n);
-	b->len -= n;
+	if (b->nfds) {
+		memmove(b->fds, b->fds + nfds, (b->nfds - nfds) * sizeof(*b->fds));
+		memmove(b->fd_at, b->fd_at + nfds, (b->nfds - nfds) * sizeof(*b->fd_at));
+		b->nfds -= nfds;
+		for (size_t k = 0; k < b->nfds; k++)
+			b->fd_at[k] = b->fd_at[k] > n ? b->fd_at[k] - n : 0;
+	}
+	if (b->len) {
+		memmove(b->data, b->data + n, b->len - n);
+		b->len -= n;
+	}
 }
 
 int
@@ -165,8 +169,10 @@ pxy_buf_append(struct pxy_buf *b, const uint8_t *msg, size_t n, const int *fds, 
 		b->fd_at[b->nfds] = b->len;
 		b->fds[b->nfds++] = fd;
 	}
-	memcpy(b->data + b->len, msg, n);
-	b->len += n;
+	if (n) {
+		memcpy(b->data + b->len, msg, n);
+		b->len += n;
+	}
 	return 0;
 }
 

@@ -54,28 +54,40 @@ connect_display(const char *display)
 struct pxy_conn *
 pxy_conn_create(struct pxy_ctx *ctx, int cfd, const char *display, unsigned serial)
 {
+	int sfd = connect_display(display);
+
+	if (sfd < 0) {
+		pxy_log("client %u: cannot reach the compositor at %s: %s", serial, display,
+			strerror(-sfd));
+		close(cfd);
+		return NULL;
+	}
+	return pxy_conn_create_fds(ctx, cfd, sfd, serial);
+}
+
+struct pxy_conn *
+pxy_conn_create_fds(struct pxy_ctx *ctx, int cfd, int sfd, unsigned serial)
+{
 	struct pxy_conn *c = calloc(1, sizeof(*c));
 
 	if (!c) {
 		close(cfd);
+		close(sfd);
 		return NULL;
 	}
 	c->ctx = ctx;
 	c->serial = serial;
 	c->cfd = cfd;
+	c->sfd = sfd;
 	fcntl(cfd, F_SETFL, fcntl(cfd, F_GETFL) | O_NONBLOCK);
-	c->sfd = connect_display(display);
-	if (c->sfd < 0) {
-		pxy_log("client %u: cannot reach the compositor at %s: %s", serial, display,
-			strerror(-c->sfd));
-		goto err;
-	}
 	c->n_cmap = 64;
 	c->cmap = calloc(c->n_cmap, sizeof(*c->cmap));
 	if (!c->cmap || pxy_sync_init(c) != 0)
 		goto err;
 	c->cmap[1].iface = ctx->display;
 	c->cmap[1].version = 1;
+	c->cnext = 2;
+	c->snext = 0;
 	return c;
 err:
 	pxy_conn_destroy(c);
@@ -187,6 +199,7 @@ server_message(struct pxy_conn *c)
 	ret = pxy_wire_args(m, c->sin.data, c->sin.fds, c->sin.nfds, &p);
 	if (ret == 0)
 		ret = pxy_conn_add_new_ids(c, o, m, &p, false);
+	o = pxy_conn_obj(c, p.id); /* the map may have moved */
 	if (ret) {
 		pxy_conn_fatal(c, 1, ERR_IMPLEMENTATION, "the compositor's %s.%s does not parse",
 			       o->iface->name, m->name);
@@ -206,8 +219,8 @@ server_message(struct pxy_conn *c)
 	return true;
 }
 
-static void
-process_server(struct pxy_conn *c)
+void
+pxy_conn_process_server(struct pxy_conn *c)
 {
 	while (!c->closing && server_message(c))
 		;
@@ -254,11 +267,11 @@ pxy_conn_dispatch(struct pxy_conn *c, short crev, short srev, bool waiter_ready)
 	}
 	if (!c->closing && c->sfd >= 0 && (srev & (POLLIN | POLLHUP | POLLERR))) {
 		if (!read_side(c, false)) {
-			process_server(c);
+			pxy_conn_process_server(c);
 			c->closing = true; /* what the compositor said, then the client goes */
 		}
 	}
-	process_server(c);
+	pxy_conn_process_server(c);
 	pxy_conn_process_client(c);
 	if (c->sfd >= 0 && c->sout.len && pxy_buf_flush(&c->sout, c->sfd) == -EPIPE)
 		c->closing = true;

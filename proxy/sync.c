@@ -230,6 +230,7 @@ manager_request(struct pxy_conn *c, uint32_t id, const struct pxy_parsed *p)
 			pxy_conn_fatal(c, 1, ERR_INVALID_OBJECT, "invalid new id %u", p->args[0].u);
 			return ret;
 		}
+		s = pxy_conn_obj(c, p->args[1].u); /* the map may have moved */
 		((struct surface *)s->data)->sync = p->args[0].u;
 		return 0;
 	}
