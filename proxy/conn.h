@@ -21,7 +21,8 @@ struct pxy_ctx {
 	struct pxy_protocols protocols;
 	const struct pxy_iface *display, *registry, *callback, *surface, *buffer;
 	const struct pxy_iface *params, *sync_manager, *sync_timeline, *sync_surface;
-	int op_bind, op_attach, op_commit, op_surface_destroy, op_params_add, op_params_create_immed;
+	int op_bind, op_attach, op_commit, op_surface_destroy;
+	int op_params_add, op_params_create_immed;
 	int op_buffer_release, op_params_created, op_global;
 	bool emulate;   /* offer wp_linux_drm_syncobj_manager_v1 ourselves */
 	bool no_wait;   /* --no-wait: forward commits at once */

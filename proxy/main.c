@@ -262,8 +262,8 @@ ctx_setup(struct pxy_ctx *ctx, const char *display, const char *drm, const char 
 	pxy_log("%zu interfaces from %u XML files (%u not protocols)", ctx->protocols.n,
 		ctx->protocols.files_read, ctx->protocols.files_failed);
 	if (pxy_ctx_init(ctx) != 0) {
-		fprintf(stderr, "syncbridge-wl-proxy: no wayland.xml found (SYNCBRIDGE_PROXY_XML_DIRS, "
-				"--xml-dir)\n");
+		fprintf(stderr, "syncbridge-wl-proxy: no wayland.xml found "
+				"(SYNCBRIDGE_PROXY_XML_DIRS, --xml-dir)\n");
 		return -ENOENT;
 	}
 	has = compositor_has_syncobj(display);

@@ -348,7 +348,8 @@ commit_check(struct pxy_conn *c, const struct surface *s, const struct sync_surf
 			code = ERR_UNSUPPORTED_BUFFER, why = "not a linux-dmabuf buffer";
 		else if (ss->acquire.tl == ss->release.tl &&
 			 ss->release.value <= ss->acquire.value)
-			code = ERR_CONFLICTING_POINTS, why = "release point not after acquire point";
+			code = ERR_CONFLICTING_POINTS,
+			why = "release point not after acquire point";
 	}
 	if (!why)
 		return 0;

@@ -43,7 +43,7 @@ for _ in $(seq 1 600); do
 	sleep 0.1
 done
 [ -s "$rt/ready" ] || { echo "Bail out! the compositor did not start"; exit 1; }
-out=$(WAYLAND_DISPLAY=comp SYNCBRIDGE_DEBUG=${SYNCBRIDGE_DEBUG:-} $wrap "$proxy" --socket px $pargs \
+out=$(WAYLAND_DISPLAY=comp $wrap "$proxy" --socket px $pargs \
 	-- "$client" --frames $frames --render-ms $render_ms --strict --expect syncobj 2>&1)
 rc=$?
 echo "$out"

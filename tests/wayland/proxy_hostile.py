@@ -120,7 +120,8 @@ class Client:
         for obj, op, p in self.events(10, lambda e: e[0] == cb):
             if obj == reg and op == 0:
                 name, n = struct.unpack("<II", p[:8])
-                globs[p[8:8 + n - 1].decode()] = (name, struct.unpack("<I", p[8 + (n + 3) // 4 * 4:][:4])[0])
+                version = struct.unpack_from("<I", p, 8 + (n + 3) // 4 * 4)[0]
+                globs[p[8:8 + n - 1].decode()] = (name, version)
         return reg, globs
 
     def bind(self, reg, globs, iface, version):
