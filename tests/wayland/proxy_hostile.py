@@ -338,6 +338,25 @@ def held_case(path, pid, other, base, control):
     check(n == base, "the proxy's fds after the held client left: %d (before: %d)" % (n, base))
 
 
+def start_wrapped(wrap, cmd, rt, env, wait_s):
+    """wlcomp.start() for cmd behind the wrapper's words (--ready-fd goes
+    after cmd's program, not the wrapper's)."""
+    if not wrap:
+        return wlcomp.start(cmd, rt, env, wait_s)
+    ready = os.path.join(rt, "ready")
+    fd = os.open(ready, os.O_WRONLY | os.O_CREAT, 0o600)
+    cmd = wrap + cmd[:1] + ["--ready-fd", str(fd)] + cmd[1:]
+    print("# " + " ".join(cmd), flush=True)
+    with open(os.path.join(rt, "compositor.log"), "w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, pass_fds=(fd,), env=env)
+    os.close(fd)
+    for _ in range(int(wait_s * 10)):
+        if os.path.getsize(ready) > 0 or proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    return proc, os.path.getsize(ready) > 0
+
+
 def main():
     if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["--control"]):
         print("usage: proxy_hostile.py COMPOSITOR PROXY [--control]", file=sys.stderr)
@@ -351,8 +370,11 @@ def main():
                              "none"], rt, env, 60)
     if not check(up, "the compositor listens"):
         return 1
-    proxy, up = wlcomp.start([proxy_path, "--socket", "px"] + (["--no-wait"] if control else []),
-                             rt + "/p", env, 60)
+    # Under the valgrind setup the proxy runs in SYNCBRIDGE_VM_WRAPPER (it is
+    # started through the wrapper's first word, which keeps its pid).
+    wrap = os.environ.get("SYNCBRIDGE_VM_WRAPPER", "").split()
+    pcmd = [proxy_path, "--socket", "px"] + (["--no-wait"] if control else [])
+    proxy, up = start_wrapped(wrap, pcmd, rt + "/p", env, 60 * (20 if wrap else 1))
     if not check(up, "the proxy listens"):
         wlcomp.stop(comp, signal.SIGTERM)
         return 1
