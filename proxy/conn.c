@@ -152,8 +152,8 @@ pxy_conn_send_client(struct pxy_conn *c, const uint8_t *msg, size_t n)
 {
 	/* Past the limit only for the proxy's few own messages: never dropped. */
 	if (pxy_buf_append(&c->cout, msg, n, NULL, 0, (size_t)-1) != 0 && !c->closing) {
-		c->closing = true;
 		pxy_log("client %u: out of memory for a message", c->serial);
+		c->dead = true;
 	}
 }
 

@@ -256,25 +256,38 @@ read_side(struct pxy_conn *c, bool client)
 	return false;
 }
 
+/* The compositor closed: what it said last still reaches the client, then it goes. */
+static void
+compositor_gone(struct pxy_conn *c)
+{
+	pxy_conn_process_server(c);
+	c->closing = true;
+	if (c->sfd >= 0) /* closed now: a hung-up socket would wake poll() for ever */
+		close(c->sfd);
+	c->sfd = -1;
+}
+
 void
 pxy_conn_dispatch(struct pxy_conn *c, short crev, short srev, bool waiter_ready)
 {
 	if (waiter_ready && c->held)
 		pxy_sync_unhold(c);
+	/* Hung up with its input full (POLLIN not asked for): nothing more to read. */
+	if ((crev & POLLHUP) && !(crev & POLLIN) && !c->closing) {
+		c->dead = true;
+		return;
+	}
 	if (!c->closing && (crev & (POLLIN | POLLHUP | POLLERR)) && !read_side(c, true)) {
 		c->dead = true;
 		return;
 	}
-	if (!c->closing && c->sfd >= 0 && (srev & (POLLIN | POLLHUP | POLLERR))) {
-		if (!read_side(c, false)) {
-			pxy_conn_process_server(c);
-			c->closing = true; /* what the compositor said, then the client goes */
-		}
-	}
+	if (!c->closing && c->sfd >= 0 && (srev & (POLLIN | POLLHUP | POLLERR)) &&
+	    !read_side(c, false))
+		compositor_gone(c);
 	pxy_conn_process_server(c);
 	pxy_conn_process_client(c);
 	if (c->sfd >= 0 && c->sout.len && pxy_buf_flush(&c->sout, c->sfd) == -EPIPE)
-		c->closing = true;
+		compositor_gone(c);
 	if (c->cout.len) {
 		int ret = pxy_buf_flush(&c->cout, c->cfd);
 

@@ -8,19 +8,24 @@
 # client must find the proxy's wp_linux_drm_syncobj_manager_v1 and see no
 # frame presented before its point signalled — the proxy held each commit.
 #
-#   proxy-peer.sh COMPOSITOR PROXY CLIENT [--control]
+#   proxy-peer.sh COMPOSITOR PROXY CLIENT [--control | --passthrough]
 #
 # --control: the proxy forwards commits at once (--no-wait); passes only if
 # frames are then presented before their points (the same scenario, the
 # proxy's hold off). Timing as in client-peer.sh: the client renders 400 ms
 # (control: 500 ms, 4 frames) between its commit and the signal.
+#
+# --passthrough: the compositor keeps its own linux-drm-syncobj-v1 (still
+# without the implicit wait): the proxy must say it passes it through
+# (SYNCBRIDGE_DEBUG) and the client's frames are held by the compositor.
 set -u
-comp=$1 proxy=$2 client=$3 control=
+comp=$1 proxy=$2 client=$3 control= passthrough=
 shift 3
 for a; do
 	case $a in
 	--control) control=--control ;;
-	*) echo "usage: proxy-peer.sh COMPOSITOR PROXY CLIENT [--control]" >&2; exit 2 ;;
+	--passthrough) passthrough=1 ;;
+	*) echo "usage: proxy-peer.sh COMPOSITOR PROXY CLIENT [--control | --passthrough]" >&2; exit 2 ;;
 	esac
 done
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem makes the fences)"; exit 77; }
@@ -30,10 +35,11 @@ export XDG_RUNTIME_DIR=$rt
 cpid=
 trap '[ -n "$cpid" ] && kill $cpid 2>/dev/null; rm -rf "$rt"' EXIT
 scale=${SYNCBRIDGE_VM_TIMEOUT_SCALE:-1}
-frames=6 render_ms=$((400 * scale)) pargs=
+frames=6 render_ms=$((400 * scale)) pargs= cargs=--no-drm-syncobj debug=
 [ -n "$control" ] && frames=4 render_ms=500 pargs=--no-wait
+[ -n "$passthrough" ] && cargs= debug=1
 exec 3>"$rt/ready"
-$wrap "$comp" --socket comp --ready-fd 3 --no-drm-syncobj \
+$wrap "$comp" --socket comp --ready-fd 3 $cargs \
 	--no-implicit-wait --renderer cpu &
 cpid=$!
 exec 3>&-
@@ -43,7 +49,7 @@ for _ in $(seq 1 600); do
 	sleep 0.1
 done
 [ -s "$rt/ready" ] || { echo "Bail out! the compositor did not start"; exit 1; }
-out=$(WAYLAND_DISPLAY=comp $wrap "$proxy" --socket px $pargs \
+out=$(WAYLAND_DISPLAY=comp SYNCBRIDGE_DEBUG=$debug $wrap "$proxy" --socket px $pargs \
 	-- "$client" --frames $frames --render-ms $render_ms --strict --expect syncobj 2>&1)
 rc=$?
 echo "$out"
@@ -62,6 +68,10 @@ if [ -n "$control" ]; then
 		exit 0
 	fi
 	echo "not ok - control: the race was not observed (exit $rc)"
+	exit 1
+fi
+if [ -n "$passthrough" ] && ! echo "$out" | grep -q "passing it through"; then
+	echo "not ok - the proxy did not pass the compositor's linux-drm-syncobj-v1 through"
 	exit 1
 fi
 [ $rc = 0 ] && echo "ok - through the proxy: every frame presented after its point" ||
