@@ -9,9 +9,10 @@ the message) and the connection closed; a client connected all along keeps
 working, and the proxy's fd count (/proc/PID/fd) is back where it was.
 
 Where the proxy offers linux-drm-syncobj-v1 (the guest: a render node with
-timelines, vgem for the dma-buf), also: a commit whose acquire point never
-signals is held (a later wl_display.sync unanswered) while other clients go
-on, the client disconnects with it held and every fd comes back; and every
+timelines, vgem for the dma-buf), also: a commit whose acquire point has no
+fence yet is held (a later wl_display.sync unanswered) while other clients go
+on, and goes on once the test signals the point from the CPU; a client
+disconnects with such a commit held and every fd comes back; and every
 protocol error of linux-drm-syncobj-v1 the proxy raises, with the XML's code
 on the right object.
 
@@ -20,6 +21,7 @@ on the right object.
 --control (guest): the proxy with --no-wait: the same never-signalling commit
 is forwarded at once (the sync answered).
 """
+import ctypes
 import fcntl
 import os
 import random
@@ -237,6 +239,28 @@ def timeline_fd():
     return None
 
 
+def timeline_signal(tl_fd, point):
+    """Signal a point of the timeline tl_fd from the CPU (SYNCOBJ_TIMELINE_SIGNAL)."""
+    for node in sorted(os.listdir("/dev/dri")):
+        if not node.startswith("renderD"):
+            continue
+        fd = os.open("/dev/dri/" + node, os.O_RDWR | os.O_CLOEXEC)
+        try:
+            h = bytearray(struct.pack("<IIiI", 0, 0, tl_fd, 0))
+            fcntl.ioctl(fd, ioc(0xC2, 16), h)  # SYNCOBJ_FD_TO_HANDLE
+            handles = (ctypes.c_uint32 * 1)(struct.unpack_from("<I", h)[0])
+            points = (ctypes.c_uint64 * 1)(point)
+            arr = bytearray(struct.pack("<QQII", ctypes.addressof(handles),
+                                        ctypes.addressof(points), 1, 0))
+            fcntl.ioctl(fd, ioc(0xCD, 24), arr)  # SYNCOBJ_TIMELINE_SIGNAL
+            return True
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return False
+
+
 class SyncSetup:
     """A surface, a dma-buf wl_buffer, the proxy's manager, a timeline and
     the surface's sync object, made on client c."""
@@ -256,10 +280,9 @@ class SyncSetup:
         self.buf = c.new_id()
         c.send(params, 3, u32(self.buf, 64, 64, 0x34325258, 0))  # create_immed, XR24
         self.mgr = c.bind(reg, globs, SYNC_GLOBAL, 1)
-        tl = timeline_fd()
+        self.tl_fd = timeline_fd()  # kept: the test signals points on it
         self.tl = c.new_id()
-        c.send(self.mgr, 2, u32(self.tl), fds=[tl])
-        os.close(tl)
+        c.send(self.mgr, 2, u32(self.tl), fds=[self.tl_fd])
         self.ss = c.new_id()
         c.send(self.mgr, 1, u32(self.ss, self.surf))
 
@@ -295,6 +318,7 @@ def sync_error_cases(path):
         s = SyncSetup(c)
         act(s)
         expect_cut(c, what, code=code, obj=getattr(s, obj))
+        os.close(s.tl_fd)
 
     case("no_acquire_point: a buffer with only a release point",
          lambda s: (s.points(release=2), s.attach_commit()), "ss", 4)
@@ -319,23 +343,34 @@ def sync_error_cases(path):
 
 
 def held_case(path, pid, other, base, control):
-    """A commit whose acquire point never signals: held (not with --no-wait)."""
+    """Commits whose acquire point has no fence yet: held until it signals
+    (not with --no-wait); a client that leaves with one held."""
     c = Client(path)
     s = SyncSetup(c)
-    s.points(1, 2)  # point 1 is never signalled
+    s.points(1, 2)  # point 1: no fence until the test signals it
     s.attach_commit()
     answered = c.sync(timeout=1.5)
     if control:
         check(answered, "control (--no-wait): the commit and the sync after it are forwarded")
     else:
-        check(not answered and not c.eof,
-              "a commit on a point that never signals is held, with the sync after it")
-    check(other.sync(), "another client goes on meanwhile")
+        check(not answered and not c.eof, "a commit on an unsignalled point is held, with the "
+              "sync after it")
+        check(other.sync(), "another client goes on meanwhile")
+        check(timeline_signal(s.tl_fd, 1), "the test signals point 1 from the CPU")
+        check(c.sync(timeout=5) and not c.eof, "then the commit and the requests after it go on")
+    os.close(s.tl_fd)
+    c.close()
+    c = Client(path)
+    s = SyncSetup(c)
+    s.points(1, 2)  # never signalled
+    s.attach_commit()
+    c.sync(timeout=0.5)
+    os.close(s.tl_fd)
     c.close()
     time.sleep(0.5)
-    check(other.sync(), "the client gone with a commit held: the others go on")
+    check(other.sync(), "a client gone with a commit held: the others go on")
     n = fd_count(pid)
-    check(n == base, "the proxy's fds after the held client left: %d (before: %d)" % (n, base))
+    check(n == base, "the proxy's fds after the held clients left: %d (before: %d)" % (n, base))
 
 
 def start_wrapped(wrap, cmd, rt, env, wait_s):
