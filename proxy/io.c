@@ -7,6 +7,8 @@
  * PXY_MAX_FDS_OUT (28, libwayland's receive limit) fds with bytes that stop
  * before the message of the first fd left behind — an fd may arrive before
  * its message's bytes, never after them. The buffers own every fd they hold.
+ * Consuming bytes only moves the start (data) forward; they are moved back to
+ * the allocation's start when room is needed, not once per message.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,25 +24,33 @@ pxy_buf_finish(struct pxy_buf *b)
 {
 	for (size_t k = 0; k < b->nfds; k++)
 		close(b->fds[k]);
-	free(b->data);
+	free(b->base);
 	free(b->fds);
 	free(b->fd_at);
 	memset(b, 0, sizeof(*b));
 }
 
+/* Room for bytes more after data + len (the consumed front reused first). */
 static int
 reserve(struct pxy_buf *b, size_t bytes, size_t fds)
 {
+	size_t off = b->base ? (size_t)(b->data - b->base) : 0;
+
+	if (off + b->len + bytes > b->cap && off > 0) {
+		memmove(b->base, b->data, b->len);
+		b->data = b->base;
+		off = 0;
+	}
 	if (b->len + bytes > b->cap) {
 		size_t cap = b->cap ? b->cap : 8192;
 		uint8_t *grown;
 
 		while (cap < b->len + bytes)
 			cap *= 2;
-		grown = realloc(b->data, cap);
+		grown = realloc(b->base, cap);
 		if (!grown)
 			return -ENOMEM;
-		b->data = grown;
+		b->base = b->data = grown;
 		b->cap = cap;
 	}
 	if (b->nfds + fds > b->fd_cap) {
@@ -108,7 +118,9 @@ pxy_buf_recv(struct pxy_buf *b, int sock, size_t limit, size_t fd_limit)
 	if (ret)
 		return ret;
 	iov.iov_base = b->data + b->len;
-	iov.iov_len = b->cap - b->len < limit - b->len ? b->cap - b->len : limit - b->len;
+	iov.iov_len = b->cap - (size_t)(b->data - b->base) - b->len;
+	if (iov.iov_len > limit - b->len)
+		iov.iov_len = limit - b->len;
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
 	mh.msg_control = ctl.buf;
@@ -140,10 +152,8 @@ pxy_buf_consume(struct pxy_buf *b, size_t n, size_t nfds, bool close_fds)
 		for (size_t k = 0; k < b->nfds; k++)
 			b->fd_at[k] = b->fd_at[k] > n ? b->fd_at[k] - n : 0;
 	}
-	if (b->len) {
-		memmove(b->data, b->data + n, b->len - n);
-		b->len -= n;
-	}
+	b->len -= n;
+	b->data = b->len ? b->data + n : b->base; /* empty: from the start again */
 }
 
 int

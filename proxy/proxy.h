@@ -106,7 +106,8 @@ size_t pxy_wire_global(uint8_t *buf, uint32_t registry, uint32_t name, const cha
 
 /* Buffered bytes and fds of one direction of one socket (io.c). */
 struct pxy_buf {
-	uint8_t *data;
+	uint8_t *base;       /* the allocation, cap bytes */
+	uint8_t *data;       /* the unconsumed bytes: len of them, from base + some offset */
 	size_t len, cap;
 	int *fds;
 	size_t nfds, fd_cap;
