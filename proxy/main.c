@@ -19,7 +19,9 @@
  *   CLIENT          run it with WAYLAND_DISPLAY=NAME; exit with its status
  *
  * The compositor is $WAYLAND_DISPLAY (default wayland-0). Exit: the client's
- * status, else 0 on SIGTERM/SIGINT, 1 on failure, 2 on usage errors.
+ * status (a SIGTERM/SIGINT is passed on to it; a second one ends the proxy
+ * with 128 + the signal), else 0 on SIGTERM/SIGINT, 1 on failure, 2 on usage
+ * errors.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -161,6 +163,7 @@ struct loop {
 	size_t n, cap;
 	unsigned serial;
 	pid_t child;
+	unsigned signalled; /* SIGTERM/SIGINT received */
 	int status; /* the exit status once known, else -1 */
 };
 
@@ -196,7 +199,13 @@ on_signal(struct loop *l)
 
 	while (read(l->signal_fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo != SIGCHLD) {
-			l->status = 0;
+			/* The client gets the first SIGTERM/SIGINT, and its status is ours. */
+			if (l->child <= 0)
+				l->status = 0;
+			else if (!l->signalled++)
+				kill(l->child, (int)si.ssi_signo);
+			else
+				l->status = 128 + (int)si.ssi_signo;
 			continue;
 		}
 		if (l->child > 0 && waitpid(l->child, &st, WNOHANG) == l->child)
