@@ -25,6 +25,7 @@ import ctypes
 import fcntl
 import os
 import random
+import shutil
 import signal
 import socket
 import struct
@@ -401,8 +402,10 @@ def main():
     rt = tempfile.mkdtemp(prefix="sbwl-pxy-")
     os.makedirs(rt + "/p")
     env = dict(os.environ, XDG_RUNTIME_DIR=rt, WAYLAND_DISPLAY="comp")
+    # WAYLAND_DEBUG=server: the compositor logs every request it reads and
+    # every event it sends, a protocol error among them.
     comp, up = wlcomp.start([comp_path, "--socket", "comp", "--no-drm-syncobj", "--renderer",
-                             "none"], rt, env, 60)
+                             "none"], rt, dict(env, WAYLAND_DEBUG="server"), 60)
     if not check(up, "the compositor listens"):
         return 1
     # Under the valgrind setup the proxy runs in SYNCBRIDGE_VM_WRAPPER (it is
@@ -441,7 +444,14 @@ def main():
     prc, _ = wlcomp.stop(proxy, signal.SIGTERM)
     crc, _ = wlcomp.stop(comp, signal.SIGTERM)
     check(prc == 0 and crc == 0, "the proxy and the compositor exit 0 (%d, %d)" % (prc, crc))
+    with open(os.path.join(rt, "compositor.log"), errors="replace") as f:
+        clog = f.read().splitlines()
+    requests = [line for line in clog if "] wl_" in line or "] zwp_" in line or "] xdg_" in line]
+    errors = [line for line in clog if "wl_display#1.error(" in line or "wl_display@1.error(" in line]
+    check(requests and not errors, "the compositor read %d requests and raised no protocol error%s"
+          % (len(requests), ": " + errors[0] if errors else ""))
     subprocess.run(["cat", rt + "/p/compositor.log"], check=False)
+    shutil.rmtree(rt, ignore_errors=True)
     return 1 if wlcomp.failed else 0
 
 
