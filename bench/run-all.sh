@@ -33,6 +33,7 @@ compositor-v1 bench/bench-compositor --proto v1
 compositor-syncobj bench/bench-compositor --proto syncobj
 vk-cube bench/bench-vk-cube
 pw-cost bench/bench-pw-cost
+wl-proxy bench/bench-wl-proxy
 '
 if [ "${1:-}" = --names ]; then
 	case ${2:-} in

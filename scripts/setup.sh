@@ -33,10 +33,11 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 # Packages from plain bookworm. wayland-utils: wayland-info, a stock client of
 # the compositor tests; qemu-system-gui + libvirglrenderer1 + libsdl2 (+ xvfb):
 # the GPU group's virgl guest (scripts/vm/vm-run.sh, SYNCBRIDGE_VM_GPU=virgl);
+# libexpat1-dev: syncbridge-wl-proxy reads the protocol XML with expat (proxy/);
 # foot ... mesa-utils: the stock clients of the GPU group's client matrix
 # (tests/wayland/meson.build; mesa-utils for glxgears through Xwayland);
 # scdoc: the man pages (docs/man/, -Dman_pages).
-base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates
+base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates libexpat1-dev
 	libvulkan-dev vulkan-tools vulkan-validationlayers libjson-c-dev
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	valgrind strace librsvg2-bin glslang-tools xvfb v4l-utils libpng-dev

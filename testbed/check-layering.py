@@ -11,7 +11,7 @@
    library, layer or testbed; a side library (src/egl, src/wayland,
    src/pipewire) only the core; a library of common/ only the header-only
    clock.h; common/ nothing above it; shipped code (src/, layer/, common/,
-   compositor/, examples/, tools/) never testbed/.
+   compositor/, examples/, tools/, proxy/) never testbed/.
 2. Calls inside src/wayland's compositor helper: server_internal.h's file map
    lists the files top down, "a file calls only files below it". Every file
    that includes server_internal.h must be in the map, and a call from one of
@@ -43,9 +43,10 @@ RULES = {
     "compositor": ["compositor", "common"] + SHIPPED_BASE,
     "examples": ["examples", "common"] + SHIPPED_BASE,
     "tools": ["tools", "common"] + SHIPPED_BASE,
+    "proxy": ["proxy", "common"] + SHIPPED_BASE,
     "include": SHIPPED_BASE,
 }
-SHIPPED = ["src", "layer", "common", "compositor", "examples", "tools", "include"]
+SHIPPED = ["src", "layer", "common", "compositor", "examples", "tools", "proxy", "include"]
 SOURCE_EXT = (".c", ".h")
 
 failures = 0

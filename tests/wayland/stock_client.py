@@ -38,6 +38,9 @@ Passes when:
     of the dma-buf's write fences as they were at commit) — or, with --race
     (a control, with --comp-arg --no-wait --comp-env SYNCBRIDGE_DISABLE=1),
     at least one was.
+With --proxy PROXY the client connects through syncbridge-wl-proxy
+(docs/wl-proxy.md) instead, which must exit 0 on SIGTERM at the end: every
+check above then holds through it.
 @CARD@ / @RENDER@ in the client's arguments become the card / render node of
 --card DRIVER;
 --needs-virgl skips unless virtio_gpu has 3D (a GBM-capable render node).
@@ -129,7 +132,8 @@ def enough_commits(args, rt):
 
 
 def run_client(args, rt):
-    env = dict(os.environ, XDG_RUNTIME_DIR=rt, WAYLAND_DISPLAY="stock")
+    env = dict(os.environ, XDG_RUNTIME_DIR=rt,
+               WAYLAND_DISPLAY="stock-proxy" if args.proxy else "stock")
     env.pop("DISPLAY", None)
     if args.protocol_check:
         env["WAYLAND_DEBUG"] = "client"
@@ -200,6 +204,7 @@ def main(argv):
     p.add_argument("--forbid", action="append", default=[], metavar="REGEX",
                    help="the client's output must not match (e.g. validation messages)")
     p.add_argument("--comp-arg", action="append", default=[])
+    p.add_argument("--proxy", help="run the client through this syncbridge-wl-proxy")
     p.add_argument("--keep", help="leave the screenshots and logs in this folder")
     p.add_argument("--colour", action="append", default=[], metavar="RRGGBB:MIN",
                    help="a screenshot shows at least MIN pixels near this colour (the client's content)")
@@ -234,15 +239,26 @@ def main(argv):
     shots = os.path.join(rt, "shots")
     os.mkdir(shots)
     comp, ready = start_compositor(args, rt, shots)
+    proxy = None
     try:
         if not check(ready, "the compositor started"):
             return 1
+        if args.proxy:
+            os.mkdir(os.path.join(rt, "proxy"))
+            proxy, ready = wlcomp.start([args.proxy, "--socket", "stock-proxy"],
+                                        os.path.join(rt, "proxy"),
+                                        dict(os.environ, XDG_RUNTIME_DIR=rt, WAYLAND_DISPLAY="stock"), 30)
+            if not check(ready, "syncbridge-wl-proxy started"):
+                return 1
         rc, how, secs, text = run_client(args, rt)
         end = time.time()
         own = [line for line in text.splitlines() if not protocol_check.is_debug_line(line)]
         print("".join("# client: " + line + "\n" for line in own[-25:]), end="")
         alive = comp.poll() is None
     finally:
+        if proxy:
+            prc = wlcomp.stop(proxy, signal.SIGTERM)[0]
+            check(prc == 0, f"syncbridge-wl-proxy exits 0 (status {prc})")
         crc = wlcomp.stop(comp, signal.SIGTERM)[0]
     with open(os.path.join(rt, "compositor.log"), errors="replace") as f:
         clog = f.read()
