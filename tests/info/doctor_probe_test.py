@@ -231,6 +231,10 @@ def doctor_ours(info, rt, comp):
             check(len(unordered) > 0, "a compositor path implicit fences leave unordered "
                   "(lavapipe: out = no)")
             check(all(want in v["by"] for v in unordered), f"each names {want}")
+            # Without linux-drm-syncobj-v1 the advice points at syncbridge-wl-proxy.
+            proxy = [v for v in unordered if "syncbridge-wl-proxy" in v["advice"]]
+            check(len(proxy) == (len(unordered) if not_want else 0),
+                  f"{len(proxy)} of {len(unordered)} advise syncbridge-wl-proxy")
             if not_want:
                 check(not any(not_want in v["by"] for v in paths), f"none claims {not_want}")
         finally:

@@ -170,7 +170,7 @@ struct doctor_verdict {
 	char path[48];     /* stable id: "vulkan-to-compositor", ... */
 	char subject[256]; /* the device or display it is about, "" for none */
 	enum doctor_tri ordered;
-	char by[256], risk[256], advice[256];
+	char by[256], risk[256], advice[512];
 };
 
 int doctor_verdicts(const struct doctor_report *r, struct doctor_verdict *v, int max);

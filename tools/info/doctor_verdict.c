@@ -50,6 +50,31 @@ layer_advice(const struct doctor_report *r, const struct doctor_vk_dev *d, struc
 		PUT(v, advice, "check the syncbridge layer on this device: %s", d->layer.why);
 }
 
+/*
+ * A compositor without linux-drm-syncobj-v1: clients whose WSI syncs
+ * explicitly through it (NVIDIA's driver since 555, Xwayland 24.1 on NVIDIA)
+ * fall back to nothing there — the field's most reported flicker
+ * (shared/field.md) — and syncbridge-wl-proxy offers the protocol in front of
+ * it (docs/wl-proxy.md). Appended to the advice of an unordered path.
+ */
+static void
+proxy_advice(const struct doctor_report *r, struct doctor_verdict *v)
+{
+#ifdef HAVE_DOCTOR_WL
+	size_t used = strlen(v->advice);
+
+	if (!r->wl || !r->wl->connected || r->wl->syncobj_v1)
+		return;
+	snprintf(v->advice + used, sizeof(v->advice) - used,
+		 "%sthe compositor%s%s lacks linux-drm-syncobj-v1: an app that syncs "
+		 "explicitly through it can run behind syncbridge-wl-proxy "
+		 "(syncbridge-wl-proxy -- APP)",
+		 used ? "; " : "", r->wl->compositor[0] ? " " : "", r->wl->compositor);
+#else
+	(void)r, (void)v;
+#endif
+}
+
 /* Whether the compositor can order frames without implicit fences; a phrase or NULL. */
 static const char *
 compositor_explicit(const struct doctor_report *r, char *buf, size_t len)
@@ -106,6 +131,7 @@ vulkan_to_compositor(const struct doctor_report *r, const struct doctor_vk_dev *
 						  "shared by hand are at risk)"
 						: "");
 		layer_advice(r, d, v);
+		proxy_advice(r, v);
 	} else {
 		v->ordered = DOCTOR_UNKNOWN;
 		PUT(v, by, "not measured: %s", d->out.why);
@@ -203,6 +229,7 @@ egl_to_compositor(const struct doctor_report *r, struct doctor_verdict *v)
 			      "(docs/egl.md) puts them on the dma-buf"
 			    : "this EGL has no native fence sync: finish (glFinish) before sharing "
 			      "a buffer");
+		proxy_advice(r, v);
 	} else {
 		PUT(v, by, "not measured: %s", g->out.why);
 		PUT(v, risk, "unknown");
