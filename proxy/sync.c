@@ -503,6 +503,7 @@ pxy_sync_unhold(struct pxy_conn *c)
 	sb_syncobj_waiter_destroy(c->held);
 	c->held = NULL;
 	point_set(&cs->held, NULL, 0);
+	c->scan_off = c->scan_fds = 0; /* conn.c's look ahead starts again at the next hold */
 	/* The buffer is still there (its destroy is behind the commit); if not, or
 	 * without memory, the point is signalled now rather than never. */
 	if (!bo || bo->iface != c->ctx->buffer || !bo->data ||

@@ -431,6 +431,34 @@ def stale_release_case(path):
     c.close()
 
 
+def pings_case(path, scale):
+    """xdg_wm_base pings to a client whose commit is held: its pongs go
+    ahead of the commit, so the compositor (--ping-timeout-ms) keeps it."""
+    c = Client(path)
+    s = SyncSetup(c)
+    wm = c.bind(s.reg, s.globs, "xdg_wm_base", 1)
+    role = c.new_id()
+    c.send(s.comp, 0, u32(role))
+    c.send(wm, 2, u32(c.new_id(), role))  # get_xdg_surface: the pings start
+    s.points(1, 2)  # point 1: nobody signals it until the end
+    s.attach_commit()
+    pings, seen = 0, []
+    end = time.monotonic() + 2.5 * scale
+    while time.monotonic() < end and not c.eof:
+        for ev in c.events(0.1):
+            seen.append(ev)
+            if ev[0] == wm and ev[1] == 0:  # ping(serial)
+                c.send(wm, 3, ev[2][:4])
+                pings += 1
+    err = error_of(seen)
+    check(pings >= 2 and not c.eof and err is None, "a held client answers %d pings and the "
+          "compositor keeps it (%s)" % (pings, err or "no error"))
+    timeline_signal(s.tl_fd, 1)
+    check(c.sync(timeout=5 * scale), "its commit goes on once the point signals")
+    os.close(s.tl_fd)
+    c.close()
+
+
 def start_wrapped(wrap, cmd, rt, env, wait_s):
     """wlcomp.start() for cmd behind the wrapper's words (--ready-fd goes
     after cmd's program, not the wrapper's)."""
@@ -461,8 +489,12 @@ def main():
     env = dict(os.environ, XDG_RUNTIME_DIR=rt, WAYLAND_DISPLAY="comp")
     # WAYLAND_DEBUG=server: the compositor logs every request it reads and
     # every event it sends, a protocol error among them.
+    # --ping-timeout-ms: a client with an xdg_surface that leaves a ping
+    # unanswered that long is ended (pings_case).
+    scale = int(os.environ.get("SYNCBRIDGE_VM_TIMEOUT_SCALE", "1"))
     comp, up = wlcomp.start([comp_path, "--socket", "comp", "--no-drm-syncobj", "--renderer",
-                             "none"], rt, dict(env, WAYLAND_DEBUG="server"), 60)
+                             "none", "--ping-timeout-ms", str(600 * scale)], rt,
+                            dict(env, WAYLAND_DEBUG="server"), 60)
     if not check(up, "the compositor listens"):
         return 1
     # Under the valgrind setup the proxy runs in SYNCBRIDGE_VM_WRAPPER (it is
@@ -491,6 +523,7 @@ def main():
         if not control:
             sync_error_cases(path)
             stale_release_case(path)
+            pings_case(path, scale)
         held_case(path, proxy.pid, other, base, control)
     elif has_sync:
         print("# no vgem: the syncobj cases need a dma-buf")
