@@ -36,6 +36,8 @@
 #define IN_LIMIT (256 * 1024)
 #define OUT_LIMIT (4 * 1024 * 1024)
 #define IN_FD_LIMIT 256
+/* Pongs passed ahead of one held commit, at most (pass_pongs). */
+#define MAX_PONGS_AHEAD 64
 /* Ids beyond this many objects are refused (libwayland allocates from 1 up). */
 #define MAX_IDS (1u << 20)
 
@@ -382,7 +384,9 @@ pass_pongs(struct pxy_conn *c)
 				  c->cin.nfds - c->scan_fds, &p) != 0)
 			break;
 		if (!o->local && strcmp(m->name, "pong") == 0 && !strpbrk(m->sig, "nNh")) {
-			if (!pass_now(c, off, p.size))
+			/* A few per hold: a client answers pings, it does not flood
+			 * them (each one taken out moves the rest of cin). */
+			if (++c->pongs_passed > MAX_PONGS_AHEAD || !pass_now(c, off, p.size))
 				break;
 			continue;
 		}

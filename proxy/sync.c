@@ -504,6 +504,7 @@ pxy_sync_unhold(struct pxy_conn *c)
 	c->held = NULL;
 	point_set(&cs->held, NULL, 0);
 	c->scan_off = c->scan_fds = 0; /* conn.c's look ahead starts again at the next hold */
+	c->pongs_passed = 0;
 	/* The buffer is still there (its destroy is behind the commit); if not, or
 	 * without memory, the point is signalled now rather than never. */
 	if (!bo || bo->iface != c->ctx->buffer || !bo->data ||
