@@ -36,6 +36,8 @@
 #define IN_LIMIT (256 * 1024)
 #define OUT_LIMIT (4 * 1024 * 1024)
 #define IN_FD_LIMIT 256
+/* Pongs passed ahead of one held commit, at most (pass_pongs). */
+#define MAX_PONGS_AHEAD 64
 /* Ids beyond this many objects are refused (libwayland allocates from 1 up). */
 #define MAX_IDS (1u << 20)
 
@@ -337,11 +339,71 @@ client_message(struct pxy_conn *c)
 	return true;
 }
 
+/* Forward the request at off (no fds, no new id) now and take it out of cin. */
+static bool
+pass_now(struct pxy_conn *c, size_t off, size_t size)
+{
+	if (pxy_buf_append(&c->sout, c->cin.data + off, size, NULL, 0, OUT_LIMIT) != 0)
+		return false;
+	memmove(c->cin.data + off, c->cin.data + off + size, c->cin.len - off - size);
+	c->cin.len -= size;
+	return true;
+}
+
+/*
+ * While a commit is held, a pong the client sent after it goes ahead: it
+ * answers the compositor's ping, which a compositor holding only the
+ * surface would get at once (else a client whose point is late is taken for
+ * hung, and some compositors end it). A pong creates no id, so no new id
+ * reaches the compositor out of order, and carries no fd. The look ahead
+ * stops for good at a request on an object made after the commit (its
+ * signature, hence its fds, is not known yet); scan_off keeps it linear.
+ */
+static void
+pass_pongs(struct pxy_conn *c)
+{
+	struct pxy_parsed p;
+
+	if (c->scan_off == 0) {
+		if (pxy_wire_header(c->cin.data, c->cin.len, &p) <= 0)
+			return;
+		c->scan_off = p.size; /* past the held commit (it has no fd) */
+	}
+	while (c->scan_off < c->cin.len) {
+		size_t off = c->scan_off;
+		const struct pxy_msg *m;
+		struct pxy_obj *o;
+
+		if (pxy_wire_header(c->cin.data + off, c->cin.len - off, &p) <= 0)
+			return;
+		o = pxy_conn_obj(c, p.id);
+		if (!o || p.opcode >= o->iface->n_requests)
+			break;
+		m = &o->iface->requests[p.opcode];
+		if (pxy_wire_args(m, c->cin.data + off, c->cin.fds + c->scan_fds,
+				  c->cin.nfds - c->scan_fds, &p) != 0)
+			break;
+		if (!o->local && strcmp(m->name, "pong") == 0 && !strpbrk(m->sig, "nNh")) {
+			/* A few per hold: a client answers pings, it does not flood
+			 * them (each one taken out moves the rest of cin). */
+			if (++c->pongs_passed > MAX_PONGS_AHEAD || !pass_now(c, off, p.size))
+				break;
+			continue;
+		}
+		c->scan_off += p.size;
+		c->scan_fds += p.nfds;
+	}
+	if (c->scan_off < c->cin.len)
+		c->scan_off = SIZE_MAX; /* stopped for good (until the hold ends) */
+}
+
 void
 pxy_conn_process_client(struct pxy_conn *c)
 {
 	while (!c->closing && !c->held && client_message(c))
 		;
+	if (c->held && !c->closing && c->scan_off != SIZE_MAX)
+		pass_pongs(c);
 	if (!c->closing && !c->held && c->cin.len == 0 && c->cin.nfds > 0)
 		pxy_conn_fatal(c, 1, ERR_INVALID_METHOD, "%zu file descriptors no message "
 			       "asked for", c->cin.nfds);

@@ -51,6 +51,8 @@ struct pxy_conn {
 	uint32_t cnext, snext;      /* the highest new id of each range + 1 (as libwayland) */
 	struct sb_syncobj_waiter *held; /* the commit at cin's front waits for it */
 	bool resume;                /* forward the message at cin's front as it is */
+	size_t scan_off, scan_fds;  /* held: how far pass_pongs() has looked (bytes, fds) */
+	unsigned pongs_passed;      /* held: pongs sent ahead of the commit */
 	bool closing;               /* cut off: flush cout, then close */
 	bool dead;                  /* closed: free it */
 	void *sync;                 /* sync.c's per-connection state */

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -64,6 +65,20 @@ pxy_log(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* SYNCBRIDGE_DEBUG as the library reads it: any level (1, debug, info, ...) but off. */
+static bool
+debug_wanted(const char *v)
+{
+	static const char *const off[] = { "0", "no", "false", "off", "none" };
+
+	if (!v || !*v)
+		return false;
+	for (size_t k = 0; k < sizeof(off) / sizeof(off[0]); k++)
+		if (strcasecmp(v, off[k]) == 0)
+			return false;
+	return true;
 }
 
 static void
@@ -372,7 +387,7 @@ main(int argc, char **argv)
 	first = demo_opt_parse("syncbridge-wl-proxy", argc, argv, opts, usage, DEMO_OPT_OPERANDS);
 	if (first < 0)
 		return 2;
-	debug_on = getenv("SYNCBRIDGE_DEBUG") && *getenv("SYNCBRIDGE_DEBUG");
+	debug_on = debug_wanted(getenv("SYNCBRIDGE_DEBUG"));
 	signal(SIGPIPE, SIG_IGN);
 	l.display = display && *display ? display : "wayland-0";
 	if (ctx_setup(&ctx, l.display, drm, xml_dir) != 0) {

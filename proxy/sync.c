@@ -104,7 +104,9 @@ point_set(struct point *p, struct timeline *tl, uint64_t value)
 
 /* c->sync: the held commit's acquire point (the rest is on the objects). */
 struct conn_sync {
-	struct point held;
+	struct point held;          /* its acquire point */
+	struct point held_release;  /* its release point, for the buffer once it goes */
+	uint32_t held_buffer;       /* that buffer's id */
 };
 
 int
@@ -119,8 +121,10 @@ pxy_sync_finish(struct pxy_conn *c)
 {
 	struct conn_sync *cs = c->sync;
 
-	if (cs)
+	if (cs) {
 		point_set(&cs->held, NULL, 0);
+		point_set(&cs->held_release, NULL, 0);
+	}
 	free(cs);
 	c->sync = NULL;
 }
@@ -357,44 +361,61 @@ commit_check(struct pxy_conn *c, const struct surface *s, const struct sync_surf
 	return -EPROTO;
 }
 
-/* Take the commit's points: 0 forward now, 1 held (c->held), <0 cut off. */
+/* Put a release point on b's list (its reference moves). 0, or -ENOMEM (p as it was). */
+static int
+buffer_add_release(struct buffer *b, struct point *p)
+{
+	struct point *grown = realloc(b->releases, (b->n_releases + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	b->releases = grown;
+	b->releases[b->n_releases++] = *p;
+	*p = (struct point){ NULL, 0 };
+	return 0;
+}
+
+/*
+ * Take the commit's points: 0 forward now, 1 held (c->held), <0 cut off.
+ * The release point joins the buffer's list only when the commit goes to the
+ * compositor: a wl_buffer.release that arrives meanwhile is for an earlier
+ * use of the buffer, not for this commit.
+ */
 static int
 commit(struct pxy_conn *c, struct surface *s)
 {
 	struct sync_surface *ss = pxy_conn_obj(c, s->sync)->data;
+	struct conn_sync *cs = c->sync;
 	struct buffer *b;
 	struct point acquire = { NULL, 0 };
-	struct point *grown;
 	int ret = commit_check(c, s, ss, &b);
 
 	s->attached = false;
 	if (ret || !b)
 		return ret;
-	grown = realloc(b->releases, (b->n_releases + 1) * sizeof(*grown));
-	if (!grown) {
-		pxy_conn_fatal(c, 1, 2, "out of memory");
-		return -ENOMEM;
-	}
-	b->releases = grown;
-	b->releases[b->n_releases++] = ss->release; /* the reference moves */
-	ss->release = (struct point){ NULL, 0 };
 	acquire = ss->acquire;
 	ss->acquire = (struct point){ NULL, 0 };
 	if (c->ctx->no_wait || sb_syncobj_wait(acquire.tl->drm_fd, acquire.tl->handle,
-					       acquire.value, 0, 0) == 0) {
-		point_set(&acquire, NULL, 0);
-		return 0;
-	}
-	ret = sb_syncobj_waiter_create(acquire.tl->drm_fd, acquire.tl->handle, acquire.value, 0,
-				       &c->held);
+					       acquire.value, 0, 0) == 0)
+		ret = -EALREADY;
+	else
+		ret = sb_syncobj_waiter_create(acquire.tl->drm_fd, acquire.tl->handle,
+					       acquire.value, 0, &c->held);
 	if (ret) {
+		if (ret != -EALREADY)
+			pxy_log("client %u: cannot wait for an acquire point (%s); forwarding the "
+				"commit", c->serial, strerror(-ret));
 		point_set(&acquire, NULL, 0);
-		pxy_log("client %u: cannot wait for an acquire point (%s); forwarding the commit",
-			c->serial, strerror(-ret));
-		return 0;
+		if (buffer_add_release(b, &ss->release) == 0)
+			return 0;
+		pxy_conn_fatal(c, 1, 2, "out of memory");
+		return -ENOMEM;
 	}
 	/* The fallback waiter's thread waits on the handle: keep it until unhold. */
-	((struct conn_sync *)c->sync)->held = acquire;
+	cs->held = acquire;
+	cs->held_release = ss->release;
+	ss->release = (struct point){ NULL, 0 };
+	cs->held_buffer = s->buffer;
 	pxy_log("client %u: commit held until its acquire point signals", c->serial);
 	return 1;
 }
@@ -472,6 +493,8 @@ pxy_sync_server_msg(struct pxy_conn *c, struct pxy_obj *o, const struct pxy_pars
 void
 pxy_sync_unhold(struct pxy_conn *c)
 {
+	struct conn_sync *cs = c->sync;
+	struct pxy_obj *bo = pxy_conn_obj(c, cs->held_buffer);
 	int err = sb_syncobj_waiter_get_error(c->held);
 
 	if (err)
@@ -479,6 +502,13 @@ pxy_sync_unhold(struct pxy_conn *c)
 			c->serial, strerror(-err));
 	sb_syncobj_waiter_destroy(c->held);
 	c->held = NULL;
-	point_set(&((struct conn_sync *)c->sync)->held, NULL, 0);
+	point_set(&cs->held, NULL, 0);
+	c->scan_off = c->scan_fds = 0; /* conn.c's look ahead starts again at the next hold */
+	c->pongs_passed = 0;
+	/* The buffer is still there (its destroy is behind the commit); if not, or
+	 * without memory, the point is signalled now rather than never. */
+	if (!bo || bo->iface != c->ctx->buffer || !bo->data ||
+	    buffer_add_release(bo->data, &cs->held_release) != 0)
+		release_signal(&cs->held_release, -1);
 	c->resume = true;
 }

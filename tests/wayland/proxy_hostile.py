@@ -22,6 +22,7 @@ on the right object.
 is forwarded at once (the sync answered).
 """
 import ctypes
+import errno
 import fcntl
 import os
 import random
@@ -262,6 +263,33 @@ def timeline_signal(tl_fd, point):
     return False
 
 
+def timeline_signalled(tl_fd, point):
+    """Has the point of timeline tl_fd signalled (SYNCOBJ_TIMELINE_WAIT, no wait)? None: unknown."""
+    for node in sorted(os.listdir("/dev/dri")):
+        if not node.startswith("renderD"):
+            continue
+        fd = os.open("/dev/dri/" + node, os.O_RDWR | os.O_CLOEXEC)
+        try:
+            h = bytearray(struct.pack("<IIiI", 0, 0, tl_fd, 0))
+            fcntl.ioctl(fd, ioc(0xC2, 16), h)  # SYNCOBJ_FD_TO_HANDLE
+        except OSError:
+            os.close(fd)
+            continue
+        handles = (ctypes.c_uint32 * 1)(struct.unpack_from("<I", h)[0])
+        points = (ctypes.c_uint64 * 1)(point)
+        wait = bytearray(struct.pack("<QQqIIII", ctypes.addressof(handles),
+                                     ctypes.addressof(points), 0, 1, 0, 0, 0))
+        try:
+            fcntl.ioctl(fd, ioc(0xCA, 40), wait)  # SYNCOBJ_TIMELINE_WAIT, deadline 0
+            return True
+        except OSError as e:
+            # ETIME: pending; EINVAL: no fence at that point yet (no WAIT_FOR_SUBMIT)
+            return False if e.errno in (errno.ETIME, errno.EINVAL) else None
+        finally:
+            os.close(fd)
+    return None
+
+
 class SyncSetup:
     """A surface, a dma-buf wl_buffer, the proxy's manager, a timeline and
     the surface's sync object, made on client c."""
@@ -272,20 +300,26 @@ class SyncSetup:
         self.comp = c.bind(reg, globs, "wl_compositor", 4)
         self.surf = c.new_id()
         c.send(self.comp, 0, u32(self.surf))
-        dm = c.bind(reg, globs, "zwp_linux_dmabuf_v1", 3)
-        params = c.new_id()
-        c.send(dm, 1, u32(params))
-        dmabuf, stride = vgem_dmabuf(64, 64)
-        c.send(params, 1, u32(0, 0, stride, 0, 0), fds=[dmabuf])
-        os.close(dmabuf)
-        self.buf = c.new_id()
-        c.send(params, 3, u32(self.buf, 64, 64, 0x34325258, 0))  # create_immed, XR24
+        self.dm = c.bind(reg, globs, "zwp_linux_dmabuf_v1", 3)
+        self.buf = self.dmabuf_buffer()
         self.mgr = c.bind(reg, globs, SYNC_GLOBAL, 1)
         self.tl_fd = timeline_fd()  # kept: the test signals points on it
         self.tl = c.new_id()
         c.send(self.mgr, 2, u32(self.tl), fds=[self.tl_fd])
         self.ss = c.new_id()
         c.send(self.mgr, 1, u32(self.ss, self.surf))
+
+    def dmabuf_buffer(self):
+        """A wl_buffer on a new 64x64 vgem dma-buf (create_immed, XR24)."""
+        c = self.c
+        params = c.new_id()
+        c.send(self.dm, 1, u32(params))
+        dmabuf, stride = vgem_dmabuf(64, 64)
+        c.send(params, 1, u32(0, 0, stride, 0, 0), fds=[dmabuf])
+        os.close(dmabuf)
+        buf = c.new_id()
+        c.send(params, 3, u32(buf, 64, 64, 0x34325258, 0))
+        return buf
 
     def points(self, acquire=None, release=None):
         if acquire is not None:
@@ -374,6 +408,57 @@ def held_case(path, pid, other, base, control):
     check(n == base, "the proxy's fds after the held clients left: %d (before: %d)" % (n, base))
 
 
+def stale_release_case(path):
+    """Buffer B shown, replaced by C (the compositor releases B), then B
+    committed again on a point not signalled yet: the release of B's first
+    use must not signal the held commit's release point."""
+    c = Client(path)
+    s = SyncSetup(c)
+    other_buf = s.dmabuf_buffer()
+    timeline_signal(s.tl_fd, 1)
+    timeline_signal(s.tl_fd, 3)
+    s.points(1, 2)
+    s.attach_commit()          # B, point 1 signalled: forwarded
+    s.points(3, 4)
+    s.attach_commit(other_buf)  # C replaces B: the compositor releases B
+    s.points(5, 6)
+    s.attach_commit()          # B again, point 5 never signalled: held
+    c.events(1.5)
+    first, held = timeline_signalled(s.tl_fd, 2), timeline_signalled(s.tl_fd, 6)
+    check(first is True, "B's first release point signalled at its wl_buffer.release (%s)" % first)
+    check(held is False, "the held commit's release point is not (%s)" % held)
+    os.close(s.tl_fd)
+    c.close()
+
+
+def pings_case(path, scale):
+    """xdg_wm_base pings to a client whose commit is held: its pongs go
+    ahead of the commit, so the compositor (--ping-timeout-ms) keeps it."""
+    c = Client(path)
+    s = SyncSetup(c)
+    wm = c.bind(s.reg, s.globs, "xdg_wm_base", 1)
+    role = c.new_id()
+    c.send(s.comp, 0, u32(role))
+    c.send(wm, 2, u32(c.new_id(), role))  # get_xdg_surface: the pings start
+    s.points(1, 2)  # point 1: nobody signals it until the end
+    s.attach_commit()
+    pings, seen = 0, []
+    end = time.monotonic() + 2.5 * scale
+    while time.monotonic() < end and not c.eof:
+        for ev in c.events(0.1):
+            seen.append(ev)
+            if ev[0] == wm and ev[1] == 0:  # ping(serial)
+                c.send(wm, 3, ev[2][:4])
+                pings += 1
+    err = error_of(seen)
+    check(pings >= 2 and not c.eof and err is None, "a held client answers %d pings and the "
+          "compositor keeps it (%s)" % (pings, err or "no error"))
+    timeline_signal(s.tl_fd, 1)
+    check(c.sync(timeout=5 * scale), "its commit goes on once the point signals")
+    os.close(s.tl_fd)
+    c.close()
+
+
 def start_wrapped(wrap, cmd, rt, env, wait_s):
     """wlcomp.start() for cmd behind the wrapper's words (--ready-fd goes
     after cmd's program, not the wrapper's)."""
@@ -404,8 +489,12 @@ def main():
     env = dict(os.environ, XDG_RUNTIME_DIR=rt, WAYLAND_DISPLAY="comp")
     # WAYLAND_DEBUG=server: the compositor logs every request it reads and
     # every event it sends, a protocol error among them.
+    # --ping-timeout-ms: a client with an xdg_surface that leaves a ping
+    # unanswered that long is ended (pings_case).
+    scale = int(os.environ.get("SYNCBRIDGE_VM_TIMEOUT_SCALE", "1"))
     comp, up = wlcomp.start([comp_path, "--socket", "comp", "--no-drm-syncobj", "--renderer",
-                             "none"], rt, dict(env, WAYLAND_DEBUG="server"), 60)
+                             "none", "--ping-timeout-ms", str(600 * scale)], rt,
+                            dict(env, WAYLAND_DEBUG="server"), 60)
     if not check(up, "the compositor listens"):
         return 1
     # Under the valgrind setup the proxy runs in SYNCBRIDGE_VM_WRAPPER (it is
@@ -433,6 +522,8 @@ def main():
     if has_sync and vgem_dmabuf(8, 8) is not None:
         if not control:
             sync_error_cases(path)
+            stale_release_case(path)
+            pings_case(path, scale)
         held_case(path, proxy.pid, other, base, control)
     elif has_sync:
         print("# no vgem: the syncobj cases need a dma-buf")
