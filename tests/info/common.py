@@ -79,12 +79,17 @@ def check_trace(js, *args):
 
 
 def cube_args(argv, usage, frames, prefix):
-    """TOOL CUBE [--frames N] [--keep DIR]: (tool, cube, frames, out), or the exit
-    status to return: 2 after the usage, 77 when not root."""
+    """TOOL CUBE [--layer-dir DIR] [--frames N] [--keep DIR]: (tool, cube, frames, out),
+    cube being the demo's command to start with (with --layer-dir DIR: the build
+    tree's layer, which an installed demo does not look for), or the exit status
+    to return: 2 after the usage, 77 when not root."""
     if len(argv) < 3:
         print(usage)
         return 2
-    tool, cube, opts = argv[1], argv[2], argv[3:]
+    tool, cube, opts = argv[1], [argv[2]], argv[3:]
+    layer_dir = opt(opts, "--layer-dir")
+    if layer_dir:
+        cube += ["--layer-dir", layer_dir]
     frames = int(opt(opts, "--frames", frames))
     if os.geteuid() != 0:
         return skip("tracing needs root")

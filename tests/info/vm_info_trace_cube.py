@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """`syncbridge-info trace` around the cube demo: the library's own markers (VM tier).
 
-    vm_info_trace_cube.py SYNCBRIDGE_INFO CUBE [--frames N] [--keep DIR]
+    vm_info_trace_cube.py SYNCBRIDGE_INFO CUBE [--layer-dir DIR] [--frames N] [--keep DIR]
 
 1. traces `CUBE --frames N` (the Vulkan producer through the layer, the
    EGL/GLES consumer through the EGL bridge) and checks with check_trace.py:
@@ -32,7 +32,7 @@ def main(argv):
     if isinstance(a, int):
         return a
     tool, cube, frames, out = a
-    cmd = [cube, "--frames", str(frames)]
+    cmd = cube + ["--frames", str(frames)]
 
     # 1. the trace with markers
     r, js = trace_cube(tool, out, "cube-trace", cmd)
@@ -84,7 +84,7 @@ def main(argv):
 
     # 2. control: the same with SYNCBRIDGE_TRACE unset for the demo
     r, js0 = trace_cube(tool, out, "cube-trace-off",
-                   ["env", "-u", "SYNCBRIDGE_TRACE"] + [cube, "--frames", "1"])
+                   ["env", "-u", "SYNCBRIDGE_TRACE"] + cube + ["--frames", "1"])
     check(r.returncode == 0, f"control: trace exits 0 with SYNCBRIDGE_TRACE unset ({r.returncode})")
     s0 = summary(js0)
     check(len(s0["markers"]) == 0,
@@ -93,7 +93,7 @@ def main(argv):
     # 3. a marker file that cannot be opened: markers off, the demo unaffected
     env = dict(os.environ, SYNCBRIDGE_TRACE="1", SYNCBRIDGE_DEBUG="info",
                SYNCBRIDGE_TRACE_MARKER="/nonexistent-sb-dir/trace_marker")
-    r = subprocess.run([cube, "--frames", "1"], capture_output=True, text=True, env=env,
+    r = subprocess.run(cube + ["--frames", "1"], capture_output=True, text=True, env=env,
                        timeout=120)
     check(r.returncode == 0 and "frames=1 torn=0 stale=0" in r.stdout,
           f"unopenable marker file: the demo passes, fd check included (rc {r.returncode})")

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """`syncbridge-info trace` of the cube demo on virgl: fences really pending (GPU group).
 
-    vm_info_trace_virgl.py SYNCBRIDGE_INFO CUBE [--frames N] [--keep DIR]
+    vm_info_trace_virgl.py SYNCBRIDGE_INFO CUBE [--layer-dir DIR] [--frames N] [--keep DIR]
 
 Traces `CUBE --producer gles --frames N` (the GLES producer and the EGL
 consumer on Mesa virgl, docs/inspect.md "The cube demo on virgl") and checks:
@@ -26,7 +26,7 @@ def main(argv):
         return a
     tool, cube, frames, out = a
     r, js = trace_cube(tool, out, "virgl-trace",
-                       [cube, "--producer", "gles", "--frames", str(frames)])
+                       cube + ["--producer", "gles", "--frames", str(frames)])
     why = trace_skip(r, "the cube demo cannot run here")
     if why:
         return skip(why)
