@@ -28,12 +28,13 @@
 # KWin, its screenshot showed a frame's colour before its fence), i.e. the
 # checks above can fail against this peer.
 #
-# --probe "CMD": first (before the client, if any) doctor's Wayland probe
-# against the peer (CMD prints doctor's JSON: tests/doctor-probe, later
-# `syncbridge-info doctor --json`; docs/inspect.md): it must find the peer's
-# process by name, wp_linux_drm_syncobj_manager_v1, no
+# --probe "CMD": first (before the client, if any) `syncbridge-info --json
+# doctor` against the peer (CMD prints doctor's JSON; docs/inspect.md): it must
+# find the peer's process by name, wp_linux_drm_syncobj_manager_v1, no
 # zwp_linux_explicit_synchronization_v1 and zwp_linux_dmabuf_v1 v4 or later,
-# as wayland-info listed them.
+# as wayland-info listed them; every compositor path implicit fences leave
+# unordered (lavapipe: out = no) must name linux-drm-syncobj-v1, and no verdict
+# may advise syncbridge-wl-proxy (Weston, in weston-peer.sh, is the control).
 #
 # --errors WL_PROTOCOL_ERRORS: instead of the client, the protocol-error
 # cases of wl-protocol-errors against the peer (`--connect`): what the peer
@@ -183,8 +184,11 @@ if [ -n "$probe" ]; then
 	if /usr/bin/python3 "$here/tests/info/jsonq.py" --file "$rt/doctor.json" \
 		'd["wayland"]["connected"]' "d['wayland']['compositor'] == '$comm'" \
 		'd["wayland"]["syncobj_v1"] >= 1' 'd["wayland"]["explicit_v1"] == 0' \
-		'd["wayland"]["dmabuf"] >= 4'; then
-		echo "ok - doctor's probe: $peer offers linux-drm-syncobj-v1"
+		'd["wayland"]["dmabuf"] >= 4' \
+		'len([v for v in d["verdicts"] if v["path"].endswith("-to-compositor") and v["ordered"] == "no"]) > 0' \
+		'all("linux-drm-syncobj-v1" in v["by"] for v in [v for v in d["verdicts"] if v["path"].endswith("-to-compositor") and v["ordered"] == "no"])' \
+		'not any("syncbridge-wl-proxy" in v["advice"] for v in d["verdicts"])'; then
+		echo "ok - doctor: $peer offers linux-drm-syncobj-v1, and the unordered compositor paths say so (no proxy advised)"
 	else
 		echo "not ok - doctor's probe against $peer"
 		probe_fail=1

@@ -17,11 +17,13 @@
 #
 #   weston-peer.sh [--probe "CMD"] CLIENT
 #
-# --probe: first, doctor's Wayland probe against Weston (CMD prints doctor's
-# JSON: tests/doctor-probe, later `syncbridge-info doctor --json`;
-# docs/inspect.md): it must name the process weston and find
+# --probe: first, `syncbridge-info --json doctor` against Weston (CMD prints
+# doctor's JSON; docs/inspect.md): it must name the process weston and find
 # zwp_linux_explicit_synchronization_v1, zwp_linux_dmabuf_v1 and no
-# wp_linux_drm_syncobj_manager_v1 (Weston 14 has none).
+# wp_linux_drm_syncobj_manager_v1 (Weston 14 has none); every compositor path
+# implicit fences leave unordered (lavapipe and llvmpipe: out = no) must name
+# explicit-sync v1 and advise syncbridge-wl-proxy. KWin and mutter
+# (syncobj-peer.sh) are its control: there no verdict advises the proxy.
 #
 # Under the valgrind test setup the guest batch wraps only this script: the
 # asserted client run is started under SYNCBRIDGE_VM_WRAPPER (weston is not
@@ -68,8 +70,10 @@ if [ -n "$probe" ]; then
 	if python3 "$(dirname "$0")/../info/jsonq.py" --file "$rt/doctor.json" \
 		'd["wayland"]["connected"]' 'd["wayland"]["compositor"] == "weston"' \
 		'd["wayland"]["syncobj_v1"] == 0' 'd["wayland"]["explicit_v1"] >= 1' \
-		'd["wayland"]["dmabuf"] >= 3'; then
-		echo "ok - doctor's probe: weston, explicit-sync v1, no syncobj"
+		'd["wayland"]["dmabuf"] >= 3' \
+		'len([v for v in d["verdicts"] if v["path"].endswith("-to-compositor") and v["ordered"] == "no"]) > 0' \
+		'all("zwp_linux_explicit_synchronization_v1" in v["by"] and "syncbridge-wl-proxy" in v["advice"] for v in [v for v in d["verdicts"] if v["path"].endswith("-to-compositor") and v["ordered"] == "no"])'; then
+		echo "ok - doctor: weston, explicit-sync v1, no syncobj; the unordered compositor paths name v1 and advise syncbridge-wl-proxy"
 	else
 		echo "not ok - doctor's probe against weston"
 		probe_fail=1

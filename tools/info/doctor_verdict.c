@@ -210,6 +210,8 @@ static void
 egl_to_compositor(const struct doctor_report *r, struct doctor_verdict *v)
 {
 	const struct doctor_egl *g = &r->egl;
+	char expl[256];
+	const char *e = compositor_explicit(r, expl, sizeof(expl));
 
 	PUT(v, path, "egl-to-compositor");
 	PUT(v, subject, "%s", g->renderer);
@@ -220,7 +222,8 @@ egl_to_compositor(const struct doctor_report *r, struct doctor_verdict *v)
 		PUT(v, advice, "nothing to turn on");
 	} else if (g->out.v == DOCTOR_NO) {
 		PUT(v, by,
-		    "nothing on the buffer: the GL driver puts no fence on dma-bufs it renders");
+		    "nothing on the buffer: the GL driver puts no fence on dma-bufs it renders%s%s",
+		    e ? "; " : "", e ? e : "");
 		PUT(v, risk, "a compositor that relies on implicit sync can show a frame early");
 		PUT(v, advice, "%s",
 		    g->native_fence.v == DOCTOR_YES
