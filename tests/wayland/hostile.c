@@ -350,11 +350,15 @@ main(int argc, char **argv)
 		wl_surface_attach(h.surf[i], h.buf, 0, 0);
 		zwp_linux_surface_synchronization_v1_set_acquire_fence(h.sync[i], f.sync_file);
 		wl_surface_commit(h.surf[i]);
-		wl_display_flush(h.c.display);
+		/* libwayland's flush leaves EPIPE non-fatal so that the error the
+		 * compositor sent before closing can still be read; a later write
+		 * that finds its buffer full makes EPIPE fatal and the error is
+		 * never read (wl_closure_send). So look at once. */
+		bool peer_closed = wl_display_flush(h.c.display) < 0 && errno == EPIPE;
 		sbk_fence_destroy(&f); /* the fence stays pending: nobody signals it */
 		sent++;
 		since_cut++;
-		if (sent % 100 == 0 || since_cut == CLIENT_LIMIT + 1) {
+		if (peer_closed || sent % 100 == 0 || since_cut == CLIENT_LIMIT + 1) {
 			if (cut_off(&h.c, &other_error)) {
 				if (since_cut > worst_run)
 					worst_run = since_cut;

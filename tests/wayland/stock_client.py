@@ -7,8 +7,8 @@
 Starts the compositor (its renderer draws the windows, screenshots every
 --shot-every repaints), runs CLIENT for --seconds (or until it exits by
 itself), stops it with SIGINT as a user would, then stops the compositor.
-A client that has not made --min-commits commits by then runs on, up to
---max-seconds in all: how fast llvmpipe draws under TCG is not what is
+A client that has not made --min-commits commits by then, or whose window
+has not been in a screenshot yet, runs on, up to --max-seconds in all: how fast llvmpipe draws under TCG is not what is
 tested (weston-simple-dmabuf-egl made 12 to 61 commits in 10 s, runs of
 the same build in the same guest).
 
@@ -126,9 +126,16 @@ def commits_used(args, clog):
     return used, used
 
 
-def enough_commits(args, rt):
+def enough_seen(args, rt):
+    """--min-commits made, and the screenshot the pixel checks read taken.
+    The run's length is what the checks need, not a guess: under TCG
+    gtk4-widget-factory's first frame came 5.7-12.9 s after its start
+    (11 runs, 2026-12-07), and a start past ~13.5 s left a 15 s run with
+    under 10 repaints, so no screenshot (CI, stops 43 and 47)."""
     with open(os.path.join(rt, "compositor.log"), errors="replace") as f:
-        return len(commits_used(args, f.read())[1]) >= args.min_commits
+        if len(commits_used(args, f.read())[1]) < args.min_commits:
+            return False
+    return not args.min_pixels or bool(glob.glob(os.path.join(rt, "shots", "frame-*.png")))
 
 
 def run_client(args, rt):
@@ -147,12 +154,12 @@ def run_client(args, rt):
     # handler, gtk4-widget-factory, then never stopped).
     cl = subprocess.Popen(args.client, stdout=out, stderr=subprocess.STDOUT, env=env,
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    # Its --seconds; then, short of --min-commits (a slow start or a slow
-    # stretch), on until it has them or --max-seconds in all.
+    # Its --seconds; then, short of --min-commits or of a screenshot (a slow
+    # start or a slow stretch), on until it has them or --max-seconds in all.
     rc = None
     while rc is None and (time.monotonic() - t0 < args.seconds or
                           (time.monotonic() - t0 < args.max_seconds and
-                           not enough_commits(args, rt))):
+                           not enough_seen(args, rt))):
         try:
             rc = cl.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
@@ -347,6 +354,17 @@ def main(argv):
             check(shot[3][i] >= int(least),
                   f"the client's own content: {shot[3][i]} pixels near #{rgb} in {shot[2]} "
                   f"(at least {least})")
+    if wlcomp.failed:
+        # What the client last said and heard, for a failure seen once in a
+        # batch (CI prints this output only): gtk4-widget-factory stopped
+        # drawing after a few commits in 3 of ~40 runs (docs/testing.md).
+        dbg = [line for line in text.splitlines() if protocol_check.is_debug_line(line)]
+        print(f"# the client's protocol log, the last 40 of {len(dbg)} lines:")
+        print("".join("#   " + line + "\n" for line in dbg[-40:]), end="")
+        print("".join("# compositor: " + line + "\n" for line in used[-8:]), end="")
+        # the guest batch's per-test folder on the host (scripts/vm/guest/batch.sh)
+        if not args.keep and os.environ.get("SB_TEST_KEEP_DIR"):
+            args.keep = os.environ["SB_TEST_KEEP_DIR"]
     if args.keep:
         shutil.rmtree(args.keep, ignore_errors=True)
         shutil.copytree(rt, args.keep)

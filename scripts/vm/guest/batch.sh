@@ -37,7 +37,7 @@ $bb dmesg -c >/dev/null 2>&1
 # reading and writing, so neither side ever blocks on open() and a read
 # sleeps until some test has finished (no polling).
 $bb mkdir -p $d/running
-$bb rm -f $d/done.fifo
+$bb rm -f $d/done.fifo $d/gave-up
 $bb mkfifo $d/done.fifo
 exec 3<>$d/done.fifo
 running=0
@@ -51,13 +51,25 @@ run() {
 	name=$1 limit=$2
 	shift 2
 	$bb rm -f "$R/$name.rc" "$R/$name.log" "$R/$name.dmesg" "$d/timed-out.$name"
+	$bb rm -rf "$R/$name.kept"
+	# SYNCBRIDGE_VM_AFTER_TIMEOUT=stop, after a test timed out: a failure
+	# with the reason, at once, rather than every later test waiting out
+	# its own limit on a GPU that no longer answers (the venus guest).
+	if [ -e "$d/gave-up" ]; then
+		echo "vm: $name: not run: $($bb cat "$d/gave-up")" >"$R/$name.log"
+		echo 125 >"$R/$name.rc"
+		printf 'vm: [%d/%d] %s: not run\n' "$idx" "$total" "$name" >/dev/console
+		return
+	fi
 	: >"$d/running/$name"
 	start=$(now_cs)
 	# Appending (O_APPEND): the time-out handler below appends the stacks to
 	# the same file; a plain > kept the test's own offset and wrote over them
 	# (a venus hang's log lost its kernel stacks that way, 2026-12-07).
 	: >"$R/$name.log"
-	$bb setsid "$@" </dev/null >>"$R/$name.log" 2>&1 3>&- &
+	# SB_TEST_KEEP_DIR: where a test may leave its files for the host
+	# (tests/wayland/stock_client.py does when it fails).
+	SB_TEST_KEEP_DIR="$R/$name.kept" $bb setsid "$@" </dev/null >>"$R/$name.log" 2>&1 3>&- &
 	pid=$!
 	wpid=
 	if [ "$limit" -gt 0 ]; then
@@ -109,6 +121,8 @@ run() {
 	if [ -e "$d/timed-out.$name" ]; then
 		rc=124
 		echo "vm: $name: timed out after ${limit}s" >>"$R/$name.log"
+		[ "${SYNCBRIDGE_VM_AFTER_TIMEOUT:-go-on}" != stop ] ||
+			echo "$name timed out before it in this guest, whose GPU may no longer answer (SYNCBRIDGE_VM_AFTER_TIMEOUT=stop)" >"$d/gave-up"
 	fi
 	$bb rm -f "$d/running/$name" "$d/timed-out.$name"
 	# The kernel log is not per process: with tests side by side, what was
