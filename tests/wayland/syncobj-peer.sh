@@ -36,9 +36,7 @@
 # unordered (lavapipe: out = no) must name linux-drm-syncobj-v1, and no verdict
 # may advise syncbridge-wl-proxy (Weston, in weston-peer.sh, is the control).
 # CMD may be doctor's probe driver (tests/doctor-probe: no verdicts, so only
-# the Wayland facts are checked): KWin runs that, because with the whole doctor
-# in front its client's frame 2 reached the screen before its fence in 2 of 2
-# runs (docs/testing.md, stop 46), not yet explained.
+# the Wayland facts are checked); both peers' tests run the whole doctor.
 #
 # --errors WL_PROTOCOL_ERRORS: instead of the client, the protocol-error
 # cases of wl-protocol-errors against the peer (`--connect`): what the peer
