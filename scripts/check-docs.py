@@ -24,20 +24,24 @@ bare names ending in .md/.c/.h/.py/.sh; every relative markdown link target.
     output that the folder's meson.build names ('NAME' in it: the docs say
     tests/pipewire/pw-frames for the program built from there). A glob
     (*, ?, {a,b}; a <placeholder> counts as *) must match at least one path.
-  - A bare name with a source or doc extension (.c .h .py .sh .md .json .in
-    .build .scd .txt .sym .supp .png .svg): some tracked file must have
-    that name (or NAME.in); a .h may also be a system header under
-    /usr/include. The rule asks that the file exists, not which of several
-    files of that name the doc meant: the surrounding text says that.
+  - A bare name with a source or doc extension (.c .h .py .sh .md .in
+    .build .scd .sym .supp): some tracked file must have that name (or
+    NAME.in); a .h may also be a system header under /usr/include. The rule
+    asks that the file exists, not which of several files of that name the
+    doc meant: the surrounding text says that. A bare .json, .txt, .png or
+    .svg is not checked: bare, those name what a program writes (`run.json`,
+    `contact-sheet.png`) as often as a file of the tree; as paths they are.
+  - ./ and ../ paths resolve against the doc's own folder, as a markdown
+    link does (a link must resolve too); one that leaves the repository is
+    not checked.
   - Any other path with a '/' (wayland/wlt.c, syncbridge/dmabuf.h): fine if
     it is the tail of a tracked path or of a header under /usr/include;
     otherwise it is taken to be another project's path (the kernel's
     drivers/..., a protocol's stable/...) and not checked.
   - Never checked: absolute and home paths (/dev, /sys, /proc, /usr, ~/...),
     $VAR/... and @abstract sockets, build trees (build/, build-*/), URLs,
-    words with ... or … in them, bare globs.
-  - A markdown link resolves against the doc's own folder, like a browser.
-  - #include <a/b.h> style <a/b.h>: include/a/b.h here or under /usr/include.
+    words with ... or … in them, bare globs, HTML comments.
+  - <a/b.h>: include/a/b.h (or its .in) here, or a header under /usr/include.
 
 Functions. `name()` or `name(args)` as a whole backticked token, a bare
 name() in prose, an sb_*( call in a ``` block.
@@ -55,13 +59,19 @@ name() in prose, an sb_*( call in a ``` block.
   - meson's own functions (MESON_BUILTINS) are declared in no file.
   - syncbridge-*(N) names a man page: docs/man/NAME.N.scd must exist.
 
+Other names of ours. A backticked identifier with one of our prefixes (sb_,
+SB_, sbl_, sbfault_, wlc_, wlt_, wlgpu_: a type, an enum value, a macro) or
+one of our environment variables (SYNCBRIDGE_*, also as NAME=value) must
+occur in some file of the repository other than the docs.
+
 Figures. "figure N", "figures N, M and K", "figure-N" (N a number and an
 optional letter: 6b) must be a section of docs/performance.md: its figures
 are its "## N." and "### Nb." headings, and its tables list them by number.
 
 The allow-list (scripts/check-docs.allow) takes what the rules cannot tell:
-another project's names and paths that look like ours. Each entry says why;
-one that matches nothing is reported, so the list cannot outlive its use.
+another project's names and paths that look like ours, and NEWS.md's
+history. Each entry says why; one that matches nothing is reported, so the
+list cannot outlive its use.
 
 --control PLANTED_DOC: runs this check (as a separate process, the way the
 host test runs it) on the planted doc and passes only if it exits 1 and
@@ -69,6 +79,7 @@ names each X of the doc's "<!-- expect: X ... -->" lines, and nothing else:
 the planted doc also names existing things, which must pass.
 """
 import argparse
+import bisect
 import fnmatch
 import glob
 import json
@@ -115,14 +126,7 @@ class Doc:
         self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
 
     def line_of(self, offset):
-        lo, hi = 0, len(self.line_starts) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self.line_starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo + 1
+        return bisect.bisect_right(self.line_starts, offset)
 
 
 # ---------------------------------------------------------------- the repository
@@ -474,7 +478,7 @@ class Checker:
             first = word.split("/")[0]
             if first == "build" or first.startswith("build-"):
                 return
-            if first in self.top or (first.startswith(".") and first in self.top):
+            if first in self.top:
                 self.count("files", doc, offset, word)
                 if not self.exists_rooted(word):
                     self.bad(doc, offset, word, "no such path in the repository")
@@ -519,7 +523,7 @@ class Checker:
 
     def check_function(self, doc, offset, token, name):
         self.count("functions", doc, offset, token)
-        if name in MESON_BUILTINS and doc.rel:
+        if name in MESON_BUILTINS:
             return
         if name.startswith("_") and not name.startswith("__"):
             if not any(d.endswith(name) for d in self.defined if d.startswith(OUR_PREFIXES)):
@@ -614,12 +618,14 @@ class Checker:
             fig_text[off:off + len(span)] = span
         self.check_figures(doc, "".join(fig_text))
 
-    def finish(self):
+    def finish(self, whole):
         if self.pending_functions:
             found = system_declared([p[3] for p in self.pending_functions], self.cache_file)
             for doc, off, token, name in self.pending_functions:
                 if name not in found:
                     self.bad(doc, off, token, "not in the repository's code nor in a header under /usr/include")
+        if not whole:
+            return  # a few docs cannot tell whether an entry is still needed
         for key, (n, reason) in sorted(self.allow.items(), key=lambda kv: kv[1][0]):
             if key not in self.allow_used:
                 self.problems.append((("~", n), f"check-docs.allow:{n}: {key[0]} {key[1]}: matches nothing any more; remove it"))
@@ -633,7 +639,7 @@ def run(args):
     for rel in docs:
         checker.check_doc(os.path.relpath(os.path.join(root, rel), root) if not os.path.isabs(rel)
                           else os.path.relpath(rel, root))
-    checker.finish()
+    checker.finish(whole=not args.docs)
     # In the docs' order, line by line (the /usr/include answers come last).
     order = {rel: i for i, rel in enumerate(docs)}
     for _, p in sorted(checker.problems, key=lambda kp: (order.get(kp[0][0], len(order)), kp[0][1])):
