@@ -68,6 +68,9 @@ Figures. "figure N", "figures N, M and K", "figure-N" (N a number and an
 optional letter: 6b) must be a section of docs/performance.md: its figures
 are its "## N." and "### Nb." headings, and its tables list them by number.
 
+Sections. docs/x.md, "Name" (or [x.md](x.md), "Name"): the doc has a
+heading or a bold paragraph lead (**Name.**) with that text in it.
+
 The allow-list (scripts/check-docs.allow) takes what the rules cannot tell:
 another project's names and paths that look like ours, and NEWS.md's
 history. Each entry says why; one that matches nothing is reported, so the
@@ -363,10 +366,11 @@ class Checker:
         self.allow = self.read_allow(allow_file)
         self.allow_used = set()
         self.pending_functions = []  # (doc, line, token, name): to /usr/include
-        self.counts = {"files": 0, "functions": 0, "symbols": 0, "figures": 0, "links": 0,
-                       "man pages": 0}
+        self.counts = {"files": 0, "functions": 0, "symbols": 0, "figures": 0, "sections": 0,
+                       "links": 0, "man pages": 0}
         self.verbose = False
         self.meson_names = {}
+        self.section_cache = {}
 
     def read_allow(self, allow_file):
         allow = {}
@@ -561,6 +565,37 @@ class Checker:
             for m in re.finditer(r"^\|\s*(\d+[a-z]?)\s*\|", text, re.M):
                 self.figure_ref(doc, m.start(1), m.group(1))
 
+    def sections_of(self, rel):
+        """The places a reader can be sent to in a doc: its headings and its
+        bold paragraph leads (**One core per process.**), lower case."""
+        if rel not in self.section_cache:
+            try:
+                with open(os.path.join(self.root, rel), encoding="utf-8") as fh:
+                    text = fh.read()
+            except OSError:
+                text = ""
+            heads = [h.strip() for h in re.findall(r"^#+\s+(.*)$", text, re.M)]
+            heads += re.findall(r"\*\*([^*\n]+?)\*\*", text)
+            self.section_cache[rel] = [h.lower() for h in heads]
+        return self.section_cache[rel]
+
+    def check_sections(self, doc, text):
+        """docs/x.md, "Section": the doc has a heading or a bold lead with
+        that text in it."""
+        pat = r"\[?((?:[\w./-]*/)?[\w-]+\.md)\]?(?:\([^)\s]*\))?[,:]?\s+\(?\"([^\"\n]+)\""
+        for m in re.finditer(pat, text):
+            name = m.group(1)
+            cands = [os.path.normpath(os.path.join(os.path.dirname(doc.rel), name)), name,
+                     "docs/" + name]
+            rel = next((c for c in cands if c in self.file_set), None)
+            if rel is None:
+                continue  # the file check reports a missing doc
+            section = m.group(2).rstrip(".,;:").lower()
+            self.count("sections", doc, m.start(2), f'{name}, "{m.group(2)}"')
+            if not any(section in h for h in self.sections_of(rel)):
+                self.bad(doc, m.start(2), f'{name}, "{m.group(2)}"',
+                         rel + " has no heading or bold lead with that text")
+
     def figure_ref(self, doc, offset, number):
         self.count("figures", doc, offset, "figure " + number)
         if number not in self.figures:
@@ -617,6 +652,7 @@ class Checker:
         for off, span in spans:
             fig_text[off:off + len(span)] = span
         self.check_figures(doc, "".join(fig_text))
+        self.check_sections(doc, "".join(fig_text))
 
     def finish(self, whole):
         if self.pending_functions:
@@ -647,6 +683,7 @@ def run(args):
     c = checker.counts
     summary = (f"{len(docs)} docs, {sum(c.values())} references: {c['files']} files, "
                f"{c['functions']} functions, {c['symbols']} other names, {c['figures']} figures, "
+               f"{c['sections']} sections, "
                f"{c['links']} links, {c['man pages']} man pages; "
                f"{len(checker.problems)} problem(s); {len(checker.allow_used)} allowed by the list")
     if checker.problems:
