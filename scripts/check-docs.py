@@ -44,7 +44,7 @@ bare names ending in .md/.c/.h/.py/.sh; every relative markdown link target.
   - <a/b.h>: include/a/b.h (or its .in) here, or a header under /usr/include.
 
 Functions. `name()` or `name(args)` as a whole backticked token, a bare
-name() in prose, an sb_*( call in a ``` block.
+name() in prose, an sb_*( call in prose or in a ``` block.
   - name is defined or declared in the repository's C (a line starting with
     name( -- the house style puts the return type on the line above --, a
     prototype after a type, a #define, a function-pointer member), Python
@@ -61,8 +61,9 @@ name() in prose, an sb_*( call in a ``` block.
 
 Other names of ours. A backticked identifier with one of our prefixes (sb_,
 SB_, sbl_, sbfault_, wlc_, wlt_, wlgpu_: a type, an enum value, a macro) or
-one of our environment variables (SYNCBRIDGE_*, also as NAME=value) must
-occur in some file of the repository other than the docs.
+one of our environment variables (SYNCBRIDGE_*, also as NAME=value), and
+an SB_* or SYNCBRIDGE_* word in prose or a ``` block, must occur in some
+file of the repository other than the docs.
 
 Figures. "figure N", "figures N, M and K", "figure-N" (N a number and an
 optional letter: 6b) must be a section of docs/performance.md: its figures
@@ -629,6 +630,8 @@ class Checker:
                     self.check_path_word(doc, off + wm.start(), word, rooted_only=True)
             for fm in re.finditer(r"(?<![\w.])(sb_\w+)\s*\(", line):
                 self.check_function(doc, off + fm.start(), fm.group(1) + "()", fm.group(1))
+            for fm in re.finditer(r"(?<![\w.$])(?:SB|SYNCBRIDGE)_[A-Z0-9_]*[A-Z0-9](?![\w(])", line):
+                self.check_symbol(doc, off + fm.start(), fm.group(0))
         # Prose: links first, then blank them so that their targets are not
         # read again as words.
         def link(m):
@@ -645,6 +648,13 @@ class Checker:
             self.check_path_word(doc, m.start(), m.group(1).rstrip("."), rooted_only=True)
         for m in re.finditer(r"(?<![\w.-])(" + IDENT + r")\(\)", prose_words):
             self.check_function(doc, m.start(), m.group(0), m.group(1))
+        # Our names in prose: sb_x(fd) is a call of ours whatever its args;
+        # SYNCBRIDGE_DEBUG or SB_WL_SERVER_NO_WAIT without backticks is still
+        # a name a reader will grep for.
+        for m in re.finditer(r"(?<![\w.-])((?:sb|sbfault)_\w+)\((?!\))", prose_words):
+            self.check_function(doc, m.start(), m.group(1) + "()", m.group(1))
+        for m in re.finditer(r"(?<![\w./$-])(?:SB|SYNCBRIDGE)_[A-Z0-9_]*[A-Z0-9](?![\w(/])", prose_words):
+            self.check_symbol(doc, m.start(), m.group(0))
         for m in re.finditer(r"(?<![\w-])(syncbridge[\w-]*)\((\d)\)", prose_words):
             self.check_man(doc, m.start(), m.group(0), m.group(1), m.group(2))
         # Figures: in prose and in spans alike, not in shell blocks.
