@@ -167,14 +167,17 @@ def strip_c(text):
 
 
 def strip_hash_comments(text):
-    """Python/shell/meson text without # comments and quoted strings (rough:
-    enough that a name in a comment does not count as called)."""
+    """Python/shell text without # comments and triple-quoted strings (rough:
+    enough that a name in a comment or a docstring does not count as called)."""
     text = re.sub(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'', lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     return "\n".join(re.sub(r'(^|\s)#.*$', "", line) for line in text.split("\n"))
 
 
+# A definition: the house style puts the return type on the line above, so
+# the name starts its line. A prototype: the name after its type (the word
+# before it is not a keyword: "return f(" is a call).
 C_DEF_LINE = re.compile(r"^(" + IDENT + r")\s*\(", re.M)
-C_PROTO = re.compile(r"(?:\b" + IDENT + r"|\*)\s+\**\s*(" + IDENT + r")\s*\(")
+C_PROTO = re.compile(r"(\b" + IDENT + r"|\*)\s+\**\s*(" + IDENT + r")\s*\(")
 C_DEFINE = re.compile(r"^\s*#\s*define\s+(" + IDENT + r")", re.M)
 C_FNPTR = re.compile(r"\(\s*\*\s*(" + IDENT + r")\s*\)\s*\(")
 CALL = re.compile(r"(?<![\w.])(" + IDENT + r")\s*\(")
@@ -189,7 +192,7 @@ def index_code(root, files):
     defined, called = set(), set()
     for f in files:
         ext = os.path.splitext(f)[1]
-        if ext not in (".c", ".h", ".py", ".sh", ".cpp", ".in") and not f.endswith("meson.build"):
+        if ext not in (".c", ".h", ".py", ".sh", ".cpp", ".in"):
             continue
         try:
             with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
@@ -199,7 +202,7 @@ def index_code(root, files):
         if ext in (".c", ".h", ".cpp") or f.endswith((".c.in", ".h.in")):
             code = strip_c(text)
             defined.update(C_DEF_LINE.findall(code))
-            defined.update(n for n in C_PROTO.findall(code) if n not in C_KEYWORDS)
+            defined.update(n for t, n in C_PROTO.findall(code) if t not in C_KEYWORDS and n not in C_KEYWORDS)
             defined.update(C_DEFINE.findall(code))
             defined.update(C_FNPTR.findall(code))
             called.update(n for n in CALL.findall(code) if n not in C_KEYWORDS)
