@@ -15,7 +15,7 @@
  * CPU) and composites the mapped surfaces into an output image on a repaint
  * clock, which --screenshot writes as PNG.
  *
- * The example program (compositor.c) runs it from main(); the tests run it
+ * The example program (main.c) runs it from main(); the tests run it
  * on a thread of their own and watch it through the hooks.
  */
 #ifndef WLC_COMPOSITOR_H

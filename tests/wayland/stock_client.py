@@ -335,6 +335,10 @@ def main(argv):
     # Which globals the client bound (its WAYLAND_DEBUG log; libwayland 1.21
     # writes "@", 1.23 "#"): the sync protocol its WSI or toolkit chose is
     # among them.
+    if args.proxy and "--no-drm-syncobj" in args.comp_arg:
+        # the compositor has no linux-drm-syncobj-v1: the client saw the proxy's own
+        offered = re.search(r'wl_registry[@#]\d+\.global\(\d+, "wp_linux_drm_syncobj_manager_v1"', text)
+        check(offered is not None, f"{name} was offered wp_linux_drm_syncobj_manager_v1 by the proxy")
     binds = sorted(set(re.findall(r'wl_registry[@#]\d+\.bind\(\d+, "(\w+)"', text)))
     print(f"# {name} bound: {', '.join(binds) if binds else '(none seen)'}")
     if "wp_linux_drm_syncobj_manager_v1" in binds:
