@@ -21,7 +21,9 @@ rt=$(mktemp -d /tmp/sb-pxframes-XXXXXX)
 chmod 700 "$rt"
 export XDG_RUNTIME_DIR=$rt
 cpid= ppid_=
-trap 'kill $ppid_ $cpid 2>/dev/null; wait 2>/dev/null; rm -rf "$rt"' EXIT
+# The compositor by its pid too: sway is a child of in-trixie.sh's unshare.
+trap 'kill $ppid_ $cpid $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$rt"' EXIT
+pid=
 case $which in
 weston)
 	command -v weston >/dev/null || { echo "SKIP: weston is not installed"; exit 77; }
@@ -41,6 +43,7 @@ sway)
 	WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=gles2 WAYLAND_DISPLAY= \
 		SYNCBRIDGE_TRIXIE_DRI=virtio_gpu "$here/scripts/vm/in-trixie.sh" /usr/bin/sway -c "$rt/config" \
 		>"$rt/sway.log" 2>&1 &
+	cpid=$!
 	comm=sway
 	;;
 *)

@@ -176,7 +176,7 @@ fi
 log "guest kernel: $(basename "$(ls "$cache"/kernel/boot/vmlinuz-* | head -n1)")"
 
 # --- 4. venus root -----------------------------------------------------------
-# The venus tier's host side (docs/testing.md, "The venus tier"): Debian 13's
+# The venus tier's host side (docs/testing.md, "The venus guest"): Debian 13's
 # QEMU with virtio-gpu venus=true, its render server (virgl-server), lavapipe
 # for the host Vulkan it renders on, Mesa GL + Xvfb for QEMU's SDL-GL display.
 venus_pkgs=(qemu-system-x86 qemu-system-modules-opengl qemu-system-gui libvirglrenderer1
