@@ -161,6 +161,12 @@ fail=0
 echo "$out" | grep -qE 'releases: [1-9][0-9]* fenced' && echo "ok - fenced releases through the proxy" ||
 	{ echo "not ok - no fenced release through the proxy"; fail=1; }
 echo "$out" | grep -q 'protocol error' && { echo "not ok - protocol error"; fail=1; }
+# A hook slow enough (a loaded machine) lets vgem signal a fence itself: the
+# compositor then rightly shows the frame before the client's signal, which
+# the checks above count as early. Named here so that it is not read as the
+# proxy's fault (docs/testing.md).
+echo "$out" | grep -qE '[1-9][0-9]* fences expired' &&
+	echo "not ok - vgem fences expired (~10 s) during slow screenshots: those frames are not judged"
 echo "$out" | grep -qE 'pixel checks: [1-9][0-9]* passed, 0 failed' &&
 	echo "ok - $comp's screenshots: no frame on screen before its point, each one after" ||
 	{ echo "not ok - $comp's screenshots (the grim-shot lines above)"; fail=1; }
