@@ -151,11 +151,17 @@ if [ $control = 1 ]; then
 	fi
 	exit $fail
 fi
-out=$(WAYLAND_DISPLAY=$sock timeout 200 "$proxy" --socket px -- "$client" --frames 5 \
-	--render-ms 400 --buffers virtio_gpu --expect syncobj --strict --timing --hook "$hook" 2>&1)
+# SYNCBRIDGE_DEBUG for the proxy alone: its lines say which of the
+# compositor's globals it left out (no XML) and each commit it held.
+out=$(WAYLAND_DISPLAY=$sock SYNCBRIDGE_DEBUG=1 timeout 200 "$proxy" --socket px -- \
+	env -u SYNCBRIDGE_DEBUG "$client" --frames 5 --render-ms 400 --buffers virtio_gpu --expect syncobj \
+	--strict --timing --hook "$hook" 2>&1)
 rc=$?
 echo "$out" | sed 's/^/# proxy: /'
 fail=0
+held=$(echo "$out" | grep -c 'commit held until its acquire point signals')
+[ "$held" -ge 1 ] && echo "ok - the proxy held $held commits for their points" ||
+	{ echo "not ok - the proxy held no commit"; fail=1; }
 [ $rc = 0 ] && echo "ok - $comp behind the proxy: syncobj, no frame presented before its point" ||
 	{ echo "not ok - $comp behind the proxy (exit $rc)"; fail=1; }
 echo "$out" | grep -qE 'releases: [1-9][0-9]* fenced' && echo "ok - fenced releases through the proxy" ||
