@@ -16,7 +16,9 @@
 #     presentation event before the point signalled), fenced releases, no
 #     protocol error; and --hook grim-shot.py: a grim screenshot while each
 #     frame's point is pending must not show its colour, one after it was
-#     presented must (pixel_check.py's rule).
+#     presented must (pixel_check.py's rule). The proxy runs under
+#     SYNCBRIDGE_DEBUG: it must say it held at least one commit, and its lines
+#     list the compositor's globals it hides (no XML).
 #
 # --control: the proxy with --no-wait (commits forwarded at once), 4 frames
 # rendered for 1 s each: passes only if the compositor then presented a frame
