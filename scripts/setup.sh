@@ -21,8 +21,8 @@
 #   SYNCBRIDGE_SETUP_SKIP_APT=1   skip apt (for machines already set up by hand)
 #   SYNCBRIDGE_SETUP_VENUS=0      do not make the venus root (its tests then fail,
 #                                 saying so)
-#   SYNCBRIDGE_SETUP_PEERS=0      do not add KWin and mutter to the venus root
-#                                 (the syncobj-peer tests then skip)
+#   SYNCBRIDGE_SETUP_PEERS=0      do not add KWin, mutter, sway and labwc to the venus root
+#                                 (the syncobj-peer and proxy-wlroots tests then skip)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -194,8 +194,13 @@ venus_extra_pkgs=(vulkan-validationlayers)
 # mutter's screencast (tests/pipewire/pw-screencast.sh) needs PipeWire's
 # client modules in the root: without them "Failed to create pipewire
 # context" (2026-12-07); the client.conf comes from this machine's PipeWire.
+# Peers without linux-drm-syncobj-v1 for syncbridge-wl-proxy to stand in front
+# of (tests/wayland/proxy-wlroots.sh): sway 1.10.1 and labwc 0.8.3 (wlroots
+# 0.18), and grim for their screenshots (wlr-screencopy). Measured 2026-12-07
+# on the root that already had the peers above: 3.5 MB of archives, 13
+# packages, ~8 s download + install, +11.7 MB.
 if [ "${SYNCBRIDGE_SETUP_PEERS:-1}" != 0 ]; then
-	venus_extra_pkgs+=(kwin-wayland mutter wayland-utils libpipewire-0.3-modules)
+	venus_extra_pkgs+=(kwin-wayland mutter wayland-utils libpipewire-0.3-modules sway labwc grim)
 fi
 venus_key=$(printf '%s\n' trixie "${venus_pkgs[@]}" | sha256sum | cut -c1-16)
 debian_mirror() { find_debian_uris | tr ' ' '\n' | awk 'NF && $0 !~ /security/ {print; exit}'; }

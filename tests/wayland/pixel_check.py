@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """The verdict of syncbridge-wl-client's --hook pixel checks, one rule for
 every way of looking at the screen (kwin-shot.py: KWin's screenshots;
-tests/pipewire/screencast-shot.py: a compositor's screencast).
+grim-shot.py: grim's, on wlroots compositors; tests/pipewire/screencast-shot.py:
+a compositor's screencast).
 
 The client's buffers are 64x64 XRGB8888, one colour per frame (4096 pixels):
 `pending` (the frame's fence not yet signalled) passes with fewer than 64
@@ -13,21 +14,22 @@ PENDING_BELOW = 64
 SHOWN_AT_LEAST = WINDOW * 9 // 10
 
 
-def count(data, width, height, stride, offsets, rgb):
-    """Pixels of exactly `rgb` (R, G, B) in rows of 4-byte pixels; offsets: where R, G
-    and B sit in a pixel, among its first three bytes (RGBA and BGRA alike: the
-    4th, alpha or padding, is ignored)."""
+def count(data, width, height, stride, offsets, rgb, bpp=4):
+    """Pixels of exactly `rgb` (R, G, B) in rows of `bpp`-byte pixels (4, or 3
+    for packed RGB: grim-shot.py's PPM); offsets: where R, G and B sit in a
+    pixel, among its first three bytes (RGBA and BGRA alike: a 4th byte, alpha
+    or padding, is ignored)."""
     pix = bytearray(3)
     for off, v in zip(offsets, rgb):
         pix[off] = v
     pat = bytes(pix)
     n = 0
     for y in range(height):
-        row = data[y * stride:y * stride + width * 4]
+        row = data[y * stride:y * stride + width * bpp]
         # find() matches at any offset: count whole pixels only.
         i = row.find(pat)
         while i >= 0:
-            if i % 4 == 0:
+            if i % bpp == 0:
                 n += 1
             i = row.find(pat, i + 1)
     return n
