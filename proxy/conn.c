@@ -351,6 +351,27 @@ pass_now(struct pxy_conn *c, size_t off, size_t size)
 }
 
 /*
+ * A wl_display.sync that follows the held commit with nothing but pongs
+ * between them goes ahead too, new id and all: a compositor that implements
+ * linux-drm-syncobj-v1 takes the commit in (its state waits, the request is
+ * done) and answers the round trip at once, and a client that signals its
+ * point only after a round trip (commit, wl_display_roundtrip, signal) would
+ * otherwise wait for ever on the proxy. Its id is the next one the
+ * compositor expects: the commit and pongs make none. The compositor
+ * answers it after every request before the commit, as a round trip
+ * promises; a request of any other kind after the commit ends this (its
+ * effects the client may be waiting for could not have happened yet).
+ */
+static bool
+pass_sync_now(struct pxy_conn *c, struct pxy_obj *display, const struct pxy_msg *m,
+	      const struct pxy_parsed *p, size_t off)
+{
+	if (pxy_conn_add_new_ids(c, display, m, p, true) != 0)
+		return false; /* said again, as an error, when the request's turn comes */
+	return pass_now(c, off, p->size);
+}
+
+/*
  * While a commit is held, a pong the client sent after it goes ahead: it
  * answers the compositor's ping, which a compositor holding only the
  * surface would get at once (else a client whose point is late is taken for
@@ -358,6 +379,7 @@ pass_now(struct pxy_conn *c, size_t off, size_t size)
  * reaches the compositor out of order, and carries no fd. The look ahead
  * stops for good at a request on an object made after the commit (its
  * signature, hence its fds, is not known yet); scan_off keeps it linear.
+ * A round trip right after the commit goes ahead too (pass_sync_now).
  */
 static void
 pass_pongs(struct pxy_conn *c)
@@ -368,6 +390,7 @@ pass_pongs(struct pxy_conn *c)
 		if (pxy_wire_header(c->cin.data, c->cin.len, &p) <= 0)
 			return;
 		c->scan_off = p.size; /* past the held commit (it has no fd) */
+		c->scan_clean = true;
 	}
 	while (c->scan_off < c->cin.len) {
 		size_t off = c->scan_off;
@@ -390,6 +413,12 @@ pass_pongs(struct pxy_conn *c)
 				break;
 			continue;
 		}
+		if (c->scan_clean && o->iface == c->ctx->display && p.opcode == 0 && p.nfds == 0) {
+			if (++c->pongs_passed > MAX_PONGS_AHEAD || !pass_sync_now(c, o, m, &p, off))
+				break;
+			continue;
+		}
+		c->scan_clean = false;
 		c->scan_off += p.size;
 		c->scan_fds += p.nfds;
 	}

@@ -327,10 +327,16 @@ class SyncSetup:
         if release is not None:
             self.c.send(self.ss, 2, u32(self.tl, 0, release))
 
-    def attach_commit(self, buf=None):
+    def attach_commit(self, buf=None, frame=False):
+        """Attach and commit; with frame, a wl_surface.frame first: its id."""
         if buf is not False:
             self.c.send(self.surf, 1, u32(self.buf if buf is None else buf, 0, 0))
+        cb = None
+        if frame:
+            cb = self.c.new_id()
+            self.c.send(self.surf, 3, u32(cb))
         self.c.send(self.surf, 6)
+        return cb
 
 
 def shm_buffer(s):
@@ -383,16 +389,39 @@ def held_case(path, pid, other, base, control):
     c = Client(path)
     s = SyncSetup(c)
     s.points(1, 2)  # point 1: no fence until the test signals it
-    s.attach_commit()
-    answered = c.sync(timeout=1.5)
+    cb = s.attach_commit(frame=True)
+    # The witness of the hold: the commit's frame callback, which the
+    # compositor answers only once it has the commit. A round trip right
+    # after the commit is answered meanwhile (conn.c, pass_sync_now), as a
+    # compositor with the protocol would: a client that signals its point
+    # only after a round trip must not hang.
+    seen = set()
+
+    def wait_for(ids, timeout):
+        for e in c.events(timeout, lambda e: ids <= seen | {e[0]}):
+            seen.add(e[0])
+        return ids <= seen
+
+    rt = c.new_id()
+    c.send(1, 0, u32(rt))  # wl_display.sync
     if control:
-        check(answered, "control (--no-wait): the commit and the sync after it are forwarded")
+        check(wait_for({rt, cb}, 5), "control (--no-wait): the commit went on at once (its frame "
+              "callback came, and the round trip after it)")
     else:
-        check(not answered and not c.eof, "a commit on an unsignalled point is held, with the "
-              "sync after it")
+        answered = wait_for({rt}, 3)
+        framed = wait_for({cb}, 1.5)
+        check(not framed and not c.eof, "a commit on an unsignalled point is held (no frame callback)")
+        check(answered, "a round trip right after the held commit is answered")
+        # a request of another kind after the commit: a round trip behind it waits
+        c.send(s.surf, 2, u32(0, 0, 1, 1))  # wl_surface.damage
+        rt2 = c.new_id()
+        c.send(1, 0, u32(rt2))
+        check(not wait_for({rt2}, 1.5) and not c.eof, "a round trip behind a later request waits "
+              "with the held commit")
         check(other.sync(), "another client goes on meanwhile")
         check(timeline_signal(s.tl_fd, 1), "the test signals point 1 from the CPU")
-        check(c.sync(timeout=5) and not c.eof, "then the commit and the requests after it go on")
+        check(wait_for({cb, rt2}, 5) and not c.eof, "then the commit goes on (its frame callback "
+              "came) and the requests after it (the second round trip answered)")
     os.close(s.tl_fd)
     c.close()
     c = Client(path)
