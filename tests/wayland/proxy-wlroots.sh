@@ -63,6 +63,7 @@ unset WAYLAND_DISPLAY DISPLAY WAYLAND_SOCKET
 log=$rt/$comp.log
 # shellcheck source=stop-group.sh
 . "$(dirname "$0")/stop-group.sh"
+. "$(dirname "$0")/peer-globals.sh"
 cpid=
 cleanup() {
 	[ -z "$cpid" ] || stop_group "$cpid"
@@ -111,20 +112,9 @@ done
 [ -n "$sock" ] || { echo "not ok - $comp did not start (no socket after $(( $(date +%s) - t0 )) s)"; exit 1; }
 echo "# $comp socket $sock after $(( $(date +%s) - t0 )) s"
 
-# The globals, until the client's needs are there (xdg_wm_base and
-# zwp_linux_dmabuf_v1; a bound of 60 s as a hang guard), then judged.
+# The globals, until the client's needs are there (a bound of 60 s).
 info=$rt/wayland-info.txt
-n=0
-while :; do
-	n=$((n + 1))
-	WAYLAND_DISPLAY=$sock timeout 60 "$intrixie" /usr/bin/wayland-info >"$info" 2>&1
-	irc=$?
-	grep -q "'zwp_linux_dmabuf_v1'" "$info" && grep -q "'xdg_wm_base'" "$info" && break
-	[ $(( $(date +%s) - t0 )) -lt 60 ] && kill -0 "$cpid" 2>/dev/null || break
-	sleep 1
-done
-echo "# wayland-info: exit $irc, try $n, $(( $(date +%s) - t0 )) s after start; globals:"
-grep -oE "interface: '[a-z_0-9]+',[[:space:]]+version:[[:space:]]+[0-9]+" "$info" | sed "s/^/#   /"
+peer_globals "$info" "$sock" "$cpid" "$t0" 60 zwp_linux_dmabuf_v1 xdg_wm_base
 if grep -q "'wp_linux_drm_syncobj_manager_v1'" "$info"; then
 	echo "not ok - $comp advertises wp_linux_drm_syncobj_manager_v1: the proxy would only forward"
 	exit 1

@@ -116,6 +116,7 @@ unset WAYLAND_DISPLAY DISPLAY
 log=$rt/$peer.log
 # shellcheck source=stop-group.sh
 . "$(dirname "$0")/stop-group.sh"
+. "$(dirname "$0")/peer-globals.sh"
 cpid= bpid=
 cleanup() {
 	# The peer's process group (setsid below).
@@ -157,20 +158,9 @@ info=$rt/wayland-info.txt
 # KWin makes its socket before its OpenGL backend is up, and adds
 # zwp_linux_dmabuf_v1 and the syncobj global together when it is
 # (AbstractEglBackend::initWayland -> WaylandServer::setRenderBackend);
-# mutter has both before its socket. So: list the globals until
-# zwp_linux_dmabuf_v1 is there (a bound of 120 s as a hang guard; the
-# compositor's GL start under TCG takes seconds), then judge.
-n=0
-while :; do
-	n=$((n + 1))
-	WAYLAND_DISPLAY=$sock timeout 60 "$intrixie" /usr/bin/wayland-info >"$info" 2>&1
-	irc=$?
-	grep -q "'zwp_linux_dmabuf_v1'" "$info" && break
-	[ $(( $(date +%s) - t0 )) -lt 120 ] && kill -0 "$cpid" 2>/dev/null || break
-	sleep 1
-done
-echo "# wayland-info: exit $irc, try $n, $(( $(date +%s) - t0 )) s after start; globals:"
-grep -oE "interface: '[a-z_0-9]+',[[:space:]]+version:[[:space:]]+[0-9]+" "$info" | sed "s/^/#   /"
+# mutter has both before its socket. So: until zwp_linux_dmabuf_v1 is there
+# (a bound of 120 s), then judge.
+peer_globals "$info" "$sock" "$cpid" "$t0" 120 zwp_linux_dmabuf_v1
 if grep -q "'wp_linux_drm_syncobj_manager_v1'" "$info"; then
 	echo "ok - $peer advertises wp_linux_drm_syncobj_manager_v1"
 else
