@@ -101,10 +101,12 @@ wlgpu_dumb_destroy(struct wlgpu_dumb *b)
 }
 
 int
-wlgpu_fence_signal(struct sbk_fence *f)
+wlgpu_fence_signal(struct sbk_fence *f, bool *expired)
 {
 	int ret = sbk_fence_signal(f);
 
+	if (expired)
+		*expired = ret == -ETIMEDOUT;
 	if (ret == -ETIMEDOUT) { /* vgem already signalled it itself */
 		f->signalled = true;
 		return 0;

@@ -52,7 +52,9 @@ int wlgpu_dumb_flush(struct wlgpu_dumb *b);
  * Signal it here: a fence left pending ~10 s signals itself (vgem's
  * timeout) and the kernel then refuses FENCE_SIGNAL with -ETIMEDOUT, which
  * for a renderer that was merely slow is success, not an error. 0 / -errno.
+ * expired (may be NULL): set to whether vgem had signalled it itself — a
+ * client that judges the frame's order needs to know.
  */
-int wlgpu_fence_signal(struct sbk_fence *f);
+int wlgpu_fence_signal(struct sbk_fence *f, bool *expired);
 
 #endif

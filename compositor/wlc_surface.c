@@ -181,7 +181,7 @@ render_fence_fire(void *data)
 	struct render_fence *rf = data;
 	struct wlc_comp *comp = rf->comp;
 
-	wlgpu_fence_signal(&rf->fence);
+	wlgpu_fence_signal(&rf->fence, NULL);
 	if (comp->opt.hooks && comp->opt.hooks->render_done)
 		comp->opt.hooks->render_done(comp->opt.hook_data, now_ns());
 	if (rf->late_release)
@@ -220,7 +220,7 @@ render_fence_create(struct wlc_comp *comp)
 	}
 	rf->timer = wl_event_loop_add_timer(comp->loop, render_fence_fire, rf);
 	if (!rf->timer) {
-		wlgpu_fence_signal(&rf->fence);
+		wlgpu_fence_signal(&rf->fence, NULL);
 		sbk_fence_destroy(&rf->fence);
 		free(rf);
 		return NULL;

@@ -309,7 +309,7 @@ writer_main(void *p)
 		sbk_sleep_ns(DELAY_NS); /* not a synchronisation: the window for a renderer that does not wait */
 	fill(w->buf, NEW);
 	atomic_store(&w->signalling, true);
-	w->signal_ret = w->fence ? wlgpu_fence_signal(w->fence) : sbk_vgem_fence_signal(w->vgem, w->fence_id);
+	w->signal_ret = w->fence ? wlgpu_fence_signal(w->fence, NULL) : sbk_vgem_fence_signal(w->vgem, w->fence_id);
 	return NULL;
 }
 
