@@ -385,13 +385,13 @@ static void
 pass_pongs(struct pxy_conn *c)
 {
 	struct pxy_parsed p;
+	size_t held_size;
 
-	if (c->scan_off == 0) {
-		if (pxy_wire_header(c->cin.data, c->cin.len, &p) <= 0)
-			return;
-		c->scan_off = p.size; /* past the held commit (it has no fd) */
-		c->scan_clean = true;
-	}
+	if (pxy_wire_header(c->cin.data, c->cin.len, &p) <= 0)
+		return;
+	held_size = p.size;
+	if (c->scan_off == 0)
+		c->scan_off = held_size; /* past the held commit (it has no fd) */
 	while (c->scan_off < c->cin.len) {
 		size_t off = c->scan_off;
 		const struct pxy_msg *m;
@@ -413,12 +413,13 @@ pass_pongs(struct pxy_conn *c)
 				break;
 			continue;
 		}
-		if (c->scan_clean && o->iface == c->ctx->display && p.opcode == 0 && p.nfds == 0) {
+		/* Nothing passed over yet: what went ahead left cin, so the look
+		 * ahead is still at the held commit's end. */
+		if (c->scan_off == held_size && o->iface == c->ctx->display && p.opcode == 0) {
 			if (++c->pongs_passed > MAX_PONGS_AHEAD || !pass_sync_now(c, o, m, &p, off))
 				break;
 			continue;
 		}
-		c->scan_clean = false;
 		c->scan_off += p.size;
 		c->scan_fds += p.nfds;
 	}

@@ -52,8 +52,7 @@ struct pxy_conn {
 	struct sb_syncobj_waiter *held; /* the commit at cin's front waits for it */
 	bool resume;                /* forward the message at cin's front as it is */
 	size_t scan_off, scan_fds;  /* held: how far pass_pongs() has looked (bytes, fds) */
-	unsigned pongs_passed;      /* held: pongs sent ahead of the commit */
-	bool scan_clean;            /* held: only pongs and syncs seen after the commit so far */
+	unsigned pongs_passed;      /* held: pongs (and round trips) sent ahead of the commit */
 	bool closing;               /* cut off: flush cout, then close */
 	bool dead;                  /* closed: free it */
 	void *sync;                 /* sync.c's per-connection state */
