@@ -8,9 +8,9 @@ Starts the compositor (its renderer draws the windows, screenshots every
 --shot-every repaints), runs CLIENT for --seconds (or until it exits by
 itself), stops it with SIGINT as a user would, then stops the compositor.
 A client that has not made --min-commits commits by then, or whose window
-has not been in a screenshot yet, runs on, up to --max-seconds in all: how fast llvmpipe draws under TCG is not what is
-tested (weston-simple-dmabuf-egl made 12 to 61 commits in 10 s, runs of
-the same build in the same guest).
+has not been in a screenshot yet, runs on, up to --max-seconds in all: how
+fast llvmpipe draws under TCG is not what is tested (weston-simple-dmabuf-egl
+made 12 to 61 commits in 10 s, runs of the same build in the same guest).
 
 Passes when:
   - the client exits with status 0 (weston clients on SIGINT, vkcube after
@@ -130,8 +130,8 @@ def enough_seen(args, rt):
     """--min-commits made, and the screenshot the pixel checks read taken.
     The run's length is what the checks need, not a guess: under TCG
     gtk4-widget-factory's first frame came 5.7-12.9 s after its start
-    (11 runs, 2026-12-07), and a start past ~13.5 s left a 15 s run with
-    under 10 repaints, so no screenshot (CI, stops 43 and 47)."""
+    (12 runs, 2026-12-07), and a start past ~13.5 s left a 15 s run with
+    under 10 repaints, so no screenshot (CI's failures of stops 43 and 46)."""
     with open(os.path.join(rt, "compositor.log"), errors="replace") as f:
         if len(commits_used(args, f.read())[1]) < args.min_commits:
             return False
@@ -332,13 +332,13 @@ def main(argv):
         hits = [line for line in text.splitlines() if re.search(rx, line)]
         check(not hits, f"{name}'s output has no /{rx}/ ({len(hits)} lines"
                         + (f": {hits[0][:200]!r})" if hits else ")"))
-    # Which globals the client bound (its WAYLAND_DEBUG log; libwayland 1.21
-    # writes "@", 1.23 "#"): the sync protocol its WSI or toolkit chose is
-    # among them.
     if args.proxy and "--no-drm-syncobj" in args.comp_arg:
         # the compositor has no linux-drm-syncobj-v1: the client saw the proxy's own
         offered = re.search(r'wl_registry[@#]\d+\.global\(\d+, "wp_linux_drm_syncobj_manager_v1"', text)
         check(offered is not None, f"{name} was offered wp_linux_drm_syncobj_manager_v1 by the proxy")
+    # Which globals the client bound (its WAYLAND_DEBUG log; libwayland 1.21
+    # writes "@", 1.23 "#"): the sync protocol its WSI or toolkit chose is
+    # among them.
     binds = sorted(set(re.findall(r'wl_registry[@#]\d+\.bind\(\d+, "(\w+)"', text)))
     print(f"# {name} bound: {', '.join(binds) if binds else '(none seen)'}")
     if "wp_linux_drm_syncobj_manager_v1" in binds:
@@ -360,8 +360,8 @@ def main(argv):
                   f"(at least {least})")
     if wlcomp.failed:
         # What the client last said and heard, for a failure seen once in a
-        # batch (CI prints this output only): gtk4-widget-factory stopped
-        # drawing after a few commits in 3 of ~40 runs (docs/testing.md).
+        # batch (CI prints this output only; gtk4-widget-factory's late start
+        # took three CI runs to explain without it: docs/testing.md).
         dbg = [line for line in text.splitlines() if protocol_check.is_debug_line(line)]
         print(f"# the client's protocol log, the last 40 of {len(dbg)} lines:")
         print("".join("#   " + line + "\n" for line in dbg[-40:]), end="")
