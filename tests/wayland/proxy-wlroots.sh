@@ -64,6 +64,7 @@ log=$rt/$comp.log
 # shellcheck source=stop-group.sh
 . "$(dirname "$0")/stop-group.sh"
 . "$(dirname "$0")/peer-globals.sh"
+. "$here/testbed/wayland/wlroots.sh"
 cpid=
 cleanup() {
 	[ -z "$cpid" ] || stop_group "$cpid"
@@ -75,40 +76,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# The compositors' headless setup, as measured in the GPU guest (facts.md):
-# no input devices, the GLES2 renderer (virgl; pixman would give no dma-buf
-# import and so no linux-dmabuf for the client's buffers).
-export WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=gles2
-case $comp in
-sway)
-	# A config of our own (the root's default starts swaybar and binds keys):
-	# no Xwayland, no bar. sway reads it inside the root, so it lives in the
-	# bound runtime folder.
-	printf '%s\n' 'xwayland disable' 'default_border none' >"$rt/sway.conf"
-	set -- /usr/bin/sway -c "$rt/sway.conf"
-	;;
-labwc)
-	# An empty config folder: labwc's built-in defaults, no autostart, no
-	# menu programs of the root's user.
-	mkdir -p "$rt/labwc"
-	set -- /usr/bin/labwc -C "$rt/labwc"
-	;;
-esac
 t0=$(date +%s)
-# A session of its own (setsid): the whole tree (unshare, chroot, the
-# compositor) ends with one kill of the group.
-SYNCBRIDGE_TRIXIE_DRI=virtio_gpu setsid "$intrixie" "$@" >"$log" 2>&1 &
-cpid=$!
-# Neither has a socket option: libwayland's first free wayland-N in the
-# (fresh) runtime folder.
-sock=
-for _ in $(seq 1 600); do
-	for s in "$rt"/wayland-[0-9] "$rt"/wayland-[0-9][0-9]; do
-		[ -S "$s" ] && { sock=$(basename "$s"); break 2; }
-	done
-	kill -0 "$cpid" 2>/dev/null || break
-	sleep 0.1
-done
+wlroots_start "$comp" "$log"
+cpid=$wlr_pid sock=$wlr_sock
 [ -n "$sock" ] || { echo "not ok - $comp did not start (no socket after $(( $(date +%s) - t0 )) s)"; exit 1; }
 echo "# $comp socket $sock after $(( $(date +%s) - t0 )) s"
 

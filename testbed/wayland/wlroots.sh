@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: MIT
+# Sourced by what runs a wlroots compositor from the Debian 13 root in the
+# GPU guest (tests/wayland/proxy-wlroots.sh, bench/wl_proxy_frames.sh).
+#   wlroots_start sway|labwc LOG
+#     Starts it headless (scripts/vm/in-trixie.sh, shown only virtio_gpu's
+#     nodes) in a session of its own (setsid: the whole tree, unshare, chroot
+#     and the compositor, ends with one stop_group of wlr_pid), its output
+#     in LOG. Sets wlr_pid and wlr_sock, the socket's name in
+#     $XDG_RUNTIME_DIR, which must be under /run/user/0 (the only run folder
+#     the root shares). Returns 1 when no socket came in 60 s. Needs
+#     $intrixie.
+# The headless setup as measured in the GPU guest (facts.md): no input
+# devices, the GLES2 renderer (virgl; pixman would give no dma-buf import and
+# so no linux-dmabuf for the clients' buffers).
+wlroots_start() {
+	case $1 in
+	sway)
+		# A config of our own (the root's default starts swaybar and binds
+		# keys): no Xwayland, no bar. sway reads it inside the root.
+		printf '%s\n' 'xwayland disable' 'default_border none' >"$XDG_RUNTIME_DIR/sway.conf"
+		set -- "$2" /usr/bin/sway -c "$XDG_RUNTIME_DIR/sway.conf"
+		;;
+	labwc)
+		# An empty config folder: labwc's built-in defaults, no autostart,
+		# no menu programs of the root's user.
+		mkdir -p "$XDG_RUNTIME_DIR/labwc"
+		set -- "$2" /usr/bin/labwc -C "$XDG_RUNTIME_DIR/labwc"
+		;;
+	*) return 2 ;;
+	esac
+	_log=$1
+	shift
+	WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=gles2 \
+		SYNCBRIDGE_TRIXIE_DRI=virtio_gpu setsid "$intrixie" "$@" >"$_log" 2>&1 &
+	wlr_pid=$!
+	# Neither has a socket option: libwayland's first free wayland-N.
+	wlr_sock=
+	for _ in $(seq 1 600); do
+		for _s in "$XDG_RUNTIME_DIR"/wayland-[0-9] "$XDG_RUNTIME_DIR"/wayland-[0-9][0-9]; do
+			[ -S "$_s" ] && { wlr_sock=$(basename "$_s"); return 0; }
+		done
+		kill -0 "$wlr_pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
