@@ -42,17 +42,21 @@ export XDG_RUNTIME_DIR=$rt
 unset WAYLAND_DISPLAY
 # Both started in a session of their own: one stop_group ends each whole.
 trap '[ -z "$ppid_" ] || stop_group "$ppid_"; [ -z "$cpid" ] || stop_group "$cpid"; rm -rf "$rt"' EXIT
+# wait_socket NAME WHO: until $rt/NAME is a socket, 60 s at most.
+wait_socket() {
+	i=0
+	until [ -S "$rt/$1" ]; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || { echo "Bail out! $2 did not make its socket in 60 s"; exit 1; }
+		sleep 0.1
+	done
+}
 if [ "$which" = weston ]; then
 	setsid weston --backend=headless --renderer=pixman --shell=desktop --socket=comp --idle-time=0 \
 		--log="$rt/weston.log" 2>/dev/null &
 	cpid=$!
 	sock=comp
-	i=0
-	until [ -S "$rt/comp" ]; do
-		i=$((i + 1))
-		[ $i -lt 600 ] || { echo "Bail out! weston did not make its socket in 60 s"; exit 1; }
-		sleep 0.1
-	done
+	wait_socket comp weston
 	pid=$cpid
 else
 	wlroots_start sway "$rt/sway.log" || { echo "Bail out! sway did not make its socket in 60 s"; exit 1; }
@@ -63,12 +67,7 @@ else
 fi
 WAYLAND_DISPLAY=$sock setsid "$proxy" --socket px >"$rt/proxy.log" 2>&1 &
 ppid_=$!
-i=0
-until [ -S "$rt/px" ]; do
-	i=$((i + 1))
-	[ $i -lt 600 ] || { echo "Bail out! the proxy did not make its socket in 60 s"; exit 1; }
-	sleep 0.1
-done
+wait_socket px "the proxy"
 sleep 1 # the proxy reads every protocol XML at start, then asks the compositor for its globals
 echo "# $which (pid $pid) on $sock, syncbridge-wl-proxy (pid $ppid_) on px"
 "$bench" --direct "$sock" --proxied px --compositor-pid "$pid" --proxy-pid "$ppid_" "$@"
