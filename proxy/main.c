@@ -302,11 +302,20 @@ ctx_setup(struct pxy_ctx *ctx, const char *display, const char *drm, const char 
 	} else if (!ctx->sync_manager || !ctx->sync_surface || !ctx->sync_timeline ||
 		   !ctx->params) {
 		pxy_log("no linux-drm-syncobj-v1 / linux-dmabuf XML: nothing to offer");
-	} else if (strcmp(drm, "none") != 0) {
-		ctx->drm_fd = strcmp(drm, "auto") == 0 ? wlgpu_drm_open_syncobj()
-						       : open(drm, O_RDWR | O_CLOEXEC);
+	} else if (strcmp(drm, "auto") == 0) {
+		ctx->drm_fd = wlgpu_drm_open_syncobj();
 		if (ctx->drm_fd < 0)
 			pxy_log("no render node with timeline syncobjs: nothing to offer");
+	} else if (strcmp(drm, "none") != 0) {
+		/* A device the user named: one that cannot be opened is an error,
+		 * not a quiet pass-through. */
+		ctx->drm_fd = open(drm, O_RDWR | O_CLOEXEC);
+		if (ctx->drm_fd < 0) {
+			int err = errno;
+
+			fprintf(stderr, "syncbridge-wl-proxy: --drm %s: %s\n", drm, strerror(err));
+			return -err;
+		}
 	}
 	ctx->emulate = ctx->drm_fd >= 0;
 	if (ctx->emulate)
