@@ -3,6 +3,12 @@
  * One client of the proxy: its socket, the proxy's own connection to the
  * compositor for it, the four buffers between them, and the object map both
  * sides share (docs/wl-proxy.md, "Object ids").
+ *
+ * The files, top down (each calls only those below it): main.c (options,
+ * sockets, poll), relay.c (a connection's life, the compositor's events),
+ * client.c (the client's requests), sync.c (linux-drm-syncobj-v1 by the
+ * proxy), conn.c (the object map, protocol errors), then io.c, wire.c,
+ * proto.c and log.c.
  */
 #ifndef PXY_CONN_H
 #define PXY_CONN_H
@@ -13,6 +19,16 @@
 #define PXY_SERVER_ID_START 0xff000000u
 /* The registry name of the proxy's own wp_linux_drm_syncobj_manager_v1. */
 #define PXY_SYNCOBJ_GLOBAL_NAME 0xff5b0001u
+
+/* How much a side may have buffered: a held client fills cin, then its socket. */
+#define PXY_IN_LIMIT (256 * 1024)
+#define PXY_OUT_LIMIT (4 * 1024 * 1024)
+#define PXY_IN_FD_LIMIT 256
+
+/* wl_display's error codes (wayland.xml). */
+#define PXY_ERR_INVALID_OBJECT 0
+#define PXY_ERR_INVALID_METHOD 1
+#define PXY_ERR_IMPLEMENTATION 3
 
 struct sb_syncobj_waiter;
 
@@ -56,6 +72,8 @@ struct pxy_conn {
 	bool closing;               /* cut off: flush cout, then close */
 	bool dead;                  /* closed: free it */
 	void *sync;                 /* sync.c's per-connection state */
+	/* What an object's data needs when it leaves the map (relay.c sets sync.c's). */
+	void (*obj_gone)(struct pxy_conn *c, struct pxy_obj *o);
 };
 
 /* A connection for the accepted socket cfd (owned from now on, also on failure). */
@@ -68,7 +86,7 @@ void pxy_conn_destroy(struct pxy_conn *c);
 void pxy_conn_poll_events(const struct pxy_conn *c, short *cev, short *sev, int *waiter_fd);
 /* Act on poll()'s revents; afterwards c->dead says whether to destroy it. */
 void pxy_conn_dispatch(struct pxy_conn *c, short crev, short srev, bool waiter_ready);
-/* Process what cin / sin hold (used by dispatch and by the fuzz target). */
+/* Process what cin (client.c) / sin (relay.c) hold (used by dispatch and by the fuzz target). */
 void pxy_conn_process_client(struct pxy_conn *c);
 void pxy_conn_process_server(struct pxy_conn *c);
 

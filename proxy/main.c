@@ -27,11 +27,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -50,36 +48,6 @@
 #ifndef PXY_XML_DIRS
 #define PXY_XML_DIRS "/usr/share/wayland:/usr/share/wayland-protocols"
 #endif
-
-static bool debug_on;
-
-void
-pxy_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!debug_on)
-		return;
-	fprintf(stderr, "syncbridge-wl-proxy: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-/* SYNCBRIDGE_DEBUG as the library reads it: any level (1, debug, info, ...) but off. */
-static bool
-debug_wanted(const char *v)
-{
-	static const char *const off[] = { "0", "no", "false", "off", "none" };
-
-	if (!v || !*v)
-		return false;
-	for (size_t k = 0; k < sizeof(off) / sizeof(off[0]); k++)
-		if (strcasecmp(v, off[k]) == 0)
-			return false;
-	return true;
-}
 
 static void
 usage(FILE *f)
@@ -396,7 +364,6 @@ main(int argc, char **argv)
 	first = demo_opt_parse("syncbridge-wl-proxy", argc, argv, opts, usage, DEMO_OPT_OPERANDS);
 	if (first < 0)
 		return 2;
-	debug_on = debug_wanted(getenv("SYNCBRIDGE_DEBUG"));
 	signal(SIGPIPE, SIG_IGN);
 	l.display = display && *display ? display : "wayland-0";
 	if (ctx_setup(&ctx, l.display, drm, xml_dir) != 0) {

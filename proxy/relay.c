@@ -18,11 +18,6 @@
 
 #include "conn.h"
 
-#define IN_LIMIT (256 * 1024)
-#define IN_FD_LIMIT 256
-#define OUT_LIMIT (4 * 1024 * 1024)
-#define ERR_IMPLEMENTATION 3
-
 /* A blocking connect to the compositor's socket, then non-blocking. fd or -errno. */
 static int
 connect_display(const char *display)
@@ -84,6 +79,7 @@ pxy_conn_create_fds(struct pxy_ctx *ctx, int cfd, int sfd, unsigned serial)
 	c->cmap = calloc(c->n_cmap, sizeof(*c->cmap));
 	if (!c->cmap || pxy_sync_init(c) != 0)
 		goto err;
+	c->obj_gone = pxy_sync_obj_gone;
 	c->cmap[1].iface = ctx->display;
 	c->cmap[1].version = 1;
 	c->cnext = 2;
@@ -179,7 +175,7 @@ server_message(struct pxy_conn *c)
 
 	if (ret <= 0) {
 		if (ret < 0)
-			pxy_conn_fatal(c, 1, ERR_IMPLEMENTATION, "the compositor sent a message "
+			pxy_conn_fatal(c, 1, PXY_ERR_IMPLEMENTATION, "the compositor sent a message "
 				       "of %u bytes", p.size);
 		return false;
 	}
@@ -191,7 +187,7 @@ server_message(struct pxy_conn *c)
 	}
 	o = pxy_conn_obj(c, p.id);
 	if (!o || o->local || p.opcode >= o->iface->n_events) {
-		pxy_conn_fatal(c, 1, ERR_IMPLEMENTATION, "the compositor sent event %u to "
+		pxy_conn_fatal(c, 1, PXY_ERR_IMPLEMENTATION, "the compositor sent event %u to "
 			       "object %u the proxy cannot follow", p.opcode, p.id);
 		return false;
 	}
@@ -201,7 +197,7 @@ server_message(struct pxy_conn *c)
 		ret = pxy_conn_add_new_ids(c, o, m, &p, false);
 	o = pxy_conn_obj(c, p.id); /* the map may have moved */
 	if (ret) {
-		pxy_conn_fatal(c, 1, ERR_IMPLEMENTATION, "the compositor's %s.%s does not parse",
+		pxy_conn_fatal(c, 1, PXY_ERR_IMPLEMENTATION, "the compositor's %s.%s does not parse",
 			       o->iface->name, m->name);
 		return false;
 	}
@@ -211,8 +207,8 @@ server_message(struct pxy_conn *c)
 	if (ret < 0)
 		return false;
 	if (ret == 0 && pxy_buf_append(&c->cout, c->sin.data, p.size, c->sin.fds, p.nfds,
-				       OUT_LIMIT) != 0) {
-		pxy_conn_fatal(c, 1, ERR_IMPLEMENTATION, "the client does not read its events");
+				       PXY_OUT_LIMIT) != 0) {
+		pxy_conn_fatal(c, 1, PXY_ERR_IMPLEMENTATION, "the client does not read its events");
 		return false;
 	}
 	pxy_buf_consume(&c->sin, p.size, p.nfds, true);
@@ -230,10 +226,10 @@ void
 pxy_conn_poll_events(const struct pxy_conn *c, short *cev, short *sev, int *waiter_fd)
 {
 	*cev = c->cout.len ? POLLOUT : 0;
-	if (!c->closing && c->cin.len < IN_LIMIT)
+	if (!c->closing && c->cin.len < PXY_IN_LIMIT)
 		*cev |= POLLIN;
 	*sev = c->sout.len ? POLLOUT : 0;
-	if (!c->closing && c->cout.len < OUT_LIMIT / 2)
+	if (!c->closing && c->cout.len < PXY_OUT_LIMIT / 2)
 		*sev |= POLLIN;
 	*waiter_fd = c->held ? sb_syncobj_waiter_get_fd(c->held) : -1;
 }
@@ -243,7 +239,7 @@ static bool
 read_side(struct pxy_conn *c, bool client)
 {
 	struct pxy_buf *b = client ? &c->cin : &c->sin;
-	int ret = pxy_buf_recv(b, client ? c->cfd : c->sfd, IN_LIMIT, IN_FD_LIMIT);
+	int ret = pxy_buf_recv(b, client ? c->cfd : c->sfd, PXY_IN_LIMIT, PXY_IN_FD_LIMIT);
 
 	if (ret == -EMFILE && client) {
 		pxy_conn_fatal(c, 1, 1, "too many file descriptors");

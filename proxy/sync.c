@@ -36,7 +36,6 @@
 #define ERR_NO_ACQUIRE_POINT 4
 #define ERR_NO_RELEASE_POINT 5
 #define ERR_CONFLICTING_POINTS 6
-#define ERR_INVALID_OBJECT 0
 
 /* An imported timeline: its handle on ctx->drm_fd, kept while a point needs it. */
 struct timeline {
@@ -214,7 +213,7 @@ manager_request(struct pxy_conn *c, uint32_t id, const struct pxy_parsed *p)
 	if (p->opcode == 1) { /* get_surface */
 		s = pxy_conn_obj(c, p->args[1].u);
 		if (!s || s->iface != ctx->surface) {
-			pxy_conn_fatal(c, p->args[1].u, ERR_INVALID_OBJECT, "not a wl_surface");
+			pxy_conn_fatal(c, p->args[1].u, PXY_ERR_INVALID_OBJECT, "not a wl_surface");
 			return -EPROTO;
 		}
 		if (!s->data && !(s->data = calloc(1, sizeof(struct surface))))
@@ -231,7 +230,7 @@ manager_request(struct pxy_conn *c, uint32_t id, const struct pxy_parsed *p)
 		ret = pxy_conn_add_local(c, p->args[0].u, ctx->sync_surface, data);
 		if (ret) {
 			free(data);
-			pxy_conn_fatal(c, 1, ERR_INVALID_OBJECT, "invalid new id %u", p->args[0].u);
+			pxy_conn_fatal(c, 1, PXY_ERR_INVALID_OBJECT, "invalid new id %u", p->args[0].u);
 			return ret;
 		}
 		s = pxy_conn_obj(c, p->args[1].u); /* the map may have moved */
@@ -256,7 +255,7 @@ manager_request(struct pxy_conn *c, uint32_t id, const struct pxy_parsed *p)
 		struct point drop = { data, 0 };
 
 		point_set(&drop, NULL, 0);
-		pxy_conn_fatal(c, 1, ERR_INVALID_OBJECT, "invalid new id %u", p->args[0].u);
+		pxy_conn_fatal(c, 1, PXY_ERR_INVALID_OBJECT, "invalid new id %u", p->args[0].u);
 	}
 	return ret;
 }
@@ -277,7 +276,7 @@ sync_surface_request(struct pxy_conn *c, uint32_t id, struct sync_surface *ss,
 	}
 	tl = pxy_conn_obj(c, p->args[0].u);
 	if (!tl || tl->iface != c->ctx->sync_timeline || !tl->data) {
-		pxy_conn_fatal(c, p->args[0].u, ERR_INVALID_OBJECT, "not a timeline");
+		pxy_conn_fatal(c, p->args[0].u, PXY_ERR_INVALID_OBJECT, "not a timeline");
 		return -EPROTO;
 	}
 	point_set(p->opcode == 1 ? &ss->acquire : &ss->release, tl->data,
@@ -309,12 +308,12 @@ pxy_sync_bind(struct pxy_conn *c, const struct pxy_parsed *p)
 	const struct pxy_arg *id = &p->args[1];
 
 	if (strcmp(id->str, c->ctx->sync_manager->name) != 0 || id->len != 1) {
-		pxy_conn_fatal(c, 1, ERR_INVALID_OBJECT, "invalid interface %s v%u for global %u",
+		pxy_conn_fatal(c, 1, PXY_ERR_INVALID_OBJECT, "invalid interface %s v%u for global %u",
 			       id->str, id->len, p->args[0].u);
 		return -EPROTO;
 	}
 	if (pxy_conn_add_local(c, id->u, c->ctx->sync_manager, NULL) != 0) {
-		pxy_conn_fatal(c, 1, ERR_INVALID_OBJECT, "invalid new id %u", id->u);
+		pxy_conn_fatal(c, 1, PXY_ERR_INVALID_OBJECT, "invalid new id %u", id->u);
 		return -EPROTO;
 	}
 	return 0;

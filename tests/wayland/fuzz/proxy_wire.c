@@ -23,12 +23,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct pxy_ctx ctx;
 static bool ready;
 
-void
-pxy_log(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
 static bool
 setup(void)
 {
