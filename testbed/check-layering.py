@@ -16,7 +16,10 @@
    lists the files top down, "a file calls only files below it". Every file
    that includes server_internal.h must be in the map, and a call from one of
    them to an sb_wl_* function defined in another must go down the map.
-3. With BUILD_ROOT: no installed program or library links anything built in
+3. Calls between the files of a library folder (CALL_FOLDERS) go one way:
+   no file calls (through any chain) a function of a file that calls it; an
+   object below tells the one above through a callback it was given.
+4. With BUILD_ROOT: no installed program or library links anything built in
    testbed/ (its link line in build.ninja).
 
 Prints "ok"/"not ok" lines; exits 1 on any violation.
@@ -167,6 +170,79 @@ def check_wayland_order(root, files):
     ok(f"src/wayland: {len(members)} files in the order {' > '.join(order)}; {calls} cross-file calls go down")
 
 
+# The library folders whose files must call each other one way only: a file
+# that calls into another is above it, and no chain of calls comes back (an
+# object below tells the one above through a callback it was given).
+CALL_FOLDERS = ["src/core", "src/egl", "src/wayland", "src/pipewire", "layer"]
+
+
+def file_call_graph(root, folder, files):
+    """{caller file: {callee file: [names]}} for the .c files of folder, by the
+    non-static functions each defines (the name at the start of a line, the
+    house style's definition) and calls."""
+    bodies = {}
+    for f in files:
+        if os.path.dirname(f) == folder and f.endswith(".c"):
+            with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
+                bodies[os.path.basename(f)] = strip_comments_and_strings(fh.read())
+    defs = {}
+    for name, body in bodies.items():
+        for m in re.finditer(r"^([A-Za-z_]\w*)\(", body, re.M):
+            before = body[: m.start()].rstrip().rsplit("\n", 1)[-1]
+            if "static" not in before.split():
+                defs.setdefault(m.group(1), name)
+    graph = {name: {} for name in bodies}
+    for name, body in bodies.items():
+        for fn in set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", body)):
+            callee = defs.get(fn)
+            if callee and callee != name:
+                graph[name].setdefault(callee, []).append(fn)
+    return graph
+
+
+def circles(graph):
+    """The strongly connected components of more than one file (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def check_call_circles(root, files):
+    edges = 0
+    for folder in CALL_FOLDERS:
+        graph = file_call_graph(root, folder, files)
+        edges += sum(len(callees) for callees in graph.values())
+        for comp in circles(graph):
+            calls = [f"{a} -> {b} ({', '.join(sorted(set(graph[a][b])))})"
+                     for a in comp for b in comp if b in graph[a]]
+            bad(f"{folder}: files call each other in a circle: {'; '.join(calls)}")
+    ok(f"calls: {edges} file-to-file call edges in {', '.join(CALL_FOLDERS)}, no circles")
+
+
 def check_installed_links(build):
     try:
         out = subprocess.run(["meson", "introspect", build, "--targets"], capture_output=True,
@@ -200,6 +276,7 @@ def main():
     files = tracked_files(root)
     check_includes(root, files)
     check_wayland_order(root, files)
+    check_call_circles(root, files)
     if len(sys.argv) > 2:
         check_installed_links(sys.argv[2])
     print("FAIL: layering violated" if failures else "PASS")
