@@ -113,7 +113,7 @@ note_fence_error(struct sbl_batch *b, int err, const char *what)
 {
 	static _Atomic int64_t last_ns = INT64_MIN / 2;
 	static atomic_uint left_out;
-	int64_t now = now_ns(), last = atomic_load(&last_ns);
+	int64_t now = sb_now_ns(), last = atomic_load(&last_ns);
 
 	if (!b->fence_error)
 		b->fence_error = err;

@@ -402,7 +402,7 @@ sbl_resolve_submitted(struct sbl_device *dev, VkQueue queue, uint32_t count,
 			d->fence = fences ? sbl_fence_get_locked(dev) : VK_NULL_HANDLE;
 			if (d->fence)
 				fences[fence_count++] = d->fence;
-			d->deferred_ns = now_ns();
+			d->deferred_ns = sb_now_ns();
 			sb_trace("layer.release_deferred id=%llu waits=%u",
 				 (unsigned long long)d->id, d->wait_count);
 		}
@@ -470,7 +470,7 @@ sbl_resolve_finish(struct sbl_device *dev, struct sbl_ready *ready)
 		struct sbl_deferred *next = d->next;
 		if (d->has_release) {
 			sb_trace("layer.release_resolved id=%llu after_ms=%.3f",
-				 (unsigned long long)d->id, (now_ns() - d->deferred_ns) / 1e6);
+				 (unsigned long long)d->id, (sb_now_ns() - d->deferred_ns) / 1e6);
 			struct sbl_work_wait w = { .fence = d->fence };
 			if (!d->fence) /* no fence to wait on: the export must do */
 				w.done = true;

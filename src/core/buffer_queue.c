@@ -298,7 +298,7 @@ sb_buffer_queue_dequeue(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 
 	if (!q || !slot)
 		return -EINVAL;
-	deadline = sb_deadline_from_timeout(now_ns(), timeout_ns);
+	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
 
 	pthread_mutex_lock(&q->lock);
 	if (q->dequeuing) {
@@ -346,7 +346,7 @@ sb_buffer_queue_dequeue(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 			}
 			fds[n++] = d;
 		}
-		int64_t left = sb_deadline_remaining(now_ns(), deadline);
+		int64_t left = sb_deadline_remaining(sb_now_ns(), deadline);
 		if (left == 0) {
 			for (int i = 1; i < n; i++)
 				fd_clear(&fds[i]);
@@ -435,7 +435,7 @@ sb_buffer_queue_acquire(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 		*acquire_fence = -1;
 	if (!q || !slot || !acquire_fence)
 		return -EINVAL;
-	deadline = sb_deadline_from_timeout(now_ns(), timeout_ns);
+	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
 
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
@@ -479,7 +479,7 @@ sb_buffer_queue_acquire(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 			pthread_cond_wait(&q->queued, &q->lock);
 			continue;
 		}
-		if (sb_deadline_remaining(now_ns(), deadline) == 0) {
+		if (sb_deadline_remaining(sb_now_ns(), deadline) == 0) {
 			ret = -ETIME;
 			break;
 		}

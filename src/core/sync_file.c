@@ -67,7 +67,7 @@ sb_sync_file_get_status(int fd, int *status)
 int
 sb_sync_file_wait(int fd, int64_t timeout_ns)
 {
-	int64_t deadline = sb_deadline_from_timeout(now_ns(), timeout_ns);
+	int64_t deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
 	int32_t status;
 	int ret;
 

@@ -339,7 +339,7 @@ sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64_t timeout_ns,
 	ret = sb_drm_check_fd(drm_fd);
 	if (ret)
 		return ret;
-	deadline = sb_deadline_from_timeout(now_ns(), timeout_ns);
+	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
 	/*
 	 * The kernel waits in jiffies: drm_timeout_abs_to_jiffies() takes the
 	 * whole jiffies left before the deadline "+ 1", and schedule_timeout()
@@ -350,6 +350,6 @@ sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64_t timeout_ns,
 	 */
 	do
 		ret = sb_syncobj_wait_until(drm_fd, handle, point, deadline, flags);
-	while (ret == -ETIME && now_ns() < deadline);
+	while (ret == -ETIME && sb_now_ns() < deadline);
 	return ret;
 }

@@ -276,7 +276,7 @@ hub_thread(void *data)
 			points[i + 1] = h->entries[i].w->point;
 		}
 		pthread_mutex_unlock(&h->lock);
-		ret = wait_any(h, handles, points, n, now_ns() + HUB_SLICE_NS, &first);
+		ret = wait_any(h, handles, points, n, sb_now_ns() + HUB_SLICE_NS, &first);
 		pthread_mutex_lock(&h->lock);
 
 		if (ret == 0 && first == 0) {

@@ -152,7 +152,7 @@ sb_wl_release_wait(struct sb_wl_release *r, int64_t timeout_ns)
 
 	if (!r)
 		return -EINVAL;
-	deadline = sb_deadline_from_timeout(now_ns(), timeout_ns);
+	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
 	sb_trace("wlc.release_wait protocol=%s point=%llu %s", sb_wl_client_protocol_name(r->protocol),
 		 (unsigned long long)r->point, sb_trace_sync_file(r->fence_fd).s);
 	switch (r->protocol) {
@@ -166,7 +166,7 @@ sb_wl_release_wait(struct sb_wl_release *r, int64_t timeout_ns)
 		}
 		if (r->fence_fd < 0)
 			return 0;
-		return sb_sync_file_wait(r->fence_fd, sb_deadline_remaining(now_ns(), deadline));
+		return sb_sync_file_wait(r->fence_fd, sb_deadline_remaining(sb_now_ns(), deadline));
 	case SB_WL_SYNC_IMPLICIT:
 		return sb_dmabuf_wait(r->dmabuf_fd, SB_ACCESS_WRITE, timeout_ns);
 	}
