@@ -225,15 +225,15 @@ blame(struct syncobj_hub *h, int ret)
 		}
 		if (r) /* ENOENT: the syncobj is gone; EBADF/EINVAL: the DRM fd (the caller's) */
 			sb_log_errno(SB_LOG_ERROR, r,
-				     "syncobj waiter: DRM wait on handle %u point %llu failed for good; "
-				     "firing with that error",
+				     "syncobj waiter: DRM wait on handle %u point %llu "
+				     "failed for good; firing with that error",
 				     w->handle, (unsigned long long)w->point);
 		fire_at(h, i, r);
 		fired++;
 	}
 	if (!fired)
-		sb_log_errno(SB_LOG_DEBUG, ret, "syncobj waiter thread: wait over %zu failed; again",
-			     h->n);
+		sb_log_errno(SB_LOG_DEBUG, ret,
+			     "syncobj waiter thread: wait over %zu failed; again", h->n);
 	return fired;
 }
 
@@ -285,8 +285,10 @@ hub_thread(void *data)
 		} else if (ret == 0) {
 			collect(h, snap, handles, points, n, first);
 		} else if (ret == -ENOMEM) {
-			/* The kernel's allocation for this wait failed; the points can still signal. */
-			sb_log_errno(SB_LOG_WARN, ret, "syncobj waiter thread: DRM wait (kernel); retrying");
+			/* The kernel's allocation for this wait failed; the points can
+			 * still signal. */
+			sb_log_errno(SB_LOG_WARN, ret,
+				     "syncobj waiter thread: DRM wait (kernel); retrying");
 			pause_unlocked(h);
 		} else if (ret != -ETIME && !blame(h, ret)) {
 			/* Nobody to blame: the set changed under the wait, or our own

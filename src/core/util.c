@@ -79,7 +79,8 @@ sb_poll_until(int fd, short events, int64_t deadline_ns)
 			return pfd.revents;
 		}
 		if (ret == 0) {
-			/* The kernel may wake a little early; only a passed deadline is a timeout. */
+			/* The kernel may wake a little early: only a passed
+			 * deadline is a timeout. */
 			if (sb_deadline_remaining(sb_now_ns(), deadline_ns) == 0)
 				return -ETIME;
 			continue;

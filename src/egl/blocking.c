@@ -114,7 +114,8 @@ sb_egl_dmabuf_export_blocking(EGLDisplay dpy, int dmabuf_fd, enum sb_access acce
 		return ret;
 	ret = would_block(&d, fence_fd, 0); /* status not read: the fences are looked at */
 	sb_trace("egl.dmabuf_export_blocking buf_ino=%lu ret=%d blocks=%d %s",
-		 sb_trace_ino(dmabuf_fd), ret < 0 ? ret : 0, ret > 0, sb_trace_sync_file(fence_fd).s);
+		 sb_trace_ino(dmabuf_fd), ret < 0 ? ret : 0, ret > 0,
+		 sb_trace_sync_file(fence_fd).s);
 	if (ret > 0) {
 		*out_fd = fd_move(&fence_fd);
 		ret = 0;

@@ -139,8 +139,8 @@ probe_display(EGLDisplay dpy, struct display_info *info)
 
 	version = eglQueryString(dpy, EGL_VERSION);
 	if (!version) {
-		sb_debug("egl: eglQueryString(%p, EGL_VERSION) failed (EGL error 0x%x): caller passed "
-			 "a display that is not initialised",
+		sb_debug("egl: eglQueryString(%p, EGL_VERSION) failed (EGL error 0x%x): "
+			 "caller passed a display that is not initialised",
 			 (void *)dpy, (unsigned)eglGetError());
 		return -EINVAL;
 	}

@@ -136,8 +136,8 @@ finish_on_cpu(const struct display_info *d)
 				return 0;
 		}
 		if (warn_budget())
-			sb_warn("egl: fence sync wait failed (driver, EGL error 0x%x): using glFinish",
-				(unsigned)eglGetError());
+			sb_warn("egl: fence sync wait failed (driver, EGL error 0x%x): "
+				"using glFinish", (unsigned)eglGetError());
 	}
 	if (d->gl_procs && egl_procs.gl_finish) {
 		egl_procs.gl_finish();
@@ -183,8 +183,8 @@ export_native(const struct display_info *d, int *out_fd)
 	}
 	sync_destroy(d, sync);
 	if (fd < 0) {
-		sb_warn("egl: eglDupNativeFenceFDANDROID gave no fd after a flush (driver, EGL error 0x%x)",
-			(unsigned)eglGetError());
+		sb_warn("egl: eglDupNativeFenceFDANDROID gave no fd after a flush "
+			"(driver, EGL error 0x%x)", (unsigned)eglGetError());
 		return -EIO;
 	}
 
@@ -249,7 +249,8 @@ wait_fence(const struct display_info *d, int sync_file_fd, int32_t status)
 	if (status == 0 && (d->caps & SB_EGL_CAP_FOREIGN_WAIT_BLOCKS))
 		sb_debug("egl: sync_file %d is pending and display %p blocks on other drivers' "
 			 "fences: if it holds one, this thread stalls until it signals, %s "
-			 "(caller: poll sb_egl_*_export_blocking() first)", sync_file_fd, (void *)d->dpy,
+			 "(caller: poll sb_egl_*_export_blocking() first)",
+			 sync_file_fd, (void *)d->dpy,
 			 (d->caps & SB_EGL_CAP_GPU_WAIT) ? "here or in the next flush" : "here");
 	if (d->caps & SB_EGL_CAP_GPU_WAIT) {
 		int dup_fd = sb_fd_dup(sync_file_fd);
@@ -276,8 +277,8 @@ wait_fence(const struct display_info *d, int sync_file_fd, int32_t status)
 				close(dup_fd);
 			}
 			if (warn_budget())
-				sb_warn("egl: GPU-side wait failed (driver, EGL error 0x%x): waiting on the CPU",
-					(unsigned)eglGetError());
+				sb_warn("egl: GPU-side wait failed (driver, EGL error 0x%x): "
+					"waiting on the CPU", (unsigned)eglGetError());
 		} else if (warn_budget()) {
 			sb_warn("egl: cannot duplicate the sync_file (%s): waiting on the CPU",
 				strerror(-dup_fd));
@@ -459,8 +460,8 @@ sb_egl_dmabuf_attach(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 	if (ret) {
 		/* Kernel < 6.0 (or no memory): make the buffer safe by waiting here. */
 		if (ret != -EOPNOTSUPP && warn_budget())
-			sb_warn("egl: cannot attach GL's fence to the dma-buf (%s): waiting on the CPU",
-				strerror(-ret));
+			sb_warn("egl: cannot attach GL's fence to the dma-buf (%s): "
+				"waiting on the CPU", strerror(-ret));
 		ret = sb_sync_file_wait(fence_fd, SB_TIMEOUT_INFINITE);
 	}
 	fd_clear(&fence_fd);

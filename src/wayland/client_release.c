@@ -153,11 +153,13 @@ sb_wl_release_wait(struct sb_wl_release *r, int64_t timeout_ns)
 	if (!r)
 		return -EINVAL;
 	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
-	sb_trace("wlc.release_wait protocol=%s point=%llu %s", sb_wl_client_protocol_name(r->protocol),
-		 (unsigned long long)r->point, sb_trace_sync_file(r->fence_fd).s);
+	sb_trace("wlc.release_wait protocol=%s point=%llu %s",
+		 sb_wl_client_protocol_name(r->protocol), (unsigned long long)r->point,
+		 sb_trace_sync_file(r->fence_fd).s);
 	switch (r->protocol) {
 	case SB_WL_SYNC_DRM_SYNCOBJ:
-		return sb_syncobj_wait(r->client->drm_fd, r->timeline->handle, r->point, timeout_ns, 0);
+		return sb_syncobj_wait(r->client->drm_fd, r->timeline->handle, r->point, timeout_ns,
+				       0);
 	case SB_WL_SYNC_EXPLICIT_V1:
 		while (!r->arrived) {
 			ret = sb_wl_client_pump_queue(r->client, deadline);
