@@ -74,7 +74,7 @@ find_in_chain(const void *chain, VkStructureType type)
 static void
 track_memory(struct sbl_device *dev, VkDeviceMemory memory, int fd, bool imported)
 {
-	if (!sb_dmabuf_is_dmabuf(fd)) {
+	if (!sb_dmabuf_is_valid(fd)) {
 		sb_warn("layer: DMA_BUF memory whose fd is not a dma-buf (driver/caller); "
 			"not synchronised");
 		fd_clear(&fd);

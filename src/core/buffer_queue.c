@@ -252,7 +252,7 @@ sb_buffer_queue_set_dmabuf(struct sb_buffer_queue *q, unsigned slot, int dmabuf_
 		int ret = sb_fd_check_open(dmabuf_fd);
 		if (ret < 0)
 			return ret;
-		if (!sb_dmabuf_is_dmabuf(dmabuf_fd))
+		if (!sb_dmabuf_is_valid(dmabuf_fd))
 			return -EINVAL;
 	}
 	pthread_mutex_lock(&q->lock);

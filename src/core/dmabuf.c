@@ -126,7 +126,7 @@ sync_file_ioctl(int fd, unsigned long request, void *arg)
 }
 
 bool
-sb_dmabuf_is_dmabuf(int fd)
+sb_dmabuf_is_valid(int fd)
 {
 	return check_dmabuf(fd) == 0;
 }

@@ -64,7 +64,7 @@ export_if_blocking(const struct display_info *d, int fd, int32_t status, int *ou
 }
 
 int
-sb_egl_sync_file_export_blocking(EGLDisplay dpy, int sync_file_fd, int *out_fd)
+sb_egl_sync_file_export_blocking_fence(EGLDisplay dpy, int sync_file_fd, int *out_fd)
 {
 	struct display_info d;
 	int32_t status = 1;
@@ -89,7 +89,8 @@ sb_egl_sync_file_export_blocking(EGLDisplay dpy, int sync_file_fd, int *out_fd)
 }
 
 int
-sb_egl_dmabuf_export_blocking(EGLDisplay dpy, int dmabuf_fd, enum sb_access access, int *out_fd)
+sb_egl_dmabuf_export_blocking_fence(EGLDisplay dpy, int dmabuf_fd, enum sb_access access,
+				    int *out_fd)
 {
 	struct display_info d;
 	int fence_fd = -1, ret;
@@ -100,7 +101,7 @@ sb_egl_dmabuf_export_blocking(EGLDisplay dpy, int dmabuf_fd, enum sb_access acce
 	ret = sb_fd_check_open(dmabuf_fd);
 	if (ret)
 		return ret;
-	if (!sb_dmabuf_is_dmabuf(dmabuf_fd) ||
+	if (!sb_dmabuf_is_valid(dmabuf_fd) ||
 	    (access != SB_ACCESS_READ && access != SB_ACCESS_WRITE))
 		return -EINVAL;
 	ret = egl_display_get(dpy, &d);

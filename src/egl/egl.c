@@ -249,7 +249,7 @@ wait_fence(const struct display_info *d, int sync_file_fd, int32_t status)
 	if (status == 0 && (d->caps & SB_EGL_CAP_FOREIGN_WAIT_BLOCKS))
 		sb_debug("egl: sync_file %d is pending and display %p blocks on other drivers' "
 			 "fences: if it holds one, this thread stalls until it signals, %s "
-			 "(caller: poll sb_egl_*_export_blocking() first)",
+			 "(caller: poll sb_egl_*_export_blocking_fence() first)",
 			 sync_file_fd, (void *)d->dpy,
 			 (d->caps & SB_EGL_CAP_GPU_WAIT) ? "here or in the next flush" : "here");
 	if (d->caps & SB_EGL_CAP_GPU_WAIT) {
@@ -300,7 +300,7 @@ check_dmabuf(int fd)
 
 	if (ret)
 		return ret;
-	return sb_dmabuf_is_dmabuf(fd) ? 0 : -EINVAL;
+	return sb_dmabuf_is_valid(fd) ? 0 : -EINVAL;
 }
 
 static const char *
@@ -358,7 +358,7 @@ sb_egl_display_get_caps(EGLDisplay dpy, uint32_t *caps)
 }
 
 int
-sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd)
+sb_egl_sync_file_export(EGLDisplay dpy, int *out_fd)
 {
 	struct display_info d;
 	int ret;
@@ -377,7 +377,7 @@ sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd)
 }
 
 int
-sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd)
+sb_egl_sync_file_wait(EGLDisplay dpy, int sync_file_fd)
 {
 	struct display_info d;
 	int32_t status = 1;

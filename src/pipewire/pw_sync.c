@@ -181,7 +181,7 @@ sb_pw_buffer_add(struct sb_pw_sync *sync, struct spa_buffer *buf, bool producer)
 	/*
 	 * Explicit sync was negotiated when the buffer has the meta: the
 	 * Buffers param that asked for it has the two extra planes
-	 * (sb_pw_build_params()); without it PipeWire picked the fallback.
+	 * (sb_pw_sync_build_params()); without it PipeWire picked the fallback.
 	 */
 	if (meta_of(buf)) {
 		if (buf->n_datas < 3) {

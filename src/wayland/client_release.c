@@ -98,7 +98,7 @@ sb_wl_release_create(struct sb_wl_surface_sync *sync, int dmabuf_fd,
 		zwp_linux_buffer_release_v1_add_listener(r->proxy, &release_listener, r);
 		break;
 	case SB_WL_SYNC_IMPLICIT:
-		if (dmabuf_fd < 0 || !sb_dmabuf_is_dmabuf(dmabuf_fd)) {
+		if (dmabuf_fd < 0 || !sb_dmabuf_is_valid(dmabuf_fd)) {
 			free(r);
 			return -EINVAL;
 		}
