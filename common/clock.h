@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * now_ns(): CLOCK_MONOTONIC in ns, the one clock of every deadline, timeout
- * and timestamp in the tree — the kernel's sync_file timestamps, the trace,
- * the libraries' waits, the tests' timeouts. Header-only (static inline) so
- * that the libraries, the layer and the programs share the definition
- * without linking anything of common/.
+ * now_ns(): CLOCK_MONOTONIC in ns, the clock of the programs' and the tests'
+ * deadlines, timeouts and timestamps — the same clock as the kernel's
+ * sync_file timestamps and the libraries' sb_now_ns() (src/core/util.h:
+ * the libraries and the layer never include common/). Header-only (static
+ * inline), so a program needs nothing linked for it.
  */
 #ifndef SB_COMMON_CLOCK_H
 #define SB_COMMON_CLOCK_H

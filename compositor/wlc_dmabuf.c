@@ -164,7 +164,7 @@ params_create_common(struct wl_client *client, struct wl_resource *resource, uin
 		return NULL;
 	}
 	/* Validate the client's fd: a dma-buf, large enough (weston's lseek check). */
-	size = sb_dmabuf_is_dmabuf(p->fd) ? lseek(p->fd, 0, SEEK_END) : -1;
+	size = sb_dmabuf_is_valid(p->fd) ? lseek(p->fd, 0, SEEK_END) : -1;
 	if (size >= 0 && (uint64_t)p->offset + (uint64_t)p->stride * (uint32_t)height > (uint64_t)size) {
 		wl_resource_post_error(resource, ZWP_LINUX_BUFFER_PARAMS_V1_ERROR_OUT_OF_BOUNDS,
 				       "plane 0 exceeds the dma-buf (%lld bytes)", (long long)size);

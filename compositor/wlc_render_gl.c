@@ -126,7 +126,7 @@ take_dmabuf(struct gl_renderer *r, struct gl_surface *gs, struct dmabuf_buffer *
 	 * GL's reads of the buffer go after the client's writes: its acquire
 	 * fence, or without one (implicit sync) the fences on the buffer.
 	 */
-	ret = acquire_fd >= 0 ? sb_egl_wait_sync_file(r->t.dpy, acquire_fd)
+	ret = acquire_fd >= 0 ? sb_egl_sync_file_wait(r->t.dpy, acquire_fd)
 			      : sb_egl_dmabuf_wait(r->t.dpy, b->fd, SB_ACCESS_READ);
 	if (ret < 0)
 		return ret;
@@ -140,7 +140,7 @@ take_dmabuf(struct gl_renderer *r, struct gl_surface *gs, struct dmabuf_buffer *
 	if (glGetError() != GL_NO_ERROR)
 		return -EIO;
 	/* The release waits for the copy; -1 where the bridge waited on the CPU. */
-	if (sb_egl_export_sync_file(r->t.dpy, release_fd) < 0) {
+	if (sb_egl_sync_file_export(r->t.dpy, release_fd) < 0) {
 		glFinish(); /* no fence to give: the copy must be done before the release */
 		*release_fd = -1;
 	}
@@ -304,7 +304,7 @@ gl_submit_fence(struct wlc_renderer *base, int *fence_fd)
 	struct gl_renderer *r = (struct gl_renderer *)base;
 
 	wlc_gl_make_current(r);
-	return sb_egl_export_sync_file(r->t.dpy, fence_fd);
+	return sb_egl_sync_file_export(r->t.dpy, fence_fd);
 }
 
 static int

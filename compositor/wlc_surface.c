@@ -310,7 +310,7 @@ report_use(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *c
 /*
  * The renderer's copy of the buffer. The helper held the commit until its
  * acquire fence signalled; the renderer still gets the fence, as any
- * compositor that hands the wait to its GPU would (sb_egl_wait_sync_file).
+ * compositor that hands the wait to its GPU would (sb_egl_sync_file_wait).
  * Returns the copy's fence (owned) or -1 (done, or nothing copied).
  */
 static int

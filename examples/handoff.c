@@ -360,7 +360,7 @@ consumer_init(struct consumer *c, int sock)
 		return ret;
 	}
 	/* Never trust a received fd: it must be a dma-buf as large as announced. */
-	if (c->dmabuf_fd < 0 || !sb_dmabuf_is_dmabuf(c->dmabuf_fd)) {
+	if (c->dmabuf_fd < 0 || !sb_dmabuf_is_valid(c->dmabuf_fd)) {
 		fprintf(stderr, "%s: consumer: the producer did not send a dma-buf\n", prog);
 		return -EPROTO;
 	}

@@ -3,7 +3,7 @@
  * One batch's kernel fences:
  *
  *   acquire (from FOREIGN/EXTERNAL)          release (to FOREIGN/EXTERNAL)
- *   ───────────────────────────────          ─────────────────────────────
+ *   -------------------------------          -----------------------------
  *   dma-buf ──EXPORT_SYNC_FILE(access)─┐     pooled semaphore added as a signal
  *   dma-buf ──EXPORT_SYNC_FILE(access)─┤              │ vkQueueSubmit returns
  *                                 merge│              ▼
@@ -113,7 +113,7 @@ note_fence_error(struct sbl_batch *b, int err, const char *what)
 {
 	static _Atomic int64_t last_ns = INT64_MIN / 2;
 	static atomic_uint left_out;
-	int64_t now = now_ns(), last = atomic_load(&last_ns);
+	int64_t now = sb_now_ns(), last = atomic_load(&last_ns);
 
 	if (!b->fence_error)
 		b->fence_error = err;
@@ -188,7 +188,8 @@ void
 sbl_batch_poll_acquires(const struct sbl_batch *b)
 {
 	for (uint32_t i = 0; i < b->acquire.count; i++)
-		sb_dmabuf_wait(b->acquire.e[i].mem->fd, b->acquire.e[i].access, SB_TIMEOUT_INFINITE);
+		sb_dmabuf_wait(b->acquire.e[i].mem->fd, b->acquire.e[i].access,
+			       SB_TIMEOUT_INFINITE);
 }
 
 /*
@@ -208,8 +209,9 @@ prepare_acquire(struct sbl_device *dev, struct sbl_batch *b, bool can_add_semaph
 		struct sbl_sync_entry *e = &b->acquire.e[i];
 		int fence = -1;
 		int ret = sb_dmabuf_export_sync_file(e->mem->fd, e->access, &fence);
-		sb_trace("layer.acquire_export buf_ino=%lu access=%s ret=%d %s", sb_trace_ino(e->mem->fd),
-			 e->access == SB_ACCESS_WRITE ? "write" : "read", ret, sb_trace_sync_file(fence).s);
+		sb_trace("layer.acquire_export buf_ino=%lu access=%s ret=%d %s",
+			 sb_trace_ino(e->mem->fd), e->access == SB_ACCESS_WRITE ? "write" : "read",
+			 ret, sb_trace_sync_file(fence).s);
 		if (ret == 0 && merged < 0) {
 			/* The kernel just made this sync_file: the first one is taken as
 			 * it is (accumulating would check it and dup it: three system
@@ -225,7 +227,8 @@ prepare_acquire(struct sbl_device *dev, struct sbl_batch *b, bool can_add_semaph
 				  "acquire: cannot export the dma-buf's fences (kernel); "
 				  "waiting on the CPU instead");
 			/* poll() cannot see fence errors (docs/core.md); the sync_file can. */
-			if (fence < 0 || cpu_wait_sync_file(b, fence, "acquire: a producer's fence"))
+			if (fence < 0 ||
+			    cpu_wait_sync_file(b, fence, "acquire: a producer's fence"))
 				sb_dmabuf_wait(e->mem->fd, e->access, SB_TIMEOUT_INFINITE);
 		}
 		fd_clear(&fence);
@@ -252,7 +255,8 @@ prepare_acquire(struct sbl_device *dev, struct sbl_batch *b, bool can_add_semaph
 			.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
 			.fd = merged,
 		};
-		sb_trace("layer.acquire_import sem=%#llx %s", (unsigned long long)(uint64_t)sem, sb_trace_sync_file(merged).s);
+		sb_trace("layer.acquire_import sem=%#llx %s", (unsigned long long)(uint64_t)sem,
+			 sb_trace_sync_file(merged).s);
 		/* On success the driver owns the fd; on failure we still do. */
 		if (dev->ImportSemaphoreFdKHR(dev->handle, &import) == VK_SUCCESS) {
 			merged = -1;
@@ -348,8 +352,9 @@ sbl_batch_finish_release(struct sbl_device *dev, struct sbl_batch *b, struct sbl
 	for (uint32_t i = 0; i < b->release.count; i++) {
 		struct sbl_sync_entry *e = &b->release.e[i];
 		int ret = sb_dmabuf_import_sync_file(e->mem->fd, e->access, fd);
-		sb_trace("layer.release_import buf_ino=%lu access=%s ret=%d %s", sb_trace_ino(e->mem->fd),
-			 e->access == SB_ACCESS_WRITE ? "write" : "read", ret, sb_trace_sync_file(fd).s);
+		sb_trace("layer.release_import buf_ino=%lu access=%s ret=%d %s",
+			 sb_trace_ino(e->mem->fd), e->access == SB_ACCESS_WRITE ? "write" : "read",
+			 ret, sb_trace_sync_file(fd).s);
 		if (ret < 0 && !waited) {
 			sbl_warn_once(dev, SBL_WARN_RELEASE_IMPORT, ret,
 				  "release: cannot attach our fence to the dma-buf (kernel); "

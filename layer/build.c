@@ -154,11 +154,13 @@ copy_chain(struct sbl_scratch *scratch, const VkSubmitInfo *orig, VkSubmitInfo *
 				return false;
 		} else if (s->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO) {
 			VkDeviceGroupSubmitInfo *g = (VkDeviceGroupSubmitInfo *)c;
-			if (add_wait && !append_device_index(scratch, &g->pWaitSemaphoreDeviceIndices,
-							     &g->waitSemaphoreCount))
+			if (add_wait &&
+			    !append_device_index(scratch, &g->pWaitSemaphoreDeviceIndices,
+						 &g->waitSemaphoreCount))
 				return false;
-			if (add_signal && !append_device_index(scratch, &g->pSignalSemaphoreDeviceIndices,
-							       &g->signalSemaphoreCount))
+			if (add_signal &&
+			    !append_device_index(scratch, &g->pSignalSemaphoreDeviceIndices,
+						 &g->signalSemaphoreCount))
 				return false;
 		}
 	}

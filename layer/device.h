@@ -13,6 +13,7 @@
  *   track      command buffers: the ownership transfers they record
  *   pool       the device's semaphore and fence pools
  *   batch      one batch's acquires and releases: the kernel fences
+ *   sems       a batch's semaphore arrays as the app passed them
  *   resolve    which waits have their signal submitted; releases deferred
  *              until they do (the app's semaphores, vkSignalSemaphore)
  *   build      the one builder: the app's batches with our semaphores added
@@ -61,7 +62,8 @@ struct sbl_instance {
 	PFN_vkGetInstanceProcAddr next_gipa;
 	PFN_vkDestroyInstance DestroyInstance;
 	PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
-	PFN_vkGetPhysicalDeviceExternalSemaphoreProperties GetPhysicalDeviceExternalSemaphoreProperties;
+	PFN_vkGetPhysicalDeviceExternalSemaphoreProperties
+		GetPhysicalDeviceExternalSemaphoreProperties;
 	PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
 	uint32_t api_version; /* the app's VkApplicationInfo::apiVersion (1.0 if none) */
 	enum sbl_mode mode;   /* from the environment at vkCreateInstance */
@@ -137,7 +139,8 @@ struct sbl_device {
 	uint32_t inflight_count, inflight_capacity;
 	/* resolve.c */
 	struct sbl_map timelines;      /* the app's timeline VkSemaphore → struct sbl_timeline */
-	struct sbl_map binary_pending; /* binary VkSemaphore → id of the deferred batch signalling it */
+	/* binary VkSemaphore → id of the deferred batch signalling it */
+	struct sbl_map binary_pending;
 	struct sbl_deferred *deferred; /* batches with an unresolved wait, in submission order */
 	uint64_t deferred_next_id;
 	/* Timeline signals recorded so far (resolve.c, sbl_resolve_epoch):

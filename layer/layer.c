@@ -98,7 +98,8 @@ CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *al
 {
 	VkLayerInstanceCreateInfo *link = sbl_find_instance_link(info);
 	if (!link || !link->u.pLayerInfo) {
-		sb_error("layer: vkCreateInstance without a loader link (loader bug or not a loader)");
+		sb_error("layer: vkCreateInstance without a loader link "
+			 "(loader bug or not a loader)");
 		return VK_ERROR_INITIALIZATION_FAILED;
 	}
 
@@ -219,6 +220,62 @@ enabled_ext(const VkDeviceCreateInfo *info, const char *name)
 	return false;
 }
 
+/* The device's extensions (a new array, *n long), or NULL with *why set. */
+static VkExtensionProperties *
+device_extensions(struct sbl_instance *inst, VkPhysicalDevice physical, uint32_t *n,
+		  const char **why)
+{
+	*n = 0;
+	if (inst->EnumerateDeviceExtensionProperties(physical, NULL, n, NULL) != VK_SUCCESS) {
+		*why = "cannot enumerate device extensions";
+		return NULL;
+	}
+	VkExtensionProperties *props = calloc(*n ? *n : 1, sizeof(*props));
+	if (!props) {
+		*why = "out of memory";
+		return NULL;
+	}
+	VkResult res = inst->EnumerateDeviceExtensionProperties(physical, NULL, n, props);
+	if (res != VK_SUCCESS && res != VK_INCOMPLETE) {
+		free(props);
+		*why = "cannot enumerate device extensions";
+		return NULL;
+	}
+	return props;
+}
+
+/*
+ * Why the driver cannot carry the layer (a required extension missing, no
+ * SYNC_FD binary semaphores), or NULL when it can. props: its n extensions.
+ */
+static const char *
+driver_lacks(struct sbl_instance *inst, VkPhysicalDevice physical,
+	     const VkExtensionProperties *props, uint32_t n, char *why_buf, size_t why_size)
+{
+	for (size_t i = 0; i < sizeof(required_exts) / sizeof(required_exts[0]); i++) {
+		if (!has_ext(props, n, required_exts[i])) {
+			snprintf(why_buf, why_size, "the driver lacks %s", required_exts[i]);
+			return why_buf;
+		}
+	}
+
+	/* Binary SYNC_FD semaphores, exportable and importable. */
+	VkPhysicalDeviceExternalSemaphoreInfo sem_info = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO,
+		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
+	};
+	VkExternalSemaphoreProperties sem_props = {
+		.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES,
+	};
+	inst->GetPhysicalDeviceExternalSemaphoreProperties(physical, &sem_info, &sem_props);
+	const VkExternalSemaphoreFeatureFlags need =
+		VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT |
+		VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
+	if ((sem_props.externalSemaphoreFeatures & need) != need)
+		return "the driver cannot export and import SYNC_FD binary semaphores";
+	return NULL;
+}
+
 /*
  * Decide whether the layer can work on this physical device. On success
  * *names is a new array (free it) holding the app's extensions plus the ones
@@ -236,47 +293,13 @@ plan_extensions(struct sbl_instance *inst, VkPhysicalDevice physical,
 		return NULL;
 	}
 
-	uint32_t n = 0;
-	if (inst->EnumerateDeviceExtensionProperties(physical, NULL, &n, NULL) != VK_SUCCESS) {
-		*why = "cannot enumerate device extensions";
+	uint32_t n;
+	VkExtensionProperties *props = device_extensions(inst, physical, &n, why);
+	if (!props)
 		return NULL;
-	}
-	VkExtensionProperties *props = calloc(n ? n : 1, sizeof(*props));
-	if (!props) {
-		*why = "out of memory";
-		return NULL;
-	}
-	VkResult res = inst->EnumerateDeviceExtensionProperties(physical, NULL, &n, props);
-	if (res != VK_SUCCESS && res != VK_INCOMPLETE) {
+	*why = driver_lacks(inst, physical, props, n, why_buf, why_size);
+	if (*why) {
 		free(props);
-		*why = "cannot enumerate device extensions";
-		return NULL;
-	}
-
-	for (size_t i = 0; i < sizeof(required_exts) / sizeof(required_exts[0]); i++) {
-		if (!has_ext(props, n, required_exts[i])) {
-			free(props);
-			snprintf(why_buf, why_size, "the driver lacks %s", required_exts[i]);
-			*why = why_buf;
-			return NULL;
-		}
-	}
-
-	/* Binary SYNC_FD semaphores, exportable and importable. */
-	VkPhysicalDeviceExternalSemaphoreInfo sem_info = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO,
-		.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT,
-	};
-	VkExternalSemaphoreProperties sem_props = {
-		.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES,
-	};
-	inst->GetPhysicalDeviceExternalSemaphoreProperties(physical, &sem_info, &sem_props);
-	const VkExternalSemaphoreFeatureFlags need =
-		VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT |
-		VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
-	if ((sem_props.externalSemaphoreFeatures & need) != need) {
-		free(props);
-		*why = "the driver cannot export and import SYNC_FD binary semaphores";
 		return NULL;
 	}
 

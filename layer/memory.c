@@ -65,6 +65,44 @@ find_in_chain(const void *chain, VkStructureType type)
 	return NULL;
 }
 
+/*
+ * Track the new memory as the dma-buf fd (ours: owned by the struct
+ * sbl_memory on success, closed on failure), which it was imported from or
+ * exported as. A failure leaves that memory unsynchronised, never fails
+ * the app's call.
+ */
+static void
+track_memory(struct sbl_device *dev, VkDeviceMemory memory, int fd, bool imported)
+{
+	if (!sb_dmabuf_is_valid(fd)) {
+		sb_warn("layer: DMA_BUF memory whose fd is not a dma-buf (driver/caller); "
+			"not synchronised");
+		fd_clear(&fd);
+		return;
+	}
+
+	struct sbl_memory *mem = calloc(1, sizeof(*mem));
+	if (!mem) {
+		fd_clear(&fd);
+		sbl_device_warn_untracked(dev, "vkAllocateMemory");
+		return;
+	}
+	atomic_init(&mem->refs, 1);
+	mem->handle = memory;
+	mem->fd = fd_move(&fd);
+
+	pthread_mutex_lock(&dev->lock);
+	int ret = sbl_map_put(&dev->memories, (uint64_t)memory, mem);
+	pthread_mutex_unlock(&dev->lock);
+	if (ret < 0) {
+		sbl_memory_unref(mem);
+		sbl_device_warn_untracked(dev, "vkAllocateMemory");
+	} else {
+		sb_debug("layer: memory 0x%llx is dma-buf fd %d (%s)", (unsigned long long)memory,
+			 mem->fd, imported ? "imported" : "exported");
+	}
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL
 AllocateMemory(VkDevice device, const VkMemoryAllocateInfo *info,
 	       const VkAllocationCallbacks *alloc, VkDeviceMemory *memory)
@@ -94,7 +132,8 @@ AllocateMemory(VkDevice device, const VkMemoryAllocateInfo *info,
 	if (import && import->fd >= 0) {
 		fd = sb_fd_dup(import->fd);
 		if (fd < 0)
-			sb_log_errno(SB_LOG_WARN, fd, "layer: cannot dup the imported dma-buf (process "
+			sb_log_errno(SB_LOG_WARN, fd,
+				     "layer: cannot dup the imported dma-buf (process "
 				     "fd limit?); that memory is not synchronised");
 	}
 
@@ -116,35 +155,8 @@ AllocateMemory(VkDevice device, const VkMemoryAllocateInfo *info,
 			fd = -1;
 		}
 	}
-	if (fd < 0)
-		return VK_SUCCESS;
-	if (!sb_dmabuf_is_dmabuf(fd)) {
-		sb_warn("layer: DMA_BUF memory whose fd is not a dma-buf (driver/caller); "
-			"not synchronised");
-		fd_clear(&fd);
-		return VK_SUCCESS;
-	}
-
-	struct sbl_memory *mem = calloc(1, sizeof(*mem));
-	if (!mem) {
-		fd_clear(&fd);
-		sbl_device_warn_untracked(dev, "vkAllocateMemory");
-		return VK_SUCCESS;
-	}
-	atomic_init(&mem->refs, 1);
-	mem->handle = *memory;
-	mem->fd = fd_move(&fd);
-
-	pthread_mutex_lock(&dev->lock);
-	int ret = sbl_map_put(&dev->memories, (uint64_t)*memory, mem);
-	pthread_mutex_unlock(&dev->lock);
-	if (ret < 0) {
-		sbl_memory_unref(mem);
-		sbl_device_warn_untracked(dev, "vkAllocateMemory");
-	} else {
-		sb_debug("layer: memory 0x%llx is dma-buf fd %d (%s)", (unsigned long long)*memory,
-			 mem->fd, import ? "imported" : "exported");
-	}
+	if (fd >= 0)
+		track_memory(dev, *memory, fd, import != NULL);
 	return VK_SUCCESS;
 }
 

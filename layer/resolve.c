@@ -89,71 +89,6 @@ struct sbl_deferred {
 	int64_t deferred_ns;
 };
 
-/* ------------------------------------------------------------------------ */
-/* The app's semaphore arrays                                                */
-
-static void
-sems_at(const struct sbl_sems *s, uint32_t i, VkSemaphore *sem, uint64_t *value)
-{
-	if (s->infos) {
-		*sem = s->infos[i].semaphore;
-		*value = s->infos[i].value;
-		return;
-	}
-	*sem = s->handles[i];
-	*value = s->values && i < s->value_count ? s->values[i] : 0;
-}
-
-static const VkTimelineSemaphoreSubmitInfo *
-find_timeline_info(const void *chain)
-{
-	for (const VkBaseInStructure *s = chain; s; s = s->pNext)
-		if (s->sType == VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO)
-			return (const VkTimelineSemaphoreSubmitInfo *)s;
-	return NULL;
-}
-
-static void
-sems_from_arrays(const void *chain, uint32_t wait_count, const VkSemaphore *waits,
-		 uint32_t signal_count, const VkSemaphore *signals, struct sbl_batch_sems *out)
-{
-	const VkTimelineSemaphoreSubmitInfo *tl = find_timeline_info(chain);
-
-	*out = (struct sbl_batch_sems){
-		.waits = { .count = wait_count, .handles = waits },
-		.signals = { .count = signal_count, .handles = signals },
-	};
-	if (tl) {
-		out->waits.values = tl->pWaitSemaphoreValues;
-		out->waits.value_count = tl->waitSemaphoreValueCount;
-		out->signals.values = tl->pSignalSemaphoreValues;
-		out->signals.value_count = tl->signalSemaphoreValueCount;
-	}
-}
-
-void
-sbl_sems_from_submit(const VkSubmitInfo *s, struct sbl_batch_sems *out)
-{
-	sems_from_arrays(s->pNext, s->waitSemaphoreCount, s->pWaitSemaphores,
-			 s->signalSemaphoreCount, s->pSignalSemaphores, out);
-}
-
-void
-sbl_sems_from_bind_sparse(const VkBindSparseInfo *s, struct sbl_batch_sems *out)
-{
-	sems_from_arrays(s->pNext, s->waitSemaphoreCount, s->pWaitSemaphores,
-			 s->signalSemaphoreCount, s->pSignalSemaphores, out);
-}
-
-void
-sbl_sems_from_submit2(const VkSubmitInfo2 *s, struct sbl_batch_sems *out)
-{
-	*out = (struct sbl_batch_sems){
-		.waits = { .count = s->waitSemaphoreInfoCount, .infos = s->pWaitSemaphoreInfos },
-		.signals = { .count = s->signalSemaphoreInfoCount, .infos = s->pSignalSemaphoreInfos },
-	};
-}
-
 bool
 sbl_resolve_active(struct sbl_device *dev)
 {
@@ -275,7 +210,7 @@ defer_if_unresolved_locked(struct sbl_device *dev, const struct sbl_batch_sems *
 
 	for (uint32_t i = 0; i < bs->waits.count; i++) {
 		struct deferred_wait w = { 0 };
-		sems_at(&bs->waits, i, &w.sem, &w.value);
+		sbl_sems_at(&bs->waits, i, &w.sem, &w.value);
 		if (!sbl_map_get(&dev->timelines, (uint64_t)w.sem)) {
 			/* Binary: a wait consumes the pending signal. */
 			w.dep = (uint64_t)(uintptr_t)sbl_map_remove(&dev->binary_pending,
@@ -310,7 +245,7 @@ defer_if_unresolved_locked(struct sbl_device *dev, const struct sbl_batch_sems *
 	d->id = ++dev->deferred_next_id;
 	for (uint32_t i = 0; i < bs->signals.count; i++) {
 		struct deferred_signal *s = &d->signals[d->signal_count++];
-		sems_at(&bs->signals, i, &s->sem, &s->value);
+		sbl_sems_at(&bs->signals, i, &s->sem, &s->value);
 		if (!sbl_map_get(&dev->timelines, (uint64_t)s->sem) &&
 		    sbl_map_put(&dev->binary_pending, (uint64_t)s->sem,
 				(void *)(uintptr_t)d->id) < 0)
@@ -355,7 +290,7 @@ signalled_meanwhile_locked(struct sbl_device *dev, const struct sbl_batch_sems *
 	for (uint32_t i = 0; i < bs->waits.count; i++) {
 		VkSemaphore sem;
 		uint64_t value;
-		sems_at(&bs->waits, i, &sem, &value);
+		sbl_sems_at(&bs->waits, i, &sem, &value);
 		if (sbl_map_get(&dev->timelines, (uint64_t)sem))
 			return true;
 	}
@@ -384,7 +319,7 @@ sbl_resolve_submitted(struct sbl_device *dev, VkQueue queue, uint32_t count,
 			for (uint32_t s = 0; s < sems[i].signals.count; s++) {
 				VkSemaphore sem;
 				uint64_t value;
-				sems_at(&sems[i].signals, s, &sem, &value);
+				sbl_sems_at(&sems[i].signals, s, &sem, &value);
 				signal_submitted_locked(dev, sem, value, 0);
 			}
 			continue;
@@ -402,7 +337,7 @@ sbl_resolve_submitted(struct sbl_device *dev, VkQueue queue, uint32_t count,
 			d->fence = fences ? sbl_fence_get_locked(dev) : VK_NULL_HANDLE;
 			if (d->fence)
 				fences[fence_count++] = d->fence;
-			d->deferred_ns = now_ns();
+			d->deferred_ns = sb_now_ns();
 			sb_trace("layer.release_deferred id=%llu waits=%u",
 				 (unsigned long long)d->id, d->wait_count);
 		}
@@ -470,7 +405,7 @@ sbl_resolve_finish(struct sbl_device *dev, struct sbl_ready *ready)
 		struct sbl_deferred *next = d->next;
 		if (d->has_release) {
 			sb_trace("layer.release_resolved id=%llu after_ms=%.3f",
-				 (unsigned long long)d->id, (now_ns() - d->deferred_ns) / 1e6);
+				 (unsigned long long)d->id, (sb_now_ns() - d->deferred_ns) / 1e6);
 			struct sbl_work_wait w = { .fence = d->fence };
 			if (!d->fence) /* no fence to wait on: the export must do */
 				w.done = true;

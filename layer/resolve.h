@@ -8,29 +8,7 @@
 #define SBL_RESOLVE_H
 
 #include "batch.h"
-
-/*
- * One semaphore array of a batch as the app passed it: handles with their
- * timeline values (VkSubmitInfo and VkBindSparseInfo, values from
- * VkTimelineSemaphoreSubmitInfo, or none), or VkSemaphoreSubmitInfo entries
- * (VkSubmitInfo2).
- */
-struct sbl_sems {
-	uint32_t count;
-	const VkSemaphore *handles;
-	const uint64_t *values; /* NULL, or value_count of them */
-	uint32_t value_count;
-	const VkSemaphoreSubmitInfo *infos; /* VkSubmitInfo2; handles is then NULL */
-};
-
-struct sbl_batch_sems {
-	struct sbl_sems waits, signals;
-};
-
-/* From one VkSubmitInfo / VkSubmitInfo2 / VkBindSparseInfo. */
-void sbl_sems_from_submit(const VkSubmitInfo *s, struct sbl_batch_sems *out);
-void sbl_sems_from_submit2(const VkSubmitInfo2 *s, struct sbl_batch_sems *out);
-void sbl_sems_from_bind_sparse(const VkBindSparseInfo *s, struct sbl_batch_sems *out);
+#include "sems.h"
 
 /*
  * Whether submits on this device must be told to the resolver: only once the

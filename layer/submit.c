@@ -342,7 +342,8 @@ submit_on_cpu(struct submit_plan *plan)
 		sbl_batch_poll_acquires(&plan->batches[i]);
 		any_release |= plan->batches[i].release.count > 0;
 	}
-	VkResult res = passed_down(dev, in, plan->track, call_next(dev, in, in->submits, in->fence));
+	VkResult res =
+		passed_down(dev, in, plan->track, call_next(dev, in, in->submits, in->fence));
 	if (res == VK_SUCCESS && any_release)
 		dev->QueueWaitIdle(in->queue);
 	return submit_result(plan, res);

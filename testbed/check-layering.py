@@ -3,21 +3,38 @@
 """The layering the headers and meson.build comments claim, checked.
 
     check-layering.py SOURCE_ROOT [BUILD_ROOT]
+    check-layering.py --control PLANTED_ROOT
 
-1. Includes, per folder (RULES below): a quoted #include "x.h" is resolved
+1. Includes, per folder (RULES below). A quoted #include "x.h" is resolved
    to the folder that holds x.h (the including file's own folder first, then
-   a relative path, then any folder of the tree holding that name) and must
-   be one the including folder may use. In short: src/core includes no other
-   library, layer or testbed; a side library (src/egl, src/wayland,
-   src/pipewire) only the core; a library of common/ only the header-only
-   clock.h; common/ nothing above it; shipped code (src/, layer/, common/,
+   a relative path, then any folder of the tree holding that name); an
+   #include <a/x.h> to the tree's files whose path ends in a/x.h
+   (<syncbridge/x.h> is include/syncbridge/x.h, <core/private.h>
+   src/core/private.h), an #include <x.h> to the tree's x.h outside
+   include/syncbridge (the public headers are reached as <syncbridge/x.h>:
+   <wayland-client.h> is libwayland's); a name the tree does not hold is a
+   system or generated header. The folder must be one the including folder
+   may use. In short: src/core includes no other library, layer, common/ or
+   testbed; a side library (src/egl, src/wayland, src/pipewire) only the
+   core; the layer only the core; common/ nothing above it but the public
+   headers and src/core/private.h; shipped code (src/, layer/, common/,
    compositor/, examples/, tools/, proxy/) never testbed/.
 2. Calls inside src/wayland's compositor helper: server_internal.h's file map
    lists the files top down, "a file calls only files below it". Every file
    that includes server_internal.h must be in the map, and a call from one of
    them to an sb_wl_* function defined in another must go down the map.
-3. With BUILD_ROOT: no installed program or library links anything built in
-   testbed/ (its link line in build.ninja).
+3. Calls between the files of a library folder (CALL_FOLDERS) go one way:
+   no file calls (through any chain) a function of a file that calls it; an
+   object below tells the one above through a callback it was given.
+4. With BUILD_ROOT, the link lines of its build.ninja (every target's
+   inputs, the static libraries it links included): nothing built in src/
+   or layer/ links anything built in common/ or testbed/; no shipped
+   program (built in common/, compositor/, examples/, tools/, proxy/) and
+   no installed target (meson introspect) links anything built in testbed/.
+
+--control PLANTED_ROOT runs the check on a planted tree (testbed/
+layering-planted/: its files and its ninja/build.ninja) and passes only when
+that run fails naming every line of its expect.txt, and nothing else.
 
 Prints "ok"/"not ok" lines; exits 1 on any violation.
 """
@@ -29,17 +46,17 @@ import sys
 # Folder (relative to the source root; the longest prefix wins) -> folders its
 # files may include from. "include" is the public headers; system and
 # generated headers (not in the tree) are not checked.
-# An entry may also name one file: the libraries take only common/'s
-# header-only clock.h (now_ns()), nothing they would have to link.
+# An entry may also name one file: common/ takes src/core/private.h (the
+# SB_PRIVATE marker), nothing else of src/.
 SHIPPED_BASE = ["include"]
-LIB_BASE = ["include", "common/clock.h"]
+LIB_BASE = ["include"]
 RULES = {
     "src/core": ["src/core"] + LIB_BASE,
     "src/egl": ["src/egl", "src/core"] + LIB_BASE,
     "src/wayland": ["src/wayland", "src/core"] + LIB_BASE,
     "src/pipewire": ["src/pipewire", "src/core"] + LIB_BASE,
     "layer": ["layer", "src/core"] + LIB_BASE,
-    "common": ["common"] + SHIPPED_BASE,
+    "common": ["common", "src/core/private.h"] + SHIPPED_BASE,
     "compositor": ["compositor", "common"] + SHIPPED_BASE,
     "examples": ["examples", "common"] + SHIPPED_BASE,
     "tools": ["tools", "common"] + SHIPPED_BASE,
@@ -48,6 +65,7 @@ RULES = {
 }
 SHIPPED = ["src", "layer", "common", "compositor", "examples", "tools", "proxy", "include"]
 SOURCE_EXT = (".c", ".h")
+PLANTED = "testbed/layering-planted"
 
 failures = 0
 
@@ -73,7 +91,9 @@ def tracked_files(root):
             if "/build" in d or "/." in d:
                 continue
             files += [os.path.relpath(os.path.join(d, n), root) for n in names if n.endswith(SOURCE_EXT)]
-    return sorted(f for f in files if os.path.exists(os.path.join(root, f)))
+    # The control's planted tree is checked only by --control, on its own.
+    return sorted(f for f in files if os.path.exists(os.path.join(root, f))
+                  and not in_folder(f, PLANTED))
 
 
 def folder_of(path):
@@ -96,12 +116,25 @@ def strip_comments_and_strings(text):
     return re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
 
 
+def resolve_include(f, name, quoted, files, by_name):
+    """The tree files an include of name from file f can mean ([]: none)."""
+    base = os.path.basename(name)
+    if quoted:
+        rel = os.path.normpath(os.path.join(os.path.dirname(f), name))
+        if rel in by_name.get(base, []):
+            return [rel]
+        return [t for t in by_name.get(base, []) if t.endswith(name)]
+    if "/" in name:
+        return [t for t in by_name.get(base, []) if t == name or t.endswith("/" + name)]
+    return [t for t in by_name.get(base, []) if not in_folder(t, "include/syncbridge")]
+
+
 def check_includes(root, files):
     by_name = {}
     for f in files:
         by_name.setdefault(os.path.basename(f), []).append(f)
-    include_re = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-    checked = 0
+    include_re = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<([^>]+)>)', re.M)
+    checked = {True: 0, False: 0}
     for f in files:
         rule = folder_of(f)
         shipped = any(in_folder(f, s) for s in SHIPPED)
@@ -109,28 +142,32 @@ def check_includes(root, files):
             continue
         with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
             text = fh.read()
-        for name in include_re.findall(text):
-            rel = os.path.normpath(os.path.join(os.path.dirname(f), name))
-            if rel in by_name.get(os.path.basename(name), []):
-                targets = [rel]
-            else:
-                targets = [t for t in by_name.get(os.path.basename(name), []) if t.endswith(name)]
+        for qname, aname in include_re.findall(text):
+            quoted = bool(qname)
+            name = qname or aname
+            shown = f'"{name}"' if quoted else f"<{name}>"
+            targets = resolve_include(f, name, quoted, files, by_name)
             if not targets:
                 continue  # system or generated (wayland-scanner, glslang)
-            checked += 1
+            checked[quoted] += 1
             if shipped and all(in_folder(t, "testbed") for t in targets):
-                bad(f'{f} includes "{name}" from testbed/: shipped code never uses test support')
+                bad(f"{f} includes {shown} from testbed/: shipped code never uses test support")
                 continue
             if rule is None:
                 continue
             allowed = RULES[rule]
             if not any(in_folder(t, a) for t in targets for a in allowed):
-                bad(f'{f} includes "{name}" ({", ".join(targets)}): {rule}/ may include only from {", ".join(allowed)}')
-    ok(f"includes: {checked} quoted includes of tree headers checked against the folder rules")
+                bad(f'{f} includes {shown} ({", ".join(targets)}): {rule}/ may include only '
+                    f'from {", ".join(allowed)}')
+    ok(f"includes: {checked[True]} quoted and {checked[False]} <> includes of tree headers "
+       "checked against the folder rules")
 
 
 def check_wayland_order(root, files):
     header = os.path.join(root, "src/wayland/server_internal.h")
+    if not os.path.exists(header):
+        print("# no src/wayland/server_internal.h: no file map to check")
+        return
     with open(header, encoding="utf-8") as fh:
         text = fh.read()
     head = text[: text.index("#ifndef")]  # the comment above the include guard
@@ -167,41 +204,179 @@ def check_wayland_order(root, files):
     ok(f"src/wayland: {len(members)} files in the order {' > '.join(order)}; {calls} cross-file calls go down")
 
 
-def check_installed_links(build):
+# The library folders whose files must call each other one way only: a file
+# that calls into another is above it, and no chain of calls comes back (an
+# object below tells the one above through a callback it was given).
+CALL_FOLDERS = ["src/core", "src/egl", "src/wayland", "src/pipewire", "layer"]
+
+
+def file_call_graph(root, folder, files):
+    """{caller file: {callee file: [names]}} for the .c files of folder, by the
+    non-static functions each defines (the name at the start of a line, the
+    house style's definition) and calls."""
+    bodies = {}
+    for f in files:
+        if os.path.dirname(f) == folder and f.endswith(".c"):
+            with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
+                bodies[os.path.basename(f)] = strip_comments_and_strings(fh.read())
+    defs = {}
+    for name, body in bodies.items():
+        for m in re.finditer(r"^([A-Za-z_]\w*)\(", body, re.M):
+            before = body[: m.start()].rstrip().rsplit("\n", 1)[-1]
+            if "static" not in before.split():
+                defs.setdefault(m.group(1), name)
+    graph = {name: {} for name in bodies}
+    for name, body in bodies.items():
+        for fn in set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", body)):
+            callee = defs.get(fn)
+            if callee and callee != name:
+                graph[name].setdefault(callee, []).append(fn)
+    return graph
+
+
+def circles(graph):
+    """The strongly connected components of more than one file (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def check_call_circles(root, files):
+    edges, found = 0, 0
+    for folder in CALL_FOLDERS:
+        graph = file_call_graph(root, folder, files)
+        edges += sum(len(callees) for callees in graph.values())
+        for comp in circles(graph):
+            calls = [f"{a} -> {b} ({', '.join(sorted(set(graph[a][b])))})"
+                     for a in comp for b in comp if b in graph[a]]
+            bad(f"{folder}: files call each other in a circle: {'; '.join(calls)}")
+            found += 1
+    if not found:
+        ok(f"calls: {edges} file-to-file call edges in {', '.join(CALL_FOLDERS)}, no circles")
+
+
+# Where a target is built (its output's folder in the build tree) -> the
+# folders of the build tree it may not link anything from.
+LINK_RULES = {
+    "src": ["common", "testbed"],
+    "layer": ["common", "testbed"],
+    "common": ["testbed"],
+    "compositor": ["testbed"],
+    "examples": ["testbed"],
+    "tools": ["testbed"],
+    "proxy": ["testbed"],
+}
+
+
+def link_lines(build):
+    """{output: [inputs]} of build.ninja's link and archive rules."""
+    with open(os.path.join(build, "build.ninja"), encoding="utf-8") as fh:
+        ninja = fh.read().replace("$\n", " ")
+    lines = {}
+    for m in re.finditer(r"^build ([^:\n]+): (\w*LINKER)\b([^\n]*)", ninja, re.M):
+        lines[m.group(1).strip()] = [i for i in m.group(3).split() if i not in ("|", "||")]
+    return lines
+
+
+def installed_outputs(build):
     try:
         out = subprocess.run(["meson", "introspect", build, "--targets"], capture_output=True,
                              text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
-        print(f"# meson introspect failed ({e}): installed links not checked")
-        return
+        print(f"# meson introspect failed ({e}): installed targets not known")
+        return []
     import json
-    targets = [t for t in json.loads(out) if t.get("installed")]
-    with open(os.path.join(build, "build.ninja"), encoding="utf-8") as fh:
-        ninja = fh.read().replace("$\n", " ")
+    return [os.path.relpath(path, build) for t in json.loads(out) if t.get("installed")
+            for path in t["filename"]]
+
+
+def check_links(build):
+    lines = link_lines(build)
     count = 0
-    for t in targets:
-        for path in t["filename"]:
-            out_rel = os.path.relpath(path, build)
-            m = re.search(r"^build " + re.escape(out_rel) + r":([^\n]*)", ninja, re.M)
-            if not m:
-                continue
+    for out, inputs in sorted(lines.items()):
+        top = out.split("/", 1)[0]
+        for banned in LINK_RULES.get(top, []):
             count += 1
-            inputs = m.group(1).split()
-            if any(i.startswith("testbed/") for i in inputs):
-                bad(f"installed {out_rel} links from testbed/: {[i for i in inputs if i.startswith('testbed/')]}")
+            found = [i for i in inputs if in_folder(i, banned)]
+            if found:
+                bad(f"{out} links from {banned}/: {found}")
+    ok(f"links: {len(lines)} link lines read, {count} folder rules checked")
+    count = 0
+    for out in installed_outputs(build):
+        if out not in lines:
+            continue
+        count += 1
+        found = [i for i in lines[out] if in_folder(i, "testbed")]
+        if found:
+            bad(f"installed {out} links from testbed/: {found}")
     ok(f"{count} installed targets link nothing from testbed/")
+
+
+def control(planted):
+    """The planted violations (expect.txt, one message part a line) must all be
+    found, and nothing else."""
+    with open(os.path.join(planted, "expect.txt"), encoding="utf-8") as fh:
+        expect = [ln.strip() for ln in fh if ln.strip() and not ln.startswith("#")]
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), planted,
+                        os.path.join(planted, "ninja")], capture_output=True, text=True)
+    sys.stdout.write(r.stdout)
+    sys.stderr.write(r.stderr)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("not ok")]
+    failures = 0
+    if r.returncode != 1:
+        print(f"not ok - control: exit status {r.returncode}, expected 1 (violations found)")
+        failures += 1
+    for e in expect:
+        if any(e in ln for ln in lines):
+            print(f"ok - control: found {e}")
+        else:
+            print(f"not ok - control: did not find {e}")
+            failures += 1
+    for ln in lines:
+        if not any(e in ln for e in expect):
+            print(f"not ok - control: also reported (the planted tree's valid parts must pass): {ln}")
+            failures += 1
+    print("FAIL: the check missed planted violations" if failures else "PASS")
+    return 1 if failures else 0
 
 
 def main():
     if len(sys.argv) < 2:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
+    if sys.argv[1] == "--control":
+        return control(sys.argv[2])
     root = sys.argv[1]
     files = tracked_files(root)
     check_includes(root, files)
     check_wayland_order(root, files)
+    check_call_circles(root, files)
     if len(sys.argv) > 2:
-        check_installed_links(sys.argv[2])
+        check_links(sys.argv[2])
     print("FAIL: layering violated" if failures else "PASS")
     return 1 if failures else 0
 

@@ -107,7 +107,7 @@ void stream_side_close(struct stream_side *side, struct spa_source *own);
 
 /*
  * Answer the negotiated format (width × height) on the side's stream with
- * the Buffers and Meta params: the bridge's (sb_pw_build_params(): explicit
+ * the Buffers and Meta params: the bridge's (sb_pw_sync_build_params(): explicit
  * sync first, the plain fallback after) and the Header meta that carries the
  * frame number. Fails the side (stream_fail()) if they cannot be built.
  */

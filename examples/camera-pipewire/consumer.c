@@ -4,7 +4,7 @@
  * every frame checked. For each buffer the stream gives it:
  *
  *   sb_pw_consumer_acquire()          the acquire point as a sync_file
- *   sb_egl_wait_sync_file()           GL waits for the producer's write
+ *   sb_egl_sync_file_wait()           GL waits for the producer's write
  *   YUYV → RGB into its own texture   the read (convert.c)
  *   read the RGB back, check it: the top and the bottom stamp must both be
  *   the header's seq, else the frame is torn

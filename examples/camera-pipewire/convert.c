@@ -6,9 +6,9 @@
  * ARGB8888 of half the width, one texel = Y0 U Y1 V — and each frame is
  * converted to RGB by a shader into a texture of the consumer's own:
  *
- *   sb_egl_wait_sync_file(acquire)   GL waits for the producer's write
+ *   sb_egl_sync_file_wait(acquire)   GL waits for the producer's write
  *   draw: YUYV → RGB                 the read of the buffer
- *   sb_egl_export_sync_file()        the read's fence: the release point's
+ *   sb_egl_sync_file_export()        the read's fence: the release point's
  *
  * On llvmpipe a wait for another driver's pending fence blocks the calling
  * thread (SB_EGL_CAP_FOREIGN_WAIT_BLOCKS): the consumer's loop stalls until
@@ -126,9 +126,10 @@ convert_frame(struct convert *cv, struct convert_image *img, int acquire_fd,
 	*read_fence = -1;
 	/* GL must not read before the producer's write is done. */
 	if (acquire_fd >= 0) {
-		ret = sb_egl_wait_sync_file(cv->egl.dpy, acquire_fd);
+		ret = sb_egl_sync_file_wait(cv->egl.dpy, acquire_fd);
 		if (ret < 0) {
-			fprintf(stderr, PROG ": consumer: sb_egl_wait_sync_file: %s\n", strerror(-ret));
+			fprintf(stderr, PROG ": consumer: sb_egl_sync_file_wait: %s\n",
+				strerror(-ret));
 			return ret;
 		}
 	} else if (implicit_dmabuf_fd >= 0) {
@@ -140,9 +141,9 @@ convert_frame(struct convert *cv, struct convert_image *img, int acquire_fd,
 	}
 	eglt_pass_draw(&cv->pass, img->tex.tex, &cv->target);
 	/* The producer reuses the buffer once this read is done. */
-	ret = sb_egl_export_sync_file(cv->egl.dpy, read_fence);
+	ret = sb_egl_sync_file_export(cv->egl.dpy, read_fence);
 	if (ret < 0)
-		fprintf(stderr, PROG ": consumer: sb_egl_export_sync_file: %s\n", strerror(-ret));
+		fprintf(stderr, PROG ": consumer: sb_egl_sync_file_export: %s\n", strerror(-ret));
 	return ret;
 }
 

@@ -11,7 +11,7 @@
  *   pending vgem write fence on it ─┐
  *   sb_pw_producer_set_acquire(fence)│
  *   pw_stream_queue_buffer ─────────┼─ PipeWire ─► sb_pw_consumer_acquire → sync_file
- *   "GPU" thread: top half + stamp, │  (daemon,    sb_egl_wait_sync_file (GL waits)
+ *   "GPU" thread: top half + stamp, │  (daemon,    sb_egl_sync_file_wait (GL waits)
  *     pause, bottom half + stamp,   │   pw-link)   YUYV → RGB on llvmpipe (EGL/GLES)
  *     signal the fence ─────────────┘              sb_pw_consumer_release(read fence)
  *                                                  read back: both stamps = seq?

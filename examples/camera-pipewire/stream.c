@@ -44,7 +44,7 @@ stream_buffer_params(const struct sb_pw_sync *sync, struct spa_pod_builder *b,
 	if (max < 2)
 		return -ENOSPC;
 	/* One dma-buf plane: the consumer's EGL imports nothing else. */
-	n = sb_pw_build_params(sync, b, params, max - 1, STREAM_BUFFERS, 1, stride * height,
+	n = sb_pw_sync_build_params(sync, b, params, max - 1, STREAM_BUFFERS, 1, stride * height,
 			       stride, 1u << SPA_DATA_DmaBuf);
 	if (n < 0)
 		return n;

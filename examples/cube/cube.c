@@ -273,7 +273,7 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 	}
 	/* Every fd from the other process is checked before use. */
 	for (unsigned i = 0; i < bufs.count; i++) {
-		if (!sb_dmabuf_is_dmabuf(bufs.fds[i])) {
+		if (!sb_dmabuf_is_valid(bufs.fds[i])) {
 			fprintf(stderr, PROG ": consumer: fd %u is not a dma-buf\n", i);
 			ret = -EPROTO;
 			goto out;

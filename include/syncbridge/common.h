@@ -51,7 +51,7 @@ enum sb_access {
  * Version of the library the program runs with, "MAJOR.MINOR.MICRO"
  * (SB_VERSION_STRING in <syncbridge/version.h> is the headers' version).
  */
-SB_EXPORT const char *sb_version(void);
+SB_EXPORT const char *sb_library_get_version(void);
 
 /**
  * Read a yes/no environment variable the way every syncbridge component does

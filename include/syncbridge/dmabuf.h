@@ -43,7 +43,7 @@ extern "C" {
  * Whether fd is an open dma-buf.
  * fd: borrowed; never closed.
  */
-SB_EXPORT bool sb_dmabuf_is_dmabuf(int fd);
+SB_EXPORT bool sb_dmabuf_is_valid(int fd);
 
 /**
  * Export a sync_file holding the fences that a party wanting `access` must

@@ -9,8 +9,8 @@
  *    order GL work need a context of that display current on the calling
  *    thread (they act on that context); without one they return -ENOENT.
  *  - A sync_file fd of -1 stands for "already signalled", as in Vulkan's
- *    SYNC_FD handles: sb_egl_export_sync_file() may return it and
- *    sb_egl_wait_sync_file() accepts it. Any other negative fd is -EBADF.
+ *    SYNC_FD handles: sb_egl_sync_file_export() may return it and
+ *    sb_egl_sync_file_wait() accepts it. Any other negative fd is -EBADF.
  *  - GPU-side when the display can (EGL_ANDROID_native_fence_sync +
  *    EGL_KHR_wait_sync or EGL 1.5), else on the CPU: the ordering is the same,
  *    only the calling thread blocks. sb_egl_display_get_caps() says which.
@@ -60,8 +60,8 @@ enum sb_egl_caps {
 	 * waits; llvmpipe and other software renderers) or in the next flush of
 	 * the context (virtio_gpu: the kernel waits for foreign in-fences on the
 	 * CPU when the work is submitted). For a caller that must not stall (an
-	 * event loop), sb_egl_sync_file_export_blocking() and
-	 * sb_egl_dmabuf_export_blocking() give the fence to poll first.
+	 * event loop), sb_egl_sync_file_export_blocking_fence() and
+	 * sb_egl_dmabuf_export_blocking_fence() give the fence to poll first.
 	 * Exclusive with SB_EGL_CAP_FOREIGN_WAIT_ASYNC; neither bit: the bridge
 	 * does not know this display's driver (docs/egl.md, "Foreign fences").
 	 */
@@ -93,7 +93,7 @@ SB_EXPORT int sb_egl_display_get_caps(EGLDisplay dpy, uint32_t *caps);
  * Returns 0; -EINVAL (bad display, NULL out_fd); -ENOENT (no context of dpy
  * current); -ENOMEM; -EMFILE; -EIO (the driver failed to give a fence).
  */
-SB_EXPORT int sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd);
+SB_EXPORT int sb_egl_sync_file_export(EGLDisplay dpy, int *out_fd);
 
 /**
  * Make GL commands issued on the current context after this call wait until
@@ -107,7 +107,7 @@ SB_EXPORT int sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd);
  * driver blocks the calling thread until it signals, in this call or in the
  * context's next flush (virtio_gpu): the ordering is right, the thread
  * stalls. A caller that must not stall polls what
- * sb_egl_sync_file_export_blocking() gives first.
+ * sb_egl_sync_file_export_blocking_fence() gives first.
  * Returns 0; a negative fence error — the fence had completed with an error
  * when the call looked at it (then GL is not made to wait: there is nothing
  * left to wait for), or completed with one during a CPU wait; a fence still
@@ -115,20 +115,20 @@ SB_EXPORT int sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd);
  * waits have no status); -EBADF; -EINVAL (not a sync_file, bad display);
  * -ENOENT (no context of dpy current); -ENOMEM; -EMFILE.
  */
-SB_EXPORT int sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd);
+SB_EXPORT int sb_egl_sync_file_wait(EGLDisplay dpy, int sync_file_fd);
 
 /**
  * Before GL accesses a dma-buf: make the current context's later commands
  * wait for the buffer's earlier users — its writers for SB_ACCESS_READ,
  * everybody for SB_ACCESS_WRITE (a snapshot of the buffer's fences, exported
- * and waited on as sb_egl_wait_sync_file() does; a CPU poll on kernels
+ * and waited on as sb_egl_sync_file_wait() does; a CPU poll on kernels
  * before 6.0).
- * Blocks the calling thread like sb_egl_wait_sync_file() on a display with
- * SB_EGL_CAP_FOREIGN_WAIT_BLOCKS; sb_egl_dmabuf_export_blocking() is the
+ * Blocks the calling thread like sb_egl_sync_file_wait() on a display with
+ * SB_EGL_CAP_FOREIGN_WAIT_BLOCKS; sb_egl_dmabuf_export_blocking_fence() is the
  * non-blocking path.
  * dmabuf_fd: borrowed, never closed.
  * Returns 0; a negative fence error (one of the buffer's fences completed
- * with an error, as for sb_egl_wait_sync_file(); a kernel before 6.0 cannot
+ * with an error, as for sb_egl_sync_file_wait(); a kernel before 6.0 cannot
  * tell); -EBADF; -EINVAL (not a dma-buf, bad access or display); -ENOENT (no
  * context of dpy current); -ENOMEM; -EMFILE.
  */
@@ -149,7 +149,7 @@ SB_EXPORT int sb_egl_dmabuf_attach(EGLDisplay dpy, int dmabuf_fd, enum sb_access
 
 /**
  * The non-blocking path, for a caller that must not stall (an event loop):
- * before sb_egl_wait_sync_file(dpy, sync_file_fd), ask for the fence that
+ * before sb_egl_sync_file_wait(dpy, sync_file_fd), ask for the fence that
  * would block the calling thread, poll it (POLLIN) on the loop, and make the
  * wait when it has signalled (or when this returns -1 at once).
  * No context needs to be current. sync_file_fd: borrowed, never closed; -1
@@ -166,7 +166,7 @@ SB_EXPORT int sb_egl_dmabuf_attach(EGLDisplay dpy, int dmabuf_fd, enum sb_access
  * Returns 0; -EBADF; -EINVAL (not a sync_file, bad display, NULL out_fd);
  * -ENOMEM; -EMFILE.
  */
-SB_EXPORT int sb_egl_sync_file_export_blocking(EGLDisplay dpy, int sync_file_fd, int *out_fd);
+SB_EXPORT int sb_egl_sync_file_export_blocking_fence(EGLDisplay dpy, int sync_file_fd, int *out_fd);
 
 /**
  * The same for sb_egl_dmabuf_wait(dpy, dmabuf_fd, access): a snapshot of the
@@ -183,8 +183,8 @@ SB_EXPORT int sb_egl_sync_file_export_blocking(EGLDisplay dpy, int sync_file_fd,
  * dma-buf itself, POLLIN for SB_ACCESS_READ, POLLOUT for SB_ACCESS_WRITE);
  * -ENOMEM; -EMFILE.
  */
-SB_EXPORT int sb_egl_dmabuf_export_blocking(EGLDisplay dpy, int dmabuf_fd, enum sb_access access,
-					    int *out_fd);
+SB_EXPORT int sb_egl_dmabuf_export_blocking_fence(EGLDisplay dpy, int dmabuf_fd,
+						  enum sb_access access, int *out_fd);
 
 #ifdef __cplusplus
 }

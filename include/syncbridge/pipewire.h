@@ -19,7 +19,7 @@
  * each buffer, and the four moves — set the acquire point from a sync_file
  * (a GPU's, a vgem fence, or -1 for a CPU write), watch the release point
  * without blocking the stream's loop, export the acquire point as a
- * sync_file for a GPU-side wait (sb_egl_wait_sync_file(), a Vulkan import),
+ * sync_file for a GPU-side wait (sb_egl_sync_file_wait(), a Vulkan import),
  * and signal the release point from the reader's fence. A buffer negotiated
  * without the meta (the fallback) gets the producer's fence as the dma-buf's
  * implicit write fence instead, which a reader's implicit sync waits for.
@@ -73,7 +73,7 @@ SB_EXPORT void sb_pw_sync_destroy(struct sb_pw_sync *sync);
  * Up to `max` params go to params[]; returns how many (3; 1, the fallback
  * only, with SYNCBRIDGE_DISABLE), -EINVAL or -ENOSPC (max, or b's memory).
  */
-SB_EXPORT int sb_pw_build_params(const struct sb_pw_sync *sync, struct spa_pod_builder *b,
+SB_EXPORT int sb_pw_sync_build_params(const struct sb_pw_sync *sync, struct spa_pod_builder *b,
 				 const struct spa_pod **params, uint32_t max, uint32_t buffers,
 				 uint32_t planes, uint32_t size, uint32_t stride,
 				 uint32_t data_types);

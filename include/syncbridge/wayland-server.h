@@ -84,7 +84,7 @@ enum sb_wl_server_flags {
 	/**
 	 * Do not hold commits: every commit is ready at once and the compositor
 	 * waits for the acquire fence itself, e.g. GPU-side with
-	 * sb_wl_commit_export_acquire_fence() + sb_egl_wait_sync_file(). Also the
+	 * sb_wl_commit_export_acquire_fence() + sb_egl_sync_file_wait(). Also the
 	 * "no bridge" control of the tests (the race is then visible).
 	 */
 	SB_WL_SERVER_NO_WAIT = 1 << 2,
@@ -101,7 +101,7 @@ enum sb_wl_server_flags {
 	 * signals: a sync_file (explicit-sync v1, an implicit snapshot) at
 	 * once, a drm-syncobj point once it has materialised. The compositor
 	 * then makes its GPU wait for the fence before it reads the buffer
-	 * (sb_wl_commit_export_acquire_fence() + sb_egl_wait_sync_file()), and
+	 * (sb_wl_commit_export_acquire_fence() + sb_egl_sync_file_wait()), and
 	 * sends presentation feedback only once that work is done. Lower
 	 * latency where the renderer waits on fences (the GPU starts as soon as
 	 * the fence signals); the default waits on the CPU, so a slow client

@@ -150,7 +150,8 @@ slot_lock(struct sb_buffer_queue *q, unsigned slot, enum slot_state want, int fe
 		pthread_mutex_unlock(&q->lock);
 		sb_debug("buffer queue %p: %s of slot %u, which %s (caller's bug)", (void *)q,
 			 want == SLOT_DEQUEUED ? "queue" : "release", slot,
-			 want == SLOT_DEQUEUED ? "the producer does not hold" : "no consumer holds");
+			 want == SLOT_DEQUEUED ? "the producer does not hold"
+					       : "no consumer holds");
 		return -EINVAL;
 	}
 	*sp = &q->slots[slot];
@@ -251,7 +252,7 @@ sb_buffer_queue_set_dmabuf(struct sb_buffer_queue *q, unsigned slot, int dmabuf_
 		int ret = sb_fd_check_open(dmabuf_fd);
 		if (ret < 0)
 			return ret;
-		if (!sb_dmabuf_is_dmabuf(dmabuf_fd))
+		if (!sb_dmabuf_is_valid(dmabuf_fd))
 			return -EINVAL;
 	}
 	pthread_mutex_lock(&q->lock);
@@ -280,12 +281,78 @@ reap_released(struct sb_buffer_queue *q)
 		}
 		if (status < 0) {
 			sb_warn("buffer queue %p: slot %u's release fence completed with an error "
-				"(%d, the consumer's driver's): reusing the slot", (void *)q, i, status);
+				"(%d, the consumer's driver's): reusing the slot",
+				(void *)q, i, status);
 			count_fence_error(q, status);
 		}
 		fd_clear(&s->fence);
 		s->state = SLOT_FREE;
 	}
+}
+
+/* The FREE slot released longest ago, or -1. Lock held. */
+static int
+oldest_free(const struct sb_buffer_queue *q)
+{
+	int best = -1;
+
+	for (unsigned i = 0; i < q->count; i++)
+		if (q->slots[i].state == SLOT_FREE &&
+		    (best < 0 || q->slots[i].seq < q->slots[best].seq))
+			best = (int)i;
+	return best;
+}
+
+/*
+ * What a dequeue with no FREE slot sleeps on: fds[0] the wake eventfd, then
+ * a duplicate of each pending release fence (a consumer cannot close them
+ * under us, but destroy() could, and the lock is dropped during the sleep).
+ * Returns how many; *pending: some slot waits for its release fence;
+ * *dup_failed: a fence could not be duplicated (out of fds). Lock held.
+ */
+static int
+wait_fds(struct sb_buffer_queue *q, int *fds, bool *pending, bool *dup_failed)
+{
+	int n = 0;
+
+	fds[n++] = q->wake_fd;
+	*dup_failed = false;
+	for (unsigned i = 0; i < q->count; i++) {
+		if (q->slots[i].state != SLOT_RELEASED)
+			continue;
+		*pending = true;
+		int d = sb_fd_dup(q->slots[i].fence);
+		if (d < 0) {
+			*dup_failed = true; /* out of fds: rescan often instead (sleep_on) */
+			continue;
+		}
+		fds[n++] = d;
+	}
+	return n;
+}
+
+/*
+ * Sleep until one of fds[0..n) is readable, or for left ns (-1: no limit),
+ * then close the duplicates fds[1..n). 0 (woken, timed out or interrupted:
+ * the caller rescans) or -errno. Lock not held.
+ */
+static int
+sleep_on(int *fds, int n, int64_t left, bool dup_failed)
+{
+	struct pollfd pfd[1 + SB_BUFFER_QUEUE_MAX_SLOTS];
+
+	for (int i = 0; i < n; i++)
+		pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	/* A fence we could not poll signals unseen: look again every 10 ms. */
+	int64_t sleep_ns = dup_failed && (left < 0 || left > 10000000) ? 10000000 : left;
+	struct timespec ts = { .tv_sec = sleep_ns / 1000000000,
+			       .tv_nsec = sleep_ns % 1000000000 };
+	int pr = ppoll(pfd, (nfds_t)n, sleep_ns >= 0 ? &ts : NULL, NULL);
+	int poll_errno = errno;
+
+	for (int i = 1; i < n; i++)
+		fd_clear(&fds[i]);
+	return pr < 0 && poll_errno != EINTR ? -poll_errno : 0;
 }
 
 SB_EXPORT int
@@ -298,7 +365,7 @@ sb_buffer_queue_dequeue(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 
 	if (!q || !slot)
 		return -EINVAL;
-	deadline = sb_deadline_from_timeout(now_ns(), timeout_ns);
+	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
 
 	pthread_mutex_lock(&q->lock);
 	if (q->dequeuing) {
@@ -313,12 +380,7 @@ sb_buffer_queue_dequeue(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 		}
 		reap_released(q);
 
-		/* The FREE slot released longest ago. */
-		int best = -1;
-		for (unsigned i = 0; i < q->count; i++)
-			if (q->slots[i].state == SLOT_FREE &&
-			    (best < 0 || q->slots[i].seq < q->slots[best].seq))
-				best = (int)i;
+		int best = oldest_free(q);
 		if (best >= 0) {
 			q->slots[best].state = SLOT_DEQUEUED;
 			q->stats.dequeued++;
@@ -329,24 +391,9 @@ sb_buffer_queue_dequeue(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 			break;
 		}
 
-		/* Sleep until a pending release fence signals or something changes.
-		 * The fences are duplicated: a consumer cannot close them under us,
-		 * but destroy() could, and the lock is dropped while we sleep. */
-		int n = 0;
-		fds[n++] = q->wake_fd;
-		dup_failed = false;
-		for (unsigned i = 0; i < q->count; i++) {
-			if (q->slots[i].state != SLOT_RELEASED)
-				continue;
-			waited_for_fence = true;
-			int d = sb_fd_dup(q->slots[i].fence);
-			if (d < 0) {
-				dup_failed = true; /* out of fds: rescan often instead, below */
-				continue;
-			}
-			fds[n++] = d;
-		}
-		int64_t left = sb_deadline_remaining(now_ns(), deadline);
+		/* Sleep until a pending release fence signals or something changes. */
+		int n = wait_fds(q, fds, &waited_for_fence, &dup_failed);
+		int64_t left = sb_deadline_remaining(sb_now_ns(), deadline);
 		if (left == 0) {
 			for (int i = 1; i < n; i++)
 				fd_clear(&fds[i]);
@@ -355,23 +402,10 @@ sb_buffer_queue_dequeue(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 		}
 		drain_wake(q);
 		pthread_mutex_unlock(&q->lock);
-
-		struct pollfd pfd[1 + SB_BUFFER_QUEUE_MAX_SLOTS];
-		for (int i = 0; i < n; i++)
-			pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
-		/* A fence we could not poll signals unseen: look again every 10 ms. */
-		int64_t sleep_ns = dup_failed && (left < 0 || left > 10000000) ? 10000000 : left;
-		struct timespec ts = { .tv_sec = sleep_ns / 1000000000, .tv_nsec = sleep_ns % 1000000000 };
-		int pr = ppoll(pfd, (nfds_t)n, sleep_ns >= 0 ? &ts : NULL, NULL);
-		int poll_errno = errno;
-		for (int i = 1; i < n; i++)
-			fd_clear(&fds[i]);
-
+		ret = sleep_on(fds, n, left, dup_failed);
 		pthread_mutex_lock(&q->lock);
-		if (pr < 0 && poll_errno != EINTR) {
-			ret = -poll_errno;
+		if (ret)
 			break;
-		}
 		/* A timeout falls through to the rescan: it reports -ETIME if
 		 * nothing became free at the last moment. */
 	}
@@ -435,7 +469,7 @@ sb_buffer_queue_acquire(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 		*acquire_fence = -1;
 	if (!q || !slot || !acquire_fence)
 		return -EINVAL;
-	deadline = sb_deadline_from_timeout(now_ns(), timeout_ns);
+	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
 
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
@@ -479,7 +513,7 @@ sb_buffer_queue_acquire(struct sb_buffer_queue *q, int64_t timeout_ns, unsigned 
 			pthread_cond_wait(&q->queued, &q->lock);
 			continue;
 		}
-		if (sb_deadline_remaining(now_ns(), deadline) == 0) {
+		if (sb_deadline_remaining(sb_now_ns(), deadline) == 0) {
 			ret = -ETIME;
 			break;
 		}

@@ -126,7 +126,7 @@ sync_file_ioctl(int fd, unsigned long request, void *arg)
 }
 
 bool
-sb_dmabuf_is_dmabuf(int fd)
+sb_dmabuf_is_valid(int fd)
 {
 	return check_dmabuf(fd) == 0;
 }
@@ -190,7 +190,7 @@ sb_dmabuf_import_sync_file(int dmabuf_fd, enum sb_access access, int sync_file_f
 int
 sb_dmabuf_wait(int dmabuf_fd, enum sb_access access, int64_t timeout_ns)
 {
-	int64_t deadline = sb_deadline_from_timeout(now_ns(), timeout_ns);
+	int64_t deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
 	__u32 unused;
 	short events;
 	int ret;

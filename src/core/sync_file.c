@@ -33,7 +33,8 @@ sb_sync_file_check(int fd, int32_t *status, uint32_t *num_fences)
 	ret = sb_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
 	if (ret < 0) {
 		ret = sb_fd_check_open(fd);
-		return ret ? ret : -EINVAL; /* open, but not a sync_file (ENOTTY; EBADF for O_PATH) */
+		/* Open, but not a sync_file (ENOTTY; EBADF for O_PATH). */
+		return ret ? ret : -EINVAL;
 	}
 
 	if (status)
@@ -67,7 +68,7 @@ sb_sync_file_get_status(int fd, int *status)
 int
 sb_sync_file_wait(int fd, int64_t timeout_ns)
 {
-	int64_t deadline = sb_deadline_from_timeout(now_ns(), timeout_ns);
+	int64_t deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
 	int32_t status;
 	int ret;
 
@@ -86,7 +87,8 @@ sb_sync_file_wait(int fd, int64_t timeout_ns)
 	}
 
 	if (status < 0) {
-		sb_debug("sync_file %d signalled with error %d (from the fence's driver)", fd, status);
+		sb_debug("sync_file %d signalled with error %d (from the fence's driver)", fd,
+			 status);
 		return status;
 	}
 	return 0;

@@ -165,7 +165,8 @@ transfer(int drm_fd, uint32_t src, uint64_t src_point, uint32_t dst, uint64_t ds
 static int
 export_binary(int drm_fd, uint32_t handle, int *out_fd)
 {
-	return handle_to_fd(drm_fd, handle, DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE, out_fd);
+	return handle_to_fd(drm_fd, handle, DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE,
+			    out_fd);
 }
 
 static int
@@ -294,7 +295,8 @@ sb_syncobj_query(int drm_fd, uint32_t handle, uint64_t *point)
 
 /* Wait until an absolute CLOCK_MONOTONIC deadline (INT64_MAX: none). */
 int
-sb_syncobj_wait_until(int drm_fd, uint32_t handle, uint64_t point, int64_t deadline_ns, uint32_t flags)
+sb_syncobj_wait_until(int drm_fd, uint32_t handle, uint64_t point, int64_t deadline_ns,
+		      uint32_t flags)
 {
 	/*
 	 * WAIT_FOR_SUBMIT: "wait for a fence to be attached" instead of failing
@@ -339,7 +341,7 @@ sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64_t timeout_ns,
 	ret = sb_drm_check_fd(drm_fd);
 	if (ret)
 		return ret;
-	deadline = sb_deadline_from_timeout(now_ns(), timeout_ns);
+	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
 	/*
 	 * The kernel waits in jiffies: drm_timeout_abs_to_jiffies() takes the
 	 * whole jiffies left before the deadline "+ 1", and schedule_timeout()
@@ -350,6 +352,6 @@ sb_syncobj_wait(int drm_fd, uint32_t handle, uint64_t point, int64_t timeout_ns,
 	 */
 	do
 		ret = sb_syncobj_wait_until(drm_fd, handle, point, deadline, flags);
-	while (ret == -ETIME && now_ns() < deadline);
+	while (ret == -ETIME && sb_now_ns() < deadline);
 	return ret;
 }

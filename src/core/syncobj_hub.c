@@ -19,12 +19,14 @@
  * the thread resets it and waits again over the new set. Each wait also ends
  * after HUB_SLICE_NS, a bound, not a poll: nothing depends on it.
  *
- * What each waiter sees is what its own thread gave it before: its eventfd
- * written exactly once, when its point signals (materialises, with
- * SB_SYNCOBJ_WAIT_AVAILABLE), or when its wait fails for good, with the
- * error kept for sb_syncobj_waiter_get_error() (published before the write).
- * A failed wait of the whole set (a handle destroyed, the DRM fd closed)
- * names no culprit, so every waiter is then asked alone (blame()).
+ * What each waiter sees is what its own thread gave it before: its item's
+ * notify called exactly once, when its point signals (materialises, with
+ * SB_SYNCOBJ_WAIT_AVAILABLE), or when its wait fails for good, with that
+ * error (syncobj_waiter.c keeps it for sb_syncobj_waiter_get_error() and
+ * writes the eventfd). A failed wait of the whole set (a handle destroyed,
+ * the DRM fd closed) names no culprit, so every item is then asked alone
+ * (blame()). The hub sees only struct syncobj_hub_item (syncobj_hub.h): it
+ * never calls into the waiter's file, which calls it.
  *
  * fork(): a child has none of the parent's threads, so a hub belongs to the
  * process that made it (pid); the child's waiters get hubs of their own, and
@@ -33,8 +35,8 @@
  * across fork() (pthread_atfork) so that the child does not inherit it locked.
  *
  * Locking: hubs_lock guards the list of hubs and each hub's refs; a hub's
- * lock guards its waiters and stop. The thread holds its hub's lock except
- * in the kernel wait; a waiter is fired only under that lock and only while
+ * lock guards its items and stop. The thread holds its hub's lock except
+ * in the kernel wait; an item is notified only under that lock and only while
  * registered, so sb_syncobj_hub_remove() returning means the thread is done
  * with it.
  */
@@ -49,7 +51,7 @@
 
 #include "log.h"
 #include "syncobj_internal.h"
-#include "syncobj_waiter.h"
+#include "syncobj_hub.h"
 #include "util.h"
 
 /* Waiters per thread: bounds the O(n) kernel work of each wake (see above). */
@@ -60,7 +62,7 @@
 #define HUB_RETRY_NS (5 * 1000 * 1000)
 
 struct hub_entry {
-	struct sb_syncobj_waiter *w;
+	struct syncobj_hub_item *w;
 	uint64_t id;
 };
 
@@ -154,7 +156,7 @@ wait_any(struct syncobj_hub *h, uint32_t *handles, uint64_t *points, size_t n,
 
 /* The index of entry (w, id) in the hub now, or -1 (fired or removed). Lock held. */
 static long
-find(const struct syncobj_hub *h, const struct sb_syncobj_waiter *w, uint64_t id)
+find(const struct syncobj_hub *h, const struct syncobj_hub_item *w, uint64_t id)
 {
 	for (size_t i = 0; i < h->n; i++)
 		if (h->entries[i].w == w && h->entries[i].id == id)
@@ -168,16 +170,14 @@ drop(struct syncobj_hub *h, size_t i)
 	h->entries[i] = h->entries[--h->n];
 }
 
-/* Fire the waiter at i (with an error, or none) and stop serving it. Lock held. */
+/* Notify the item at i (with an error, or none) and stop serving it. Lock held. */
 static void
 fire_at(struct syncobj_hub *h, size_t i, int error)
 {
-	struct sb_syncobj_waiter *w = h->entries[i].w;
+	struct syncobj_hub_item *w = h->entries[i].w;
 
-	if (error)
-		atomic_store(&w->error, error);
-	sb_syncobj_waiter_fire(w);
 	drop(h, i);
+	w->notify(w, error);
 }
 
 /*
@@ -216,7 +216,7 @@ blame(struct syncobj_hub *h, int ret)
 	size_t fired = 0;
 
 	for (size_t i = 0; i < h->n;) {
-		struct sb_syncobj_waiter *w = h->entries[i].w;
+		struct syncobj_hub_item *w = h->entries[i].w;
 		int r = sb_syncobj_wait_until(h->drm_fd, w->handle, w->point, 0, h->flags);
 
 		if (r == -ETIME || r == -ENOMEM) {
@@ -225,15 +225,15 @@ blame(struct syncobj_hub *h, int ret)
 		}
 		if (r) /* ENOENT: the syncobj is gone; EBADF/EINVAL: the DRM fd (the caller's) */
 			sb_log_errno(SB_LOG_ERROR, r,
-				     "syncobj waiter: DRM wait on handle %u point %llu failed for good; "
-				     "firing with that error",
+				     "syncobj waiter: DRM wait on handle %u point %llu "
+				     "failed for good; firing with that error",
 				     w->handle, (unsigned long long)w->point);
 		fire_at(h, i, r);
 		fired++;
 	}
 	if (!fired)
-		sb_log_errno(SB_LOG_DEBUG, ret, "syncobj waiter thread: wait over %zu failed; again",
-			     h->n);
+		sb_log_errno(SB_LOG_DEBUG, ret,
+			     "syncobj waiter thread: wait over %zu failed; again", h->n);
 	return fired;
 }
 
@@ -276,7 +276,7 @@ hub_thread(void *data)
 			points[i + 1] = h->entries[i].w->point;
 		}
 		pthread_mutex_unlock(&h->lock);
-		ret = wait_any(h, handles, points, n, now_ns() + HUB_SLICE_NS, &first);
+		ret = wait_any(h, handles, points, n, sb_now_ns() + HUB_SLICE_NS, &first);
 		pthread_mutex_lock(&h->lock);
 
 		if (ret == 0 && first == 0) {
@@ -285,8 +285,10 @@ hub_thread(void *data)
 		} else if (ret == 0) {
 			collect(h, snap, handles, points, n, first);
 		} else if (ret == -ENOMEM) {
-			/* The kernel's allocation for this wait failed; the points can still signal. */
-			sb_log_errno(SB_LOG_WARN, ret, "syncobj waiter thread: DRM wait (kernel); retrying");
+			/* The kernel's allocation for this wait failed; the points can
+			 * still signal. */
+			sb_log_errno(SB_LOG_WARN, ret,
+				     "syncobj waiter thread: DRM wait (kernel); retrying");
 			pause_unlocked(h);
 		} else if (ret != -ETIME && !blame(h, ret)) {
 			/* Nobody to blame: the set changed under the wait, or our own
@@ -369,7 +371,7 @@ err_free:
 }
 
 int
-sb_syncobj_hub_add(struct sb_syncobj_waiter *w)
+sb_syncobj_hub_add(struct syncobj_hub_item *w)
 {
 	struct syncobj_hub *h;
 	pid_t pid = getpid();
@@ -399,8 +401,8 @@ sb_syncobj_hub_add(struct sb_syncobj_waiter *w)
 		h->cap = ncap;
 	}
 	w->hub = h;
-	w->hub_id = next_id++;
-	h->entries[h->n++] = (struct hub_entry){ w, w->hub_id };
+	w->id = next_id++;
+	h->entries[h->n++] = (struct hub_entry){ w, w->id };
 	h->refs++;
 	wake_op(h, DRM_IOCTL_SYNCOBJ_SIGNAL);
 	pthread_cond_broadcast(&h->cond);
@@ -420,11 +422,13 @@ out:
 }
 
 void
-sb_syncobj_hub_remove(struct sb_syncobj_waiter *w)
+sb_syncobj_hub_remove(struct syncobj_hub_item *w)
 {
 	struct syncobj_hub *h = w->hub;
 	long i;
 
+	if (!h)
+		return;
 	w->hub = NULL;
 	/* Inherited across fork(): no thread serves it here, and its lock may
 	 * have been taken when the parent forked. Let it be. */
@@ -439,7 +443,7 @@ sb_syncobj_hub_remove(struct sb_syncobj_waiter *w)
 		return;
 	}
 	pthread_mutex_lock(&h->lock);
-	i = find(h, w, w->hub_id);
+	i = find(h, w, w->id);
 	if (i >= 0) {
 		drop(h, (size_t)i);
 		/* Waiting on a handle the caller may destroy next: look again without it. */

@@ -2,11 +2,14 @@
 /*
  * The asynchronous syncobj waiter (include/syncbridge/syncobj.h): an eventfd
  * the kernel writes when the point signals (DRM_IOCTL_SYNCOBJ_EVENTFD, Linux
- * 6.6), or, before that, the shared fallback thread of syncobj_hub.c.
+ * 6.6), or, before that, the shared fallback thread of syncobj_hub.c, which
+ * tells us through the notify callback of the item we embed.
  */
 #include <syncbridge/syncobj.h>
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -14,16 +17,36 @@
 
 #include "log.h"
 #include "syncobj_internal.h"
-#include "syncobj_waiter.h"
+#include "syncobj_hub.h"
 #include "util.h"
 
-void
-sb_syncobj_waiter_fire(struct sb_syncobj_waiter *w)
+struct sb_syncobj_waiter {
+	struct syncobj_hub_item item; /* the DRM fd (borrowed), handle, point, flags */
+	int event_fd; /* owned; what the caller polls */
+	bool uses_eventfd;
+	atomic_int error; /* 0, or why the wait failed (fallback path) */
+};
+
+/* Write the waiter's eventfd (once: the callers make sure). */
+static void
+fire(struct sb_syncobj_waiter *w)
 {
 	uint64_t one = 1;
 
 	if (write(w->event_fd, &one, sizeof(one)) != sizeof(one))
 		sb_log_errno(SB_LOG_ERROR, errno, "syncobj waiter: eventfd write failed (ours)");
+}
+
+/* The hub's word (syncobj_hub.h): the error is published before the eventfd is written. */
+static void
+hub_notify(struct syncobj_hub_item *item, int error)
+{
+	struct sb_syncobj_waiter *w =
+		(void *)((char *)item - offsetof(struct sb_syncobj_waiter, item));
+
+	if (error)
+		atomic_store(&w->error, error);
+	fire(w);
 }
 
 static bool
@@ -52,10 +75,11 @@ sb_syncobj_waiter_create(int drm_fd, uint32_t handle, uint64_t point, uint32_t f
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->drm_fd = drm_fd;
-	w->handle = handle;
-	w->point = point;
-	w->flags = flags;
+	w->item.drm_fd = drm_fd;
+	w->item.handle = handle;
+	w->item.point = point;
+	w->item.flags = flags;
+	w->item.notify = hub_notify;
 	atomic_init(&w->error, 0);
 
 	w->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -92,13 +116,13 @@ sb_syncobj_waiter_create(int drm_fd, uint32_t handle, uint64_t point, uint32_t f
 	/* Validate the handle (and catch an already signalled point) first. */
 	ret = sb_syncobj_wait_until(drm_fd, handle, point, 0, flags);
 	if (ret == 0) {
-		sb_syncobj_waiter_fire(w);
+		fire(w);
 		*out = w;
 		return 0;
 	}
 	if (ret != -ETIME)
 		goto err_close_eventfd;
-	ret = sb_syncobj_hub_add(w);
+	ret = sb_syncobj_hub_add(&w->item);
 	if (ret)
 		goto err_close_eventfd;
 	*out = w;
@@ -134,8 +158,7 @@ sb_syncobj_waiter_destroy(struct sb_syncobj_waiter *waiter)
 {
 	if (!waiter)
 		return;
-	if (waiter->hub)
-		sb_syncobj_hub_remove(waiter);
+	sb_syncobj_hub_remove(&waiter->item);
 	/*
 	 * With the kernel eventfd path, closing our fd is enough: the kernel
 	 * holds its own eventfd_ctx reference until the point fires or the

@@ -77,8 +77,8 @@ read_env(void)
 	if (path && *path) {
 		enabled = try_path(path);
 		if (!enabled)
-			sb_info("trace: cannot open SYNCBRIDGE_TRACE_MARKER=%s (%s): markers off", path,
-				strerror(errno));
+			sb_info("trace: cannot open SYNCBRIDGE_TRACE_MARKER=%s (%s): markers off",
+				path, strerror(errno));
 	} else {
 		for (size_t i = 0; i < SB_ARRAY_SIZE(tracefs_markers) && !enabled; i++)
 			enabled = try_path(tracefs_markers[i]);

@@ -61,7 +61,7 @@ sb_poll_until(int fd, short events, int64_t deadline_ns)
 
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = events };
-		int64_t left = sb_deadline_remaining(now_ns(), deadline_ns);
+		int64_t left = sb_deadline_remaining(sb_now_ns(), deadline_ns);
 		struct timespec ts, *tsp = NULL;
 		int ret;
 
@@ -79,8 +79,9 @@ sb_poll_until(int fd, short events, int64_t deadline_ns)
 			return pfd.revents;
 		}
 		if (ret == 0) {
-			/* The kernel may wake a little early; only a passed deadline is a timeout. */
-			if (sb_deadline_remaining(now_ns(), deadline_ns) == 0)
+			/* The kernel may wake a little early: only a passed
+			 * deadline is a timeout. */
+			if (sb_deadline_remaining(sb_now_ns(), deadline_ns) == 0)
 				return -ETIME;
 			continue;
 		}

@@ -5,11 +5,10 @@
 
 #include "private.h"
 
-#include "clock.h" /* now_ns() (common/) */
-
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SB_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -57,6 +56,22 @@ SB_PRIVATE int sb_fd_dup(int fd);
 
 /* -EBADF if fd is not an open descriptor, else 0. */
 SB_PRIVATE int sb_fd_check_open(int fd);
+
+/*
+ * CLOCK_MONOTONIC in ns: the clock of every deadline, timeout and timestamp
+ * in the libraries and the layer (the kernel's sync_file timestamps use it
+ * too). Header-only, so that the side libraries and the layer need nothing
+ * linked for it; the programs have common/clock.h's now_ns(), the same clock,
+ * and the libraries never include common/.
+ */
+static inline int64_t
+sb_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /*
  * Deadline arithmetic for relative timeouts (SB_TIMEOUT_INFINITE = -1):

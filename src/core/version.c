@@ -2,7 +2,7 @@
 #include <syncbridge/common.h>
 
 const char *
-sb_version(void)
+sb_library_get_version(void)
 {
 	return SB_VERSION;
 }

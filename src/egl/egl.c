@@ -8,17 +8,15 @@
  * dispatcher, or the driver's own libEGL); everything about sync objects is
  * resolved with eglGetProcAddress and used only when the display says it
  * supports it — the KHR entry points (EGL 1.4 + EGL_KHR_fence_sync) first,
- * the EGL 1.5 core ones when there are no KHR extensions.
+ * the EGL 1.5 core ones when there are no KHR extensions (display.c resolves
+ * them and probes each display).
  */
 #include <syncbridge/egl.h>
 
 #include <EGL/eglext.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <syncbridge/dmabuf.h>
@@ -29,196 +27,6 @@
 #include "sync_file_internal.h"
 #include "trace.h"
 #include "util.h"
-
-/* The GL entry points the fallbacks need (signatures of glFlush/glFinish). */
-typedef void (*gl_void_proc)(void);
-
-/* ---- process-wide: environment and entry points, resolved once ---- */
-
-static struct {
-	bool disabled;    /* SYNCBRIDGE_DISABLE: waits / attaches are no-ops */
-	bool force_cpu;   /* SYNCBRIDGE_EGL_FALLBACK=1: ignore native fences */
-	bool force_core;  /* SYNCBRIDGE_EGL_CORE=1: prefer EGL 1.5 core sync functions */
-
-	/* EGL_KHR_fence_sync, EGL_KHR_wait_sync (EGL 1.4) */
-	PFNEGLCREATESYNCKHRPROC create_sync_khr;
-	PFNEGLDESTROYSYNCKHRPROC destroy_sync_khr;
-	PFNEGLCLIENTWAITSYNCKHRPROC client_wait_sync_khr;
-	PFNEGLWAITSYNCKHRPROC wait_sync_khr;
-	/* EGL 1.5 core */
-	PFNEGLCREATESYNCPROC create_sync;
-	PFNEGLDESTROYSYNCPROC destroy_sync;
-	PFNEGLCLIENTWAITSYNCPROC client_wait_sync;
-	PFNEGLWAITSYNCPROC wait_sync;
-	/* EGL_ANDROID_native_fence_sync */
-	PFNEGLDUPNATIVEFENCEFDANDROIDPROC dup_native_fence_fd;
-	/* GL (valid only with EGL 1.5 or EGL_KHR_get_all_proc_addresses) */
-	gl_void_proc gl_flush;
-	gl_void_proc gl_finish;
-} egl;
-
-static pthread_once_t egl_once = PTHREAD_ONCE_INIT;
-
-static bool
-env_flag(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v && strcmp(v, "0") != 0;
-}
-
-static void
-egl_init_once(void)
-{
-	/* Same rule as the Vulkan layer (the loader's disable_environment): set = off. */
-	egl.disabled = sb_env_get_bool("SYNCBRIDGE_DISABLE", false);
-	egl.force_cpu = env_flag("SYNCBRIDGE_EGL_FALLBACK");
-	egl.force_core = env_flag("SYNCBRIDGE_EGL_CORE");
-
-#define RESOLVE(field, name) egl.field = (__typeof__(egl.field))eglGetProcAddress(name)
-	RESOLVE(create_sync_khr, "eglCreateSyncKHR");
-	RESOLVE(destroy_sync_khr, "eglDestroySyncKHR");
-	RESOLVE(client_wait_sync_khr, "eglClientWaitSyncKHR");
-	RESOLVE(wait_sync_khr, "eglWaitSyncKHR");
-	RESOLVE(create_sync, "eglCreateSync");
-	RESOLVE(destroy_sync, "eglDestroySync");
-	RESOLVE(client_wait_sync, "eglClientWaitSync");
-	RESOLVE(wait_sync, "eglWaitSync");
-	RESOLVE(dup_native_fence_fd, "eglDupNativeFenceFDANDROID");
-	RESOLVE(gl_flush, "glFlush");
-	RESOLVE(gl_finish, "glFinish");
-#undef RESOLVE
-	if (egl.disabled)
-		sb_info("egl: SYNCBRIDGE_DISABLE is set: waits and attaches are no-ops");
-}
-
-/* ---- per display: what it supports, probed once (struct display_info: egl_internal.h) ---- */
-
-/*
- * A small table: apps use one or two displays. When it is full, displays
- * beyond it are probed on every call (correct, only slower).
- */
-#define MAX_DISPLAYS 16
-static struct display_info displays[MAX_DISPLAYS];
-static unsigned num_displays;
-static pthread_mutex_t displays_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Whether the space-separated extension list `exts` contains `name` (egl_internal.h). */
-bool
-egl_has_extension(const char *exts, const char *name)
-{
-	size_t len = strlen(name);
-
-	while (exts && *exts) {
-		const char *end = strchr(exts, ' ');
-		size_t n = end ? (size_t)(end - exts) : strlen(exts);
-
-		if (n == len && strncmp(exts, name, len) == 0)
-			return true;
-		exts = end ? end + 1 : NULL;
-	}
-	return false;
-}
-
-static int
-probe_display(EGLDisplay dpy, struct display_info *info)
-{
-	const char *version, *exts, *client_exts;
-	int major = 0, minor = 0;
-	bool core15, khr_fence, khr_wait, native;
-
-	version = eglQueryString(dpy, EGL_VERSION);
-	if (!version) {
-		sb_debug("egl: eglQueryString(%p, EGL_VERSION) failed (EGL error 0x%x): caller passed "
-			 "a display that is not initialised",
-			 (void *)dpy, (unsigned)eglGetError());
-		return -EINVAL;
-	}
-	exts = eglQueryString(dpy, EGL_EXTENSIONS);
-	if (!exts)
-		exts = "";
-	client_exts = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
-	if (!client_exts) {
-		(void)eglGetError(); /* EGL 1.4 without client extensions: EGL_BAD_DISPLAY */
-		client_exts = "";
-	}
-	if (sscanf(version, "%d.%d", &major, &minor) != 2)
-		major = minor = 0;
-	core15 = major > 1 || (major == 1 && minor >= 5);
-
-	khr_fence = egl_has_extension(exts, "EGL_KHR_fence_sync") && egl.create_sync_khr &&
-		    egl.destroy_sync_khr && egl.client_wait_sync_khr;
-	khr_wait = egl_has_extension(exts, "EGL_KHR_wait_sync") && egl.wait_sync_khr;
-	native = egl_has_extension(exts, "EGL_ANDROID_native_fence_sync") && egl.dup_native_fence_fd;
-
-	memset(info, 0, sizeof(*info));
-	info->dpy = dpy;
-	if (core15 && egl.create_sync && egl.destroy_sync && egl.client_wait_sync &&
-	    egl.wait_sync && (egl.force_core || !khr_fence)) {
-		info->caps |= SB_EGL_CAP_FENCE_SYNC | SB_EGL_CAP_CORE_SYNC;
-		if (native && !egl.force_cpu)
-			info->caps |= SB_EGL_CAP_NATIVE_FENCE | SB_EGL_CAP_GPU_WAIT;
-	} else if (khr_fence) {
-		info->caps |= SB_EGL_CAP_FENCE_SYNC;
-		if (native && !egl.force_cpu) {
-			info->caps |= SB_EGL_CAP_NATIVE_FENCE;
-			if (khr_wait)
-				info->caps |= SB_EGL_CAP_GPU_WAIT;
-		}
-	}
-	if (egl.disabled)
-		info->caps |= SB_EGL_CAP_DISABLED;
-	info->gl_procs = core15 || egl_has_extension(exts, "EGL_KHR_get_all_proc_addresses") ||
-			 egl_has_extension(client_exts, "EGL_KHR_client_get_all_proc_addresses");
-	egl_foreign_probe(dpy, client_exts, info);
-
-	sb_info("egl: display %p: EGL %d.%d, %s sync entry points, exports: %s, waits: %s%s",
-		(void *)dpy, major, minor,
-		(info->caps & SB_EGL_CAP_CORE_SYNC) ? "1.5 core" :
-		(info->caps & SB_EGL_CAP_FENCE_SYNC) ? "KHR" : "no",
-		(info->caps & SB_EGL_CAP_NATIVE_FENCE) ? "sync_file" : "CPU wait, fd -1",
-		(info->caps & SB_EGL_CAP_GPU_WAIT) ? "GPU-side" : "CPU",
-		egl.force_cpu ? " (SYNCBRIDGE_EGL_FALLBACK)" : "");
-	return 0;
-}
-
-/* The display's info (probed on first use). -EINVAL for a bad display. */
-int
-egl_display_get(EGLDisplay dpy, struct display_info *out)
-{
-	int ret;
-
-	if (dpy == EGL_NO_DISPLAY)
-		return -EINVAL;
-	pthread_once(&egl_once, egl_init_once);
-
-	pthread_mutex_lock(&displays_lock);
-	for (unsigned i = 0; i < num_displays; i++) {
-		if (displays[i].dpy == dpy) {
-			*out = displays[i];
-			pthread_mutex_unlock(&displays_lock);
-			return 0;
-		}
-	}
-	pthread_mutex_unlock(&displays_lock);
-
-	/* Probe unlocked: EGL calls may take their own locks. */
-	ret = probe_display(dpy, out);
-	if (ret)
-		return ret;
-
-	pthread_mutex_lock(&displays_lock);
-	bool found = false;
-	for (unsigned i = 0; i < num_displays; i++)
-		found = found || displays[i].dpy == dpy;
-	if (!found && num_displays < MAX_DISPLAYS)
-		displays[num_displays++] = *out;
-	else if (!found)
-		sb_debug("egl: more than %d displays: display %p is probed on every call",
-			 MAX_DISPLAYS, (void *)dpy);
-	pthread_mutex_unlock(&displays_lock);
-	return 0;
-}
 
 /* -ENOENT unless a context of dpy is current on this thread. */
 static int
@@ -277,18 +85,18 @@ sync_create(const struct display_info *d, EGLenum type, const EGLint *attribs)
 			a[i + 1] = attribs[i + 1];
 		}
 		a[i] = EGL_NONE;
-		return egl.create_sync(d->dpy, type, a);
+		return egl_procs.create_sync(d->dpy, type, a);
 	}
-	return egl.create_sync_khr(d->dpy, type, attribs);
+	return egl_procs.create_sync_khr(d->dpy, type, attribs);
 }
 
 static void
 sync_destroy(const struct display_info *d, EGLSyncKHR sync)
 {
 	if (d->caps & SB_EGL_CAP_CORE_SYNC)
-		egl.destroy_sync(d->dpy, sync);
+		egl_procs.destroy_sync(d->dpy, sync);
 	else
-		egl.destroy_sync_khr(d->dpy, sync);
+		egl_procs.destroy_sync_khr(d->dpy, sync);
 }
 
 /* EGL_CONDITION_SATISFIED / EGL_TIMEOUT_EXPIRED, or EGL_FALSE on error. */
@@ -296,16 +104,16 @@ static EGLint
 sync_client_wait(const struct display_info *d, EGLSyncKHR sync, EGLint flags, EGLTimeKHR timeout)
 {
 	if (d->caps & SB_EGL_CAP_CORE_SYNC)
-		return egl.client_wait_sync(d->dpy, sync, flags, timeout);
-	return egl.client_wait_sync_khr(d->dpy, sync, flags, timeout);
+		return egl_procs.client_wait_sync(d->dpy, sync, flags, timeout);
+	return egl_procs.client_wait_sync_khr(d->dpy, sync, flags, timeout);
 }
 
 static bool
 sync_server_wait(const struct display_info *d, EGLSyncKHR sync)
 {
 	if (d->caps & SB_EGL_CAP_CORE_SYNC)
-		return egl.wait_sync(d->dpy, sync, 0) == EGL_TRUE;
-	return egl.wait_sync_khr(d->dpy, sync, 0) == EGL_TRUE;
+		return egl_procs.wait_sync(d->dpy, sync, 0) == EGL_TRUE;
+	return egl_procs.wait_sync_khr(d->dpy, sync, 0) == EGL_TRUE;
 }
 
 /* ---- the paths ---- */
@@ -328,11 +136,11 @@ finish_on_cpu(const struct display_info *d)
 				return 0;
 		}
 		if (warn_budget())
-			sb_warn("egl: fence sync wait failed (driver, EGL error 0x%x): using glFinish",
-				(unsigned)eglGetError());
+			sb_warn("egl: fence sync wait failed (driver, EGL error 0x%x): "
+				"using glFinish", (unsigned)eglGetError());
 	}
-	if (d->gl_procs && egl.gl_finish) {
-		egl.gl_finish();
+	if (d->gl_procs && egl_procs.gl_finish) {
+		egl_procs.gl_finish();
 		return 0;
 	}
 	sb_error("egl: display %p has neither fence sync nor glFinish through eglGetProcAddress: "
@@ -368,15 +176,15 @@ export_native(const struct display_info *d, int *out_fd)
 	 * second resort for drivers that still have no fd.
 	 */
 	sync_client_wait(d, sync, EGL_SYNC_FLUSH_COMMANDS_BIT_KHR, 0);
-	fd = egl.dup_native_fence_fd(d->dpy, sync);
-	if (fd == EGL_NO_NATIVE_FENCE_FD_ANDROID && d->gl_procs && egl.gl_flush) {
-		egl.gl_flush();
-		fd = egl.dup_native_fence_fd(d->dpy, sync);
+	fd = egl_procs.dup_native_fence_fd(d->dpy, sync);
+	if (fd == EGL_NO_NATIVE_FENCE_FD_ANDROID && d->gl_procs && egl_procs.gl_flush) {
+		egl_procs.gl_flush();
+		fd = egl_procs.dup_native_fence_fd(d->dpy, sync);
 	}
 	sync_destroy(d, sync);
 	if (fd < 0) {
-		sb_warn("egl: eglDupNativeFenceFDANDROID gave no fd after a flush (driver, EGL error 0x%x)",
-			(unsigned)eglGetError());
+		sb_warn("egl: eglDupNativeFenceFDANDROID gave no fd after a flush "
+			"(driver, EGL error 0x%x)", (unsigned)eglGetError());
 		return -EIO;
 	}
 
@@ -441,7 +249,8 @@ wait_fence(const struct display_info *d, int sync_file_fd, int32_t status)
 	if (status == 0 && (d->caps & SB_EGL_CAP_FOREIGN_WAIT_BLOCKS))
 		sb_debug("egl: sync_file %d is pending and display %p blocks on other drivers' "
 			 "fences: if it holds one, this thread stalls until it signals, %s "
-			 "(caller: poll sb_egl_*_export_blocking() first)", sync_file_fd, (void *)d->dpy,
+			 "(caller: poll sb_egl_*_export_blocking_fence() first)",
+			 sync_file_fd, (void *)d->dpy,
 			 (d->caps & SB_EGL_CAP_GPU_WAIT) ? "here or in the next flush" : "here");
 	if (d->caps & SB_EGL_CAP_GPU_WAIT) {
 		int dup_fd = sb_fd_dup(sync_file_fd);
@@ -468,8 +277,8 @@ wait_fence(const struct display_info *d, int sync_file_fd, int32_t status)
 				close(dup_fd);
 			}
 			if (warn_budget())
-				sb_warn("egl: GPU-side wait failed (driver, EGL error 0x%x): waiting on the CPU",
-					(unsigned)eglGetError());
+				sb_warn("egl: GPU-side wait failed (driver, EGL error 0x%x): "
+					"waiting on the CPU", (unsigned)eglGetError());
 		} else if (warn_budget()) {
 			sb_warn("egl: cannot duplicate the sync_file (%s): waiting on the CPU",
 				strerror(-dup_fd));
@@ -491,7 +300,7 @@ check_dmabuf(int fd)
 
 	if (ret)
 		return ret;
-	return sb_dmabuf_is_dmabuf(fd) ? 0 : -EINVAL;
+	return sb_dmabuf_is_valid(fd) ? 0 : -EINVAL;
 }
 
 static const char *
@@ -549,7 +358,7 @@ sb_egl_display_get_caps(EGLDisplay dpy, uint32_t *caps)
 }
 
 int
-sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd)
+sb_egl_sync_file_export(EGLDisplay dpy, int *out_fd)
 {
 	struct display_info d;
 	int ret;
@@ -568,7 +377,7 @@ sb_egl_export_sync_file(EGLDisplay dpy, int *out_fd)
 }
 
 int
-sb_egl_wait_sync_file(EGLDisplay dpy, int sync_file_fd)
+sb_egl_sync_file_wait(EGLDisplay dpy, int sync_file_fd)
 {
 	struct display_info d;
 	int32_t status = 1;
@@ -651,8 +460,8 @@ sb_egl_dmabuf_attach(EGLDisplay dpy, int dmabuf_fd, enum sb_access access)
 	if (ret) {
 		/* Kernel < 6.0 (or no memory): make the buffer safe by waiting here. */
 		if (ret != -EOPNOTSUPP && warn_budget())
-			sb_warn("egl: cannot attach GL's fence to the dma-buf (%s): waiting on the CPU",
-				strerror(-ret));
+			sb_warn("egl: cannot attach GL's fence to the dma-buf (%s): "
+				"waiting on the CPU", strerror(-ret));
 		ret = sb_sync_file_wait(fence_fd, SB_TIMEOUT_INFINITE);
 	}
 	fd_clear(&fence_fd);

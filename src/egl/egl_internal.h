@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the EGL bridge's files share: a display's probe result (egl.c) and
- * the foreign-fence rule (foreign.c). Hidden, not part of the ABI; egl-mock
- * links the bridge's static library and calls egl_foreign_rule() directly.
+ * What the EGL bridge's files share: the sync entry points and a display's
+ * probe result (display.c) and the foreign-fence rule (foreign.c). Hidden,
+ * not part of the ABI; egl-mock links the bridge's static library and calls
+ * egl_foreign_rule() directly.
+ *
+ * The files, top down; a file calls only files below it (no circles):
+ *   egl.c       the sync paths: export, wait, the dma-buf calls
+ *   blocking.c  the *_export_blocking calls (would a wait block?)
+ *   display.c   the switches, the entry points, each display's probe
+ *   foreign.c   the foreign-fence rule per kernel driver of the device
  */
 #ifndef SB_EGL_INTERNAL_H
 #define SB_EGL_INTERNAL_H
@@ -11,8 +18,36 @@
 #include <stdint.h>
 
 #include <EGL/egl.h>
+#include <EGL/eglext.h>
 
-/* A display's probe result (egl.c: probed once, remembered in a table). */
+/* The GL entry points the fallbacks need (signatures of glFlush/glFinish). */
+typedef void (*gl_void_proc)(void);
+
+/*
+ * The sync entry points, from eglGetProcAddress (NULL: not there). Resolved
+ * once by the first egl_display_get(), which every user calls first.
+ */
+struct egl_procs {
+	/* EGL_KHR_fence_sync, EGL_KHR_wait_sync (EGL 1.4) */
+	PFNEGLCREATESYNCKHRPROC create_sync_khr;
+	PFNEGLDESTROYSYNCKHRPROC destroy_sync_khr;
+	PFNEGLCLIENTWAITSYNCKHRPROC client_wait_sync_khr;
+	PFNEGLWAITSYNCKHRPROC wait_sync_khr;
+	/* EGL 1.5 core */
+	PFNEGLCREATESYNCPROC create_sync;
+	PFNEGLDESTROYSYNCPROC destroy_sync;
+	PFNEGLCLIENTWAITSYNCPROC client_wait_sync;
+	PFNEGLWAITSYNCPROC wait_sync;
+	/* EGL_ANDROID_native_fence_sync */
+	PFNEGLDUPNATIVEFENCEFDANDROIDPROC dup_native_fence_fd;
+	/* GL (valid only with EGL 1.5 or EGL_KHR_get_all_proc_addresses) */
+	gl_void_proc gl_flush;
+	gl_void_proc gl_finish;
+};
+
+extern struct egl_procs egl_procs;
+
+/* A display's probe result (display.c: probed once, remembered in a table). */
 struct display_info {
 	EGLDisplay dpy;
 	uint32_t caps;      /* enum sb_egl_caps */
@@ -36,12 +71,14 @@ bool egl_has_extension(const char *exts, const char *name);
 int egl_display_get(EGLDisplay dpy, struct display_info *out);
 
 /*
- * Called by the probe once the sync caps are known: finds the display's
- * device (EGL_EXT_device_query) and its kernel driver, and adds
- * SB_EGL_CAP_FOREIGN_WAIT_BLOCKS or _ASYNC to info->caps by the rule.
- * client_exts: the client extension string ("" when none).
+ * Called by the probe once the sync caps are known, with the display's
+ * device (display.c asked EGL_EXT_device_query): whether it renders in
+ * software, its DRM render node (NULL: unknown). Finds the node's kernel
+ * driver and adds SB_EGL_CAP_FOREIGN_WAIT_BLOCKS or _ASYNC to info->caps
+ * by the rule.
  */
-void egl_foreign_probe(EGLDisplay dpy, const char *client_exts, struct display_info *info);
+void egl_foreign_probe(EGLDisplay dpy, bool software, const char *node,
+		       struct display_info *info);
 
 /*
  * The rule alone: the FOREIGN_WAIT bit for a display with sync caps `caps`

@@ -2,32 +2,23 @@
 /*
  * Foreign fences (include/syncbridge/egl.h, docs/egl.md "Foreign fences"):
  * whether a GPU-side wait for another driver's pending fence blocks the
- * calling thread on a display, per driver, and the non-blocking path — the
- * fence a caller on an event loop polls before it makes GL wait.
+ * calling thread on a display, per kernel driver of its device. The probe
+ * (display.c) hands the device over; this file calls nothing of the
+ * bridge's. The non-blocking path built on it is blocking.c.
  */
 #include <syncbridge/egl.h>
 
-#include <EGL/eglext.h>
 #include <drm.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <syncbridge/dmabuf.h>
-#include <syncbridge/sync_file.h>
-
 #include "egl_internal.h"
 #include "log.h"
-#include "sync_file_internal.h"
-#include "trace.h"
 #include "util.h"
-
-/* EGL_EXT_device_drm_render_node (eglext.h before 2021 lacks it). */
-#ifndef EGL_DRM_RENDER_NODE_FILE_EXT
-#define EGL_DRM_RENDER_NODE_FILE_EXT 0x3377
-#endif
 
 /* include/uapi/drm/drm.h: "#define DRM_MAJOR 226". */
 #define DRM_CHAR_MAJOR 226
@@ -146,37 +137,16 @@ node_driver(const char *path, char *buf, size_t size)
 }
 
 void
-egl_foreign_probe(EGLDisplay dpy, const char *client_exts, struct display_info *info)
+egl_foreign_probe(EGLDisplay dpy, bool software, const char *node, struct display_info *info)
 {
-	PFNEGLQUERYDISPLAYATTRIBEXTPROC query_display = NULL;
-	PFNEGLQUERYDEVICESTRINGEXTPROC query_device = NULL;
-	EGLAttrib attr = 0;
-	const char *dev_exts = NULL, *node = NULL;
-	bool software = false;
 	int ret = -ENOTSUP;
 
 	info->driver[0] = '\0';
-	if (egl_has_extension(client_exts, "EGL_EXT_device_query") ||
-	    egl_has_extension(client_exts, "EGL_EXT_device_base")) {
-		query_display = (PFNEGLQUERYDISPLAYATTRIBEXTPROC)eglGetProcAddress(
-			"eglQueryDisplayAttribEXT");
-		query_device = (PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress(
-			"eglQueryDeviceStringEXT");
-	}
-	if (query_display && query_device && query_display(dpy, EGL_DEVICE_EXT, &attr) && attr) {
-		EGLDeviceEXT dev = (EGLDeviceEXT)attr;
-
-		dev_exts = query_device(dev, EGL_EXTENSIONS);
-		software = egl_has_extension(dev_exts, "EGL_MESA_device_software");
-		if (!software && egl_has_extension(dev_exts, "EGL_EXT_device_drm_render_node"))
-			node = query_device(dev, EGL_DRM_RENDER_NODE_FILE_EXT);
-		if (node)
-			ret = node_driver(node, info->driver, sizeof(info->driver));
-		if (ret && node)
-			sb_debug("egl: display %p: no driver for its device %s (%s)", (void *)dpy, node,
-				 strerror(-ret));
-	}
-	(void)eglGetError(); /* a failed query leaves an error the caller does not expect */
+	if (node)
+		ret = node_driver(node, info->driver, sizeof(info->driver));
+	if (ret && node)
+		sb_debug("egl: display %p: no driver for its device %s (%s)", (void *)dpy, node,
+			 strerror(-ret));
 	if (ret)
 		info->driver[0] = '\0';
 
@@ -188,110 +158,4 @@ egl_foreign_probe(EGLDisplay dpy, const char *client_exts, struct display_info *
 		(info->caps & SB_EGL_CAP_FOREIGN_WAIT_ASYNC) ? "are asynchronous" :
 		(info->caps & SB_EGL_CAP_FOREIGN_WAIT_BLOCKS) ? "block the calling thread" :
 		"may block (driver not known)");
-}
-
-/*
- * Whether making GL wait for the (validated) sync_file would block the
- * calling thread on this display: 1 or 0, or -errno. The rules: egl.h.
- * status: the sync_file's, as SYNC_IOC_FILE_INFO gave it (0: pending) — a
- * completed one blocks nothing, and needs no look at its fences.
- */
-static int
-would_block(const struct display_info *d, int sync_file_fd, int32_t status)
-{
-	struct sb_sync_file_info *info = NULL;
-	int ret, block = 0;
-
-	if ((d->caps & (SB_EGL_CAP_DISABLED | SB_EGL_CAP_FOREIGN_WAIT_ASYNC)) || status != 0)
-		return 0;
-	ret = sb_sync_file_info_create(sync_file_fd, &info);
-	if (ret)
-		return ret;
-	for (uint32_t i = 0; i < info->num_fences && !block; i++) {
-		const struct sb_fence_info *f = &info->fences[i];
-
-		/* Signalled, or completed with an error (the wait says so at once). */
-		if (f->status != 0)
-			continue;
-		if (d->own_fences_async && strcmp(f->driver, d->driver) == 0)
-			continue;
-		block = 1;
-	}
-	sb_sync_file_info_destroy(info);
-	return block;
-}
-
-/* Hand out a duplicate of fd when a wait for it would block. */
-static int
-export_if_blocking(const struct display_info *d, int fd, int32_t status, int *out_fd)
-{
-	int ret = would_block(d, fd, status);
-
-	if (ret <= 0)
-		return ret;
-	ret = sb_fd_dup(fd);
-	if (ret < 0)
-		return ret;
-	*out_fd = ret;
-	return 0;
-}
-
-int
-sb_egl_sync_file_export_blocking(EGLDisplay dpy, int sync_file_fd, int *out_fd)
-{
-	struct display_info d;
-	int32_t status = 1;
-	int ret;
-
-	if (!out_fd)
-		return -EINVAL;
-	*out_fd = -1;
-	if (sync_file_fd != -1) {
-		/* The check reads the status too: a signalled fence costs one ioctl. */
-		ret = sb_sync_file_check(sync_file_fd, &status, NULL);
-		if (ret)
-			return ret;
-	}
-	ret = egl_display_get(dpy, &d);
-	if (ret || sync_file_fd == -1)
-		return ret;
-	ret = export_if_blocking(&d, sync_file_fd, status, out_fd);
-	sb_trace("egl.sync_file_export_blocking ret=%d blocks=%d %s", ret, *out_fd >= 0,
-		 sb_trace_sync_file(sync_file_fd).s);
-	return ret;
-}
-
-int
-sb_egl_dmabuf_export_blocking(EGLDisplay dpy, int dmabuf_fd, enum sb_access access, int *out_fd)
-{
-	struct display_info d;
-	int fence_fd = -1, ret;
-
-	if (!out_fd)
-		return -EINVAL;
-	*out_fd = -1;
-	ret = sb_fd_check_open(dmabuf_fd);
-	if (ret)
-		return ret;
-	if (!sb_dmabuf_is_dmabuf(dmabuf_fd) ||
-	    (access != SB_ACCESS_READ && access != SB_ACCESS_WRITE))
-		return -EINVAL;
-	ret = egl_display_get(dpy, &d);
-	if (ret)
-		return ret;
-	if (d.caps & (SB_EGL_CAP_DISABLED | SB_EGL_CAP_FOREIGN_WAIT_ASYNC))
-		return 0; /* nothing to export: no wait can block */
-
-	ret = sb_dmabuf_export_sync_file(dmabuf_fd, access, &fence_fd);
-	if (ret)
-		return ret;
-	ret = would_block(&d, fence_fd, 0); /* status not read: the fences are looked at */
-	sb_trace("egl.dmabuf_export_blocking buf_ino=%lu ret=%d blocks=%d %s",
-		 sb_trace_ino(dmabuf_fd), ret < 0 ? ret : 0, ret > 0, sb_trace_sync_file(fence_fd).s);
-	if (ret > 0) {
-		*out_fd = fd_move(&fence_fd);
-		ret = 0;
-	}
-	fd_clear(&fence_fd);
-	return ret;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The params a stream offers for explicit sync (sb_pw_build_params()):
+ * The params a stream offers for explicit sync (sb_pw_sync_build_params()):
  * PipeWire's negotiation (src/pipewire/buffers.c, pw_buffers_negotiate)
  * intersects both sides' SPA_PARAM_Meta params and takes the first
  * SPA_PARAM_Buffers whose required metaType bits were all negotiated. So the
@@ -45,7 +45,7 @@ buffers_param(struct spa_pod_builder *b, uint32_t buffers, uint32_t blocks, uint
 }
 
 int
-sb_pw_build_params(const struct sb_pw_sync *sync, struct spa_pod_builder *b,
+sb_pw_sync_build_params(const struct sb_pw_sync *sync, struct spa_pod_builder *b,
 		   const struct spa_pod **params, uint32_t max, uint32_t buffers, uint32_t planes,
 		   uint32_t size, uint32_t stride, uint32_t data_types)
 {

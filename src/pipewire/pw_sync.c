@@ -181,12 +181,13 @@ sb_pw_buffer_add(struct sb_pw_sync *sync, struct spa_buffer *buf, bool producer)
 	/*
 	 * Explicit sync was negotiated when the buffer has the meta: the
 	 * Buffers param that asked for it has the two extra planes
-	 * (sb_pw_build_params()); without it PipeWire picked the fallback.
+	 * (sb_pw_sync_build_params()); without it PipeWire picked the fallback.
 	 */
 	if (meta_of(buf)) {
 		if (buf->n_datas < 3) {
 			sb_warn("a pw_stream buffer with the SyncTimeline meta but %u data planes "
-				"(needs the image and two SyncObj planes); not using it", buf->n_datas);
+				"(needs the image and two SyncObj planes); not using it",
+				buf->n_datas);
 			free(b);
 			return -EINVAL;
 		}
@@ -208,9 +209,11 @@ sb_pw_buffer_add(struct sb_pw_sync *sync, struct spa_buffer *buf, bool producer)
 			/* The kernel checks that each fd is a syncobj (drmSyncobjFDToHandle). */
 			ret = sb_syncobj_fd_to_handle(sync->drm_fd, (int)acq->fd, &b->acquire);
 			if (ret == 0)
-				ret = sb_syncobj_fd_to_handle(sync->drm_fd, (int)rel->fd, &b->release);
+				ret = sb_syncobj_fd_to_handle(sync->drm_fd, (int)rel->fd,
+							      &b->release);
 			if (ret) {
-				sb_log_errno(SB_LOG_WARN, ret, "a pw_stream buffer's SyncObj planes do not "
+				sb_log_errno(SB_LOG_WARN, ret,
+					     "a pw_stream buffer's SyncObj planes do not "
 					     "import as DRM syncobjs");
 				goto err_free;
 			}

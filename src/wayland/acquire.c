@@ -104,8 +104,8 @@ check_status(struct sb_wl_server *server, struct acquire *a, int fd)
 {
 	int status = 1, own = -1;
 
-	if (fd < 0 && server && sb_wl_point_usable(&a->point) && !sb_wl_point_is_origin(&a->point) &&
-	    export_point(&a->point, &own) == 0)
+	if (fd < 0 && server && sb_wl_point_usable(&a->point) &&
+	    !sb_wl_point_is_origin(&a->point) && export_point(&a->point, &own) == 0)
 		fd = own;
 	if (fd >= 0 && sb_sync_file_get_status(fd, &status) == 0)
 		record_status(server, a, status);
@@ -145,7 +145,8 @@ sb_wl_acquire_is_signalled(struct sb_wl_server *server, struct acquire *a)
 		if (ret == -ETIME)
 			return 0;
 		if (ret) {
-			sb_log_errno(SB_LOG_DEBUG, ret, "acquire point %llu: zero-timeout wait failed "
+			sb_log_errno(SB_LOG_DEBUG, ret,
+				     "acquire point %llu: zero-timeout wait failed "
 				     "(kernel); waiting for it in the event loop",
 				     (unsigned long long)a->point.value);
 			return 0;
@@ -166,7 +167,8 @@ sb_wl_acquire_is_materialized(struct acquire *a)
 	ret = sb_syncobj_wait(a->point.timeline->drm_fd, a->point.timeline->handle, a->point.value,
 			      0, SB_SYNCOBJ_WAIT_AVAILABLE);
 	if (ret && ret != -ETIME)
-		sb_log_errno(SB_LOG_DEBUG, ret, "acquire point %llu: zero-timeout availability wait "
+		sb_log_errno(SB_LOG_DEBUG, ret,
+			     "acquire point %llu: zero-timeout availability wait "
 			     "failed (kernel); waiting for it in the event loop",
 			     (unsigned long long)a->point.value);
 	return ret == 0;

@@ -98,7 +98,7 @@ sb_wl_release_create(struct sb_wl_surface_sync *sync, int dmabuf_fd,
 		zwp_linux_buffer_release_v1_add_listener(r->proxy, &release_listener, r);
 		break;
 	case SB_WL_SYNC_IMPLICIT:
-		if (dmabuf_fd < 0 || !sb_dmabuf_is_dmabuf(dmabuf_fd)) {
+		if (dmabuf_fd < 0 || !sb_dmabuf_is_valid(dmabuf_fd)) {
 			free(r);
 			return -EINVAL;
 		}
@@ -152,12 +152,14 @@ sb_wl_release_wait(struct sb_wl_release *r, int64_t timeout_ns)
 
 	if (!r)
 		return -EINVAL;
-	deadline = sb_deadline_from_timeout(now_ns(), timeout_ns);
-	sb_trace("wlc.release_wait protocol=%s point=%llu %s", sb_wl_client_protocol_name(r->protocol),
-		 (unsigned long long)r->point, sb_trace_sync_file(r->fence_fd).s);
+	deadline = sb_deadline_from_timeout(sb_now_ns(), timeout_ns);
+	sb_trace("wlc.release_wait protocol=%s point=%llu %s",
+		 sb_wl_client_protocol_name(r->protocol), (unsigned long long)r->point,
+		 sb_trace_sync_file(r->fence_fd).s);
 	switch (r->protocol) {
 	case SB_WL_SYNC_DRM_SYNCOBJ:
-		return sb_syncobj_wait(r->client->drm_fd, r->timeline->handle, r->point, timeout_ns, 0);
+		return sb_syncobj_wait(r->client->drm_fd, r->timeline->handle, r->point, timeout_ns,
+				       0);
 	case SB_WL_SYNC_EXPLICIT_V1:
 		while (!r->arrived) {
 			ret = sb_wl_client_pump_queue(r->client, deadline);
@@ -166,7 +168,7 @@ sb_wl_release_wait(struct sb_wl_release *r, int64_t timeout_ns)
 		}
 		if (r->fence_fd < 0)
 			return 0;
-		return sb_sync_file_wait(r->fence_fd, sb_deadline_remaining(now_ns(), deadline));
+		return sb_sync_file_wait(r->fence_fd, sb_deadline_remaining(sb_now_ns(), deadline));
 	case SB_WL_SYNC_IMPLICIT:
 		return sb_dmabuf_wait(r->dmabuf_fd, SB_ACCESS_WRITE, timeout_ns);
 	}

@@ -362,7 +362,8 @@ check_limits(struct sync_surface *ss)
 
 	if (ss->queued >= server->max_pending) {
 		server->stats.clients_over_limit++;
-		wl_client_post_implementation_error(client, "wl_surface@%u has %u commits waiting for "
+		wl_client_post_implementation_error(client,
+						    "wl_surface@%u has %u commits waiting for "
 						    "acquire fences that have not signalled or for "
 						    "their parent's commit (limit %u)",
 						    wl_resource_get_id(ss->surface), ss->queued,
@@ -371,9 +372,9 @@ check_limits(struct sync_surface *ss)
 	}
 	if (ss->client->queued >= server->max_client_pending) {
 		server->stats.clients_over_limit++;
-		wl_client_post_implementation_error(client, "%u commits of this client wait for "
-						    "acquire fences that have not signalled (limit %u "
-						    "per client)", ss->client->queued,
+		wl_client_post_implementation_error(client, "%u commits of this client wait "
+						    "for acquire fences that have not signalled "
+						    "(limit %u per client)", ss->client->queued,
 						    server->max_client_pending);
 		return false;
 	}

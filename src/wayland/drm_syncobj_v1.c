@@ -52,8 +52,9 @@ import_timeline(struct wl_client *client, struct wl_resource *resource, uint32_t
 	/* drmSyncobjFDToHandle: the kernel checks that fd is a syncobj file. */
 	ret = sb_syncobj_fd_to_handle(server->drm_fd, fd, &handle);
 	if (ret) {
-		wl_resource_post_error(resource, WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_INVALID_TIMELINE,
-				       "the fd is not a DRM syncobj (import failed: %s)", strerror(-ret));
+		wl_resource_post_error(
+			resource, WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_INVALID_TIMELINE,
+			"the fd is not a DRM syncobj (import failed: %s)", strerror(-ret));
 		goto out_close;
 	}
 	tl = sb_wl_timeline_create(server, client, handle);
@@ -113,34 +114,40 @@ check_commit(struct sync_surface *ss, const struct sb_wl_surface_commit_info *in
 
 	if (!info->buffer_attached || !info->buffer) {
 		if (acquire->timeline || release->timeline) {
-			wl_resource_post_error(ss->sync, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_NO_BUFFER,
-					       "wl_surface@%u: a timeline point without a buffer", sid);
+			wl_resource_post_error(
+				ss->sync, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_NO_BUFFER,
+				"wl_surface@%u: a timeline point without a buffer", sid);
 			return false;
 		}
 		return true;
 	}
 	if (!acquire->timeline) {
-		wl_resource_post_error(ss->sync, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_NO_ACQUIRE_POINT,
+		wl_resource_post_error(ss->sync,
+				       WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_NO_ACQUIRE_POINT,
 				       "wl_surface@%u: a buffer without an acquire point", sid);
 		return false;
 	}
 	if (!release->timeline) {
-		wl_resource_post_error(ss->sync, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_NO_RELEASE_POINT,
+		wl_resource_post_error(ss->sync,
+				       WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_NO_RELEASE_POINT,
 				       "wl_surface@%u: a buffer without a release point", sid);
 		return false;
 	}
 	if (!sb_wl_buffer_supports_sync(ss, info)) {
-		wl_resource_post_error(ss->sync, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_UNSUPPORTED_BUFFER,
+		wl_resource_post_error(ss->sync,
+				       WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_UNSUPPORTED_BUFFER,
 				       "wl_surface@%u: the buffer does not support explicit "
-				       "synchronization (linux-dmabuf buffers do)", sid);
+				       "synchronization (linux-dmabuf buffers do)",
+				       sid);
 		return false;
 	}
 	if (acquire->timeline == release->timeline && acquire->value >= release->value) {
-		wl_resource_post_error(ss->sync, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_CONFLICTING_POINTS,
-				       "wl_surface@%u: acquire point %llu is not before release point "
-				       "%llu on the same timeline", sid,
-				       (unsigned long long)acquire->value,
-				       (unsigned long long)release->value);
+		wl_resource_post_error(
+			ss->sync, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_CONFLICTING_POINTS,
+			"wl_surface@%u: acquire point %llu is not before release point "
+			"%llu on the same timeline",
+			sid, (unsigned long long)acquire->value,
+			(unsigned long long)release->value);
 		return false;
 	}
 	return true;

@@ -22,12 +22,14 @@ set_acquire_fence(struct wl_client *client, struct wl_resource *resource, int32_
 		goto out_close;
 	/* Weston's rule: a sync_file must answer SYNC_IOC_FILE_INFO. */
 	if (!sb_sync_file_is_valid(fd)) {
-		wl_resource_post_error(resource, ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_INVALID_FENCE,
+		wl_resource_post_error(resource,
+				       ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_INVALID_FENCE,
 				       "the acquire fence fd is not a sync_file");
 		goto out_close;
 	}
 	if (ss->acquire.fd >= 0) {
-		wl_resource_post_error(resource, ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_DUPLICATE_FENCE,
+		wl_resource_post_error(resource,
+				       ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_DUPLICATE_FENCE,
 				       "an acquire fence was already set for this commit");
 		goto out_close;
 	}
@@ -56,7 +58,8 @@ get_release(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 	if (!ss)
 		return;
 	if (ss->release.res) {
-		wl_resource_post_error(resource, ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_DUPLICATE_RELEASE,
+		wl_resource_post_error(resource,
+				       ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_DUPLICATE_RELEASE,
 				       "a release object was already requested for this commit");
 		return;
 	}
@@ -77,20 +80,23 @@ check_commit(struct sync_surface *ss, const struct sb_wl_surface_commit_info *in
 	uint32_t sid = wl_resource_get_id(ss->surface);
 
 	if (ss->acquire.fd >= 0 && !has_buffer) {
-		wl_resource_post_error(ss->sync, ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_NO_BUFFER,
+		wl_resource_post_error(ss->sync,
+				       ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_NO_BUFFER,
 				       "wl_surface@%u: an acquire fence without a buffer", sid);
 		return false;
 	}
 	if (ss->acquire.fd >= 0 && !sb_wl_buffer_supports_sync(ss, info)) {
-		wl_resource_post_error(ss->sync,
-				       ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_UNSUPPORTED_BUFFER,
-				       "wl_surface@%u: the buffer does not support explicit "
-				       "synchronization (linux-dmabuf buffers do, and at version 2 "
-				       "wl_drm EGL buffers)", sid);
+		wl_resource_post_error(
+			ss->sync, ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_UNSUPPORTED_BUFFER,
+			"wl_surface@%u: the buffer does not support explicit "
+			"synchronization (linux-dmabuf buffers do, and at version 2 "
+			"wl_drm EGL buffers)",
+			sid);
 		return false;
 	}
 	if (ss->release.res && !has_buffer) {
-		wl_resource_post_error(ss->sync, ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_NO_BUFFER,
+		wl_resource_post_error(ss->sync,
+				       ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_NO_BUFFER,
 				       "wl_surface@%u: a release request without a buffer", sid);
 		return false;
 	}

@@ -160,7 +160,8 @@ point_signal(struct sb_wl_server *server, struct point *p, int fence_fd)
 		point_signal_now(p);
 		return;
 	}
-	ret = sb_syncobj_import_sync_file(p->timeline->drm_fd, p->timeline->handle, p->value, fence_fd);
+	ret = sb_syncobj_import_sync_file(p->timeline->drm_fd, p->timeline->handle, p->value,
+					  fence_fd);
 	if (ret == 0)
 		return;
 	/* Never signal early: wait for the fence in the loop, then signal. */
@@ -181,7 +182,8 @@ point_signal(struct sb_wl_server *server, struct point *p, int fence_fd)
 	d->fd = fd;
 	wl_list_insert(&server->deferred, &d->link);
 	sb_wl_point_set(&d->point, p->timeline, p->value);
-	d->source = wl_event_loop_add_fd(server->loop, fd, WL_EVENT_READABLE, deferred_signal_fire, d);
+	d->source =
+		wl_event_loop_add_fd(server->loop, fd, WL_EVENT_READABLE, deferred_signal_fire, d);
 	if (!d->source) {
 		sb_sync_file_wait(fence_fd, SB_TIMEOUT_INFINITE);
 		deferred_signal_fire(fd, 0, d); /* frees d */

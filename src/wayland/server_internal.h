@@ -86,7 +86,8 @@ struct timeline {
 	struct sb_wl_server *server; /* NULL once the server is gone */
 	struct wl_list link;         /* server->timelines */
 	struct wl_resource *resource; /* NULL once destroyed */
-	struct client_state *client; /* a reference: whom to tell when a point cannot be signalled */
+	struct client_state
+		*client; /* a reference: whom to tell when a point cannot be signalled */
 	uint32_t handle;             /* on drm_fd; 0 = none */
 	/*
 	 * The server's DRM fd (borrowed) while the server lives; after
@@ -189,7 +190,8 @@ struct sync_surface {
 	struct wl_list held;  /* sb_wl_commit.link: with the compositor */
 	struct acquire_wait wait; /* the queue head's transaction's, when it waits */
 	struct sb_wl_commit *waiting; /* whose acquire `wait` is for (the head or a rider) */
-	struct wl_event_source *idle; /* a ready transaction handed out at the end of the dispatch */
+	struct wl_event_source
+		*idle; /* a ready transaction handed out at the end of the dispatch */
 
 	/* wl_subsurface, as the compositor tells it (subsurface.c) */
 	struct sync_surface *parent;  /* NULL: not a sub-surface */

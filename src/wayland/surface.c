@@ -139,13 +139,15 @@ sb_wl_sync_object_create(struct wl_client *client, struct wl_resource *manager, 
 	if (server) {
 		ss = sb_wl_sync_surface_lookup(surface);
 		if (ss && ss->sync) {
-			wl_resource_post_error(manager, protocol->exists_error,
-					       "wl_surface@%u already has an explicit synchronization object",
-					       wl_resource_get_id(surface));
+			wl_resource_post_error(
+				manager, protocol->exists_error,
+				"wl_surface@%u already has an explicit synchronization object",
+				wl_resource_get_id(surface));
 			return;
 		}
 	}
-	res = wl_resource_create(client, protocol->surface_iface, wl_resource_get_version(manager), id);
+	res = wl_resource_create(client, protocol->surface_iface, wl_resource_get_version(manager),
+				 id);
 	if (!res) {
 		wl_client_post_no_memory(client);
 		return;
@@ -233,8 +235,8 @@ sb_wl_server_surface_commit(struct sb_wl_server *server, struct wl_resource *sur
 	}
 
 	sb_wl_acquire_init(&implicit);
-	if (wants_implicit(server, ss, info) && sb_wl_acquire_snapshot(&implicit, info->dmabuf_fd) &&
-	    !ss) {
+	if (wants_implicit(server, ss, info) &&
+	    sb_wl_acquire_snapshot(&implicit, info->dmabuf_fd) && !ss) {
 		ss = sb_wl_sync_surface_get(server, surface);
 		if (!ss) {
 			sb_wl_acquire_finish(&implicit);

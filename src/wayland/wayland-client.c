@@ -125,14 +125,15 @@ registry_global(void *data, struct wl_registry *registry, uint32_t name, const c
 
 	if (strcmp(iface, wp_linux_drm_syncobj_manager_v1_interface.name) == 0 && !c->syncobj &&
 	    c->timelines && !(c->flags & SB_WL_CLIENT_NO_DRM_SYNCOBJ)) {
-		c->syncobj = wl_registry_bind(registry, name, &wp_linux_drm_syncobj_manager_v1_interface, 1);
+		c->syncobj = wl_registry_bind(registry, name,
+					      &wp_linux_drm_syncobj_manager_v1_interface, 1);
 		c->syncobj_name = name;
 	} else if (strcmp(iface, zwp_linux_explicit_synchronization_v1_interface.name) == 0 &&
 		   !c->explicit_sync && !(c->flags & SB_WL_CLIENT_NO_EXPLICIT_V1)) {
 		c->explicit_version = version < 2 ? version : 2;
-		c->explicit_sync = wl_registry_bind(registry, name,
-						    &zwp_linux_explicit_synchronization_v1_interface,
-						    c->explicit_version);
+		c->explicit_sync = wl_registry_bind(
+			registry, name, &zwp_linux_explicit_synchronization_v1_interface,
+			c->explicit_version);
 		c->explicit_name = name;
 	}
 }
@@ -181,7 +182,8 @@ sb_wl_client_create(struct wl_display *display, int drm_fd, uint32_t flags,
 	c->drm_fd = drm_fd;
 	c->timelines = drm_fd >= 0 && sb_drm_has_timelines(drm_fd);
 	if (drm_fd >= 0 && !c->timelines)
-		sb_info("the client's DRM fd has no timeline syncobjs; not using linux-drm-syncobj-v1");
+		sb_info("the client's DRM fd has no timeline syncobjs; "
+			"not using linux-drm-syncobj-v1");
 	c->queue = wl_display_create_queue(display);
 	if (!c->queue)
 		goto err_nomem;
@@ -270,7 +272,8 @@ sb_wl_surface_sync_create(struct sb_wl_client *client, struct wl_surface *surfac
 
 	switch (client->protocol) {
 	case SB_WL_SYNC_DRM_SYNCOBJ:
-		s->syncobj_surface = wp_linux_drm_syncobj_manager_v1_get_surface(client->syncobj, surface);
+		s->syncobj_surface =
+			wp_linux_drm_syncobj_manager_v1_get_surface(client->syncobj, surface);
 		if (!s->syncobj_surface) {
 			ret = -ENOMEM;
 			goto err;
@@ -356,7 +359,8 @@ sb_wl_surface_sync_set_acquire_fence(struct sb_wl_surface_sync *sync, int sync_f
 			return ret;
 	}
 
-	sb_trace("wlc.set_acquire protocol=%s buf_ino=%lu %s", sb_wl_client_protocol_name(client->protocol),
+	sb_trace("wlc.set_acquire protocol=%s buf_ino=%lu %s",
+		 sb_wl_client_protocol_name(client->protocol),
 		 dmabuf_fd >= 0 ? sb_trace_ino(dmabuf_fd) : 0, sb_trace_sync_file(sync_file_fd).s);
 	switch (client->protocol) {
 	case SB_WL_SYNC_DRM_SYNCOBJ:
@@ -364,8 +368,8 @@ sb_wl_surface_sync_set_acquire_fence(struct sb_wl_surface_sync *sync, int sync_f
 		if (sync_file_fd == -1)
 			ret = sb_syncobj_signal(client->drm_fd, sync->acquire->handle, point);
 		else
-			ret = sb_syncobj_import_sync_file(client->drm_fd, sync->acquire->handle, point,
-							  sync_file_fd);
+			ret = sb_syncobj_import_sync_file(client->drm_fd, sync->acquire->handle,
+							  point, sync_file_fd);
 		if (ret)
 			return ret;
 		sync->acquire->next = point;
@@ -373,8 +377,8 @@ sb_wl_surface_sync_set_acquire_fence(struct sb_wl_surface_sync *sync, int sync_f
 		return 0;
 	case SB_WL_SYNC_EXPLICIT_V1:
 		if (sync_file_fd != -1) /* libwayland sends a duplicate */
-			zwp_linux_surface_synchronization_v1_set_acquire_fence(sync->explicit_surface,
-									       sync_file_fd);
+			zwp_linux_surface_synchronization_v1_set_acquire_fence(
+				sync->explicit_surface, sync_file_fd);
 		return 0;
 	case SB_WL_SYNC_IMPLICIT:
 		if (sync_file_fd == -1)

@@ -29,7 +29,8 @@ static void
 manager_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
 	struct sync_global *g = data;
-	struct wl_resource *res = wl_resource_create(client, g->protocol->manager_iface, version, id);
+	struct wl_resource *res =
+		wl_resource_create(client, g->protocol->manager_iface, version, id);
 
 	if (!res) {
 		wl_client_post_no_memory(client);

@@ -182,7 +182,7 @@ main(int argc, char **argv)
 	}
 
 #ifdef SB_CLOEXEC_EGL
-	/* EGL bridge: the sync_file of sb_egl_export_sync_file() (native fences). */
+	/* EGL bridge: the sync_file of sb_egl_sync_file_export() (native fences). */
 	struct eglt egl_t = { 0 };
 	bool egl_open = eglt_open(&egl_t, EGLT_ANY) == 0;
 
@@ -194,8 +194,8 @@ main(int argc, char **argv)
 			glClearColor(0, 0, 0, 1);
 			glClear(GL_COLOR_BUFFER_BIT);
 			fd = -1;
-			ret = sb_egl_export_sync_file(egl_t.dpy, &fd);
-			keep("sb_egl_export_sync_file (native fence)", ret, fd);
+			ret = sb_egl_sync_file_export(egl_t.dpy, &fd);
+			keep("sb_egl_sync_file_export (native fence)", ret, fd);
 		} else {
 			sb_test_note("EGL display %s has no native fences: export gives -1, nothing to check",
 				     egl_t.platform);

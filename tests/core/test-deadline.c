@@ -80,7 +80,7 @@ check_round_trip(void)
 {
 	static const int64_t timeouts[] = { 0, 1, 999, MS, 300 * MS, S, 3600 * S,
 					    INT64_MAX / 4 };
-	int64_t now = now_ns();
+	int64_t now = sb_now_ns();
 
 	for (size_t i = 0; i < SB_ARRAY_SIZE(timeouts); i++) {
 		char what[96];
@@ -99,25 +99,25 @@ check_round_trip(void)
 static void
 check_clock(void)
 {
-	int64_t a = now_ns(), b = now_ns();
+	int64_t a = sb_now_ns(), b = sb_now_ns();
 	struct timespec ts;
 	int64_t c;
 
-	CHECK(a > 0, "now_ns() = %lld, want > 0", (long long)a);
-	CHECK(b >= a, "now_ns() went backwards: %lld then %lld", (long long)a, (long long)b);
+	CHECK(a > 0, "sb_now_ns() = %lld, want > 0", (long long)a);
+	CHECK(b >= a, "sb_now_ns() went backwards: %lld then %lld", (long long)a, (long long)b);
 
 	/* It is CLOCK_MONOTONIC (what the kernel's sync_file timestamps use). */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	c = (int64_t)ts.tv_sec * S + ts.tv_nsec;
-	CHECK(c >= b && c - b < 5 * S, "now_ns() %lld vs CLOCK_MONOTONIC %lld", (long long)b,
+	CHECK(c >= b && c - b < 5 * S, "sb_now_ns() %lld vs CLOCK_MONOTONIC %lld", (long long)b,
 	      (long long)c);
 
 	/* A deadline just set has (almost) all of its time left; once past, none. */
-	int64_t d = sb_deadline_from_timeout(now_ns(), 10 * S);
-	int64_t left = sb_deadline_remaining(now_ns(), d);
+	int64_t d = sb_deadline_from_timeout(sb_now_ns(), 10 * S);
+	int64_t left = sb_deadline_remaining(sb_now_ns(), d);
 	CHECK(left > 9 * S && left <= 10 * S, "10 s deadline: %lld ns left", (long long)left);
-	d = sb_deadline_from_timeout(now_ns(), 0);
-	CHECK_EQ(sb_deadline_remaining(now_ns(), d), 0, "timeout 0: nothing left");
+	d = sb_deadline_from_timeout(sb_now_ns(), 0);
+	CHECK_EQ(sb_deadline_remaining(sb_now_ns(), d), 0, "timeout 0: nothing left");
 }
 
 int

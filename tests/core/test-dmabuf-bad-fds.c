@@ -49,7 +49,7 @@ call_wait(int fd, const int64_t *arg, struct call_result *r)
 }
 
 static const struct bad_call calls[] = {
-	{ "sb_dmabuf_is_dmabuf", NULL, { 0 }, sb_dmabuf_is_dmabuf },
+	{ "sb_dmabuf_is_valid", NULL, { 0 }, sb_dmabuf_is_valid },
 	{ "sb_dmabuf_export_sync_file(READ)", call_export, { SB_ACCESS_READ } },
 	{ "sb_dmabuf_export_sync_file(WRITE)", call_export, { SB_ACCESS_WRITE } },
 	{ "sb_dmabuf_import_sync_file(fd, READ, fd)", call_import, { SB_ACCESS_READ } },

@@ -62,7 +62,7 @@ child_public(void)
 	sb_dmabuf_import_sync_file(p[0], SB_ACCESS_WRITE, p[1]);
 	sb_dmabuf_wait(p[0], SB_ACCESS_READ, 0);
 	sb_dmabuf_is_busy(p[0], SB_ACCESS_WRITE, &busy);
-	sb_dmabuf_is_dmabuf(p[0]);
+	sb_dmabuf_is_valid(p[0]);
 	sb_sync_file_is_valid(p[0]);
 	sb_sync_file_wait(p[0], 0);
 	sb_sync_file_get_status(p[0], &status);

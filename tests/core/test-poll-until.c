@@ -175,9 +175,9 @@ case_eintr_timeout(void)
 		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
 		struct timespec ts = { 0, 300 * 1000000 };
 
-		start = now_ns();
+		start = sb_now_ns();
 		ret = ppoll(&pfd, 1, &ts, NULL);
-		end = now_ns();
+		end = sb_now_ns();
 		REQUIRE(ret == -1 && errno == EINTR,
 			"control: a bare ppoll() under SIGUSR1 bombardment returned %d (%s) after "
 			"%lld ms, want EINTR: signals do not interrupt it, so this test proves nothing",
@@ -188,10 +188,10 @@ case_eintr_timeout(void)
 
 	watchdog(10);
 	sig0 = atomic_load(&signals_delivered);
-	start = now_ns();
+	start = sb_now_ns();
 	deadline = start + 300 * MS;
 	ret = sb_poll_until(p[0], POLLIN, deadline);
-	end = now_ns();
+	end = sb_now_ns();
 	sig1 = atomic_load(&signals_delivered);
 	alarm(0);
 	bombard_stop(&b);
@@ -225,13 +225,13 @@ wakeup_once(int64_t deadline_offset, const char *what)
 	watchdog(10);
 
 	sig0 = atomic_load(&signals_delivered);
-	start = now_ns();
+	start = sb_now_ns();
 	deadline = deadline_offset < 0 ? INT64_MAX : start + deadline_offset;
 	w.fd = p[1];
 	w.delay_ns = 100 * MS;
 	REQUIRE(pthread_create(&w.thread, NULL, write_later, &w) == 0, "pthread_create");
 	ret = sb_poll_until(p[0], POLLIN, deadline);
-	end = now_ns();
+	end = sb_now_ns();
 	sig1 = atomic_load(&signals_delivered);
 	alarm(0);
 	bombard_stop(&b);
@@ -274,23 +274,23 @@ case_immediate(void)
 	watchdog(10);
 
 	/* Not ready, timeout 0 (deadline = now): -ETIME at once. */
-	start = now_ns();
-	ret = sb_poll_until(p[0], POLLIN, sb_deadline_from_timeout(now_ns(), 0));
-	end = now_ns();
+	start = sb_now_ns();
+	ret = sb_poll_until(p[0], POLLIN, sb_deadline_from_timeout(sb_now_ns(), 0));
+	end = sb_now_ns();
 	CHECK_EQ(ret, -ETIME, "not-ready pipe, timeout 0");
 	CHECK(end - start < 1 * S, "timeout 0 took %lld ms", (long long)((end - start) / MS));
 
 	/* Not ready, deadline long past. */
-	start = now_ns();
+	start = sb_now_ns();
 	ret = sb_poll_until(p[0], POLLIN, 0);
-	end = now_ns();
+	end = sb_now_ns();
 	CHECK_EQ(ret, -ETIME, "not-ready pipe, deadline in the past");
 	CHECK(end - start < 1 * S, "past deadline took %lld ms",
 	      (long long)((end - start) / MS));
 
 	/* Ready: the revents, even with no time left (poll semantics of timeout 0). */
 	REQUIRE(write(p[1], "x", 1) == 1, "write: %s", strerror(errno));
-	ret = sb_poll_until(p[0], POLLIN, sb_deadline_from_timeout(now_ns(), 0));
+	ret = sb_poll_until(p[0], POLLIN, sb_deadline_from_timeout(sb_now_ns(), 0));
 	CHECK(ret > 0 && (ret & POLLIN), "ready pipe, timeout 0: got %d, want POLLIN", ret);
 	ret = sb_poll_until(p[0], POLLIN, 0);
 	CHECK(ret > 0 && (ret & POLLIN), "ready pipe, deadline in the past: got %d, want POLLIN",
@@ -326,9 +326,9 @@ case_nval(void)
 	close(fd);
 
 	watchdog(10);
-	start = now_ns();
+	start = sb_now_ns();
 	ret = sb_poll_until(fd, POLLIN, start + 5 * S);
-	end = now_ns();
+	end = sb_now_ns();
 	CHECK_EQ(ret, -EBADF, "closed fd, deadline +5 s");
 	CHECK(end - start < 1 * S, "closed fd: took %lld ms instead of failing at once",
 	      (long long)((end - start) / MS));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sb_version(), called through the shared library as an application would,
+ * sb_library_get_version(), called through the shared library as an application would,
  * returns the meson project version ("MAJOR.MINOR.PATCH"), the same static
  * string every time.
  */
@@ -32,12 +32,12 @@ is_semver(const char *v)
 int
 main(void)
 {
-	const char *v = sb_version();
+	const char *v = sb_library_get_version();
 
-	REQUIRE(v != NULL, "sb_version() returned NULL");
-	CHECK(strcmp(v, EXPECTED_VERSION) == 0, "sb_version() = \"%s\", meson project version \"%s\"",
+	REQUIRE(v != NULL, "sb_library_get_version() returned NULL");
+	CHECK(strcmp(v, EXPECTED_VERSION) == 0, "sb_library_get_version() = \"%s\", meson project version \"%s\"",
 	      v, EXPECTED_VERSION);
-	CHECK(is_semver(v), "sb_version() = \"%s\" is not MAJOR.MINOR.PATCH", v);
-	CHECK(sb_version() == v, "sb_version() returned a different pointer the second time");
+	CHECK(is_semver(v), "sb_library_get_version() = \"%s\" is not MAJOR.MINOR.PATCH", v);
+	CHECK(sb_library_get_version() == v, "sb_library_get_version() returned a different pointer the second time");
 	return sb_test_finish();
 }

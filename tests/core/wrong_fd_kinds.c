@@ -46,11 +46,11 @@ main(void)
 	fds[n++] = memfd;
 
 	/* Recognisers. */
-	CHECK(sb_dmabuf_is_dmabuf(b.fd), "is_dmabuf(dma-buf)");
-	CHECK(!sb_dmabuf_is_dmabuf(f.sync_file), "!is_dmabuf(sync_file)");
-	CHECK(!sb_dmabuf_is_dmabuf(vgem), "!is_dmabuf(DRM fd)");
-	CHECK(!sb_dmabuf_is_dmabuf(memfd), "!is_dmabuf(memfd)");
-	CHECK(!sb_dmabuf_is_dmabuf(closed), "!is_dmabuf(closed fd)");
+	CHECK(sb_dmabuf_is_valid(b.fd), "is_dmabuf(dma-buf)");
+	CHECK(!sb_dmabuf_is_valid(f.sync_file), "!is_dmabuf(sync_file)");
+	CHECK(!sb_dmabuf_is_valid(vgem), "!is_dmabuf(DRM fd)");
+	CHECK(!sb_dmabuf_is_valid(memfd), "!is_dmabuf(memfd)");
+	CHECK(!sb_dmabuf_is_valid(closed), "!is_dmabuf(closed fd)");
 	CHECK(sb_sync_file_is_valid(f.sync_file), "is_valid(sync_file)");
 	CHECK(!sb_sync_file_is_valid(b.fd), "!is_valid(dma-buf)");
 	CHECK(!sb_sync_file_is_valid(vgem), "!is_valid(DRM fd)");

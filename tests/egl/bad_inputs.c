@@ -51,32 +51,32 @@ bad_fds(EGLDisplay dpy, const char *when, int pipe_fd, int null_fd, int sync_fil
 {
 	int gone = closed_fd();
 
-	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(dpy, -2, &bout), -EBADF,
+	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking_fence(dpy, -2, &bout), -EBADF,
 			     "sync_file_export_blocking(-2)");
-	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(dpy, gone, &bout), -EBADF,
+	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking_fence(dpy, gone, &bout), -EBADF,
 			     "sync_file_export_blocking(closed fd)");
-	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(dpy, pipe_fd, &bout), -EINVAL,
+	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking_fence(dpy, pipe_fd, &bout), -EINVAL,
 			     "sync_file_export_blocking(pipe)");
-	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking(dpy, null_fd, &bout), -EINVAL,
+	CHECK_BLOCKING_FAILS(sb_egl_sync_file_export_blocking_fence(dpy, null_fd, &bout), -EINVAL,
 			     "sync_file_export_blocking(/dev/null)");
 	for (int a = SB_ACCESS_READ; a <= SB_ACCESS_WRITE; a++) {
-		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(dpy, -1, a, &bout), -EBADF,
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking_fence(dpy, -1, a, &bout), -EBADF,
 				     "dmabuf_export_blocking(-1)");
-		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(dpy, gone, a, &bout), -EBADF,
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking_fence(dpy, gone, a, &bout), -EBADF,
 				     "dmabuf_export_blocking(closed fd)");
-		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(dpy, pipe_fd, a, &bout), -EINVAL,
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking_fence(dpy, pipe_fd, a, &bout), -EINVAL,
 				     "dmabuf_export_blocking(pipe)");
-		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(dpy, null_fd, a, &bout), -EINVAL,
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking_fence(dpy, null_fd, a, &bout), -EINVAL,
 				     "dmabuf_export_blocking(/dev/null)");
 		if (sync_file >= 0)
-			CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(dpy, sync_file, a, &bout),
+			CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking_fence(dpy, sync_file, a, &bout),
 					     -EINVAL, "dmabuf_export_blocking(a sync_file)");
 	}
 
-	CHECK_EQ(sb_egl_wait_sync_file(dpy, -2), -EBADF, "wait(-2)");
-	CHECK_EQ(sb_egl_wait_sync_file(dpy, gone), -EBADF, "wait(closed fd)");
-	CHECK_EQ(sb_egl_wait_sync_file(dpy, pipe_fd), -EINVAL, "wait(pipe)");
-	CHECK_EQ(sb_egl_wait_sync_file(dpy, null_fd), -EINVAL, "wait(/dev/null)");
+	CHECK_EQ(sb_egl_sync_file_wait(dpy, -2), -EBADF, "wait(-2)");
+	CHECK_EQ(sb_egl_sync_file_wait(dpy, gone), -EBADF, "wait(closed fd)");
+	CHECK_EQ(sb_egl_sync_file_wait(dpy, pipe_fd), -EINVAL, "wait(pipe)");
+	CHECK_EQ(sb_egl_sync_file_wait(dpy, null_fd), -EINVAL, "wait(/dev/null)");
 
 	for (int a = SB_ACCESS_READ; a <= SB_ACCESS_WRITE; a++) {
 		CHECK_EQ(sb_egl_dmabuf_wait(dpy, -1, a), -EBADF, "dmabuf_wait(-1)");
@@ -110,12 +110,12 @@ bad_display(EGLDisplay dpy, const char *which)
 	CHECK_EQ(sb_egl_display_get_caps(dpy, &caps), -EINVAL, what);
 	CHECK_EQ(caps, 0, "caps zeroed on failure");
 	snprintf(what, sizeof(what), "export(%s)", which);
-	CHECK_EQ(sb_egl_export_sync_file(dpy, &out), -EINVAL, what);
+	CHECK_EQ(sb_egl_sync_file_export(dpy, &out), -EINVAL, what);
 	CHECK_EQ(out, -1, "export: *out_fd = -1 on failure");
 	snprintf(what, sizeof(what), "wait(%s, -1)", which);
-	CHECK_EQ(sb_egl_wait_sync_file(dpy, -1), -EINVAL, what);
+	CHECK_EQ(sb_egl_sync_file_wait(dpy, -1), -EINVAL, what);
 	snprintf(what, sizeof(what), "sync_file_export_blocking(%s)", which);
-	CHECK_EQ(sb_egl_sync_file_export_blocking(dpy, -1, &bout), -EINVAL, what);
+	CHECK_EQ(sb_egl_sync_file_export_blocking_fence(dpy, -1, &bout), -EINVAL, what);
 	CHECK_EQ(bout, -1, "sync_file_export_blocking: *out_fd = -1");
 }
 
@@ -155,10 +155,10 @@ main(int argc, char **argv)
 		CHECK_EQ(sb_egl_display_get_caps(early, &caps), 0, "caps(display, now initialised)");
 	}
 	CHECK_EQ(sb_egl_display_get_caps(t.dpy, NULL), -EINVAL, "caps(NULL)");
-	CHECK_EQ(sb_egl_export_sync_file(t.dpy, NULL), -EINVAL, "export(NULL)");
-	CHECK_EQ(sb_egl_sync_file_export_blocking(t.dpy, -1, NULL), -EINVAL,
+	CHECK_EQ(sb_egl_sync_file_export(t.dpy, NULL), -EINVAL, "export(NULL)");
+	CHECK_EQ(sb_egl_sync_file_export_blocking_fence(t.dpy, -1, NULL), -EINVAL,
 		 "sync_file_export_blocking(NULL)");
-	CHECK_EQ(sb_egl_dmabuf_export_blocking(t.dpy, -1, SB_ACCESS_READ, NULL), -EINVAL,
+	CHECK_EQ(sb_egl_dmabuf_export_blocking_fence(t.dpy, -1, SB_ACCESS_READ, NULL), -EINVAL,
 		 "dmabuf_export_blocking(NULL)");
 
 	REQUIRE(pipe2(pipe_fds, O_CLOEXEC) == 0, "pipe2");
@@ -192,15 +192,15 @@ main(int argc, char **argv)
 		CHECK_EQ(sb_egl_dmabuf_wait(t.dpy, buf.fd, 3), -EINVAL, "dmabuf_wait(access 3)");
 		CHECK_EQ(sb_egl_dmabuf_attach(t.dpy, buf.fd, 0), -EINVAL, "dmabuf_attach(access 0)");
 		CHECK_EQ(sb_egl_dmabuf_attach(t.dpy, buf.fd, 3), -EINVAL, "dmabuf_attach(access 3)");
-		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(t.dpy, buf.fd, 0, &bout), -EINVAL,
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking_fence(t.dpy, buf.fd, 0, &bout), -EINVAL,
 				     "dmabuf_export_blocking(access 0)");
-		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(t.dpy, buf.fd, 3, &bout), -EINVAL,
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking_fence(t.dpy, buf.fd, 3, &bout), -EINVAL,
 				     "dmabuf_export_blocking(access 3)");
-		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking(EGL_NO_DISPLAY, buf.fd,
+		CHECK_BLOCKING_FAILS(sb_egl_dmabuf_export_blocking_fence(EGL_NO_DISPLAY, buf.fd,
 								   SB_ACCESS_READ, &bout),
 				     -EINVAL, "dmabuf_export_blocking(EGL_NO_DISPLAY)");
 	}
-	CHECK_EQ(sb_egl_wait_sync_file(t.dpy, -1), 0, "wait(-1) = already signalled");
+	CHECK_EQ(sb_egl_sync_file_wait(t.dpy, -1), 0, "wait(-1) = already signalled");
 
 	/* No current context. */
 	REQUIRE(eglMakeCurrent(t.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT), "release");
@@ -209,27 +209,27 @@ main(int argc, char **argv)
 	      "FOREIGN_WAIT_BLOCKS and _ASYNC exclude each other (caps 0x%x)", caps);
 	/* The non-blocking path needs no context: nothing pending, nothing to poll. */
 	out = 1234;
-	CHECK_EQ(sb_egl_sync_file_export_blocking(t.dpy, -1, &out), 0,
+	CHECK_EQ(sb_egl_sync_file_export_blocking_fence(t.dpy, -1, &out), 0,
 		 "sync_file_export_blocking(-1) without a context");
 	CHECK_EQ(out, -1, "-1: nothing to poll");
 	if (fence.sync_file >= 0) {
 		out = 1234;
-		CHECK_EQ(sb_egl_sync_file_export_blocking(t.dpy, fence.sync_file, &out), 0,
+		CHECK_EQ(sb_egl_sync_file_export_blocking_fence(t.dpy, fence.sync_file, &out), 0,
 			 "sync_file_export_blocking(signalled) without a context");
 		CHECK_EQ(out, -1, "signalled: nothing to poll");
 	}
 	if (buf.fd >= 0) {
 		out = 1234;
-		CHECK_EQ(sb_egl_dmabuf_export_blocking(t.dpy, buf.fd, SB_ACCESS_WRITE, &out), 0,
+		CHECK_EQ(sb_egl_dmabuf_export_blocking_fence(t.dpy, buf.fd, SB_ACCESS_WRITE, &out), 0,
 			 "dmabuf_export_blocking(idle buffer) without a context");
 		CHECK_EQ(out, -1, "idle buffer: nothing to poll");
 	}
 	out = 1234;
-	CHECK_EQ(sb_egl_export_sync_file(t.dpy, &out), -ENOENT, "export without a context");
+	CHECK_EQ(sb_egl_sync_file_export(t.dpy, &out), -ENOENT, "export without a context");
 	CHECK_EQ(out, -1, "export: *out_fd = -1");
-	CHECK_EQ(sb_egl_wait_sync_file(t.dpy, -1), -ENOENT, "wait(-1) without a context");
+	CHECK_EQ(sb_egl_sync_file_wait(t.dpy, -1), -ENOENT, "wait(-1) without a context");
 	if (fence.sync_file >= 0)
-		CHECK_EQ(sb_egl_wait_sync_file(t.dpy, fence.sync_file), -ENOENT,
+		CHECK_EQ(sb_egl_sync_file_wait(t.dpy, fence.sync_file), -ENOENT,
 			 "wait(sync_file) without a context");
 	if (buf.fd >= 0) {
 		CHECK_EQ(sb_egl_dmabuf_wait(t.dpy, buf.fd, SB_ACCESS_READ), -ENOENT,
@@ -243,10 +243,10 @@ main(int argc, char **argv)
 	if (have_second) {
 		REQUIRE(eglMakeCurrent(t2.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, t2.ctx), "current on 2nd");
 		out = 1234;
-		CHECK_EQ(sb_egl_export_sync_file(t.dpy, &out), -ENOENT,
+		CHECK_EQ(sb_egl_sync_file_export(t.dpy, &out), -ENOENT,
 			 "export with another display's context current");
 		CHECK_EQ(out, -1, "export: *out_fd = -1");
-		CHECK_EQ(sb_egl_wait_sync_file(t.dpy, -1), -ENOENT,
+		CHECK_EQ(sb_egl_sync_file_wait(t.dpy, -1), -ENOENT,
 			 "wait with another display's context current");
 		if (buf.fd >= 0)
 			CHECK_EQ(sb_egl_dmabuf_wait(t.dpy, buf.fd, SB_ACCESS_READ), -ENOENT,
@@ -260,7 +260,7 @@ main(int argc, char **argv)
 	if (fence.sync_file >= 0)
 		CHECK(sb_sync_file_is_valid(fence.sync_file), "the sync_file is still open and valid");
 	if (buf.fd >= 0)
-		CHECK(sb_dmabuf_is_dmabuf(buf.fd), "the dma-buf is still open");
+		CHECK(sb_dmabuf_is_valid(buf.fd), "the dma-buf is still open");
 
 	if (have_second)
 		eglt_close(&t2);

@@ -18,7 +18,7 @@
  *    the shader is compiled and run once before the fence is attached (the
  *    JIT's time is outside the fence's life).
  *  --via sync-file: the same through sb_dmabuf_export_sync_file() +
- *    sb_egl_wait_sync_file() instead of sb_egl_dmabuf_wait().
+ *    sb_egl_sync_file_wait() instead of sb_egl_dmabuf_wait().
  *  --fallback: SYNCBRIDGE_EGL_FALLBACK=1 (CPU waits); --core:
  *    SYNCBRIDGE_EGL_CORE=1 (EGL 1.5 core entry points); otherwise the display
  *    must wait GPU-side (native fence sync + wait sync, as in the guest).
@@ -189,7 +189,7 @@ main(int argc, char **argv)
 		int fence_fd = -1;
 
 		REQUIRE(sb_dmabuf_export_sync_file(a.buf.fd, access, &fence_fd) == 0, "export");
-		ret = sb_egl_wait_sync_file(a.t.dpy, fence_fd);
+		ret = sb_egl_sync_file_wait(a.t.dpy, fence_fd);
 		CHECK(sb_sync_file_is_valid(fence_fd), "the wait borrowed the sync_file");
 		close(fence_fd);
 	} else {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * egl-export: sb_egl_export_sync_file() after GL rendering, on whichever path
+ * egl-export: sb_egl_sync_file_export() after GL rendering, on whichever path
  * the display gives:
  *  - native fence sync: a real sync_file, close-on-exec, owned by us (closing
  *    it is the only close), signalled once GL is done, fd count back to the
@@ -8,7 +8,7 @@
  *  - fallback (no EGL_ANDROID_native_fence_sync, or SYNCBRIDGE_EGL_FALLBACK=1):
  *    0 with fd -1 ("already signalled") after a CPU wait; no fd made;
  *  - disabled (SYNCBRIDGE_DISABLE): 0 with fd -1, no wait.
- * Either way the readback shows what GL rendered, and sb_egl_wait_sync_file()
+ * Either way the readback shows what GL rendered, and sb_egl_sync_file_wait()
  * accepts what the export gave. Runs on the host (fallback) and in the guest.
  *
  *   egl-export [--fallback] [--core] [--disabled] [--expect-native]
@@ -80,7 +80,7 @@ main(int argc, char **argv)
 
 		eglt_fill(&target, value);
 		fd = -2;
-		ret = sb_egl_export_sync_file(t.dpy, &fd);
+		ret = sb_egl_sync_file_export(t.dpy, &fd);
 		CHECK_EQ(ret, 0, "export after rendering");
 		if ((caps & SB_EGL_CAP_NATIVE_FENCE) && !disabled) {
 			CHECK(fd >= 0 && sb_sync_file_is_valid(fd), "a real sync_file (fd %d)", fd);
@@ -95,7 +95,7 @@ main(int argc, char **argv)
 			CHECK_EQ(sb_test_count_fds(), before, "no fd made");
 		}
 		/* What the export gave is what the wait takes. */
-		CHECK_EQ(sb_egl_wait_sync_file(t.dpy, fd), 0, "wait on the exported fence");
+		CHECK_EQ(sb_egl_sync_file_wait(t.dpy, fd), 0, "wait on the exported fence");
 		if (fd >= 0) {
 			CHECK(sb_sync_file_is_valid(fd), "the wait borrowed it: still open");
 			CHECK_EQ(close(fd), 0, "closing it is ours to do, once");

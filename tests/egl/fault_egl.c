@@ -4,11 +4,11 @@
  * calls. Four scenarios on a vgem dma-buf imported as an EGLImage on the EGL
  * device platform's software device (llvmpipe, native fences, GPU-side waits):
  *
- *   export          GL clears the buffer to NEW; sb_egl_export_sync_file();
+ *   export          GL clears the buffer to NEW; sb_egl_sync_file_export();
  *                   the fd (if any) signals and the buffer holds NEW;
  *   wait-sync-file  the buffer holds OLD and a pending vgem WRITE fence; a
  *                   producer thread writes NEW and signals after 100 ms;
- *                   sb_egl_wait_sync_file() on the fence exported from the
+ *                   sb_egl_sync_file_wait() on the fence exported from the
  *                   buffer; GL then reads the buffer back: all NEW;
  *   dmabuf-wait     the same through sb_egl_dmabuf_wait(READ);
  *   attach          GL clears to NEW; sb_egl_dmabuf_attach(WRITE); with no GL
@@ -237,7 +237,7 @@ run_export(struct eglc_app *a, const char *schedule, unsigned egl_at, int *ret)
 	eglc_cpu_fill(&a->buf, OLD);
 	eglt_fill(&a->target, NEW);
 	arm(schedule, egl_at);
-	*ret = sb_egl_export_sync_file(a->t.dpy, &fd);
+	*ret = sb_egl_sync_file_export(a->t.dpy, &fd);
 	disarm();
 	if (*ret != 0) {
 		CHECK_EQ(fd, -1, "a failed export leaves *out_fd -1");
@@ -268,7 +268,7 @@ run_wait(struct eglc_app *a, const char *schedule, unsigned egl_at, int *ret, bo
 	REQUIRE(pthread_create(&p.thread, NULL, producer_main, &p) == 0, "pthread_create");
 	arm(schedule, egl_at);
 	if (via_sync_file)
-		*ret = sb_egl_wait_sync_file(a->t.dpy, fence);
+		*ret = sb_egl_sync_file_wait(a->t.dpy, fence);
 	else
 		*ret = sb_egl_dmabuf_wait(a->t.dpy, a->buf.fd, SB_ACCESS_READ);
 	disarm();
@@ -431,7 +431,7 @@ spawn(const char *self, int s, unsigned n)
  * Errored fences (--errored): libsbfault's fence_error rule makes the
  * kernel's SYNC_IOC_FILE_INFO answers say that signalled fences completed
  * with -EIO (no driver in the test kernel makes such fences:
- * docs/reliability.md). The bridge must report it: sb_egl_wait_sync_file()
+ * docs/reliability.md). The bridge must report it: sb_egl_sync_file_wait()
  * and sb_egl_dmabuf_wait() on a fence that completed with an error return
  * that error. Control: the same calls without the rule return 0.
  */
@@ -454,10 +454,10 @@ errored(void)
 
 		if (rule)
 			sbfault_arm("fence_error:*:EIO");
-		ret = sb_egl_wait_sync_file(a.t.dpy, fence);
-		CHECK_EQ(ret, want, rule ? "sb_egl_wait_sync_file: the fence's error"
-					 : "control: sb_egl_wait_sync_file: 0");
-		sb_test_note("%s: sb_egl_wait_sync_file -> %d", what, ret);
+		ret = sb_egl_sync_file_wait(a.t.dpy, fence);
+		CHECK_EQ(ret, want, rule ? "sb_egl_sync_file_wait: the fence's error"
+					 : "control: sb_egl_sync_file_wait: 0");
+		sb_test_note("%s: sb_egl_sync_file_wait -> %d", what, ret);
 		ret = sb_egl_dmabuf_wait(a.t.dpy, a.buf.fd, SB_ACCESS_READ);
 		CHECK_EQ(ret, want, rule ? "sb_egl_dmabuf_wait: the error of the buffer's fence"
 					 : "control: sb_egl_dmabuf_wait: 0");

@@ -16,8 +16,8 @@
  *
  *  - egl-foreign-fence (--via sync-file, the default) / -dmabuf (--via
  *    dmabuf, the vgem buffer's fences): the non-blocking path.
- *    sb_egl_*_export_blocking() hands the pending fence out to poll; when it
- *    has signalled the loop asks again (-1), waits with sb_egl_wait_sync_file
+ *    sb_egl_*_export_blocking_fence() hands the pending fence out to poll; when it
+ *    has signalled the loop asks again (-1), waits with sb_egl_sync_file_wait
  *    / sb_egl_dmabuf_wait, clears, flushes. Judged: the display reports
  *    FOREIGN_WAIT_BLOCKS; the fence was handed out; the longest call is
  *    under half the pending time; the loop rendered at least 2 frames while
@@ -172,8 +172,8 @@ export_blocking(struct eglt *t, const struct options *o, struct sbk_fence *f, in
 	int ret;
 
 	TIMED(st, "export_blocking",
-	      ret = o->dmabuf ? sb_egl_dmabuf_export_blocking(t->dpy, f->bo.fd, SB_ACCESS_READ, fd)
-			      : sb_egl_sync_file_export_blocking(t->dpy, f->sync_file, fd));
+	      ret = o->dmabuf ? sb_egl_dmabuf_export_blocking_fence(t->dpy, f->bo.fd, SB_ACCESS_READ, fd)
+			      : sb_egl_sync_file_export_blocking_fence(t->dpy, f->sync_file, fd));
 	return ret;
 }
 
@@ -186,8 +186,8 @@ submit(struct eglt *t, const struct options *o, struct sbk_fence *f, struct eglt
 		TIMED(&r->st, "sb_egl_dmabuf_wait",
 		      r->wait_ret = sb_egl_dmabuf_wait(t->dpy, f->bo.fd, SB_ACCESS_READ));
 	else
-		TIMED(&r->st, "sb_egl_wait_sync_file",
-		      r->wait_ret = sb_egl_wait_sync_file(t->dpy, f->sync_file));
+		TIMED(&r->st, "sb_egl_sync_file_wait",
+		      r->wait_ret = sb_egl_sync_file_wait(t->dpy, f->sync_file));
 	r->t_clear = now_ns();
 	TIMED(&r->st, "glClear", eglt_fill(tgt, NEW));
 	TIMED(&r->st, "glFlush", glFlush());
@@ -247,10 +247,10 @@ own_fence(struct eglt *t, struct eglt_target *tgt)
 	own = gl_fence(t);
 	REQUIRE(own >= 0, "virgl's native fence");
 	status = status_of(own);
-	CHECK_EQ(sb_egl_sync_file_export_blocking(t->dpy, own, &out), 0, "export_blocking(own)");
+	CHECK_EQ(sb_egl_sync_file_export_blocking_fence(t->dpy, own, &out), 0, "export_blocking(own)");
 	CHECK_EQ(out, -1, "virgl's own fence is not handed out to poll (the kernel skips it)");
 	t0 = now_ns();
-	CHECK_EQ(sb_egl_wait_sync_file(t->dpy, own), 0, "wait for virgl's own fence");
+	CHECK_EQ(sb_egl_sync_file_wait(t->dpy, own), 0, "wait for virgl's own fence");
 	eglt_fill(tgt, OLD);
 	glFlush();
 	dt_flush = now_ns() - t0;

@@ -170,7 +170,7 @@ pending_fence(int vgem, struct sbk_fence *f, const char *what)
 }
 
 /*
- * The bridge's CPU fallback of sb_egl_wait_sync_file() on f, which the helper
+ * The bridge's CPU fallback of sb_egl_sync_file_wait() on f, which the helper
  * signals DELAY_NS after it starts: 0 (`what`), and not before the helper
  * started signalling (causal).
  */
@@ -184,7 +184,7 @@ check_cpu_fallback_wait(EGLDisplay dpy, struct sbk_fence *f, const char *what)
 
 	later_start(&l, f, NULL, NULL);
 	t0 = now_ns();
-	ret = sb_egl_wait_sync_file(dpy, f->sync_file);
+	ret = sb_egl_sync_file_wait(dpy, f->sync_file);
 	dt = now_ns() - t0;
 	after = atomic_load(&l.signalling);
 	CHECK_EQ(later_join(&l), 0, "signalled");
@@ -294,13 +294,13 @@ run_probe(void)
 	fake_make_current(dpy);
 	for (int i = 0; i < 20; i++) {
 		REQUIRE(sb_egl_display_get_caps(dpy, &caps) == 0, "caps");
-		REQUIRE(sb_egl_wait_sync_file(dpy, -1) == 0, "wait(-1)");
+		REQUIRE(sb_egl_sync_file_wait(dpy, -1) == 0, "wait(-1)");
 	}
 	CHECK_EQ(fake.ext_queries, 1, "extensions queried once for 40 calls");
 
 	/* Fallback export through an EGL fence sync: flushed, client-waited, destroyed. */
 	fd = 99;
-	CHECK_EQ(sb_egl_export_sync_file(dpy, &fd), 0, "export without native fences");
+	CHECK_EQ(sb_egl_sync_file_export(dpy, &fd), 0, "export without native fences");
 	CHECK_EQ(fd, -1, "fd -1: GL done");
 	CHECK_EQ(fake.creates_khr, 1, "one fence sync");
 	CHECK_EQ(fake.flushes_by_wait, 1, "client wait with FLUSH_COMMANDS");
@@ -312,14 +312,14 @@ run_probe(void)
 	dpy = fake_new_display();
 	fake_make_current(dpy);
 	fd = 99;
-	CHECK_EQ(sb_egl_export_sync_file(dpy, &fd), 0, "export with glFinish");
+	CHECK_EQ(sb_egl_sync_file_export(dpy, &fd), 0, "export with glFinish");
 	CHECK_EQ(fd, -1, "fd -1");
 	CHECK_EQ(fake.gl_finish, 1, "glFinish called once");
 	fake_reset("1.4 fake", "");
 	dpy = fake_new_display();
 	fake_make_current(dpy);
 	fd = 99;
-	CHECK_EQ(sb_egl_export_sync_file(dpy, &fd), -EIO, "no fence sync, no GL entry points: -EIO");
+	CHECK_EQ(sb_egl_sync_file_export(dpy, &fd), -EIO, "no fence sync, no GL entry points: -EIO");
 	CHECK_EQ(fd, -1, "fd -1 on failure");
 	CHECK_EQ(fake.gl_finish, 0, "glFinish not called without EGL_KHR_get_all_proc_addresses");
 
@@ -383,27 +383,27 @@ check_export_blocking(int vgem)
 			     "no known driver");
 		before = sb_test_count_fds();
 		fd = 99;
-		ret = sb_egl_sync_file_export_blocking(dpy, f.sync_file, &fd);
+		ret = sb_egl_sync_file_export_blocking_fence(dpy, f.sync_file, &fd);
 		check_blocking_fd(ret, fd, true, before, "pending sync_file: handed out to poll");
 		for (int a = SB_ACCESS_READ; a <= SB_ACCESS_WRITE; a++) {
 			fd = 99;
-			ret = sb_egl_dmabuf_export_blocking(dpy, f.bo.fd, a, &fd);
+			ret = sb_egl_dmabuf_export_blocking_fence(dpy, f.bo.fd, a, &fd);
 			check_blocking_fd(ret, fd, true, before,
 					  "dma-buf with a pending write fence: handed out");
 		}
 		fd = 99;
-		ret = sb_egl_sync_file_export_blocking(dpy, -1, &fd);
+		ret = sb_egl_sync_file_export_blocking_fence(dpy, -1, &fd);
 		check_blocking_fd(ret, fd, false, before, "-1 (signalled): nothing to poll");
-		CHECK(sb_sync_file_is_valid(f.sync_file) && sb_dmabuf_is_dmabuf(f.bo.fd),
+		CHECK(sb_sync_file_is_valid(f.sync_file) && sb_dmabuf_is_valid(f.bo.fd),
 		      "the caller's fds are untouched");
 	}
 	REQUIRE(sbk_fence_signal(&f) == 0, "signal");
 	before = sb_test_count_fds();
 	fd = 99;
-	ret = sb_egl_sync_file_export_blocking(fake_new_display(), f.sync_file, &fd);
+	ret = sb_egl_sync_file_export_blocking_fence(fake_new_display(), f.sync_file, &fd);
 	check_blocking_fd(ret, fd, false, before, "signalled sync_file: -1");
 	fd = 99;
-	ret = sb_egl_dmabuf_export_blocking(fake_new_display(), f.bo.fd, SB_ACCESS_WRITE, &fd);
+	ret = sb_egl_dmabuf_export_blocking_fence(fake_new_display(), f.bo.fd, SB_ACCESS_WRITE, &fd);
 	check_blocking_fd(ret, fd, false, before, "idle dma-buf: -1");
 	sbk_fence_destroy(&f);
 }
@@ -426,7 +426,7 @@ run_wait(bool core)
 	pending_fence(vgem, &f, "pending vgem fence");
 	before = sb_test_count_fds();
 	t0 = now_ns();
-	ret = sb_egl_wait_sync_file(dpy, f.sync_file);
+	ret = sb_egl_sync_file_wait(dpy, f.sync_file);
 	dt = now_ns() - t0;
 	CHECK_EQ(ret, 0, "GPU-side wait");
 	/* Nobody signals it before this check: a CPU wait would have run into vgem's timer. */
@@ -493,7 +493,7 @@ run_export(bool core)
 
 	before = sb_test_count_fds();
 	fd = -2;
-	CHECK_EQ(sb_egl_export_sync_file(dpy, &fd), 0, "export while the GPU is busy");
+	CHECK_EQ(sb_egl_sync_file_export(dpy, &fd), 0, "export while the GPU is busy");
 	CHECK(fd >= 0 && sb_sync_file_is_valid(fd), "a sync_file (fd %d)", fd);
 	flags = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
 	CHECK(flags >= 0 && (flags & FD_CLOEXEC), "close-on-exec (the driver's dup had none)");
@@ -517,7 +517,7 @@ run_export(bool core)
 	later_start(&l, &gpu, NULL, NULL);
 	t0 = now_ns();
 	fd = -2;
-	ret = sb_egl_export_sync_file(dpy, &fd);
+	ret = sb_egl_sync_file_export(dpy, &fd);
 	dt = now_ns() - t0;
 	after = atomic_load(&l.signalling);
 	CHECK_EQ(later_join(&l), 0, "signalled");

@@ -8,13 +8,13 @@
  *  --dir vk-to-gl: Vulkan fills the buffer with NEW in a batch that first
  *    waits for a pending vgem fence (signalled by another thread after
  *    500 ms: "the GPU is still busy") and signals semaphore R.
- *    vkGetSemaphoreFdKHR(R) → sb_egl_wait_sync_file() → GL reads back NEW.
+ *    vkGetSemaphoreFdKHR(R) → sb_egl_sync_file_wait() → GL reads back NEW.
  *    --control: no hand-off at all (no export, no wait): GL reads OLD while
  *    Vulkan still waits. (lavapipe's SYNC_FD export itself blocks until the
  *    batch is done, so with lavapipe SYNCBRIDGE_DISABLE alone cannot show a
  *    race in this direction; the control shows that the test would see one.)
  *  --dir gl-to-vk: GL clears the buffer to NEW (issued, not flushed);
- *    sb_egl_export_sync_file() → vkImportSemaphoreFdKHR(TEMPORARY, SYNC_FD) →
+ *    sb_egl_sync_file_export() → vkImportSemaphoreFdKHR(TEMPORARY, SYNC_FD) →
  *    a Vulkan batch waiting on it copies the buffer into host memory: NEW.
  *    --control: SYNCBRIDGE_DISABLE=1 — the export returns -1 without
  *    flushing GL, Vulkan imports "already signalled" and copies OLD.
@@ -199,7 +199,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 		sb_test_note("vkGetSemaphoreFdKHR returned fd %d after %.1f ms", fd,
 			     (double)(now_ns() - t0) / 1e6);
 		CHECK(fd == -1 || sb_sync_file_is_valid(fd), "a sync_file or -1 (signalled)");
-		CHECK_EQ(sb_egl_wait_sync_file(t->dpy, fd), 0, "the bridge's wait on Vulkan's fence");
+		CHECK_EQ(sb_egl_sync_file_wait(t->dpy, fd), 0, "the bridge's wait on Vulkan's fence");
 		if (fd >= 0)
 			CHECK(sb_sync_file_is_valid(fd), "borrowed: still open after the wait");
 		if (fd >= 0)
@@ -243,8 +243,8 @@ gl_to_vk(struct vk *v, struct eglt *t, struct eglt_target *target, bool control)
 	if (getenv("SB_TEST_VERBOSE"))
 		list_fds();
 	eglt_fill(target, NEW); /* issued, not flushed */
-	CHECK_EQ(sb_egl_export_sync_file(t->dpy, &fd), 0, "the bridge's export");
-	sb_test_note("sb_egl_export_sync_file gave fd %d", fd);
+	CHECK_EQ(sb_egl_sync_file_export(t->dpy, &fd), 0, "the bridge's export");
+	sb_test_note("sb_egl_sync_file_export gave fd %d", fd);
 	if (control)
 		CHECK_EQ(fd, -1, "control: no fence, GL not flushed");
 	else

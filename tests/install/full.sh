@@ -56,7 +56,7 @@ cat >"$tmp/app.c" <<'C'
 int main(void)
 {
 	/* the bridge's switch: "0" must not mean "disabled" */
-	printf("syncbridge %s, SYNCBRIDGE_DISABLE=%d\n", sb_version(),
+	printf("syncbridge %s, SYNCBRIDGE_DISABLE=%d\n", sb_library_get_version(),
 	       sb_env_get_bool("SYNCBRIDGE_DISABLE", false));
 	return SB_CHECK_VERSION(0, 1, 0) ? 0 : 1;
 }

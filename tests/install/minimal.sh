@@ -62,8 +62,8 @@ cat >"$tmp/app.c" <<'C'
 #endif
 int main(void)
 {
-	printf("%s %s\n", sb_version(), SB_VERSION_STRING);
-	return strcmp(sb_version(), SB_VERSION_STRING) != 0;
+	printf("%s %s\n", sb_library_get_version(), SB_VERSION_STRING);
+	return strcmp(sb_library_get_version(), SB_VERSION_STRING) != 0;
 }
 C
 pc() { pc_dest "$dest" "$dest$prefix/$libdir/pkgconfig:$(pkg-config --variable pc_path pkg-config)" "$@"; }

@@ -137,13 +137,13 @@ main(void)
 	uint8_t mem[1024];
 	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(mem, sizeof(mem));
 	const struct spa_pod *params[3];
-	CHECK_EQ(sb_pw_build_params(prod, &b, params, 3, 4, 1, SIZE, 64, 1 << SPA_DATA_DmaBuf), 3,
+	CHECK_EQ(sb_pw_sync_build_params(prod, &b, params, 3, 4, 1, SIZE, 64, 1 << SPA_DATA_DmaBuf), 3,
 		 "params: Buffers with the SyncObj planes, the Meta, the fallback Buffers");
-	CHECK_EQ(sb_pw_build_params(prod, &b, params, 2, 4, 1, SIZE, 64, 1 << SPA_DATA_DmaBuf), -ENOSPC,
+	CHECK_EQ(sb_pw_sync_build_params(prod, &b, params, 2, 4, 1, SIZE, 64, 1 << SPA_DATA_DmaBuf), -ENOSPC,
 		 "params: no room for 3");
 	uint8_t small[16];
 	struct spa_pod_builder sb = SPA_POD_BUILDER_INIT(small, sizeof(small));
-	CHECK_EQ(sb_pw_build_params(prod, &sb, params, 3, 4, 1, SIZE, 64, 1 << SPA_DATA_DmaBuf), -ENOSPC,
+	CHECK_EQ(sb_pw_sync_build_params(prod, &sb, params, 3, 4, 1, SIZE, 64, 1 << SPA_DATA_DmaBuf), -ENOSPC,
 		 "params: a builder too small");
 
 	/* ---- round trip ---- */
@@ -267,7 +267,7 @@ main(void)
 	setenv("SYNCBRIDGE_DISABLE", "1", 1);
 	REQUIRE(sb_pw_sync_create(drm, &off) == 0, "create (disabled)");
 	unsetenv("SYNCBRIDGE_DISABLE");
-	CHECK_EQ(sb_pw_build_params(off, &b, params, 3, 4, 1, SIZE, 64, 1 << SPA_DATA_DmaBuf), 1,
+	CHECK_EQ(sb_pw_sync_build_params(off, &b, params, 3, 4, 1, SIZE, 64, 1 << SPA_DATA_DmaBuf), 1,
 		 "disabled: the fallback Buffers only");
 	sb_pw_sync_destroy(off);
 

@@ -293,10 +293,10 @@ on_param_changed(void *data, uint32_t id, const struct spa_pod *param)
 
 	if (id != SPA_PARAM_Format || !param)
 		return;
-	n = sb_pw_build_params(a->sync, &b, params, 4, 4, 1, SIZE, STRIDE,
+	n = sb_pw_sync_build_params(a->sync, &b, params, 4, 4, 1, SIZE, STRIDE,
 			       (1 << SPA_DATA_DmaBuf) | (1 << SPA_DATA_MemFd));
 	if (n < 0) {
-		fail(a, "sb_pw_build_params", n);
+		fail(a, "sb_pw_sync_build_params", n);
 		return;
 	}
 	params[n++] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,

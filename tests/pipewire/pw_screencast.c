@@ -213,7 +213,7 @@ on_param_changed(void *data, uint32_t id, const struct spa_pod *param)
 	printf("# format: %s %ux%u, modifier 0x%" PRIx64 "\n",
 	       info.format == SPA_VIDEO_FORMAT_BGRx ? "BGRx" : "BGRA", a->width, a->height,
 	       (uint64_t)info.modifier);
-	n = sb_pw_build_params(a->sync, &b, params, 4, BUFFERS, 1, a->stride * a->height, a->stride,
+	n = sb_pw_sync_build_params(a->sync, &b, params, 4, BUFFERS, 1, a->stride * a->height, a->stride,
 			       1u << SPA_DATA_DmaBuf);
 	if (n < 0) {
 		fail(a, "the buffer params", n);

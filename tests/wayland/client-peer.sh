@@ -15,7 +15,7 @@
 # --control: the compositor does not wait — for dma-buf fences in implicit
 # mode (--no-implicit-wait), for acquire fences and points otherwise
 # (--no-wait) — and its GL renderer's EGL bridge is off (SYNCBRIDGE_DISABLE=1:
-# sb_egl_wait_sync_file / sb_egl_dmabuf_wait order nothing; with the bridge on
+# sb_egl_sync_file_wait / sb_egl_dmabuf_wait order nothing; with the bridge on
 # they hold the copy until the fence, a CPU stall in llvmpipe, and no frame is
 # early); passes only if frames are then presented early.
 #

@@ -14,7 +14,7 @@
  *    fail): a 64x64 vgem dumb buffer (XRGB8888) holds OLD.
  *    - explicit: take() with a pending vgem sync_file as the acquire fence;
  *      another thread writes NEW into the buffer, then signals. The copy must
- *      show NEW (the renderer made GL wait: sb_egl_wait_sync_file).
+ *      show NEW (the renderer made GL wait: sb_egl_sync_file_wait).
  *    - implicit: the same with a vgem write fence on the buffer itself and no
  *      acquire fence (sb_egl_dmabuf_wait on the buffer).
  *    The import is made once (the buffer's render_data stays the same).

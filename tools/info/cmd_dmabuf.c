@@ -262,7 +262,7 @@ info_cmd_dmabuf(int argc, char **argv, const struct info_opts *o)
 	ret = info_target_from_args(argc, argv, FD_KIND_DMABUF, &t);
 	if (ret != INFO_EXIT_OK)
 		return ret;
-	if (!sb_dmabuf_is_dmabuf(t.fd)) {
+	if (!sb_dmabuf_is_valid(t.fd)) {
 		info_err("%s: links to /dmabuf: but is not on the dma-buf file system",
 			 info_target_name(&t, name, sizeof(name)));
 		info_target_release(&t);

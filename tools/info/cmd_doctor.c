@@ -83,7 +83,7 @@ report_json(const struct doctor_report *r, const struct doctor_verdict *v, int n
 	struct json_object *doc = json_object_new_object();
 
 	json_object_object_add(doc, "kind", json_object_new_string("doctor"));
-	json_object_object_add(doc, "version", json_object_new_string(sb_version()));
+	json_object_object_add(doc, "version", json_object_new_string(sb_library_get_version()));
 	json_object_object_add(doc, "kernel", doctor_kernel_json(&r->kernel));
 #ifdef HAVE_DOCTOR_VK
 	json_object_object_add(doc, "vulkan", doctor_vk_json(&r->vk));

@@ -395,7 +395,7 @@ info_cmd_trace(int argc, char **argv, const struct info_opts *o)
 	struct trace_opts t;
 	struct tracefs tfs = { .clock = "unknown" };
 	struct tr_model m;
-	struct tr_meta meta = { .tool_version = sb_version(), .exit_status = -1 };
+	struct tr_meta meta = { .tool_version = sb_library_get_version(), .exit_status = -1 };
 	char *svg;
 	FILE *in = NULL;
 	int ret;

@@ -158,7 +158,7 @@ main(int argc, char **argv)
 			usage(stdout);
 			return info_stdout_status();
 		} else if (n == 0 && strcmp(argv[i], "--version") == 0) {
-			printf(INFO_PROG " %s\n", sb_version());
+			printf(INFO_PROG " %s\n", sb_library_get_version());
 			return info_stdout_status();
 		} else if (n == 0 && argv[i][0] == '-') {
 			info_err("unknown option '%s' (see: " INFO_PROG " --help)", argv[i]);

@@ -1,0 +1,3 @@
+/* Planted: src/ beyond private.h in common/ (private.h is allowed). */
+#include <core/private.h>
+#include <core/util.h>

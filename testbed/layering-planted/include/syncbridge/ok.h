@@ -1,0 +1,1 @@
+/* Planted stub (testbed/layering-planted/README.md). */

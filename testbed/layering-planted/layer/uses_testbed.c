@@ -1,0 +1,2 @@
+/* Planted: testbed/ in shipped code. */
+#include "harness.h"

@@ -1,0 +1,2 @@
+/* Planted: common/ in a side library. */
+#include <common/kernel.h>
