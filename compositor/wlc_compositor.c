@@ -72,7 +72,7 @@ presentation_wait_fire(int fd, uint32_t mask, void *data)
 {
 	struct presentation_wait *pw = data;
 
-	wlc_presentation_presented(pw->comp, &pw->feedbacks, now_ns(), pw->msc);
+	wlc_presentation_presented(pw->comp->output, &pw->feedbacks, now_ns(), pw->msc);
 	presentation_wait_free(pw);
 	return 0;
 }
@@ -155,7 +155,7 @@ repaint(void *data)
 	}
 	if (!waiting)
 		wl_list_for_each(surf, &comp->stack, link)
-			wlc_presentation_presented(comp, &surf->feedbacks, now, comp->msc);
+			wlc_presentation_presented(comp->output, &surf->feedbacks, now, comp->msc);
 	if (drawn && comp->opt.screenshot_dir && comp->opt.screenshot_every &&
 	    ++comp->screenshots % comp->opt.screenshot_every == 0) {
 		char name[64];
@@ -175,9 +175,11 @@ repaint_idle(void *data)
 	repaint(comp);
 }
 
-void
-wlc_comp_schedule_repaint(struct wlc_comp *comp)
+/* comp->needs_repaint: a repaint at the next tick of the clock. */
+static void
+schedule_repaint(struct wl_listener *l, void *data)
 {
+	struct wlc_comp *comp = wl_container_of(l, comp, repaint_listener);
 	int64_t now, next;
 
 	if (!comp->repaint_timer || comp->repaint_scheduled)
@@ -267,6 +269,9 @@ wlc_comp_create(const struct wlc_comp_options *options, int *err)
 	wl_list_init(&comp->presentation_waits);
 	wl_list_init(&comp->stack);
 	wl_list_init(&comp->all_surfaces);
+	wl_signal_init(&comp->needs_repaint);
+	comp->repaint_listener.notify = schedule_repaint;
+	wl_signal_add(&comp->needs_repaint, &comp->repaint_listener);
 	comp->display = wl_display_create();
 	if (!comp->display)
 		goto fail;
@@ -306,11 +311,13 @@ wlc_comp_create(const struct wlc_comp_options *options, int *err)
 	else
 		comp->dmabuf = wlc_dmabuf_create(comp->display, main_device(comp), cpu_formats,
 						  sizeof(cpu_formats) / sizeof(cpu_formats[0]));
+	comp->output = wlc_output_create(comp->display, options->output_width, options->output_height,
+					 options->repaint_hz);
 	comp->globals = wlc_globals_create(comp);
 	comp->seat = wlc_seat_create(comp);
 	comp->data_device = wlc_data_device_create(comp);
 	comp->shell = wlc_shell_create(comp);
-	if (!comp->dmabuf || !comp->globals || !comp->seat || !comp->data_device || !comp->shell)
+	if (!comp->dmabuf || !comp->output || !comp->globals || !comp->seat || !comp->data_device || !comp->shell)
 		goto fail;
 
 	memset(&hopt, 0, sizeof(hopt));
@@ -421,6 +428,7 @@ wlc_comp_destroy(struct wlc_comp *comp)
 		wlc_data_device_destroy(comp->data_device);
 		wlc_seat_destroy(comp->seat);
 		wlc_globals_destroy(comp->globals);
+		wlc_output_destroy(comp->output);
 		wlc_dmabuf_destroy(comp->dmabuf);
 		if (comp->repaint_timer)
 			wl_event_source_remove(comp->repaint_timer);

@@ -150,6 +150,24 @@ focus_set(struct wlc_seat *seat, struct wlc_surface *surf)
 		send_focus(seat, send_enter_to);
 }
 
+/* A toplevel left the screen (its destroy too): with the focus, the focus moves on. */
+static void
+focus_surface_unmapped(struct wl_listener *l, void *data)
+{
+	struct wlc_surface *surf = data, *next = NULL;
+	struct wlc_seat *seat = surf->comp->seat;
+
+	wl_list_remove(&surf->focus_link);
+	wl_list_init(&surf->focus_link);
+	wl_list_remove(&surf->focus_unmap.link);
+	wl_list_init(&surf->focus_unmap.link);
+	if (!seat || seat->focus != surf)
+		return;
+	if (!wl_list_empty(&seat->focus_order))
+		next = wl_container_of(seat->focus_order.next, next, focus_link);
+	focus_set(seat, next);
+}
+
 void
 wlc_seat_toplevel_mapped(struct wlc_seat *seat, struct wlc_surface *surf)
 {
@@ -157,24 +175,13 @@ wlc_seat_toplevel_mapped(struct wlc_seat *seat, struct wlc_surface *surf)
 		return;
 	wl_list_remove(&surf->focus_link);
 	wl_list_insert(&seat->focus_order, &surf->focus_link);
+	/* heard until it leaves the screen (wlc_surface_unmap()) */
+	wl_list_remove(&surf->focus_unmap.link);
+	surf->focus_unmap.notify = focus_surface_unmapped;
+	wl_signal_add(&surf->unmap_signal, &surf->focus_unmap);
 	focus_set(seat, surf);
 }
 
-void
-wlc_seat_surface_unmapped(struct wlc_seat *seat, struct wlc_surface *surf)
-{
-	struct wlc_surface *next = NULL;
-
-	if (!seat)
-		return;
-	wl_list_remove(&surf->focus_link);
-	wl_list_init(&surf->focus_link);
-	if (seat->focus != surf)
-		return;
-	if (!wl_list_empty(&seat->focus_order))
-		next = wl_container_of(seat->focus_order.next, next, focus_link);
-	focus_set(seat, next);
-}
 
 /* ---- wl_keyboard, wl_pointer -------------------------------------------------------- */
 
@@ -312,6 +319,8 @@ wlc_seat_destroy(struct wlc_seat *seat)
 	wl_list_for_each_safe(surf, stmp, &seat->focus_order, focus_link) {
 		wl_list_remove(&surf->focus_link);
 		wl_list_init(&surf->focus_link);
+		wl_list_remove(&surf->focus_unmap.link);
+		wl_list_init(&surf->focus_unmap.link);
 	}
 	if (seat->global)
 		wl_global_destroy(seat->global);

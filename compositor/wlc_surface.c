@@ -335,17 +335,6 @@ take_content(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit 
 	return done;
 }
 
-void
-wlc_frames_done(struct wl_list *frames, int64_t time_ns)
-{
-	struct wl_resource *cb, *tmp;
-
-	wl_resource_for_each_safe(cb, tmp, frames) {
-		wl_callback_send_done(cb, (uint32_t)(time_ns / 1000000));
-		wl_resource_destroy(cb);
-	}
-}
-
 /* Frame callbacks and feedback: now, or at the next repaint. */
 static void
 answer_or_queue(struct wlc_surface *surf, struct wlc_state *s, bool new_content)
@@ -356,7 +345,7 @@ answer_or_queue(struct wlc_surface *surf, struct wlc_state *s, bool new_content)
 		int64_t now = now_ns();
 
 		wlc_frames_done(&s->frames, now);
-		wlc_presentation_presented(comp, &s->feedbacks, now, ++comp->msc);
+		wlc_presentation_presented(comp->output, &s->feedbacks, now, ++comp->msc);
 		return;
 	}
 	/* content replaced before a repaint showed it: its feedback is discarded */
@@ -366,7 +355,7 @@ answer_or_queue(struct wlc_surface *surf, struct wlc_state *s, bool new_content)
 	wl_list_init(&s->feedbacks);
 	wl_list_insert_list(surf->frames.prev, &s->frames);
 	wl_list_init(&s->frames);
-	wlc_comp_schedule_repaint(comp);
+	wl_signal_emit(&comp->needs_repaint, NULL);
 }
 
 /* options.hold_current: release the commit shown until now (after its render fence). */
@@ -433,7 +422,7 @@ apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit
 	if (surf->role && surf->role->applied)
 		surf->role->applied(surf, surf->width > 0);
 	if (surf->mapped && used)
-		wlc_comp_schedule_repaint(comp);
+		wl_signal_emit(&comp->needs_repaint, NULL);
 	/* Last: every event of this apply is queued when the hook runs. */
 	if (used && commit && released && comp->opt.hooks && comp->opt.hooks->released) {
 		struct wlc_released r = {
@@ -584,12 +573,6 @@ surface_offset(struct wl_client *client, struct wl_resource *resource, int32_t x
 {
 }
 
-void
-wlc_destroy_request(struct wl_client *client, struct wl_resource *resource)
-{
-	wl_resource_destroy(resource);
-}
-
 static const struct wl_surface_interface surface_impl = {
 	.destroy = wlc_destroy_request,
 	.attach = surface_attach,
@@ -633,7 +616,7 @@ wlc_surface_map(struct wlc_surface *surf)
 		return;
 	surf->mapped = true;
 	wl_list_insert(surf->comp->stack.prev, &surf->link);
-	wlc_comp_schedule_repaint(surf->comp);
+	wl_signal_emit(&surf->comp->needs_repaint, NULL);
 }
 
 void
@@ -642,11 +625,11 @@ wlc_surface_unmap(struct wlc_surface *surf)
 	if (!surf->mapped)
 		return;
 	/* the seat forgets it as a toplevel to focus (and moves the focus on) */
-	wlc_seat_surface_unmapped(surf->comp->seat, surf);
+	wl_signal_emit(&surf->unmap_signal, surf);
 	surf->mapped = false;
 	wl_list_remove(&surf->link);
 	wl_list_init(&surf->link);
-	wlc_comp_schedule_repaint(surf->comp);
+	wl_signal_emit(&surf->comp->needs_repaint, NULL);
 }
 
 static void
@@ -682,9 +665,11 @@ compositor_create_surface(struct wl_client *client, struct wl_resource *resource
 	state_init(&surf->pending);
 	wl_list_init(&surf->link);
 	wl_list_init(&surf->focus_link);
+	wl_list_init(&surf->focus_unmap.link);
 	wl_list_init(&surf->frames);
 	wl_list_init(&surf->feedbacks);
 	wl_signal_init(&surf->destroy_signal);
+	wl_signal_init(&surf->unmap_signal);
 	surf->resource = wlc_resource_new(client, &wl_surface_interface, wl_resource_get_version(resource),
 					   id, &surface_impl, surf, surface_res_destroy);
 	if (!surf->resource) {
