@@ -24,6 +24,7 @@
 
 #include "wl_gpu.h"
 #include "wlc_internal.h"
+#include "wlc_test.h"
 
 #define COMPOSITOR_VERSION 5
 
@@ -423,7 +424,7 @@ wlc_comp_destroy(struct wlc_comp *comp)
 		wl_display_destroy_clients(comp->display); /* their feedback resources too */
 		wl_list_for_each_safe(pw, pw_tmp, &comp->presentation_waits, link)
 			presentation_wait_free(pw);
-		wlc_render_fences_fire_all(comp);
+		wlc_test_fences_fire_all(comp);
 		wlc_shell_destroy(comp->shell);
 		wlc_data_device_destroy(comp->data_device);
 		wlc_seat_destroy(comp->seat);

@@ -19,6 +19,8 @@
  *   wlc_globals.c         wl_subcompositor, wp_presentation
  *   wlc_surface.c         wl_compositor/wl_surface: the commit path through
  *                         the helper, apply, release
+ *   wlc_test.c            the test interface (wlc_test.h): hooks, -v's lines,
+ *                         the vgem "GPU", the naive compositor's wait
  *   wlc_output.c          wl_output, and what a repaint answers: frame
  *                         callbacks, presentation feedback
  *   wlc_render_gl.c       the EGL/GLES renderer (the bridge's waits, render
@@ -110,8 +112,8 @@ struct wlc_state {
 	struct wl_list frames;        /* wl_callback resource links */
 	struct wl_list feedbacks;     /* wp_presentation_feedback resource links */
 	/*
-	 * -v only: the dma-buf's write fences at commit (implicit sync's
-	 * snapshot, DMA_BUF_IOCTL_EXPORT_SYNC_FILE), owned, or -1.
+	 * -v only (wlc_test_commit()): the dma-buf's write fences at commit
+	 * (implicit sync's snapshot, DMA_BUF_IOCTL_EXPORT_SYNC_FILE), owned, or -1.
 	 */
 	int witness_fd;
 };
@@ -166,8 +168,6 @@ struct wlc_surface {
 void wlc_compositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id);
 void wlc_commit_ready(struct sb_wl_commit *commit, void *commit_data, void *data);
 void wlc_commit_discard(void *commit_data, void *data);
-/* Signal every pending test render fence now (the compositor's teardown). */
-void wlc_render_fences_fire_all(struct wlc_comp *comp);
 
 /* The surface behind a wl_surface resource, or NULL if it is not one. */
 struct wlc_surface *wlc_surface_from_resource(struct wl_resource *res);
@@ -191,7 +191,7 @@ struct wlc_comp {
 	const char *socket;
 	struct wl_global *compositor_global;
 	struct wlc_dmabuf *dmabuf;
-	struct wl_list render_fences; /* render_fence.link */
+	struct wl_list render_fences; /* the test render fences pending (wlc_test.c) */
 
 	struct wlc_renderer *renderer; /* NULL: nothing is drawn */
 	struct wl_list stack;           /* wlc_surface.link, mapped, bottom first */

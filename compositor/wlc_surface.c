@@ -7,15 +7,15 @@
  * its pending state, asks sb_wl_server_surface_commit() whether it may apply
  * it now, and otherwise gets it back through commit_ready() once the acquire
  * fence or point has signalled. apply() then takes the buffer's content (the
- * renderer's copy; always a CPU read of its first word for the tests) and
- * hands the commit back with sb_wl_commit_release(commit, render_fence): the
- * client may reuse its buffer once the copy is done. Frame callbacks and
- * presentation feedback wait for the next repaint (wlc_compositor.c).
+ * renderer's copy) and hands the commit back with
+ * sb_wl_commit_release(commit, render_fence): the client may reuse its
+ * buffer once the copy is done. Frame callbacks and presentation feedback
+ * wait for the next repaint (wlc_compositor.c). What the tests watch and
+ * drive of this path (the wlc_test_*() calls) is wlc_test.c.
  * docs/wayland.md ("Adding explicit sync to a compositor") walks this file.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +24,11 @@
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 
-#include <syncbridge/dmabuf.h>
 #include <syncbridge/sync_file.h>
 
-#include "wl_gpu.h"
+#include "clock.h"
 #include "wlc_internal.h"
+#include "wlc_test.h"
 
 /* ---- double-buffered state ------------------------------------------------------ */
 
@@ -163,149 +163,7 @@ state_snapshot(struct wlc_state *pending)
 	return s;
 }
 
-/* ---- render fences (the tests' vgem "GPU") -------------------------------------- */
-
-struct render_fence {
-	struct wl_list link;
-	struct wlc_comp *comp;
-	struct sbk_fence fence;
-	struct wl_event_source *timer;
-	/* A commit sb_wl_commit_release() refused with this fence: released
-	 * with -1 once the fence has signalled (what the header asks). */
-	struct sb_wl_commit *late_release;
-};
-
-static int
-render_fence_fire(void *data)
-{
-	struct render_fence *rf = data;
-	struct wlc_comp *comp = rf->comp;
-
-	wlgpu_fence_signal(&rf->fence, NULL);
-	if (comp->opt.hooks && comp->opt.hooks->render_done)
-		comp->opt.hooks->render_done(comp->opt.hook_data, now_ns());
-	if (rf->late_release)
-		sb_wl_commit_release(rf->late_release, -1);
-	wl_event_source_remove(rf->timer);
-	wl_list_remove(&rf->link);
-	sbk_fence_destroy(&rf->fence);
-	free(rf);
-	return 0;
-}
-
-void
-wlc_render_fences_fire_all(struct wlc_comp *comp)
-{
-	struct render_fence *rf, *tmp;
-
-	wl_list_for_each_safe(rf, tmp, &comp->render_fences, link)
-		render_fence_fire(rf);
-}
-
-/* A "GPU" fence for this render, signalled render_delay_ms later; NULL: none. */
-static struct render_fence *
-render_fence_create(struct wlc_comp *comp)
-{
-	struct render_fence *rf;
-
-	if (comp->opt.vgem_fd < 0)
-		return NULL;
-	rf = calloc(1, sizeof(*rf));
-	if (!rf)
-		return NULL;
-	rf->comp = comp;
-	if (sbk_fence_create(comp->opt.vgem_fd, true, &rf->fence) < 0) {
-		free(rf);
-		return NULL;
-	}
-	rf->timer = wl_event_loop_add_timer(comp->loop, render_fence_fire, rf);
-	if (!rf->timer) {
-		wlgpu_fence_signal(&rf->fence, NULL);
-		sbk_fence_destroy(&rf->fence);
-		free(rf);
-		return NULL;
-	}
-	wl_event_source_timer_update(rf->timer, comp->opt.render_delay_ms > 0 ? comp->opt.render_delay_ms : 1);
-	wl_list_insert(&comp->render_fences, &rf->link);
-	return rf;
-}
-
 /* ---- apply ---------------------------------------------------------------------- */
-
-/* A sync_file's state, for -v; closes fd. */
-static const char *
-fence_state(int fd)
-{
-	int status = 0;
-
-	if (sb_sync_file_get_status(fd, &status) < 0)
-		status = -1;
-	close(fd);
-	return status == 0 ? "pending" : status == 1 ? "signalled" : "error";
-}
-
-/*
- * The acquire fence's state at use, for -v: an outside witness (a stock
- * client's fences are not ours to time) that nothing is used before it.
- * Under implicit sync the helper hands out no fence once it waited for its
- * snapshot (it keeps it for the status only), nor without one (--no-wait,
- * --no-implicit-wait): the compositor's own snapshot of the dma-buf's write
- * fences at commit (s->witness_fd, *implicit = true) stands in, the fences
- * implicit sync makes a reader wait for. Not the buffer's fences at use:
- * virtio_gpu fences every buffer a submission names as written, so a
- * client's later frames can put fences on a buffer it is not writing.
- */
-static const char *
-acquire_state(struct sb_wl_commit *commit, enum sb_wl_sync_protocol protocol,
-	      const struct wlc_state *s, bool *implicit)
-{
-	int fd = -1;
-
-	*implicit = false;
-	if (commit && sb_wl_commit_export_acquire_fence(commit, &fd) == 0 && fd >= 0)
-		return fence_state(fd);
-	if (protocol != SB_WL_SYNC_IMPLICIT || s->witness_fd < 0)
-		return "none";
-	fd = fcntl(s->witness_fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
-		return "error";
-	*implicit = true;
-	return fence_state(fd);
-}
-
-static void
-report_use(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit)
-{
-	struct wlc_comp *comp = surf->comp;
-	struct wlc_used u;
-
-	memset(&u, 0, sizeof(u));
-	u.client = wl_resource_get_client(surf->resource);
-	u.surface_id = wl_resource_get_id(surf->resource);
-	u.seq = surf->seq;
-	u.dmabuf = s->dmabuf != NULL;
-	if (s->dmabuf)
-		u.content = s->dmabuf->map ?
-			    *(const volatile uint32_t *)((const char *)s->dmabuf->map + s->dmabuf->offset) :
-			    0xdeadbeef;
-	else
-		u.content = s->shm_content;
-	u.time_ns = now_ns();
-	u.protocol = sb_wl_commit_get_protocol(commit);
-	if (commit)
-		sb_wl_commit_get_acquire_status(commit, &u.acquire_status);
-	sb_wl_server_get_stats(comp->helper, &u.stats);
-	if (comp->opt.verbose) {
-		bool implicit;
-		const char *state = acquire_state(commit, u.protocol, s, &implicit);
-
-		printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x acquire=%s%s sync=%d\n",
-		       (void *)u.client, u.surface_id, u.seq, u.content, state,
-		       implicit ? " of=commit-snapshot" : "", u.protocol);
-	}
-	if (comp->opt.hooks && comp->opt.hooks->buffer_used)
-		comp->opt.hooks->buffer_used(comp->opt.hook_data, &u);
-}
 
 /*
  * The renderer's copy of the buffer. The helper held the commit until its
@@ -372,22 +230,40 @@ held_release(struct wlc_surface *surf)
 	surf->held_fence = -1;
 }
 
+/*
+ * Hand the commit back once the compositor no longer reads its buffer:
+ * after fence_fd (borrowed; -1: now). The helper turns it into the v1
+ * release event or the syncobj release point. false: refused (the kernel
+ * would not describe the fence) and released without it, which a test
+ * render fence does only once it signalled.
+ */
+static bool
+release(struct sb_wl_commit *commit, int fence_fd, struct wlc_test_fence *gpu)
+{
+	if (sb_wl_commit_release(commit, fence_fd) == 0)
+		return true;
+	if (gpu)
+		gpu->late_release = commit;
+	else
+		sb_wl_commit_release(commit, -1);
+	return false;
+}
+
 /* Apply a committed state: use the buffer, release it, answer frame callbacks. */
 static void
 apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit)
 {
 	struct wlc_comp *comp = surf->comp;
 	int fence_fd = -1, copy_fence = -1;
-	struct render_fence *rf = NULL;
-	bool used = s->attached && (s->dmabuf || s->shm);
+	struct wlc_test_fence *gpu = NULL;
+	bool used = s->attached && (s->dmabuf || s->shm), released;
 
 	if (used) {
 		surf->seq++;
 		comp->commits++;
-		report_use(surf, s, commit);
+		gpu = wlc_test_use(surf, s, commit);
 		copy_fence = take_content(surf, s, commit);
-		rf = render_fence_create(comp);
-		fence_fd = rf ? rf->fence.sync_file : copy_fence;
+		fence_fd = gpu ? gpu->fd : copy_fence;
 		/* wl_buffer.release too (explicit-sync v1 says it is still sent). */
 		if (s->buffer)
 			wl_buffer_send_release(s->buffer);
@@ -398,7 +274,6 @@ apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit
 		/* a NULL buffer: the surface shows nothing */
 		surf->width = surf->height = 0;
 	}
-	bool released;
 	if (comp->opt.hold_current && used) {
 		/* This buffer replaces the one shown: that one goes back now. */
 		held_release(surf);
@@ -406,15 +281,7 @@ apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit
 		surf->held_fence = fence_fd >= 0 ? fcntl(fence_fd, F_DUPFD_CLOEXEC, 0) : -1;
 		commit = NULL;
 	}
-	/* Refused (the kernel would not describe our render fence): the commit
-	 * is still ours; hand it back without a fence once the fence signalled. */
-	released = sb_wl_commit_release(commit, fence_fd) == 0;
-	if (!released) {
-		if (rf)
-			rf->late_release = commit;
-		else
-			sb_wl_commit_release(commit, -1);
-	}
+	released = release(commit, fence_fd, gpu);
 	if (copy_fence >= 0)
 		close(copy_fence);
 
@@ -423,15 +290,9 @@ apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit
 		surf->role->applied(surf, surf->width > 0);
 	if (surf->mapped && used)
 		wl_signal_emit(&comp->needs_repaint, NULL);
-	/* Last: every event of this apply is queued when the hook runs. */
-	if (used && commit && released && comp->opt.hooks && comp->opt.hooks->released) {
-		struct wlc_released r = {
-			.client = wl_resource_get_client(surf->resource),
-			.surface_id = wl_resource_get_id(surf->resource), .seq = surf->seq,
-			.render_fence_fd = fence_fd,
-		};
-		comp->opt.hooks->released(comp->opt.hook_data, &r);
-	}
+	/* Last: every event of this apply is queued when the test hears of it. */
+	if (used && commit && released)
+		wlc_test_released(surf, fence_fd);
 	state_free(s);
 }
 
@@ -508,9 +369,6 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 	struct wlc_state *snap;
 	int ret;
 
-	if (info.buffer && comp->opt.hooks && comp->opt.hooks->buffer_type)
-		info.buffer_type = comp->opt.hooks->buffer_type(comp->opt.hook_data, info.buffer,
-								info.buffer_type);
 	/* The role's rules first (xdg-shell: no buffer before the first configure). */
 	if (surf->role && surf->role->precommit && !surf->role->precommit(surf, &surf->pending))
 		return;
@@ -519,10 +377,7 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 		wl_client_post_no_memory(client);
 		return;
 	}
-	/* -v's witness under implicit sync (acquire_state()); none on failure. */
-	if (comp->opt.verbose && snap->dmabuf &&
-	    sb_dmabuf_export_sync_file(snap->dmabuf->fd, SB_ACCESS_READ, &snap->witness_fd) < 0)
-		snap->witness_fd = -1;
+	wlc_test_commit(comp, &info, snap);
 	if (!comp->helper) { /* dropped (wlc_comp_drop_helper()): no explicit sync any more */
 		apply_now(surf, snap, NULL);
 		return;
@@ -538,14 +393,6 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 		return; /* commit_ready() applies it */
 	}
 
-	if (comp->opt.blocking_wait_ms > 0 && commit) {
-		/* The naive compositor (a control): wait here, stalling every client. */
-		int fd = -1;
-		if (sb_wl_commit_export_acquire_fence(commit, &fd) == 0 && fd >= 0) {
-			sb_sync_file_wait(fd, (int64_t)comp->opt.blocking_wait_ms * 1000000);
-			close(fd);
-		}
-	}
 	apply_now(surf, snap, commit);
 }
 
