@@ -38,7 +38,8 @@ struct subsurface {
 
 static void subsurface_applied(struct wlc_surface *surf, bool has_buffer);
 
-static const struct wlc_role subsurface_role = { .name = "wl_subsurface", .applied = subsurface_applied };
+static const struct wlc_role subsurface_role = { .name = "wl_subsurface",
+						 .applied = subsurface_applied };
 
 /*
  * Commits reach here as the helper hands them out: a synchronized child's
@@ -72,7 +73,8 @@ subsurface_tell_helper(struct subsurface *sub, bool linked)
 }
 
 static void
-subsurface_set_position(struct wl_client *client, struct wl_resource *resource, int32_t x, int32_t y)
+subsurface_set_position(struct wl_client *client, struct wl_resource *resource, int32_t x,
+			int32_t y)
 {
 	struct subsurface *sub = wl_resource_get_user_data(resource);
 
@@ -84,7 +86,8 @@ subsurface_set_position(struct wl_client *client, struct wl_resource *resource, 
 
 /* "The sub-surface must be a sibling or the parent": checked, the order is not used. */
 static void
-subsurface_place(struct wl_client *client, struct wl_resource *resource, struct wl_resource *sibling_res)
+subsurface_place(struct wl_client *client, struct wl_resource *resource,
+		 struct wl_resource *sibling_res)
 {
 	struct subsurface *sub = wl_resource_get_user_data(resource);
 	struct wlc_surface *sibling = wlc_surface_from_resource(sibling_res);
@@ -195,17 +198,20 @@ subcompositor_get_subsurface(struct wl_client *client, struct wl_resource *resou
 
 	if (surf->role == &subsurface_role && surf->role_data) {
 		wl_resource_post_error(resource, WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE,
-				       "wl_surface@%u is already a sub-surface", wl_resource_get_id(surface_res));
+				       "wl_surface@%u is already a sub-surface",
+				       wl_resource_get_id(surface_res));
 		return;
 	}
 	/* "the parent must not be the surface itself or one of its descendants" */
 	if (is_ancestor(surf, parent)) {
 		wl_resource_post_error(resource, WL_SUBCOMPOSITOR_ERROR_BAD_PARENT,
 				       "wl_surface@%u cannot be a parent of wl_surface@%u",
-				       wl_resource_get_id(parent_res), wl_resource_get_id(surface_res));
+				       wl_resource_get_id(parent_res),
+				       wl_resource_get_id(surface_res));
 		return;
 	}
-	if (!wlc_surface_set_role(surf, &subsurface_role, NULL, resource, WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE))
+	if (!wlc_surface_set_role(surf, &subsurface_role, NULL, resource,
+				  WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE))
 		return;
 	sub = wlc_client_zalloc(client, sizeof(*sub));
 	if (!sub)
@@ -213,8 +219,9 @@ subcompositor_get_subsurface(struct wl_client *client, struct wl_resource *resou
 	sub->surface = surf;
 	sub->parent = parent;
 	sub->sync = true; /* "a sub-surface is initially in the synchronized mode" */
-	sub->resource = wlc_resource_new(client, &wl_subsurface_interface, wl_resource_get_version(resource),
-					  id, &subsurface_impl, sub, subsurface_res_destroy);
+	sub->resource = wlc_resource_new(client, &wl_subsurface_interface,
+					 wl_resource_get_version(resource), id, &subsurface_impl,
+					 sub, subsurface_res_destroy);
 	if (!sub->resource) {
 		free(sub);
 		return;
@@ -235,20 +242,21 @@ static const struct wl_subcompositor_interface subcompositor_impl = {
 static void
 subcompositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	wlc_resource_new(client, &wl_subcompositor_interface, (int)version, id, &subcompositor_impl, data, NULL);
+	wlc_resource_new(client, &wl_subcompositor_interface, (int)version, id, &subcompositor_impl,
+			 data, NULL);
 }
 
 /* ---- wp_presentation ------------------------------------------------------------- */
 
 static void
-presentation_feedback(struct wl_client *client, struct wl_resource *resource, struct wl_resource *surface,
-		      uint32_t callback)
+presentation_feedback(struct wl_client *client, struct wl_resource *resource,
+		      struct wl_resource *surface, uint32_t callback)
 {
 	struct wlc_surface *surf = wlc_surface_from_resource(surface);
 
 	/* last: presented in the order asked for */
-	wlc_resource_new_linked(client, &wp_presentation_feedback_interface, 1, callback, NULL, NULL,
-				 surf->pending.feedbacks.prev);
+	wlc_resource_new_linked(client, &wp_presentation_feedback_interface, 1, callback, NULL,
+				NULL, surf->pending.feedbacks.prev);
 }
 
 static const struct wp_presentation_interface presentation_impl = {
@@ -259,8 +267,8 @@ static const struct wp_presentation_interface presentation_impl = {
 static void
 presentation_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	struct wl_resource *res = wlc_resource_new(client, &wp_presentation_interface, (int)version, id,
-						    &presentation_impl, data, NULL);
+	struct wl_resource *res = wlc_resource_new(client, &wp_presentation_interface, (int)version,
+						   id, &presentation_impl, data, NULL);
 
 	if (res)
 		wp_presentation_send_clock_id(res, CLOCK_MONOTONIC);
@@ -278,8 +286,8 @@ wlc_globals_create(struct wlc_comp *comp)
 	g->comp = comp;
 	g->subcompositor = wl_global_create(comp->display, &wl_subcompositor_interface,
 					    SUBCOMPOSITOR_VERSION, g, subcompositor_bind);
-	g->presentation = wl_global_create(comp->display, &wp_presentation_interface, PRESENTATION_VERSION,
-					   g, presentation_bind);
+	g->presentation = wl_global_create(comp->display, &wp_presentation_interface,
+					   PRESENTATION_VERSION, g, presentation_bind);
 	if (!g->subcompositor || !g->presentation) {
 		wlc_globals_destroy(g);
 		return NULL;

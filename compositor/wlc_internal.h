@@ -13,6 +13,7 @@
  *   wlc_shell_toplevel.c  xdg_toplevel (wlc_shell_internal.h)
  *   wlc_shell_popup.c     xdg_popup and xdg_positioner
  *   wlc_shell_configure.c the configure/ack sequence both roles share
+ *   wlc_shell_ping.c      xdg_wm_base.ping: liveness, its counters
  *   wlc_seat.c            wl_seat: a keyboard with a keymap (libxkbcommon), a
  *                         pointer without events, the keyboard focus
  *   wlc_data_device.c     wl_data_device_manager: the seat's selection
@@ -351,8 +352,8 @@ void *wlc_client_zalloc(struct wl_client *client, size_t size);
  * (wl_client_post_no_memory()): then data is still the caller's to free.
  */
 static inline struct wl_resource *
-wlc_resource_new(struct wl_client *client, const struct wl_interface *iface, int version, uint32_t id,
-		  const void *impl, void *data, wl_resource_destroy_func_t destroy)
+wlc_resource_new(struct wl_client *client, const struct wl_interface *iface, int version,
+		 uint32_t id, const void *impl, void *data, wl_resource_destroy_func_t destroy)
 {
 	struct wl_resource *res = wl_resource_create(client, iface, version, id);
 
@@ -372,16 +373,20 @@ wlc_resource_new(struct wl_client *client, const struct wl_interface *iface, int
  * (wlc_util.c).
  */
 void wlc_resource_unlink(struct wl_resource *res);
-struct wl_resource *wlc_resource_new_linked(struct wl_client *client, const struct wl_interface *iface,
-					     int version, uint32_t id, const void *impl, void *data,
-					     struct wl_list *after);
+struct wl_resource *wlc_resource_new_linked(struct wl_client *client,
+					    const struct wl_interface *iface, int version,
+					    uint32_t id, const void *impl, void *data,
+					    struct wl_list *after);
 /*
  * The global that kept `list` goes and its resources stay until their
  * clients go: each is taken off the list (its destroy handler then unlinks
  * nothing) and its user data, which pointed at the global's state, is NULL.
  */
 void wlc_resource_list_orphan(struct wl_list *list);
-/* send(res, data) for each resource on `list` that belongs to `client`; send must not destroy any. */
+/*
+ * send(res, data) for each resource on `list` that belongs to `client`; send
+ * must not destroy any.
+ */
 void wlc_resource_list_send(struct wl_list *list, struct wl_client *client,
 			     void (*send)(struct wl_resource *res, void *data), void *data);
 

@@ -34,8 +34,9 @@ output_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
 	struct wlc_output *o = data;
 	int32_t w = o->width, h = o->height;
-	struct wl_resource *res = wlc_resource_new_linked(client, &wl_output_interface, (int)version,
-							   id, &output_impl, o, &o->resources);
+	struct wl_resource *res = wlc_resource_new_linked(client, &wl_output_interface,
+							  (int)version, id, &output_impl, o,
+							  &o->resources);
 
 	if (!res)
 		return;
@@ -112,8 +113,9 @@ wlc_presentation_presented(struct wlc_output *o, struct wl_list *feedbacks, int6
 			if (wl_resource_get_client(out) == client)
 				wp_presentation_feedback_send_sync_output(fb, out);
 		wp_presentation_feedback_send_presented(fb, (uint32_t)(sec >> 32), (uint32_t)sec,
-							(uint32_t)(time_ns % 1000000000), refresh_ns,
-							(uint32_t)(msc >> 32), (uint32_t)msc, flags);
+							(uint32_t)(time_ns % 1000000000),
+							refresh_ns, (uint32_t)(msc >> 32),
+							(uint32_t)msc, flags);
 		wl_resource_destroy(fb);
 	}
 }

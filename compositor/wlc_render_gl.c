@@ -93,16 +93,17 @@ format_opaque(uint32_t format)
  * fb_w x fb_h at (x, y), w x h. Blending is the caller's.
  */
 static void
-draw(struct gl_renderer *r, GLuint tex, GLuint fbo, uint32_t fb_w, uint32_t fb_h, int32_t x, int32_t y,
-     uint32_t w, uint32_t h, bool swizzle, bool opaque)
+draw(struct gl_renderer *r, GLuint tex, GLuint fbo, uint32_t fb_w, uint32_t fb_h, int32_t x,
+     int32_t y, uint32_t w, uint32_t h, bool swizzle, bool opaque)
 {
 	static const GLfloat quad[] = { 0, 0, 1, 0, 0, 1, 1, 1 };
 
 	glBindFramebuffer(GL_FRAMEBUFFER, fbo);
 	glViewport(0, 0, (GLsizei)fb_w, (GLsizei)fb_h);
 	glUseProgram(r->program);
-	glUniform4f(r->u_rect, 2.0f * (float)x / (float)fb_w - 1.0f, 2.0f * (float)y / (float)fb_h - 1.0f,
-		    2.0f * (float)w / (float)fb_w, 2.0f * (float)h / (float)fb_h);
+	glUniform4f(r->u_rect, 2.0f * (float)x / (float)fb_w - 1.0f,
+		    2.0f * (float)y / (float)fb_h - 1.0f, 2.0f * (float)w / (float)fb_w,
+		    2.0f * (float)h / (float)fb_h);
 	glUniform1i(r->u_swizzle, swizzle);
 	glUniform1i(r->u_opaque, opaque);
 	glActiveTexture(GL_TEXTURE0);
@@ -216,23 +217,24 @@ take_shm(struct gl_renderer *r, struct gl_surface *gs, const struct wlc_state *s
 		if (!packed)
 			return -ENOMEM;
 		for (uint32_t y = 0; y < h; y++)
-			memcpy(packed + (size_t)y * w * 4, pixels + (size_t)y * s->shm_stride, (size_t)w * 4);
+			memcpy(packed + (size_t)y * w * 4, pixels + (size_t)y * s->shm_stride,
+			       (size_t)w * 4);
 		pixels = packed;
 	}
 	gl_format = bgra ? GL_BGRA_EXT : GL_RGBA;
-	if (gs->target.tex && !gs->target.fbo && gs->bgra_storage == bgra && gs->target.width == (int)w &&
-	    gs->target.height == (int)h) {
+	if (gs->target.tex && !gs->target.fbo && gs->bgra_storage == bgra &&
+	    gs->target.width == (int)w && gs->target.height == (int)h) {
 		glBindTexture(GL_TEXTURE_2D, gs->target.tex);
-		glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, (GLsizei)w, (GLsizei)h, gl_format, GL_UNSIGNED_BYTE,
-				pixels);
+		glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, (GLsizei)w, (GLsizei)h, gl_format,
+				GL_UNSIGNED_BYTE, pixels);
 	} else {
 		/* A new texture: the old one may be an FBO's of another size or format. */
 		eglt_target_destroy(&r->gd.t, &gs->target);
 		glGenTextures(1, &gs->target.tex);
 		glBindTexture(GL_TEXTURE_2D, gs->target.tex);
 		wlc_gl_texture_params();
-		glTexImage2D(GL_TEXTURE_2D, 0, (GLint)gl_format, (GLsizei)w, (GLsizei)h, 0, gl_format,
-			     GL_UNSIGNED_BYTE, pixels);
+		glTexImage2D(GL_TEXTURE_2D, 0, (GLint)gl_format, (GLsizei)w, (GLsizei)h, 0,
+			     gl_format, GL_UNSIGNED_BYTE, pixels);
 		gs->target.width = (int)w;
 		gs->target.height = (int)h;
 		gs->bgra_storage = bgra;
@@ -246,8 +248,8 @@ take_shm(struct gl_renderer *r, struct gl_surface *gs, const struct wlc_state *s
 }
 
 static int
-gl_take(struct wlc_renderer *base, struct wlc_surface *surf, const struct wlc_state *s, int acquire_fd,
-	int *release_fd)
+gl_take(struct wlc_renderer *base, struct wlc_surface *surf, const struct wlc_state *s,
+	int acquire_fd, int *release_fd)
 {
 	struct gl_renderer *r = (struct gl_renderer *)base;
 	struct gl_surface *gs = surface_get(surf);
@@ -303,7 +305,8 @@ gl_repaint(struct wlc_renderer *base, struct wl_list *stack)
 			continue;
 		/* At the content's own size: a failed take() left the previous one. */
 		draw(r, gs->target.tex, r->output.fbo, base->width, base->height, surf->x, surf->y,
-		     (uint32_t)gs->target.width, (uint32_t)gs->target.height, gs->swizzle, gs->opaque);
+		     (uint32_t)gs->target.width, (uint32_t)gs->target.height, gs->swizzle,
+		     gs->opaque);
 	}
 	glDisable(GL_BLEND);
 	return glGetError() == GL_NO_ERROR ? 0 : -EIO;
@@ -390,7 +393,10 @@ program_init(struct gl_renderer *r)
 		"attribute vec2 pos;\n"
 		"uniform vec4 rect;\n"
 		"varying vec2 uv;\n"
-		"void main() { uv = pos; gl_Position = vec4(rect.xy + pos * rect.zw, 0.0, 1.0); }\n";
+		"void main() {\n"
+		"  uv = pos;\n"
+		"  gl_Position = vec4(rect.xy + pos * rect.zw, 0.0, 1.0);\n"
+		"}\n";
 	/* highp where there is one: mediump texture coordinates miss texels on wide surfaces. */
 	static const char fs[] =
 		"#ifdef GL_FRAGMENT_PRECISION_HIGH\n"
@@ -483,8 +489,8 @@ wlc_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 	}
 	r->gd.create_image = (PFNEGLCREATEIMAGEKHRPROC)eglGetProcAddress("eglCreateImageKHR");
 	r->gd.destroy_image = (PFNEGLDESTROYIMAGEKHRPROC)eglGetProcAddress("eglDestroyImageKHR");
-	r->gd.image_target =
-		(PFNGLEGLIMAGETARGETTEXTURE2DOESPROC)eglGetProcAddress("glEGLImageTargetTexture2DOES");
+	r->gd.image_target = (PFNGLEGLIMAGETARGETTEXTURE2DOESPROC)
+		eglGetProcAddress("glEGLImageTargetTexture2DOES");
 	missing = missing_ext(r);
 	if (missing) {
 		fprintf(stderr, "render-gl: the %s EGL display lacks %s: cannot import dma-bufs\n",
@@ -494,11 +500,14 @@ wlc_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 	}
 	r->gd.modifiers = eglt_has_ext(eglQueryString(r->gd.t.dpy, EGL_EXTENSIONS),
 				    "EGL_EXT_image_dma_buf_import_modifiers");
-	r->bgra_ext = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS), "GL_EXT_texture_format_BGRA8888");
-	r->row_length = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS), "GL_EXT_unpack_subimage");
+	r->bgra_ext = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS),
+				   "GL_EXT_texture_format_BGRA8888");
+	r->row_length = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS),
+				     "GL_EXT_unpack_subimage");
 	ret = wlc_gl_query_formats(&r->gd);
 	if (ret == 0 && r->gd.nformats == 0) {
-		fprintf(stderr, "render-gl: the %s EGL display imports none of ARGB/XRGB/ABGR/XBGR8888\n",
+		fprintf(stderr,
+			"render-gl: the %s EGL display imports none of ARGB/XRGB/ABGR/XBGR8888\n",
 			r->gd.t.platform);
 		ret = -ENODEV;
 	}

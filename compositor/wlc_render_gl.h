@@ -32,7 +32,10 @@ struct gl_display {
 	void (*texture_deleted)(struct gl_display *gd);
 };
 
-/* The compositor is single-threaded, but a test or an embedding may have made another context current since. */
+/*
+ * The compositor is single-threaded, but a test or an embedding may have
+ * made another context current since.
+ */
 static inline void
 wlc_gl_make_current(struct gl_display *gd)
 {
@@ -42,7 +45,10 @@ wlc_gl_make_current(struct gl_display *gd)
 		;
 }
 
-/* The bound GL_TEXTURE_2D: nearest texels, clamped (GLES2 samples non-power-of-two textures only so). */
+/*
+ * The bound GL_TEXTURE_2D: nearest texels, clamped (GLES2 samples
+ * non-power-of-two textures only so).
+ */
 static inline void
 wlc_gl_texture_params(void)
 {

@@ -89,10 +89,12 @@ wlc_gl_import_get(struct gl_display *gd, struct dmabuf_buffer *b, GLuint *tex)
 	imp = calloc(1, sizeof(*imp));
 	if (!imp)
 		return -ENOMEM;
-	imp->image = gd->create_image(gd->t.dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
+	imp->image = gd->create_image(gd->t.dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL,
+				      attribs);
 	if (imp->image == EGL_NO_IMAGE_KHR) {
-		fprintf(stderr, "render-gl: cannot import a %ux%u dma-buf (format 0x%08x, modifier 0x%llx): "
-			"EGL error 0x%x\n", b->width, b->height, b->format, (unsigned long long)b->modifier,
+		fprintf(stderr, "render-gl: cannot import a %ux%u dma-buf (format 0x%08x, "
+				"modifier 0x%llx): EGL error 0x%x\n",
+			b->width, b->height, b->format, (unsigned long long)b->modifier,
 			eglGetError());
 		free(imp);
 		return -EINVAL;
@@ -181,7 +183,8 @@ wlc_gl_query_formats(struct gl_display *gd)
 
 	eglt_procs_load(&egl);
 	if (!gd->modifiers || !egl.query_dmabuf_formats || !egl.query_dmabuf_modifiers) {
-		for (size_t i = 0; i < sizeof(wanted_formats) / sizeof(wanted_formats[0]) && ret == 0; i++)
+		for (size_t i = 0;
+		     i < sizeof(wanted_formats) / sizeof(wanted_formats[0]) && ret == 0; i++)
 			ret = add_implicit(gd, &cap, wanted_formats[i]);
 		return ret;
 	}
@@ -221,8 +224,8 @@ wlc_gl_main_device(struct gl_display *gd)
 
 	eglt_procs_load(&egl);
 	if (!eglt_has_ext(client, "EGL_EXT_device_query") || !egl.query_display_attrib ||
-	    !egl.query_device_string || !egl.query_display_attrib(gd->t.dpy, EGL_DEVICE_EXT, &attr) ||
-	    !attr)
+	    !egl.query_device_string ||
+	    !egl.query_display_attrib(gd->t.dpy, EGL_DEVICE_EXT, &attr) || !attr)
 		return 0;
 	exts = egl.query_device_string((EGLDeviceEXT)attr, EGL_EXTENSIONS);
 	if (eglt_has_ext(exts, "EGL_EXT_device_drm_render_node"))

@@ -108,7 +108,9 @@ state_read_shm(struct wlc_state *s, struct wl_shm_buffer *shm)
 	s->shm_stride = stride;
 	s->shm_format = wl_shm_buffer_get_format(shm);
 	wl_shm_buffer_begin_access(shm);
-	s->shm_content = stride >= 4 && height > 0 ? *(const uint32_t *)wl_shm_buffer_get_data(shm) : 0xdeadbeef;
+	s->shm_content = 0xdeadbeef;
+	if (stride >= 4 && height > 0)
+		s->shm_content = *(const uint32_t *)wl_shm_buffer_get_data(shm);
 	wl_shm_buffer_end_access(shm);
 }
 
@@ -132,7 +134,7 @@ state_copy_shm(struct wlc_state *s)
 		return;
 	s->shm_pixels = malloc(size);
 	if (!s->shm_pixels)
-		return; /* the renderer then has nothing to take: the surface keeps its old content */
+		return; /* the renderer has nothing to take: the surface keeps its content */
 	wl_shm_buffer_begin_access(shm);
 	memcpy(s->shm_pixels, wl_shm_buffer_get_data(shm), size);
 	wl_shm_buffer_end_access(shm);
@@ -150,7 +152,8 @@ state_snapshot(struct wlc_state *pending)
 	s->attached = pending->attached;
 	if (pending->attached) {
 		state_set_buffer(s, pending->buffer);
-		struct wl_shm_buffer *shm = pending->buffer ? wl_shm_buffer_get(pending->buffer) : NULL;
+		struct wl_shm_buffer *shm =
+			pending->buffer ? wl_shm_buffer_get(pending->buffer) : NULL;
 		if (shm)
 			state_read_shm(s, shm);
 	}
@@ -221,7 +224,8 @@ static void
 held_release(struct wlc_surface *surf)
 {
 	if (surf->held && sb_wl_commit_release(surf->held, surf->held_fence) != 0) {
-		sb_sync_file_wait(surf->held_fence, SB_TIMEOUT_INFINITE); /* refused: as the header asks */
+		/* refused: as the header asks */
+		sb_sync_file_wait(surf->held_fence, SB_TIMEOUT_INFINITE);
 		sb_wl_commit_release(surf->held, -1);
 	}
 	surf->held = NULL;
@@ -320,11 +324,13 @@ surface_frame(struct wl_client *client, struct wl_resource *resource, uint32_t i
 	struct wlc_surface *surf = wl_resource_get_user_data(resource);
 
 	/* last: done in the order asked for */
-	wlc_resource_new_linked(client, &wl_callback_interface, 1, id, NULL, NULL, surf->pending.frames.prev);
+	wlc_resource_new_linked(client, &wl_callback_interface, 1, id, NULL, NULL,
+				surf->pending.frames.prev);
 }
 
 static void
-surface_set_region(struct wl_client *client, struct wl_resource *resource, struct wl_resource *region)
+surface_set_region(struct wl_client *client, struct wl_resource *resource,
+		   struct wl_resource *region)
 {
 }
 
@@ -447,7 +453,8 @@ wlc_surface_set_role(struct wlc_surface *surf, const struct wlc_role *role, void
 		      struct wl_resource *error_res, uint32_t error_code)
 {
 	if (surf->role && surf->role != role) {
-		wl_resource_post_error(error_res, error_code, "wl_surface@%u already has the role %s",
+		wl_resource_post_error(error_res, error_code,
+				       "wl_surface@%u already has the role %s",
 				       wl_resource_get_id(surf->resource), surf->role->name);
 		return false;
 	}
@@ -517,8 +524,9 @@ compositor_create_surface(struct wl_client *client, struct wl_resource *resource
 	wl_list_init(&surf->feedbacks);
 	wl_signal_init(&surf->destroy_signal);
 	wl_signal_init(&surf->unmap_signal);
-	surf->resource = wlc_resource_new(client, &wl_surface_interface, wl_resource_get_version(resource),
-					   id, &surface_impl, surf, surface_res_destroy);
+	surf->resource = wlc_resource_new(client, &wl_surface_interface,
+					  wl_resource_get_version(resource), id, &surface_impl,
+					  surf, surface_res_destroy);
 	if (!surf->resource) {
 		free(surf);
 		return;
@@ -554,5 +562,6 @@ static const struct wl_compositor_interface compositor_impl = {
 void
 wlc_compositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	wlc_resource_new(client, &wl_compositor_interface, (int)version, id, &compositor_impl, data, NULL);
+	wlc_resource_new(client, &wl_compositor_interface, (int)version, id, &compositor_impl, data,
+			 NULL);
 }

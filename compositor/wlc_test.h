@@ -38,7 +38,7 @@ struct wlc_used {
 	bool dmabuf;
 	int64_t time_ns;            /* CLOCK_MONOTONIC */
 	enum sb_wl_sync_protocol protocol;
-	int acquire_status;         /* sb_wl_commit_get_acquire_status()'s *status: 0 or e.g. -EIO */
+	int acquire_status; /* sb_wl_commit_get_acquire_status()'s *status: 0 or e.g. -EIO */
 	struct sb_wl_server_stats stats; /* the helper's counters right then */
 };
 
