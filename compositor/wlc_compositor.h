@@ -16,7 +16,7 @@
  * clock, which --screenshot writes as PNG.
  *
  * The example program (main.c) runs it from main(); the tests run it
- * on a thread of their own and watch it through the hooks.
+ * on a thread of their own and watch it through the hooks (wlc_test.h).
  */
 #ifndef WLC_COMPOSITOR_H
 #define WLC_COMPOSITOR_H

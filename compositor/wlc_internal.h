@@ -89,7 +89,7 @@ struct wlc_dmabuf *wlc_dmabuf_create(struct wl_display *display, dev_t main_devi
 				       const struct wlc_format *formats, size_t nformats);
 void wlc_dmabuf_destroy(struct wlc_dmabuf *d);
 
-/* ---- surfaces (wlc_compositor.c) ------------------------------------------- */
+/* ---- surfaces (wlc_surface.c) ---------------------------------------------- */
 
 /* Double-buffered state: what a commit carries. */
 struct wlc_state {

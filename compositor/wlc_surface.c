@@ -238,18 +238,23 @@ held_release(struct wlc_surface *surf)
  * Hand the commit back once the compositor no longer reads its buffer:
  * after fence_fd (borrowed; -1: now). The helper turns it into the v1
  * release event or the syncobj release point. false: refused (the kernel
- * would not describe the fence) and released without it, which a test
- * render fence does only once it signalled.
+ * would not describe the fence), and released without it once the fence
+ * signalled, as the helper's header asks: the renderer's copy fence is
+ * waited for here (as held_release() does), a test render fence, which this
+ * loop signals, keeps the commit until it fires.
  */
 static bool
 release(struct sb_wl_commit *commit, int fence_fd, struct wlc_test_fence *gpu)
 {
 	if (sb_wl_commit_release(commit, fence_fd) == 0)
 		return true;
-	if (gpu)
+	if (gpu) {
 		gpu->late_release = commit;
-	else
-		sb_wl_commit_release(commit, -1);
+		return false;
+	}
+	if (fence_fd >= 0)
+		sb_sync_file_wait(fence_fd, SB_TIMEOUT_INFINITE);
+	sb_wl_commit_release(commit, -1);
 	return false;
 }
 
