@@ -114,26 +114,18 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: syncbridge-wl-compositor [--socket NAME] [--drm PATH|auto|none] "
-		   "[--no-explicit-v1] [--no-drm-syncobj] [--no-wait] [--gpu-wait] [--no-implicit-wait] [--max-pending N] "
-		   "[--render-delay-ms N] [--blocking-wait-ms N] [--renderer auto|gl|cpu|none] [--size WxH] "
-		   "[--repaint-hz N] [--screenshot DIR] [--screenshot-every N] [--ping-timeout-ms N] "
-		   "[--ready-fd FD] [-v]\n");
+		   "[--no-explicit-v1] [--no-drm-syncobj] [--no-wait] [--gpu-wait] "
+		   "[--no-implicit-wait] [--max-pending N] "
+		   "[--render-delay-ms N] [--blocking-wait-ms N] [--renderer auto|gl|cpu|none] "
+		   "[--size WxH] [--repaint-hz N] [--screenshot DIR] [--screenshot-every N] "
+		   "[--ping-timeout-ms N] [--ready-fd FD] [-v]\n");
 }
 
-int
-main(int argc, char **argv)
+/* The command line into opt, *drm (--drm) and *ready_fd; 0, or the exit status (2). */
+static int
+parse_options(int argc, char **argv, struct wlc_comp_options *opt, const char **drm,
+	      int *ready_fd)
 {
-	struct wlc_comp_options opt;
-	const char *drm = "auto";
-	bool implicit_wait = true;
-	int ready_fd = -1, drm_fd = -1, vgem_fd = -1, err = 0;
-	struct wlc_comp *comp;
-	struct wl_event_loop *loop;
-	struct wl_event_source *sig[2];
-	struct run run = { 0 };
-	struct sb_wl_server_stats stats;
-	struct wlc_ping_stats pings;
-
 	/* --renderer's words, in enum wlc_render_mode's order */
 	static const char *const renderers[] = { "none", "auto", "gl", "cpu", NULL };
 	static const uint32_t flag_bits[] = { SB_WL_SERVER_NO_EXPLICIT_V1,
@@ -142,68 +134,134 @@ main(int argc, char **argv)
 	bool flag_set[4] = { false }, no_implicit_wait = false;
 	int renderer = WLC_RENDER_AUTO;
 	const struct demo_opt opts[] = {
-		{ "socket", DEMO_OPT_STRING, &opt.socket },
-		{ "drm", DEMO_OPT_STRING, &drm },
+		{ "socket", DEMO_OPT_STRING, &opt->socket },
+		{ "drm", DEMO_OPT_STRING, drm },
 		{ "no-explicit-v1", DEMO_OPT_FLAG, &flag_set[0] },
 		{ "no-drm-syncobj", DEMO_OPT_FLAG, &flag_set[1] },
 		{ "no-wait", DEMO_OPT_FLAG, &flag_set[2] },
 		{ "gpu-wait", DEMO_OPT_FLAG, &flag_set[3] },
 		{ "no-implicit-wait", DEMO_OPT_FLAG, &no_implicit_wait },
-		{ "max-pending", DEMO_OPT_UINT, &opt.max_pending, 0, UINT32_MAX },
-		{ "render-delay-ms", DEMO_OPT_INT, &opt.render_delay_ms, -1, 600000 },
-		{ "blocking-wait-ms", DEMO_OPT_INT, &opt.blocking_wait_ms, 0, 600000 },
+		{ "max-pending", DEMO_OPT_UINT, &opt->max_pending, 0, UINT32_MAX },
+		{ "render-delay-ms", DEMO_OPT_INT, &opt->render_delay_ms, -1, 600000 },
+		{ "blocking-wait-ms", DEMO_OPT_INT, &opt->blocking_wait_ms, 0, 600000 },
 		{ "renderer", DEMO_OPT_WORD, &renderer, .words = renderers },
-		{ "size", DEMO_OPT_SIZE, &opt.output_width, 1, 8192, .dst2 = &opt.output_height },
-		{ "repaint-hz", DEMO_OPT_INT, &opt.repaint_hz, 0, 1000 },
-		{ "screenshot", DEMO_OPT_STRING, &opt.screenshot_dir },
-		{ "screenshot-every", DEMO_OPT_UINT, &opt.screenshot_every, 0, UINT32_MAX },
-		{ "ping-timeout-ms", DEMO_OPT_INT, &opt.ping_timeout_ms, 1, 3600000 },
-		{ "ready-fd", DEMO_OPT_INT, &ready_fd, 0, 65535 },
-		{ "verbose", DEMO_OPT_FLAG, &opt.verbose, .short_name = 'v' },
+		{ "size", DEMO_OPT_SIZE, &opt->output_width, 1, 8192, .dst2 = &opt->output_height },
+		{ "repaint-hz", DEMO_OPT_INT, &opt->repaint_hz, 0, 1000 },
+		{ "screenshot", DEMO_OPT_STRING, &opt->screenshot_dir },
+		{ "screenshot-every", DEMO_OPT_UINT, &opt->screenshot_every, 0, UINT32_MAX },
+		{ "ping-timeout-ms", DEMO_OPT_INT, &opt->ping_timeout_ms, 1, 3600000 },
+		{ "ready-fd", DEMO_OPT_INT, ready_fd, 0, 65535 },
+		{ "verbose", DEMO_OPT_FLAG, &opt->verbose, .short_name = 'v' },
 		{ NULL },
 	};
 
-	memset(&opt, 0, sizeof(opt));
-	opt.drm_fd = -1;
-	opt.vgem_fd = -1;
-	opt.repaint_hz = 60;
+	memset(opt, 0, sizeof(*opt));
+	opt->drm_fd = -1;
+	opt->vgem_fd = -1;
+	opt->repaint_hz = 60;
 	if (demo_opt_parse("syncbridge-wl-compositor", argc, argv, opts, usage, 0) < 0)
 		return 2;
-	opt.renderer = (enum wlc_render_mode)renderer;
-	opt.ping_disconnect = opt.ping_timeout_ms > 0; /* given: disconnect */
+	opt->renderer = (enum wlc_render_mode)renderer;
+	opt->ping_disconnect = opt->ping_timeout_ms > 0; /* given: disconnect */
 	for (size_t i = 0; i < sizeof(flag_bits) / sizeof(flag_bits[0]); i++)
 		if (flag_set[i])
-			opt.helper_flags |= flag_bits[i];
-	implicit_wait = !no_implicit_wait;
-	if (opt.screenshot_dir && opt.renderer == WLC_RENDER_NONE) {
+			opt->helper_flags |= flag_bits[i];
+	if (!no_implicit_wait)
+		opt->helper_flags |= SB_WL_SERVER_WAIT_IMPLICIT;
+	if (opt->screenshot_dir && opt->renderer == WLC_RENDER_NONE) {
 		fprintf(stderr, "compositor: --screenshot needs a renderer\n");
 		return 2;
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	return 0;
+}
 
+/*
+ * The devices the options ask for, into opt: the syncobj node (--drm) and
+ * vgem (--render-delay-ms's render fences). 0, or the exit status (1).
+ */
+static int
+open_devices(struct wlc_comp_options *opt, const char *drm)
+{
 	if (strcmp(drm, "auto") == 0) {
-		drm_fd = wlc_open_syncobj_drm();
-		if (drm_fd < 0)
+		opt->drm_fd = wlc_open_syncobj_drm();
+		if (opt->drm_fd < 0)
 			fprintf(stderr, "compositor: no DRM render node with timeline syncobjs; "
 					"linux-drm-syncobj-v1 is off\n");
 	} else if (strcmp(drm, "none") != 0) {
-		drm_fd = open(drm, O_RDWR | O_CLOEXEC);
-		if (drm_fd < 0) {
+		opt->drm_fd = open(drm, O_RDWR | O_CLOEXEC);
+		if (opt->drm_fd < 0) {
 			fprintf(stderr, "compositor: %s: %s\n", drm, strerror(errno));
 			return 1;
 		}
 	}
-	opt.drm_fd = drm_fd < 0 ? -1 : drm_fd;
-	if (implicit_wait)
-		opt.helper_flags |= SB_WL_SERVER_WAIT_IMPLICIT;
-	if (opt.render_delay_ms > 0) {
-		vgem_fd = wlc_open_vgem();
-		if (vgem_fd < 0) {
-			fprintf(stderr, "compositor: --render-delay-ms needs vgem: %s\n", strerror(-vgem_fd));
+	if (opt->drm_fd < 0)
+		opt->drm_fd = -1;
+	if (opt->render_delay_ms > 0) {
+		opt->vgem_fd = wlc_open_vgem();
+		if (opt->vgem_fd < 0) {
+			fprintf(stderr, "compositor: --render-delay-ms needs vgem: %s\n",
+				strerror(-opt->vgem_fd));
+			opt->vgem_fd = -1;
 			return 1;
 		}
-		opt.vgem_fd = vgem_fd;
 	}
+	return 0;
+}
+
+static const char *
+yes_no(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+static void
+print_started(struct wlc_comp *comp)
+{
+	uint32_t protocols = sb_wl_server_get_protocols(wlc_comp_get_helper(comp));
+
+	fprintf(stderr, "compositor: listening on %s (renderer: %s, explicit-sync v1: %s, "
+			"linux-drm-syncobj: %s)\n",
+		wlc_comp_get_socket(comp), wlc_comp_get_renderer_name(comp),
+		yes_no(protocols & (1u << SB_WL_SYNC_EXPLICIT_V1)),
+		yes_no(protocols & (1u << SB_WL_SYNC_DRM_SYNCOBJ)));
+}
+
+static void
+print_totals(struct wlc_comp *comp)
+{
+	struct sb_wl_server_stats stats;
+	struct wlc_ping_stats pings;
+
+	sb_wl_server_get_stats(wlc_comp_get_helper(comp), &stats);
+	fprintf(stderr,
+		"compositor: %" PRIu64 " commits applied, %" PRIu64 " deferred for a fence, "
+		"%" PRIu64 " repaints, %" PRIu64 " clients over the limit\n",
+		wlc_comp_get_commits(comp), stats.commits_deferred, wlc_comp_get_repaints(comp),
+		stats.clients_over_limit);
+	wlc_comp_get_ping_stats(comp, &pings);
+	fprintf(stderr, "compositor: %" PRIu64 " pings, %" PRIu64 " answered (the longest wait %"
+			PRId64 " ms), %" PRIu64 " times a client was marked not responding\n",
+		pings.sent, pings.answered, pings.longest_wait_ms, pings.not_responding);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct wlc_comp_options opt;
+	const char *drm = "auto";
+	int ready_fd = -1, err = 0, ret;
+	struct wlc_comp *comp;
+	struct wl_event_loop *loop;
+	struct wl_event_source *sig[2];
+	struct run run = { 0 };
+
+	ret = parse_options(argc, argv, &opt, &drm, &ready_fd);
+	if (ret)
+		return ret;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ret = open_devices(&opt, drm);
+	if (ret)
+		return ret;
 
 	comp = wlc_comp_create(&opt, &err);
 	if (!comp) {
@@ -219,31 +277,20 @@ main(int argc, char **argv)
 		fprintf(stderr, "compositor: cannot watch signals\n");
 		return 1;
 	}
-	fprintf(stderr, "compositor: listening on %s (renderer: %s, explicit-sync v1: %s, linux-drm-syncobj: %s)\n",
-		wlc_comp_get_socket(comp), wlc_comp_get_renderer_name(comp),
-		sb_wl_server_get_protocols(wlc_comp_get_helper(comp)) & (1u << SB_WL_SYNC_EXPLICIT_V1) ? "yes" : "no",
-		sb_wl_server_get_protocols(wlc_comp_get_helper(comp)) & (1u << SB_WL_SYNC_DRM_SYNCOBJ) ? "yes" : "no");
+	print_started(comp);
 	if (ready_fd >= 0) {
 		dprintf(ready_fd, "%s\n", wlc_comp_get_socket(comp));
 		close(ready_fd);
 	}
 	wlc_comp_run(comp);
-	sb_wl_server_get_stats(wlc_comp_get_helper(comp), &stats);
-	fprintf(stderr, "compositor: %" PRIu64 " commits applied, %" PRIu64 " deferred for a fence, "
-			"%" PRIu64 " repaints, %" PRIu64 " clients over the limit\n",
-		wlc_comp_get_commits(comp), stats.commits_deferred, wlc_comp_get_repaints(comp),
-		stats.clients_over_limit);
-	wlc_comp_get_ping_stats(comp, &pings);
-	fprintf(stderr, "compositor: %" PRIu64 " pings, %" PRIu64 " answered (the longest wait %" PRId64
-			" ms), %" PRIu64 " times a client was marked not responding\n",
-		pings.sent, pings.answered, pings.longest_wait_ms, pings.not_responding);
+	print_totals(comp);
 	wl_event_source_remove(sig[0]);
 	wl_event_source_remove(sig[1]);
 	wl_event_source_remove(run.grace);
 	wlc_comp_destroy(comp);
-	if (vgem_fd >= 0)
-		close(vgem_fd);
-	if (drm_fd >= 0)
-		close(drm_fd);
+	if (opt.vgem_fd >= 0)
+		close(opt.vgem_fd);
+	if (opt.drm_fd >= 0)
+		close(opt.drm_fd);
 	return 0;
 }

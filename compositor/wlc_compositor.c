@@ -24,6 +24,7 @@
 
 #include "wl_gpu.h"
 #include "wlc_internal.h"
+#include "wlc_test.h"
 
 #define COMPOSITOR_VERSION 5
 
@@ -72,7 +73,7 @@ presentation_wait_fire(int fd, uint32_t mask, void *data)
 {
 	struct presentation_wait *pw = data;
 
-	wlc_presentation_presented(pw->comp, &pw->feedbacks, now_ns(), pw->msc);
+	wlc_presentation_presented(pw->comp->output, &pw->feedbacks, now_ns(), pw->msc);
 	presentation_wait_free(pw);
 	return 0;
 }
@@ -99,7 +100,8 @@ submit_and_wait(struct wlc_comp *comp)
 	pw->fd = fd;
 	pw->msc = comp->msc;
 	wl_list_init(&pw->feedbacks);
-	pw->source = wl_event_loop_add_fd(comp->loop, fd, WL_EVENT_READABLE, presentation_wait_fire, pw);
+	pw->source = wl_event_loop_add_fd(comp->loop, fd, WL_EVENT_READABLE, presentation_wait_fire,
+					  pw);
 	if (!pw->source)
 		goto err_free;
 	wl_list_for_each(surf, &comp->stack, link) {
@@ -155,7 +157,7 @@ repaint(void *data)
 	}
 	if (!waiting)
 		wl_list_for_each(surf, &comp->stack, link)
-			wlc_presentation_presented(comp, &surf->feedbacks, now, comp->msc);
+			wlc_presentation_presented(comp->output, &surf->feedbacks, now, comp->msc);
 	if (drawn && comp->opt.screenshot_dir && comp->opt.screenshot_every &&
 	    ++comp->screenshots % comp->opt.screenshot_every == 0) {
 		char name[64];
@@ -175,9 +177,11 @@ repaint_idle(void *data)
 	repaint(comp);
 }
 
-void
-wlc_comp_schedule_repaint(struct wlc_comp *comp)
+/* comp->needs_repaint: a repaint at the next tick of the clock. */
+static void
+schedule_repaint(struct wl_listener *l, void *data)
 {
+	struct wlc_comp *comp = wl_container_of(l, comp, repaint_listener);
 	int64_t now, next;
 
 	if (!comp->repaint_timer || comp->repaint_scheduled)
@@ -200,7 +204,8 @@ wlc_comp_schedule_repaint(struct wlc_comp *comp)
 		if (comp->repaint_idle)
 			return;
 	}
-	wl_event_source_timer_update(comp->repaint_timer, (int)((next - now + 999999) / 1000000) ?: 1);
+	wl_event_source_timer_update(comp->repaint_timer,
+				     (int)((next - now + 999999) / 1000000) ?: 1);
 }
 
 /* ---- life cycle ---------------------------------------------------------------- */
@@ -227,7 +232,8 @@ renderer_create(struct wlc_comp *comp)
 		comp->renderer = wlc_renderer_gl_create(w, h, &err);
 		if (comp->renderer)
 			break;
-		fprintf(stderr, "compositor: no GL renderer (%s); drawing on the CPU\n", strerror(-err));
+		fprintf(stderr, "compositor: no GL renderer (%s); drawing on the CPU\n",
+			strerror(-err));
 		/* fall through */
 	case WLC_RENDER_CPU:
 		comp->renderer = wlc_renderer_cpu_create(w, h, &err);
@@ -249,15 +255,81 @@ main_device(const struct wlc_comp *comp)
 	return 0;
 }
 
-struct wlc_comp *
-wlc_comp_create(const struct wlc_comp_options *options, int *err)
+/* The display and its socket (options.socket, else the first free wayland-N); 0 or -errno. */
+static int
+display_create(struct wlc_comp *comp)
+{
+	comp->display = wl_display_create();
+	if (!comp->display)
+		return -ENOMEM;
+	comp->loop = wl_display_get_event_loop(comp->display);
+	if (comp->opt.socket) {
+		if (wl_display_add_socket(comp->display, comp->opt.socket) < 0)
+			return -errno ? -errno : -EADDRINUSE;
+		comp->socket = comp->opt.socket;
+		return 0;
+	}
+	comp->socket = wl_display_add_socket_auto(comp->display);
+	return comp->socket ? 0 : -EADDRINUSE;
+}
+
+/* Every global of ours, the formats the renderer imports offered as dma-bufs; 0 or -ENOMEM. */
+static int
+globals_create(struct wlc_comp *comp)
 {
 	static const struct wlc_format cpu_formats[] = {
 		{ DRM_FORMAT_ARGB8888, DRM_FORMAT_MOD_LINEAR },
 		{ DRM_FORMAT_XRGB8888, DRM_FORMAT_MOD_LINEAR },
 	};
-	struct wlc_comp *comp = calloc(1, sizeof(*comp));
+	const struct wlc_format *formats = cpu_formats;
+	size_t nformats = sizeof(cpu_formats) / sizeof(cpu_formats[0]);
+
+	if (wl_display_init_shm(comp->display) < 0)
+		return -ENOMEM;
+	comp->compositor_global = wl_global_create(comp->display, &wl_compositor_interface,
+						   COMPOSITOR_VERSION, comp, wlc_compositor_bind);
+	if (!comp->compositor_global)
+		return -ENOMEM;
+	if (comp->renderer) {
+		formats = comp->renderer->formats;
+		nformats = comp->renderer->nformats;
+	}
+	comp->dmabuf = wlc_dmabuf_create(comp->display, main_device(comp), formats, nformats);
+	comp->output = wlc_output_create(comp->display, comp->opt.output_width,
+					 comp->opt.output_height, comp->opt.repaint_hz);
+	comp->globals = wlc_globals_create(comp);
+	comp->seat = wlc_seat_create(comp);
+	comp->data_device = wlc_data_device_create(comp);
+	comp->shell = wlc_shell_create(comp);
+	if (!comp->dmabuf || !comp->output || !comp->globals || !comp->seat || !comp->data_device ||
+	    !comp->shell)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The helper, last: it adds both explicit-sync globals. 0 or -errno. */
+static int
+helper_create(struct wlc_comp *comp)
+{
 	struct sb_wl_server_options hopt;
+
+	memset(&hopt, 0, sizeof(hopt));
+	hopt.drm_fd = comp->opt.drm_fd;
+	hopt.flags = comp->opt.helper_flags;
+	/* the naive compositor (wlc_test.h) waits itself */
+	if (comp->opt.blocking_wait_ms > 0)
+		hopt.flags |= SB_WL_SERVER_NO_WAIT;
+	hopt.max_pending_commits = comp->opt.max_pending;
+	hopt.max_client_pending_commits = comp->opt.max_client_pending;
+	hopt.impl = &helper_impl;
+	hopt.data = comp;
+	return sb_wl_server_create(comp->display, &hopt, &comp->helper);
+}
+
+struct wlc_comp *
+wlc_comp_create(const struct wlc_comp_options *options, int *err)
+{
+	struct wlc_comp *comp = calloc(1, sizeof(*comp));
 	int ret = -ENOMEM;
 
 	if (!comp)
@@ -267,62 +339,25 @@ wlc_comp_create(const struct wlc_comp_options *options, int *err)
 	wl_list_init(&comp->presentation_waits);
 	wl_list_init(&comp->stack);
 	wl_list_init(&comp->all_surfaces);
-	comp->display = wl_display_create();
-	if (!comp->display)
-		goto fail;
-	comp->loop = wl_display_get_event_loop(comp->display);
-	if (options->socket) {
-		if (wl_display_add_socket(comp->display, options->socket) < 0) {
-			ret = -errno ? -errno : -EADDRINUSE;
-			goto fail;
-		}
-		comp->socket = options->socket;
-	} else {
-		comp->socket = wl_display_add_socket_auto(comp->display);
-		if (!comp->socket) {
-			ret = -EADDRINUSE;
-			goto fail;
-		}
-	}
-	ret = renderer_create(comp);
+	wl_signal_init(&comp->needs_repaint);
+	comp->repaint_listener.notify = schedule_repaint;
+	wl_signal_add(&comp->needs_repaint, &comp->repaint_listener);
+	ret = display_create(comp);
+	if (ret == 0)
+		ret = renderer_create(comp);
 	if (ret < 0)
 		goto fail;
-	ret = -ENOMEM;
 	if (options->repaint_hz > 0) {
 		comp->refresh_ns = 1000000000LL / options->repaint_hz;
 		comp->repaint_timer = wl_event_loop_add_timer(comp->loop, repaint, comp);
-		if (!comp->repaint_timer)
+		if (!comp->repaint_timer) {
+			ret = -ENOMEM;
 			goto fail;
+		}
 	}
-	if (wl_display_init_shm(comp->display) < 0)
-		goto fail;
-	comp->compositor_global = wl_global_create(comp->display, &wl_compositor_interface,
-						   COMPOSITOR_VERSION, comp, wlc_compositor_bind);
-	if (!comp->compositor_global)
-		goto fail;
-	if (comp->renderer)
-		comp->dmabuf = wlc_dmabuf_create(comp->display, main_device(comp), comp->renderer->formats,
-						  comp->renderer->nformats);
-	else
-		comp->dmabuf = wlc_dmabuf_create(comp->display, main_device(comp), cpu_formats,
-						  sizeof(cpu_formats) / sizeof(cpu_formats[0]));
-	comp->globals = wlc_globals_create(comp);
-	comp->seat = wlc_seat_create(comp);
-	comp->data_device = wlc_data_device_create(comp);
-	comp->shell = wlc_shell_create(comp);
-	if (!comp->dmabuf || !comp->globals || !comp->seat || !comp->data_device || !comp->shell)
-		goto fail;
-
-	memset(&hopt, 0, sizeof(hopt));
-	hopt.drm_fd = options->drm_fd;
-	hopt.flags = options->helper_flags;
-	if (options->blocking_wait_ms > 0)
-		hopt.flags |= SB_WL_SERVER_NO_WAIT;
-	hopt.max_pending_commits = options->max_pending;
-	hopt.max_client_pending_commits = options->max_client_pending;
-	hopt.impl = &helper_impl;
-	hopt.data = comp;
-	ret = sb_wl_server_create(comp->display, &hopt, &comp->helper);
+	ret = globals_create(comp);
+	if (ret == 0)
+		ret = helper_create(comp);
 	if (ret)
 		goto fail;
 	return comp;
@@ -416,11 +451,12 @@ wlc_comp_destroy(struct wlc_comp *comp)
 		wl_display_destroy_clients(comp->display); /* their feedback resources too */
 		wl_list_for_each_safe(pw, pw_tmp, &comp->presentation_waits, link)
 			presentation_wait_free(pw);
-		wlc_render_fences_fire_all(comp);
+		wlc_test_fences_fire_all(comp);
 		wlc_shell_destroy(comp->shell);
 		wlc_data_device_destroy(comp->data_device);
 		wlc_seat_destroy(comp->seat);
 		wlc_globals_destroy(comp->globals);
+		wlc_output_destroy(comp->output);
 		wlc_dmabuf_destroy(comp->dmabuf);
 		if (comp->repaint_timer)
 			wl_event_source_remove(comp->repaint_timer);

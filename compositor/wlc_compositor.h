@@ -16,7 +16,7 @@
  * clock, which --screenshot writes as PNG.
  *
  * The example program (main.c) runs it from main(); the tests run it
- * on a thread of their own and watch it through the hooks.
+ * on a thread of their own and watch it through the hooks (wlc_test.h).
  */
 #ifndef WLC_COMPOSITOR_H
 #define WLC_COMPOSITOR_H
@@ -30,45 +30,8 @@ struct wl_client;
 struct wl_display;
 struct wlc_comp;
 
-/** One buffer use: a commit applied with a buffer. */
-struct wlc_used {
-	struct wl_client *client;
-	uint32_t surface_id;        /* the wl_surface's protocol id (per client) */
-	uint64_t seq;               /* this surface's applied-commit counter, from 1 */
-	uint32_t content;           /* first 32-bit word of the buffer (0xdeadbeef: unreadable) */
-	bool dmabuf;
-	int64_t time_ns;            /* CLOCK_MONOTONIC */
-	enum sb_wl_sync_protocol protocol;
-	int acquire_status;         /* sb_wl_commit_get_acquire_status()'s *status: 0 or e.g. -EIO */
-	struct sb_wl_server_stats stats; /* the helper's counters right then */
-};
-
-/** A release the helper has taken (the hook runs last in the apply, after
- * sb_wl_commit_release() succeeded: the v1 release event and the frame
- * callbacks are queued, a release point set to follow the render fence). */
-struct wlc_released {
-	struct wl_client *client;
-	uint32_t surface_id;
-	uint64_t seq;
-	/** The compositor's render fence the release waits for (owned by the
-	 * compositor; valid during the hook only), or -1 for an immediate release. */
-	int render_fence_fd;
-};
-
-struct wlc_comp_hooks {
-	/* Run on the compositor's thread. */
-	void (*buffer_used)(void *data, const struct wlc_used *used);
-	void (*released)(void *data, const struct wlc_released *released);
-	/* Each render fence the compositor signalled (render_delay_ms). */
-	void (*render_done)(void *data, int64_t time_ns);
-	/*
-	 * The kind of a committed buffer as told to the helper (enum
-	 * sb_wl_buffer_type): given what the compositor found, returns what to
-	 * say. The tests' stand-in for a buffer factory this compositor lacks
-	 * (wl_drm). May be NULL.
-	 */
-	uint32_t (*buffer_type)(void *data, struct wl_resource *buffer, uint32_t found);
-};
+/* The test interface's hooks (wlc_test.h). */
+struct wlc_comp_hooks;
 
 enum wlc_render_mode {
 	WLC_RENDER_NONE,  /* nothing drawn (the tests' fixture) */
@@ -84,15 +47,16 @@ struct wlc_comp_options {
 	uint32_t max_pending;    /* 0: the helper's default */
 	uint32_t max_client_pending; /* 0: the helper's default; UINT32_MAX: no per-client bound */
 	/*
-	 * "Render" with a GPU-like fence: each use makes a vgem fence (on this
-	 * borrowed vgem card fd) that signals render_delay_ms later, and the
-	 * commit is released with it. -1: release immediately after the read.
+	 * The test interface (wlc_test.h). "Render" with a GPU-like fence:
+	 * each use makes a vgem fence (on this borrowed vgem card fd) that
+	 * signals render_delay_ms later, and the commit is released with it.
+	 * -1: release immediately after the read.
 	 */
 	int vgem_fd;
 	int render_delay_ms;
 	/*
 	 * The naive compositor (control): with SB_WL_SERVER_NO_WAIT, block the
-	 * event loop in the commit handler until the acquire fence signals (at
+	 * event loop before each use until the acquire fence signals (at
 	 * most this long; 0: don't).
 	 */
 	int blocking_wait_ms;

@@ -88,13 +88,15 @@ offer_unlink(struct data_offer *offer)
 
 /* Drag-and-drop feedback: a selection offer has none to give. */
 static void
-offer_accept(struct wl_client *client, struct wl_resource *resource, uint32_t serial, const char *mime_type)
+offer_accept(struct wl_client *client, struct wl_resource *resource, uint32_t serial,
+	     const char *mime_type)
 {
 }
 
 /* fd: ours; the source's client gets a dup (libwayland's), ours is closed. */
 static void
-offer_receive(struct wl_client *client, struct wl_resource *resource, const char *mime_type, int32_t fd)
+offer_receive(struct wl_client *client, struct wl_resource *resource, const char *mime_type,
+	      int32_t fd)
 {
 	struct data_offer *offer = wl_resource_get_user_data(resource);
 
@@ -165,8 +167,9 @@ offer_create(struct data_source *source, struct wl_resource *device)
 	if (!offer)
 		return NULL;
 	/* id 0: a server-created object, introduced by data_offer */
-	offer->resource = wlc_resource_new(client, &wl_data_offer_interface, wl_resource_get_version(device),
-					    0, &offer_impl, offer, offer_res_destroy);
+	offer->resource = wlc_resource_new(client, &wl_data_offer_interface,
+					   wl_resource_get_version(device), 0, &offer_impl, offer,
+					   offer_res_destroy);
 	if (!offer->resource) {
 		free(offer);
 		return NULL;
@@ -323,7 +326,8 @@ source_use(struct wl_resource *device, struct data_source *source)
 	if (!source)
 		return true;
 	if (source->used) {
-		wl_resource_post_error(device, WL_DATA_DEVICE_ERROR_USED_SOURCE, "wl_data_source@%u was used already",
+		wl_resource_post_error(device, WL_DATA_DEVICE_ERROR_USED_SOURCE,
+				       "wl_data_source@%u was used already",
 				       wl_resource_get_id(source->resource));
 		return false;
 	}
@@ -336,15 +340,16 @@ source_use(struct wl_resource *device, struct data_source *source)
 static const struct wlc_role dnd_icon_role = { .name = "wl_data_device icon" };
 
 static void
-device_start_drag(struct wl_client *client, struct wl_resource *resource, struct wl_resource *source_res,
-		  struct wl_resource *origin, struct wl_resource *icon, uint32_t serial)
+device_start_drag(struct wl_client *client, struct wl_resource *resource,
+		  struct wl_resource *source_res, struct wl_resource *origin,
+		  struct wl_resource *icon, uint32_t serial)
 {
 	struct data_source *source = source_res ? wl_resource_get_user_data(source_res) : NULL;
 
 	/* "The icon surface is given the role of a drag-and-drop icon. If the
 	 * icon surface already has another role, it raises a protocol error." */
-	if (icon && !wlc_surface_set_role(wlc_surface_from_resource(icon), &dnd_icon_role, NULL, resource,
-					   WL_DATA_DEVICE_ERROR_ROLE))
+	if (icon && !wlc_surface_set_role(wlc_surface_from_resource(icon), &dnd_icon_role, NULL,
+					  resource, WL_DATA_DEVICE_ERROR_ROLE))
 		return;
 	if (!source_use(resource, source))
 		return;
@@ -356,8 +361,8 @@ device_start_drag(struct wl_client *client, struct wl_resource *resource, struct
 }
 
 static void
-device_set_selection(struct wl_client *client, struct wl_resource *resource, struct wl_resource *source_res,
-		     uint32_t serial)
+device_set_selection(struct wl_client *client, struct wl_resource *resource,
+		     struct wl_resource *source_res, uint32_t serial)
 {
 	struct wlc_data_device *dd = wl_resource_get_user_data(resource);
 	struct data_source *source = source_res ? wl_resource_get_user_data(source_res) : NULL;
@@ -367,7 +372,8 @@ device_set_selection(struct wl_client *client, struct wl_resource *resource, str
 	/* set_actions "can only be made on sources used in drag-and-drop" */
 	if (source && source->actions_set) {
 		wl_resource_post_error(source_res, WL_DATA_SOURCE_ERROR_INVALID_SOURCE,
-				       "a drag-and-drop source (set_actions) cannot be the selection");
+				       "a drag-and-drop source (set_actions) cannot be "
+				       "the selection");
 		return;
 	}
 	if (!source_use(resource, source))
@@ -401,8 +407,8 @@ manager_create_data_source(struct wl_client *client, struct wl_resource *resourc
 	wl_array_init(&source->mime_types);
 	wl_list_init(&source->offers);
 	source->resource = wlc_resource_new(client, &wl_data_source_interface,
-					     wl_resource_get_version(resource), id, &source_impl, source,
-					     source_res_destroy);
+					    wl_resource_get_version(resource), id, &source_impl,
+					    source, source_res_destroy);
 	if (!source->resource) {
 		free(source);
 		return;
@@ -433,7 +439,8 @@ static const struct wl_data_device_manager_interface manager_impl = {
 static void
 manager_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	wlc_resource_new(client, &wl_data_device_manager_interface, (int)version, id, &manager_impl, data, NULL);
+	wlc_resource_new(client, &wl_data_device_manager_interface, (int)version, id, &manager_impl,
+			 data, NULL);
 }
 
 /* ---- life cycle ---------------------------------------------------------------- */

@@ -117,7 +117,8 @@ params_add(struct wl_client *client, struct wl_resource *resource, int32_t fd, u
 	}
 	if (plane_idx != 0) {
 		wl_resource_post_error(resource, ZWP_LINUX_BUFFER_PARAMS_V1_ERROR_PLANE_IDX,
-				       "plane %u: this compositor takes single-plane buffers", plane_idx);
+				       "plane %u: this compositor takes single-plane buffers",
+				       plane_idx);
 		close(fd);
 		return;
 	}
@@ -159,20 +160,23 @@ params_create_common(struct wl_client *client, struct wl_resource *resource, uin
 		return NULL;
 	}
 	if (width <= 0 || height <= 0 || p->stride < (uint32_t)width * 4) {
-		wl_resource_post_error(resource, ZWP_LINUX_BUFFER_PARAMS_V1_ERROR_INVALID_DIMENSIONS,
+		wl_resource_post_error(resource,
+				       ZWP_LINUX_BUFFER_PARAMS_V1_ERROR_INVALID_DIMENSIONS,
 				       "invalid size %dx%d (stride %u)", width, height, p->stride);
 		return NULL;
 	}
 	/* Validate the client's fd: a dma-buf, large enough (weston's lseek check). */
 	size = sb_dmabuf_is_valid(p->fd) ? lseek(p->fd, 0, SEEK_END) : -1;
-	if (size >= 0 && (uint64_t)p->offset + (uint64_t)p->stride * (uint32_t)height > (uint64_t)size) {
+	if (size >= 0 &&
+	    (uint64_t)p->offset + (uint64_t)p->stride * (uint32_t)height > (uint64_t)size) {
 		wl_resource_post_error(resource, ZWP_LINUX_BUFFER_PARAMS_V1_ERROR_OUT_OF_BOUNDS,
 				       "plane 0 exceeds the dma-buf (%lld bytes)", (long long)size);
 		return NULL;
 	}
 	if (size < 0 || !dmabuf_supports(p->dmabuf, format, p->modifier)) {
 		if (immed)
-			wl_resource_post_error(resource, ZWP_LINUX_BUFFER_PARAMS_V1_ERROR_INVALID_WL_BUFFER,
+			wl_resource_post_error(resource,
+					       ZWP_LINUX_BUFFER_PARAMS_V1_ERROR_INVALID_WL_BUFFER,
 					       "not an importable dma-buf");
 		else
 			zwp_linux_buffer_params_v1_send_failed(resource);
@@ -208,7 +212,8 @@ static void
 params_create(struct wl_client *client, struct wl_resource *resource, int32_t width,
 	      int32_t height, uint32_t format, uint32_t flags)
 {
-	struct wl_resource *buf = params_create_common(client, resource, 0, width, height, format, false);
+	struct wl_resource *buf = params_create_common(client, resource, 0, width, height, format,
+						       false);
 
 	if (buf)
 		zwp_linux_buffer_params_v1_send_created(resource, buf);
@@ -238,7 +243,8 @@ dmabuf_create_params(struct wl_client *client, struct wl_resource *resource, uin
 	p->fd = -1;
 	p->dmabuf = wl_resource_get_user_data(resource);
 	if (!wlc_resource_new(client, &zwp_linux_buffer_params_v1_interface,
-			       wl_resource_get_version(resource), id, &params_impl, p, params_res_destroy))
+			      wl_resource_get_version(resource), id, &params_impl, p,
+			      params_res_destroy))
 		free(p);
 }
 
@@ -263,8 +269,8 @@ send_feedback(struct wl_client *client, struct wl_resource *resource, uint32_t i
 {
 	struct wlc_dmabuf *d = wl_resource_get_user_data(resource);
 	struct wl_resource *res = wlc_resource_new(client, &zwp_linux_dmabuf_feedback_v1_interface,
-						    wl_resource_get_version(resource), id, &feedback_impl,
-						    NULL, NULL);
+						   wl_resource_get_version(resource), id,
+						   &feedback_impl, NULL, NULL);
 	struct wl_array indices;
 
 	if (!res)
@@ -313,8 +319,8 @@ static void
 dmabuf_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
 	struct wlc_dmabuf *d = data;
-	struct wl_resource *res = wlc_resource_new(client, &zwp_linux_dmabuf_v1_interface, (int)version,
-						    id, &dmabuf_impl, d, NULL);
+	struct wl_resource *res = wlc_resource_new(client, &zwp_linux_dmabuf_v1_interface,
+						   (int)version, id, &dmabuf_impl, d, NULL);
 
 	/* "Starting version 4, the format and modifier events are deprecated
 	 * and must not be sent by compositors." */
@@ -374,7 +380,8 @@ wlc_dmabuf_create(struct wl_display *display, dev_t main_device, const struct wl
 	if (main_device && d->nformats && table_create(d) < 0)
 		goto fail;
 	d->global = wl_global_create(display, &zwp_linux_dmabuf_v1_interface,
-				     d->table_fd >= 0 ? DMABUF_VERSION : DMABUF_VERSION - 1, d, dmabuf_bind);
+				     d->table_fd >= 0 ? DMABUF_VERSION : DMABUF_VERSION - 1, d,
+				     dmabuf_bind);
 	if (!d->global)
 		goto fail;
 	return d;

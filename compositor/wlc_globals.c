@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The example compositor's small globals (wlc_internal.h): wl_output (the
- * headless output: its size, the repaint clock as its refresh),
- * wl_subcompositor (the role, its requests and synchronized mode through the
- * helper; sub-surfaces are drawn above everything, at their offset)
- * and wp_presentation (feedback answered by the repaint that showed the
- * content, with the repaint's CLOCK_MONOTONIC time and counter). wl_seat is
- * wlc_seat.c, wl_data_device_manager wlc_data_device.c.
+ * The example compositor's small globals (wlc_internal.h): wl_subcompositor
+ * (the role, its requests and synchronized mode through the helper;
+ * sub-surfaces are drawn above everything, at their offset) and
+ * wp_presentation (its feedback objects wait on the surface for the repaint
+ * that shows the content: wlc_output.c answers them). wl_output is
+ * wlc_output.c, wl_seat wlc_seat.c, wl_data_device_manager
+ * wlc_data_device.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,48 +18,13 @@
 #include "presentation-time-server-protocol.h"
 #include "wlc_internal.h"
 
-#define OUTPUT_VERSION 4
 #define SUBCOMPOSITOR_VERSION 1
 #define PRESENTATION_VERSION 1
 
 struct wlc_globals {
 	struct wlc_comp *comp;
-	struct wl_global *output, *subcompositor, *presentation;
-	struct wl_list outputs; /* wl_output resource links */
+	struct wl_global *subcompositor, *presentation;
 };
-
-/* ---- wl_output ----------------------------------------------------------------- */
-
-static const struct wl_output_interface output_impl = {
-	.release = wlc_destroy_request,
-};
-
-static void
-output_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
-{
-	struct wlc_globals *g = data;
-	const struct wlc_comp_options *o = &g->comp->opt;
-	int32_t w = o->output_width ? (int32_t)o->output_width : 640;
-	int32_t h = o->output_height ? (int32_t)o->output_height : 480;
-	struct wl_resource *res = wlc_resource_new_linked(client, &wl_output_interface, (int)version, id,
-							   &output_impl, g, &g->outputs);
-
-	if (!res)
-		return;
-	/* 96 dpi: 25.4 mm per 96 px */
-	wl_output_send_geometry(res, 0, 0, w * 254 / 960, h * 254 / 960, WL_OUTPUT_SUBPIXEL_UNKNOWN,
-				"syncbridge", "headless", WL_OUTPUT_TRANSFORM_NORMAL);
-	wl_output_send_mode(res, WL_OUTPUT_MODE_CURRENT | WL_OUTPUT_MODE_PREFERRED, w, h,
-			    o->repaint_hz > 0 ? o->repaint_hz * 1000 : 0);
-	if (version >= WL_OUTPUT_SCALE_SINCE_VERSION)
-		wl_output_send_scale(res, 1);
-	if (version >= WL_OUTPUT_NAME_SINCE_VERSION)
-		wl_output_send_name(res, "HEADLESS-1");
-	if (version >= WL_OUTPUT_DESCRIPTION_SINCE_VERSION)
-		wl_output_send_description(res, "syncbridge headless output");
-	if (version >= WL_OUTPUT_DONE_SINCE_VERSION)
-		wl_output_send_done(res);
-}
 
 /* ---- wl_subcompositor ------------------------------------------------------------- */
 
@@ -73,7 +38,8 @@ struct subsurface {
 
 static void subsurface_applied(struct wlc_surface *surf, bool has_buffer);
 
-static const struct wlc_role subsurface_role = { .name = "wl_subsurface", .applied = subsurface_applied };
+static const struct wlc_role subsurface_role = { .name = "wl_subsurface",
+						 .applied = subsurface_applied };
 
 /*
  * Commits reach here as the helper hands them out: a synchronized child's
@@ -107,7 +73,8 @@ subsurface_tell_helper(struct subsurface *sub, bool linked)
 }
 
 static void
-subsurface_set_position(struct wl_client *client, struct wl_resource *resource, int32_t x, int32_t y)
+subsurface_set_position(struct wl_client *client, struct wl_resource *resource, int32_t x,
+			int32_t y)
 {
 	struct subsurface *sub = wl_resource_get_user_data(resource);
 
@@ -119,7 +86,8 @@ subsurface_set_position(struct wl_client *client, struct wl_resource *resource, 
 
 /* "The sub-surface must be a sibling or the parent": checked, the order is not used. */
 static void
-subsurface_place(struct wl_client *client, struct wl_resource *resource, struct wl_resource *sibling_res)
+subsurface_place(struct wl_client *client, struct wl_resource *resource,
+		 struct wl_resource *sibling_res)
 {
 	struct subsurface *sub = wl_resource_get_user_data(resource);
 	struct wlc_surface *sibling = wlc_surface_from_resource(sibling_res);
@@ -230,17 +198,20 @@ subcompositor_get_subsurface(struct wl_client *client, struct wl_resource *resou
 
 	if (surf->role == &subsurface_role && surf->role_data) {
 		wl_resource_post_error(resource, WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE,
-				       "wl_surface@%u is already a sub-surface", wl_resource_get_id(surface_res));
+				       "wl_surface@%u is already a sub-surface",
+				       wl_resource_get_id(surface_res));
 		return;
 	}
 	/* "the parent must not be the surface itself or one of its descendants" */
 	if (is_ancestor(surf, parent)) {
 		wl_resource_post_error(resource, WL_SUBCOMPOSITOR_ERROR_BAD_PARENT,
 				       "wl_surface@%u cannot be a parent of wl_surface@%u",
-				       wl_resource_get_id(parent_res), wl_resource_get_id(surface_res));
+				       wl_resource_get_id(parent_res),
+				       wl_resource_get_id(surface_res));
 		return;
 	}
-	if (!wlc_surface_set_role(surf, &subsurface_role, NULL, resource, WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE))
+	if (!wlc_surface_set_role(surf, &subsurface_role, NULL, resource,
+				  WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE))
 		return;
 	sub = wlc_client_zalloc(client, sizeof(*sub));
 	if (!sub)
@@ -248,8 +219,9 @@ subcompositor_get_subsurface(struct wl_client *client, struct wl_resource *resou
 	sub->surface = surf;
 	sub->parent = parent;
 	sub->sync = true; /* "a sub-surface is initially in the synchronized mode" */
-	sub->resource = wlc_resource_new(client, &wl_subsurface_interface, wl_resource_get_version(resource),
-					  id, &subsurface_impl, sub, subsurface_res_destroy);
+	sub->resource = wlc_resource_new(client, &wl_subsurface_interface,
+					 wl_resource_get_version(resource), id, &subsurface_impl,
+					 sub, subsurface_res_destroy);
 	if (!sub->resource) {
 		free(sub);
 		return;
@@ -270,20 +242,21 @@ static const struct wl_subcompositor_interface subcompositor_impl = {
 static void
 subcompositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	wlc_resource_new(client, &wl_subcompositor_interface, (int)version, id, &subcompositor_impl, data, NULL);
+	wlc_resource_new(client, &wl_subcompositor_interface, (int)version, id, &subcompositor_impl,
+			 data, NULL);
 }
 
 /* ---- wp_presentation ------------------------------------------------------------- */
 
 static void
-presentation_feedback(struct wl_client *client, struct wl_resource *resource, struct wl_resource *surface,
-		      uint32_t callback)
+presentation_feedback(struct wl_client *client, struct wl_resource *resource,
+		      struct wl_resource *surface, uint32_t callback)
 {
 	struct wlc_surface *surf = wlc_surface_from_resource(surface);
 
 	/* last: presented in the order asked for */
-	wlc_resource_new_linked(client, &wp_presentation_feedback_interface, 1, callback, NULL, NULL,
-				 surf->pending.feedbacks.prev);
+	wlc_resource_new_linked(client, &wp_presentation_feedback_interface, 1, callback, NULL,
+				NULL, surf->pending.feedbacks.prev);
 }
 
 static const struct wp_presentation_interface presentation_impl = {
@@ -294,47 +267,11 @@ static const struct wp_presentation_interface presentation_impl = {
 static void
 presentation_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	struct wl_resource *res = wlc_resource_new(client, &wp_presentation_interface, (int)version, id,
-						    &presentation_impl, data, NULL);
+	struct wl_resource *res = wlc_resource_new(client, &wp_presentation_interface, (int)version,
+						   id, &presentation_impl, data, NULL);
 
 	if (res)
 		wp_presentation_send_clock_id(res, CLOCK_MONOTONIC);
-}
-
-void
-wlc_presentation_presented(struct wlc_comp *comp, struct wl_list *feedbacks, int64_t time_ns,
-			    uint64_t msc)
-{
-	struct wlc_globals *g = comp->globals;
-	struct wl_resource *fb, *tmp, *out;
-	uint64_t sec = (uint64_t)(time_ns / 1000000000);
-	uint32_t flags = comp->repaint_timer ? WP_PRESENTATION_FEEDBACK_KIND_VSYNC : 0;
-
-	wl_resource_for_each_safe(fb, tmp, feedbacks) {
-		struct wl_client *client = wl_resource_get_client(fb);
-
-		if (g) {
-			wl_resource_for_each(out, &g->outputs)
-				if (wl_resource_get_client(out) == client)
-					wp_presentation_feedback_send_sync_output(fb, out);
-		}
-		wp_presentation_feedback_send_presented(fb, (uint32_t)(sec >> 32), (uint32_t)sec,
-							(uint32_t)(time_ns % 1000000000),
-							(uint32_t)comp->refresh_ns, (uint32_t)(msc >> 32),
-							(uint32_t)msc, flags);
-		wl_resource_destroy(fb);
-	}
-}
-
-void
-wlc_presentation_discarded(struct wl_list *feedbacks)
-{
-	struct wl_resource *fb, *tmp;
-
-	wl_resource_for_each_safe(fb, tmp, feedbacks) {
-		wp_presentation_feedback_send_discarded(fb);
-		wl_resource_destroy(fb);
-	}
 }
 
 /* ---- life cycle ---------------------------------------------------------------- */
@@ -347,13 +284,11 @@ wlc_globals_create(struct wlc_comp *comp)
 	if (!g)
 		return NULL;
 	g->comp = comp;
-	wl_list_init(&g->outputs);
-	g->output = wl_global_create(comp->display, &wl_output_interface, OUTPUT_VERSION, g, output_bind);
-	g->subcompositor = wl_global_create(comp->display, &wl_subcompositor_interface, SUBCOMPOSITOR_VERSION,
-					    g, subcompositor_bind);
-	g->presentation = wl_global_create(comp->display, &wp_presentation_interface, PRESENTATION_VERSION,
-					   g, presentation_bind);
-	if (!g->output || !g->subcompositor || !g->presentation) {
+	g->subcompositor = wl_global_create(comp->display, &wl_subcompositor_interface,
+					    SUBCOMPOSITOR_VERSION, g, subcompositor_bind);
+	g->presentation = wl_global_create(comp->display, &wp_presentation_interface,
+					   PRESENTATION_VERSION, g, presentation_bind);
+	if (!g->subcompositor || !g->presentation) {
 		wlc_globals_destroy(g);
 		return NULL;
 	}
@@ -365,9 +300,6 @@ wlc_globals_destroy(struct wlc_globals *g)
 {
 	if (!g)
 		return;
-	wlc_resource_list_orphan(&g->outputs);
-	if (g->output)
-		wl_global_destroy(g->output);
 	if (g->subcompositor)
 		wl_global_destroy(g->subcompositor);
 	if (g->presentation)

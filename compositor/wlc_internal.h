@@ -1,19 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the example compositor's files share, bottom up:
- *   wlc_util.c     sealed memfds, client allocations, resources kept on a list
- *   wlc_dmabuf.c   zwp_linux_dmabuf_v1 (v4: default and surface feedback)
- *   wlc_render.c   the output image: the CPU renderer and the screenshot
- *   wlc_render_gl.c  the EGL/GLES renderer (EGLImages, the bridge's waits
- *                   and render fences)
- *   wlc_compositor.c  wl_compositor/wl_surface: the commit path through the
- *                   helper, apply, the repaint clock, frame callbacks
- *   wlc_globals.c  wl_output, wl_subcompositor, wp_presentation
- *   wlc_seat.c     wl_seat: a keyboard with a keymap (libxkbcommon), a
- *                   pointer without events, the keyboard focus
- *   wlc_data_device.c  wl_data_device_manager: the seat's selection
- *   wlc_shell.c    xdg-shell (with wlc_shell_toplevel.c, wlc_shell_popup.c,
- *                   wlc_shell_configure.c: wlc_shell_internal.h)
+ * What the example compositor's files share. Who does what, top down: a
+ * file calls only files below it, and a lower one tells an upper one
+ * through a wl_signal it emits (the surface's destroy_signal and
+ * unmap_signal, the compositor's needs_repaint) or a callback it was given
+ * (a surface role's hooks). testbed/check-layering.py checks the order
+ * against the calls, so keep one file per line, first in the line:
+ *
+ *   wlc_compositor.c      life cycle: creates the rest, wires the helper to
+ *                         the surfaces; the repaint clock
+ *   wlc_shell.c           xdg-shell: xdg_wm_base, xdg_surface and the role
+ *   wlc_shell_toplevel.c  xdg_toplevel (wlc_shell_internal.h)
+ *   wlc_shell_popup.c     xdg_popup and xdg_positioner
+ *   wlc_shell_configure.c the configure/ack sequence both roles share
+ *   wlc_shell_ping.c      xdg_wm_base.ping: liveness, its counters
+ *   wlc_seat.c            wl_seat: a keyboard with a keymap (libxkbcommon), a
+ *                         pointer without events, the keyboard focus
+ *   wlc_data_device.c     wl_data_device_manager: the seat's selection
+ *   wlc_globals.c         wl_subcompositor, wp_presentation
+ *   wlc_surface.c         wl_compositor/wl_surface: the commit path through
+ *                         the helper, apply, release
+ *   wlc_test.c            the test interface (wlc_test.h): hooks, -v's lines,
+ *                         the vgem "GPU", the naive compositor's wait
+ *   wlc_output.c          wl_output, and what a repaint answers: frame
+ *                         callbacks, presentation feedback
+ *   wlc_render_gl.c       the EGL/GLES renderer (the bridge's waits, render
+ *                         fences)
+ *   wlc_render_gl_egl.c   its EGL side: imports, formats (wlc_render_gl.h)
+ *   wlc_render.c          the output image: the CPU renderer, the screenshot
+ *   wlc_dmabuf.c          zwp_linux_dmabuf_v1 (v4: default and surface
+ *                         feedback)
+ *   wlc_util.c            the shared destroy request, sealed memfds, client
+ *                         allocations, resources kept on a list
+ *
+ * main.c, the program, sits above them all and uses wlc_compositor.h only.
  */
 #ifndef WLC_INTERNAL_H
 #define WLC_INTERNAL_H
@@ -69,7 +89,7 @@ struct wlc_dmabuf *wlc_dmabuf_create(struct wl_display *display, dev_t main_devi
 				       const struct wlc_format *formats, size_t nformats);
 void wlc_dmabuf_destroy(struct wlc_dmabuf *d);
 
-/* ---- surfaces (wlc_compositor.c) ------------------------------------------- */
+/* ---- surfaces (wlc_surface.c) ---------------------------------------------- */
 
 /* Double-buffered state: what a commit carries. */
 struct wlc_state {
@@ -93,8 +113,8 @@ struct wlc_state {
 	struct wl_list frames;        /* wl_callback resource links */
 	struct wl_list feedbacks;     /* wp_presentation_feedback resource links */
 	/*
-	 * -v only: the dma-buf's write fences at commit (implicit sync's
-	 * snapshot, DMA_BUF_IOCTL_EXPORT_SYNC_FILE), owned, or -1.
+	 * -v only (wlc_test_commit()): the dma-buf's write fences at commit
+	 * (implicit sync's snapshot, DMA_BUF_IOCTL_EXPORT_SYNC_FILE), owned, or -1.
 	 */
 	int witness_fd;
 };
@@ -126,7 +146,10 @@ struct wlc_surface {
 	int32_t x, y;                /* on the output */
 	struct wl_list link;         /* comp->stack (bottom first) when mapped */
 	struct wl_list all_link;     /* comp->all_surfaces */
-	struct wl_list focus_link;   /* the seat's mapped toplevels (wlc_seat.c), or empty */
+	/* the seat's (wlc_seat.c): its list of mapped toplevels, or empty, and
+	 * its listener on unmap_signal while there */
+	struct wl_list focus_link;
+	struct wl_listener focus_unmap;
 	void *render_data;           /* the renderer's copy of its content */
 
 	/* answered at the next repaint */
@@ -139,14 +162,13 @@ struct wlc_surface {
 	int held_fence; /* a duplicate, or -1 */
 
 	struct wl_signal destroy_signal; /* before it goes; data: the surface */
+	struct wl_signal unmap_signal;   /* it leaves the screen; data: the surface */
 };
 
 /* wl_compositor's bind, and the helper's callbacks (wlc_surface.c) */
 void wlc_compositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id);
 void wlc_commit_ready(struct sb_wl_commit *commit, void *commit_data, void *data);
 void wlc_commit_discard(void *commit_data, void *data);
-/* Signal every pending test render fence now (the compositor's teardown). */
-void wlc_render_fences_fire_all(struct wlc_comp *comp);
 
 /* The surface behind a wl_surface resource, or NULL if it is not one. */
 struct wlc_surface *wlc_surface_from_resource(struct wl_resource *res);
@@ -159,10 +181,6 @@ bool wlc_surface_set_role(struct wlc_surface *surf, const struct wlc_role *role,
 /* Put on / take off the output (the top of the stack). */
 void wlc_surface_map(struct wlc_surface *surf);
 void wlc_surface_unmap(struct wlc_surface *surf);
-/* Answer and destroy the wl_callbacks on `frames` (resource links), done at time_ns. */
-void wlc_frames_done(struct wl_list *frames, int64_t time_ns);
-/* Ask for a repaint at the next tick of the clock. */
-void wlc_comp_schedule_repaint(struct wlc_comp *comp);
 
 /* ---- the compositor --------------------------------------------------------- */
 
@@ -174,7 +192,7 @@ struct wlc_comp {
 	const char *socket;
 	struct wl_global *compositor_global;
 	struct wlc_dmabuf *dmabuf;
-	struct wl_list render_fences; /* render_fence.link */
+	struct wl_list render_fences; /* the test render fences pending (wlc_test.c) */
 
 	struct wlc_renderer *renderer; /* NULL: nothing is drawn */
 	struct wl_list stack;           /* wlc_surface.link, mapped, bottom first */
@@ -193,38 +211,38 @@ struct wlc_comp {
 	struct wl_list presentation_waits;
 	unsigned long screenshots;
 
+	/*
+	 * A surface's content, mapping or waiting frame callbacks changed:
+	 * the repaint clock ticks (data: NULL). Emitted by the surfaces
+	 * (wlc_surface.c), heard by the clock (wlc_compositor.c).
+	 */
+	struct wl_signal needs_repaint;
+	struct wl_listener repaint_listener;
+
+	struct wlc_output *output;     /* wlc_output.c */
 	struct wlc_globals *globals;   /* wlc_globals.c */
 	struct wlc_seat *seat;         /* wlc_seat.c */
 	struct wlc_data_device *data_device; /* wlc_data_device.c */
 	struct wlc_shell *shell;       /* wlc_shell.c */
 };
 
-/* ---- wl_output, wl_subcompositor, wp_presentation (wlc_globals.c) --------- */
+/* ---- wl_subcompositor, wp_presentation (wlc_globals.c) --------------------- */
 
 struct wlc_globals;
 struct wlc_globals *wlc_globals_create(struct wlc_comp *comp);
 void wlc_globals_destroy(struct wlc_globals *g);
-/*
- * A repaint at time_ns (CLOCK_MONOTONIC) showed surf's current content:
- * send its waiting feedbacks "presented" (the list is emptied).
- */
-void wlc_presentation_presented(struct wlc_comp *comp, struct wl_list *feedbacks,
-				 int64_t time_ns, uint64_t msc);
-/* Content that was never shown: "discarded" (the list is emptied). */
-void wlc_presentation_discarded(struct wl_list *feedbacks);
 
 /* ---- wl_seat and the keyboard focus (wlc_seat.c) ---------------------------- */
 
 struct wlc_seat;
 struct wlc_seat *wlc_seat_create(struct wlc_comp *comp);
 void wlc_seat_destroy(struct wlc_seat *seat);
-/* A toplevel went on screen: it takes the keyboard focus (seat NULL: nothing). */
-void wlc_seat_toplevel_mapped(struct wlc_seat *seat, struct wlc_surface *surf);
 /*
- * surf left the screen (wlc_surface_unmap, its destroy too): with the focus,
- * the focus goes to the most recently mapped toplevel left, or nowhere.
+ * A toplevel went on screen: it takes the keyboard focus (seat NULL:
+ * nothing). When it leaves the screen (its unmap_signal), the focus goes to
+ * the most recently mapped toplevel left, or nowhere.
  */
-void wlc_seat_surface_unmapped(struct wlc_seat *seat, struct wlc_surface *surf);
+void wlc_seat_toplevel_mapped(struct wlc_seat *seat, struct wlc_surface *surf);
 
 /* ---- wl_data_device_manager (wlc_data_device.c) ------------------------------- */
 
@@ -244,6 +262,24 @@ struct wlc_shell *wlc_shell_create(struct wlc_comp *comp);
 void wlc_shell_destroy(struct wlc_shell *shell);
 /* xdg_toplevel.close to every toplevel (the example program's first SIGINT); returns how many. */
 int wlc_shell_close_all(struct wlc_shell *shell);
+
+/* ---- the output: wl_output and what a repaint answers (wlc_output.c) ------- */
+
+/* width, height: 0 is 640x480; repaint_hz: the refresh it tells (0: none). NULL on failure. */
+struct wlc_output;
+struct wlc_output *wlc_output_create(struct wl_display *display, uint32_t width, uint32_t height,
+				     int repaint_hz);
+void wlc_output_destroy(struct wlc_output *o);
+/* Answer and destroy the wl_callbacks on `frames` (resource links), done at time_ns. */
+void wlc_frames_done(struct wl_list *frames, int64_t time_ns);
+/*
+ * A repaint at time_ns (CLOCK_MONOTONIC), the msc'th, showed the content
+ * these feedbacks wait for: "presented" (the list is emptied).
+ */
+void wlc_presentation_presented(struct wlc_output *o, struct wl_list *feedbacks, int64_t time_ns,
+				uint64_t msc);
+/* Content that was never shown: "discarded" (the list is emptied). */
+void wlc_presentation_discarded(struct wl_list *feedbacks);
 
 /* ---- the renderer (wlc_render.c, wlc_render_gl.c) ------------------------- */
 
@@ -302,7 +338,7 @@ int wlc_renderer_screenshot(struct wlc_renderer *r, const char *path);
 
 /* ---- small things --------------------------------------------------------- */
 
-/* Every interface's destroy request: the resource goes (wlc_compositor.c). */
+/* Every interface's destroy request: the resource goes (wlc_util.c). */
 void wlc_destroy_request(struct wl_client *client, struct wl_resource *resource);
 
 /*
@@ -316,8 +352,8 @@ void *wlc_client_zalloc(struct wl_client *client, size_t size);
  * (wl_client_post_no_memory()): then data is still the caller's to free.
  */
 static inline struct wl_resource *
-wlc_resource_new(struct wl_client *client, const struct wl_interface *iface, int version, uint32_t id,
-		  const void *impl, void *data, wl_resource_destroy_func_t destroy)
+wlc_resource_new(struct wl_client *client, const struct wl_interface *iface, int version,
+		 uint32_t id, const void *impl, void *data, wl_resource_destroy_func_t destroy)
 {
 	struct wl_resource *res = wl_resource_create(client, iface, version, id);
 
@@ -337,16 +373,20 @@ wlc_resource_new(struct wl_client *client, const struct wl_interface *iface, int
  * (wlc_util.c).
  */
 void wlc_resource_unlink(struct wl_resource *res);
-struct wl_resource *wlc_resource_new_linked(struct wl_client *client, const struct wl_interface *iface,
-					     int version, uint32_t id, const void *impl, void *data,
-					     struct wl_list *after);
+struct wl_resource *wlc_resource_new_linked(struct wl_client *client,
+					    const struct wl_interface *iface, int version,
+					    uint32_t id, const void *impl, void *data,
+					    struct wl_list *after);
 /*
  * The global that kept `list` goes and its resources stay until their
  * clients go: each is taken off the list (its destroy handler then unlinks
  * nothing) and its user data, which pointed at the global's state, is NULL.
  */
 void wlc_resource_list_orphan(struct wl_list *list);
-/* send(res, data) for each resource on `list` that belongs to `client`; send must not destroy any. */
+/*
+ * send(res, data) for each resource on `list` that belongs to `client`; send
+ * must not destroy any.
+ */
 void wlc_resource_list_send(struct wl_list *list, struct wl_client *client,
 			     void (*send)(struct wl_resource *res, void *data), void *data);
 

@@ -73,8 +73,8 @@ convert_row(uint32_t *dst, const uint32_t *src, uint32_t n, uint32_t format)
 }
 
 static int
-image_copy(struct cpu_image *img, const uint8_t *src, uint32_t width, uint32_t height, uint32_t stride,
-	   uint32_t format)
+image_copy(struct cpu_image *img, const uint8_t *src, uint32_t width, uint32_t height,
+	   uint32_t stride, uint32_t format)
 {
 	if (img->width != width || img->height != height) {
 		uint32_t *p = malloc((size_t)width * height * 4);
@@ -86,15 +86,15 @@ image_copy(struct cpu_image *img, const uint8_t *src, uint32_t width, uint32_t h
 		img->height = height;
 	}
 	for (uint32_t y = 0; y < height; y++)
-		if (!convert_row(img->pixels + (size_t)y * width, (const uint32_t *)(src + (size_t)y * stride),
-				 width, format))
+		if (!convert_row(img->pixels + (size_t)y * width,
+				 (const uint32_t *)(src + (size_t)y * stride), width, format))
 			return -EINVAL;
 	return 0;
 }
 
 static int
-cpu_take(struct wlc_renderer *base, struct wlc_surface *surf, const struct wlc_state *s, int acquire_fd,
-	 int *release_fd)
+cpu_take(struct wlc_renderer *base, struct wlc_surface *surf, const struct wlc_state *s,
+	 int acquire_fd, int *release_fd)
 {
 	struct cpu_image *img = surf->render_data;
 	int ret;

@@ -46,6 +46,34 @@ wlc_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 
 #include "wlc_render_gl.h"
 
+/*
+ * Make the driver let go of the last texture a draw sampled. Mesa keeps the
+ * sampler views of the last draw until a later draw replaces them, and a
+ * deleted texture's view holds its resource — for an imported dma-buf, a
+ * duplicate of the buffer's fd, kept past the client's buffer (the
+ * compositor's fd count grew by one in wl-protocol-errors). A draw of
+ * nothing with no texture bound replaces them (gl_display.texture_deleted).
+ */
+static void
+unbind_sampled(struct gl_display *gd)
+{
+	static const GLfloat quad[] = { 0, 0, 1, 0, 0, 1, 1, 1 };
+	struct gl_renderer *r = wl_container_of(gd, r, gd);
+
+	if (!r->program || !r->output.fbo)
+		return;
+	glBindFramebuffer(GL_FRAMEBUFFER, r->output.fbo);
+	glUseProgram(r->program);
+	glUniform4f(r->u_rect, 0, 0, 0, 0); /* zero area: nothing drawn */
+	glActiveTexture(GL_TEXTURE0);
+	glBindTexture(GL_TEXTURE_2D, 0);
+	glBindBuffer(GL_ARRAY_BUFFER, 0);
+	glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, quad);
+	glEnableVertexAttribArray(0);
+	glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+	glDisableVertexAttribArray(0);
+}
+
 /* A surface's content (wlc_surface.render_data). */
 struct gl_surface {
 	struct eglt_target target; /* fbo 0: shm storage, not rendered into */
@@ -65,16 +93,17 @@ format_opaque(uint32_t format)
  * fb_w x fb_h at (x, y), w x h. Blending is the caller's.
  */
 static void
-draw(struct gl_renderer *r, GLuint tex, GLuint fbo, uint32_t fb_w, uint32_t fb_h, int32_t x, int32_t y,
-     uint32_t w, uint32_t h, bool swizzle, bool opaque)
+draw(struct gl_renderer *r, GLuint tex, GLuint fbo, uint32_t fb_w, uint32_t fb_h, int32_t x,
+     int32_t y, uint32_t w, uint32_t h, bool swizzle, bool opaque)
 {
 	static const GLfloat quad[] = { 0, 0, 1, 0, 0, 1, 1, 1 };
 
 	glBindFramebuffer(GL_FRAMEBUFFER, fbo);
 	glViewport(0, 0, (GLsizei)fb_w, (GLsizei)fb_h);
 	glUseProgram(r->program);
-	glUniform4f(r->u_rect, 2.0f * (float)x / (float)fb_w - 1.0f, 2.0f * (float)y / (float)fb_h - 1.0f,
-		    2.0f * (float)w / (float)fb_w, 2.0f * (float)h / (float)fb_h);
+	glUniform4f(r->u_rect, 2.0f * (float)x / (float)fb_w - 1.0f,
+		    2.0f * (float)y / (float)fb_h - 1.0f, 2.0f * (float)w / (float)fb_w,
+		    2.0f * (float)h / (float)fb_h);
 	glUniform1i(r->u_swizzle, swizzle);
 	glUniform1i(r->u_opaque, opaque);
 	glActiveTexture(GL_TEXTURE0);
@@ -104,10 +133,10 @@ surface_target(struct gl_renderer *r, struct gl_surface *gs, uint32_t width, uin
 	if (gs->target.fbo && !gs->bgra_storage && gs->target.width == (int)width &&
 	    gs->target.height == (int)height)
 		return 0;
-	eglt_target_destroy(&r->t, &gs->target);
+	eglt_target_destroy(&r->gd.t, &gs->target);
 	gs->bgra_storage = false;
-	if (eglt_target_create(&r->t, (int)width, (int)height, &gs->target) < 0) {
-		eglt_target_destroy(&r->t, &gs->target);
+	if (eglt_target_create(&r->gd.t, (int)width, (int)height, &gs->target) < 0) {
+		eglt_target_destroy(&r->gd.t, &gs->target);
 		return -EIO;
 	}
 	return 0;
@@ -118,7 +147,7 @@ take_dmabuf(struct gl_renderer *r, struct gl_surface *gs, struct dmabuf_buffer *
 	    int *release_fd)
 {
 	GLuint tex;
-	int ret = wlc_gl_import_get(r, b, &tex);
+	int ret = wlc_gl_import_get(&r->gd, b, &tex);
 
 	if (ret < 0)
 		return ret;
@@ -126,8 +155,8 @@ take_dmabuf(struct gl_renderer *r, struct gl_surface *gs, struct dmabuf_buffer *
 	 * GL's reads of the buffer go after the client's writes: its acquire
 	 * fence, or without one (implicit sync) the fences on the buffer.
 	 */
-	ret = acquire_fd >= 0 ? sb_egl_sync_file_wait(r->t.dpy, acquire_fd)
-			      : sb_egl_dmabuf_wait(r->t.dpy, b->fd, SB_ACCESS_READ);
+	ret = acquire_fd >= 0 ? sb_egl_sync_file_wait(r->gd.t.dpy, acquire_fd)
+			      : sb_egl_dmabuf_wait(r->gd.t.dpy, b->fd, SB_ACCESS_READ);
 	if (ret < 0)
 		return ret;
 	ret = surface_target(r, gs, b->width, b->height);
@@ -140,7 +169,7 @@ take_dmabuf(struct gl_renderer *r, struct gl_surface *gs, struct dmabuf_buffer *
 	if (glGetError() != GL_NO_ERROR)
 		return -EIO;
 	/* The release waits for the copy; -1 where the bridge waited on the CPU. */
-	if (sb_egl_sync_file_export(r->t.dpy, release_fd) < 0) {
+	if (sb_egl_sync_file_export(r->gd.t.dpy, release_fd) < 0) {
 		glFinish(); /* no fence to give: the copy must be done before the release */
 		*release_fd = -1;
 	}
@@ -188,23 +217,24 @@ take_shm(struct gl_renderer *r, struct gl_surface *gs, const struct wlc_state *s
 		if (!packed)
 			return -ENOMEM;
 		for (uint32_t y = 0; y < h; y++)
-			memcpy(packed + (size_t)y * w * 4, pixels + (size_t)y * s->shm_stride, (size_t)w * 4);
+			memcpy(packed + (size_t)y * w * 4, pixels + (size_t)y * s->shm_stride,
+			       (size_t)w * 4);
 		pixels = packed;
 	}
 	gl_format = bgra ? GL_BGRA_EXT : GL_RGBA;
-	if (gs->target.tex && !gs->target.fbo && gs->bgra_storage == bgra && gs->target.width == (int)w &&
-	    gs->target.height == (int)h) {
+	if (gs->target.tex && !gs->target.fbo && gs->bgra_storage == bgra &&
+	    gs->target.width == (int)w && gs->target.height == (int)h) {
 		glBindTexture(GL_TEXTURE_2D, gs->target.tex);
-		glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, (GLsizei)w, (GLsizei)h, gl_format, GL_UNSIGNED_BYTE,
-				pixels);
+		glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, (GLsizei)w, (GLsizei)h, gl_format,
+				GL_UNSIGNED_BYTE, pixels);
 	} else {
 		/* A new texture: the old one may be an FBO's of another size or format. */
-		eglt_target_destroy(&r->t, &gs->target);
+		eglt_target_destroy(&r->gd.t, &gs->target);
 		glGenTextures(1, &gs->target.tex);
 		glBindTexture(GL_TEXTURE_2D, gs->target.tex);
 		wlc_gl_texture_params();
-		glTexImage2D(GL_TEXTURE_2D, 0, (GLint)gl_format, (GLsizei)w, (GLsizei)h, 0, gl_format,
-			     GL_UNSIGNED_BYTE, pixels);
+		glTexImage2D(GL_TEXTURE_2D, 0, (GLint)gl_format, (GLsizei)w, (GLsizei)h, 0,
+			     gl_format, GL_UNSIGNED_BYTE, pixels);
 		gs->target.width = (int)w;
 		gs->target.height = (int)h;
 		gs->bgra_storage = bgra;
@@ -218,8 +248,8 @@ take_shm(struct gl_renderer *r, struct gl_surface *gs, const struct wlc_state *s
 }
 
 static int
-gl_take(struct wlc_renderer *base, struct wlc_surface *surf, const struct wlc_state *s, int acquire_fd,
-	int *release_fd)
+gl_take(struct wlc_renderer *base, struct wlc_surface *surf, const struct wlc_state *s,
+	int acquire_fd, int *release_fd)
 {
 	struct gl_renderer *r = (struct gl_renderer *)base;
 	struct gl_surface *gs = surface_get(surf);
@@ -227,7 +257,7 @@ gl_take(struct wlc_renderer *base, struct wlc_surface *surf, const struct wlc_st
 	*release_fd = -1;
 	if (!gs)
 		return -ENOMEM;
-	wlc_gl_make_current(r);
+	wlc_gl_make_current(&r->gd);
 	if (s->shm_pixels)
 		return take_shm(r, gs, s); /* shm: no fence to wait for */
 	if (!s->dmabuf)
@@ -243,8 +273,8 @@ gl_surface_destroy(struct wlc_renderer *base, struct wlc_surface *surf)
 
 	if (!gs)
 		return;
-	wlc_gl_make_current(r);
-	eglt_target_destroy(&r->t, &gs->target);
+	wlc_gl_make_current(&r->gd);
+	eglt_target_destroy(&r->gd.t, &gs->target);
 	free(gs);
 	surf->render_data = NULL;
 }
@@ -258,7 +288,7 @@ gl_repaint(struct wlc_renderer *base, struct wl_list *stack)
 	uint32_t bg = base->background;
 	struct wlc_surface *surf;
 
-	wlc_gl_make_current(r);
+	wlc_gl_make_current(&r->gd);
 	glBindFramebuffer(GL_FRAMEBUFFER, r->output.fbo);
 	glViewport(0, 0, (GLsizei)base->width, (GLsizei)base->height);
 	glDisable(GL_BLEND);
@@ -275,7 +305,8 @@ gl_repaint(struct wlc_renderer *base, struct wl_list *stack)
 			continue;
 		/* At the content's own size: a failed take() left the previous one. */
 		draw(r, gs->target.tex, r->output.fbo, base->width, base->height, surf->x, surf->y,
-		     (uint32_t)gs->target.width, (uint32_t)gs->target.height, gs->swizzle, gs->opaque);
+		     (uint32_t)gs->target.width, (uint32_t)gs->target.height, gs->swizzle,
+		     gs->opaque);
 	}
 	glDisable(GL_BLEND);
 	return glGetError() == GL_NO_ERROR ? 0 : -EIO;
@@ -293,7 +324,7 @@ gl_repaint(struct wlc_renderer *base, struct wl_list *stack)
 static void
 gl_submit(struct wlc_renderer *base)
 {
-	wlc_gl_make_current((struct gl_renderer *)base);
+	wlc_gl_make_current(&((struct gl_renderer *)base)->gd);
 	glFlush();
 }
 
@@ -303,8 +334,8 @@ gl_submit_fence(struct wlc_renderer *base, int *fence_fd)
 {
 	struct gl_renderer *r = (struct gl_renderer *)base;
 
-	wlc_gl_make_current(r);
-	return sb_egl_sync_file_export(r->t.dpy, fence_fd);
+	wlc_gl_make_current(&r->gd);
+	return sb_egl_sync_file_export(r->gd.t.dpy, fence_fd);
 }
 
 static int
@@ -315,7 +346,7 @@ gl_read_pixels(struct wlc_renderer *base, uint8_t **rgba)
 
 	if (!p)
 		return -ENOMEM;
-	wlc_gl_make_current(r);
+	wlc_gl_make_current(&r->gd);
 	/* Rows top first already: see the top of the file. */
 	if (eglt_read(&r->output, p) < 0) {
 		free(p);
@@ -330,16 +361,16 @@ gl_destroy(struct wlc_renderer *base)
 {
 	struct gl_renderer *r = (struct gl_renderer *)base;
 
-	if (r->t.dpy != EGL_NO_DISPLAY) {
-		wlc_gl_make_current(r);
+	if (r->gd.t.dpy != EGL_NO_DISPLAY) {
+		wlc_gl_make_current(&r->gd);
 		/* Buffers still holding an import keep only its struct. */
-		wlc_gl_imports_release(r);
-		eglt_target_destroy(&r->t, &r->output);
+		wlc_gl_imports_release(&r->gd);
+		eglt_target_destroy(&r->gd.t, &r->output);
 		if (r->program)
 			glDeleteProgram(r->program);
 	}
-	eglt_close(&r->t);
-	free(r->formats);
+	eglt_close(&r->gd.t);
+	free(r->gd.formats);
 	free(r);
 }
 
@@ -362,7 +393,10 @@ program_init(struct gl_renderer *r)
 		"attribute vec2 pos;\n"
 		"uniform vec4 rect;\n"
 		"varying vec2 uv;\n"
-		"void main() { uv = pos; gl_Position = vec4(rect.xy + pos * rect.zw, 0.0, 1.0); }\n";
+		"void main() {\n"
+		"  uv = pos;\n"
+		"  gl_Position = vec4(rect.xy + pos * rect.zw, 0.0, 1.0);\n"
+		"}\n";
 	/* highp where there is one: mediump texture coordinates miss texels on wide surfaces. */
 	static const char fs[] =
 		"#ifdef GL_FRAGMENT_PRECISION_HIGH\n"
@@ -395,14 +429,14 @@ program_init(struct gl_renderer *r)
 static const char *
 missing_ext(struct gl_renderer *r)
 {
-	const char *egl = eglQueryString(r->t.dpy, EGL_EXTENSIONS);
+	const char *egl = eglQueryString(r->gd.t.dpy, EGL_EXTENSIONS);
 	const char *gl = (const char *)glGetString(GL_EXTENSIONS);
 
 	if (!eglt_has_ext(egl, "EGL_EXT_image_dma_buf_import"))
 		return "EGL_EXT_image_dma_buf_import";
 	if (!eglt_has_ext(gl, "GL_OES_EGL_image"))
 		return "GL_OES_EGL_image";
-	if (!r->create_image || !r->destroy_image || !r->image_target)
+	if (!r->gd.create_image || !r->gd.destroy_image || !r->gd.image_target)
 		return "eglCreateImageKHR / glEGLImageTargetTexture2DOES";
 	return NULL;
 }
@@ -445,37 +479,41 @@ wlc_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 		*err = -ENOMEM;
 		return NULL;
 	}
-	wl_list_init(&r->imports);
-	r->t.dpy = EGL_NO_DISPLAY;
-	ret = open_display(&r->t);
+	wl_list_init(&r->gd.imports);
+	r->gd.t.dpy = EGL_NO_DISPLAY;
+	r->gd.texture_deleted = unbind_sampled;
+	ret = open_display(&r->gd.t);
 	if (ret < 0) {
 		fprintf(stderr, "render-gl: no EGL display with a GLES 2 context\n");
 		goto fail;
 	}
-	r->create_image = (PFNEGLCREATEIMAGEKHRPROC)eglGetProcAddress("eglCreateImageKHR");
-	r->destroy_image = (PFNEGLDESTROYIMAGEKHRPROC)eglGetProcAddress("eglDestroyImageKHR");
-	r->image_target =
-		(PFNGLEGLIMAGETARGETTEXTURE2DOESPROC)eglGetProcAddress("glEGLImageTargetTexture2DOES");
+	r->gd.create_image = (PFNEGLCREATEIMAGEKHRPROC)eglGetProcAddress("eglCreateImageKHR");
+	r->gd.destroy_image = (PFNEGLDESTROYIMAGEKHRPROC)eglGetProcAddress("eglDestroyImageKHR");
+	r->gd.image_target = (PFNGLEGLIMAGETARGETTEXTURE2DOESPROC)
+		eglGetProcAddress("glEGLImageTargetTexture2DOES");
 	missing = missing_ext(r);
 	if (missing) {
 		fprintf(stderr, "render-gl: the %s EGL display lacks %s: cannot import dma-bufs\n",
-			r->t.platform, missing);
+			r->gd.t.platform, missing);
 		ret = -ENODEV;
 		goto fail;
 	}
-	r->modifiers = eglt_has_ext(eglQueryString(r->t.dpy, EGL_EXTENSIONS),
+	r->gd.modifiers = eglt_has_ext(eglQueryString(r->gd.t.dpy, EGL_EXTENSIONS),
 				    "EGL_EXT_image_dma_buf_import_modifiers");
-	r->bgra_ext = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS), "GL_EXT_texture_format_BGRA8888");
-	r->row_length = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS), "GL_EXT_unpack_subimage");
-	ret = wlc_gl_query_formats(r);
-	if (ret == 0 && r->base.nformats == 0) {
-		fprintf(stderr, "render-gl: the %s EGL display imports none of ARGB/XRGB/ABGR/XBGR8888\n",
-			r->t.platform);
+	r->bgra_ext = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS),
+				   "GL_EXT_texture_format_BGRA8888");
+	r->row_length = eglt_has_ext((const char *)glGetString(GL_EXTENSIONS),
+				     "GL_EXT_unpack_subimage");
+	ret = wlc_gl_query_formats(&r->gd);
+	if (ret == 0 && r->gd.nformats == 0) {
+		fprintf(stderr,
+			"render-gl: the %s EGL display imports none of ARGB/XRGB/ABGR/XBGR8888\n",
+			r->gd.t.platform);
 		ret = -ENODEV;
 	}
 	if (ret == 0)
 		ret = program_init(r);
-	if (ret == 0 && eglt_target_create(&r->t, (int)width, (int)height, &r->output) < 0)
+	if (ret == 0 && eglt_target_create(&r->gd.t, (int)width, (int)height, &r->output) < 0)
 		ret = -EIO;
 	if (ret < 0)
 		goto fail;
@@ -483,8 +521,9 @@ wlc_renderer_gl_create(uint32_t width, uint32_t height, int *err)
 	r->base.width = width;
 	r->base.height = height;
 	r->base.background = 0xff202020u;
-	r->base.main_device = wlc_gl_main_device(r);
-	r->base.formats = r->formats;
+	r->base.main_device = wlc_gl_main_device(&r->gd);
+	r->base.formats = r->gd.formats;
+	r->base.nformats = r->gd.nformats;
 	/* the background, before any repaint */
 	wl_list_init(&nothing);
 	gl_repaint(&r->base, &nothing);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the GL renderer's two files share (built only with WLC_HAVE_GL):
+ * The GL renderer's EGL side, which the renderer calls down into (built
+ * only with WLC_HAVE_GL):
  *   wlc_render_gl.c      the renderer: take, compositing, read-back, set-up
  *   wlc_render_gl_egl.c  its EGL side: dma-buf imports cached per buffer,
  *                         the format table, the main device
@@ -11,33 +12,43 @@
 #include "eglt.h"
 #include "wlc_internal.h"
 
-struct gl_renderer {
-	struct wlc_renderer base;
-	struct eglt t;
-	struct eglt_target output;
-	GLuint program;
-	GLint u_rect, u_tex, u_swizzle, u_opaque;
-	bool bgra_ext;  /* GL_EXT_texture_format_BGRA8888 */
-	bool row_length; /* GL_EXT_unpack_subimage: uploads of padded rows as they are */
+/* ---- the EGL side (wlc_render_gl_egl.c) ------------------------------------ */
+
+/* The EGL display and what it imports. */
+struct gl_display {
+	struct eglt t;  /* the display and the renderer's context */
 	bool modifiers; /* EGL_EXT_image_dma_buf_import_modifiers */
 	PFNEGLCREATEIMAGEKHRPROC create_image;
 	PFNEGLDESTROYIMAGEKHRPROC destroy_image;
 	PFNGLEGLIMAGETARGETTEXTURE2DOESPROC image_target;
-	struct wlc_format *formats;
+	struct wlc_format *formats; /* what it imports (wlc_gl_query_formats()) */
+	size_t nformats;
 	struct wl_list imports; /* gl_import.link */
+	/*
+	 * The renderer's, run after an import's texture was deleted: make the
+	 * driver let go of what the last draw sampled (wlc_render_gl.c). NULL:
+	 * nothing to do.
+	 */
+	void (*texture_deleted)(struct gl_display *gd);
 };
 
-/* The compositor is single-threaded, but a test or an embedding may have made another context current since. */
+/*
+ * The compositor is single-threaded, but a test or an embedding may have
+ * made another context current since.
+ */
 static inline void
-wlc_gl_make_current(struct gl_renderer *r)
+wlc_gl_make_current(struct gl_display *gd)
 {
-	eglMakeCurrent(r->t.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, r->t.ctx);
+	eglMakeCurrent(gd->t.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, gd->t.ctx);
 	/* Errors left by others would fail our checks: drop them (a few, not forever). */
 	for (int i = 0; i < 8 && glGetError() != GL_NO_ERROR; i++)
 		;
 }
 
-/* The bound GL_TEXTURE_2D: nearest texels, clamped (GLES2 samples non-power-of-two textures only so). */
+/*
+ * The bound GL_TEXTURE_2D: nearest texels, clamped (GLES2 samples
+ * non-power-of-two textures only so).
+ */
 static inline void
 wlc_gl_texture_params(void)
 {
@@ -51,12 +62,24 @@ wlc_gl_texture_params(void)
  * b's texture (an EGLImage of the dma-buf), imported on first use and kept
  * in b->render_data. 0 or -errno (-EINVAL: the display refused it).
  */
-int wlc_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex);
+int wlc_gl_import_get(struct gl_display *gd, struct dmabuf_buffer *b, GLuint *tex);
 /* Free every import's GL objects (the renderer goes; buffers keep a husk). */
-void wlc_gl_imports_release(struct gl_renderer *r);
-/* Fill r->formats / base.nformats; 0 or -ENOMEM. */
-int wlc_gl_query_formats(struct gl_renderer *r);
+void wlc_gl_imports_release(struct gl_display *gd);
+/* Fill gd->formats / nformats; 0 or -ENOMEM. */
+int wlc_gl_query_formats(struct gl_display *gd);
 /* The render node (else the primary node) of the display's DRM device; 0: none (llvmpipe). */
-dev_t wlc_gl_main_device(struct gl_renderer *r);
+dev_t wlc_gl_main_device(struct gl_display *gd);
+
+/* ---- the renderer (wlc_render_gl.c; a test reaches into it) ---------------- */
+
+struct gl_renderer {
+	struct wlc_renderer base;
+	struct gl_display gd; /* the EGL side */
+	struct eglt_target output;
+	GLuint program;
+	GLint u_rect, u_tex, u_swizzle, u_opaque;
+	bool bgra_ext;  /* GL_EXT_texture_format_BGRA8888 */
+	bool row_length; /* GL_EXT_unpack_subimage: uploads of padded rows as they are */
+};
 
 #endif

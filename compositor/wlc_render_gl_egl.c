@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GL renderer's EGL side (wlc_render_gl.h): dma-bufs imported as
- * EGLImages once per buffer, the (format, modifier) table it advertises, and
- * the DRM device it imports on.
+ * The GL renderer's EGL side (wlc_render_gl.h), the layer below it: the
+ * display, dma-bufs imported as EGLImages once per buffer, the (format,
+ * modifier) table it advertises, and the DRM device it imports on. It tells
+ * the renderer through gl_display.texture_deleted, never calls it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,10 +15,10 @@
 /*
  * A dma-buf's EGLImage and texture (its dmabuf_buffer's render_data). The
  * buffer may outlive the renderer (a commit still holding it at teardown):
- * the renderer then frees the GL objects and leaves r NULL.
+ * the renderer then frees the GL objects and leaves gd NULL.
  */
 struct gl_import {
-	struct gl_renderer *r;
+	struct gl_display *gd;
 	struct wl_list link;
 	EGLImageKHR image;
 	GLuint tex;
@@ -25,45 +26,20 @@ struct gl_import {
 
 /* ---- dma-buf imports ------------------------------------------------------- */
 
-/*
- * Make the driver let go of the last texture a draw sampled. Mesa keeps the
- * sampler views of the last draw until a later draw replaces them, and a
- * deleted texture's view holds its resource — for an imported dma-buf, a
- * duplicate of the buffer's fd, kept past the client's buffer (the
- * compositor's fd count grew by one in wl-protocol-errors). A draw of
- * nothing with no texture bound replaces them.
- */
-static void
-unbind_sampled(struct gl_renderer *r)
-{
-	static const GLfloat quad[] = { 0, 0, 1, 0, 0, 1, 1, 1 };
-
-	glBindFramebuffer(GL_FRAMEBUFFER, r->output.fbo);
-	glUseProgram(r->program);
-	glUniform4f(r->u_rect, 0, 0, 0, 0); /* zero area: nothing drawn */
-	glActiveTexture(GL_TEXTURE0);
-	glBindTexture(GL_TEXTURE_2D, 0);
-	glBindBuffer(GL_ARRAY_BUFFER, 0);
-	glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, quad);
-	glEnableVertexAttribArray(0);
-	glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
-	glDisableVertexAttribArray(0);
-}
-
 static void
 import_release(struct gl_import *imp)
 {
-	struct gl_renderer *r = imp->r;
+	struct gl_display *gd = imp->gd;
 
-	if (!r)
+	if (!gd)
 		return;
-	wlc_gl_make_current(r);
+	wlc_gl_make_current(gd);
 	glDeleteTextures(1, &imp->tex);
-	r->destroy_image(r->t.dpy, imp->image);
-	if (r->program && r->output.fbo)
-		unbind_sampled(r);
+	gd->destroy_image(gd->t.dpy, imp->image);
+	if (gd->texture_deleted)
+		gd->texture_deleted(gd);
 	wl_list_remove(&imp->link);
-	imp->r = NULL;
+	imp->gd = NULL;
 }
 
 static void
@@ -77,7 +53,7 @@ import_free(void *data)
 
 /* Not eglt_image_import(): it passes no modifier, and a client may use any we advertised. */
 int
-wlc_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex)
+wlc_gl_import_get(struct gl_display *gd, struct dmabuf_buffer *b, GLuint *tex)
 {
 	EGLint attribs[32];
 	int n = 0;
@@ -85,7 +61,7 @@ wlc_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex)
 
 	if (b->render_data) {
 		imp = b->render_data;
-		if (b->render_data_free != import_free || imp->r != r)
+		if (b->render_data_free != import_free || imp->gd != gd)
 			return -EBUSY; /* another renderer's (none exists today) */
 		*tex = imp->tex;
 		return 0;
@@ -102,7 +78,7 @@ wlc_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex)
 	attribs[n++] = (EGLint)b->offset;
 	attribs[n++] = EGL_DMA_BUF_PLANE0_PITCH_EXT;
 	attribs[n++] = (EGLint)b->stride;
-	if (r->modifiers && b->modifier != DRM_FORMAT_MOD_INVALID) {
+	if (gd->modifiers && b->modifier != DRM_FORMAT_MOD_INVALID) {
 		attribs[n++] = EGL_DMA_BUF_PLANE0_MODIFIER_LO_EXT;
 		attribs[n++] = (EGLint)(b->modifier & 0xffffffffu);
 		attribs[n++] = EGL_DMA_BUF_PLANE0_MODIFIER_HI_EXT;
@@ -113,10 +89,12 @@ wlc_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex)
 	imp = calloc(1, sizeof(*imp));
 	if (!imp)
 		return -ENOMEM;
-	imp->image = r->create_image(r->t.dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
+	imp->image = gd->create_image(gd->t.dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL,
+				      attribs);
 	if (imp->image == EGL_NO_IMAGE_KHR) {
-		fprintf(stderr, "render-gl: cannot import a %ux%u dma-buf (format 0x%08x, modifier 0x%llx): "
-			"EGL error 0x%x\n", b->width, b->height, b->format, (unsigned long long)b->modifier,
+		fprintf(stderr, "render-gl: cannot import a %ux%u dma-buf (format 0x%08x, "
+				"modifier 0x%llx): EGL error 0x%x\n",
+			b->width, b->height, b->format, (unsigned long long)b->modifier,
 			eglGetError());
 		free(imp);
 		return -EINVAL;
@@ -124,15 +102,15 @@ wlc_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex)
 	glGenTextures(1, &imp->tex);
 	glBindTexture(GL_TEXTURE_2D, imp->tex);
 	wlc_gl_texture_params();
-	r->image_target(GL_TEXTURE_2D, (GLeglImageOES)imp->image);
+	gd->image_target(GL_TEXTURE_2D, (GLeglImageOES)imp->image);
 	if (glGetError() != GL_NO_ERROR) {
 		glDeleteTextures(1, &imp->tex);
-		r->destroy_image(r->t.dpy, imp->image);
+		gd->destroy_image(gd->t.dpy, imp->image);
 		free(imp);
 		return -EINVAL;
 	}
-	imp->r = r;
-	wl_list_insert(&r->imports, &imp->link);
+	imp->gd = gd;
+	wl_list_insert(&gd->imports, &imp->link);
 	b->render_data = imp;
 	b->render_data_free = import_free;
 	*tex = imp->tex;
@@ -140,11 +118,11 @@ wlc_gl_import_get(struct gl_renderer *r, struct dmabuf_buffer *b, GLuint *tex)
 }
 
 void
-wlc_gl_imports_release(struct gl_renderer *r)
+wlc_gl_imports_release(struct gl_display *gd)
 {
 	struct gl_import *imp, *tmp;
 
-	wl_list_for_each_safe(imp, tmp, &r->imports, link)
+	wl_list_for_each_safe(imp, tmp, &gd->imports, link)
 		import_release(imp);
 }
 
@@ -155,27 +133,27 @@ static const uint32_t wanted_formats[] = {
 };
 
 static int
-add_format(struct gl_renderer *r, size_t *cap, uint32_t format, uint64_t modifier)
+add_format(struct gl_display *gd, size_t *cap, uint32_t format, uint64_t modifier)
 {
-	if (r->base.nformats == *cap) {
+	if (gd->nformats == *cap) {
 		size_t n = *cap ? *cap * 2 : 16;
-		struct wlc_format *f = realloc(r->formats, n * sizeof(*f));
+		struct wlc_format *f = realloc(gd->formats, n * sizeof(*f));
 
 		if (!f)
 			return -ENOMEM;
-		r->formats = f;
+		gd->formats = f;
 		*cap = n;
 	}
-	r->formats[r->base.nformats++] = (struct wlc_format){ format, modifier };
+	gd->formats[gd->nformats++] = (struct wlc_format){ format, modifier };
 	return 0;
 }
 
 static int
-add_implicit(struct gl_renderer *r, size_t *cap, uint32_t format)
+add_implicit(struct gl_display *gd, size_t *cap, uint32_t format)
 {
-	int ret = add_format(r, cap, format, DRM_FORMAT_MOD_INVALID);
+	int ret = add_format(gd, cap, format, DRM_FORMAT_MOD_INVALID);
 
-	return ret ? ret : add_format(r, cap, format, DRM_FORMAT_MOD_LINEAR);
+	return ret ? ret : add_format(gd, cap, format, DRM_FORMAT_MOD_LINEAR);
 }
 
 /*
@@ -196,7 +174,7 @@ add_implicit(struct gl_renderer *r, size_t *cap, uint32_t format)
  * crashed on it (issue 26).
  */
 int
-wlc_gl_query_formats(struct gl_renderer *r)
+wlc_gl_query_formats(struct gl_display *gd)
 {
 	struct eglt_procs egl;
 	EGLint formats[256], n = 0;
@@ -204,12 +182,13 @@ wlc_gl_query_formats(struct gl_renderer *r)
 	int ret = 0;
 
 	eglt_procs_load(&egl);
-	if (!r->modifiers || !egl.query_dmabuf_formats || !egl.query_dmabuf_modifiers) {
-		for (size_t i = 0; i < sizeof(wanted_formats) / sizeof(wanted_formats[0]) && ret == 0; i++)
-			ret = add_implicit(r, &cap, wanted_formats[i]);
+	if (!gd->modifiers || !egl.query_dmabuf_formats || !egl.query_dmabuf_modifiers) {
+		for (size_t i = 0;
+		     i < sizeof(wanted_formats) / sizeof(wanted_formats[0]) && ret == 0; i++)
+			ret = add_implicit(gd, &cap, wanted_formats[i]);
 		return ret;
 	}
-	if (!egl.query_dmabuf_formats(r->t.dpy, 256, formats, &n))
+	if (!egl.query_dmabuf_formats(gd->t.dpy, 256, formats, &n))
 		n = 0;
 	for (EGLint i = 0; i < n && ret == 0; i++) {
 		uint32_t format = (uint32_t)formats[i];
@@ -223,19 +202,19 @@ wlc_gl_query_formats(struct gl_renderer *r)
 			wanted |= wanted_formats[j] == format;
 		if (!wanted)
 			continue;
-		if (!egl.query_dmabuf_modifiers(r->t.dpy, formats[i], 64, mods, external, &nmods))
+		if (!egl.query_dmabuf_modifiers(gd->t.dpy, formats[i], 64, mods, external, &nmods))
 			nmods = 0;
 		if (nmods == 0)
-			ret = add_implicit(r, &cap, format);
+			ret = add_implicit(gd, &cap, format);
 		for (EGLint j = 0; j < nmods && ret == 0; j++)
 			if (!external[j])
-				ret = add_format(r, &cap, format, mods[j]);
+				ret = add_format(gd, &cap, format, mods[j]);
 	}
 	return ret;
 }
 
 dev_t
-wlc_gl_main_device(struct gl_renderer *r)
+wlc_gl_main_device(struct gl_display *gd)
 {
 	struct eglt_procs egl;
 	const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
@@ -245,8 +224,8 @@ wlc_gl_main_device(struct gl_renderer *r)
 
 	eglt_procs_load(&egl);
 	if (!eglt_has_ext(client, "EGL_EXT_device_query") || !egl.query_display_attrib ||
-	    !egl.query_device_string || !egl.query_display_attrib(r->t.dpy, EGL_DEVICE_EXT, &attr) ||
-	    !attr)
+	    !egl.query_device_string ||
+	    !egl.query_display_attrib(gd->t.dpy, EGL_DEVICE_EXT, &attr) || !attr)
 		return 0;
 	exts = egl.query_device_string((EGLDeviceEXT)attr, EGL_EXTENSIONS);
 	if (eglt_has_ext(exts, "EGL_EXT_device_drm_render_node"))

@@ -150,6 +150,24 @@ focus_set(struct wlc_seat *seat, struct wlc_surface *surf)
 		send_focus(seat, send_enter_to);
 }
 
+/* A toplevel left the screen (its destroy too): with the focus, the focus moves on. */
+static void
+focus_surface_unmapped(struct wl_listener *l, void *data)
+{
+	struct wlc_surface *surf = data, *next = NULL;
+	struct wlc_seat *seat = surf->comp->seat;
+
+	wl_list_remove(&surf->focus_link);
+	wl_list_init(&surf->focus_link);
+	wl_list_remove(&surf->focus_unmap.link);
+	wl_list_init(&surf->focus_unmap.link);
+	if (!seat || seat->focus != surf)
+		return;
+	if (!wl_list_empty(&seat->focus_order))
+		next = wl_container_of(seat->focus_order.next, next, focus_link);
+	focus_set(seat, next);
+}
+
 void
 wlc_seat_toplevel_mapped(struct wlc_seat *seat, struct wlc_surface *surf)
 {
@@ -157,24 +175,13 @@ wlc_seat_toplevel_mapped(struct wlc_seat *seat, struct wlc_surface *surf)
 		return;
 	wl_list_remove(&surf->focus_link);
 	wl_list_insert(&seat->focus_order, &surf->focus_link);
+	/* heard until it leaves the screen (wlc_surface_unmap()) */
+	wl_list_remove(&surf->focus_unmap.link);
+	surf->focus_unmap.notify = focus_surface_unmapped;
+	wl_signal_add(&surf->unmap_signal, &surf->focus_unmap);
 	focus_set(seat, surf);
 }
 
-void
-wlc_seat_surface_unmapped(struct wlc_seat *seat, struct wlc_surface *surf)
-{
-	struct wlc_surface *next = NULL;
-
-	if (!seat)
-		return;
-	wl_list_remove(&surf->focus_link);
-	wl_list_init(&surf->focus_link);
-	if (seat->focus != surf)
-		return;
-	if (!wl_list_empty(&seat->focus_order))
-		next = wl_container_of(seat->focus_order.next, next, focus_link);
-	focus_set(seat, next);
-}
 
 /* ---- wl_keyboard, wl_pointer -------------------------------------------------------- */
 
@@ -191,8 +198,8 @@ pointer_set_cursor(struct wl_client *client, struct wl_resource *resource, uint3
 {
 	/* "If the surface already has another role, it raises a protocol error." */
 	if (surface)
-		wlc_surface_set_role(wlc_surface_from_resource(surface), &cursor_role, NULL, resource,
-				      WL_POINTER_ERROR_ROLE);
+		wlc_surface_set_role(wlc_surface_from_resource(surface), &cursor_role, NULL,
+				     resource, WL_POINTER_ERROR_ROLE);
 }
 
 static const struct wl_pointer_interface pointer_impl = {
@@ -205,14 +212,15 @@ static const struct wl_pointer_interface pointer_impl = {
 static uint32_t
 capabilities(const struct wlc_seat *seat)
 {
-	return WL_SEAT_CAPABILITY_POINTER | (seat->keymap_fd >= 0 ? WL_SEAT_CAPABILITY_KEYBOARD : 0);
+	return WL_SEAT_CAPABILITY_POINTER |
+	       (seat->keymap_fd >= 0 ? WL_SEAT_CAPABILITY_KEYBOARD : 0);
 }
 
 static void
 seat_get_pointer(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	wlc_resource_new(client, &wl_pointer_interface, wl_resource_get_version(resource), id, &pointer_impl,
-			  NULL, NULL);
+	wlc_resource_new(client, &wl_pointer_interface, wl_resource_get_version(resource), id,
+			 &pointer_impl, NULL, NULL);
 }
 
 static void
@@ -232,12 +240,13 @@ seat_get_keyboard(struct wl_client *client, struct wl_resource *resource, uint32
 				       "this seat has no keyboard (no keymap)");
 		return;
 	}
-	kb = wlc_resource_new_linked(client, &wl_keyboard_interface, version, id, &keyboard_impl, seat,
-				      &seat->keyboards);
+	kb = wlc_resource_new_linked(client, &wl_keyboard_interface, version, id, &keyboard_impl,
+				     seat, &seat->keyboards);
 	if (!kb)
 		return;
 	/* libwayland sends a dup of the fd and closes it once sent: ours stays */
-	wl_keyboard_send_keymap(kb, WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1, seat->keymap_fd, seat->keymap_size);
+	wl_keyboard_send_keymap(kb, WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1, seat->keymap_fd,
+				seat->keymap_size);
 	if (version >= WL_KEYBOARD_REPEAT_INFO_SINCE_VERSION)
 		wl_keyboard_send_repeat_info(kb, REPEAT_RATE, REPEAT_DELAY);
 	if (seat->focus && surface_client(seat->focus) == client) {
@@ -250,7 +259,8 @@ seat_get_keyboard(struct wl_client *client, struct wl_resource *resource, uint32
 static void
 seat_get_touch(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	wl_resource_post_error(resource, WL_SEAT_ERROR_MISSING_CAPABILITY, "this seat has no touch device");
+	wl_resource_post_error(resource, WL_SEAT_ERROR_MISSING_CAPABILITY,
+			       "this seat has no touch device");
 }
 
 static const struct wl_seat_interface seat_impl = {
@@ -264,8 +274,8 @@ static void
 seat_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
 	struct wlc_seat *seat = data;
-	struct wl_resource *res = wlc_resource_new(client, &wl_seat_interface, (int)version, id, &seat_impl,
-						    seat, NULL);
+	struct wl_resource *res = wlc_resource_new(client, &wl_seat_interface, (int)version, id,
+						   &seat_impl, seat, NULL);
 
 	if (!res)
 		return;
@@ -293,7 +303,8 @@ wlc_seat_create(struct wlc_comp *comp)
 		fprintf(stderr, "compositor: no keymap (%s): the seat has no keyboard\n",
 			ret == -ENOENT ? "xkbcommon could not compile the default one; xkb-data?" :
 					 strerror(-ret));
-	seat->global = wl_global_create(comp->display, &wl_seat_interface, SEAT_VERSION, seat, seat_bind);
+	seat->global = wl_global_create(comp->display, &wl_seat_interface, SEAT_VERSION, seat,
+					seat_bind);
 	if (!seat->global) {
 		wlc_seat_destroy(seat);
 		return NULL;
@@ -312,6 +323,8 @@ wlc_seat_destroy(struct wlc_seat *seat)
 	wl_list_for_each_safe(surf, stmp, &seat->focus_order, focus_link) {
 		wl_list_remove(&surf->focus_link);
 		wl_list_init(&surf->focus_link);
+		wl_list_remove(&surf->focus_unmap.link);
+		wl_list_init(&surf->focus_unmap.link);
 	}
 	if (seat->global)
 		wl_global_destroy(seat->global);

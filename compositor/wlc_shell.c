@@ -41,10 +41,10 @@
  * go; errors are posted only from requests, never from a destroy.
  *
  * This file has the global, xdg_wm_base, xdg_surface and the role hooks; the
- * role objects are wlc_shell_toplevel.c and wlc_shell_popup.c, and what they
- * share with it wlc_shell_configure.c (wlc_shell_internal.h).
+ * role objects are wlc_shell_toplevel.c and wlc_shell_popup.c, what they
+ * share with it wlc_shell_configure.c, and the ping wlc_shell_ping.c
+ * (wlc_shell_internal.h).
  */
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,14 +53,12 @@
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 
-#include "clock.h" /* now_ns() */
 #include "wlc_shell_internal.h"
 #include "xdg-shell-server-protocol.h"
 
 /* 6 (the "suspended" state) costs nothing: we never suspend. 7's
  * constrained_* states need constraint adjustment, which we do not do. */
 #define WM_BASE_VERSION 6
-#define DEFAULT_PING_TIMEOUT_MS 5000
 
 static const struct wlc_role xdg_surface_role, toplevel_role, popup_role;
 
@@ -122,7 +120,10 @@ xdg_precommit(struct wlc_surface *surf, const struct wlc_state *pending)
 	if (!xs)
 		return true; /* its xdg_surface went: a wl_surface with a role and nothing more */
 	if (!xs->toplevel && !xs->popup) {
-		/* "A role must be assigned before any other requests are made to the xdg_surface object." */
+		/*
+		 * "A role must be assigned before any other requests are made
+		 * to the xdg_surface object."
+		 */
 		wl_resource_post_error(xs->resource, XDG_SURFACE_ERROR_NOT_CONSTRUCTED,
 				       "commit of an xdg_surface without a role object");
 		return false;
@@ -141,7 +142,8 @@ xdg_precommit(struct wlc_surface *surf, const struct wlc_state *pending)
 			/* "Requesting a maximum size to be smaller than the minimum size of a
 			 * surface is illegal and will result in an invalid_size error." */
 			if (tl->pending_max[i] && tl->pending_min[i] > tl->pending_max[i]) {
-				wl_resource_post_error(tl->resource, XDG_TOPLEVEL_ERROR_INVALID_SIZE,
+				wl_resource_post_error(tl->resource,
+						       XDG_TOPLEVEL_ERROR_INVALID_SIZE,
 						       "minimum size %dx%d above maximum %dx%d",
 						       tl->pending_min[0], tl->pending_min[1],
 						       tl->pending_max[0], tl->pending_max[1]);
@@ -277,7 +279,8 @@ xdg_surface_get_popup(struct wl_client *client, struct wl_resource *res, uint32_
 	/* "the client specified an invalid popup parent surface": one without a
 	 * role object (not mapped-able), itself, or one whose wl_surface went */
 	if (parent && (parent == xs || (!parent->toplevel && !parent->popup) || !parent->surf)) {
-		shell_post_base_error(xs, XDG_WM_BASE_ERROR_INVALID_POPUP_PARENT, "invalid xdg_popup parent");
+		shell_post_base_error(xs, XDG_WM_BASE_ERROR_INVALID_POPUP_PARENT,
+				      "invalid xdg_popup parent");
 		return;
 	}
 	if (!shell_positioner_take(xs, positioner, &rules) || !role_assign(xs, &popup_role))
@@ -286,18 +289,20 @@ xdg_surface_get_popup(struct wl_client *client, struct wl_resource *res, uint32_
 }
 
 static void
-xdg_surface_set_window_geometry(struct wl_client *client, struct wl_resource *res, int32_t x, int32_t y,
-				int32_t w, int32_t h)
+xdg_surface_set_window_geometry(struct wl_client *client, struct wl_resource *res, int32_t x,
+				int32_t y, int32_t w, int32_t h)
 {
 	struct xdg_surface *xs = wl_resource_get_user_data(res);
 
 	/* "The width and height of the effective window geometry must be greater
 	 * than zero. Setting an invalid size will raise an invalid_size error." */
 	if (w <= 0 || h <= 0) {
-		wl_resource_post_error(res, XDG_SURFACE_ERROR_INVALID_SIZE, "window geometry %dx%d", w, h);
+		wl_resource_post_error(res, XDG_SURFACE_ERROR_INVALID_SIZE, "window geometry %dx%d",
+				       w, h);
 		return;
 	}
-	xs->pending_geom = (struct geometry){ .x = x, .y = y, .width = w, .height = h, .set = true };
+	xs->pending_geom =
+		(struct geometry){ .x = x, .y = y, .width = w, .height = h, .set = true };
 }
 
 static void
@@ -317,7 +322,8 @@ xdg_surface_ack_configure(struct wl_client *client, struct wl_resource *res, uin
 	 * them again ("a configure event issued before the event identified by
 	 * the last ack_configure") lands here too. */
 	if (!found) {
-		wl_resource_post_error(res, XDG_SURFACE_ERROR_INVALID_SERIAL, "no configure %u to ack", serial);
+		wl_resource_post_error(res, XDG_SURFACE_ERROR_INVALID_SERIAL,
+				       "no configure %u to ack", serial);
 		return;
 	}
 	xs->acked_states = found->states;
@@ -381,123 +387,6 @@ xdg_surface_res_destroy(struct wl_resource *res)
 
 /* ---- xdg_wm_base ------------------------------------------------------------------ */
 
-/* How often an expired ping timer looks again for a pong the client already sent. */
-#define PING_RECHECKS 50
-
-static int
-ping_timeout_ms(const struct wlc_shell *shell)
-{
-	return shell->comp->opt.ping_timeout_ms > 0 ? shell->comp->opt.ping_timeout_ms : DEFAULT_PING_TIMEOUT_MS;
-}
-
-static int
-client_pid(const struct wm_base *b)
-{
-	pid_t pid = 0;
-
-	wl_client_get_credentials(wl_resource_get_client(b->resource), &pid, NULL, NULL);
-	return (int)pid;
-}
-
-/* The next ping, ping_timeout_ms / 2 after the last pong. */
-static void
-base_arm_next_ping(struct wm_base *b)
-{
-	int ms = ping_timeout_ms(b->shell) / 2;
-
-	wl_event_source_timer_update(b->ping_timer, ms > 0 ? ms : 1);
-}
-
-static void
-base_ping(struct wm_base *b)
-{
-	b->ping_serial = wl_display_next_serial(b->shell->comp->display);
-	b->ping_pending = true;
-	b->ping_rechecks = 0;
-	b->ping_sent_ns = now_ns();
-	b->shell->pings.sent++;
-	xdg_wm_base_send_ping(b->resource, b->ping_serial);
-	/*
-	 * The client's time starts when the ping is on its socket: send it now,
-	 * not at the loop's next flush. A source dispatched after this timer in
-	 * the same loop iteration (a repaint's first draw takes seconds under
-	 * llvmpipe in the TCG guest) would otherwise hold the ping back while
-	 * its deadline ran, and a client that answered at once could miss it.
-	 */
-	wl_client_flush(wl_resource_get_client(b->resource));
-	wl_event_source_timer_update(b->ping_timer, ping_timeout_ms(b->shell));
-}
-
-static int
-base_ping_timer(void *data)
-{
-	struct wm_base *b = data;
-
-	if (b->unresponsive)
-		return 0;
-	if (b->ping_pending) {
-		struct pollfd pfd = { .fd = wl_client_get_fd(wl_resource_get_client(b->resource)),
-				      .events = POLLIN };
-
-		/*
-		 * The timer and the client's socket can be ready in the same loop
-		 * iteration, the timer first: after this compositor was itself
-		 * held up (a busy host), the pong may be waiting unread. Read it
-		 * first: look again in 1 ms while the client has sent something,
-		 * at most PING_RECHECKS times (a client that keeps talking
-		 * without answering is not kept forever).
-		 */
-		if (b->ping_rechecks < PING_RECHECKS && poll(&pfd, 1, 0) == 1 &&
-		    (pfd.revents & POLLIN)) {
-			b->ping_rechecks++;
-			wl_event_source_timer_update(b->ping_timer, 1);
-			return 0;
-		}
-		if (b->shell->comp->opt.ping_disconnect) {
-			b->unresponsive = true;
-			wl_resource_post_error(b->resource, XDG_WM_BASE_ERROR_UNRESPONSIVE,
-					       "ping %u unanswered for %d ms", b->ping_serial,
-					       ping_timeout_ms(b->shell));
-			return 0;
-		}
-		/* Marked once; the pong (base_pong()) clears it and pings on. */
-		if (!b->not_responding) {
-			b->not_responding = true;
-			b->shell->pings.not_responding++;
-			fprintf(stderr, "compositor: client %d not responding: ping %u unanswered for %d ms\n",
-				client_pid(b), b->ping_serial, ping_timeout_ms(b->shell));
-		}
-		return 0;
-	}
-	if (!wl_list_empty(&b->surfaces))
-		base_ping(b);
-	return 0;
-}
-
-static void
-base_pong(struct wl_client *client, struct wl_resource *res, uint32_t serial)
-{
-	struct wm_base *b = wl_resource_get_user_data(res);
-
-	/* A pong for another serial (an old ping, or none): not an answer, not an error. */
-	if (!b->ping_pending || serial != b->ping_serial)
-		return;
-	b->ping_pending = false;
-	int64_t waited_ms = (now_ns() - b->ping_sent_ns) / 1000000;
-	b->shell->pings.answered++;
-	if (waited_ms > b->shell->pings.longest_wait_ms)
-		b->shell->pings.longest_wait_ms = waited_ms;
-	if (b->not_responding) {
-		b->not_responding = false;
-		fprintf(stderr, "compositor: client %d responding again: ping %u answered after %lld ms\n",
-			client_pid(b), serial, (long long)waited_ms);
-	}
-	if (wl_list_empty(&b->surfaces))
-		wl_event_source_timer_update(b->ping_timer, 0);
-	else
-		base_arm_next_ping(b);
-}
-
 static void
 base_destroy_request(struct wl_client *client, struct wl_resource *res)
 {
@@ -524,14 +413,16 @@ base_get_xdg_surface(struct wl_client *client, struct wl_resource *res, uint32_t
 	struct xdg_surface *xs;
 
 	if (!surf) {
-		wl_resource_post_error(res, XDG_WM_BASE_ERROR_ROLE, "not a wl_surface of this compositor");
+		wl_resource_post_error(res, XDG_WM_BASE_ERROR_ROLE,
+				       "not a wl_surface of this compositor");
 		return;
 	}
 	/* "It is illegal to create an xdg_surface for a wl_surface which already has
 	 * an assigned role and this will result in a role error." An xdg role of
 	 * an earlier xdg_surface may be taken up again; a live one may not. */
 	if (surf->role && (!is_xdg_role(surf->role) || surf->role_data)) {
-		wl_resource_post_error(res, XDG_WM_BASE_ERROR_ROLE, "wl_surface@%u already has the role %s%s",
+		wl_resource_post_error(res, XDG_WM_BASE_ERROR_ROLE,
+				       "wl_surface@%u already has the role %s%s",
 				       wl_resource_get_id(surface_res), surf->role->name,
 				       surf->role_data ? " and an xdg_surface" : "");
 		return;
@@ -551,19 +442,21 @@ base_get_xdg_surface(struct wl_client *client, struct wl_resource *res, uint32_t
 	wl_list_init(&xs->configures);
 	wl_list_init(&xs->surface_destroy.link);
 	wl_list_init(&xs->link);
-	xs->resource = wlc_resource_new(client, &xdg_surface_interface, wl_resource_get_version(res), id,
-					 &xdg_surface_impl, xs, xdg_surface_res_destroy);
+	xs->resource = wlc_resource_new(client, &xdg_surface_interface,
+					wl_resource_get_version(res), id, &xdg_surface_impl, xs,
+					xdg_surface_res_destroy);
 	if (!xs->resource) {
 		free(xs);
 		return;
 	}
 	role = surf->role ? surf->role : &xdg_surface_role;
-	wlc_surface_set_role(surf, role, xs, res, XDG_WM_BASE_ERROR_ROLE); /* cannot fail: checked above */
+	wlc_surface_set_role(surf, role, xs, res,
+			     XDG_WM_BASE_ERROR_ROLE); /* cannot fail: checked above */
 	xs->surf = surf;
 	xs->surface_destroy.notify = xdg_surface_surface_destroyed;
 	wl_signal_add(&surf->destroy_signal, &xs->surface_destroy);
 	if (wl_list_empty(&b->surfaces) && !b->ping_pending && !b->unresponsive)
-		base_arm_next_ping(b);
+		shell_ping_arm(b);
 	xs->base = b;
 	wl_list_insert(b->surfaces.prev, &xs->link);
 }
@@ -572,7 +465,7 @@ static const struct xdg_wm_base_interface base_impl = {
 	.destroy = base_destroy_request,
 	.create_positioner = shell_positioner_create,
 	.get_xdg_surface = base_get_xdg_surface,
-	.pong = base_pong,
+	.pong = shell_ping_pong,
 };
 
 static void
@@ -601,14 +494,14 @@ base_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 		return;
 	b->shell = shell;
 	wl_list_init(&b->surfaces);
-	b->ping_timer = wl_event_loop_add_timer(shell->comp->loop, base_ping_timer, b);
+	b->ping_timer = wl_event_loop_add_timer(shell->comp->loop, shell_ping_timer, b);
 	if (!b->ping_timer) {
 		free(b);
 		wl_client_post_no_memory(client);
 		return;
 	}
-	b->resource = wlc_resource_new(client, &xdg_wm_base_interface, (int)version, id, &base_impl, b,
-					base_res_destroy);
+	b->resource = wlc_resource_new(client, &xdg_wm_base_interface, (int)version, id, &base_impl,
+				       b, base_res_destroy);
 	if (!b->resource) {
 		wl_event_source_remove(b->ping_timer);
 		free(b);
@@ -617,12 +510,6 @@ base_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 }
 
 /* ---- the global --------------------------------------------------------------------- */
-
-void
-wlc_comp_get_ping_stats(const struct wlc_comp *comp, struct wlc_ping_stats *out)
-{
-	*out = comp->shell ? comp->shell->pings : (struct wlc_ping_stats){ 0 };
-}
 
 struct wlc_shell *
 wlc_shell_create(struct wlc_comp *comp)
@@ -634,8 +521,8 @@ wlc_shell_create(struct wlc_comp *comp)
 	shell->comp = comp;
 	wl_list_init(&shell->toplevels);
 	wl_list_init(&shell->popups);
-	shell->global = wl_global_create(comp->display, &xdg_wm_base_interface, WM_BASE_VERSION, shell,
-					 base_bind);
+	shell->global = wl_global_create(comp->display, &xdg_wm_base_interface, WM_BASE_VERSION,
+					 shell, base_bind);
 	if (!shell->global) {
 		free(shell);
 		return NULL;

@@ -2,6 +2,7 @@
 /*
  * What the example compositor's xdg-shell files share and nobody else uses,
  * bottom up:
+ *   wlc_shell_ping.c       xdg_wm_base.ping: the timer and the pong
  *   wlc_shell_configure.c  an xdg_surface's configure sequence and its reset
  *                           (what the role objects share)
  *   wlc_shell_toplevel.c   xdg_toplevel
@@ -43,7 +44,7 @@ struct wm_base {
 	struct wl_event_source *ping_timer;
 	uint32_t ping_serial;
 	bool ping_pending;
-	int ping_rechecks;    /* base_ping_timer(): looks for a pong sent but unread */
+	int ping_rechecks;    /* shell_ping_timer(): looks for a pong sent but unread */
 	int64_t ping_sent_ns; /* now_ns() at the pending ping */
 	bool not_responding;  /* the pending ping is past the timeout (no disconnect) */
 	bool unresponsive;    /* disconnected for it (opt.ping_disconnect) */
@@ -122,6 +123,15 @@ shell_post_base_error(struct xdg_surface *xs, uint32_t code, const char *msg)
 	wl_resource_post_error(xs->base ? xs->base->resource : xs->resource, code, "%s", msg);
 }
 
+/* ---- xdg_wm_base.ping (wlc_shell_ping.c) ------------------------------------ */
+
+/* The next ping, ping_timeout_ms / 2 from now (after the first xdg_surface, the last pong). */
+void shell_ping_arm(struct wm_base *b);
+/* wm_base.ping_timer's handler: a ping due, or one unanswered for too long. */
+int shell_ping_timer(void *data);
+/* xdg_wm_base.pong */
+void shell_ping_pong(struct wl_client *client, struct wl_resource *res, uint32_t serial);
+
 /* ---- configure sequences (wlc_shell_configure.c) ----------------------------- */
 
 /*
@@ -144,7 +154,8 @@ void shell_configure_reset(struct xdg_surface *xs);
 /* ---- xdg_toplevel (wlc_shell_toplevel.c) ------------------------------------- */
 
 /* get_toplevel's role object, once the request was checked and the role given. */
-void shell_toplevel_create(struct xdg_surface *xs, struct wl_client *client, int version, uint32_t id);
+void shell_toplevel_create(struct xdg_surface *xs, struct wl_client *client, int version,
+			   uint32_t id);
 /* A configure sequence with the requested states. */
 void shell_toplevel_configure(struct toplevel *tl);
 /* Put it on the output (surf->x, y), on each applied commit with a buffer. */
@@ -157,7 +168,8 @@ void shell_toplevel_reset(struct toplevel *tl);
 /* xdg_wm_base.create_positioner */
 void shell_positioner_create(struct wl_client *client, struct wl_resource *res, uint32_t id);
 /* A complete positioner's rules into *out; false after posting invalid_positioner. */
-bool shell_positioner_take(struct xdg_surface *xs, struct wl_resource *res, struct positioner_rules *out);
+bool shell_positioner_take(struct xdg_surface *xs, struct wl_resource *res,
+			   struct positioner_rules *out);
 /* get_popup's role object, once the request was checked and the role given. */
 void shell_popup_create(struct xdg_surface *xs, struct wl_client *client, int version, uint32_t id,
 			struct xdg_surface *parent, const struct positioner_rules *rules);

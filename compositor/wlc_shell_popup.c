@@ -21,7 +21,9 @@ popup_position(const struct positioner_rules *r, int32_t *x, int32_t *y)
 	int32_t px = r->anchor_x + r->anchor_w / 2, py = r->anchor_y + r->anchor_h / 2;
 
 	switch (r->anchor) {
-	case XDG_POSITIONER_ANCHOR_TOP: case XDG_POSITIONER_ANCHOR_TOP_LEFT: case XDG_POSITIONER_ANCHOR_TOP_RIGHT:
+	case XDG_POSITIONER_ANCHOR_TOP:
+	case XDG_POSITIONER_ANCHOR_TOP_LEFT:
+	case XDG_POSITIONER_ANCHOR_TOP_RIGHT:
 		py = r->anchor_y;
 		break;
 	case XDG_POSITIONER_ANCHOR_BOTTOM: case XDG_POSITIONER_ANCHOR_BOTTOM_LEFT:
@@ -136,7 +138,8 @@ positioner_set_anchor_rect(struct wl_client *client, struct wl_resource *res, in
 
 	/* "If a negative size is set the invalid_input error is raised." */
 	if (w < 0 || h < 0) {
-		wl_resource_post_error(res, XDG_POSITIONER_ERROR_INVALID_INPUT, "anchor rect size %dx%d", w, h);
+		wl_resource_post_error(res, XDG_POSITIONER_ERROR_INVALID_INPUT,
+				       "anchor rect size %dx%d", w, h);
 		return;
 	}
 	r->anchor_x = x;
@@ -152,7 +155,8 @@ positioner_set_anchor(struct wl_client *client, struct wl_resource *res, uint32_
 	struct positioner_rules *r = wl_resource_get_user_data(res);
 
 	if (!xdg_positioner_anchor_is_valid(anchor, wl_resource_get_version(res))) {
-		wl_resource_post_error(res, XDG_POSITIONER_ERROR_INVALID_INPUT, "%u is not an anchor", anchor);
+		wl_resource_post_error(res, XDG_POSITIONER_ERROR_INVALID_INPUT,
+				       "%u is not an anchor", anchor);
 		return;
 	}
 	r->anchor = anchor;
@@ -164,7 +168,8 @@ positioner_set_gravity(struct wl_client *client, struct wl_resource *res, uint32
 	struct positioner_rules *r = wl_resource_get_user_data(res);
 
 	if (!xdg_positioner_gravity_is_valid(gravity, wl_resource_get_version(res))) {
-		wl_resource_post_error(res, XDG_POSITIONER_ERROR_INVALID_INPUT, "%u is not a gravity", gravity);
+		wl_resource_post_error(res, XDG_POSITIONER_ERROR_INVALID_INPUT,
+				       "%u is not a gravity", gravity);
 		return;
 	}
 	r->gravity = gravity;
@@ -172,7 +177,8 @@ positioner_set_gravity(struct wl_client *client, struct wl_resource *res, uint32
 
 /* Kept, not used: popups are never constrained here. */
 static void
-positioner_set_constraint_adjustment(struct wl_client *client, struct wl_resource *res, uint32_t adj)
+positioner_set_constraint_adjustment(struct wl_client *client, struct wl_resource *res,
+				     uint32_t adj)
 {
 	((struct positioner_rules *)wl_resource_get_user_data(res))->constraint_adjustment = adj;
 }
@@ -289,7 +295,8 @@ popup_destroy_request(struct wl_client *client, struct wl_resource *res)
 }
 
 static void
-popup_grab(struct wl_client *client, struct wl_resource *res, struct wl_resource *seat, uint32_t serial)
+popup_grab(struct wl_client *client, struct wl_resource *res, struct wl_resource *seat,
+	   uint32_t serial)
 {
 	struct popup *popup = wl_resource_get_user_data(res);
 
@@ -332,7 +339,10 @@ static const struct xdg_popup_interface popup_impl = {
 	.reposition = popup_reposition,
 };
 
-/* "Explicitly destroying the xdg_popup object will also dismiss the popup, and unmap the surface." */
+/*
+ * "Explicitly destroying the xdg_popup object will also dismiss the popup,
+ * and unmap the surface."
+ */
 static void
 popup_res_destroy(struct wl_resource *res)
 {
@@ -358,8 +368,8 @@ shell_popup_create(struct xdg_surface *xs, struct wl_client *client, int version
 	popup->rules = *rules;
 	popup->parent = parent;
 	popup->parent_given = parent != NULL;
-	popup->resource = wlc_resource_new(client, &xdg_popup_interface, version, id, &popup_impl, popup,
-					    popup_res_destroy);
+	popup->resource = wlc_resource_new(client, &xdg_popup_interface, version, id, &popup_impl,
+					   popup, popup_res_destroy);
 	if (!popup->resource) {
 		free(popup);
 		return;

@@ -113,7 +113,10 @@ shell_toplevel_place(struct toplevel *tl)
 	surf->y -= xs->geom.set ? xs->geom.y : 0;
 }
 
-/* A toplevel leaves the screen: "its children's parent is set to the parent of the now-unmapped surface". */
+/*
+ * A toplevel leaves the screen: "its children's parent is set to the parent
+ * of the now-unmapped surface".
+ */
 static void
 toplevel_orphan_children(struct toplevel *tl)
 {
@@ -146,7 +149,8 @@ toplevel_from(struct wl_resource *res)
 }
 
 static void
-toplevel_set_parent(struct wl_client *client, struct wl_resource *res, struct wl_resource *parent_res)
+toplevel_set_parent(struct wl_client *client, struct wl_resource *res,
+		    struct wl_resource *parent_res)
 {
 	struct toplevel *tl = toplevel_from(res);
 	struct toplevel *parent = parent_res ? toplevel_from(parent_res) : NULL;
@@ -156,9 +160,10 @@ toplevel_set_parent(struct wl_client *client, struct wl_resource *res, struct wl
 	 * invalid_parent protocol error is raised." */
 	for (struct toplevel *p = parent; p; p = p->parent) {
 		if (p == tl) {
-			wl_resource_post_error(res, XDG_TOPLEVEL_ERROR_INVALID_PARENT,
-					       parent == tl ? "a toplevel cannot be its own parent"
-							    : "the parent is a descendant of this toplevel");
+			const char *why = parent == tl ? "a toplevel cannot be its own parent" :
+					  "the parent is a descendant of this toplevel";
+
+			wl_resource_post_error(res, XDG_TOPLEVEL_ERROR_INVALID_PARENT, "%s", why);
 			return;
 		}
 	}
@@ -195,13 +200,14 @@ toplevel_set_app_id(struct wl_client *client, struct wl_resource *res, const cha
 
 /* No seat input: nothing to show a menu for, or to move with. */
 static void
-toplevel_show_window_menu(struct wl_client *client, struct wl_resource *res, struct wl_resource *seat,
-			  uint32_t serial, int32_t x, int32_t y)
+toplevel_show_window_menu(struct wl_client *client, struct wl_resource *res,
+			  struct wl_resource *seat, uint32_t serial, int32_t x, int32_t y)
 {
 }
 
 static void
-toplevel_move(struct wl_client *client, struct wl_resource *res, struct wl_resource *seat, uint32_t serial)
+toplevel_move(struct wl_client *client, struct wl_resource *res, struct wl_resource *seat,
+	      uint32_t serial)
 {
 }
 
@@ -222,7 +228,8 @@ toplevel_set_size(struct wl_resource *res, int32_t *field, int32_t w, int32_t h)
 	/* "Using strictly negative values for width or height will result in a
 	 * invalid_size error." (min > max is checked at commit: double-buffered.) */
 	if (w < 0 || h < 0) {
-		wl_resource_post_error(res, XDG_TOPLEVEL_ERROR_INVALID_SIZE, "negative size %dx%d", w, h);
+		wl_resource_post_error(res, XDG_TOPLEVEL_ERROR_INVALID_SIZE, "negative size %dx%d",
+				       w, h);
 		return;
 	}
 	field[0] = w;
@@ -269,7 +276,8 @@ toplevel_unset_maximized(struct wl_client *client, struct wl_resource *res)
 }
 
 static void
-toplevel_set_fullscreen(struct wl_client *client, struct wl_resource *res, struct wl_resource *output)
+toplevel_set_fullscreen(struct wl_client *client, struct wl_resource *res,
+			struct wl_resource *output)
 {
 	toplevel_request(res, STATE_FULLSCREEN, true);
 }
@@ -333,8 +341,8 @@ shell_toplevel_create(struct xdg_surface *xs, struct wl_client *client, int vers
 	if (!tl)
 		return;
 	tl->shell = xs->shell;
-	tl->resource = wlc_resource_new(client, &xdg_toplevel_interface, version, id, &toplevel_impl, tl,
-					 toplevel_res_destroy);
+	tl->resource = wlc_resource_new(client, &xdg_toplevel_interface, version, id,
+					&toplevel_impl, tl, toplevel_res_destroy);
 	if (!tl->resource) {
 		free(tl);
 		return;

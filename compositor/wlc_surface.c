@@ -7,15 +7,15 @@
  * its pending state, asks sb_wl_server_surface_commit() whether it may apply
  * it now, and otherwise gets it back through commit_ready() once the acquire
  * fence or point has signalled. apply() then takes the buffer's content (the
- * renderer's copy; always a CPU read of its first word for the tests) and
- * hands the commit back with sb_wl_commit_release(commit, render_fence): the
- * client may reuse its buffer once the copy is done. Frame callbacks and
- * presentation feedback wait for the next repaint (wlc_compositor.c).
+ * renderer's copy) and hands the commit back with
+ * sb_wl_commit_release(commit, render_fence): the client may reuse its
+ * buffer once the copy is done. Frame callbacks and presentation feedback
+ * wait for the next repaint (wlc_compositor.c). What the tests watch and
+ * drive of this path (the wlc_test_*() calls) is wlc_test.c.
  * docs/wayland.md ("Adding explicit sync to a compositor") walks this file.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +24,11 @@
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 
-#include <syncbridge/dmabuf.h>
 #include <syncbridge/sync_file.h>
 
-#include "wl_gpu.h"
+#include "clock.h"
 #include "wlc_internal.h"
+#include "wlc_test.h"
 
 /* ---- double-buffered state ------------------------------------------------------ */
 
@@ -108,7 +108,9 @@ state_read_shm(struct wlc_state *s, struct wl_shm_buffer *shm)
 	s->shm_stride = stride;
 	s->shm_format = wl_shm_buffer_get_format(shm);
 	wl_shm_buffer_begin_access(shm);
-	s->shm_content = stride >= 4 && height > 0 ? *(const uint32_t *)wl_shm_buffer_get_data(shm) : 0xdeadbeef;
+	s->shm_content = 0xdeadbeef;
+	if (stride >= 4 && height > 0)
+		s->shm_content = *(const uint32_t *)wl_shm_buffer_get_data(shm);
 	wl_shm_buffer_end_access(shm);
 }
 
@@ -132,7 +134,7 @@ state_copy_shm(struct wlc_state *s)
 		return;
 	s->shm_pixels = malloc(size);
 	if (!s->shm_pixels)
-		return; /* the renderer then has nothing to take: the surface keeps its old content */
+		return; /* the renderer has nothing to take: the surface keeps its content */
 	wl_shm_buffer_begin_access(shm);
 	memcpy(s->shm_pixels, wl_shm_buffer_get_data(shm), size);
 	wl_shm_buffer_end_access(shm);
@@ -150,7 +152,8 @@ state_snapshot(struct wlc_state *pending)
 	s->attached = pending->attached;
 	if (pending->attached) {
 		state_set_buffer(s, pending->buffer);
-		struct wl_shm_buffer *shm = pending->buffer ? wl_shm_buffer_get(pending->buffer) : NULL;
+		struct wl_shm_buffer *shm =
+			pending->buffer ? wl_shm_buffer_get(pending->buffer) : NULL;
 		if (shm)
 			state_read_shm(s, shm);
 	}
@@ -163,149 +166,7 @@ state_snapshot(struct wlc_state *pending)
 	return s;
 }
 
-/* ---- render fences (the tests' vgem "GPU") -------------------------------------- */
-
-struct render_fence {
-	struct wl_list link;
-	struct wlc_comp *comp;
-	struct sbk_fence fence;
-	struct wl_event_source *timer;
-	/* A commit sb_wl_commit_release() refused with this fence: released
-	 * with -1 once the fence has signalled (what the header asks). */
-	struct sb_wl_commit *late_release;
-};
-
-static int
-render_fence_fire(void *data)
-{
-	struct render_fence *rf = data;
-	struct wlc_comp *comp = rf->comp;
-
-	wlgpu_fence_signal(&rf->fence, NULL);
-	if (comp->opt.hooks && comp->opt.hooks->render_done)
-		comp->opt.hooks->render_done(comp->opt.hook_data, now_ns());
-	if (rf->late_release)
-		sb_wl_commit_release(rf->late_release, -1);
-	wl_event_source_remove(rf->timer);
-	wl_list_remove(&rf->link);
-	sbk_fence_destroy(&rf->fence);
-	free(rf);
-	return 0;
-}
-
-void
-wlc_render_fences_fire_all(struct wlc_comp *comp)
-{
-	struct render_fence *rf, *tmp;
-
-	wl_list_for_each_safe(rf, tmp, &comp->render_fences, link)
-		render_fence_fire(rf);
-}
-
-/* A "GPU" fence for this render, signalled render_delay_ms later; NULL: none. */
-static struct render_fence *
-render_fence_create(struct wlc_comp *comp)
-{
-	struct render_fence *rf;
-
-	if (comp->opt.vgem_fd < 0)
-		return NULL;
-	rf = calloc(1, sizeof(*rf));
-	if (!rf)
-		return NULL;
-	rf->comp = comp;
-	if (sbk_fence_create(comp->opt.vgem_fd, true, &rf->fence) < 0) {
-		free(rf);
-		return NULL;
-	}
-	rf->timer = wl_event_loop_add_timer(comp->loop, render_fence_fire, rf);
-	if (!rf->timer) {
-		wlgpu_fence_signal(&rf->fence, NULL);
-		sbk_fence_destroy(&rf->fence);
-		free(rf);
-		return NULL;
-	}
-	wl_event_source_timer_update(rf->timer, comp->opt.render_delay_ms > 0 ? comp->opt.render_delay_ms : 1);
-	wl_list_insert(&comp->render_fences, &rf->link);
-	return rf;
-}
-
 /* ---- apply ---------------------------------------------------------------------- */
-
-/* A sync_file's state, for -v; closes fd. */
-static const char *
-fence_state(int fd)
-{
-	int status = 0;
-
-	if (sb_sync_file_get_status(fd, &status) < 0)
-		status = -1;
-	close(fd);
-	return status == 0 ? "pending" : status == 1 ? "signalled" : "error";
-}
-
-/*
- * The acquire fence's state at use, for -v: an outside witness (a stock
- * client's fences are not ours to time) that nothing is used before it.
- * Under implicit sync the helper hands out no fence once it waited for its
- * snapshot (it keeps it for the status only), nor without one (--no-wait,
- * --no-implicit-wait): the compositor's own snapshot of the dma-buf's write
- * fences at commit (s->witness_fd, *implicit = true) stands in, the fences
- * implicit sync makes a reader wait for. Not the buffer's fences at use:
- * virtio_gpu fences every buffer a submission names as written, so a
- * client's later frames can put fences on a buffer it is not writing.
- */
-static const char *
-acquire_state(struct sb_wl_commit *commit, enum sb_wl_sync_protocol protocol,
-	      const struct wlc_state *s, bool *implicit)
-{
-	int fd = -1;
-
-	*implicit = false;
-	if (commit && sb_wl_commit_export_acquire_fence(commit, &fd) == 0 && fd >= 0)
-		return fence_state(fd);
-	if (protocol != SB_WL_SYNC_IMPLICIT || s->witness_fd < 0)
-		return "none";
-	fd = fcntl(s->witness_fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
-		return "error";
-	*implicit = true;
-	return fence_state(fd);
-}
-
-static void
-report_use(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit)
-{
-	struct wlc_comp *comp = surf->comp;
-	struct wlc_used u;
-
-	memset(&u, 0, sizeof(u));
-	u.client = wl_resource_get_client(surf->resource);
-	u.surface_id = wl_resource_get_id(surf->resource);
-	u.seq = surf->seq;
-	u.dmabuf = s->dmabuf != NULL;
-	if (s->dmabuf)
-		u.content = s->dmabuf->map ?
-			    *(const volatile uint32_t *)((const char *)s->dmabuf->map + s->dmabuf->offset) :
-			    0xdeadbeef;
-	else
-		u.content = s->shm_content;
-	u.time_ns = now_ns();
-	u.protocol = sb_wl_commit_get_protocol(commit);
-	if (commit)
-		sb_wl_commit_get_acquire_status(commit, &u.acquire_status);
-	sb_wl_server_get_stats(comp->helper, &u.stats);
-	if (comp->opt.verbose) {
-		bool implicit;
-		const char *state = acquire_state(commit, u.protocol, s, &implicit);
-
-		printf("used client=%p surface=%u seq=%" PRIu64 " content=0x%08x acquire=%s%s sync=%d\n",
-		       (void *)u.client, u.surface_id, u.seq, u.content, state,
-		       implicit ? " of=commit-snapshot" : "", u.protocol);
-	}
-	if (comp->opt.hooks && comp->opt.hooks->buffer_used)
-		comp->opt.hooks->buffer_used(comp->opt.hook_data, &u);
-}
 
 /*
  * The renderer's copy of the buffer. The helper held the commit until its
@@ -335,17 +196,6 @@ take_content(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit 
 	return done;
 }
 
-void
-wlc_frames_done(struct wl_list *frames, int64_t time_ns)
-{
-	struct wl_resource *cb, *tmp;
-
-	wl_resource_for_each_safe(cb, tmp, frames) {
-		wl_callback_send_done(cb, (uint32_t)(time_ns / 1000000));
-		wl_resource_destroy(cb);
-	}
-}
-
 /* Frame callbacks and feedback: now, or at the next repaint. */
 static void
 answer_or_queue(struct wlc_surface *surf, struct wlc_state *s, bool new_content)
@@ -356,7 +206,7 @@ answer_or_queue(struct wlc_surface *surf, struct wlc_state *s, bool new_content)
 		int64_t now = now_ns();
 
 		wlc_frames_done(&s->frames, now);
-		wlc_presentation_presented(comp, &s->feedbacks, now, ++comp->msc);
+		wlc_presentation_presented(comp->output, &s->feedbacks, now, ++comp->msc);
 		return;
 	}
 	/* content replaced before a repaint showed it: its feedback is discarded */
@@ -366,7 +216,7 @@ answer_or_queue(struct wlc_surface *surf, struct wlc_state *s, bool new_content)
 	wl_list_init(&s->feedbacks);
 	wl_list_insert_list(surf->frames.prev, &s->frames);
 	wl_list_init(&s->frames);
-	wlc_comp_schedule_repaint(comp);
+	wl_signal_emit(&comp->needs_repaint, NULL);
 }
 
 /* options.hold_current: release the commit shown until now (after its render fence). */
@@ -374,7 +224,8 @@ static void
 held_release(struct wlc_surface *surf)
 {
 	if (surf->held && sb_wl_commit_release(surf->held, surf->held_fence) != 0) {
-		sb_sync_file_wait(surf->held_fence, SB_TIMEOUT_INFINITE); /* refused: as the header asks */
+		/* refused: as the header asks */
+		sb_sync_file_wait(surf->held_fence, SB_TIMEOUT_INFINITE);
 		sb_wl_commit_release(surf->held, -1);
 	}
 	surf->held = NULL;
@@ -383,22 +234,45 @@ held_release(struct wlc_surface *surf)
 	surf->held_fence = -1;
 }
 
+/*
+ * Hand the commit back once the compositor no longer reads its buffer:
+ * after fence_fd (borrowed; -1: now). The helper turns it into the v1
+ * release event or the syncobj release point. false: refused (the kernel
+ * would not describe the fence), and released without it once the fence
+ * signalled, as the helper's header asks: the renderer's copy fence is
+ * waited for here (as held_release() does), a test render fence, which this
+ * loop signals, keeps the commit until it fires.
+ */
+static bool
+release(struct sb_wl_commit *commit, int fence_fd, struct wlc_test_fence *gpu)
+{
+	if (sb_wl_commit_release(commit, fence_fd) == 0)
+		return true;
+	if (gpu) {
+		gpu->late_release = commit;
+		return false;
+	}
+	if (fence_fd >= 0)
+		sb_sync_file_wait(fence_fd, SB_TIMEOUT_INFINITE);
+	sb_wl_commit_release(commit, -1);
+	return false;
+}
+
 /* Apply a committed state: use the buffer, release it, answer frame callbacks. */
 static void
 apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit)
 {
 	struct wlc_comp *comp = surf->comp;
 	int fence_fd = -1, copy_fence = -1;
-	struct render_fence *rf = NULL;
-	bool used = s->attached && (s->dmabuf || s->shm);
+	struct wlc_test_fence *gpu = NULL;
+	bool used = s->attached && (s->dmabuf || s->shm), released;
 
 	if (used) {
 		surf->seq++;
 		comp->commits++;
-		report_use(surf, s, commit);
+		gpu = wlc_test_use(surf, s, commit);
 		copy_fence = take_content(surf, s, commit);
-		rf = render_fence_create(comp);
-		fence_fd = rf ? rf->fence.sync_file : copy_fence;
+		fence_fd = gpu ? gpu->fd : copy_fence;
 		/* wl_buffer.release too (explicit-sync v1 says it is still sent). */
 		if (s->buffer)
 			wl_buffer_send_release(s->buffer);
@@ -409,7 +283,6 @@ apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit
 		/* a NULL buffer: the surface shows nothing */
 		surf->width = surf->height = 0;
 	}
-	bool released;
 	if (comp->opt.hold_current && used) {
 		/* This buffer replaces the one shown: that one goes back now. */
 		held_release(surf);
@@ -417,15 +290,7 @@ apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit
 		surf->held_fence = fence_fd >= 0 ? fcntl(fence_fd, F_DUPFD_CLOEXEC, 0) : -1;
 		commit = NULL;
 	}
-	/* Refused (the kernel would not describe our render fence): the commit
-	 * is still ours; hand it back without a fence once the fence signalled. */
-	released = sb_wl_commit_release(commit, fence_fd) == 0;
-	if (!released) {
-		if (rf)
-			rf->late_release = commit;
-		else
-			sb_wl_commit_release(commit, -1);
-	}
+	released = release(commit, fence_fd, gpu);
 	if (copy_fence >= 0)
 		close(copy_fence);
 
@@ -433,16 +298,10 @@ apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit
 	if (surf->role && surf->role->applied)
 		surf->role->applied(surf, surf->width > 0);
 	if (surf->mapped && used)
-		wlc_comp_schedule_repaint(comp);
-	/* Last: every event of this apply is queued when the hook runs. */
-	if (used && commit && released && comp->opt.hooks && comp->opt.hooks->released) {
-		struct wlc_released r = {
-			.client = wl_resource_get_client(surf->resource),
-			.surface_id = wl_resource_get_id(surf->resource), .seq = surf->seq,
-			.render_fence_fd = fence_fd,
-		};
-		comp->opt.hooks->released(comp->opt.hook_data, &r);
-	}
+		wl_signal_emit(&comp->needs_repaint, NULL);
+	/* Last: every event of this apply is queued when the test hears of it. */
+	if (used && commit && released)
+		wlc_test_released(surf, fence_fd);
 	state_free(s);
 }
 
@@ -470,11 +329,13 @@ surface_frame(struct wl_client *client, struct wl_resource *resource, uint32_t i
 	struct wlc_surface *surf = wl_resource_get_user_data(resource);
 
 	/* last: done in the order asked for */
-	wlc_resource_new_linked(client, &wl_callback_interface, 1, id, NULL, NULL, surf->pending.frames.prev);
+	wlc_resource_new_linked(client, &wl_callback_interface, 1, id, NULL, NULL,
+				surf->pending.frames.prev);
 }
 
 static void
-surface_set_region(struct wl_client *client, struct wl_resource *resource, struct wl_resource *region)
+surface_set_region(struct wl_client *client, struct wl_resource *resource,
+		   struct wl_resource *region)
 {
 }
 
@@ -519,9 +380,6 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 	struct wlc_state *snap;
 	int ret;
 
-	if (info.buffer && comp->opt.hooks && comp->opt.hooks->buffer_type)
-		info.buffer_type = comp->opt.hooks->buffer_type(comp->opt.hook_data, info.buffer,
-								info.buffer_type);
 	/* The role's rules first (xdg-shell: no buffer before the first configure). */
 	if (surf->role && surf->role->precommit && !surf->role->precommit(surf, &surf->pending))
 		return;
@@ -530,10 +388,7 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 		wl_client_post_no_memory(client);
 		return;
 	}
-	/* -v's witness under implicit sync (acquire_state()); none on failure. */
-	if (comp->opt.verbose && snap->dmabuf &&
-	    sb_dmabuf_export_sync_file(snap->dmabuf->fd, SB_ACCESS_READ, &snap->witness_fd) < 0)
-		snap->witness_fd = -1;
+	wlc_test_commit(comp, &info, snap);
 	if (!comp->helper) { /* dropped (wlc_comp_drop_helper()): no explicit sync any more */
 		apply_now(surf, snap, NULL);
 		return;
@@ -549,14 +404,6 @@ surface_commit(struct wl_client *client, struct wl_resource *resource)
 		return; /* commit_ready() applies it */
 	}
 
-	if (comp->opt.blocking_wait_ms > 0 && commit) {
-		/* The naive compositor (a control): wait here, stalling every client. */
-		int fd = -1;
-		if (sb_wl_commit_export_acquire_fence(commit, &fd) == 0 && fd >= 0) {
-			sb_sync_file_wait(fd, (int64_t)comp->opt.blocking_wait_ms * 1000000);
-			close(fd);
-		}
-	}
 	apply_now(surf, snap, commit);
 }
 
@@ -582,12 +429,6 @@ surface_noop_int(struct wl_client *client, struct wl_resource *resource, int32_t
 static void
 surface_offset(struct wl_client *client, struct wl_resource *resource, int32_t x, int32_t y)
 {
-}
-
-void
-wlc_destroy_request(struct wl_client *client, struct wl_resource *resource)
-{
-	wl_resource_destroy(resource);
 }
 
 static const struct wl_surface_interface surface_impl = {
@@ -617,7 +458,8 @@ wlc_surface_set_role(struct wlc_surface *surf, const struct wlc_role *role, void
 		      struct wl_resource *error_res, uint32_t error_code)
 {
 	if (surf->role && surf->role != role) {
-		wl_resource_post_error(error_res, error_code, "wl_surface@%u already has the role %s",
+		wl_resource_post_error(error_res, error_code,
+				       "wl_surface@%u already has the role %s",
 				       wl_resource_get_id(surf->resource), surf->role->name);
 		return false;
 	}
@@ -633,7 +475,7 @@ wlc_surface_map(struct wlc_surface *surf)
 		return;
 	surf->mapped = true;
 	wl_list_insert(surf->comp->stack.prev, &surf->link);
-	wlc_comp_schedule_repaint(surf->comp);
+	wl_signal_emit(&surf->comp->needs_repaint, NULL);
 }
 
 void
@@ -642,11 +484,11 @@ wlc_surface_unmap(struct wlc_surface *surf)
 	if (!surf->mapped)
 		return;
 	/* the seat forgets it as a toplevel to focus (and moves the focus on) */
-	wlc_seat_surface_unmapped(surf->comp->seat, surf);
+	wl_signal_emit(&surf->unmap_signal, surf);
 	surf->mapped = false;
 	wl_list_remove(&surf->link);
 	wl_list_init(&surf->link);
-	wlc_comp_schedule_repaint(surf->comp);
+	wl_signal_emit(&surf->comp->needs_repaint, NULL);
 }
 
 static void
@@ -682,11 +524,14 @@ compositor_create_surface(struct wl_client *client, struct wl_resource *resource
 	state_init(&surf->pending);
 	wl_list_init(&surf->link);
 	wl_list_init(&surf->focus_link);
+	wl_list_init(&surf->focus_unmap.link);
 	wl_list_init(&surf->frames);
 	wl_list_init(&surf->feedbacks);
 	wl_signal_init(&surf->destroy_signal);
-	surf->resource = wlc_resource_new(client, &wl_surface_interface, wl_resource_get_version(resource),
-					   id, &surface_impl, surf, surface_res_destroy);
+	wl_signal_init(&surf->unmap_signal);
+	surf->resource = wlc_resource_new(client, &wl_surface_interface,
+					  wl_resource_get_version(resource), id, &surface_impl,
+					  surf, surface_res_destroy);
 	if (!surf->resource) {
 		free(surf);
 		return;
@@ -722,5 +567,6 @@ static const struct wl_compositor_interface compositor_impl = {
 void
 wlc_compositor_bind(struct wl_client *client, void *data, uint32_t version, uint32_t id)
 {
-	wlc_resource_new(client, &wl_compositor_interface, (int)version, id, &compositor_impl, data, NULL);
+	wlc_resource_new(client, &wl_compositor_interface, (int)version, id, &compositor_impl, data,
+			 NULL);
 }

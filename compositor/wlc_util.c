@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Small things the example compositor's protocol files share
- * (wlc_internal.h): the sealed memfds clients map (the dma-buf format
- * table, the keymap), the memory of an object a client asks for, and
- * resources kept on a list by their own link (outputs, keyboards, data
- * devices, frame callbacks, presentation feedback).
+ * (wlc_internal.h): every interface's destroy request, the sealed memfds
+ * clients map (the dma-buf format table, the keymap), the memory of an
+ * object a client asks for, and resources kept on a list by their own link
+ * (outputs, keyboards, data devices, frame callbacks, presentation
+ * feedback).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,14 @@
 #include <wayland-server-core.h>
 
 #include "wlc_internal.h"
+
+/* ---- requests ------------------------------------------------------------------ */
+
+void
+wlc_destroy_request(struct wl_client *client, struct wl_resource *resource)
+{
+	wl_resource_destroy(resource);
+}
 
 /* ---- sealed memfds ------------------------------------------------------------ */
 

@@ -23,6 +23,9 @@
    lists the files top down, "a file calls only files below it". Every file
    that includes server_internal.h must be in the map, and a call from one of
    them to an sb_wl_* function defined in another must go down the map.
+   The example compositor the same way: compositor/wlc_internal.h's map
+   holds every compositor/wlc_*.c, and a call from one of them to a
+   function another defines (not static) must go down it.
 3. Calls between the files of a library folder (CALL_FOLDERS) go one way:
    no file calls (through any chain) a function of a file that calls it; an
    object below tells the one above through a callback it was given.
@@ -204,6 +207,60 @@ def check_wayland_order(root, files):
     ok(f"src/wayland: {len(members)} files in the order {' > '.join(order)}; {calls} cross-file calls go down")
 
 
+def file_map(root, header):
+    """The files a header's comment map lists, top down (one per line, first in it)."""
+    with open(os.path.join(root, header), encoding="utf-8") as fh:
+        text = fh.read()
+    head = text[: text.index("#ifndef")]  # the comment above the include guard
+    return re.findall(r"^ \*   ([A-Za-z0-9_\-]+\.c)\s", head, re.M)
+
+
+def exported_defs(body):
+    """Functions a file defines that are not static: a name at the start of a
+    line, opening its parameters, after a line that does not say static."""
+    lines = body.split("\n")
+    names = []
+    for prev, line in zip([""] + lines, lines):
+        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\(", line)
+        if m and not re.search(r"\bstatic\b", prev) and prev.strip() and not prev.rstrip().endswith(";"):
+            names.append(m.group(1))
+    return names
+
+
+def check_compositor_order(root, files):
+    if not os.path.exists(os.path.join(root, "compositor/wlc_internal.h")):
+        return  # a tree without the example compositor (the planted one)
+    order = file_map(root, "compositor/wlc_internal.h")
+    if not order:
+        bad("compositor/wlc_internal.h: no file map found")
+        return
+    rank = {name: i for i, name in enumerate(order)}
+    members = [f for f in files if f.startswith("compositor/wlc_") and f.endswith(".c")]
+    for f in members:
+        if os.path.basename(f) not in rank:
+            bad(f"{f} is not in compositor/wlc_internal.h's file map")
+    for name in order:
+        if f"compositor/{name}" not in members:
+            bad(f"compositor/wlc_internal.h's file map names {name}, which does not exist")
+    defs, bodies = {}, {}
+    for f in members:
+        with open(os.path.join(root, f), encoding="utf-8") as fh:
+            body = strip_comments_and_strings(fh.read())
+        bodies[os.path.basename(f)] = body
+        for name in exported_defs(body):
+            defs[name] = os.path.basename(f)
+    calls = 0
+    for caller, body in bodies.items():
+        for name in sorted(set(re.findall(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(", body))):
+            callee = defs.get(name)
+            if not callee or callee == caller or caller not in rank or callee not in rank:
+                continue
+            calls += 1
+            if rank[callee] <= rank[caller]:
+                bad(f"compositor/{caller} calls {name}() of {callee}, which the file map puts above it")
+    ok(f"compositor: {len(members)} files in the order {' > '.join(order)}; {calls} cross-file calls go down")
+
+
 # The library folders whose files must call each other one way only: a file
 # that calls into another is above it, and no chain of calls comes back (an
 # object below tells the one above through a callback it was given).
@@ -374,6 +431,7 @@ def main():
     files = tracked_files(root)
     check_includes(root, files)
     check_wayland_order(root, files)
+    check_compositor_order(root, files)
     check_call_circles(root, files)
     if len(sys.argv) > 2:
         check_links(sys.argv[2])

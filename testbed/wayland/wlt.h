@@ -24,6 +24,7 @@ struct wl_event_source;
 #include "linux-explicit-synchronization-unstable-v1-client-protocol.h"
 #include "kernel.h" /* now_ns(): the clock every wlt timeout is on */
 #include "wlc_compositor.h"
+#include "wlc_test.h"
 
 #define WLT_MS (INT64_C(1000000))
 

@@ -14,6 +14,7 @@
 #include <wayland-server-core.h>
 
 #include "wlc_compositor.h"
+#include "wlc_test.h"
 
 #include "fake_kernel.h"
 #include "harness.h"
