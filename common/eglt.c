@@ -137,7 +137,8 @@ eglt_open_gles(struct eglt *t, enum eglt_platform platform, int gles_version)
 		t->platform = "surfaceless";
 	}
 	if (t->dpy == EGL_NO_DISPLAY) {
-		note("no %s EGL display", platform == EGLT_DEVICE_SW ? "software-device" : "usable");
+		note("no %s EGL display",
+		     platform == EGLT_DEVICE_SW ? "software-device" : "usable");
 		return -ENODEV;
 	}
 	if (!eglInitialize(t->dpy, &t->major, &t->minor)) {
@@ -275,7 +276,8 @@ eglt_image_import_layout(struct eglt *t, int dmabuf_fd, int width, int height,
 		attribs[15] = (EGLint)(layout->modifier >> 32);
 		attribs[16] = EGL_NONE;
 	}
-	EGLImageKHR image = egl.create_image(t->dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
+	EGLImageKHR image =
+		egl.create_image(t->dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
 	if (image == EGL_NO_IMAGE_KHR) {
 		note("eglCreateImageKHR(dma-buf) on %s failed: 0x%x", t->platform, eglGetError());
 		return -EIO;
@@ -295,7 +297,10 @@ eglt_image_import(struct eglt *t, int dmabuf_fd, int width, int height, uint32_t
 		  int offset, int pitch, struct eglt_target *out)
 {
 	const struct eglt_dmabuf_layout layout = {
-		.fourcc = fourcc, .offset = offset, .pitch = pitch, .modifier = DRM_FORMAT_MOD_INVALID,
+		.fourcc = fourcc,
+		.offset = offset,
+		.pitch = pitch,
+		.modifier = DRM_FORMAT_MOD_INVALID,
 	};
 
 	return eglt_image_import_layout(t, dmabuf_fd, width, height, &layout, out);
@@ -313,7 +318,8 @@ eglt_target_export(struct eglt *t, struct eglt_target *target, int *out_fd,
 
 	*out_fd = -1;
 	eglt_procs_load(&egl);
-	if (!eglt_has_ext(eglQueryString(t->dpy, EGL_EXTENSIONS), "EGL_MESA_image_dma_buf_export") ||
+	if (!eglt_has_ext(eglQueryString(t->dpy, EGL_EXTENSIONS),
+			  "EGL_MESA_image_dma_buf_export") ||
 	    !egl.create_image || !egl.export_dmabuf_image_query || !egl.export_dmabuf_image) {
 		note("%s display cannot export dma-bufs", t->platform);
 		return -ENODEV;
@@ -345,7 +351,8 @@ int
 eglt_target_import(struct eglt *t, int dmabuf_fd, int width, int height, int pitch,
 		   struct eglt_target *out)
 {
-	int ret = eglt_image_import(t, dmabuf_fd, width, height, DRM_FORMAT_ARGB8888, 0, pitch, out);
+	int ret =
+		eglt_image_import(t, dmabuf_fd, width, height, DRM_FORMAT_ARGB8888, 0, pitch, out);
 
 	if (ret == -EIO && out->image == EGL_NO_IMAGE_KHR)
 		ret = -ENODEV; /* an import the display refused: not possible here */

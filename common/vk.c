@@ -34,7 +34,8 @@ int
 vkt_memory_type(const struct vkt *t, uint32_t bits, VkMemoryPropertyFlags flags)
 {
 	for (uint32_t i = 0; i < t->mem_props.memoryTypeCount; i++)
-		if ((bits & (1u << i)) && (t->mem_props.memoryTypes[i].propertyFlags & flags) == flags)
+		if ((bits & (1u << i)) &&
+		    (t->mem_props.memoryTypes[i].propertyFlags & flags) == flags)
 			return (int)i;
 	return -1;
 }
@@ -51,10 +52,12 @@ vkt_host_buffer(struct vkt *t, VkDeviceSize size, struct vkt_buffer *b)
 	TRY(t, vkCreateBuffer(t->device, &info, NULL, &b->buffer));
 	VkMemoryRequirements req;
 	vkGetBufferMemoryRequirements(t->device, b->buffer, &req);
-	int type = vkt_memory_type(t, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-								  VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+	int type = vkt_memory_type(t, req.memoryTypeBits,
+				   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+					   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
 	if (type < 0)
-		return vkt_fail(t, -EIO, "no host-visible coherent memory (bits 0x%x)", req.memoryTypeBits),
+		return vkt_fail(t, -EIO, "no host-visible coherent memory (bits 0x%x)",
+				req.memoryTypeBits),
 		       VK_ERROR_OUT_OF_DEVICE_MEMORY;
 	VkMemoryAllocateInfo alloc = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
@@ -117,14 +120,16 @@ vkt_dmabuf_memory_import(struct vkt *t, const VkMemoryRequirements *req, uint32_
 
 /* Memory on a duplicate of dmabuf_fd (see vkt_import_buffer()). */
 static VkResult
-import_memory(struct vkt *t, int dmabuf_fd, const VkMemoryRequirements *req, VkImage dedicated_image,
-	      VkDeviceMemory *mem)
+import_memory(struct vkt *t, int dmabuf_fd, const VkMemoryRequirements *req,
+	      VkImage dedicated_image, VkDeviceMemory *mem)
 {
 	if (!t->GetMemoryFdPropertiesKHR)
-		return vkt_fail(t, -EIO, "dma-buf import is not enabled"), VK_ERROR_EXTENSION_NOT_PRESENT;
+		return vkt_fail(t, -EIO, "dma-buf import is not enabled"),
+		       VK_ERROR_EXTENSION_NOT_PRESENT;
 	VkMemoryFdPropertiesKHR fd_props = { .sType = VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR };
-	TRY(t, t->GetMemoryFdPropertiesKHR(t->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
-					   dmabuf_fd, &fd_props));
+	TRY(t,
+	    t->GetMemoryFdPropertiesKHR(t->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+					dmabuf_fd, &fd_props));
 	int type = vkt_memory_type(t, req->memoryTypeBits & fd_props.memoryTypeBits, 0);
 	if (type < 0)
 		return vkt_fail(t, -EIO, "no memory type for the dma-buf (bits 0x%x & 0x%x)",
@@ -245,8 +250,9 @@ export_memory(struct vkt *t, const VkMemoryRequirements *req, VkImage dedicated_
 	if (!get_fd || !t->has_dmabuf)
 		return vkt_fail(t, -ENODEV, "dma-buf export is not enabled"),
 		       VK_ERROR_EXTENSION_NOT_PRESENT;
-	int type = vkt_memory_type(t, req->memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-								   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+	int type = vkt_memory_type(t, req->memoryTypeBits,
+				   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+					   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
 	if (type < 0)
 		return vkt_fail(t, -ENODEV, "no host-visible coherent memory type for an exported "
 				"dma-buf (bits 0x%x)", req->memoryTypeBits),
@@ -344,8 +350,10 @@ vkt_import_image(struct vkt *t, int dmabuf_fd, const struct vkt_image_desc *d,
 		.pNext = d->explicit_layout ? &modifier : NULL,
 		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
 	};
-	TRY(t, create_image(t, d, d->explicit_layout ? VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT
-						       : VK_IMAGE_TILING_LINEAR, &ext, &img->image));
+	TRY(t, create_image(t, d,
+			    d->explicit_layout ? VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT
+					       : VK_IMAGE_TILING_LINEAR,
+			    &ext, &img->image));
 	VkMemoryRequirements req;
 	vkGetImageMemoryRequirements(t->device, img->image, &req);
 	if (d->dmabuf_size && req.size > d->dmabuf_size)

@@ -212,8 +212,10 @@ pick_physical(struct vkt *t)
 			    VK_API_VERSION_MINOR(p.apiVersion));
 	const char *what = lacks(&t->cfg, t->physical);
 	if (what)
-		return vkt_fail(t, -ENODEV, "%s lacks %s (lavapipe has it where /dev/udmabuf exists: "
-			    "run in the test guest)", t->device_name, what);
+		return vkt_fail(t, -ENODEV,
+				"%s lacks %s (lavapipe has it where /dev/udmabuf exists: "
+				"run in the test guest)",
+				t->device_name, what);
 	return 0;
 }
 

@@ -165,7 +165,8 @@ producer_frame(int vgem_fd, const struct demo_vgem_buf *b, int sock, const struc
 	t0 = now_ns();
 	for (uint32_t k = 0; k < RENDER_BANDS; k++) {
 		demo_sleep_until_ns(t0 + render_ns * (k + 1) / RENDER_BANDS);
-		fill_rows(b, frame, b->height * k / RENDER_BANDS, b->height * (k + 1) / RENDER_BANDS);
+		fill_rows(b, frame, b->height * k / RENDER_BANDS,
+			  b->height * (k + 1) / RENDER_BANDS);
 	}
 
 	/* "Completion interrupt": the frame is complete. */
@@ -173,7 +174,8 @@ producer_frame(int vgem_fd, const struct demo_vgem_buf *b, int sock, const struc
 	if (ret < 0) {
 		fprintf(stderr, "%s: producer: frame %u: DRM_IOCTL_VGEM_FENCE_SIGNAL: %s%s\n", prog,
 			frame, strerror(-ret),
-			ret == -ETIMEDOUT ? " (the fence expired: vgem signals it after 10 s)" : "");
+			ret == -ETIMEDOUT ? " (the fence expired: vgem signals it after 10 s)"
+					  : "");
 		return ret;
 	}
 	if (opt->verbose)
@@ -183,8 +185,8 @@ producer_frame(int vgem_fd, const struct demo_vgem_buf *b, int sock, const struc
 	/* The next frame overwrites the buffer: wait until the consumer is done. */
 	ret = recv_msg(sock, MSG_FRAME_RELEASED, &frame, &m, NULL);
 	if (ret < 0)
-		fprintf(stderr, "%s: producer: frame %u: waiting for the release: %s\n", prog, frame,
-			peer_error(ret, "the consumer went away"));
+		fprintf(stderr, "%s: producer: frame %u: waiting for the release: %s\n", prog,
+			frame, peer_error(ret, "the consumer went away"));
 	return ret;
 }
 
@@ -286,11 +288,11 @@ check_frame(const struct consumer *c, unsigned frame, const char *how)
 	else if (old_rows == c->height)
 		printf("frame %u: %s -> STALE (still frame %u)\n", frame, how, frame - 1);
 	else if (new_rows + old_rows > 0)
-		printf("frame %u: %s -> STALE (torn: %u/%u rows of frame %u, %u of frame %u)\n", frame,
-		       how, new_rows, c->height, frame, old_rows, frame - 1);
+		printf("frame %u: %s -> STALE (torn: %u/%u rows of frame %u, %u of frame %u)\n",
+		       frame, how, new_rows, c->height, frame, old_rows, frame - 1);
 	else
-		printf("frame %u: %s -> STALE (garbage: neither frame %u nor %u)\n", frame, how, frame,
-		       frame - 1);
+		printf("frame %u: %s -> STALE (garbage: neither frame %u nor %u)\n", frame, how,
+		       frame, frame - 1);
 	fflush(stdout);
 	return new_rows == c->height;
 }
@@ -314,7 +316,10 @@ describe_fences(const struct sb_sync_file_info *info, char *out, size_t size)
 		if (f->status < 0)
 			snprintf(st, sizeof(st), "error %s", strerror(-f->status));
 		n += snprintf(out + n, size - n, "%s%s %s, status %s", i ? "; " : "", f->driver,
-			      f->timeline, f->status == 1 ? "signalled" : f->status == 0 ? "active" : st);
+			      f->timeline,
+			      f->status == 1   ? "signalled"
+			      : f->status == 0 ? "active"
+					       : st);
 	}
 	if (n > 0 && (size_t)n < size)
 		snprintf(out + n, size - n, ")");
@@ -367,7 +372,8 @@ consumer_init(struct consumer *c, int sock)
 	off_t size = lseek(c->dmabuf_fd, 0, SEEK_END);
 	if (size < 0 || m.width == 0 || m.height == 0 || m.stride < m.width * 4 ||
 	    (uint64_t)m.stride * m.height > (uint64_t)size || m.size != (uint64_t)size) {
-		fprintf(stderr, "%s: consumer: dma-buf of %lld bytes does not hold %ux%u (stride %u)\n",
+		fprintf(stderr,
+			"%s: consumer: dma-buf of %lld bytes does not hold %ux%u (stride %u)\n",
 			prog, (long long)size, m.width, m.height, m.stride);
 		return -EPROTO;
 	}
@@ -414,9 +420,11 @@ consumer_fences(struct consumer *c, unsigned frame, enum wait_mode *mode, int *s
 	if (*mode != WAIT_DMABUF) {
 		ret = sb_dmabuf_export_sync_file(c->dmabuf_fd, SB_ACCESS_READ, sync_fd);
 		if (ret == -EOPNOTSUPP && *mode == WAIT_SYNC_FILE) {
-			*mode = WAIT_DMABUF; /* kernel < 6.0: poll() on the dma-buf keeps the ordering */
+			/* kernel < 6.0: poll() on the dma-buf keeps the ordering */
+			*mode = WAIT_DMABUF;
 		} else if (ret == -EOPNOTSUPP) {
-			snprintf(fences, size, "the buffer's writers (kernel < 6.0: no sync_file export)");
+			snprintf(fences, size,
+				 "the buffer's writers (kernel < 6.0: no sync_file export)");
 			return 0;
 		} else if (ret == 0) {
 			what = "sb_sync_file_info_create";
@@ -431,7 +439,8 @@ consumer_fences(struct consumer *c, unsigned frame, enum wait_mode *mode, int *s
 		snprintf(fences, size, "the buffer's writers (dma-buf %s)", busy ? "busy" : "idle");
 	}
 	if (ret < 0)
-		fprintf(stderr, "%s: consumer: frame %u: %s: %s\n", prog, frame, what, strerror(-ret));
+		fprintf(stderr, "%s: consumer: frame %u: %s: %s\n", prog, frame, what,
+			strerror(-ret));
 	return ret;
 }
 
@@ -493,7 +502,8 @@ consumer_frame(struct consumer *c, int sock, const struct options *opt, unsigned
 			signalled = last_signal_ns(after);
 		if (signalled && (uint64_t)t1 >= signalled) {
 			int64_t ns = (int64_t)((uint64_t)t1 - signalled);
-			snprintf(wake, sizeof(wake), ", woke %.2f ms after the signal", ns * MS_PER_NS);
+			snprintf(wake, sizeof(wake), ", woke %.2f ms after the signal",
+				 ns * MS_PER_NS);
 			if (st->n_wake < sizeof(st->wake_ns) / sizeof(st->wake_ns[0]))
 				st->wake_ns[st->n_wake++] = ns;
 		}
@@ -533,8 +543,9 @@ run_consumer(int sock, const struct options *opt, struct stats *st)
 
 	if (ret == 0)
 		printf("handoff: %s (vgem), %ux%u XRGB8888 dumb buffer (%zu bytes) as a dma-buf, "
-		       "%u frames, %u ms render each; %s\n", opt->device, c.width, c.height, c.map_size,
-		       opt->frames, opt->render_ms, wait_mode_names[opt->wait]);
+		       "%u frames, %u ms render each; %s\n",
+		       opt->device, c.width, c.height, c.map_size, opt->frames, opt->render_ms,
+		       wait_mode_names[opt->wait]);
 	fflush(stdout);
 	for (unsigned f = 1; ret == 0 && f <= opt->frames; f++)
 		if ((ret = consumer_frame(&c, sock, opt, f, st)) < 0)
@@ -607,21 +618,21 @@ usage(FILE *f)
 static int
 parse_options(int argc, char **argv, struct options *opt)
 {
-	static const char *const waits[] = { [WAIT_SYNC_FILE] = "sync-file", [WAIT_DMABUF] = "dmabuf",
-					     NULL };
+	static const char *const waits[] = {
+		[WAIT_SYNC_FILE] = "sync-file", [WAIT_DMABUF] = "dmabuf", NULL};
 	const char *dev = NULL;
 	bool no_sync = sb_env_get_bool("SYNCBRIDGE_DISABLE", false);
 	int wait = WAIT_SYNC_FILE;
 	const struct demo_opt opts[] = {
-		{ "frames", DEMO_OPT_UINT, &opt->frames, 1, 255, .short_name = 'n' },
+		{"frames", DEMO_OPT_UINT, &opt->frames, 1, 255, .short_name = 'n'},
 		/* a vgem fence expires after 10 s */
-		{ "render-ms", DEMO_OPT_UINT, &opt->render_ms, 1, MAX_RENDER_MS, .short_name = 'r' },
-		{ "wait", DEMO_OPT_WORD, &wait, .words = waits, .short_name = 'w' },
-		{ "no-sync", DEMO_OPT_FLAG, &no_sync },
-		{ "expect-torn", DEMO_OPT_FLAG, &opt->expect_torn },
-		{ "device", DEMO_OPT_STRING, &dev, .short_name = 'd' },
-		{ "verbose", DEMO_OPT_FLAG, &opt->verbose, .short_name = 'v' },
-		{ NULL },
+		{"render-ms", DEMO_OPT_UINT, &opt->render_ms, 1, MAX_RENDER_MS, .short_name = 'r'},
+		{"wait", DEMO_OPT_WORD, &wait, .words = waits, .short_name = 'w'},
+		{"no-sync", DEMO_OPT_FLAG, &no_sync},
+		{"expect-torn", DEMO_OPT_FLAG, &opt->expect_torn},
+		{"device", DEMO_OPT_STRING, &dev, .short_name = 'd'},
+		{"verbose", DEMO_OPT_FLAG, &opt->verbose, .short_name = 'v'},
+		{NULL},
 	};
 
 	*opt = (struct options){ .frames = 5, .render_ms = 300 };
@@ -631,7 +642,8 @@ parse_options(int argc, char **argv, struct options *opt)
 	if (no_sync)
 		opt->wait = WAIT_NONE;
 	if (opt->expect_torn && !no_sync) {
-		fprintf(stderr, "%s: --expect-torn needs --no-sync (or SYNCBRIDGE_DISABLE=1)\n", prog);
+		fprintf(stderr, "%s: --expect-torn needs --no-sync (or SYNCBRIDGE_DISABLE=1)\n",
+			prog);
 		return -EINVAL;
 	}
 	if (dev) {

@@ -69,7 +69,8 @@ usage(FILE *f)
 		"                       frame (default: egl for vivid, if built with EGL)\n"
 		"  --mailbox            the consumer takes only the newest frame\n"
 		"  --no-queue-wait      SYNCBRIDGE_DISABLE=1: buffers go back unfenced\n"
-		"  --expect-race        succeed only if a frame was overwritten while read (the control)\n"
+		"  --expect-race        succeed only if a frame was overwritten while read (the "
+		"control)\n"
 		"  --size WxH           vivid capture size (default 320x180)\n"
 		"  --seed N             random holds (default 1)\n"
 		"  --output DIR         a few camera frames as PNG\n"
@@ -82,7 +83,8 @@ usage(FILE *f)
 static int
 parse_args(int argc, char **argv, struct options *o)
 {
-	static const char *const sources[] = { [SOURCE_VIVID] = "vivid", [SOURCE_VGEM] = "vgem", NULL };
+	static const char *const sources[] = {
+		[SOURCE_VIVID] = "vivid", [SOURCE_VGEM] = "vgem", NULL};
 	static const char *const consumers[] = { "cpu", "vulkan", NULL };
 	static const char *const displays[] = { "none", "egl", NULL };
 	int source = SOURCE_VIVID, consumer = 1;
@@ -182,7 +184,8 @@ main(int argc, char **argv)
 	if (ret < 0)
 		goto out;
 	if (a->opt.source == SOURCE_VIVID)
-		printf("camera: vivid %ux%u YUYV, %u bytes per row\n", a->width, a->height, a->stride);
+		printf("camera: vivid %ux%u YUYV, %u bytes per row\n", a->width, a->height,
+		       a->stride);
 	if (a->opt.output && (ret = demo_mkdir_p(a->opt.output)) < 0)
 		goto out;
 
@@ -218,7 +221,8 @@ main(int argc, char **argv)
 		for (unsigned i = 0; i < a->count; i++)
 			fds[i] = a->bufs[i].dmabuf;
 		if (a->opt.source != SOURCE_VIVID) {
-			fprintf(stderr, PROG ": the display stage shows YUYV camera frames (--source vivid)\n");
+			fprintf(stderr, PROG
+				": the display stage shows YUYV camera frames (--source vivid)\n");
 			ret = -EINVAL;
 			goto out;
 		}
@@ -286,6 +290,7 @@ out:
 	}
 	bool all = a->opt.mailbox || a->c.frames == a->opt.frames;
 	if (!all)
-		fprintf(stderr, PROG ": %" PRIu64 " of %u frames consumed\n", a->c.frames, a->opt.frames);
+		fprintf(stderr, PROG ": %" PRIu64 " of %u frames consumed\n", a->c.frames,
+			a->opt.frames);
 	return all && fds_ok && races == 0 && a->c.torn == 0 ? 0 : 1;
 }

@@ -119,8 +119,8 @@ camera_consume(struct app *a)
 		if (a->c.frames % (a->opt.frames / 4 ? a->opt.frames / 4 : 1) == 0)
 			save_frame(a, copy, b->frame);
 		if (a->opt.verbose)
-			printf("consumer: frame %" PRIu64 " in buffer %u (sequence %u)\n", b->frame, i,
-			       b->sequence);
+			printf("consumer: frame %" PRIu64 " in buffer %u (sequence %u)\n", b->frame,
+			       i, b->sequence);
 
 		unsigned hold_ms = a->opt.hold_ms ? (unsigned)rand() % (a->opt.hold_ms + 1) : 0;
 		if (hold_ms > 0) {

@@ -79,7 +79,8 @@ usage(FILE *f)
 		"  --size WxH        frame size (default 160x120)\n"
 		"  --work N          fragment shader iterations per pixel (default 8)\n"
 		"  --refresh-ms N    the consumer composites at its next refresh tick, every\n"
-		"                    N ms, as a compositor does at vblank (default 40; 0: at once)\n"
+		"                    N ms, as a compositor does at vblank (default 40; 0: at "
+		"once)\n"
 		"  --consumer KIND   egl (default) or vulkan\n"
 		"  --producer KIND   vulkan (default: lavapipe into a vgem ring) or gles (GLES\n"
 		"                    on the GPU's own textures: Mesa virgl in the GPU guest;\n"
@@ -133,7 +134,12 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 	};
 
 	*opt = (struct cube_options){
-		.frames = 120, .buffers = 3, .width = 160, .height = 120, .work = 8, .refresh_ms = 40,
+		.frames = 120,
+		.buffers = 3,
+		.width = 160,
+		.height = 120,
+		.work = 8,
+		.refresh_ms = 40,
 	};
 	if (demo_opt_parse(PROG, argc, argv, opts, usage, 0) < 0)
 		return -EINVAL;
@@ -168,9 +174,10 @@ parse_args(int argc, char **argv, struct cube_options *opt)
 
 /*
  * The environment both processes start with: --layer-dir's manifest (the
- * build tree's, in the tests) on the loader's XDG path (Debian 12's loader finds implicit layers only
- * there), and SYNCBRIDGE_DISABLE=1 for the run without the bridge — which
- * makes the loader skip the implicit layer and libsyncbridge-egl do nothing.
+ * build tree's, in the tests) on the loader's XDG path (Debian 12's loader
+ * finds implicit layers only there), and SYNCBRIDGE_DISABLE=1 for the run
+ * without the bridge — which makes the loader skip the implicit layer and
+ * libsyncbridge-egl do nothing.
  */
 static void
 setup_environment(struct cube_options *opt)
@@ -316,7 +323,8 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 		if (m.type == CUBE_MSG_END)
 			break;
 		if (m.type != CUBE_MSG_FRAME || m.index >= opt->buffers || m.frame != run->frames) {
-			fprintf(stderr, PROG ": consumer: unexpected message %u (frame %u, buffer %u)\n",
+			fprintf(stderr,
+				PROG ": consumer: unexpected message %u (frame %u, buffer %u)\n",
 				m.type, m.frame, m.index);
 			ret = -EPROTO;
 			goto out;
@@ -335,7 +343,8 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 			goto out;
 		if (run->done_ns)
 			run->done_ns[run->frames] = now_ns();
-		struct cube_msg rel = { .type = CUBE_MSG_RELEASE, .frame = m.frame, .index = m.index };
+		struct cube_msg rel = {
+			.type = CUBE_MSG_RELEASE, .frame = m.frame, .index = m.index};
 		ret = demo_send(sock, &rel, sizeof(rel), NULL, 0);
 		if (ret < 0)
 			goto out;
@@ -359,10 +368,13 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 			run->stale++;
 		if (opt->verbose || v != FRAME_COMPLETE)
 			if (opt->verbose || run->torn + run->stale <= 5)
-				printf("consumer: frame %u (buffer %u): %s — %zu px of this frame, %zu of "
+				printf("consumer: frame %u (buffer %u): %s — %zu px of this frame, "
+				       "%zu of "
 				       "the previous one, of %zu; read %.1f ms after submit\n",
 				       m.frame, m.index,
-				       v == FRAME_COMPLETE ? "complete" : v == FRAME_STALE ? "STALE" : "TORN",
+				       v == FRAME_COMPLETE ? "complete"
+				       : v == FRAME_STALE  ? "STALE"
+							   : "TORN",
 				       n_new, n_old, (size_t)opt->width * opt->height,
 				       (double)(t_read - m.submit_ns) / 1e6);
 
@@ -370,7 +382,8 @@ run_consumer(int sock, const struct cube_options *opt, struct run *run)
 			if (is_saved_frame(opt, m.frame))
 				save_png(opt, "frame", m.frame, rgba);
 			/* The first torn frame, and a few that show part of themselves. */
-			if (v == FRAME_TORN && (run->first_torn < 0 || (n_new > 0 && run->torn_saved < 3))) {
+			if (v == FRAME_TORN &&
+			    (run->first_torn < 0 || (n_new > 0 && run->torn_saved < 3))) {
 				if (run->first_torn < 0)
 					run->first_torn = (int)m.frame;
 				run->torn_saved += n_new > 0;
@@ -460,7 +473,8 @@ main(int argc, char **argv)
 	if (opt.output) {
 		int ret = demo_mkdir_p(opt.output);
 		if (ret < 0) {
-			fprintf(stderr, PROG ": cannot create %s: %s\n", opt.output, strerror(-ret));
+			fprintf(stderr, PROG ": cannot create %s: %s\n", opt.output,
+				strerror(-ret));
 			return 1;
 		}
 		run.sheet = (struct demo_sheet){ .cols = SHEET_COLS, .rows = SHEET_ROWS,
@@ -484,7 +498,8 @@ main(int argc, char **argv)
 	if (pid == 0) {
 		/* The producer: its own process, its own Vulkan instance or EGL display. */
 		close(sv[0]);
-		int ret = gles ? cube_producer_gles_run(sv[1], &opt) : cube_producer_run(sv[1], &opt);
+		int ret =
+			gles ? cube_producer_gles_run(sv[1], &opt) : cube_producer_run(sv[1], &opt);
 		close(sv[1]);
 		fflush(NULL);
 		_exit(ret == -ENODEV ? EXIT_SKIP : ret < 0 ? 1 : 0);
@@ -530,7 +545,8 @@ main(int argc, char **argv)
 
 	bool ok = ret == 0 && producer_rc == 0 && run.frames == opt.frames;
 	if (ret != 0 || producer_rc != 0)
-		fprintf(stderr, PROG ": %s\n", ret != 0 ? "the consumer failed" : "the producer failed");
+		fprintf(stderr, PROG ": %s\n",
+			ret != 0 ? "the consumer failed" : "the producer failed");
 	if (run.frames != opt.frames)
 		fprintf(stderr, PROG ": only %u of %u frames arrived\n", run.frames, opt.frames);
 	/* Mesa's venus keeps one signalled sync_file for the process once the
@@ -550,8 +566,9 @@ main(int argc, char **argv)
 	}
 	if (opt.expect_race) {
 		bool raced = run.torn + run.stale > 0;
-		printf("%s\n", raced ? "as expected without the bridge: the consumer saw unfinished frames"
-				     : "UNEXPECTED: no torn or stale frame without the bridge");
+		printf("%s\n",
+		       raced ? "as expected without the bridge: the consumer saw unfinished frames"
+			     : "UNEXPECTED: no torn or stale frame without the bridge");
 		return ok && raced ? 0 : 1;
 	}
 	return ok && run.torn == 0 && run.stale == 0 ? 0 : 1;

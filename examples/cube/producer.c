@@ -117,7 +117,8 @@ create_pipeline(struct producer *p, VkShaderModule vs, VkShaderModule fs, bool s
 		/* The stamp pass writes alpha only, over everything the frame drew. */
 		.colorWriteMask = stamp ? VK_COLOR_COMPONENT_A_BIT
 					: VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
-						  VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT,
+						  VK_COLOR_COMPONENT_B_BIT |
+						  VK_COLOR_COMPONENT_A_BIT,
 	};
 	VkPipelineColorBlendStateCreateInfo cb = {
 		.sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO,
@@ -152,7 +153,8 @@ create_pipeline(struct producer *p, VkShaderModule vs, VkShaderModule fs, bool s
 		.pDynamicState = &dy,
 		.layout = p->layout,
 	};
-	VKT_TRY(&p->vk, vkCreateGraphicsPipelines(p->vk.device, VK_NULL_HANDLE, 1, &info, NULL, out));
+	VKT_TRY(&p->vk,
+		vkCreateGraphicsPipelines(p->vk.device, VK_NULL_HANDLE, 1, &info, NULL, out));
 	return 0;
 }
 
@@ -289,7 +291,8 @@ create_ring(struct producer *p)
 		int ret = p->opt->ring_device ? slot_from_device(p, s) : slot_from_vgem(p, s);
 		if (ret < 0)
 			return ret;
-		ret = create_view(p, s->img.image, COLOR_FORMAT, VK_IMAGE_ASPECT_COLOR_BIT, &s->view);
+		ret = create_view(p, s->img.image, COLOR_FORMAT, VK_IMAGE_ASPECT_COLOR_BIT,
+				  &s->view);
 		if (ret < 0)
 			return ret;
 		if (vkt_cmd_alloc(&p->vk, &s->cb) != VK_SUCCESS)
@@ -316,9 +319,9 @@ record(struct producer *p, struct slot *s, unsigned frame)
 		return -EIO;
 
 	/* Take the buffer from the outside world (the consumer). */
-	vkt_transfer_image(&p->vk, cb, s->img.image, true,
-			   VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-			   VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+	vkt_transfer_image(
+		&p->vk, cb, s->img.image, true, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+		VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
 	VkImageMemoryBarrier depth = {
 		.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
 		.srcAccessMask = VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
@@ -380,9 +383,9 @@ record(struct producer *p, struct slot *s, unsigned frame)
 	vkCmdEndRendering(cb);
 
 	/* Hand it back to the outside world: the layer fences the dma-buf here. */
-	vkt_transfer_image(&p->vk, cb, s->img.image, false,
-			   VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-			   VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+	vkt_transfer_image(
+		&p->vk, cb, s->img.image, false, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+		VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
 	VKT_TRY(&p->vk, vkEndCommandBuffer(cb));
 	return 0;
 }
@@ -434,9 +437,10 @@ cube_producer_run(int sock, const struct cube_options *opt)
 	if (!opt->ring_device) {
 		ret = demo_vgem_open();
 		if (ret < 0) {
-			fprintf(stderr, PROG ": producer: no vgem card node (%s): run it in the test "
-				"guest (scripts/vm/vm-run.sh) or after `modprobe vgem`, as root; or "
-				"--ring device\n", strerror(-ret));
+			fprintf(stderr, PROG ": producer: no vgem card node (%s): run it in the "
+				"test guest (scripts/vm/vm-run.sh) or after `modprobe vgem`, as "
+				"root; or --ring device\n",
+				strerror(-ret));
 			return ret == -EACCES ? ret : -ENODEV;
 		}
 		p.vgem_fd = ret;
@@ -533,14 +537,15 @@ cube_producer_run(int sock, const struct cube_options *opt)
 		/* --cpu-sync: no fence on the dma-buf says the frame is being
 		 * drawn, so hand it over only once the GPU is done. */
 		if (opt->cpu_sync && (r = vkQueueWaitIdle(p.vk.queue)) != VK_SUCCESS) {
-			fprintf(stderr, PROG ": producer: vkQueueWaitIdle: %s\n", vkt_result_name(r));
+			fprintf(stderr, PROG ": producer: vkQueueWaitIdle: %s\n",
+				vkt_result_name(r));
 			ret = -EIO;
 			goto out;
 		}
 		submit_ms += (double)(t1 - t0) / 1e6;
 		if (opt->verbose)
-			printf("producer: frame %u → buffer %u, vkQueueSubmit took %.1f ms\n", frame,
-			       i, (double)(t1 - t0) / 1e6);
+			printf("producer: frame %u → buffer %u, vkQueueSubmit took %.1f ms\n",
+			       frame, i, (double)(t1 - t0) / 1e6);
 		p.free[i] = false;
 		ret = cube_send_frame(sock, frame, i, t1);
 		if (ret < 0)

@@ -187,7 +187,8 @@ xdg_surface_configure(void *data, struct xdg_surface *xs, uint32_t serial)
 static const struct xdg_surface_listener xdg_surface_listener = { xdg_surface_configure };
 
 static void
-toplevel_configure(void *data, struct xdg_toplevel *t, int32_t w, int32_t h, struct wl_array *states)
+toplevel_configure(void *data, struct xdg_toplevel *t, int32_t w, int32_t h,
+		   struct wl_array *states)
 {
 }
 
@@ -196,7 +197,7 @@ toplevel_close(void *data, struct xdg_toplevel *t)
 {
 }
 
-static const struct xdg_toplevel_listener toplevel_listener = { toplevel_configure, toplevel_close };
+static const struct xdg_toplevel_listener toplevel_listener = {toplevel_configure, toplevel_close};
 
 static void
 buffer_release(void *data, struct wl_buffer *b)
@@ -315,7 +316,8 @@ report_connection_error(struct wl_display *d)
 
 	if (err == EPROTO) {
 		code = wl_display_get_protocol_error(d, &iface, &id);
-		fprintf(stderr, "client: protocol error %u on %s@%u\n", code, iface ? iface->name : "?", id);
+		fprintf(stderr, "client: protocol error %u on %s@%u\n", code,
+			iface ? iface->name : "?", id);
 	} else if (err) {
 		fprintf(stderr, "client: connection error: %s\n", strerror(err));
 	}
@@ -391,10 +393,11 @@ run_hook(const char *hook, const char *phase, int frame, uint32_t colour, int *p
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: syncbridge-wl-client [--frames N] [--render-ms N] [--buffers vgem|DRIVER] "
-		   "[--drm PATH|auto|none] [--no-drm-syncobj] [--no-explicit-v1] [--expect PROTOCOL] "
-		   "[--strict] [--timing] [--no-fence] [--hook CMD]\n"
-		   "(the comment at the top of examples/wayland/client.c says more)\n");
+	fprintf(f,
+		"usage: syncbridge-wl-client [--frames N] [--render-ms N] [--buffers vgem|DRIVER] "
+		"[--drm PATH|auto|none] [--no-drm-syncobj] [--no-explicit-v1] [--expect PROTOCOL] "
+		"[--strict] [--timing] [--no-fence] [--hook CMD]\n"
+		"(the comment at the top of examples/wayland/client.c says more)\n");
 }
 
 int
@@ -440,7 +443,8 @@ main(int argc, char **argv)
 
 	a.vgem = wlgpu_drm_open("vgem", false);
 	if (a.vgem < 0) {
-		fprintf(stderr, "client: no vgem card node (%s): it makes the fences\n", strerror(-a.vgem));
+		fprintf(stderr, "client: no vgem card node (%s): it makes the fences\n",
+			strerror(-a.vgem));
 		status = 77;
 		goto out;
 	}
@@ -468,7 +472,8 @@ main(int argc, char **argv)
 	if (a.presentation)
 		wl_display_roundtrip(a.display);
 	if (!a.compositor || !a.dmabuf) {
-		fprintf(stderr, "client: the compositor lacks wl_compositor or zwp_linux_dmabuf_v1 v3\n");
+		fprintf(stderr,
+			"client: the compositor lacks wl_compositor or zwp_linux_dmabuf_v1 v3\n");
 		goto out;
 	}
 
@@ -530,13 +535,16 @@ main(int argc, char **argv)
 		int64_t t_signal;
 
 		/* Reuse only after the compositor let go of the buffer. */
-		if (f >= 2 && proto != SB_WL_SYNC_DRM_SYNCOBJ && wait_flag(a.display, &s->released, 5000))
-			fprintf(stderr, "client: frame %d: no wl_buffer.release for the buffer of frame %d\n",
+		if (f >= 2 && proto != SB_WL_SYNC_DRM_SYNCOBJ &&
+		    wait_flag(a.display, &s->released, 5000))
+			fprintf(stderr,
+				"client: frame %d: no wl_buffer.release for the buffer of frame %d\n",
 				f, f - 2);
 		if (s->release) {
 			ret = sb_wl_release_wait(s->release, (int64_t)5000 * 1000000);
 			if (ret) {
-				fprintf(stderr, "client: frame %d: release wait: %s\n", f, strerror(-ret));
+				fprintf(stderr, "client: frame %d: release wait: %s\n", f,
+					strerror(-ret));
 				failures++;
 			}
 			if (sb_wl_release_is_fenced(s->release))
@@ -554,11 +562,14 @@ main(int argc, char **argv)
 		}
 		wl_surface_attach(a.surface, s->buffer, 0, 0);
 		wl_surface_damage_buffer(a.surface, 0, 0, W, H);
-		ret = no_fence ? 0 : sb_wl_surface_sync_set_acquire_fence(a.ss, fence.sync_file, s->dumb.fd);
+		ret = no_fence ? 0
+			       : sb_wl_surface_sync_set_acquire_fence(a.ss, fence.sync_file,
+								      s->dumb.fd);
 		if (ret == 0 && !no_fence)
 			ret = sb_wl_release_create(a.ss, s->dumb.fd, &s->release);
 		if (ret) {
-			fprintf(stderr, "client: frame %d: acquire/release: %s\n", f, strerror(-ret));
+			fprintf(stderr, "client: frame %d: acquire/release: %s\n", f,
+				strerror(-ret));
 			sbk_fence_destroy(&fence);
 			goto out;
 		}
@@ -581,7 +592,8 @@ main(int argc, char **argv)
 				s->dumb.map[y * (s->dumb.stride / 4) + x] = colour;
 		ret = wlgpu_dumb_flush(&s->dumb);
 		if (ret) {
-			fprintf(stderr, "client: frame %d: transfer to the host: %s\n", f, strerror(-ret));
+			fprintf(stderr, "client: frame %d: transfer to the host: %s\n", f,
+				strerror(-ret));
 			failures++;
 		}
 		bool never = false;
@@ -604,7 +616,8 @@ main(int argc, char **argv)
 		if (self_signalled) {
 			expired++;
 			printf("client: frame %d: its fence had signalled itself (vgem's ~10 s limit) before "
-			       "the client signalled it: the frame's order is not judged\n", f);
+			       "the client signalled it: the frame's order is not judged\n",
+			       f);
 			hook_early = hook_early_was;
 			before_signal = false;
 		} else if (ret) {
@@ -614,7 +627,8 @@ main(int argc, char **argv)
 
 		ret = wait_flag(a.display, &fr.done, ANSWER_MS);
 		if (ret) {
-			fprintf(stderr, "client: frame %d: no frame callback: %s\n", f, strerror(-ret));
+			fprintf(stderr, "client: frame %d: no frame callback: %s\n", f,
+				strerror(-ret));
 			report_connection_error(a.display);
 			frame_finish(&fr);
 			sbk_fence_destroy(&fence);
@@ -632,7 +646,8 @@ main(int argc, char **argv)
 		if (a.presentation) {
 			wait_flag(a.display, &fr.feedback_done, ANSWER_MS);
 			if (!fr.presented) {
-				fprintf(stderr, "client: frame %d: presentation feedback discarded\n", f);
+				fprintf(stderr,
+					"client: frame %d: presentation feedback discarded\n", f);
 				failures++;
 			}
 			dt_ms = (fr.presented_ns - t_signal) / 1000000;
@@ -647,11 +662,13 @@ main(int argc, char **argv)
 			stamp_early++;
 		printf("client: frame %d presented %lld ms after its fence signalled%s%s\n", f,
 		       (long long)dt_ms, a.presentation ? " (wp_presentation)" : "",
-		       before_signal ? ": its presentation arrived before the signal" :
-		       dt_ms < -1 ? ": the compositor's timestamp, its event came after the signal" : "");
+		       before_signal ? ": its presentation arrived before the signal"
+		       : dt_ms < -1
+			       ? ": the compositor's timestamp, its event came after the signal"
+			       : "");
 		if (timing && a.presentation && fr.presented)
-			printf("timing: frame=%d stamp_us=%lld presented_rx_us=%lld done_rx_us=%lld\n", f,
-			       (long long)((fr.presented_ns - t_signal) / 1000),
+			printf("timing: frame=%d stamp_us=%lld presented_rx_us=%lld done_rx_us=%lld\n",
+			       f, (long long)((fr.presented_ns - t_signal) / 1000),
 			       (long long)((fr.presented_rx_ns - t_signal) / 1000),
 			       (long long)((fr.done_rx_ns - t_signal) / 1000));
 		frame_finish(&fr);
@@ -683,7 +700,8 @@ main(int argc, char **argv)
 		failures++;
 	if (expired) {
 		printf("client: %d fences expired before the client signalled them: this run cannot judge "
-		       "their frames\n", expired);
+		       "their frames\n",
+		       expired);
 		failures += expired;
 	}
 	if (hook) {

@@ -113,9 +113,10 @@ info_target_get(pid_t pid, int fd, struct info_target *t, bool quiet)
 			if (access(dir, F_OK) != 0)
 				info_err("no process %d", (int)pid);
 			else if (t->self)
-				info_err("fd %d is not open in %s (pass it as %d<&OTHER_FD, or name "
-					 "another process's fd as /proc/PID/fd/N)",
-					 fd, INFO_PROG, fd);
+				info_err(
+					"fd %d is not open in %s (pass it as %d<&OTHER_FD, or name "
+					"another process's fd as /proc/PID/fd/N)",
+					fd, INFO_PROG, fd);
 			else
 				info_err("process %d has no fd %d", (int)pid, fd);
 		} else if (ret == -EACCES || ret == -EPERM) {
@@ -149,10 +150,12 @@ info_target_get(pid_t pid, int fd, struct info_target *t, bool quiet)
 		 * dma-bufs it fails with ENXIO (measured on 6.12).
 		 */
 		if (!quiet)
-			info_err("%s: this kernel has no pidfd_getfd() (Linux 5.6), and a sync_file or "
-				 "dma-buf cannot be re-opened through /proc (ENXIO): run "
-				 INFO_PROG " inside that process's fd table instead (FD number)",
-				 path);
+			info_err(
+				"%s: this kernel has no pidfd_getfd() (Linux 5.6), and a sync_file "
+				"or "
+				"dma-buf cannot be re-opened through /proc (ENXIO): run " INFO_PROG
+				" inside that process's fd table instead (FD number)",
+				path);
 		return ret;
 	}
 	if (!quiet) {
@@ -272,9 +275,11 @@ info_wrong_kind(const struct info_target *t, const char *arg, enum fd_kind want)
 	info_target_name(t, name, sizeof(name));
 	fd_link_describe(t->link, what, sizeof(what));
 	if (t->kind == FD_KIND_DMABUF)
-		info_err("%s is a dma-buf, not %s (try: " INFO_PROG " dmabuf %s)", name, wanted, arg);
+		info_err("%s is a dma-buf, not %s (try: " INFO_PROG " dmabuf %s)", name, wanted,
+			 arg);
 	else if (t->kind == FD_KIND_SYNC_FILE)
-		info_err("%s is a sync_file, not %s (try: " INFO_PROG " fence %s)", name, wanted, arg);
+		info_err("%s is a sync_file, not %s (try: " INFO_PROG " fence %s)", name, wanted,
+			 arg);
 	else
 		info_err("%s is %s, not %s", name, what, wanted);
 }

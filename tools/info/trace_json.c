@@ -185,7 +185,8 @@ marker_args(const char *args)
 		eq = memchr(s, '=', (size_t)(e - s));
 		if (eq && eq > s) {
 			char key[64];
-			size_t kl = (size_t)(eq - s) < sizeof(key) - 1 ? (size_t)(eq - s) : sizeof(key) - 1;
+			size_t kl = (size_t)(eq - s) < sizeof(key) - 1 ? (size_t)(eq - s)
+								       : sizeof(key) - 1;
 
 			memcpy(key, s, kl);
 			key[kl] = '\0';
@@ -193,8 +194,9 @@ marker_args(const char *args)
 				/* a key is a JSON string like any other: repaired the same way */
 				struct json_object *k = info_json_str(key);
 
-				json_object_object_add(o, k ? json_object_get_string(k) : "?",
-						       info_json_strn(eq + 1, (size_t)(e - eq - 1)));
+				json_object_object_add(
+					o, k ? json_object_get_string(k) : "?",
+					info_json_strn(eq + 1, (size_t)(e - eq - 1)));
 				json_object_put(k);
 				continue;
 			}
@@ -248,8 +250,8 @@ write_metadata(struct list *events, const struct tr_model *m)
 			if (lane == 0)
 				snprintf(name, sizeof(name), "%s / %s", tr->driver, tr->timeline);
 			else
-				snprintf(name, sizeof(name), "%s / %s (lane %d)", tr->driver, tr->timeline,
-					 lane + 1);
+				snprintf(name, sizeof(name), "%s / %s (lane %d)", tr->driver,
+					 tr->timeline, lane + 1);
 			metadata(events, "thread_name", pid, tid, "name", info_json_str(name));
 			metadata(events, "thread_sort_index", pid, tid, "sort_index",
 				 json_object_new_int((int)t * 256 + lane));
@@ -340,8 +342,8 @@ write_wait_events(struct list *events, const struct tr_model *m)
 
 		snprintf(name, sizeof(name), "wait %s %llu:%llu", f->driver,
 			 (unsigned long long)f->context, (unsigned long long)f->seqno);
-		ev = place(event(name, "dma_fence_wait", "X"), wt->start_ns, wt->end_ns - wt->start_ns,
-			   on_thread(m, wt->thread));
+		ev = place(event(name, "dma_fence_wait", "X"), wt->start_ns,
+			   wt->end_ns - wt->start_ns, on_thread(m, wt->thread));
 		fence_id(args, f);
 		json_object_object_add(args, "unfinished", json_object_new_boolean(wt->unfinished));
 		json_object_object_add(ev, "args", args);
@@ -349,8 +351,8 @@ write_wait_events(struct list *events, const struct tr_model *m)
 
 		/* flow: fence signalled -> the wait ends */
 		if (f->signaled_ns != TR_NONE && !f->hidden && !wt->unfinished)
-			flow(events, "signal", "dma_fence_flow", i + 1, f->signaled_ns, on_fence(m, f),
-			     wt->end_ns, on_thread(m, wt->thread));
+			flow(events, "signal", "dma_fence_flow", i + 1, f->signaled_ns,
+			     on_fence(m, f), wt->end_ns, on_thread(m, wt->thread));
 	}
 }
 
@@ -381,8 +383,8 @@ write_marker_events(struct list *events, const struct tr_model *m)
 		struct json_object *ev;
 
 		if (mk->span)
-			ev = place(event(mk->name, "syncbridge", "X"), mk->ts_ns, mk->end_ns - mk->ts_ns,
-				   at);
+			ev = place(event(mk->name, "syncbridge", "X"), mk->ts_ns,
+				   mk->end_ns - mk->ts_ns, at);
 		else
 			ev = instant(mk->name, "syncbridge", mk->ts_ns, at);
 		json_object_object_add(ev, "args", marker_args(mk->args));
@@ -398,8 +400,8 @@ write_marker_events(struct list *events, const struct tr_model *m)
 			int64_t s = tr_fence_start(m, f), e = tr_fence_end(m, f);
 			int64_t from = mk->ts_ns < s ? s : mk->ts_ns > e ? e : mk->ts_ns;
 
-			flow(events, "marker fence", "syncbridge_flow", TR_MARKER_FLOW_ID_BASE + i, from,
-			     on_fence(m, f), mk->ts_ns, at);
+			flow(events, "marker fence", "syncbridge_flow", TR_MARKER_FLOW_ID_BASE + i,
+			     from, on_fence(m, f), mk->ts_ns, at);
 		}
 	}
 }
@@ -443,8 +445,9 @@ summary_fence(const struct tr_model *m, size_t i)
 	json_object_object_add(o, "track", placed ? json_object_new_int(f->track) : NULL);
 	json_object_object_add(o, "lane", placed ? json_object_new_int(f->lane) : NULL);
 	/* created while tracing: its whole life should be in the trace */
-	json_object_object_add(o, "born_in_trace",
-			       json_object_new_boolean(f->init_ns != TR_NONE || f->emit_ns != TR_NONE));
+	json_object_object_add(
+		o, "born_in_trace",
+		json_object_new_boolean(f->init_ns != TR_NONE || f->emit_ns != TR_NONE));
 	json_object_object_add(o, "signaled", json_object_new_boolean(f->signaled_ns != TR_NONE));
 	json_object_object_add(o, "from_marker", json_object_new_boolean(f->from_marker));
 	json_object_object_add(o, "init_ns", ns_value(f->init_ns));
@@ -539,7 +542,8 @@ write_summary(FILE *f, const struct tr_model *m, const struct tr_meta *meta)
 	json_object_object_add(s, "command", a);
 	json_object_object_add(s, "input", info_json_str(meta->input));
 	json_object_object_add(s, "exit_status",
-			       meta->exit_status >= 0 ? json_object_new_int(meta->exit_status) : NULL);
+			       meta->exit_status >= 0 ? json_object_new_int(meta->exit_status)
+						      : NULL);
 	json_object_object_add(s, "clock", info_json_str(meta->clock));
 	json_object_object_add(s, "begin_ns", json_object_new_int64(m->begin_ns));
 	json_object_object_add(s, "end_ns", json_object_new_int64(m->end_ns));

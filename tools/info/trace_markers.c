@@ -88,7 +88,8 @@ tr_model_marker_event(struct tr_model *m, const struct tr_line *l)
 		m->unmatched_marker_ends++;
 		/* keep it visible as an instant event */
 	}
-	if (!tr_model_grow(m, (void **)&m->markers, m->nmarkers, &m->markers_cap, sizeof(*m->markers)))
+	if (!tr_model_grow(m, (void **)&m->markers, m->nmarkers, &m->markers_cap,
+			   sizeof(*m->markers)))
 		return;
 	mk = &m->markers[m->nmarkers];
 	memset(mk, 0, sizeof(*mk));
@@ -160,7 +161,8 @@ tr_model_marker_fence(struct tr_model *m, const char *args)
 		return idx;
 	marker_word(args, "driver", driver, sizeof(driver));
 	marker_word(args, "timeline", timeline, sizeof(timeline));
-	idx = tr_model_fence_new(m, driver[0] ? driver : "?", timeline[0] ? timeline : "?", context, seqno);
+	idx = tr_model_fence_new(m, driver[0] ? driver : "?", timeline[0] ? timeline : "?", context,
+				 seqno);
 	if (idx < 0) {
 		m->failed = true;
 		return -1;

@@ -123,7 +123,8 @@ fence_event(struct tr_model *m, const struct tr_line *l, const char *what)
 	} else if (strcmp(what, "wait_start") == 0) {
 		struct tr_wait *w;
 
-		if (!tr_model_grow(m, (void **)&m->waits, m->nwaits, &m->waits_cap, sizeof(*m->waits)))
+		if (!tr_model_grow(m, (void **)&m->waits, m->nwaits, &m->waits_cap,
+				   sizeof(*m->waits)))
 			return;
 		w = &m->waits[m->nwaits++];
 		w->fence = idx;
@@ -176,7 +177,8 @@ syscall_event(struct tr_model *m, const struct tr_line *l, bool enter, const cha
 	if (thread < 0)
 		return;
 	if (enter) {
-		if (!tr_model_grow(m, (void **)&m->blocks, m->nblocks, &m->blocks_cap, sizeof(*m->blocks)))
+		if (!tr_model_grow(m, (void **)&m->blocks, m->nblocks, &m->blocks_cap,
+				   sizeof(*m->blocks)))
 			return;
 		b = &m->blocks[m->nblocks++];
 		memset(b, 0, sizeof(*b));

@@ -51,10 +51,11 @@ draw_axis(struct svg_ctx *c, double y_top, double y_bottom)
 	for (double t = first; t <= offset_ms + range_ms + step * 1e-6; t += step) {
 		double x = LABEL_W + (t - offset_ms) / range_ms * PLOT_W;
 
-		fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n",
+		fprintf(c->f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n",
 			x, y_top, x, y_bottom);
-		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%.*f</text>\n", x, y_top - 6,
-			decimals, t);
+		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%.*f</text>\n", x,
+			y_top - 6, decimals, t);
 		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%.*f</text>\n", x,
 			y_bottom + 14, decimals, t);
 	}
@@ -95,17 +96,20 @@ legend_item(struct svg_ctx *c, double *x, double *y, enum legend_symbol sym, con
 		fill = MARK_COLOR, cls = "bar mark";
 		break;
 	case SYM_ENABLE:
-		fprintf(c->f, "<path d=\"M%.1f %.1f l-4 -5 h8 z\" class=\"enable\"/>", *x + 11, *y + 9);
+		fprintf(c->f, "<path d=\"M%.1f %.1f l-4 -5 h8 z\" class=\"enable\"/>", *x + 11,
+			*y + 9);
 		break;
 	case SYM_MARKER:
 		fprintf(c->f, "<path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" class=\"mk\"/>", *x + 11,
 			*y + 1);
 		break;
 	case SYM_TIE:
-		fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"tie\" "
-			      "stroke=\"%s\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" "
-			      "class=\"tiedot\" fill=\"%s\"/>",
-			*x + 11, *y + 12, *x + 11, *y, svg_track_color(0), *x + 11, *y, svg_track_color(0));
+		fprintf(c->f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"tie\" "
+			"stroke=\"%s\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" "
+			"class=\"tiedot\" fill=\"%s\"/>",
+			*x + 11, *y + 12, *x + 11, *y, svg_track_color(0), *x + 11, *y,
+			svg_track_color(0));
 		break;
 	}
 	if (fill)
@@ -186,9 +190,11 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 		signalled += m->fences[i].signaled_ns != TR_NONE;
 	}
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
-		   "viewBox=\"0 0 %d %.0f\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\">\n",
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
+		"viewBox=\"0 0 %d %.0f\" font-family=\"DejaVu Sans, Verdana, Arial, "
+		"sans-serif\">\n",
 		SVG_W, height, SVG_W, height);
 	fputs("<defs>\n"
 	      "<pattern id=\"pending\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
@@ -208,8 +214,10 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	      ".block .in, .in.blk{fill:#4a2c00}\n"
 	      ".enable{fill:#222}.mk{fill:#8a6bbe;stroke:#4b2f7a;stroke-width:0.6}\n"
 	      ".mkl{font-size:10px;fill:#4b2f7a}\n"
-	      ".tie{stroke-width:1;stroke-dasharray:1 2;opacity:0.7}.tiedot{stroke:#333;stroke-width:0.5}\n"
-	      "</style>\n</defs>\n", f);
+	      ".tie{stroke-width:1;stroke-dasharray:1 "
+	      "2;opacity:0.7}.tiedot{stroke:#333;stroke-width:0.5}\n"
+	      "</style>\n</defs>\n",
+	      f);
 	fprintf(f, "<rect width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n", SVG_W, height);
 
 	fputs("<text x=\"10\" y=\"24\" class=\"title\">", f);
@@ -244,9 +252,10 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 		fprintf(f, "%d", meta->exit_status);
 	fputs("</text>\n", f);
 	if (c.cropped)
-		fprintf(f, "<text x=\"10\" y=\"60\" class=\"note\">shown: %.1f to %.1f ms, from the "
-			   "first marker to the last (--svg-window markers); what lies outside is "
-			   "left out</text>\n",
+		fprintf(f,
+			"<text x=\"10\" y=\"60\" class=\"note\">shown: %.1f to %.1f ms, from the "
+			"first marker to the last (--svg-window markers); what lies outside is "
+			"left out</text>\n",
 			(c.t0 - c.origin) / 1e6, (c.t0 + c.span - c.origin) / 1e6);
 
 	/* rows: stripes into bg, everything else into fg; then bg, grid, fg */
@@ -273,8 +282,11 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	if (!fence_rows)
 		c.y += ROW_H;
 	svg_draw_fences(&c);
-	svg_section(&c, "Waits (per thread)",
-		wait_rows ? NULL : "no thread blocked in dma_fence_wait() or, for 0.1 ms or more, in poll()");
+	svg_section(
+		&c, "Waits (per thread)",
+		wait_rows
+			? NULL
+			: "no thread blocked in dma_fence_wait() or, for 0.1 ms or more, in poll()");
 	if (!wait_rows)
 		c.y += ROW_H;
 	svg_draw_waits(&c);
