@@ -35,6 +35,9 @@
 #define PROG "syncbridge-demo-cube"
 #define COLOR_FORMAT VK_FORMAT_B8G8R8A8_UNORM
 #define DEPTH_FORMAT VK_FORMAT_D32_SFLOAT
+/* How the frame writes its colour image: the ownership transfers' stage and access. */
+#define COLOR_STAGE VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT
+#define COLOR_WRITE VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT
 
 struct params {
 	float angle, aspect, stamp, work;
@@ -75,9 +78,8 @@ create_shader(struct producer *p, const uint32_t *code, size_t size, VkShaderMod
 }
 
 /*
- * The fixed-function state both pipelines (cube and stamp) share: no vertex
- * buffers (the shaders make the cube), one viewport and scissor set when
- * recording, no culling, one sample.
+ * The fixed-function state both pipelines (cube and stamp) share: no vertex buffers (the
+ * shaders make the cube), one viewport and scissor set when recording, no culling, one sample.
  */
 static const VkPipelineVertexInputStateCreateInfo vertex_input_state = {
 	.sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO,
@@ -328,9 +330,8 @@ record(struct producer *p, struct slot *s, unsigned frame)
 		return -EIO;
 
 	/* Take the buffer from the outside world (the consumer). */
-	vkt_transfer_image(
-		&p->vk, cb, s->img.image, true, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-		VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+	vkt_transfer_image(&p->vk, cb, s->img.image, true, COLOR_STAGE, COLOR_WRITE,
+			   VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
 	VkImageMemoryBarrier depth = {
 		.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
 		.srcAccessMask = VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
@@ -392,9 +393,8 @@ record(struct producer *p, struct slot *s, unsigned frame)
 	vkCmdEndRendering(cb);
 
 	/* Hand it back to the outside world: the layer fences the dma-buf here. */
-	vkt_transfer_image(
-		&p->vk, cb, s->img.image, false, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-		VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+	vkt_transfer_image(&p->vk, cb, s->img.image, false, COLOR_STAGE, COLOR_WRITE,
+			   VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
 	VKT_TRY(&p->vk, vkEndCommandBuffer(cb));
 	return 0;
 }

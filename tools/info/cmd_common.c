@@ -165,15 +165,14 @@ info_json_fences(struct json_object *o, const struct sb_sync_file_info *info)
 		const struct sb_fence_info *fi = &info->fences[i];
 		struct json_object *f = json_object_new_object();
 		bool completed = fi->status != 0 && fi->timestamp_ns;
+		int64_t age = now - (int64_t)fi->timestamp_ns;
 
 		json_object_object_add(f, "driver", info_json_str(fi->driver));
 		json_object_object_add(f, "timeline", info_json_str(fi->timeline));
 		json_status(f, fi->status);
 		json_object_object_add(f, "timestamp_ns",
 				       completed ? json_object_new_uint64(fi->timestamp_ns) : NULL);
-		json_object_object_add(
-			f, "age_ns",
-			completed ? json_object_new_int64(now - (int64_t)fi->timestamp_ns) : NULL);
+		json_object_object_add(f, "age_ns", completed ? json_object_new_int64(age) : NULL);
 		json_object_array_add(fences, f);
 	}
 	json_object_object_add(o, "fences", fences);

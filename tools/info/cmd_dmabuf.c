@@ -58,11 +58,9 @@ read_bufinfo(struct dmabuf_report *r)
 	ret = read_text_file(path, &text, NULL);
 	if (ret == -ENOENT) {
 		if (statfs(root, &sfs) == 0 && sfs.f_type == DEBUGFS_MAGIC)
-			snprintf(
-				r->bufinfo_reason, sizeof(r->bufinfo_reason),
-				"%s has no dma_buf/bufinfo (kernel without CONFIG_DEBUG_FS for "
-				"dma-buf)",
-				root);
+			snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
+				 "%s has no dma_buf/bufinfo (kernel without CONFIG_DEBUG_FS "
+				 "for dma-buf)", root);
 		else
 			snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
 				 "debugfs is not mounted at %s (as root: mount -t debugfs none %s)",

@@ -257,9 +257,10 @@ json_line(const struct ps_fd *p)
 			struct json_object *a = json_object_new_object();
 
 			if (p->access[i]) {
-				json_object_object_add(
-					a, "must_wait",
-					json_object_new_boolean(p->access[i]->status <= 0));
+				bool must_wait = p->access[i]->status <= 0;
+
+				json_object_object_add(a, "must_wait",
+						       json_object_new_boolean(must_wait));
 				info_json_fences(a, p->access[i]);
 			} else {
 				json_object_object_add(a, "must_wait", NULL);

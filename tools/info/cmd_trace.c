@@ -196,9 +196,8 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 
 		json_object_object_add(doc, "json", info_json_str(json_path));
 		json_object_object_add(doc, "svg", info_json_str(svg_path));
-		json_object_object_add(
-			doc, "exit_status",
-			meta->exit_status >= 0 ? json_object_new_int(meta->exit_status) : NULL);
+		json_object_object_add(doc, "exit_status", meta->exit_status >= 0 ?
+				       json_object_new_int(meta->exit_status) : NULL);
 		json_object_object_add(doc, "duration_ms",
 				       info_json_fixed((double)(m->end_ns - m->begin_ns) / 1e6, 3));
 		json_object_object_add(doc, "fences", json_object_new_uint64(shown));

@@ -121,12 +121,10 @@ resolve_display(struct doctor_wl *wl, const char *name)
 	if (name[0] == '/') {
 		n = snprintf(wl->socket, sizeof(wl->socket), "%s", name);
 	} else if (!rt || rt[0] != '/') {
-		snprintf(
-			wl->why, sizeof(wl->why),
-			"WAYLAND_DISPLAY=%.64s is relative and XDG_RUNTIME_DIR is %s: no socket "
-			"path "
-			"(libwayland refuses it too)",
-			name, rt ? "not an absolute path" : "not set");
+		snprintf(wl->why, sizeof(wl->why),
+			 "WAYLAND_DISPLAY=%.64s is relative and XDG_RUNTIME_DIR is %s: "
+			 "no socket path (libwayland refuses it too)",
+			 name, rt ? "not an absolute path" : "not set");
 		return -1;
 	} else {
 		n = snprintf(wl->socket, sizeof(wl->socket), "%s/%s", rt, name);

@@ -198,10 +198,11 @@ marker_args(const char *args)
 			if (strcmp(key, "text") != 0) {
 				/* a key is a JSON string like any other: repaired the same way */
 				struct json_object *k = info_json_str(key);
+				const char *name = k ? json_object_get_string(k) : "?";
 
-				json_object_object_add(
-					o, k ? json_object_get_string(k) : "?",
-					info_json_strn(eq + 1, (size_t)(e - eq - 1)));
+				size_t vl = (size_t)(e - eq - 1);
+
+				json_object_object_add(o, name, info_json_strn(eq + 1, vl));
 				json_object_put(k);
 				continue;
 			}

@@ -46,9 +46,8 @@ summary_fence(const struct tr_model *m, size_t i)
 	json_object_object_add(o, "track", placed ? json_object_new_int(f->track) : NULL);
 	json_object_object_add(o, "lane", placed ? json_object_new_int(f->lane) : NULL);
 	/* created while tracing: its whole life should be in the trace */
-	json_object_object_add(
-		o, "born_in_trace",
-		json_object_new_boolean(f->init_ns != TR_NONE || f->emit_ns != TR_NONE));
+	json_object_object_add(o, "born_in_trace", json_object_new_boolean(f->init_ns != TR_NONE ||
+									   f->emit_ns != TR_NONE));
 	json_object_object_add(o, "signaled", json_object_new_boolean(f->signaled_ns != TR_NONE));
 	json_object_object_add(o, "from_marker", json_object_new_boolean(f->from_marker));
 	json_object_object_add(o, "init_ns", tr_json_ns(f->init_ns));

@@ -332,14 +332,13 @@ svg_draw_waits(struct svg_ctx *c)
 			}
 			snprintf(in, sizeof(in), "%llu:%llu", (unsigned long long)f->context,
 				 (unsigned long long)f->seqno);
-			snprintf(
-				tip, sizeof(tip),
-				"%s waited in dma_fence_wait() for %s %s %llu:%llu\nfrom %.3f ms "
-				"for %.3f ms%s",
-				label, f->driver, f->timeline, (unsigned long long)f->context,
-				(unsigned long long)f->seqno, ms(c, w->start_ns),
-				(double)(w->end_ns - w->start_ns) / 1e6,
-				w->unfinished ? " (still waiting at the end)" : "");
+			snprintf(tip, sizeof(tip),
+				 "%s waited in dma_fence_wait() for %s %s %llu:%llu\n"
+				 "from %.3f ms for %.3f ms%s",
+				 label, f->driver, f->timeline, (unsigned long long)f->context,
+				 (unsigned long long)f->seqno, ms(c, w->start_ns),
+				 (double)(w->end_ns - w->start_ns) / 1e6,
+				 w->unfinished ? " (still waiting at the end)" : "");
 			bar(c, xpos(c, w->start_ns), xpos(c, w->end_ns), WAIT_COLOR, "wait", in,
 			    tip);
 		}

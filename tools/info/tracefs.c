@@ -79,10 +79,8 @@ tracefs_find(struct tracefs *tfs)
 			return ret;
 		}
 		if (ret < 0) {
-			info_err(
-				"SYNCBRIDGE_TRACEFS=%s is not a tracefs mount (no 'trace' file "
-				"there)",
-				env);
+			info_err("SYNCBRIDGE_TRACEFS=%s is not a tracefs mount (no 'trace' "
+				 "file there)", env);
 			return -ENOENT;
 		}
 		snprintf(tfs->root, sizeof(tfs->root), "%s", env);
