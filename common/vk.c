@@ -130,9 +130,9 @@ import_memory(struct vkt *t, int dmabuf_fd, const VkMemoryRequirements *req,
 		return vkt_fail(t, -EIO, "dma-buf import is not enabled"),
 		       VK_ERROR_EXTENSION_NOT_PRESENT;
 	VkMemoryFdPropertiesKHR fd_props = { .sType = VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR };
-	TRY(t,
-	    t->GetMemoryFdPropertiesKHR(t->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
-					dmabuf_fd, &fd_props));
+	TRY(t, t->GetMemoryFdPropertiesKHR(t->device,
+					   VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+					   dmabuf_fd, &fd_props));
 	int type = vkt_memory_type(t, req->memoryTypeBits & fd_props.memoryTypeBits, 0);
 	if (type < 0)
 		return vkt_fail(t, -EIO, "no memory type for the dma-buf (bits 0x%x & 0x%x)",
