@@ -23,19 +23,21 @@ Ctags is missing, since without it the function lengths cannot be measured.
 A file that is long is read by nobody in one go, and a long function is
 where the unwinding goes wrong: the limits keep both in view.
 
---allow FILE (default: scripts/check-style.allow when checking the tree):
-violations that are known and being fixed elsewhere. One entry a line, PATH
+--allow FILE (default: SOURCE_ROOT/scripts/check-style.allow): violations
+that are known and being fixed elsewhere. One entry a line, PATH
 (every violation in that file) or PATH:FUNCTION (that function's length),
 each followed by a '#' comment that says why it is there; an entry without
-one, or one that no longer matches a violation, is itself reported, so the
-list only ever shrinks.
+one, or (when the whole tree is checked) one that no longer matches a
+violation, is itself reported, so the list only ever shrinks.
 
 --control DIR: checks every *.c / *.h in DIR (scripts/check-style.planted/)
 and passes only if it reports exactly what each file's "check-style expects:"
-lines say, no more, no less: the check shown failing where it must. The tree
+lines say (KIND or function:NAME, KIND one of file, function, columns; once
+per violation), no more, no less: the check shown failing where it must. The tree
 check never looks at DIR.
 """
 import argparse
+from collections import Counter
 import os
 import re
 import shutil
@@ -73,6 +75,8 @@ def tracked_files(root):
     for path in out.split('\0'):
         if not path.endswith(('.c', '.h')) or path.startswith(PLANTED + '/'):
             continue
+        if not os.path.exists(os.path.join(root, path)):
+            continue            # deleted in the work tree, not yet in the index
         with open(os.path.join(root, path), encoding='utf-8', errors='replace') as f:
             head = ''.join(f.readline() for _ in range(5))
         if not GENERATED.search(head):
@@ -178,24 +182,26 @@ def run_tree(root, files, allow_path, whole_tree):
 
 
 def run_control(root, folder):
-    expected, reported = set(), set()
+    # Counters, not sets: a second wide line in a file planted with one is a
+    # violation not planted.
+    expected, reported = Counter(), Counter()
     paths = sorted(os.path.join(folder, p) for p in os.listdir(os.path.join(root, folder))
                    if p.endswith(('.c', '.h')))
     for path in paths:
         with open(os.path.join(root, path), encoding='utf-8') as f:
-            expected |= {(path, m) for m in EXPECT.findall(f.read())}
+            expected.update((path, m) for m in EXPECT.findall(f.read()))
         for v in check_file(root, path):
             print(v)
-            reported.add((path, v.key()))
+            reported[(path, v.key())] += 1
     ok = True
-    for path, key in sorted(expected - reported):
+    for path, key in sorted((expected - reported).elements()):
         print(f'check-style-control: {path}: expected {key}, not reported')
         ok = False
-    for path, key in sorted(reported - expected):
+    for path, key in sorted((reported - expected).elements()):
         print(f'check-style-control: {path}: reported {key}, not planted')
         ok = False
-    print(f'check-style-control: {len(paths)} planted files, {len(expected)} planted violations, '
-          f'{len(reported)} reported: ' + ('as planted' if ok else 'MISMATCH'))
+    print(f'check-style-control: {len(paths)} planted files, {sum(expected.values())} planted '
+          f'violations, {sum(reported.values())} reported: ' + ('as planted' if ok else 'MISMATCH'))
     return 0 if ok and expected else 1
 
 
