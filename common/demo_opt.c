@@ -173,8 +173,9 @@ getopt_tables(const char *prog, const struct demo_opt *opts, unsigned flags,
 {
 	size_t n = 0, ns = 0;
 
+	/* '+': stop at the first operand, so that a command's own options stay its */
 	if (flags & DEMO_OPT_OPERANDS)
-		shorts[ns++] = '+'; /* stop at the first operand: a command's own options stay its */
+		shorts[ns++] = '+';
 	shorts[ns++] = ':'; /* a missing value is ':', not '?': bad_option() tells them apart */
 	for (; opts[n].name; n++) {
 		if (n == MAX_OPTS) {

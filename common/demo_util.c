@@ -82,7 +82,8 @@ describe_sync_file(int fd, char *buf, size_t len)
 	for (int i = 0; i < n && used < len; i++) {
 		int w = snprintf(buf + used, len - used, " %s/%s %s", fences[i].driver_name,
 				 fences[i].obj_name,
-				 fences[i].status > 0 ? "signalled" : fences[i].status == 0 ? "active" : "error");
+				 fences[i].status > 0 ? "signalled" :
+				 fences[i].status == 0 ? "active" : "error");
 		if (w < 0)
 			break;
 		used += (size_t)w;
@@ -101,8 +102,9 @@ count_signalled_virtio(int fd, const char *target, void *data)
 {
 	struct sync_fence_info fence;
 
-	if (strcmp(target, "anon_inode:sync_file") == 0 && sbk_sync_file_fences(fd, &fence, 1) == 1 &&
-	    fence.status > 0 && strcmp(fence.driver_name, "virtio_gpu") == 0)
+	if (strcmp(target, "anon_inode:sync_file") == 0 &&
+	    sbk_sync_file_fences(fd, &fence, 1) == 1 && fence.status > 0 &&
+	    strcmp(fence.driver_name, "virtio_gpu") == 0)
 		++*(int *)data;
 }
 

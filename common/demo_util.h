@@ -182,13 +182,13 @@ void demo_sort_i64(int64_t *v, size_t n);
  * it goes. --help (-h) is always there: usage(stdout), exit 0; so is
  * --version: "PROG VERSION" (prog's first word, the project's version) on
  * stdout, exit 0. An unknown option or a missing value prints "PROG: unknown
- * option '--x'" (or "PROG: option '--x' needs a value") and usage to stderr; a bad value "PROG: bad value 'ARG' for
- * --NAME (want ...)"; a required row that argv lacks "PROG: --NAME is
- * required" and usage to stderr. Returns the index of the first operand
- * (argc when none), or -EINVAL after saying why. Operands are an error
- * unless flags has DEMO_OPT_OPERANDS, which also stops at the first one (a
- * command's own options stay its). A row's value is stored as it is
- * parsed: after a failure some may be set.
+ * option '--x'" (or "PROG: option '--x' needs a value") and usage to stderr;
+ * a bad value "PROG: bad value 'ARG' for --NAME (want ...)"; a required row
+ * that argv lacks "PROG: --NAME is required" and usage to stderr. Returns
+ * the index of the first operand (argc when none), or -EINVAL after saying
+ * why. Operands are an error unless flags has DEMO_OPT_OPERANDS, which also
+ * stops at the first one (a command's own options stay its). A row's value
+ * is stored as it is parsed: after a failure some may be set.
  */
 enum demo_opt_kind {
 	DEMO_OPT_FLAG,   /* no value: *(bool *)dst = true */

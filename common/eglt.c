@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * EGL displays, GLES contexts and dma-buf render targets (see eglt.h; GLES
+ * programs and full-screen passes are in eglt_pass.c).
+ */
 #include "eglt.h"
 #include "kernel.h"
 
@@ -23,8 +27,8 @@ eglt_set_log(FILE *f, const char *prefix)
 	log_prefix = prefix;
 }
 
-static void __attribute__((format(printf, 1, 2)))
-note(const char *fmt, ...)
+void
+eglt_note(const char *fmt, ...)
 {
 	FILE *f = log_file ? log_file : stdout;
 	va_list ap;
@@ -137,18 +141,19 @@ eglt_open_gles(struct eglt *t, enum eglt_platform platform, int gles_version)
 		t->platform = "surfaceless";
 	}
 	if (t->dpy == EGL_NO_DISPLAY) {
-		note("no %s EGL display", platform == EGLT_DEVICE_SW ? "software-device" : "usable");
+		eglt_note("no %s EGL display",
+		     platform == EGLT_DEVICE_SW ? "software-device" : "usable");
 		return -ENODEV;
 	}
 	if (!eglInitialize(t->dpy, &t->major, &t->minor)) {
-		note("eglInitialize(%s) failed: 0x%x", t->platform, eglGetError());
+		eglt_note("eglInitialize(%s) failed: 0x%x", t->platform, eglGetError());
 		t->dpy = EGL_NO_DISPLAY;
 		return -ENODEV;
 	}
 	exts = eglQueryString(t->dpy, EGL_EXTENSIONS);
 	if (!eglt_has_ext(exts, "EGL_KHR_no_config_context") ||
 	    !eglt_has_ext(exts, "EGL_KHR_surfaceless_context")) {
-		note("%s display lacks configless/surfaceless contexts", t->platform);
+		eglt_note("%s display lacks configless/surfaceless contexts", t->platform);
 		eglt_close(t);
 		return -ENODEV;
 	}
@@ -162,7 +167,8 @@ eglt_open_gles(struct eglt *t, enum eglt_platform platform, int gles_version)
 	return 0;
 
 fail:
-	note("GLES %d context setup on %s failed: 0x%x", gles_version, t->platform, eglGetError());
+	eglt_note("GLES %d context setup on %s failed: 0x%x", gles_version, t->platform,
+		  eglGetError());
 	eglt_close(t);
 	return -ENODEV;
 }
@@ -175,7 +181,7 @@ eglt_open(struct eglt *t, enum eglt_platform platform)
 	eglt_no_disk_cache();
 	ret = eglt_open_gles(t, platform, 2);
 	if (ret == 0)
-		note("%s display, EGL %d.%d, GL_RENDERER %s", t->platform, t->major, t->minor,
+		eglt_note("%s display, EGL %d.%d, GL_RENDERER %s", t->platform, t->major, t->minor,
 		     (const char *)glGetString(GL_RENDERER));
 	return ret;
 }
@@ -228,7 +234,7 @@ finish_fbo(struct eglt_target *out)
 	glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, out->tex, 0);
 	GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
 	if (status != GL_FRAMEBUFFER_COMPLETE) {
-		note("framebuffer incomplete: 0x%x", status);
+		eglt_note("framebuffer incomplete: 0x%x", status);
 		return -EIO;
 	}
 	glViewport(0, 0, out->width, out->height);
@@ -265,7 +271,7 @@ eglt_image_import_layout(struct eglt *t, int dmabuf_fd, int width, int height,
 	out->image = EGL_NO_IMAGE_KHR;
 	if (!eglt_has_ext(exts, "EGL_EXT_image_dma_buf_import") || !egl.create_image ||
 	    !egl.image_target_texture_2d) {
-		note("%s display cannot import dma-bufs", t->platform);
+		eglt_note("%s display cannot import dma-bufs", t->platform);
 		return -ENODEV;
 	}
 	if (layout->modifier != DRM_FORMAT_MOD_INVALID) {
@@ -275,16 +281,18 @@ eglt_image_import_layout(struct eglt *t, int dmabuf_fd, int width, int height,
 		attribs[15] = (EGLint)(layout->modifier >> 32);
 		attribs[16] = EGL_NONE;
 	}
-	EGLImageKHR image = egl.create_image(t->dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
+	EGLImageKHR image =
+		egl.create_image(t->dpy, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
 	if (image == EGL_NO_IMAGE_KHR) {
-		note("eglCreateImageKHR(dma-buf) on %s failed: 0x%x", t->platform, eglGetError());
+		eglt_note("eglCreateImageKHR(dma-buf) on %s failed: 0x%x", t->platform,
+			  eglGetError());
 		return -EIO;
 	}
 	texture_init(out, width, height);
 	out->image = image;
 	egl.image_target_texture_2d(GL_TEXTURE_2D, (GLeglImageOES)out->image);
 	if (glGetError() != GL_NO_ERROR) {
-		note("glEGLImageTargetTexture2DOES failed");
+		eglt_note("glEGLImageTargetTexture2DOES failed");
 		return -EIO;
 	}
 	return 0;
@@ -295,7 +303,10 @@ eglt_image_import(struct eglt *t, int dmabuf_fd, int width, int height, uint32_t
 		  int offset, int pitch, struct eglt_target *out)
 {
 	const struct eglt_dmabuf_layout layout = {
-		.fourcc = fourcc, .offset = offset, .pitch = pitch, .modifier = DRM_FORMAT_MOD_INVALID,
+		.fourcc = fourcc,
+		.offset = offset,
+		.pitch = pitch,
+		.modifier = DRM_FORMAT_MOD_INVALID,
 	};
 
 	return eglt_image_import_layout(t, dmabuf_fd, width, height, &layout, out);
@@ -313,9 +324,10 @@ eglt_target_export(struct eglt *t, struct eglt_target *target, int *out_fd,
 
 	*out_fd = -1;
 	eglt_procs_load(&egl);
-	if (!eglt_has_ext(eglQueryString(t->dpy, EGL_EXTENSIONS), "EGL_MESA_image_dma_buf_export") ||
+	if (!eglt_has_ext(eglQueryString(t->dpy, EGL_EXTENSIONS),
+			  "EGL_MESA_image_dma_buf_export") ||
 	    !egl.create_image || !egl.export_dmabuf_image_query || !egl.export_dmabuf_image) {
-		note("%s display cannot export dma-bufs", t->platform);
+		eglt_note("%s display cannot export dma-bufs", t->platform);
 		return -ENODEV;
 	}
 	if (target->image == EGL_NO_IMAGE_KHR)
@@ -323,15 +335,15 @@ eglt_target_export(struct eglt *t, struct eglt_target *target, int *out_fd,
 					     (EGLClientBuffer)(uintptr_t)target->tex, attribs);
 	if (target->image == EGL_NO_IMAGE_KHR ||
 	    !egl.export_dmabuf_image_query(t->dpy, target->image, &fourcc, &planes, &modifier)) {
-		note("EGLImage of a texture on %s: 0x%x", t->platform, eglGetError());
+		eglt_note("EGLImage of a texture on %s: 0x%x", t->platform, eglGetError());
 		return -EIO;
 	}
 	if (planes != 1) {
-		note("the texture exports as %d planes", planes);
+		eglt_note("the texture exports as %d planes", planes);
 		return -ENODEV;
 	}
 	if (!egl.export_dmabuf_image(t->dpy, target->image, &fd, &stride, &offset) || fd < 0) {
-		note("eglExportDMABUFImageMESA on %s: 0x%x", t->platform, eglGetError());
+		eglt_note("eglExportDMABUFImageMESA on %s: 0x%x", t->platform, eglGetError());
 		return -EIO;
 	}
 	*layout = (struct eglt_dmabuf_layout){
@@ -345,7 +357,8 @@ int
 eglt_target_import(struct eglt *t, int dmabuf_fd, int width, int height, int pitch,
 		   struct eglt_target *out)
 {
-	int ret = eglt_image_import(t, dmabuf_fd, width, height, DRM_FORMAT_ARGB8888, 0, pitch, out);
+	int ret =
+		eglt_image_import(t, dmabuf_fd, width, height, DRM_FORMAT_ARGB8888, 0, pitch, out);
 
 	if (ret == -EIO && out->image == EGL_NO_IMAGE_KHR)
 		ret = -ENODEV; /* an import the display refused: not possible here */
@@ -409,188 +422,4 @@ eglt_count(struct eglt_target *target, uint8_t value, int *first)
 			count++;
 	free(px);
 	return count;
-}
-
-static GLuint
-compile(GLenum type, const char *src)
-{
-	GLuint s = glCreateShader(type);
-	GLint ok = 0;
-
-	glShaderSource(s, 1, &src, NULL);
-	glCompileShader(s);
-	glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
-	if (!ok) {
-		char log[512] = "";
-
-		glGetShaderInfoLog(s, sizeof(log), NULL, log);
-		note("shader compile failed: %s", log);
-		glDeleteShader(s);
-		return 0;
-	}
-	return s;
-}
-
-GLuint
-eglt_program(const char *vs, const char *fs)
-{
-	GLuint v = compile(GL_VERTEX_SHADER, vs), f = compile(GL_FRAGMENT_SHADER, fs);
-	GLuint program = 0;
-	GLint ok = 0;
-
-	if (v && f) {
-		program = glCreateProgram();
-		glAttachShader(program, v);
-		glAttachShader(program, f);
-		glBindAttribLocation(program, 0, "pos");
-		glLinkProgram(program);
-		glGetProgramiv(program, GL_LINK_STATUS, &ok);
-		if (!ok) {
-			note("program link failed");
-			glDeleteProgram(program);
-			program = 0;
-		}
-	}
-	glDeleteShader(v);
-	glDeleteShader(f);
-	return program;
-}
-
-int
-eglt_blit_init(struct eglt_blit *b)
-{
-	static const char vs[] =
-		"attribute vec2 pos;\n"
-		"varying vec2 uv;\n"
-		"void main() { uv = pos * 0.5 + 0.5; gl_Position = vec4(pos, 0.0, 1.0); }\n";
-	static const char fs[] =
-		"precision mediump float;\n"
-		"varying vec2 uv;\n"
-		"uniform sampler2D tex;\n"
-		"void main() { gl_FragColor = texture2D(tex, uv); }\n";
-
-	b->program = eglt_program(vs, fs);
-	return b->program ? 0 : -EIO;
-}
-
-void
-eglt_blit(struct eglt_blit *b, GLuint src_tex, struct eglt_target *dst)
-{
-	static const GLfloat quad[] = { -1, -1, 1, -1, -1, 1, 1, 1 };
-
-	glBindFramebuffer(GL_FRAMEBUFFER, dst->fbo);
-	glViewport(0, 0, dst->width, dst->height);
-	glUseProgram(b->program);
-	glActiveTexture(GL_TEXTURE0);
-	glBindTexture(GL_TEXTURE_2D, src_tex);
-	glUniform1i(glGetUniformLocation(b->program, "tex"), 0);
-	glBindBuffer(GL_ARRAY_BUFFER, 0);
-	glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, quad);
-	glEnableVertexAttribArray(0);
-	glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
-	glDisableVertexAttribArray(0);
-}
-
-void
-eglt_blit_finish(struct eglt_blit *b)
-{
-	if (b->program)
-		glDeleteProgram(b->program);
-	b->program = 0;
-}
-
-const char eglt_yuyv_fs[] = EGLT_PASS_FS_HEAD
-	"void main() {\n"
-	"  ivec2 p = ivec2(gl_FragCoord.xy);\n"
-	"  vec4 t = texelFetch(frame, ivec2(p.x / 2, p.y), 0);\n"
-	"  float y = ((p.x & 1) == 0 ? t.b : t.r) - 16.0 / 255.0;\n"
-	"  float u = t.g - 0.5, v = t.a - 0.5;\n"
-	"  color = vec4(clamp(vec3(1.164 * y + 1.596 * v, 1.164 * y - 0.392 * u - 0.813 * v,\n"
-	"                          1.164 * y + 2.017 * u), 0.0, 1.0), 1.0);\n"
-	"}\n";
-
-int
-eglt_pass_init(struct eglt_pass *p, const char *fs)
-{
-	static const char vs[] =
-		"#version 300 es\n"
-		"void main() {\n"
-		"  vec2 p = vec2((gl_VertexID << 1) & 2, gl_VertexID & 2);\n"
-		"  gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);\n"
-		"}\n";
-
-	p->vao = 0;
-	p->program = eglt_program(vs, fs);
-	if (!p->program)
-		return -EIO;
-	glGenVertexArrays(1, &p->vao);
-	return 0;
-}
-
-void
-eglt_pass_draw(struct eglt_pass *p, GLuint src_tex, struct eglt_target *dst)
-{
-	glBindFramebuffer(GL_FRAMEBUFFER, dst->fbo);
-	glViewport(0, 0, dst->width, dst->height);
-	glDisable(GL_BLEND);
-	glUseProgram(p->program);
-	glBindVertexArray(p->vao);
-	glActiveTexture(GL_TEXTURE0);
-	glBindTexture(GL_TEXTURE_2D, src_tex);
-	glUniform1i(glGetUniformLocation(p->program, "frame"), 0);
-	glDrawArrays(GL_TRIANGLES, 0, 3);
-}
-
-void
-eglt_pass_finish(struct eglt_pass *p)
-{
-	if (p->vao)
-		glDeleteVertexArrays(1, &p->vao);
-	if (p->program)
-		glDeleteProgram(p->program);
-	p->vao = p->program = 0;
-}
-
-int
-eglt_busy_pass_init(struct eglt_pass *p)
-{
-	static const char fs[] = EGLT_PASS_FS_HEAD
-		"uniform int iters;\n"
-		"void main() {\n"
-		"  float a = gl_FragCoord.x * 0.001 + gl_FragCoord.y;\n"
-		"  for (int i = 0; i < iters; i++)\n"
-		"    a = sin(a * 1.0001 + float(i));\n"
-		"  color = vec4(a);\n"
-		"}\n";
-
-	return eglt_pass_init(p, fs);
-}
-
-void
-eglt_busy_pass_draw(struct eglt_pass *p, int iters, struct eglt_target *dst)
-{
-	glUseProgram(p->program);
-	glUniform1i(glGetUniformLocation(p->program, "iters"), iters);
-	eglt_pass_draw(p, 0, dst);
-}
-
-const char *
-eglt_gl_error(void)
-{
-	switch (glGetError()) {
-	case GL_NO_ERROR:
-		return "GL_NO_ERROR";
-	case GL_INVALID_ENUM:
-		return "GL_INVALID_ENUM";
-	case GL_INVALID_VALUE:
-		return "GL_INVALID_VALUE";
-	case GL_INVALID_OPERATION:
-		return "GL_INVALID_OPERATION";
-	case GL_INVALID_FRAMEBUFFER_OPERATION:
-		return "GL_INVALID_FRAMEBUFFER_OPERATION";
-	case GL_OUT_OF_MEMORY:
-		return "GL_OUT_OF_MEMORY";
-	default:
-		return "GL error";
-	}
 }

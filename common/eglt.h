@@ -48,6 +48,8 @@ struct eglt {
  * "<program>: <stage>: ".
  */
 void eglt_set_log(FILE *f, const char *prefix);
+/* One line on that log: the prefix, the message, a newline. */
+void eglt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * Open and initialise a display, create a GLES `gles_version` (2 or 3)

@@ -38,8 +38,9 @@ demo_sheet_put(struct demo_sheet *s, unsigned cell, const uint8_t *rgba,
 		uint8_t *row = s->rgb + ((size_t)(y0 + y) * s->width + x0) * 3;
 		for (uint32_t x = 0; x < cw; x++) {
 			bool inside = x >= b && y >= b && x < cw - b && y < ch - b;
-			const uint8_t *src = inside ? rgba + ((size_t)(y - b) * s->frame_w + (x - b)) * 4
-						    : border_rgb;
+			const uint8_t *src =
+				inside ? rgba + ((size_t)(y - b) * s->frame_w + (x - b)) * 4
+				       : border_rgb;
 			memcpy(row + 3 * x, src, 3);
 		}
 	}

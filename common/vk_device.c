@@ -212,8 +212,10 @@ pick_physical(struct vkt *t)
 			    VK_API_VERSION_MINOR(p.apiVersion));
 	const char *what = lacks(&t->cfg, t->physical);
 	if (what)
-		return vkt_fail(t, -ENODEV, "%s lacks %s (lavapipe has it where /dev/udmabuf exists: "
-			    "run in the test guest)", t->device_name, what);
+		return vkt_fail(t, -ENODEV,
+				"%s lacks %s (lavapipe has it where /dev/udmabuf exists: "
+				"run in the test guest)",
+				t->device_name, what);
 	return 0;
 }
 
@@ -285,17 +287,19 @@ pick_family(VkPhysicalDevice physical)
 	return 0;
 }
 
-/* Device, queue, pool and entry points on t->physical. */
-static int
-create_device(struct vkt *t)
+/*
+ * The device extensions to enable: those cfg requires or wants that the
+ * device lists (at most 8, into exts); sets t->has_dmabuf,
+ * t->has_foreign_family and t->outside_family, and *semaphore_fd. Returns
+ * how many.
+ */
+static uint32_t
+pick_extensions(struct vkt *t, const char **exts, bool *semaphore_fd)
 {
-	const struct vkt_config *cfg = &t->cfg;
-	uint32_t n;
+	unsigned enable = t->cfg.require | t->cfg.want;
+	uint32_t n, n_exts = 0;
 	VkExtensionProperties *props = device_extensions(t->physical, &n);
-	const char *exts[8];
-	uint32_t n_exts = 0;
 
-	unsigned enable = cfg->require | cfg->want;
 	t->has_dmabuf = (enable & VKT_DMABUF) &&
 			listed(props, n, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
 			listed(props, n, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME);
@@ -303,9 +307,9 @@ create_device(struct vkt *t)
 		exts[n_exts++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
 		exts[n_exts++] = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
 	}
-	bool semaphore_fd = (enable & VKT_SEMAPHORE_FD) &&
-			    listed(props, n, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
-	if (semaphore_fd)
+	*semaphore_fd = (enable & VKT_SEMAPHORE_FD) &&
+			listed(props, n, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+	if (*semaphore_fd)
 		exts[n_exts++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
 	t->has_foreign_family = (enable & VKT_FOREIGN) &&
 				listed(props, n, VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME);
@@ -317,6 +321,17 @@ create_device(struct vkt *t)
 	    listed(props, n, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME))
 		exts[n_exts++] = VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME;
 	free(props);
+	return n_exts;
+}
+
+/* Device, queue, pool and entry points on t->physical. */
+static int
+create_device(struct vkt *t)
+{
+	const struct vkt_config *cfg = &t->cfg;
+	const char *exts[8];
+	bool semaphore_fd;
+	uint32_t n_exts = pick_extensions(t, exts, &semaphore_fd);
 
 	VkPhysicalDeviceVulkan13Features f13 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,

@@ -18,7 +18,10 @@
 /* The first /dev/dri node (card or render) whose driver is `driver`; -ENODEV if none. */
 int wlgpu_drm_open(const char *driver, bool render);
 
-/* The first render node whose driver has timeline syncobjs (DRM_CAP_SYNCOBJ_TIMELINE); -ENODEV if none. */
+/*
+ * The first render node whose driver has timeline syncobjs
+ * (DRM_CAP_SYNCOBJ_TIMELINE); -ENODEV if none.
+ */
 int wlgpu_drm_open_syncobj(void);
 
 /* A dumb buffer (XRGB8888-sized) as a dma-buf with a CPU mapping. */

@@ -25,6 +25,9 @@
  * by itself after 10 s, or when the vgem fd that attached it closes), the
  * messages and the clocks are common/'s (common/demo_util.h).
  *
+ * This file is the consumer and the options; the producer is in
+ * handoff_producer.c, what both share in handoff.h.
+ *
  * Needs the vgem driver (DRM card node, root): run it in the test VM
  * (scripts/vm/vm-run.sh -- build/examples/syncbridge-demo-handoff) or after
  * `modprobe vgem`. Exit status: 0 success, 1 failure, 2 usage, 77 no vgem.
@@ -45,59 +48,20 @@
 #include <syncbridge/syncbridge.h>
 
 #include "demo_util.h"
+#include "handoff.h"
 
 #define EXIT_USAGE 2
 #define EXIT_SKIP 77
 
-#define BUF_WIDTH 256
-#define BUF_HEIGHT 256
-#define RENDER_BANDS 32
 /* A vgem fence signals itself 10 s after it was attached. */
 #define MAX_RENDER_MS 5000
 /* Generous for TCG; a lost producer signals its fences when its fd closes. */
 #define WAIT_TIMEOUT_NS (INT64_C(15) * 1000000000)
-#define MS_PER_NS 1e-6
 
-enum wait_mode {
-	WAIT_SYNC_FILE, /* export a READ sync_file, decode it, sb_sync_file_wait() */
-	WAIT_DMABUF,    /* sb_dmabuf_wait(): poll() on the dma-buf itself */
-	WAIT_NONE,      /* --no-sync / SYNCBRIDGE_DISABLE=1: the control */
-};
+/* ---- the messages both processes exchange (handoff.h) ------------------ */
 
-struct options {
-	unsigned frames;
-	unsigned render_ms;
-	enum wait_mode wait;
-	bool expect_torn;
-	bool verbose;
-	char device[64]; /* the vgem card node */
-};
-
-/* What travels over the socket; one message per datagram (SOCK_SEQPACKET). */
-enum msg_type {
-	MSG_BUFFER = 1,      /* producer → consumer, carries the dma-buf fd */
-	MSG_FRAME_SUBMITTED, /* producer → consumer: fence attached, rendering starts */
-	MSG_FRAME_RELEASED,  /* consumer → producer: done reading the frame */
-};
-
-struct msg {
-	uint32_t type;
-	uint32_t frame;
-	uint32_t width, height, stride;
-	uint32_t pad;
-	uint64_t size;
-};
-
-static const char *prog = "syncbridge-demo-handoff";
-
-/*
- * One message of the expected type (and frame, when frame is not NULL); *fd,
- * when fd is not NULL, gets the descriptor it carries (owned, or -1), and a
- * message that carries one where none is expected is -EPROTO. Returns 0,
- * -EPIPE (the peer went away), -EPROTO or -errno.
- */
-static int
-recv_msg(int sock, uint32_t type, const unsigned *frame, struct msg *m, int *fd)
+int
+handoff_recv(int sock, uint32_t type, const unsigned *frame, struct msg *m, int *fd)
 {
 	int n_fds = 0, got = -1;
 	int ret = demo_recv(sock, m, sizeof(*m), &got, fd ? 1 : 0, &n_fds, -1);
@@ -111,139 +75,10 @@ recv_msg(int sock, uint32_t type, const unsigned *frame, struct msg *m, int *fd)
 	return ret;
 }
 
-static const char *
-peer_error(int ret, const char *peer)
+const char *
+handoff_peer_error(int ret, const char *peer)
 {
 	return ret == -EPIPE ? peer : strerror(-ret);
-}
-
-/* The word at index i of frame f: the frame number in the top byte. */
-static inline uint32_t
-pattern(unsigned frame, size_t i)
-{
-	return (uint32_t)frame << 24 | (uint32_t)(i & 0xffffff);
-}
-
-static void
-fill_rows(const struct demo_vgem_buf *b, unsigned frame, uint32_t row_begin, uint32_t row_end)
-{
-	for (uint32_t y = row_begin; y < row_end; y++) {
-		uint32_t *row = (uint32_t *)((uint8_t *)b->map + (size_t)y * b->pitch);
-		for (uint32_t x = 0; x < b->width; x++)
-			row[x] = pattern(frame, (size_t)y * b->width + x);
-	}
-}
-
-/* ---- producer --------------------------------------------------------- */
-
-static int
-producer_frame(int vgem_fd, const struct demo_vgem_buf *b, int sock, const struct options *opt,
-	       unsigned frame)
-{
-	struct msg m = { .type = MSG_FRAME_SUBMITTED, .frame = frame };
-	int64_t render_ns = (int64_t)opt->render_ms * 1000000, t0;
-	uint32_t fence;
-	int ret;
-
-	/* "Submit": from now on the buffer has a pending writer. */
-	ret = demo_vgem_fence_attach(vgem_fd, b->handle, true, &fence);
-	if (ret < 0) {
-		fprintf(stderr, "%s: producer: frame %u: DRM_IOCTL_VGEM_FENCE_ATTACH: %s\n", prog,
-			frame, strerror(-ret));
-		return ret;
-	}
-	ret = demo_send(sock, &m, sizeof(m), NULL, 0);
-	if (ret < 0) {
-		fprintf(stderr, "%s: producer: frame %u: sending to the consumer: %s\n", prog,
-			frame, strerror(-ret));
-		/* Signal anyway so nobody waits for a frame that never comes. */
-		demo_vgem_fence_signal(vgem_fd, fence);
-		return ret;
-	}
-
-	/* "Render": the GPU latency, then the writes, one band at a time. */
-	t0 = now_ns();
-	for (uint32_t k = 0; k < RENDER_BANDS; k++) {
-		demo_sleep_until_ns(t0 + render_ns * (k + 1) / RENDER_BANDS);
-		fill_rows(b, frame, b->height * k / RENDER_BANDS, b->height * (k + 1) / RENDER_BANDS);
-	}
-
-	/* "Completion interrupt": the frame is complete. */
-	ret = demo_vgem_fence_signal(vgem_fd, fence);
-	if (ret < 0) {
-		fprintf(stderr, "%s: producer: frame %u: DRM_IOCTL_VGEM_FENCE_SIGNAL: %s%s\n", prog,
-			frame, strerror(-ret),
-			ret == -ETIMEDOUT ? " (the fence expired: vgem signals it after 10 s)" : "");
-		return ret;
-	}
-	if (opt->verbose)
-		printf("producer: frame %u rendered in %.1f ms, fence signalled\n", frame,
-		       (now_ns() - t0) * MS_PER_NS);
-
-	/* The next frame overwrites the buffer: wait until the consumer is done. */
-	ret = recv_msg(sock, MSG_FRAME_RELEASED, &frame, &m, NULL);
-	if (ret < 0)
-		fprintf(stderr, "%s: producer: frame %u: waiting for the release: %s\n", prog, frame,
-			peer_error(ret, "the consumer went away"));
-	return ret;
-}
-
-static int
-run_producer(int sock, const struct options *opt, const char *device)
-{
-	struct demo_vgem_buf b = { .dmabuf_fd = -1 };
-	int fds_before = demo_count_fds();
-	int vgem_fd, ret;
-
-	vgem_fd = open(device, O_RDWR | O_CLOEXEC);
-	if (vgem_fd < 0) {
-		ret = -errno;
-		fprintf(stderr, "%s: producer: open %s: %s\n", prog, device, strerror(-ret));
-		return ret;
-	}
-	ret = demo_drm_driver_is(vgem_fd, "vgem");
-	if (ret <= 0) {
-		fprintf(stderr, "%s: producer: %s is not a vgem node (%s)\n", prog, device,
-			ret < 0 ? strerror(-ret) : "other driver");
-		ret = ret < 0 ? ret : -ENODEV;
-		goto out;
-	}
-	ret = demo_vgem_buf_create(vgem_fd, BUF_WIDTH, BUF_HEIGHT, 32, &b);
-	if (ret == 0)
-		ret = demo_vgem_buf_map(&b);
-	if (ret < 0) {
-		fprintf(stderr, "%s: producer: a mapped dumb buffer on %s: %s%s\n", prog, device,
-			strerror(-ret),
-			ret == -EACCES ? " (a render node? dumb buffers need the card node)" : "");
-		goto out;
-	}
-	/* Frame 0: what the consumer finds before the first frame is rendered. */
-	fill_rows(&b, 0, 0, b.height);
-
-	struct msg m = { .type = MSG_BUFFER, .width = b.width, .height = b.height,
-			 .stride = b.pitch, .size = b.size };
-	ret = demo_send(sock, &m, sizeof(m), &b.dmabuf_fd, 1);
-	if (ret < 0) {
-		fprintf(stderr, "%s: producer: sending the dma-buf: %s\n", prog, strerror(-ret));
-		goto out;
-	}
-	/* The consumer holds its own reference now; ours is not needed. */
-	demo_fd_clear(&b.dmabuf_fd);
-
-	for (unsigned f = 1; f <= opt->frames && ret == 0; f++)
-		ret = producer_frame(vgem_fd, &b, sock, opt, f);
-out:
-	demo_vgem_buf_destroy(&b);
-	/* Closing the vgem fd also signals any vgem fence still pending. */
-	demo_fd_clear(&vgem_fd);
-	int fds_after = demo_count_fds();
-	if (fds_before >= 0 && fds_after != fds_before) {
-		fprintf(stderr, "%s: producer: %d fds open at the end, %d at the start\n", prog,
-			fds_after, fds_before);
-		if (ret == 0)
-			ret = -EBADFD;
-	}
-	return ret;
 }
 
 /* ---- consumer --------------------------------------------------------- */
@@ -275,8 +110,8 @@ check_frame(const struct consumer *c, unsigned frame, const char *how)
 
 		for (uint32_t x = 0; x < c->width && (is_new || is_old); x++) {
 			size_t i = (size_t)y * c->width + x;
-			is_new = is_new && row[x] == pattern(frame, i);
-			is_old = is_old && row[x] == pattern(frame - 1, i);
+			is_new = is_new && row[x] == handoff_pattern(frame, i);
+			is_old = is_old && row[x] == handoff_pattern(frame - 1, i);
 		}
 		new_rows += is_new;
 		old_rows += is_old;
@@ -286,11 +121,11 @@ check_frame(const struct consumer *c, unsigned frame, const char *how)
 	else if (old_rows == c->height)
 		printf("frame %u: %s -> STALE (still frame %u)\n", frame, how, frame - 1);
 	else if (new_rows + old_rows > 0)
-		printf("frame %u: %s -> STALE (torn: %u/%u rows of frame %u, %u of frame %u)\n", frame,
-		       how, new_rows, c->height, frame, old_rows, frame - 1);
+		printf("frame %u: %s -> STALE (torn: %u/%u rows of frame %u, %u of frame %u)\n",
+		       frame, how, new_rows, c->height, frame, old_rows, frame - 1);
 	else
-		printf("frame %u: %s -> STALE (garbage: neither frame %u nor %u)\n", frame, how, frame,
-		       frame - 1);
+		printf("frame %u: %s -> STALE (garbage: neither frame %u nor %u)\n", frame, how,
+		       frame, frame - 1);
 	fflush(stdout);
 	return new_rows == c->height;
 }
@@ -314,7 +149,10 @@ describe_fences(const struct sb_sync_file_info *info, char *out, size_t size)
 		if (f->status < 0)
 			snprintf(st, sizeof(st), "error %s", strerror(-f->status));
 		n += snprintf(out + n, size - n, "%s%s %s, status %s", i ? "; " : "", f->driver,
-			      f->timeline, f->status == 1 ? "signalled" : f->status == 0 ? "active" : st);
+			      f->timeline,
+			      f->status == 1   ? "signalled"
+			      : f->status == 0 ? "active"
+					       : st);
 	}
 	if (n > 0 && (size_t)n < size)
 		snprintf(out + n, size - n, ")");
@@ -353,10 +191,10 @@ consumer_init(struct consumer *c, int sock)
 	int ret;
 
 	*c = (struct consumer){ .dmabuf_fd = -1 };
-	ret = recv_msg(sock, MSG_BUFFER, NULL, &m, &c->dmabuf_fd);
+	ret = handoff_recv(sock, MSG_BUFFER, NULL, &m, &c->dmabuf_fd);
 	if (ret < 0) {
 		fprintf(stderr, "%s: consumer: receiving the dma-buf: %s\n", prog,
-			peer_error(ret, "the producer went away (see its error above)"));
+			handoff_peer_error(ret, "the producer went away (see its error above)"));
 		return ret;
 	}
 	/* Never trust a received fd: it must be a dma-buf as large as announced. */
@@ -367,7 +205,8 @@ consumer_init(struct consumer *c, int sock)
 	off_t size = lseek(c->dmabuf_fd, 0, SEEK_END);
 	if (size < 0 || m.width == 0 || m.height == 0 || m.stride < m.width * 4 ||
 	    (uint64_t)m.stride * m.height > (uint64_t)size || m.size != (uint64_t)size) {
-		fprintf(stderr, "%s: consumer: dma-buf of %lld bytes does not hold %ux%u (stride %u)\n",
+		fprintf(stderr,
+			"%s: consumer: dma-buf of %lld bytes does not hold %ux%u (stride %u)\n",
 			prog, (long long)size, m.width, m.height, m.stride);
 		return -EPROTO;
 	}
@@ -414,9 +253,11 @@ consumer_fences(struct consumer *c, unsigned frame, enum wait_mode *mode, int *s
 	if (*mode != WAIT_DMABUF) {
 		ret = sb_dmabuf_export_sync_file(c->dmabuf_fd, SB_ACCESS_READ, sync_fd);
 		if (ret == -EOPNOTSUPP && *mode == WAIT_SYNC_FILE) {
-			*mode = WAIT_DMABUF; /* kernel < 6.0: poll() on the dma-buf keeps the ordering */
+			/* kernel < 6.0: poll() on the dma-buf keeps the ordering */
+			*mode = WAIT_DMABUF;
 		} else if (ret == -EOPNOTSUPP) {
-			snprintf(fences, size, "the buffer's writers (kernel < 6.0: no sync_file export)");
+			snprintf(fences, size,
+				 "the buffer's writers (kernel < 6.0: no sync_file export)");
 			return 0;
 		} else if (ret == 0) {
 			what = "sb_sync_file_info_create";
@@ -431,7 +272,8 @@ consumer_fences(struct consumer *c, unsigned frame, enum wait_mode *mode, int *s
 		snprintf(fences, size, "the buffer's writers (dma-buf %s)", busy ? "busy" : "idle");
 	}
 	if (ret < 0)
-		fprintf(stderr, "%s: consumer: frame %u: %s: %s\n", prog, frame, what, strerror(-ret));
+		fprintf(stderr, "%s: consumer: frame %u: %s: %s\n", prog, frame, what,
+			strerror(-ret));
 	return ret;
 }
 
@@ -451,10 +293,10 @@ consumer_frame(struct consumer *c, int sock, const struct options *opt, unsigned
 	int64_t t0, t1;
 	int ret;
 
-	ret = recv_msg(sock, MSG_FRAME_SUBMITTED, &frame, &m, NULL);
+	ret = handoff_recv(sock, MSG_FRAME_SUBMITTED, &frame, &m, NULL);
 	if (ret < 0) {
 		fprintf(stderr, "%s: consumer: frame %u: %s\n", prog, frame,
-			peer_error(ret, "the producer went away (see its error above)"));
+			handoff_peer_error(ret, "the producer went away (see its error above)"));
 		return ret;
 	}
 	ret = consumer_fences(c, frame, &mode, &sync_fd, &info, fences, sizeof(fences));
@@ -493,7 +335,8 @@ consumer_frame(struct consumer *c, int sock, const struct options *opt, unsigned
 			signalled = last_signal_ns(after);
 		if (signalled && (uint64_t)t1 >= signalled) {
 			int64_t ns = (int64_t)((uint64_t)t1 - signalled);
-			snprintf(wake, sizeof(wake), ", woke %.2f ms after the signal", ns * MS_PER_NS);
+			snprintf(wake, sizeof(wake), ", woke %.2f ms after the signal",
+				 ns * MS_PER_NS);
 			if (st->n_wake < sizeof(st->wake_ns) / sizeof(st->wake_ns[0]))
 				st->wake_ns[st->n_wake++] = ns;
 		}
@@ -533,8 +376,9 @@ run_consumer(int sock, const struct options *opt, struct stats *st)
 
 	if (ret == 0)
 		printf("handoff: %s (vgem), %ux%u XRGB8888 dumb buffer (%zu bytes) as a dma-buf, "
-		       "%u frames, %u ms render each; %s\n", opt->device, c.width, c.height, c.map_size,
-		       opt->frames, opt->render_ms, wait_mode_names[opt->wait]);
+		       "%u frames, %u ms render each; %s\n",
+		       opt->device, c.width, c.height, c.map_size, opt->frames, opt->render_ms,
+		       wait_mode_names[opt->wait]);
 	fflush(stdout);
 	for (unsigned f = 1; ret == 0 && f <= opt->frames; f++)
 		if ((ret = consumer_frame(&c, sock, opt, f, st)) < 0)
@@ -607,21 +451,21 @@ usage(FILE *f)
 static int
 parse_options(int argc, char **argv, struct options *opt)
 {
-	static const char *const waits[] = { [WAIT_SYNC_FILE] = "sync-file", [WAIT_DMABUF] = "dmabuf",
-					     NULL };
+	static const char *const waits[] = {
+		[WAIT_SYNC_FILE] = "sync-file", [WAIT_DMABUF] = "dmabuf", NULL};
 	const char *dev = NULL;
 	bool no_sync = sb_env_get_bool("SYNCBRIDGE_DISABLE", false);
 	int wait = WAIT_SYNC_FILE;
 	const struct demo_opt opts[] = {
-		{ "frames", DEMO_OPT_UINT, &opt->frames, 1, 255, .short_name = 'n' },
+		{"frames", DEMO_OPT_UINT, &opt->frames, 1, 255, .short_name = 'n'},
 		/* a vgem fence expires after 10 s */
-		{ "render-ms", DEMO_OPT_UINT, &opt->render_ms, 1, MAX_RENDER_MS, .short_name = 'r' },
-		{ "wait", DEMO_OPT_WORD, &wait, .words = waits, .short_name = 'w' },
-		{ "no-sync", DEMO_OPT_FLAG, &no_sync },
-		{ "expect-torn", DEMO_OPT_FLAG, &opt->expect_torn },
-		{ "device", DEMO_OPT_STRING, &dev, .short_name = 'd' },
-		{ "verbose", DEMO_OPT_FLAG, &opt->verbose, .short_name = 'v' },
-		{ NULL },
+		{"render-ms", DEMO_OPT_UINT, &opt->render_ms, 1, MAX_RENDER_MS, .short_name = 'r'},
+		{"wait", DEMO_OPT_WORD, &wait, .words = waits, .short_name = 'w'},
+		{"no-sync", DEMO_OPT_FLAG, &no_sync},
+		{"expect-torn", DEMO_OPT_FLAG, &opt->expect_torn},
+		{"device", DEMO_OPT_STRING, &dev, .short_name = 'd'},
+		{"verbose", DEMO_OPT_FLAG, &opt->verbose, .short_name = 'v'},
+		{NULL},
 	};
 
 	*opt = (struct options){ .frames = 5, .render_ms = 300 };
@@ -631,7 +475,8 @@ parse_options(int argc, char **argv, struct options *opt)
 	if (no_sync)
 		opt->wait = WAIT_NONE;
 	if (opt->expect_torn && !no_sync) {
-		fprintf(stderr, "%s: --expect-torn needs --no-sync (or SYNCBRIDGE_DISABLE=1)\n", prog);
+		fprintf(stderr, "%s: --expect-torn needs --no-sync (or SYNCBRIDGE_DISABLE=1)\n",
+			prog);
 		return -EINVAL;
 	}
 	if (dev) {
@@ -656,7 +501,7 @@ producer_main(int sock, void *arg)
 {
 	const struct options *opt = arg;
 
-	return run_producer(sock, opt, opt->device) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return handoff_run_producer(sock, opt, opt->device) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 int

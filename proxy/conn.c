@@ -235,8 +235,9 @@ pxy_conn_add_new_ids(struct pxy_conn *c, const struct pxy_obj *parent, const str
 		/* A typed new id has its parent's version, whatever its own XML says. */
 		if (!iface || version == 0 ||
 		    (a->kind == PXY_ARG_NEW_ID_ANY && version > iface->version)) {
-			pxy_conn_fatal(c, 1, PXY_ERR_INVALID_OBJECT, "interface %s version %u unknown "
-				       "to the proxy", iface ? iface->name : a->str ? a->str : "?",
+			pxy_conn_fatal(c, 1, PXY_ERR_INVALID_OBJECT,
+				       "interface %s version %u unknown to the proxy",
+				       iface ? iface->name : a->str ? a->str : "?",
 				       version);
 			return -EPROTO;
 		}

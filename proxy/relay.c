@@ -175,8 +175,8 @@ server_message(struct pxy_conn *c)
 
 	if (ret <= 0) {
 		if (ret < 0)
-			pxy_conn_fatal(c, 1, PXY_ERR_IMPLEMENTATION, "the compositor sent a message "
-				       "of %u bytes", p.size);
+			pxy_conn_fatal(c, 1, PXY_ERR_IMPLEMENTATION,
+				       "the compositor sent a message of %u bytes", p.size);
 		return false;
 	}
 	any = p.id < c->n_cmap ? &c->cmap[p.id] : NULL;
@@ -197,8 +197,8 @@ server_message(struct pxy_conn *c)
 		ret = pxy_conn_add_new_ids(c, o, m, &p, false);
 	o = pxy_conn_obj(c, p.id); /* the map may have moved */
 	if (ret) {
-		pxy_conn_fatal(c, 1, PXY_ERR_IMPLEMENTATION, "the compositor's %s.%s does not parse",
-			       o->iface->name, m->name);
+		pxy_conn_fatal(c, 1, PXY_ERR_IMPLEMENTATION,
+			       "the compositor's %s.%s does not parse", o->iface->name, m->name);
 		return false;
 	}
 	ret = core_event(c, o, &p);

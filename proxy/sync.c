@@ -230,7 +230,8 @@ manager_request(struct pxy_conn *c, uint32_t id, const struct pxy_parsed *p)
 		ret = pxy_conn_add_local(c, p->args[0].u, ctx->sync_surface, data);
 		if (ret) {
 			free(data);
-			pxy_conn_fatal(c, 1, PXY_ERR_INVALID_OBJECT, "invalid new id %u", p->args[0].u);
+			pxy_conn_fatal(c, 1, PXY_ERR_INVALID_OBJECT, "invalid new id %u",
+				       p->args[0].u);
 			return ret;
 		}
 		s = pxy_conn_obj(c, p->args[1].u); /* the map may have moved */
@@ -308,8 +309,9 @@ pxy_sync_bind(struct pxy_conn *c, const struct pxy_parsed *p)
 	const struct pxy_arg *id = &p->args[1];
 
 	if (strcmp(id->str, c->ctx->sync_manager->name) != 0 || id->len != 1) {
-		pxy_conn_fatal(c, 1, PXY_ERR_INVALID_OBJECT, "invalid interface %s v%u for global %u",
-			       id->str, id->len, p->args[0].u);
+		pxy_conn_fatal(c, 1, PXY_ERR_INVALID_OBJECT,
+			       "invalid interface %s v%u for global %u", id->str, id->len,
+			       p->args[0].u);
 		return -EPROTO;
 	}
 	if (pxy_conn_add_local(c, id->u, c->ctx->sync_manager, NULL) != 0) {

@@ -56,8 +56,9 @@ set_rate_and_motion(struct capture *c, unsigned fps)
 	parm.parm.capture.timeperframe.denominator = fps;
 	ret = demo_ioctl(c->fd, VIDIOC_S_PARM, &parm);
 	if (ret < 0)
-		fprintf(stderr, PROG ": producer: VIDIOC_S_PARM %u fps: %s (keeping vivid's rate)\n",
-			fps, strerror(-ret));
+		fprintf(stderr,
+			PROG ": producer: VIDIOC_S_PARM %u fps: %s (keeping vivid's rate)\n", fps,
+			strerror(-ret));
 	/* vivid's menu: 0 move left fast .. 3 no movement .. 6 move right fast. */
 	ret = set_control(c->fd, "Horizontal Movement", 6);
 	if (ret < 0)
@@ -141,8 +142,10 @@ capture_open(uint32_t width, uint32_t height, unsigned fps, struct capture **out
 	}
 	if (fmt.fmt.pix.width != width || fmt.fmt.pix.height != height ||
 	    fmt.fmt.pix.pixelformat != V4L2_PIX_FMT_YUYV) {
-		fprintf(stderr, PROG ": producer: vivid offers %ux%u, not YUYV %ux%u (try --size "
-			"320x180 or 640x360)\n", fmt.fmt.pix.width, fmt.fmt.pix.height, width, height);
+		fprintf(stderr,
+			PROG ": producer: vivid offers %ux%u, not YUYV %ux%u (try --size "
+			     "320x180 or 640x360)\n",
+			fmt.fmt.pix.width, fmt.fmt.pix.height, width, height);
 		ret = -EINVAL;
 		goto fail;
 	}

@@ -92,7 +92,8 @@ read_frame(struct consumer *c, struct cslot *s, int *read_fence)
 		return ret;
 	}
 	ret = convert_frame(c->cv, s->img, acquire,
-			    sb_pw_buffer_is_synced(c->side.sync, buf) ? -1 : (int)d->fd, read_fence);
+			    sb_pw_buffer_is_synced(c->side.sync, buf) ? -1 : (int)d->fd,
+			    read_fence);
 	demo_fd_clear(&acquire); /* the bridge only borrowed it */
 	if (ret < 0)
 		stream_fail(&c->side, "the frame's conversion", ret);
@@ -112,13 +113,14 @@ check_frame(struct consumer *c, uint32_t seq)
 		return ret;
 	}
 	top = stamp_read_rgba(c->rgba + (size_t)row * (STAMP_ROWS / 2), c->width);
-	bottom = stamp_read_rgba(c->rgba + (size_t)row * (c->height - 1 - STAMP_ROWS / 2), c->width);
+	bottom =
+		stamp_read_rgba(c->rgba + (size_t)row * (c->height - 1 - STAMP_ROWS / 2), c->width);
 	seq &= (1u << STAMP_BITS) - 1;
 	torn = top != seq || bottom != seq;
 	c->torn += torn;
 	if (c->opt->verbose || (torn && c->torn <= 5))
-		printf("consumer: frame %u (seq %u): top stamp %u, bottom stamp %u%s\n", c->done, seq,
-		       top, bottom, torn ? ": TORN" : "");
+		printf("consumer: frame %u (seq %u): top stamp %u, bottom stamp %u%s\n", c->done,
+		       seq, top, bottom, torn ? ": TORN" : "");
 	sheet_add(c->sheet, c->done, c->rgba, torn);
 	c->done++;
 	c->progress_ns = now_ns();
@@ -139,7 +141,9 @@ on_process(void *data)
 
 		if (!s || !h) {
 			pw_stream_queue_buffer(c->side.stream, pwb);
-			stream_fail(&c->side, !s ? "an unknown buffer" : "a buffer without a header meta", -EINVAL);
+			stream_fail(&c->side,
+				    !s ? "an unknown buffer" : "a buffer without a header meta",
+				    -EINVAL);
 			return;
 		}
 		ret = read_frame(c, s, &read_fence);
@@ -248,8 +252,10 @@ on_watchdog(void *data, uint64_t expirations)
 	struct consumer *c = data;
 
 	if (now_ns() - c->progress_ns > STALL_NS)
-		stream_fail(&c->side, c->done ? "no frame for 60 s" : "no frame in 60 s (is the producer linked?)",
-		     -ETIME);
+		stream_fail(&c->side,
+			    c->done ? "no frame for 60 s"
+				    : "no frame in 60 s (is the producer linked?)",
+			    -ETIME);
 }
 
 /* ---- the process ------------------------------------------------------------ */
@@ -307,7 +313,8 @@ consumer_run(const struct options *opt)
 
 	printf("frames=%u torn=%u synced=%u\n", c.done, c.torn, c.synced);
 	if (opt->output)
-		printf("pictures: %s/ (contact-sheet.png: green border = whole frame, red = torn)\n",
+		printf("pictures: %s/ (contact-sheet.png: green border = whole frame, red = "
+		       "torn)\n",
 		       opt->output);
 	ok = !c.side.errors && c.done == opt->frames;
 	if (opt->expect_race) {

@@ -135,7 +135,8 @@ convert_frame(struct convert *cv, struct convert_image *img, int acquire_fd,
 	} else if (implicit_dmabuf_fd >= 0) {
 		ret = sb_egl_dmabuf_wait(cv->egl.dpy, implicit_dmabuf_fd, SB_ACCESS_READ);
 		if (ret < 0) {
-			fprintf(stderr, PROG ": consumer: sb_egl_dmabuf_wait: %s\n", strerror(-ret));
+			fprintf(stderr, PROG ": consumer: sb_egl_dmabuf_wait: %s\n",
+				strerror(-ret));
 			return ret;
 		}
 	}

@@ -59,7 +59,8 @@ copy_rows(const struct gpu_job *j, uint32_t from, uint32_t to)
 	uint32_t bytes = j->width * 2;
 
 	for (uint32_t y = from; y < to; y++)
-		memcpy(j->dst + (size_t)y * j->dst_stride, j->src + (size_t)y * j->src_stride, bytes);
+		memcpy(j->dst + (size_t)y * j->dst_stride, j->src + (size_t)y * j->src_stride,
+		       bytes);
 }
 
 static void

@@ -304,9 +304,9 @@ check_held(struct producer *p)
 
 		if (s->pwb && s->aside_io && !s->warned && now - s->aside_ns > HELD_NS) {
 			fprintf(stderr, PROG ": producer: the consumer has not released buffer %d "
-				"(frame %u) in %d s: it stays aside until its release point signals; "
-				"the other buffers take the frames\n", i, s->seq,
-				(int)(HELD_NS / 1000000000));
+				"(frame %u) in %d s: it stays aside until its release point "
+				"signals; the other buffers take the frames\n",
+				i, s->seq, (int)(HELD_NS / 1000000000));
 			s->warned = true;
 			p->held++;
 		}

@@ -122,7 +122,8 @@ stream_side_open(struct stream_side *side)
 	int ret = stream_sync_open(&side->drm, &side->sync);
 
 	if (ret < 0) {
-		fprintf(stderr, PROG ": %s: no DRM render node with timeline syncobjs\n", side->name);
+		fprintf(stderr, PROG ": %s: no DRM render node with timeline syncobjs\n",
+			side->name);
 		return ret;
 	}
 	side->loop = pw_main_loop_new(NULL);

@@ -69,7 +69,8 @@ usage(FILE *f)
 		"                       frame (default: egl for vivid, if built with EGL)\n"
 		"  --mailbox            the consumer takes only the newest frame\n"
 		"  --no-queue-wait      SYNCBRIDGE_DISABLE=1: buffers go back unfenced\n"
-		"  --expect-race        succeed only if a frame was overwritten while read (the control)\n"
+		"  --expect-race        succeed only if a frame was overwritten while read (the "
+		"control)\n"
 		"  --size WxH           vivid capture size (default 320x180)\n"
 		"  --seed N             random holds (default 1)\n"
 		"  --output DIR         a few camera frames as PNG\n"
@@ -82,7 +83,8 @@ usage(FILE *f)
 static int
 parse_args(int argc, char **argv, struct options *o)
 {
-	static const char *const sources[] = { [SOURCE_VIVID] = "vivid", [SOURCE_VGEM] = "vgem", NULL };
+	static const char *const sources[] = {
+		[SOURCE_VIVID] = "vivid", [SOURCE_VGEM] = "vgem", NULL};
 	static const char *const consumers[] = { "cpu", "vulkan", NULL };
 	static const char *const displays[] = { "none", "egl", NULL };
 	int source = SOURCE_VIVID, consumer = 1;
@@ -141,6 +143,130 @@ teardown(struct app *a)
 	demo_fd_clear(&a->vgem_fd);
 }
 
+/* Fds start at -1, the lock and condition the threads share. */
+static void
+app_init(struct app *a)
+{
+	a->count = a->opt.buffers;
+	a->video_fd = -1;
+	for (unsigned i = 0; i < MAX_BUFFERS; i++) {
+		a->bufs[i].dmabuf = -1;
+		a->bufs[i].vgem.dmabuf_fd = -1;
+	}
+	for (unsigned i = 0; i < HOLD_POOL; i++)
+		a->fences[i].bo.dmabuf_fd = -1;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->cond, NULL);
+}
+
+/* The queue over the buffers, and the Vulkan reader (--consumer vulkan) on them. */
+static int
+start_queue(struct app *a)
+{
+	int ret = sb_buffer_queue_create(a->count, a->opt.mailbox ? SB_BUFFER_QUEUE_MAILBOX : 0,
+					 &a->queue);
+
+	for (unsigned i = 0; ret == 0 && i < a->count; i++)
+		ret = sb_buffer_queue_set_dmabuf(a->queue, i, a->bufs[i].dmabuf);
+	if (ret < 0 || !a->opt.vulkan)
+		return ret;
+
+	int fds[MAX_BUFFERS];
+	size_t sizes[MAX_BUFFERS];
+	for (unsigned i = 0; i < a->count; i++) {
+		fds[i] = a->bufs[i].dmabuf;
+		sizes[i] = a->bufs[i].size;
+	}
+	ret = vk_reader_create(fds, sizes, a->count, &a->vk);
+	if (ret < 0)
+		return ret;
+	printf("consumer: %s\n", vk_reader_describe(a->vk));
+	if (!vk_reader_layer_active(a->vk) && !a->opt.no_wait) {
+		fprintf(stderr, PROG ": the syncbridge layer is not active\n");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The EGL display stage, a second reader of every frame (default: for vivid). */
+static int
+start_display(struct app *a)
+{
+	if (a->opt.display == -1)
+		a->opt.display = a->opt.source == SOURCE_VIVID;
+	if (!a->opt.display)
+		return 0;
+#ifdef CAMERA_HAVE_EGL
+	int fds[MAX_BUFFERS];
+	for (unsigned i = 0; i < a->count; i++)
+		fds[i] = a->bufs[i].dmabuf;
+	if (a->opt.source != SOURCE_VIVID) {
+		fprintf(stderr,
+			PROG ": the display stage shows YUYV camera frames (--source vivid)\n");
+		return -EINVAL;
+	}
+	int ret = egl_display_create(fds, a->count, a->width, a->height, a->stride, &a->disp);
+	if (ret < 0)
+		return ret;
+	printf("display: %s\n", egl_display_describe(a->disp));
+#else
+	fprintf(stderr, PROG ": built without EGL: no display stage\n");
+#endif
+	return 0;
+}
+
+/*
+ * The source and holder threads around the consumer (this thread), until
+ * the source ends the queue; *secs: how long it took.
+ */
+static int
+run(struct app *a, double *secs)
+{
+	pthread_t source, holder;
+	pthread_create(&holder, NULL, camera_holder_main, a);
+	pthread_create(&source, NULL, camera_source_main, a);
+	int64_t t0 = now_ns();
+	int ret = camera_consume(a);
+	if (ret < 0)
+		sb_buffer_queue_close(a->queue);
+	pthread_join(source, NULL);
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_signal(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(holder, NULL);
+	*secs = (double)(now_ns() - t0) / 1e9;
+	return ret == 0 ? a->source_ret : ret;
+}
+
+/*
+ * The exit status: every frame consumed (FIFO), none overwritten, reused
+ * while busy or torn, no fd leaked; with --expect-race, frames overwritten.
+ */
+static int
+verdict(struct app *a, int fds_start, int fds_end)
+{
+	/* Per-frame fds (fences, the driver's) come and go; a leak of one per
+	 * frame would pass this bound within the first hundred frames. */
+	bool fds_ok = fds_end == fds_start && a->c.fds_max <= fds_start + FD_SLACK;
+	if (!fds_ok)
+		fprintf(stderr, PROG ": fd leak? %d fds at the start, %d at most, %d at the end\n",
+			fds_start, a->c.fds_max, fds_end);
+	uint64_t races = a->c.overwritten + a->c.reused_busy;
+	if (a->opt.expect_race) {
+		printf("%s\n", a->c.overwritten
+				? "as expected without the queue's wait: frames were overwritten "
+				  "while still being read"
+				: "UNEXPECTED: no frame was overwritten without the queue's wait");
+		return a->c.overwritten && fds_ok ? 0 : 1;
+	}
+	bool all = a->opt.mailbox || a->c.frames == a->opt.frames;
+	if (!all)
+		fprintf(stderr, PROG ": %" PRIu64 " of %u frames consumed\n", a->c.frames,
+			a->opt.frames);
+	return all && fds_ok && races == 0 && a->c.torn == 0 ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -153,16 +279,7 @@ main(int argc, char **argv)
 	setup_environment(&a->opt);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srand(a->opt.seed);
-	a->count = a->opt.buffers;
-	a->video_fd = -1;
-	for (unsigned i = 0; i < MAX_BUFFERS; i++) {
-		a->bufs[i].dmabuf = -1;
-		a->bufs[i].vgem.dmabuf_fd = -1;
-	}
-	for (unsigned i = 0; i < HOLD_POOL; i++)
-		a->fences[i].bo.dmabuf_fd = -1;
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->cond, NULL);
+	app_init(a);
 
 	struct sb_buffer_queue_stats st = { 0 };
 	int fds_start = demo_count_fds();
@@ -182,71 +299,15 @@ main(int argc, char **argv)
 	if (ret < 0)
 		goto out;
 	if (a->opt.source == SOURCE_VIVID)
-		printf("camera: vivid %ux%u YUYV, %u bytes per row\n", a->width, a->height, a->stride);
+		printf("camera: vivid %ux%u YUYV, %u bytes per row\n", a->width, a->height,
+		       a->stride);
 	if (a->opt.output && (ret = demo_mkdir_p(a->opt.output)) < 0)
 		goto out;
-
-	ret = sb_buffer_queue_create(a->count, a->opt.mailbox ? SB_BUFFER_QUEUE_MAILBOX : 0,
-				     &a->queue);
-	for (unsigned i = 0; ret == 0 && i < a->count; i++)
-		ret = sb_buffer_queue_set_dmabuf(a->queue, i, a->bufs[i].dmabuf);
-	if (ret < 0)
+	if ((ret = start_queue(a)) < 0 || (ret = start_display(a)) < 0)
 		goto out;
-	if (a->opt.vulkan) {
-		int fds[MAX_BUFFERS];
-		size_t sizes[MAX_BUFFERS];
-		for (unsigned i = 0; i < a->count; i++) {
-			fds[i] = a->bufs[i].dmabuf;
-			sizes[i] = a->bufs[i].size;
-		}
-		ret = vk_reader_create(fds, sizes, a->count, &a->vk);
-		if (ret < 0)
-			goto out;
-		printf("consumer: %s\n", vk_reader_describe(a->vk));
-		if (!vk_reader_layer_active(a->vk) && !a->opt.no_wait) {
-			fprintf(stderr, PROG ": the syncbridge layer is not active\n");
-			ret = -ENOENT;
-			goto out;
-		}
-	}
 
-	if (a->opt.display == -1)
-		a->opt.display = a->opt.source == SOURCE_VIVID;
-	if (a->opt.display) {
-#ifdef CAMERA_HAVE_EGL
-		int fds[MAX_BUFFERS];
-		for (unsigned i = 0; i < a->count; i++)
-			fds[i] = a->bufs[i].dmabuf;
-		if (a->opt.source != SOURCE_VIVID) {
-			fprintf(stderr, PROG ": the display stage shows YUYV camera frames (--source vivid)\n");
-			ret = -EINVAL;
-			goto out;
-		}
-		ret = egl_display_create(fds, a->count, a->width, a->height, a->stride, &a->disp);
-		if (ret < 0)
-			goto out;
-		printf("display: %s\n", egl_display_describe(a->disp));
-#else
-		fprintf(stderr, PROG ": built without EGL: no display stage\n");
-#endif
-	}
-
-	pthread_t source, holder;
-	pthread_create(&holder, NULL, camera_holder_main, a);
-	pthread_create(&source, NULL, camera_source_main, a);
-	int64_t t0 = now_ns();
-	ret = camera_consume(a);
-	if (ret < 0)
-		sb_buffer_queue_close(a->queue);
-	pthread_join(source, NULL);
-	pthread_mutex_lock(&a->lock);
-	a->stop = true;
-	pthread_cond_signal(&a->cond);
-	pthread_mutex_unlock(&a->lock);
-	pthread_join(holder, NULL);
-	double secs = (double)(now_ns() - t0) / 1e9;
-	if (ret == 0)
-		ret = a->source_ret;
+	double secs;
+	ret = run(a, &secs);
 	sample_fds(a);
 
 	sb_buffer_queue_get_stats(a->queue, &st);
@@ -270,22 +331,5 @@ out:
 		fprintf(stderr, PROG ": failed: %s\n", strerror(-ret));
 		return ret == -ENODEV ? EXIT_SKIP : 1;
 	}
-	/* Per-frame fds (fences, the driver's) come and go; a leak of one per
-	 * frame would pass this bound within the first hundred frames. */
-	bool fds_ok = fds_end == fds_start && a->c.fds_max <= fds_start + FD_SLACK;
-	if (!fds_ok)
-		fprintf(stderr, PROG ": fd leak? %d fds at the start, %d at most, %d at the end\n",
-			fds_start, a->c.fds_max, fds_end);
-	uint64_t races = a->c.overwritten + a->c.reused_busy;
-	if (a->opt.expect_race) {
-		printf("%s\n", a->c.overwritten
-				? "as expected without the queue's wait: frames were overwritten "
-				  "while still being read"
-				: "UNEXPECTED: no frame was overwritten without the queue's wait");
-		return a->c.overwritten && fds_ok ? 0 : 1;
-	}
-	bool all = a->opt.mailbox || a->c.frames == a->opt.frames;
-	if (!all)
-		fprintf(stderr, PROG ": %" PRIu64 " of %u frames consumed\n", a->c.frames, a->opt.frames);
-	return all && fds_ok && races == 0 && a->c.torn == 0 ? 0 : 1;
+	return verdict(a, fds_start, fds_end);
 }

@@ -54,6 +54,44 @@ write:;
 	free(rgb);
 }
 
+/* Buffer i's pixels into copy: through Vulkan (the layer waits) or the CPU (after fence). */
+static int
+read_frame(struct app *a, unsigned i, int *fence, uint8_t *copy)
+{
+	struct buffer *b = &a->bufs[i];
+	int ret = 0;
+
+	if (a->vk) {
+		/* The layer makes the copy wait for the dma-buf's write fence:
+		 * the acquire fence is the same fence, not needed here. */
+		demo_fd_clear(fence);
+		return vk_reader_read(a->vk, i, copy);
+	}
+	if (*fence >= 0)
+		ret = sb_sync_file_wait(*fence, TIMEOUT_NS);
+	demo_fd_clear(fence);
+	cpu_access(b->dmabuf, true);
+	memcpy(copy, b->map, b->size);
+	cpu_access(b->dmabuf, false);
+	return ret;
+}
+
+/* vgem frames carry a known pattern: a pixel off it is a frame read while written. */
+static void
+check_vgem_frame(struct app *a, const struct buffer *b, const uint8_t *copy)
+{
+	const uint32_t *px = (const uint32_t *)copy;
+	size_t bad = 0;
+
+	for (size_t k = 0; k < b->size / 4; k++)
+		bad += px[k] != vgem_pattern(b->frame, k);
+	if (bad) {
+		pthread_mutex_lock(&a->lock);
+		a->c.torn++;
+		pthread_mutex_unlock(&a->lock);
+	}
+}
+
 int
 camera_consume(struct app *a)
 {
@@ -80,19 +118,7 @@ camera_consume(struct app *a)
 			break;
 		}
 		struct buffer *b = &a->bufs[i];
-		if (a->vk) {
-			/* The layer makes the copy wait for the dma-buf's write fence:
-			 * the acquire fence is the same fence, not needed here. */
-			demo_fd_clear(&fence);
-			ret = vk_reader_read(a->vk, i, copy);
-		} else {
-			if (fence >= 0)
-				ret = sb_sync_file_wait(fence, TIMEOUT_NS);
-			demo_fd_clear(&fence);
-			cpu_access(b->dmabuf, true);
-			memcpy(copy, b->map, b->size);
-			cpu_access(b->dmabuf, false);
-		}
+		ret = read_frame(a, i, &fence, copy);
 		if (ret < 0) {
 			fprintf(stderr, PROG ": consumer: read: %s\n", strerror(-ret));
 			break;
@@ -104,23 +130,14 @@ camera_consume(struct app *a)
 			break;
 		}
 #endif
-		if (a->opt.source == SOURCE_VGEM) {
-			const uint32_t *px = (const uint32_t *)copy;
-			size_t bad = 0;
-			for (size_t k = 0; k < b->size / 4; k++)
-				bad += px[k] != vgem_pattern(b->frame, k);
-			if (bad) {
-				pthread_mutex_lock(&a->lock);
-				a->c.torn++;
-				pthread_mutex_unlock(&a->lock);
-			}
-		}
+		if (a->opt.source == SOURCE_VGEM)
+			check_vgem_frame(a, b, copy);
 		uint64_t sum = checksum(copy, b->size);
 		if (a->c.frames % (a->opt.frames / 4 ? a->opt.frames / 4 : 1) == 0)
 			save_frame(a, copy, b->frame);
 		if (a->opt.verbose)
-			printf("consumer: frame %" PRIu64 " in buffer %u (sequence %u)\n", b->frame, i,
-			       b->sequence);
+			printf("consumer: frame %" PRIu64 " in buffer %u (sequence %u)\n", b->frame,
+			       i, b->sequence);
 
 		unsigned hold_ms = a->opt.hold_ms ? (unsigned)rand() % (a->opt.hold_ms + 1) : 0;
 		if (hold_ms > 0) {

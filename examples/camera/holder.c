@@ -94,7 +94,8 @@ camera_holder_main(void *arg)
 		if (next->until_ns > now) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
-			int64_t t = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + (next->until_ns - now);
+			int64_t t = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec +
+				    (next->until_ns - now);
 			ts.tv_sec = t / 1000000000;
 			ts.tv_nsec = t % 1000000000;
 			pthread_cond_timedwait(&a->cond, &a->lock, &ts);
@@ -108,8 +109,10 @@ camera_holder_main(void *arg)
 		if (sum != next->checksum) {
 			a->c.overwritten++;
 			if (a->c.overwritten <= 3)
-				printf("consumer: frame %" PRIu64 " (buffer %u) was overwritten while it "
-				       "was still being read\n", next->frame, next->buffer);
+				printf("consumer: frame %" PRIu64
+				       " (buffer %u) was overwritten while it "
+				       "was still being read\n",
+				       next->frame, next->buffer);
 		}
 		demo_vgem_fence_signal(a->vgem_fd, next->fence->fence_id);
 		next->fence->busy = false;

@@ -68,7 +68,8 @@ vgem_produce(struct app *a)
 		}
 		/* -EBUSY: a reader's fence is still pending (only without the
 		 * queue's wait): the frame is written without a fence, over it. */
-		if (fenced && (ret = sb_dmabuf_export_sync_file(b->dmabuf, SB_ACCESS_READ, &acquire)) < 0) {
+		if (fenced &&
+		    (ret = sb_dmabuf_export_sync_file(b->dmabuf, SB_ACCESS_READ, &acquire)) < 0) {
 			fprintf(stderr, PROG ": source: export: %s\n", strerror(-ret));
 			demo_vgem_fence_signal(a->vgem_fd, fence_id);
 			return ret;
@@ -100,7 +101,8 @@ camera_vivid_setup(struct app *a)
 {
 	int fd = demo_vivid_open();
 	if (fd < 0) {
-		fprintf(stderr, PROG ": no vivid capture device (load it: examples/camera/with-vivid.sh)\n");
+		fprintf(stderr, PROG
+			": no vivid capture device (load it: examples/camera/with-vivid.sh)\n");
 		return -ENODEV;
 	}
 	a->video_fd = fd;
@@ -140,7 +142,8 @@ camera_vivid_setup(struct app *a)
 			return ret;
 		struct buffer *b = &a->bufs[i];
 		b->size = vb.length;
-		void *p = mmap(NULL, vb.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, vb.m.offset);
+		void *p =
+			mmap(NULL, vb.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, vb.m.offset);
 		if (p == MAP_FAILED)
 			return -errno;
 		b->map = p;

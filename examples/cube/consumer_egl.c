@@ -99,7 +99,8 @@ consumer_import(struct cube_consumer *c, struct cube_buffers *bufs)
 					       (int)c->bufs.height, &layout, &c->images[i]);
 	}
 	if (ret == 0)
-		ret = eglt_target_create(&c->egl, (int)c->bufs.width, (int)c->bufs.height, &c->target);
+		ret = eglt_target_create(&c->egl, (int)c->bufs.width, (int)c->bufs.height,
+					 &c->target);
 	if (ret == 0)
 		ret = eglt_pass_init(&c->pass, fs_src);
 	if (ret == 0 && glGetError() != GL_NO_ERROR) {

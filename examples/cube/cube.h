@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "demo_util.h" /* struct demo_sheet */
+
 #define CUBE_MAX_BUFFERS 8
 
 struct cube_options {
@@ -77,6 +79,31 @@ cube_stamp(unsigned frame)
  * The producers: run until all frames are sent; 0 or a negative errno
  * (-ENODEV: cannot run here). Vulkan (producer.c) or GLES (producer_gles.c).
  */
+/* The consumer's counts and pictures over a run (consume.c). */
+struct cube_run {
+	const struct cube_options *opt;
+	unsigned frames, torn, stale;
+	double latency_ms_sum;     /* vkQueueSubmit returned → consumer started reading */
+	int64_t *done_ns;          /* per frame: composited (and finished), before its release */
+	int first_torn, first_stale;
+	unsigned torn_saved; /* torn frames saved that show part of their frame */
+	struct demo_sheet sheet;
+	unsigned sheet_cells;
+	bool venus; /* the consumer's Vulkan device is Mesa's venus */
+};
+
+/* done_ns for every frame; with --output, the folder and the contact sheet. 0 or -errno. */
+int cube_run_init(struct cube_run *run, const struct cube_options *opt);
+/* With --output, contact-sheet.png from the cells filled; frees the sheet. */
+void cube_run_write_sheet(struct cube_run *run);
+/*
+ * The consumer (the parent process), on sock to the producer: until the
+ * producer's END, or an error (said on stderr; -ENODEV: no such consumer here).
+ */
+int cube_consume(int sock, const struct cube_options *opt, struct cube_run *run);
+/* `rate: fps=F frames=N seconds=S interval_ms median M p90 P` (and --intervals). */
+void cube_print_rate(const struct cube_options *opt, const struct cube_run *run);
+
 int cube_producer_run(int sock, const struct cube_options *opt);
 int cube_producer_gles_run(int sock, const struct cube_options *opt);
 

@@ -35,6 +35,9 @@
 #define PROG "syncbridge-demo-cube"
 #define COLOR_FORMAT VK_FORMAT_B8G8R8A8_UNORM
 #define DEPTH_FORMAT VK_FORMAT_D32_SFLOAT
+/* How the frame writes its colour image: the ownership transfers' stage and access. */
+#define COLOR_STAGE VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT
+#define COLOR_WRITE VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT
 
 struct params {
 	float angle, aspect, stamp, work;
@@ -74,6 +77,43 @@ create_shader(struct producer *p, const uint32_t *code, size_t size, VkShaderMod
 	return 0;
 }
 
+/*
+ * The fixed-function state both pipelines (cube and stamp) share: no vertex buffers (the
+ * shaders make the cube), one viewport and scissor set when recording, no culling, one sample.
+ */
+static const VkPipelineVertexInputStateCreateInfo vertex_input_state = {
+	.sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO,
+};
+static const VkPipelineInputAssemblyStateCreateInfo input_assembly_state = {
+	.sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO,
+	.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST,
+};
+static const VkPipelineViewportStateCreateInfo viewport_state = {
+	.sType = VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO,
+	.viewportCount = 1,
+	.scissorCount = 1,
+};
+static const VkPipelineRasterizationStateCreateInfo rasterization_state = {
+	.sType = VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO,
+	.polygonMode = VK_POLYGON_MODE_FILL,
+	.cullMode = VK_CULL_MODE_NONE,
+	.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE,
+	.lineWidth = 1.0f,
+};
+static const VkPipelineMultisampleStateCreateInfo multisample_state = {
+	.sType = VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO,
+	.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT,
+};
+static const VkDynamicState dynamic_states[] = {
+	VK_DYNAMIC_STATE_VIEWPORT,
+	VK_DYNAMIC_STATE_SCISSOR,
+};
+static const VkPipelineDynamicStateCreateInfo dynamic_state = {
+	.sType = VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO,
+	.dynamicStateCount = 2,
+	.pDynamicStates = dynamic_states,
+};
+
 static int
 create_pipeline(struct producer *p, VkShaderModule vs, VkShaderModule fs, bool stamp,
 		VkPipeline *out)
@@ -83,29 +123,6 @@ create_pipeline(struct producer *p, VkShaderModule vs, VkShaderModule fs, bool s
 		  .stage = VK_SHADER_STAGE_VERTEX_BIT, .module = vs, .pName = "main" },
 		{ .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
 		  .stage = VK_SHADER_STAGE_FRAGMENT_BIT, .module = fs, .pName = "main" },
-	};
-	VkPipelineVertexInputStateCreateInfo vi = {
-		.sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO,
-	};
-	VkPipelineInputAssemblyStateCreateInfo ia = {
-		.sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO,
-		.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST,
-	};
-	VkPipelineViewportStateCreateInfo vp = {
-		.sType = VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO,
-		.viewportCount = 1,
-		.scissorCount = 1,
-	};
-	VkPipelineRasterizationStateCreateInfo rs = {
-		.sType = VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO,
-		.polygonMode = VK_POLYGON_MODE_FILL,
-		.cullMode = VK_CULL_MODE_NONE,
-		.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE,
-		.lineWidth = 1.0f,
-	};
-	VkPipelineMultisampleStateCreateInfo ms = {
-		.sType = VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO,
-		.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT,
 	};
 	VkPipelineDepthStencilStateCreateInfo ds = {
 		.sType = VK_STRUCTURE_TYPE_PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO,
@@ -117,18 +134,13 @@ create_pipeline(struct producer *p, VkShaderModule vs, VkShaderModule fs, bool s
 		/* The stamp pass writes alpha only, over everything the frame drew. */
 		.colorWriteMask = stamp ? VK_COLOR_COMPONENT_A_BIT
 					: VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
-						  VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT,
+						  VK_COLOR_COMPONENT_B_BIT |
+						  VK_COLOR_COMPONENT_A_BIT,
 	};
 	VkPipelineColorBlendStateCreateInfo cb = {
 		.sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO,
 		.attachmentCount = 1,
 		.pAttachments = &att,
-	};
-	VkDynamicState dyn[] = { VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR };
-	VkPipelineDynamicStateCreateInfo dy = {
-		.sType = VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO,
-		.dynamicStateCount = 2,
-		.pDynamicStates = dyn,
 	};
 	VkFormat color = COLOR_FORMAT;
 	VkPipelineRenderingCreateInfo rendering = {
@@ -142,17 +154,18 @@ create_pipeline(struct producer *p, VkShaderModule vs, VkShaderModule fs, bool s
 		.pNext = &rendering,
 		.stageCount = 2,
 		.pStages = stages,
-		.pVertexInputState = &vi,
-		.pInputAssemblyState = &ia,
-		.pViewportState = &vp,
-		.pRasterizationState = &rs,
-		.pMultisampleState = &ms,
+		.pVertexInputState = &vertex_input_state,
+		.pInputAssemblyState = &input_assembly_state,
+		.pViewportState = &viewport_state,
+		.pRasterizationState = &rasterization_state,
+		.pMultisampleState = &multisample_state,
 		.pDepthStencilState = &ds,
 		.pColorBlendState = &cb,
-		.pDynamicState = &dy,
+		.pDynamicState = &dynamic_state,
 		.layout = p->layout,
 	};
-	VKT_TRY(&p->vk, vkCreateGraphicsPipelines(p->vk.device, VK_NULL_HANDLE, 1, &info, NULL, out));
+	VKT_TRY(&p->vk,
+		vkCreateGraphicsPipelines(p->vk.device, VK_NULL_HANDLE, 1, &info, NULL, out));
 	return 0;
 }
 
@@ -289,7 +302,8 @@ create_ring(struct producer *p)
 		int ret = p->opt->ring_device ? slot_from_device(p, s) : slot_from_vgem(p, s);
 		if (ret < 0)
 			return ret;
-		ret = create_view(p, s->img.image, COLOR_FORMAT, VK_IMAGE_ASPECT_COLOR_BIT, &s->view);
+		ret = create_view(p, s->img.image, COLOR_FORMAT, VK_IMAGE_ASPECT_COLOR_BIT,
+				  &s->view);
 		if (ret < 0)
 			return ret;
 		if (vkt_cmd_alloc(&p->vk, &s->cb) != VK_SUCCESS)
@@ -316,9 +330,8 @@ record(struct producer *p, struct slot *s, unsigned frame)
 		return -EIO;
 
 	/* Take the buffer from the outside world (the consumer). */
-	vkt_transfer_image(&p->vk, cb, s->img.image, true,
-			   VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-			   VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+	vkt_transfer_image(&p->vk, cb, s->img.image, true, COLOR_STAGE, COLOR_WRITE,
+			   VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
 	VkImageMemoryBarrier depth = {
 		.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
 		.srcAccessMask = VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
@@ -380,9 +393,8 @@ record(struct producer *p, struct slot *s, unsigned frame)
 	vkCmdEndRendering(cb);
 
 	/* Hand it back to the outside world: the layer fences the dma-buf here. */
-	vkt_transfer_image(&p->vk, cb, s->img.image, false,
-			   VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-			   VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+	vkt_transfer_image(&p->vk, cb, s->img.image, false, COLOR_STAGE, COLOR_WRITE,
+			   VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
 	VKT_TRY(&p->vk, vkEndCommandBuffer(cb));
 	return 0;
 }
@@ -423,6 +435,131 @@ producer_finish(struct producer *p)
 	demo_fd_clear(&p->vgem_fd);
 }
 
+/* vgem (unless --ring device), the Vulkan device, and the layer in its call chain. */
+static int
+producer_start(struct producer *p)
+{
+	const struct cube_options *opt = p->opt;
+	int ret;
+
+	if (!opt->ring_device) {
+		ret = demo_vgem_open();
+		if (ret < 0) {
+			fprintf(stderr, PROG ": producer: no vgem card node (%s): run it in the "
+				"test guest (scripts/vm/vm-run.sh) or after `modprobe vgem`, as "
+				"root; or --ring device\n",
+				strerror(-ret));
+			return ret == -EACCES ? ret : -ENODEV;
+		}
+		p->vgem_fd = ret;
+	}
+
+	ret = cube_vk_init(&p->vk, PROG ": producer");
+	if (ret < 0)
+		return ret;
+	printf("producer: Vulkan on %s; layer VK_LAYER_SYNCBRIDGE_implicit_sync %s\n",
+	       p->vk.device_name, p->vk.layer_active ? "active" :
+	       opt->no_bridge ? "pass-through (SYNCBRIDGE_DISABLE=1)" : "NOT active");
+	fflush(stdout);
+	if (!p->vk.layer_active && !opt->no_bridge) {
+		fprintf(stderr, PROG ": producer: the syncbridge layer is not in the Vulkan call "
+			"chain (is the build-tree manifest visible? see docs/layer.md), so the "
+			"bridged run would prove nothing\n");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The ring, once: every buffer's fd, and their shared layout. */
+static int
+send_ring(struct producer *p, int sock)
+{
+	const struct cube_options *opt = p->opt;
+	struct cube_msg m = {
+		.pitch = p->slots[0].buf.pitch,
+		.offset = 0,
+		.drm_format = DRM_FORMAT_ARGB8888,
+		.size = p->slots[0].buf.size,
+		.modifier = DRM_FORMAT_MOD_INVALID,
+	};
+	if (opt->ring_device) {
+		/* The driver chose the layout: every image of the ring has the same. */
+		m.pitch = (uint32_t)p->slots[0].img.row_pitch;
+		m.offset = (uint32_t)p->slots[0].img.offset;
+		m.size = p->slots[0].img.map_size;
+		m.modifier = DRM_FORMAT_MOD_LINEAR;
+	}
+	int fds[CUBE_MAX_BUFFERS];
+	for (unsigned i = 0; i < opt->buffers; i++)
+		fds[i] = opt->ring_device ? p->slots[i].dmabuf_fd : p->slots[i].buf.dmabuf_fd;
+	return cube_send_ring(sock, opt, &m, fds);
+}
+
+/* vkWaitForFences on fence (then reset it), said on stderr when it fails: 0 or -EIO. */
+static int
+wait_fence(struct producer *p, VkFence fence, bool reset)
+{
+	VkResult r = vkWaitForFences(p->vk.device, 1, &fence, VK_TRUE, UINT64_MAX);
+
+	if (r == VK_SUCCESS && reset)
+		r = vkResetFences(p->vk.device, 1, &fence);
+	if (r != VK_SUCCESS) {
+		fprintf(stderr, PROG ": producer: fence: %s\n", vkt_result_name(r));
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * One frame into buffer frame % ring once the consumer released it: record,
+ * submit (adding how long vkQueueSubmit took to *submit_ms), hand it over.
+ */
+static int
+produce_frame(struct producer *p, int sock, unsigned frame, double *submit_ms)
+{
+	const struct cube_options *opt = p->opt;
+	unsigned i = frame % opt->buffers;
+	struct slot *s = &p->slots[i];
+	int ret;
+
+	ret = cube_wait_free(sock, opt, p->free, i);
+	if (ret < 0)
+		return ret;
+	/* Our own previous use of the slot's command buffer. */
+	ret = wait_fence(p, s->fence, true);
+	if (ret < 0)
+		return ret;
+	ret = record(p, s, frame);
+	if (ret < 0)
+		return ret;
+	/*
+	 * Like vkcube, keep the GPU queue short: at most one frame in flight, so
+	 * this frame starts rendering as soon as it is submitted (without this,
+	 * frames queue up behind each other and an early reader sees an older
+	 * frame rather than a half-drawn one).
+	 */
+	if (frame > 0 &&
+	    (ret = wait_fence(p, p->slots[(frame - 1) % opt->buffers].fence, false)) < 0)
+		return ret;
+	int64_t t0 = now_ns();
+	VkResult r = vkt_submit_one(&p->vk, s->cb, VK_NULL_HANDLE, VK_NULL_HANDLE, s->fence);
+	int64_t t1 = now_ns();
+	if (r != VK_SUCCESS)
+		return -EIO; /* said by vkt_fail_print */
+	/* --cpu-sync: no fence on the dma-buf says the frame is being
+	 * drawn, so hand it over only once the GPU is done. */
+	if (opt->cpu_sync && (r = vkQueueWaitIdle(p->vk.queue)) != VK_SUCCESS) {
+		fprintf(stderr, PROG ": producer: vkQueueWaitIdle: %s\n", vkt_result_name(r));
+		return -EIO;
+	}
+	*submit_ms += (double)(t1 - t0) / 1e6;
+	if (opt->verbose)
+		printf("producer: frame %u → buffer %u, vkQueueSubmit took %.1f ms\n", frame, i,
+		       (double)(t1 - t0) / 1e6);
+	p->free[i] = false;
+	return cube_send_frame(sock, frame, i, t1);
+}
+
 int
 cube_producer_run(int sock, const struct cube_options *opt)
 {
@@ -431,118 +568,21 @@ cube_producer_run(int sock, const struct cube_options *opt)
 
 	for (unsigned i = 0; i < CUBE_MAX_BUFFERS; i++)
 		p.slots[i].dmabuf_fd = -1;
-	if (!opt->ring_device) {
-		ret = demo_vgem_open();
-		if (ret < 0) {
-			fprintf(stderr, PROG ": producer: no vgem card node (%s): run it in the test "
-				"guest (scripts/vm/vm-run.sh) or after `modprobe vgem`, as root; or "
-				"--ring device\n", strerror(-ret));
-			return ret == -EACCES ? ret : -ENODEV;
-		}
-		p.vgem_fd = ret;
-	}
-
-	ret = cube_vk_init(&p.vk, PROG ": producer");
-	if (ret < 0)
-		goto out;
-	printf("producer: Vulkan on %s; layer VK_LAYER_SYNCBRIDGE_implicit_sync %s\n",
-	       p.vk.device_name,
-	       p.vk.layer_active ? "active" : opt->no_bridge ? "pass-through (SYNCBRIDGE_DISABLE=1)"
-							     : "NOT active");
-	fflush(stdout);
-	if (!p.vk.layer_active && !opt->no_bridge) {
-		fprintf(stderr, PROG ": producer: the syncbridge layer is not in the Vulkan call "
-			"chain (is the build-tree manifest visible? see docs/layer.md), so the "
-			"bridged run would prove nothing\n");
-		ret = -ENOENT;
-		goto out;
-	}
-
-	ret = create_ring(&p);
+	ret = producer_start(&p);
+	if (!ret)
+		ret = create_ring(&p);
 	if (!ret)
 		ret = create_depth(&p);
 	if (!ret)
 		ret = create_pipelines(&p);
-	if (ret < 0)
-		goto out;
-
-	/* The ring, once: every buffer's fd, and their shared layout. */
-	struct cube_msg m = {
-		.pitch = p.slots[0].buf.pitch,
-		.offset = 0,
-		.drm_format = DRM_FORMAT_ARGB8888,
-		.size = p.slots[0].buf.size,
-		.modifier = DRM_FORMAT_MOD_INVALID,
-	};
-	if (opt->ring_device) {
-		/* The driver chose the layout: every image of the ring has the same. */
-		m.pitch = (uint32_t)p.slots[0].img.row_pitch;
-		m.offset = (uint32_t)p.slots[0].img.offset;
-		m.size = p.slots[0].img.map_size;
-		m.modifier = DRM_FORMAT_MOD_LINEAR;
-	}
-	int fds[CUBE_MAX_BUFFERS];
-	for (unsigned i = 0; i < opt->buffers; i++)
-		fds[i] = opt->ring_device ? p.slots[i].dmabuf_fd : p.slots[i].buf.dmabuf_fd;
-	ret = cube_send_ring(sock, opt, &m, fds);
+	if (!ret)
+		ret = send_ring(&p, sock);
 	if (ret < 0)
 		goto out;
 
 	double submit_ms = 0;
 	for (unsigned frame = 0; frame < opt->frames; frame++) {
-		unsigned i = frame % opt->buffers;
-		struct slot *s = &p.slots[i];
-
-		ret = cube_wait_free(sock, opt, p.free, i);
-		if (ret < 0)
-			goto out;
-		/* Our own previous use of the slot's command buffer. */
-		VkResult r = vkWaitForFences(p.vk.device, 1, &s->fence, VK_TRUE, UINT64_MAX);
-		if (r == VK_SUCCESS)
-			r = vkResetFences(p.vk.device, 1, &s->fence);
-		if (r != VK_SUCCESS) {
-			fprintf(stderr, PROG ": producer: fence: %s\n", vkt_result_name(r));
-			ret = -EIO;
-			goto out;
-		}
-		ret = record(&p, s, frame);
-		if (ret < 0)
-			goto out;
-		/*
-		 * Like vkcube, keep the GPU queue short: at most one frame in
-		 * flight, so this frame starts rendering as soon as it is
-		 * submitted (without this, frames queue up behind each other and
-		 * an early reader sees an older frame rather than a half-drawn one).
-		 */
-		if (frame > 0) {
-			struct slot *prev = &p.slots[(frame - 1) % opt->buffers];
-			r = vkWaitForFences(p.vk.device, 1, &prev->fence, VK_TRUE, UINT64_MAX);
-			if (r != VK_SUCCESS) {
-				fprintf(stderr, PROG ": producer: fence: %s\n", vkt_result_name(r));
-				ret = -EIO;
-				goto out;
-			}
-		}
-		int64_t t0 = now_ns();
-		r = vkt_submit_one(&p.vk, s->cb, VK_NULL_HANDLE, VK_NULL_HANDLE, s->fence);
-		int64_t t1 = now_ns();
-		if (r != VK_SUCCESS) {
-			ret = -EIO; /* said by vkt_fail_print */
-			goto out;
-		}
-		/* --cpu-sync: no fence on the dma-buf says the frame is being
-		 * drawn, so hand it over only once the GPU is done. */
-		if (opt->cpu_sync && (r = vkQueueWaitIdle(p.vk.queue)) != VK_SUCCESS) {
-			fprintf(stderr, PROG ": producer: vkQueueWaitIdle: %s\n", vkt_result_name(r));
-			ret = -EIO;
-			goto out;
-		}
-		submit_ms += (double)(t1 - t0) / 1e6;
-		if (opt->verbose)
-			printf("producer: frame %u → buffer %u, vkQueueSubmit took %.1f ms\n", frame,
-			       i, (double)(t1 - t0) / 1e6);
-		p.free[i] = false;
-		ret = cube_send_frame(sock, frame, i, t1);
+		ret = produce_frame(&p, sock, frame, &submit_ms);
 		if (ret < 0)
 			goto out;
 	}

@@ -16,8 +16,8 @@ cube_vk_init(struct vkt *vk, const char *who)
 }
 
 int
-cube_vk_import_image(struct vkt *vk, int dmabuf_fd, uint32_t width, uint32_t height,
-		     uint32_t pitch, uint32_t offset, VkImageUsageFlags usage, struct vkt_image *img)
+cube_vk_import_image(struct vkt *vk, int dmabuf_fd, uint32_t width, uint32_t height, uint32_t pitch,
+		     uint32_t offset, VkImageUsageFlags usage, struct vkt_image *img)
 {
 	struct vkt_image_desc desc = {
 		.format = VK_FORMAT_B8G8R8A8_UNORM, /* DRM_FORMAT_ARGB8888 */

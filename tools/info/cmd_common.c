@@ -130,7 +130,8 @@ info_print_fences(FILE *f, const struct sb_sync_file_info *info, const char *ind
 		info_status_text(fi->status, st, sizeof(st));
 		fprintf(f, "%s%-3u %-16s %-24s %-12s", indent, i, fi->driver, fi->timeline, st);
 		if (fi->status != 0 && fi->timestamp_ns)
-			fprintf(f, " %llu.%09llu s, %s", (unsigned long long)(fi->timestamp_ns / 1000000000),
+			fprintf(f, " %llu.%09llu s, %s",
+				(unsigned long long)(fi->timestamp_ns / 1000000000),
 				(unsigned long long)(fi->timestamp_ns % 1000000000),
 				age_text(fi->timestamp_ns, now, age, sizeof(age)));
 		else if (fi->status == 0)
@@ -147,7 +148,8 @@ json_status(struct json_object *o, int32_t status)
 
 	json_object_object_add(o, "status", json_object_new_string(info_status_word(status)));
 	json_object_object_add(o, "status_code", json_object_new_int(status));
-	json_object_object_add(o, "status_text", info_json_str(info_status_text(status, st, sizeof(st))));
+	json_object_object_add(o, "status_text",
+			       info_json_str(info_status_text(status, st, sizeof(st))));
 }
 
 void
@@ -163,15 +165,14 @@ info_json_fences(struct json_object *o, const struct sb_sync_file_info *info)
 		const struct sb_fence_info *fi = &info->fences[i];
 		struct json_object *f = json_object_new_object();
 		bool completed = fi->status != 0 && fi->timestamp_ns;
+		int64_t age = now - (int64_t)fi->timestamp_ns;
 
 		json_object_object_add(f, "driver", info_json_str(fi->driver));
 		json_object_object_add(f, "timeline", info_json_str(fi->timeline));
 		json_status(f, fi->status);
 		json_object_object_add(f, "timestamp_ns",
 				       completed ? json_object_new_uint64(fi->timestamp_ns) : NULL);
-		json_object_object_add(f, "age_ns",
-				       completed ? json_object_new_int64(now - (int64_t)fi->timestamp_ns)
-						 : NULL);
+		json_object_object_add(f, "age_ns", completed ? json_object_new_int64(age) : NULL);
 		json_object_array_add(fences, f);
 	}
 	json_object_object_add(o, "fences", fences);

@@ -59,8 +59,8 @@ read_bufinfo(struct dmabuf_report *r)
 	if (ret == -ENOENT) {
 		if (statfs(root, &sfs) == 0 && sfs.f_type == DEBUGFS_MAGIC)
 			snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
-				 "%s has no dma_buf/bufinfo (kernel without CONFIG_DEBUG_FS for dma-buf)",
-				 root);
+				 "%s has no dma_buf/bufinfo (kernel without CONFIG_DEBUG_FS "
+				 "for dma-buf)", root);
 		else
 			snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
 				 "debugfs is not mounted at %s (as root: mount -t debugfs none %s)",
@@ -73,7 +73,8 @@ read_bufinfo(struct dmabuf_report *r)
 		return;
 	}
 	if (ret < 0) {
-		snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason), "%s: %s", path, strerror(-ret));
+		snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason), "%s: %s", path,
+			 strerror(-ret));
 		return;
 	}
 	ret = bufinfo_find(text, r->fdinfo.inode, &r->bufinfo);
@@ -83,7 +84,8 @@ read_bufinfo(struct dmabuf_report *r)
 			 "%s: not in the expected format", path);
 	else if (!r->bufinfo.found)
 		snprintf(r->bufinfo_reason, sizeof(r->bufinfo_reason),
-			 "inode %llu is not listed in %s", (unsigned long long)r->fdinfo.inode, path);
+			 "inode %llu is not listed in %s", (unsigned long long)r->fdinfo.inode,
+			 path);
 }
 
 static const char *
@@ -113,7 +115,8 @@ print_human(const struct info_target *t, const struct dmabuf_report *r)
 		printf("  exporter:    %s\n", fi->exp_name);
 		printf("  name:        %s\n", fi->has_name ? fi->name : "(none)");
 		if (fi->count >= 0)
-			printf("  references:  %lld (open files, mappings and importers)\n", fi->count);
+			printf("  references:  %lld (open files, mappings and importers)\n",
+			       fi->count);
 	} else {
 		printf("  fdinfo:      unreadable: %s\n",
 		       r->fdinfo_err ? strerror(-r->fdinfo_err) : "no dma-buf fields");
@@ -150,7 +153,8 @@ print_human(const struct info_target *t, const struct dmabuf_report *r)
 			continue;
 		}
 		if (info->status > 0) {
-			printf("  %s would wait for: nothing (every fence has signalled)\n", who[i]);
+			printf("  %s would wait for: nothing (every fence has signalled)\n",
+			       who[i]);
 		} else {
 			char st[96];
 
@@ -181,7 +185,8 @@ json_bufinfo(const struct dmabuf_report *r)
 		json_object_object_add(f, "driver", info_json_str(b->fences[i].driver));
 		json_object_object_add(f, "timeline", info_json_str(b->fences[i].timeline));
 		json_object_object_add(f, "seqno", json_object_new_uint64(b->fences[i].seqno));
-		json_object_object_add(f, "signalled", json_object_new_boolean(b->fences[i].signalled));
+		json_object_object_add(f, "signalled",
+				       json_object_new_boolean(b->fences[i].signalled));
 		json_object_array_add(fences, f);
 	}
 	json_object_object_add(o, "fences", fences);
@@ -217,7 +222,8 @@ print_json(const struct info_target *t, const struct dmabuf_report *r)
 	for (int i = 0; i < 2; i++) {
 		struct json_object *a = json_object_new_object();
 
-		json_object_object_add(a, "available", json_object_new_boolean(r->access[i] != NULL));
+		json_object_object_add(a, "available",
+				       json_object_new_boolean(r->access[i] != NULL));
 		if (r->access[i]) {
 			json_object_object_add(a, "must_wait",
 					       json_object_new_boolean(r->access[i]->status <= 0));
@@ -246,7 +252,8 @@ info_help_dmabuf(FILE *f)
 		"                   access: the same user, or root)\n"
 		"  --json           one JSON document on stdout\n"
 		"\n"
-		"Environment: SYNCBRIDGE_DEBUGFS, debugfs's mount point (default /sys/kernel/debug).\n");
+		"Environment: SYNCBRIDGE_DEBUGFS, debugfs's mount point (default "
+		"/sys/kernel/debug).\n");
 	info_help_exit_status(f);
 }
 

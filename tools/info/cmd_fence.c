@@ -45,8 +45,8 @@ info_cmd_fence(int argc, char **argv, const struct info_opts *o)
 		return ret;
 	ret = sb_sync_file_info_create(t.fd, &info);
 	if (ret < 0) {
-		info_err("%s: SYNC_IOC_FILE_INFO failed: %s", info_target_name(&t, name, sizeof(name)),
-			 strerror(-ret));
+		info_err("%s: SYNC_IOC_FILE_INFO failed: %s",
+			 info_target_name(&t, name, sizeof(name)), strerror(-ret));
 		info_target_release(&t);
 		return INFO_EXIT_FAIL;
 	}
@@ -60,8 +60,9 @@ info_cmd_fence(int argc, char **argv, const struct info_opts *o)
 		info_json_fences(doc, info);
 		ret = info_json_print(doc);
 	} else {
-		printf("%s: sync_file \"%s\", %u fence%s, %s\n", info_target_name(&t, name, sizeof(name)),
-		       info->name, info->num_fences, info->num_fences == 1 ? "" : "s",
+		printf("%s: sync_file \"%s\", %u fence%s, %s\n",
+		       info_target_name(&t, name, sizeof(name)), info->name, info->num_fences,
+		       info->num_fences == 1 ? "" : "s",
 		       info_status_text(info->status, st, sizeof(st)));
 		info_print_fences(stdout, info, "  ");
 		ret = info_stdout_status();

@@ -151,8 +151,9 @@ fence_list(const struct sb_sync_file_info *info, char *buf, size_t len)
 			snprintf(buf + used, len - used, ", +%u more", info->num_fences - 4);
 			return;
 		}
-		k = snprintf(buf + used, len - used, "%s%s/%s %s", i ? ", " : "", info->fences[i].driver,
-			     info->fences[i].timeline, info_status_word(info->fences[i].status));
+		k = snprintf(buf + used, len - used, "%s%s/%s %s", i ? ", " : "",
+			     info->fences[i].driver, info->fences[i].timeline,
+			     info_status_word(info->fences[i].status));
 		if (k < 0)
 			return;
 		used += (size_t)k;
@@ -186,11 +187,13 @@ print_line(pid_t pid, const char *comm, const struct ps_fd *p)
 	switch (p->kind) {
 	case FD_KIND_DMABUF:
 		if (p->fdinfo.valid)
-			snprintf(details, sizeof(details), "inode %llu, %llu bytes, exporter %s%s%s%s",
+			snprintf(details, sizeof(details),
+				 "inode %llu, %llu bytes, exporter %s%s%s%s",
 				 (unsigned long long)p->fdinfo.inode,
 				 (unsigned long long)p->fdinfo.size, p->fdinfo.exp_name,
 				 p->fdinfo.has_name ? ", name \"" : "",
-				 p->fdinfo.has_name ? p->fdinfo.name : "", p->fdinfo.has_name ? "\"" : "");
+				 p->fdinfo.has_name ? p->fdinfo.name : "",
+				 p->fdinfo.has_name ? "\"" : "");
 		else
 			snprintf(details, sizeof(details), "(fdinfo unreadable)");
 		if (p->have_fd) {
@@ -210,7 +213,8 @@ print_line(pid_t pid, const char *comm, const struct ps_fd *p)
 				 info_status_word(p->sync->status), p->sync->num_fences,
 				 p->sync->num_fences == 1 ? "" : "s", list);
 		} else {
-			snprintf(details, sizeof(details), "fences: ? (%s)", strerror(-p->access_err));
+			snprintf(details, sizeof(details), "fences: ? (%s)",
+				 strerror(-p->access_err));
 		}
 		break;
 	default:
@@ -239,7 +243,8 @@ json_line(const struct ps_fd *p)
 	if (p->kind == FD_KIND_DMABUF || p->kind == FD_KIND_SYNC_FILE) {
 		json_object_object_add(o, "inspected", json_object_new_boolean(p->have_fd));
 		if (!p->have_fd)
-			json_object_object_add(o, "reason", info_json_str(strerror(-p->access_err)));
+			json_object_object_add(o, "reason",
+					       info_json_str(strerror(-p->access_err)));
 	}
 	if (p->kind == FD_KIND_SYNC_FILE && p->sync) {
 		json_object_object_add(o, "name", info_json_str(p->sync->name));
@@ -252,8 +257,10 @@ json_line(const struct ps_fd *p)
 			struct json_object *a = json_object_new_object();
 
 			if (p->access[i]) {
+				bool must_wait = p->access[i]->status <= 0;
+
 				json_object_object_add(a, "must_wait",
-						       json_object_new_boolean(p->access[i]->status <= 0));
+						       json_object_new_boolean(must_wait));
 				info_json_fences(a, p->access[i]);
 			} else {
 				json_object_object_add(a, "must_wait", NULL);
@@ -320,7 +327,10 @@ scan_fds(pid_t pid, int *fds, int n, struct json_object *procs, struct ps_totals
 	return shown;
 }
 
-/* scan_fds() of the n pids (freed here) but this one; those whose fds cannot be listed are counted. */
+/*
+ * scan_fds() of the n pids (freed here) but this one; those whose fds cannot
+ * be listed are counted.
+ */
 static void
 scan_all(int *pids, int n, struct json_object *procs, struct ps_totals *tot)
 {

@@ -196,9 +196,8 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 
 		json_object_object_add(doc, "json", info_json_str(json_path));
 		json_object_object_add(doc, "svg", info_json_str(svg_path));
-		json_object_object_add(doc, "exit_status", meta->exit_status >= 0
-								   ? json_object_new_int(meta->exit_status)
-								   : NULL);
+		json_object_object_add(doc, "exit_status", meta->exit_status >= 0 ?
+				       json_object_new_int(meta->exit_status) : NULL);
 		json_object_object_add(doc, "duration_ms",
 				       info_json_fixed((double)(m->end_ns - m->begin_ns) / 1e6, 3));
 		json_object_object_add(doc, "fences", json_object_new_uint64(shown));
@@ -206,7 +205,8 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 		json_object_object_add(doc, "unsignalled", json_object_new_uint64(pending));
 		json_object_object_add(doc, "timelines", json_object_new_uint64(m->ntracks));
 		json_object_object_add(doc, "waits", json_object_new_uint64(m->nwaits));
-		json_object_object_add(doc, "blocking_syscalls", json_object_new_uint64(m->nblocks));
+		json_object_object_add(doc, "blocking_syscalls",
+				       json_object_new_uint64(m->nblocks));
 		json_object_object_add(doc, "markers", json_object_new_uint64(m->nmarkers));
 		json_object_object_add(doc, "lost_events",
 				       json_object_new_int64(tr_model_lost_events(m)));
@@ -214,11 +214,12 @@ summary(const struct tr_model *m, const struct tr_meta *meta, const char *json_p
 		return;
 	}
 	fprintf(stderr,
-		INFO_PROG ": trace: %.1f ms, %zu fence%s on %zu timeline%s (%zu signalled, %zu not), "
-			  "%zu wait%s, %zu poll-family call%s, %zu marker%s\n",
+		INFO_PROG ": trace: %.1f ms, %zu fence%s on %zu timeline%s (%zu signalled, "
+		"%zu not), %zu wait%s, %zu poll-family call%s, %zu marker%s\n",
 		(double)(m->end_ns - m->begin_ns) / 1e6, shown, shown == 1 ? "" : "s", m->ntracks,
-		m->ntracks == 1 ? "" : "s", signalled, pending, m->nwaits, m->nwaits == 1 ? "" : "s",
-		m->nblocks, m->nblocks == 1 ? "" : "s", m->nmarkers, m->nmarkers == 1 ? "" : "s");
+		m->ntracks == 1 ? "" : "s", signalled, pending, m->nwaits,
+		m->nwaits == 1 ? "" : "s", m->nblocks, m->nblocks == 1 ? "" : "s", m->nmarkers,
+		m->nmarkers == 1 ? "" : "s");
 	fprintf(stderr, INFO_PROG ": trace: wrote %s (open in https://ui.perfetto.dev or "
 			  "chrome://tracing) and %s\n",
 		json_path, svg_path);
@@ -238,7 +239,8 @@ info_help_trace(FILE *f)
 	fprintf(f,
 		"usage: " INFO_PROG " [--json] trace [options] -- CMD [ARGS...]\n"
 		"       " INFO_PROG " [--json] trace --input TRACE.txt [options]\n"
-		"Records the kernel's dma_fence events (tracefs events/dma_fence/*) while CMD runs.\n"
+		"Records the kernel's dma_fence events (tracefs events/dma_fence/*) while CMD "
+		"runs.\n"
 		"  -o, --output FILE   Chrome/Perfetto trace JSON (default syncbridge-trace.json)\n"
 		"      --svg FILE      SVG timeline (default: FILE with .json replaced by .svg)\n"
 		"      --text FILE     also keep the raw tracefs text\n"
@@ -247,7 +249,8 @@ info_help_trace(FILE *f)
 		"      --no-syscalls   do not record CMD's poll()/select()/epoll_wait() calls\n"
 		"      --svg-window all|markers  the SVG shows the whole run (default) or only\n"
 		"                      from the first marker to the last (e.g. past a slow start)\n"
-		"CMD runs with SYNCBRIDGE_TRACE=1 and SYNCBRIDGE_TRACE_MARKER=<instance>/trace_marker;\n"
+		"CMD runs with SYNCBRIDGE_TRACE=1 and "
+		"SYNCBRIDGE_TRACE_MARKER=<instance>/trace_marker;\n"
 		"lines \"syncbridge: NAME [k=v...]\" written there become markers.\n"
 		"Needs root (tracefs); --input does not. SYNCBRIDGE_TRACEFS names tracefs's mount\n"
 		"point (default /sys/kernel/tracing, then /sys/kernel/debug/tracing).\n"
@@ -377,8 +380,9 @@ read_trace(const struct trace_opts *t, const struct tracefs *tfs, struct tr_mode
 		in = fopen(path, "re");
 		if (in) {
 			if (raw && m->nfollowed)
-				fprintf(raw, "# syncbridge-info: poll-family syscalls of the command "
-					     "(instance %s)\n# syncbridge-info: command pid %d\n",
+				fprintf(raw,
+					"# syncbridge-info: poll-family syscalls of the command "
+					"(instance %s)\n# syncbridge-info: command pid %d\n",
 					tfs->sys_instance, m->followed[0]);
 			ret = tr_model_feed_file(m, in, raw);
 			fclose(in);

@@ -131,15 +131,18 @@ exchange(struct probe *p, int timeout_ms)
 
 	ctx = pw_context_new(loop, NULL, 0);
 	if (!ctx) {
-		snprintf(p->pw->why, sizeof(p->pw->why), "no PipeWire context: %s", strerror(errno));
+		snprintf(p->pw->why, sizeof(p->pw->why), "no PipeWire context: %s",
+			 strerror(errno));
 		return;
 	}
 	p->core = pw_context_connect(ctx, NULL, 0);
 	if (!p->core) {
 		/* PipeWire says EHOSTDOWN when no socket of the name exists. */
-		snprintf(p->pw->why, sizeof(p->pw->why), "no PipeWire daemon at %s: %s", p->pw->remote,
-			 errno == EHOSTDOWN || errno == ENOENT || errno == ECONNREFUSED ?
-			 "nothing listens there" : strerror(errno));
+		snprintf(p->pw->why, sizeof(p->pw->why), "no PipeWire daemon at %s: %s",
+			 p->pw->remote,
+			 errno == EHOSTDOWN || errno == ENOENT || errno == ECONNREFUSED
+				 ? "nothing listens there"
+				 : strerror(errno));
 		pw_context_destroy(ctx);
 		return;
 	}
@@ -164,8 +167,8 @@ judge(struct probe *p, int timeout_ms)
 
 	pw->running = p->done && p->got_info;
 	if (p->error)
-		snprintf(pw->why, sizeof(pw->why), "the daemon at %.100s refused: %s (%.60s)", pw->remote,
-			 strerror(-p->error), p->message);
+		snprintf(pw->why, sizeof(pw->why), "the daemon at %.100s refused: %s (%.60s)",
+			 pw->remote, strerror(-p->error), p->message);
 	else if (p->timed_out)
 		snprintf(pw->why, sizeof(pw->why), "the daemon at %s did not answer in %d ms",
 			 pw->remote, timeout_ms);
@@ -173,14 +176,19 @@ judge(struct probe *p, int timeout_ms)
 		return;
 	pw->sync_timeline = doctor_pw_sync_timeline(pw->daemon_version, pw->library_version);
 	if (pw->sync_timeline == 1)
-		snprintf(pw->why, sizeof(pw->why), "daemon and library can carry SyncTimeline; each "
+		snprintf(pw->why, sizeof(pw->why),
+			 "daemon and library can carry SyncTimeline; each "
 			 "producer must still offer it (mutter 48 and KWin 6.3 do)");
 	else if (pw->sync_timeline == 0)
-		snprintf(pw->why, sizeof(pw->why), "daemon %s / library %s: explicit sync needs 1.2 "
-			 "(or 1.0.8) on both", pw->daemon_version, pw->library_version);
+		snprintf(pw->why, sizeof(pw->why),
+			 "daemon %s / library %s: explicit sync needs 1.2 "
+			 "(or 1.0.8) on both",
+			 pw->daemon_version, pw->library_version);
 	else
-		snprintf(pw->why, sizeof(pw->why), "cannot read the versions (daemon \"%s\", library "
-			 "\"%s\")", pw->daemon_version, pw->library_version);
+		snprintf(pw->why, sizeof(pw->why),
+			 "cannot read the versions (daemon \"%s\", library "
+			 "\"%s\")",
+			 pw->daemon_version, pw->library_version);
 }
 
 void
@@ -259,10 +267,11 @@ doctor_pw_print(FILE *f, const struct doctor_pw *pw)
 	static const char *const verdict[] = { "unknown", "no", "yes" };
 
 	if (!pw->running) {
-		fprintf(f, "PipeWire: not running (library %s): %s\n", pw->library_version, pw->why);
+		fprintf(f, "PipeWire: not running (library %s): %s\n", pw->library_version,
+			pw->why);
 		return;
 	}
-	fprintf(f, "PipeWire: daemon %s, library %s at %s\n", pw->daemon_version, pw->library_version,
-		pw->remote);
+	fprintf(f, "PipeWire: daemon %s, library %s at %s\n", pw->daemon_version,
+		pw->library_version, pw->remote);
 	fprintf(f, "  SyncTimeline negotiable: %s: %s\n", verdict[pw->sync_timeline + 1], pw->why);
 }

@@ -188,8 +188,8 @@ doctor_run(const char *name, void (*fn)(void *out, const void *arg), const void 
 		kill(pid, SIGKILL);
 	reaped = reap(pid, &status, ret == -ETIME);
 	if (ret == -ETIME)
-		snprintf(why, why_len, "the %s probe did not answer in %d ms (%s)", name, timeout_ms,
-			 reaped ? "killed" : "killed, but it is stuck in the kernel");
+		snprintf(why, why_len, "the %s probe did not answer in %d ms (%s)", name,
+			 timeout_ms, reaped ? "killed" : "killed, but it is stuck in the kernel");
 	else if (ret < 0 && WIFSIGNALED(status))
 		snprintf(why, why_len, "the %s probe died of signal %d (%s)", name,
 			 WTERMSIG(status), strsignal(WTERMSIG(status)));

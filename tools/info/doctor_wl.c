@@ -122,14 +122,16 @@ resolve_display(struct doctor_wl *wl, const char *name)
 		n = snprintf(wl->socket, sizeof(wl->socket), "%s", name);
 	} else if (!rt || rt[0] != '/') {
 		snprintf(wl->why, sizeof(wl->why),
-			 "WAYLAND_DISPLAY=%.64s is relative and XDG_RUNTIME_DIR is %s: no socket path "
-			 "(libwayland refuses it too)", name, rt ? "not an absolute path" : "not set");
+			 "WAYLAND_DISPLAY=%.64s is relative and XDG_RUNTIME_DIR is %s: "
+			 "no socket path (libwayland refuses it too)",
+			 name, rt ? "not an absolute path" : "not set");
 		return -1;
 	} else {
 		n = snprintf(wl->socket, sizeof(wl->socket), "%s/%s", rt, name);
 	}
 	if (n < 0 || (size_t)n >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		snprintf(wl->why, sizeof(wl->why), "the socket path is longer than a unix socket's %zu bytes",
+		snprintf(wl->why, sizeof(wl->why),
+			 "the socket path is longer than a unix socket's %zu bytes",
 			 sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 		return -1;
 	}
@@ -207,7 +209,8 @@ dispatch_until(struct wl_display *d, const bool *done, int64_t deadline)
 	while (!*done) {
 		if (wl_display_prepare_read(d) != 0) {
 			if (wl_display_dispatch_pending(d) < 0)
-				return -(wl_display_get_error(d) ? wl_display_get_error(d) : EPROTO);
+				return -(wl_display_get_error(d) ? wl_display_get_error(d)
+								 : EPROTO);
 			continue;
 		}
 		if (wl_display_flush(d) < 0 && errno != EAGAIN) {
@@ -256,7 +259,8 @@ list_globals(struct doctor_wl *wl, int fd, int timeout_ms, int64_t deadline)
 			snprintf(wl->why, sizeof(wl->why), "the compositor did not answer in %d ms",
 				 timeout_ms);
 		else if (r < 0)
-			snprintf(wl->why, sizeof(wl->why), "the connection failed: %s", strerror(-r));
+			snprintf(wl->why, sizeof(wl->why), "the connection failed: %s",
+				 strerror(-r));
 	}
 	if (cb)
 		wl_callback_destroy(cb);
@@ -275,7 +279,8 @@ doctor_wl_probe(struct doctor_wl *wl, int timeout_ms)
 
 	memset(wl, 0, sizeof(*wl));
 	if ((!sock_env || !*sock_env) && (!name || !*name)) {
-		snprintf(wl->why, sizeof(wl->why), "WAYLAND_DISPLAY is not set: no Wayland session here");
+		snprintf(wl->why, sizeof(wl->why),
+			 "WAYLAND_DISPLAY is not set: no Wayland session here");
 		return;
 	}
 	wl->asked = true;

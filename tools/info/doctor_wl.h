@@ -20,9 +20,9 @@ struct doctor_wl {
 	bool asked;                 /* WAYLAND_DISPLAY (or WAYLAND_SOCKET) was set */
 	bool connected;             /* the compositor answered the registry roundtrip */
 	char socket[256];           /* the socket path tried ("WAYLAND_SOCKET=N" for an fd) */
-	char compositor[64];        /* the server process's name (SO_PEERCRED -> /proc/PID/comm), or "" */
-	uint32_t syncobj_v1;        /* wp_linux_drm_syncobj_manager_v1 version offered, 0 when absent */
-	uint32_t explicit_v1;       /* zwp_linux_explicit_synchronization_v1 version, 0 when absent */
+	char compositor[64];  /* the server process's name (SO_PEERCRED -> /proc/PID/comm), or "" */
+	uint32_t syncobj_v1;  /* wp_linux_drm_syncobj_manager_v1 version offered, 0 when absent */
+	uint32_t explicit_v1; /* zwp_linux_explicit_synchronization_v1 version, 0 when absent */
 	uint32_t dmabuf;            /* zwp_linux_dmabuf_v1 version, 0 when absent */
 	char why[256];              /* why not asked / not connected; "" otherwise */
 	/* additions */

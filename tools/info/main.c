@@ -22,24 +22,39 @@ static int cmd_help(int argc, char **argv, const struct info_opts *o);
 static void help_help(FILE *f);
 
 static const struct info_command commands[] = {
-	{ .name = "fence", .args = "FD|/proc/PID/fd/N",
-	  .summary = "the fences in a sync_file: driver, timeline, status, completion time",
-	  .run = info_cmd_fence, .help = info_help_fence },
-	{ .name = "dmabuf", .alias = "dma-buf", .args = "FD|/proc/PID/fd/N",
-	  .summary = "a dma-buf: size, exporter, attached fences, what readers/writers wait for",
-	  .run = info_cmd_dmabuf, .help = info_help_dmabuf },
-	{ .name = "ps", .args = "[PID]",
-	  .summary = "every dma-buf, sync_file and syncobj fd of a process (or of all)",
-	  .run = info_cmd_ps, .help = info_help_ps },
-	{ .name = "trace", .args = "[OPTIONS] -- CMD...",
-	  .summary = "record dma_fence events while CMD runs: Perfetto JSON and an SVG timeline",
-	  .run = info_cmd_trace, .help = info_help_trace, .own_options = true },
-	{ .name = "doctor", .args = "[--timeout-ms N]",
-	  .summary = "what keeps frames ordered here: fence uapi, Vulkan/EGL probes, layer, verdicts",
-	  .run = info_cmd_doctor, .help = info_doctor_usage },
-	{ .name = "help", .args = "[COMMAND]",
-	  .summary = "this overview, or a command's help",
-	  .run = cmd_help, .help = help_help },
+	{.name = "fence",
+	 .args = "FD|/proc/PID/fd/N",
+	 .summary = "the fences in a sync_file: driver, timeline, status, completion time",
+	 .run = info_cmd_fence,
+	 .help = info_help_fence},
+	{.name = "dmabuf",
+	 .alias = "dma-buf",
+	 .args = "FD|/proc/PID/fd/N",
+	 .summary = "a dma-buf: size, exporter, attached fences, what readers/writers wait for",
+	 .run = info_cmd_dmabuf,
+	 .help = info_help_dmabuf},
+	{.name = "ps",
+	 .args = "[PID]",
+	 .summary = "every dma-buf, sync_file and syncobj fd of a process (or of all)",
+	 .run = info_cmd_ps,
+	 .help = info_help_ps},
+	{.name = "trace",
+	 .args = "[OPTIONS] -- CMD...",
+	 .summary = "record dma_fence events while CMD runs: Perfetto JSON and an SVG timeline",
+	 .run = info_cmd_trace,
+	 .help = info_help_trace,
+	 .own_options = true},
+	{.name = "doctor",
+	 .args = "[--timeout-ms N]",
+	 .summary =
+		 "what keeps frames ordered here: fence uapi, Vulkan/EGL probes, layer, verdicts",
+	 .run = info_cmd_doctor,
+	 .help = info_doctor_usage},
+	{.name = "help",
+	 .args = "[COMMAND]",
+	 .summary = "this overview, or a command's help",
+	 .run = cmd_help,
+	 .help = help_help},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -154,7 +169,8 @@ main(int argc, char **argv)
 			break;
 		} else if (strcmp(argv[i], "--json") == 0) {
 			o.json = true;
-		} else if (n == 0 && (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)) {
+		} else if (n == 0 &&
+			   (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)) {
 			usage(stdout);
 			return info_stdout_status();
 		} else if (n == 0 && strcmp(argv[i], "--version") == 0) {

@@ -319,8 +319,8 @@ bufinfo_find(const char *text, uint64_t ino, struct bufinfo_entry *out)
 			} else if (llen > 1 && line[0] == '\t' &&
 				   strncmp(line, "\tAttached Devices:", 18) != 0) {
 				if (out->ndevices < sizeof(out->devices) / sizeof(out->devices[0]))
-					copy_field(out->devices[out->ndevices++], sizeof(out->devices[0]),
-						   line + 1, line + llen);
+					copy_field(out->devices[out->ndevices++],
+						   sizeof(out->devices[0]), line + 1, line + llen);
 			}
 		} else {
 			memset(&row, 0, sizeof(row));

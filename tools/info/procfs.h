@@ -15,7 +15,8 @@
 enum fd_kind {
 	FD_KIND_OTHER = 0,
 	FD_KIND_SYNC_FILE, /* "anon_inode:sync_file" */
-	FD_KIND_DMABUF,    /* "/dmabuf:" + the buffer's name (drivers/dma-buf/dma-buf.c dmabuffs_dname) */
+	/* "/dmabuf:" + the buffer's name (drivers/dma-buf/dma-buf.c dmabuffs_dname) */
+	FD_KIND_DMABUF,
 	FD_KIND_SYNCOBJ,   /* "anon_inode:syncobj_file" (DRM syncobj exported as an fd) */
 	FD_KIND_DRM,       /* "/dev/dri/..." */
 };

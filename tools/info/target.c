@@ -87,6 +87,54 @@ pidfd_getfd_of(pid_t pid, int fd, int *out)
 	return 0;
 }
 
+/* Why /proc/PID/fd/FD could not be read (ret, from readlink()), for the user. */
+static void
+say_unreadable(const struct info_target *t, const char *path, int ret)
+{
+	if (ret == -ENOENT) {
+		char dir[32];
+
+		snprintf(dir, sizeof(dir), "/proc/%d", (int)t->pid);
+		if (access(dir, F_OK) != 0)
+			info_err("no process %d", (int)t->pid);
+		else if (t->self)
+			info_err("fd %d is not open in %s (pass it as %d<&OTHER_FD, or name "
+				 "another process's fd as /proc/PID/fd/N)",
+				 t->remote_fd, INFO_PROG, t->remote_fd);
+		else
+			info_err("process %d has no fd %d", (int)t->pid, t->remote_fd);
+	} else if (ret == -EACCES || ret == -EPERM) {
+		info_err("%s: permission denied (only the process's owner or root may look "
+			 "at its fds)", path);
+	} else {
+		info_err("%s: %s", path, strerror(-ret));
+	}
+}
+
+/* Why pidfd_getfd() could not copy the fd (ret), for the user. */
+static void
+say_not_copied(const struct info_target *t, const char *path, int ret)
+{
+	if (ret == -ENOSYS)
+		/*
+		 * Opening the /proc link is no substitute: for sync_files and
+		 * dma-bufs it fails with ENXIO (measured on 6.12).
+		 */
+		info_err("%s: this kernel has no pidfd_getfd() (Linux 5.6), and a sync_file "
+			 "or dma-buf cannot be re-opened through /proc (ENXIO): run " INFO_PROG
+			 " inside that process's fd table instead (FD number)", path);
+	else if (ret == -EPERM || ret == -EACCES)
+		info_err("%s: pidfd_getfd() needs ptrace access to process %d (run as its "
+			 "user with kernel.yama.ptrace_scope=0, or as root): %s",
+			 path, (int)t->pid, strerror(-ret));
+	else if (ret == -ESRCH)
+		info_err("process %d exited", (int)t->pid);
+	else if (ret == -EBADF)
+		info_err("process %d closed fd %d", (int)t->pid, t->remote_fd);
+	else
+		info_err("%s: pidfd_getfd(): %s", path, strerror(-ret));
+}
+
 int
 info_target_get(pid_t pid, int fd, struct info_target *t, bool quiet)
 {
@@ -104,27 +152,8 @@ info_target_get(pid_t pid, int fd, struct info_target *t, bool quiet)
 	n = readlink(path, t->link, sizeof(t->link) - 1);
 	if (n < 0) {
 		ret = -errno;
-		if (quiet)
-			return ret;
-		if (ret == -ENOENT) {
-			char dir[32];
-
-			snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
-			if (access(dir, F_OK) != 0)
-				info_err("no process %d", (int)pid);
-			else if (t->self)
-				info_err("fd %d is not open in %s (pass it as %d<&OTHER_FD, or name "
-					 "another process's fd as /proc/PID/fd/N)",
-					 fd, INFO_PROG, fd);
-			else
-				info_err("process %d has no fd %d", (int)pid, fd);
-		} else if (ret == -EACCES || ret == -EPERM) {
-			info_err("%s: permission denied (only the process's owner or root may look "
-				 "at its fds)",
-				 path);
-		} else {
-			info_err("%s: %s", path, strerror(-ret));
-		}
+		if (!quiet)
+			say_unreadable(t, path, ret);
 		return ret;
 	}
 	t->link[n] = '\0';
@@ -137,37 +166,15 @@ info_target_get(pid_t pid, int fd, struct info_target *t, bool quiet)
 	}
 
 	ret = pidfd_getfd_of(pid, fd, &got);
-	if (ret == 0) {
-		t->fd = got;
-		t->owned = true;
-		t->via = "pidfd_getfd";
-		return 0;
-	}
-	if (ret == -ENOSYS) {
-		/*
-		 * Opening the /proc link is no substitute: for sync_files and
-		 * dma-bufs it fails with ENXIO (measured on 6.12).
-		 */
+	if (ret < 0) {
 		if (!quiet)
-			info_err("%s: this kernel has no pidfd_getfd() (Linux 5.6), and a sync_file or "
-				 "dma-buf cannot be re-opened through /proc (ENXIO): run "
-				 INFO_PROG " inside that process's fd table instead (FD number)",
-				 path);
+			say_not_copied(t, path, ret);
 		return ret;
 	}
-	if (!quiet) {
-		if (ret == -EPERM || ret == -EACCES)
-			info_err("%s: pidfd_getfd() needs ptrace access to process %d (run as its "
-				 "user with kernel.yama.ptrace_scope=0, or as root): %s",
-				 path, (int)pid, strerror(-ret));
-		else if (ret == -ESRCH)
-			info_err("process %d exited", (int)pid);
-		else if (ret == -EBADF)
-			info_err("process %d closed fd %d", (int)pid, fd);
-		else
-			info_err("%s: pidfd_getfd(): %s", path, strerror(-ret));
-	}
-	return ret;
+	t->fd = got;
+	t->owned = true;
+	t->via = "pidfd_getfd";
+	return 0;
 }
 
 /*
@@ -272,9 +279,11 @@ info_wrong_kind(const struct info_target *t, const char *arg, enum fd_kind want)
 	info_target_name(t, name, sizeof(name));
 	fd_link_describe(t->link, what, sizeof(what));
 	if (t->kind == FD_KIND_DMABUF)
-		info_err("%s is a dma-buf, not %s (try: " INFO_PROG " dmabuf %s)", name, wanted, arg);
+		info_err("%s is a dma-buf, not %s (try: " INFO_PROG " dmabuf %s)", name, wanted,
+			 arg);
 	else if (t->kind == FD_KIND_SYNC_FILE)
-		info_err("%s is a sync_file, not %s (try: " INFO_PROG " fence %s)", name, wanted, arg);
+		info_err("%s is a sync_file, not %s (try: " INFO_PROG " fence %s)", name, wanted,
+			 arg);
 	else
 		info_err("%s is %s, not %s", name, what, wanted);
 }

@@ -9,46 +9,68 @@
  *    a flow arrow from the fence's signal to the end of the wait;
  *  - "syncbridge:" markers as instants (or spans) on the writing thread,
  *    with a flow arrow from the fence a marker names (fence=CONTEXT:SEQNO);
- * The extra top-level member "syncbridge" holds the parsed model for scripts.
+ * The extra top-level member "syncbridge" holds the parsed model for scripts
+ * (trace_summary.c).
  */
 #include <string.h>
 
 #include "json_out.h"
-#include "trace_output.h"
+#include "trace_json.h"
 
 /* Flow ids of marker arrows, apart from the signal -> wait ones (1..nwaits). */
 #define TR_MARKER_FLOW_ID_BASE 0x40000000u
 
-/*
- * A JSON array written an element at a time: a trace has up to hundreds of
- * thousands of events, fences and markers, and as json-c objects they would
- * all together take ~15 times the memory of their text.
- */
-struct list {
-	FILE *f;
-	size_t n;
-};
-
 /* `"key":[` (after `sep`, "," or "") */
-static struct list
-list_open(FILE *f, const char *sep, const char *key)
+struct tr_json_list
+tr_json_list_open(FILE *f, const char *sep, const char *key)
 {
 	fprintf(f, "%s\"%s\":[", sep, key);
-	return (struct list){ .f = f };
+	return (struct tr_json_list){ .f = f };
 }
 
-static void
-emit(struct list *l, struct json_object *o)
+void
+tr_json_emit(struct tr_json_list *l, struct json_object *o)
 {
 	if (l->n++)
 		fputc(',', l->f);
 	info_json_emit(l->f, o);
 }
 
-static void
-list_close(struct list *l)
+void
+tr_json_list_close(struct tr_json_list *l)
 {
 	fputc(']', l->f);
+}
+
+struct json_object *
+tr_json_ns(int64_t ns)
+{
+	return ns == TR_NONE ? NULL : json_object_new_int64(ns);
+}
+
+struct json_object *
+tr_json_thread(const struct tr_model *m, int thread)
+{
+	char label[64];
+
+	return thread >= 0 ? info_json_str(tr_thread_label(m, thread, label, sizeof(label))) : NULL;
+}
+
+int
+tr_json_thread_pid(const struct tr_model *m, int thread)
+{
+	const struct tr_thread *t = &m->threads[thread];
+
+	return t->tgid > 0 ? t->tgid : t->tid;
+}
+
+void
+tr_json_fence_id(struct json_object *o, const struct tr_fence *f)
+{
+	json_object_object_add(o, "driver", info_json_str(f->driver));
+	json_object_object_add(o, "timeline", info_json_str(f->timeline));
+	json_object_object_add(o, "context", json_object_new_uint64(f->context));
+	json_object_object_add(o, "seqno", json_object_new_uint64(f->seqno));
 }
 
 /* Where an event goes: a (pid, tid) track, real or synthetic (the fences'). */
@@ -82,9 +104,7 @@ on_fence(const struct tr_model *m, const struct tr_fence *f)
 static struct where
 on_thread(const struct tr_model *m, int thread)
 {
-	const struct tr_thread *t = &m->threads[thread];
-
-	return (struct where){ t->tgid > 0 ? t->tgid : t->tid, t->tid };
+	return (struct where){ tr_json_thread_pid(m, thread), m->threads[thread].tid };
 }
 
 /* A trace time (ns) in the format's microseconds. */
@@ -99,21 +119,6 @@ static struct json_object *
 ms_value(const struct tr_model *m, int64_t ns)
 {
 	return info_json_fixed((double)(ns - m->begin_ns) / 1e6, 3);
-}
-
-static struct json_object *
-ns_value(int64_t ns)
-{
-	return ns == TR_NONE ? NULL : json_object_new_int64(ns);
-}
-
-/* "comm[tid]" of a thread, null for none (-1). */
-static struct json_object *
-thread_value(const struct tr_model *m, int thread)
-{
-	char label[64];
-
-	return thread >= 0 ? info_json_str(tr_thread_label(m, thread, label, sizeof(label))) : NULL;
 }
 
 /* An event's name, cat and ph; the caller adds what its phase needs, then place(). */
@@ -151,16 +156,16 @@ instant(const char *name, const char *cat, int64_t ts_ns, struct where at)
 
 /* A flow arrow: its start ("s") and its end ("f", bound to the enclosing slice). */
 static void
-flow(struct list *events, const char *name, const char *cat, uint64_t id, int64_t from_ns,
+flow(struct tr_json_list *events, const char *name, const char *cat, uint64_t id, int64_t from_ns,
      struct where from, int64_t to_ns, struct where to)
 {
 	struct json_object *s = event(name, cat, "s"), *f = event(name, cat, "f");
 
 	json_object_object_add(s, "id", json_object_new_uint64(id));
-	emit(events, place(s, from_ns, -1, from));
+	tr_json_emit(events, place(s, from_ns, -1, from));
 	json_object_object_add(f, "bp", json_object_new_string("e"));
 	json_object_object_add(f, "id", json_object_new_uint64(id));
-	emit(events, place(f, to_ns, -1, to));
+	tr_json_emit(events, place(f, to_ns, -1, to));
 }
 
 /* "key=value" words become args; everything else is joined into "text". */
@@ -185,16 +190,19 @@ marker_args(const char *args)
 		eq = memchr(s, '=', (size_t)(e - s));
 		if (eq && eq > s) {
 			char key[64];
-			size_t kl = (size_t)(eq - s) < sizeof(key) - 1 ? (size_t)(eq - s) : sizeof(key) - 1;
+			size_t kl = (size_t)(eq - s) < sizeof(key) - 1 ? (size_t)(eq - s)
+								       : sizeof(key) - 1;
 
 			memcpy(key, s, kl);
 			key[kl] = '\0';
 			if (strcmp(key, "text") != 0) {
 				/* a key is a JSON string like any other: repaired the same way */
 				struct json_object *k = info_json_str(key);
+				const char *name = k ? json_object_get_string(k) : "?";
 
-				json_object_object_add(o, k ? json_object_get_string(k) : "?",
-						       info_json_strn(eq + 1, (size_t)(e - eq - 1)));
+				size_t vl = (size_t)(e - eq - 1);
+
+				json_object_object_add(o, name, info_json_strn(eq + 1, vl));
 				json_object_put(k);
 				continue;
 			}
@@ -212,7 +220,7 @@ marker_args(const char *args)
 
 /* A metadata event: `what` (process_name, thread_sort_index, ...) with args {key: value}. */
 static void
-metadata(struct list *events, const char *what, int pid, int tid, const char *key,
+metadata(struct tr_json_list *events, const char *what, int pid, int tid, const char *key,
 	 struct json_object *value)
 {
 	struct json_object *ev = json_object_new_object(), *args = json_object_new_object();
@@ -224,11 +232,11 @@ metadata(struct list *events, const char *what, int pid, int tid, const char *ke
 		json_object_object_add(ev, "tid", json_object_new_int(tid));
 	json_object_object_add(args, key, value);
 	json_object_object_add(ev, "args", args);
-	emit(events, ev);
+	tr_json_emit(events, ev);
 }
 
 static void
-write_metadata(struct list *events, const struct tr_model *m)
+write_metadata(struct tr_json_list *events, const struct tr_model *m)
 {
 	char name[TR_NAME_LEN * 2 + 32];
 
@@ -248,8 +256,8 @@ write_metadata(struct list *events, const struct tr_model *m)
 			if (lane == 0)
 				snprintf(name, sizeof(name), "%s / %s", tr->driver, tr->timeline);
 			else
-				snprintf(name, sizeof(name), "%s / %s (lane %d)", tr->driver, tr->timeline,
-					 lane + 1);
+				snprintf(name, sizeof(name), "%s / %s (lane %d)", tr->driver,
+					 tr->timeline, lane + 1);
 			metadata(events, "thread_name", pid, tid, "name", info_json_str(name));
 			metadata(events, "thread_sort_index", pid, tid, "sort_index",
 				 json_object_new_int((int)t * 256 + lane));
@@ -266,22 +274,12 @@ write_metadata(struct list *events, const struct tr_model *m)
 	}
 }
 
-/* driver, timeline, context and seqno of a fence into o. */
-static void
-fence_id(struct json_object *o, const struct tr_fence *f)
-{
-	json_object_object_add(o, "driver", info_json_str(f->driver));
-	json_object_object_add(o, "timeline", info_json_str(f->timeline));
-	json_object_object_add(o, "context", json_object_new_uint64(f->context));
-	json_object_object_add(o, "seqno", json_object_new_uint64(f->seqno));
-}
-
 static struct json_object *
 fence_args(const struct tr_model *m, const struct tr_fence *f)
 {
 	struct json_object *a = json_object_new_object();
 
-	fence_id(a, f);
+	tr_json_fence_id(a, f);
 	json_object_object_add(a, "signaled", json_object_new_boolean(f->signaled_ns != TR_NONE));
 	if (f->init_ns != TR_NONE)
 		json_object_object_add(a, "init_ms", ms_value(m, f->init_ns));
@@ -294,16 +292,16 @@ fence_args(const struct tr_model *m, const struct tr_fence *f)
 	if (f->signaled_ns != TR_NONE)
 		json_object_object_add(a, "signaled_ms", ms_value(m, f->signaled_ns));
 	if (f->init_thread >= 0)
-		json_object_object_add(a, "created_by", thread_value(m, f->init_thread));
+		json_object_object_add(a, "created_by", tr_json_thread(m, f->init_thread));
 	if (f->signal_thread >= 0)
-		json_object_object_add(a, "signalled_from", thread_value(m, f->signal_thread));
+		json_object_object_add(a, "signalled_from", tr_json_thread(m, f->signal_thread));
 	if (f->destroy_thread >= 0)
-		json_object_object_add(a, "released_by", thread_value(m, f->destroy_thread));
+		json_object_object_add(a, "released_by", tr_json_thread(m, f->destroy_thread));
 	return a;
 }
 
 static void
-write_fence_events(struct list *events, const struct tr_model *m)
+write_fence_events(struct tr_json_list *events, const struct tr_model *m)
 {
 	char name[96];
 
@@ -321,15 +319,15 @@ write_fence_events(struct list *events, const struct tr_model *m)
 			 f->signaled_ns == TR_NONE ? " (not signalled)" : "");
 		ev = place(event(name, "dma_fence", "X"), start, end - start, on_fence(m, f));
 		json_object_object_add(ev, "args", fence_args(m, f));
-		emit(events, ev);
+		tr_json_emit(events, ev);
 		if (f->enable_ns != TR_NONE)
-			emit(events, instant("enable_signal", "dma_fence", f->enable_ns,
+			tr_json_emit(events, instant("enable_signal", "dma_fence", f->enable_ns,
 							      on_fence(m, f)));
 	}
 }
 
 static void
-write_wait_events(struct list *events, const struct tr_model *m)
+write_wait_events(struct tr_json_list *events, const struct tr_model *m)
 {
 	char name[96];
 
@@ -340,22 +338,22 @@ write_wait_events(struct list *events, const struct tr_model *m)
 
 		snprintf(name, sizeof(name), "wait %s %llu:%llu", f->driver,
 			 (unsigned long long)f->context, (unsigned long long)f->seqno);
-		ev = place(event(name, "dma_fence_wait", "X"), wt->start_ns, wt->end_ns - wt->start_ns,
-			   on_thread(m, wt->thread));
-		fence_id(args, f);
+		ev = place(event(name, "dma_fence_wait", "X"), wt->start_ns,
+			   wt->end_ns - wt->start_ns, on_thread(m, wt->thread));
+		tr_json_fence_id(args, f);
 		json_object_object_add(args, "unfinished", json_object_new_boolean(wt->unfinished));
 		json_object_object_add(ev, "args", args);
-		emit(events, ev);
+		tr_json_emit(events, ev);
 
 		/* flow: fence signalled -> the wait ends */
 		if (f->signaled_ns != TR_NONE && !f->hidden && !wt->unfinished)
-			flow(events, "signal", "dma_fence_flow", i + 1, f->signaled_ns, on_fence(m, f),
-			     wt->end_ns, on_thread(m, wt->thread));
+			flow(events, "signal", "dma_fence_flow", i + 1, f->signaled_ns,
+			     on_fence(m, f), wt->end_ns, on_thread(m, wt->thread));
 	}
 }
 
 static void
-write_block_events(struct list *events, const struct tr_model *m)
+write_block_events(struct tr_json_list *events, const struct tr_model *m)
 {
 	for (size_t i = 0; i < m->nblocks; i++) {
 		const struct tr_block *b = &m->blocks[i];
@@ -368,12 +366,12 @@ write_block_events(struct list *events, const struct tr_model *m)
 		else
 			json_object_object_add(args, "ret", json_object_new_int64(b->ret));
 		json_object_object_add(ev, "args", args);
-		emit(events, ev);
+		tr_json_emit(events, ev);
 	}
 }
 
 static void
-write_marker_events(struct list *events, const struct tr_model *m)
+write_marker_events(struct tr_json_list *events, const struct tr_model *m)
 {
 	for (size_t i = 0; i < m->nmarkers; i++) {
 		const struct tr_marker *mk = &m->markers[i];
@@ -381,12 +379,12 @@ write_marker_events(struct list *events, const struct tr_model *m)
 		struct json_object *ev;
 
 		if (mk->span)
-			ev = place(event(mk->name, "syncbridge", "X"), mk->ts_ns, mk->end_ns - mk->ts_ns,
-				   at);
+			ev = place(event(mk->name, "syncbridge", "X"), mk->ts_ns,
+				   mk->end_ns - mk->ts_ns, at);
 		else
 			ev = instant(mk->name, "syncbridge", mk->ts_ns, at);
 		json_object_object_add(ev, "args", marker_args(mk->args));
-		emit(events, ev);
+		tr_json_emit(events, ev);
 
 		/*
 		 * flow: the fence the marker names -> the marker. It starts on the
@@ -398,175 +396,17 @@ write_marker_events(struct list *events, const struct tr_model *m)
 			int64_t s = tr_fence_start(m, f), e = tr_fence_end(m, f);
 			int64_t from = mk->ts_ns < s ? s : mk->ts_ns > e ? e : mk->ts_ns;
 
-			flow(events, "marker fence", "syncbridge_flow", TR_MARKER_FLOW_ID_BASE + i, from,
-			     on_fence(m, f), mk->ts_ns, at);
+			flow(events, "marker fence", "syncbridge_flow", TR_MARKER_FLOW_ID_BASE + i,
+			     from, on_fence(m, f), mk->ts_ns, at);
 		}
 	}
-}
-
-/* pid, tid and comm of a thread into o. */
-static void
-thread_id(struct json_object *o, const struct tr_model *m, int thread)
-{
-	struct where at = on_thread(m, thread);
-
-	json_object_object_add(o, "pid", json_object_new_int(at.pid));
-	json_object_object_add(o, "tid", json_object_new_int(at.tid));
-	json_object_object_add(o, "comm", info_json_str(m->threads[thread].comm));
-}
-
-/*
- * A summary object for what a thread did from start to end: `what` (the
- * fence it waited for, the syscall) first, then the thread and the times.
- */
-static struct json_object *
-thread_span(const struct tr_model *m, const char *key, struct json_object *what, int thread,
-	    int64_t start_ns, int64_t end_ns)
-{
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, key, what);
-	thread_id(o, m, thread);
-	json_object_object_add(o, "start_ns", json_object_new_int64(start_ns));
-	json_object_object_add(o, "end_ns", json_object_new_int64(end_ns));
-	return o;
-}
-
-static struct json_object *
-summary_fence(const struct tr_model *m, size_t i)
-{
-	const struct tr_fence *f = &m->fences[i];
-	struct json_object *o = json_object_new_object();
-	bool placed = f->track >= 0;
-
-	fence_id(o, f);
-	json_object_object_add(o, "track", placed ? json_object_new_int(f->track) : NULL);
-	json_object_object_add(o, "lane", placed ? json_object_new_int(f->lane) : NULL);
-	/* created while tracing: its whole life should be in the trace */
-	json_object_object_add(o, "born_in_trace",
-			       json_object_new_boolean(f->init_ns != TR_NONE || f->emit_ns != TR_NONE));
-	json_object_object_add(o, "signaled", json_object_new_boolean(f->signaled_ns != TR_NONE));
-	json_object_object_add(o, "from_marker", json_object_new_boolean(f->from_marker));
-	json_object_object_add(o, "init_ns", ns_value(f->init_ns));
-	json_object_object_add(o, "emit_ns", ns_value(f->emit_ns));
-	json_object_object_add(o, "enable_signal_ns", ns_value(f->enable_ns));
-	json_object_object_add(o, "signaled_ns", ns_value(f->signaled_ns));
-	json_object_object_add(o, "destroy_ns", ns_value(f->destroy_ns));
-	json_object_object_add(o, "created_by", thread_value(m, f->init_thread));
-	json_object_object_add(o, "signalled_from", thread_value(m, f->signal_thread));
-	json_object_object_add(o, "released_by", thread_value(m, f->destroy_thread));
-	return o;
-}
-
-static struct json_object *
-summary_wait(const struct tr_model *m, size_t i)
-{
-	const struct tr_wait *wt = &m->waits[i];
-	struct json_object *o = thread_span(m, "fence", json_object_new_int(wt->fence), wt->thread,
-					    wt->start_ns, wt->end_ns);
-
-	json_object_object_add(o, "unfinished", json_object_new_boolean(wt->unfinished));
-	return o;
-}
-
-static struct json_object *
-summary_block(const struct tr_model *m, size_t i)
-{
-	const struct tr_block *b = &m->blocks[i];
-	struct json_object *o = thread_span(m, "name", info_json_str(b->name), b->thread,
-					    b->start_ns, b->end_ns);
-
-	json_object_object_add(o, "ret", b->unfinished ? NULL : json_object_new_int64(b->ret));
-	json_object_object_add(o, "unfinished", json_object_new_boolean(b->unfinished));
-	return o;
-}
-
-static struct json_object *
-summary_marker(const struct tr_model *m, size_t i)
-{
-	const struct tr_marker *mk = &m->markers[i];
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "name", info_json_str(mk->name));
-	json_object_object_add(o, "args", info_json_str(mk->args));
-	json_object_object_add(o, "span", json_object_new_boolean(mk->span));
-	json_object_object_add(o, "ts_ns", json_object_new_int64(mk->ts_ns));
-	json_object_object_add(o, "end_ns", ns_value(mk->span ? mk->end_ns : TR_NONE));
-	json_object_object_add(o, "depth", json_object_new_int(mk->depth));
-	json_object_object_add(o, "fence", mk->fence >= 0 ? json_object_new_int(mk->fence) : NULL);
-	thread_id(o, m, mk->thread);
-	return o;
-}
-
-static struct json_object *
-summary_track(const struct tr_model *m, size_t i)
-{
-	const struct tr_track *tr = &m->tracks[i];
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "driver", info_json_str(tr->driver));
-	json_object_object_add(o, "timeline", info_json_str(tr->timeline));
-	json_object_object_add(o, "lanes", json_object_new_int(tr->lanes));
-	json_object_object_add(o, "fences", json_object_new_uint64(tr->nfences));
-	return o;
-}
-
-/* `,"key":[one(m, i) for each i below n]` */
-static void
-summary_list(FILE *f, const char *key, const struct tr_model *m, size_t n,
-	     struct json_object *(*one)(const struct tr_model *m, size_t i))
-{
-	struct list l = list_open(f, ",", key);
-
-	for (size_t i = 0; i < n; i++)
-		emit(&l, one(m, i));
-	list_close(&l);
-}
-
-/* The "syncbridge" member: the parsed model, for scripts. */
-static void
-write_summary(FILE *f, const struct tr_model *m, const struct tr_meta *meta)
-{
-	struct json_object *s = json_object_new_object(), *a;
-	const char *text;
-
-	json_object_object_add(s, "format", json_object_new_string("syncbridge-info-trace"));
-	json_object_object_add(s, "format_version", json_object_new_int(1));
-	json_object_object_add(s, "tool_version", info_json_str(meta->tool_version));
-	a = meta->argv ? json_object_new_array() : NULL;
-	for (const char *const *arg = meta->argv; arg && *arg; arg++)
-		json_object_array_add(a, info_json_str(*arg));
-	json_object_object_add(s, "command", a);
-	json_object_object_add(s, "input", info_json_str(meta->input));
-	json_object_object_add(s, "exit_status",
-			       meta->exit_status >= 0 ? json_object_new_int(meta->exit_status) : NULL);
-	json_object_object_add(s, "clock", info_json_str(meta->clock));
-	json_object_object_add(s, "begin_ns", json_object_new_int64(m->begin_ns));
-	json_object_object_add(s, "end_ns", json_object_new_int64(m->end_ns));
-	json_object_object_add(s, "events", json_object_new_uint64(m->events));
-	json_object_object_add(s, "fence_events", json_object_new_uint64(m->fence_events));
-	json_object_object_add(s, "malformed_lines", json_object_new_uint64(m->malformed));
-	json_object_object_add(s, "lost_events", json_object_new_int64(tr_model_lost_events(m)));
-
-	/* those members, then the lists in place of the object's closing brace */
-	text = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN |
-							 JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (text)
-		fwrite(text, 1, strlen(text) - 1, f);
-	json_object_put(s);
-	summary_list(f, "tracks", m, m->ntracks, summary_track);
-	summary_list(f, "fences", m, m->nfences, summary_fence);
-	summary_list(f, "waits", m, m->nwaits, summary_wait);
-	summary_list(f, "blocking_syscalls", m, m->nblocks, summary_block);
-	summary_list(f, "markers", m, m->nmarkers, summary_marker);
-	fputc('}', f);
 }
 
 int
 tr_write_chrome_json(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 {
 	struct json_object *other = json_object_new_object();
-	struct list events;
+	struct tr_json_list events;
 	char cmd[512];
 
 	json_object_object_add(other, "generator", json_object_new_string("syncbridge-info trace"));
@@ -579,15 +419,15 @@ tr_write_chrome_json(const struct tr_model *m, const struct tr_meta *meta, FILE 
 	/* {"displayTimeUnit":"ms","otherData":{...},"traceEvents":[...],"syncbridge":{...}} */
 	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":", f);
 	info_json_emit(f, other);
-	events = list_open(f, ",", "traceEvents");
+	events = tr_json_list_open(f, ",", "traceEvents");
 	write_metadata(&events, m);
 	write_fence_events(&events, m);
 	write_wait_events(&events, m);
 	write_block_events(&events, m);
 	write_marker_events(&events, m);
-	list_close(&events);
+	tr_json_list_close(&events);
 	fputs(",\"syncbridge\":", f);
-	write_summary(f, m, meta);
+	tr_json_write_summary(f, m, meta);
 	fputs("}\n", f);
 	return ferror(f) ? -1 : 0;
 }

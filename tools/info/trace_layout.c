@@ -51,15 +51,10 @@ cmp_fence_start(const void *a, const void *b)
 	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-int
-tr_model_finish(struct tr_model *m)
+/* The run's bounds; waits, blocks and spans still open at its end close there. */
+static void
+close_run(struct tr_model *m)
 {
-	size_t *order = NULL;
-	int64_t *lane_end = NULL;
-	size_t lane_cap = 0;
-
-	if (m->failed)
-		return -ENOMEM;
 	if (m->first_ns != TR_NONE) {
 		if (m->begin_ns == TR_NONE || m->first_ns < m->begin_ns)
 			m->begin_ns = m->first_ns;
@@ -90,20 +85,22 @@ tr_model_finish(struct tr_model *m)
 		}
 		m->markers[i].fence = tr_model_marker_fence(m, m->markers[i].args);
 	}
-	if (m->failed)
-		return -ENOMEM;
+}
 
-	/* tracks in order of first appearance */
+/*
+ * One track per driver/timeline, in order of first appearance; fences seen
+ * only being destroyed are hidden and on none.
+ */
+static int
+assign_tracks(struct tr_model *m)
+{
 	free(m->tracks);
 	m->tracks = NULL;
 	m->ntracks = 0;
 	if (m->nfences) {
 		m->tracks = calloc(m->nfences, sizeof(*m->tracks));
-		order = calloc(m->nfences, sizeof(*order));
-		if (!m->tracks || !order) {
-			free(order);
+		if (!m->tracks)
 			return -ENOMEM;
-		}
 	}
 	for (size_t i = 0; i < m->nfences; i++) {
 		struct tr_fence *f = &m->fences[i];
@@ -127,48 +124,80 @@ tr_model_finish(struct tr_model *m)
 		f->track = (int)t;
 		m->tracks[t].nfences++;
 	}
+	return 0;
+}
 
-	/* lanes: greedy over fences sorted by start, per track */
-	for (size_t t = 0; t < m->ntracks; t++) {
+/*
+ * Lanes of one track: greedy over its fences (order, n of them) sorted by
+ * start, each in the first lane free by then. lane_end grows as needed.
+ */
+static int
+assign_lanes(struct tr_model *m, size_t *order, size_t n, int64_t **lane_end,
+	     size_t *lane_cap)
+{
+	int lanes = 0;
+
+	sort_model = m;
+	qsort(order, n, sizeof(*order), cmp_fence_start);
+	for (size_t k = 0; k < n; k++) {
+		struct tr_fence *f = &m->fences[order[k]];
+		int64_t start = tr_fence_start(m, f), end = tr_fence_end(m, f);
+		int lane;
+
+		for (lane = 0; lane < lanes; lane++)
+			if ((*lane_end)[lane] <= start)
+				break;
+		if (lane == lanes) {
+			if ((size_t)lanes == *lane_cap) {
+				size_t nc = *lane_cap ? *lane_cap * 2 : 8;
+				int64_t *nl = realloc(*lane_end, nc * sizeof(*nl));
+
+				if (!nl)
+					return -ENOMEM;
+				*lane_end = nl;
+				*lane_cap = nc;
+			}
+			lanes++;
+		}
+		(*lane_end)[lane] = end;
+		f->lane = lane;
+	}
+	return lanes;
+}
+
+int
+tr_model_finish(struct tr_model *m)
+{
+	size_t *order = NULL;
+	int64_t *lane_end = NULL;
+	size_t lane_cap = 0;
+	int ret = 0;
+
+	if (m->failed)
+		return -ENOMEM;
+	close_run(m);
+	if (m->failed)
+		return -ENOMEM;
+	if (assign_tracks(m) < 0)
+		return -ENOMEM;
+	if (m->nfences) {
+		order = calloc(m->nfences, sizeof(*order));
+		if (!order)
+			return -ENOMEM;
+	}
+	for (size_t t = 0; t < m->ntracks && ret >= 0; t++) {
 		size_t n = 0;
-		int lanes = 0;
 
 		for (size_t i = 0; i < m->nfences; i++)
 			if (m->fences[i].track == (int)t)
 				order[n++] = i;
-		sort_model = m;
-		qsort(order, n, sizeof(*order), cmp_fence_start);
-		for (size_t k = 0; k < n; k++) {
-			struct tr_fence *f = &m->fences[order[k]];
-			int64_t start = tr_fence_start(m, f), end = tr_fence_end(m, f);
-			int lane;
-
-			for (lane = 0; lane < lanes; lane++)
-				if (lane_end[lane] <= start)
-					break;
-			if (lane == lanes) {
-				if ((size_t)lanes == lane_cap) {
-					size_t nc = lane_cap ? lane_cap * 2 : 8;
-					int64_t *nl = realloc(lane_end, nc * sizeof(*nl));
-
-					if (!nl) {
-						free(order);
-						free(lane_end);
-						return -ENOMEM;
-					}
-					lane_end = nl;
-					lane_cap = nc;
-				}
-				lanes++;
-			}
-			lane_end[lane] = end;
-			f->lane = lane;
-		}
-		m->tracks[t].lanes = lanes;
+		ret = assign_lanes(m, order, n, &lane_end, &lane_cap);
+		if (ret >= 0)
+			m->tracks[t].lanes = ret;
 	}
 	free(order);
 	free(lane_end);
-	return 0;
+	return ret < 0 ? ret : 0;
 }
 
 const char *

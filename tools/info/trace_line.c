@@ -75,35 +75,29 @@ copy_trimmed(char *out, size_t len, const char *s, const char *e)
 	out[n] = '\0';
 }
 
-int
-tr_line_parse(const char *line, struct tr_line *out)
+/* The timestamp is the first "digits.digits" token followed by ": ". */
+static const char *
+find_timestamp(const char *line, const char **ts_end)
 {
-	const char *ts_start = NULL, *ts_end = NULL, *p, *head_end, *lb, *ev, *ev_end;
-
-	memset(out, 0, sizeof(*out));
-	out->tgid = -1;
-	if (line[0] == '#' || is_blank_line(line) || strstr(line, "#####"))
-		return 0;
-
-	/* The timestamp is the first "digits.digits" token followed by ": ". */
-	for (p = strstr(line, ": "); p; p = strstr(p + 1, ": ")) {
+	for (const char *p = strstr(line, ": "); p; p = strstr(p + 1, ": ")) {
 		const char *s = p;
 
 		while (s > line && !isspace((unsigned char)s[-1]))
 			s--;
 		if (is_timestamp(s, p)) {
-			ts_start = s;
-			ts_end = p;
-			break;
+			*ts_end = p;
+			return s;
 		}
 	}
-	if (!ts_start)
-		return -EINVAL;
-	out->ts_ns = parse_timestamp(ts_start, ts_end);
+	return NULL;
+}
 
-	/* Head: "comm-tid [(tgid)] [cpu] [flags]" */
-	head_end = ts_start;
-	lb = NULL;
+/* The head before the timestamp at head_end: "comm-tid [(tgid)] [cpu] [flags]". */
+static int
+parse_head(const char *line, const char *head_end, struct tr_line *out)
+{
+	const char *p, *lb = NULL, *dash = NULL, *s = line;
+
 	for (p = line; p < head_end; p++)
 		if (*p == '[')
 			lb = p;
@@ -128,22 +122,24 @@ tr_line_parse(const char *line, struct tr_line *out)
 			p--;
 	}
 	/* comm-tid: the tid follows the last '-' (comms may contain '-'). */
-	{
-		const char *dash = NULL, *s = line;
+	while (s < p && isspace((unsigned char)*s))
+		s++;
+	for (const char *q = s; q < p; q++)
+		if (*q == '-')
+			dash = q;
+	if (!dash || dash + 1 >= p || !isdigit((unsigned char)dash[1]))
+		return -EINVAL;
+	copy_trimmed(out->comm, sizeof(out->comm), s, dash);
+	out->tid = atoi(dash + 1);
+	return 0;
+}
 
-		while (s < p && isspace((unsigned char)*s))
-			s++;
-		for (const char *q = s; q < p; q++)
-			if (*q == '-')
-				dash = q;
-		if (!dash || dash + 1 >= p || !isdigit((unsigned char)dash[1]))
-			return -EINVAL;
-		copy_trimmed(out->comm, sizeof(out->comm), s, dash);
-		out->tid = atoi(dash + 1);
-	}
+/* "event: data" from ev on; 1, or -EINVAL when there is no event name. */
+static int
+parse_event(const char *ev, struct tr_line *out)
+{
+	const char *ev_end;
 
-	/* "event: data" after the timestamp */
-	ev = ts_end + 2;
 	while (*ev == ' ')
 		ev++;
 	if (strncmp(ev, "sys_", 4) == 0) {
@@ -172,6 +168,25 @@ tr_line_parse(const char *line, struct tr_line *out)
 	if (!out->event[0])
 		return -EINVAL;
 	return 1;
+}
+
+int
+tr_line_parse(const char *line, struct tr_line *out)
+{
+	const char *ts_start, *ts_end = NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->tgid = -1;
+	if (line[0] == '#' || is_blank_line(line) || strstr(line, "#####"))
+		return 0;
+
+	ts_start = find_timestamp(line, &ts_end);
+	if (!ts_start)
+		return -EINVAL;
+	out->ts_ns = parse_timestamp(ts_start, ts_end);
+	if (parse_head(line, ts_start, out) < 0)
+		return -EINVAL;
+	return parse_event(ts_end + 2, out);
 }
 
 int

@@ -66,6 +66,46 @@ numbered(struct tr_model *m, size_t idx)
 	}
 }
 
+/* dma_fence_wait_start: an open wait of thread on fence idx. */
+static void
+wait_start(struct tr_model *m, int idx, int thread, int64_t ts_ns)
+{
+	struct tr_wait *w;
+
+	if (!tr_model_grow(m, (void **)&m->waits, m->nwaits, &m->waits_cap, sizeof(*m->waits)))
+		return;
+	w = &m->waits[m->nwaits++];
+	w->fence = idx;
+	w->thread = thread;
+	w->start_ns = ts_ns;
+	w->end_ns = TR_NONE;
+	w->unfinished = false;
+}
+
+/* dma_fence_wait_end: closes the innermost open wait of thread tid, preferably on fence idx. */
+static void
+wait_end(struct tr_model *m, int idx, int tid, int64_t ts_ns)
+{
+	struct tr_wait *match = NULL;
+
+	for (size_t i = m->nwaits; i-- > 0;) {
+		struct tr_wait *w = &m->waits[i];
+
+		if (m->threads[w->thread].tid != tid || w->end_ns != TR_NONE)
+			continue;
+		if (w->fence == idx) {
+			match = w;
+			break;
+		}
+		if (!match)
+			match = w;
+	}
+	if (match)
+		match->end_ns = ts_ns;
+	else
+		m->unmatched_wait_ends++;
+}
+
 static void
 fence_event(struct tr_model *m, const struct tr_line *l, const char *what)
 {
@@ -121,36 +161,9 @@ fence_event(struct tr_model *m, const struct tr_line *l, const char *what)
 		f->destroy_ns = l->ts_ns;
 		f->destroy_thread = thread;
 	} else if (strcmp(what, "wait_start") == 0) {
-		struct tr_wait *w;
-
-		if (!tr_model_grow(m, (void **)&m->waits, m->nwaits, &m->waits_cap, sizeof(*m->waits)))
-			return;
-		w = &m->waits[m->nwaits++];
-		w->fence = idx;
-		w->thread = thread;
-		w->start_ns = l->ts_ns;
-		w->end_ns = TR_NONE;
-		w->unfinished = false;
+		wait_start(m, idx, thread, l->ts_ns);
 	} else if (strcmp(what, "wait_end") == 0) {
-		struct tr_wait *match = NULL;
-
-		/* the innermost open wait of this thread, preferably on this fence */
-		for (size_t i = m->nwaits; i-- > 0;) {
-			struct tr_wait *w = &m->waits[i];
-
-			if (m->threads[w->thread].tid != l->tid || w->end_ns != TR_NONE)
-				continue;
-			if (w->fence == idx) {
-				match = w;
-				break;
-			}
-			if (!match)
-				match = w;
-		}
-		if (match)
-			match->end_ns = l->ts_ns;
-		else
-			m->unmatched_wait_ends++;
+		wait_end(m, idx, l->tid, l->ts_ns);
 	}
 }
 
@@ -176,7 +189,8 @@ syscall_event(struct tr_model *m, const struct tr_line *l, bool enter, const cha
 	if (thread < 0)
 		return;
 	if (enter) {
-		if (!tr_model_grow(m, (void **)&m->blocks, m->nblocks, &m->blocks_cap, sizeof(*m->blocks)))
+		if (!tr_model_grow(m, (void **)&m->blocks, m->nblocks, &m->blocks_cap,
+				   sizeof(*m->blocks)))
 			return;
 		b = &m->blocks[m->nblocks++];
 		memset(b, 0, sizeof(*b));

@@ -72,7 +72,8 @@ tr_model_thread(struct tr_model *m, const struct tr_line *l)
 			t->tgid = l->tgid;
 		return (int)i;
 	}
-	if (!tr_model_grow(m, (void **)&m->threads, m->nthreads, &m->threads_cap, sizeof(*m->threads)))
+	if (!tr_model_grow(m, (void **)&m->threads, m->nthreads, &m->threads_cap,
+			   sizeof(*m->threads)))
 		return -1;
 	t = &m->threads[m->nthreads];
 	t->tid = l->tid;
@@ -84,7 +85,8 @@ tr_model_thread(struct tr_model *m, const struct tr_line *l)
 static size_t
 hash_key(uint64_t context, uint64_t seqno)
 {
-	uint64_t h = context * UINT64_C(0x9E3779B97F4A7C15) ^ (seqno + UINT64_C(0x632BE59BD9B4E019));
+	uint64_t h =
+		context * UINT64_C(0x9E3779B97F4A7C15) ^ (seqno + UINT64_C(0x632BE59BD9B4E019));
 
 	h ^= h >> 29;
 	return (size_t)h;

@@ -51,10 +51,11 @@ draw_axis(struct svg_ctx *c, double y_top, double y_bottom)
 	for (double t = first; t <= offset_ms + range_ms + step * 1e-6; t += step) {
 		double x = LABEL_W + (t - offset_ms) / range_ms * PLOT_W;
 
-		fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n",
+		fprintf(c->f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n",
 			x, y_top, x, y_bottom);
-		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%.*f</text>\n", x, y_top - 6,
-			decimals, t);
+		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%.*f</text>\n", x,
+			y_top - 6, decimals, t);
 		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%.*f</text>\n", x,
 			y_bottom + 14, decimals, t);
 	}
@@ -95,17 +96,20 @@ legend_item(struct svg_ctx *c, double *x, double *y, enum legend_symbol sym, con
 		fill = MARK_COLOR, cls = "bar mark";
 		break;
 	case SYM_ENABLE:
-		fprintf(c->f, "<path d=\"M%.1f %.1f l-4 -5 h8 z\" class=\"enable\"/>", *x + 11, *y + 9);
+		fprintf(c->f, "<path d=\"M%.1f %.1f l-4 -5 h8 z\" class=\"enable\"/>", *x + 11,
+			*y + 9);
 		break;
 	case SYM_MARKER:
 		fprintf(c->f, "<path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" class=\"mk\"/>", *x + 11,
 			*y + 1);
 		break;
 	case SYM_TIE:
-		fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"tie\" "
-			      "stroke=\"%s\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" "
-			      "class=\"tiedot\" fill=\"%s\"/>",
-			*x + 11, *y + 12, *x + 11, *y, svg_track_color(0), *x + 11, *y, svg_track_color(0));
+		fprintf(c->f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"tie\" "
+			"stroke=\"%s\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" "
+			"class=\"tiedot\" fill=\"%s\"/>",
+			*x + 11, *y + 12, *x + 11, *y, svg_track_color(0), *x + 11, *y,
+			svg_track_color(0));
 		break;
 	}
 	if (fill)
@@ -139,28 +143,17 @@ copy_stream(FILE *to, char *buf, size_t len)
 	return fwrite(buf, 1, len, to) == len ? 0 : -1;
 }
 
-int
-tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
+/*
+ * The window shown: the whole trace, or with --svg-window markers from the
+ * first marker to the last one's end, plus 2% on each side; at least 1 ms,
+ * so that an empty trace still has an axis.
+ */
+static void
+set_window(struct svg_ctx *c, const struct tr_model *m, const struct tr_meta *meta)
 {
-	struct svg_ctx c = { .m = m };
-	int fence_rows, wait_rows, marker_rows, ret = 0;
-	double height, y_axis_top, y_rows_end;
-	char cmd[512], summary[512];
-	size_t signalled = 0, shown = 0;
-	char *fg_buf = NULL, *bg_buf = NULL;
-	size_t fg_len = 0, bg_len = 0;
-
-	svg_count_rows(m, &fence_rows, &wait_rows, &marker_rows);
-	y_rows_end = TOP + SECTION_H * 3 +
-		     ROW_H * ((fence_rows ? fence_rows : 1) + (wait_rows ? wait_rows : 1) +
-			      (marker_rows ? marker_rows : 1)) +
-		     4;
-	height = y_rows_end + 84; /* axis labels and up to two legend lines */
-
-	c.t0 = c.origin = (double)m->begin_ns;
-	c.span = (double)(m->end_ns - m->begin_ns);
+	c->t0 = c->origin = (double)m->begin_ns;
+	c->span = (double)(m->end_ns - m->begin_ns);
 	if (meta->svg_markers_window && m->nmarkers) {
-		/* from the first marker to the last one's end, plus 2% on each side */
 		int64_t first = INT64_MAX, last = INT64_MIN;
 
 		for (size_t i = 0; i < m->nmarkers; i++) {
@@ -171,24 +164,26 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 			last = e > last ? e : last;
 		}
 		double pad = (double)(last - first) * 0.02 + 1e5;
-		c.t0 = (double)first - pad > c.origin ? (double)first - pad : c.origin;
-		c.span = ((double)last + pad < (double)m->end_ns ? (double)last + pad
-								  : (double)m->end_ns) - c.t0;
-		c.cropped = true;
-	}
-	if (c.span < 1e6)
-		c.span = 1e6; /* at least 1 ms, so an empty trace still has an axis */
+		double end = (double)last + pad < (double)m->end_ns ? (double)last + pad
+								     : (double)m->end_ns;
 
-	for (size_t i = 0; i < m->nfences; i++) {
-		if (m->fences[i].hidden || m->fences[i].from_marker)
-			continue;
-		shown++;
-		signalled += m->fences[i].signaled_ns != TR_NONE;
+		c->t0 = (double)first - pad > c->origin ? (double)first - pad : c->origin;
+		c->span = end - c->t0;
+		c->cropped = true;
 	}
+	if (c->span < 1e6)
+		c->span = 1e6;
+}
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
-		   "viewBox=\"0 0 %d %.0f\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\">\n",
+/* The document's start: its size, the hatching pattern, the styles, a white page. */
+static void
+write_head(FILE *f, double height)
+{
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
+		"viewBox=\"0 0 %d %.0f\" font-family=\"DejaVu Sans, Verdana, Arial, "
+		"sans-serif\">\n",
 		SVG_W, height, SVG_W, height);
 	fputs("<defs>\n"
 	      "<pattern id=\"pending\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
@@ -208,10 +203,27 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	      ".block .in, .in.blk{fill:#4a2c00}\n"
 	      ".enable{fill:#222}.mk{fill:#8a6bbe;stroke:#4b2f7a;stroke-width:0.6}\n"
 	      ".mkl{font-size:10px;fill:#4b2f7a}\n"
-	      ".tie{stroke-width:1;stroke-dasharray:1 2;opacity:0.7}.tiedot{stroke:#333;stroke-width:0.5}\n"
-	      "</style>\n</defs>\n", f);
+	      ".tie{stroke-width:1;stroke-dasharray:1 2;opacity:0.7}"
+	      ".tiedot{stroke:#333;stroke-width:0.5}\n"
+	      "</style>\n</defs>\n",
+	      f);
 	fprintf(f, "<rect width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n", SVG_W, height);
+}
 
+/* The title (the command, cut at TITLE_CHARS), the summary and the window's note. */
+static void
+write_title(FILE *f, const struct svg_ctx *c, const struct tr_meta *meta)
+{
+	const struct tr_model *m = c->m;
+	char cmd[512], summary[512];
+	size_t signalled = 0, shown = 0;
+
+	for (size_t i = 0; i < m->nfences; i++) {
+		if (m->fences[i].hidden || m->fences[i].from_marker)
+			continue;
+		shown++;
+		signalled += m->fences[i].signaled_ns != TR_NONE;
+	}
 	fputs("<text x=\"10\" y=\"24\" class=\"title\">", f);
 	if (meta->argv) {
 		fputs("syncbridge-info trace: ", f);
@@ -243,11 +255,57 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	if (meta->exit_status >= 0)
 		fprintf(f, "%d", meta->exit_status);
 	fputs("</text>\n", f);
-	if (c.cropped)
-		fprintf(f, "<text x=\"10\" y=\"60\" class=\"note\">shown: %.1f to %.1f ms, from the "
-			   "first marker to the last (--svg-window markers); what lies outside is "
-			   "left out</text>\n",
-			(c.t0 - c.origin) / 1e6, (c.t0 + c.span - c.origin) / 1e6);
+	if (c->cropped)
+		fprintf(f,
+			"<text x=\"10\" y=\"60\" class=\"note\">shown: %.1f to %.1f ms, from the "
+			"first marker to the last (--svg-window markers); what lies outside is "
+			"left out</text>\n",
+			(c->t0 - c->origin) / 1e6, (c->t0 + c->span - c->origin) / 1e6);
+}
+
+/* The three sections, each with a note instead of its rows when it has none, and the legend. */
+static void
+draw_sections(struct svg_ctx *c, int fence_rows, int wait_rows, int marker_rows,
+	      double y_rows_end)
+{
+	c->y = TOP;
+	svg_section(c, "Fences (driver / timeline)", fence_rows ? NULL : "no dma_fence events");
+	if (!fence_rows)
+		c->y += ROW_H;
+	svg_draw_fences(c);
+	svg_section(c, "Waits (per thread)",
+		    wait_rows ? NULL : "no thread blocked in dma_fence_wait() or, for 0.1 ms "
+				       "or more, in poll()");
+	if (!wait_rows)
+		c->y += ROW_H;
+	svg_draw_waits(c);
+	if (wait_rows)
+		svg_draw_signal_lines(c, c->y);
+	svg_section(c, "Markers (syncbridge:)", marker_rows ? NULL : "none");
+	if (!marker_rows)
+		c->y += ROW_H;
+	svg_draw_markers(c);
+	legend(c, y_rows_end + 30);
+}
+
+int
+tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
+{
+	struct svg_ctx c = { .m = m };
+	int fence_rows, wait_rows, marker_rows, ret = 0;
+	double height, y_rows_end;
+	char *fg_buf = NULL, *bg_buf = NULL;
+	size_t fg_len = 0, bg_len = 0;
+
+	svg_count_rows(m, &fence_rows, &wait_rows, &marker_rows);
+	y_rows_end = TOP + SECTION_H * 3 +
+		     ROW_H * ((fence_rows ? fence_rows : 1) + (wait_rows ? wait_rows : 1) +
+			      (marker_rows ? marker_rows : 1)) +
+		     4;
+	height = y_rows_end + 84; /* axis labels and up to two legend lines */
+	set_window(&c, m, meta);
+	write_head(f, height);
+	write_title(f, &c, meta);
 
 	/* rows: stripes into bg, everything else into fg; then bg, grid, fg */
 	if (m->nfences) {
@@ -267,24 +325,7 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 		free(c.fence_y);
 		return -1;
 	}
-	y_axis_top = TOP - 8;
-	c.y = TOP;
-	svg_section(&c, "Fences (driver / timeline)", fence_rows ? NULL : "no dma_fence events");
-	if (!fence_rows)
-		c.y += ROW_H;
-	svg_draw_fences(&c);
-	svg_section(&c, "Waits (per thread)",
-		wait_rows ? NULL : "no thread blocked in dma_fence_wait() or, for 0.1 ms or more, in poll()");
-	if (!wait_rows)
-		c.y += ROW_H;
-	svg_draw_waits(&c);
-	if (wait_rows)
-		svg_draw_signal_lines(&c, c.y);
-	svg_section(&c, "Markers (syncbridge:)", marker_rows ? NULL : "none");
-	if (!marker_rows)
-		c.y += ROW_H;
-	svg_draw_markers(&c);
-	legend(&c, y_rows_end + 30);
+	draw_sections(&c, fence_rows, wait_rows, marker_rows, y_rows_end);
 	fclose(c.f);
 	fclose(c.bg);
 	free(c.fence_y);
@@ -293,7 +334,7 @@ tr_write_svg(const struct tr_model *m, const struct tr_meta *meta, FILE *f)
 	if (copy_stream(f, bg_buf, bg_len) < 0)
 		ret = -1;
 	c.f = f;
-	draw_axis(&c, y_axis_top, y_rows_end);
+	draw_axis(&c, TOP - 8, y_rows_end);
 	if (copy_stream(f, fg_buf, fg_len) < 0)
 		ret = -1;
 	free(fg_buf);

@@ -41,7 +41,8 @@ void
 svg_xml_text(FILE *f, const char *s)
 {
 	static const char *const entities[128] = {
-		['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&apos;",
+		['&'] = "&amp;",  ['<'] = "&lt;",    ['>'] = "&gt;",
+		['"'] = "&quot;", ['\''] = "&apos;",
 	};
 
 	for (; *s; s++) {
@@ -181,100 +182,110 @@ svg_count_rows(const struct tr_model *m, int *fence_rows, int *wait_rows, int *m
 	return *fence_rows + *wait_rows + *marker_rows;
 }
 
+/* A fence bar's tooltip: its key, when it was made and signalled and by whom. */
+static void
+fence_tip(const struct svg_ctx *c, const struct tr_fence *f, char *tip, size_t len)
+{
+	const struct tr_model *m = c->m;
+	char who[64], created[128], signalled[128];
+	bool pending = f->signaled_ns == TR_NONE;
+	int64_t s = tr_fence_start(m, f), e = tr_fence_end(m, f);
+
+	if (f->init_ns == TR_NONE)
+		snprintf(created, sizeof(created), "created before the trace");
+	else
+		snprintf(created, sizeof(created), "created at %.3f ms%s%s", ms(c, f->init_ns),
+			 f->init_thread >= 0 ? " by " : "",
+			 f->init_thread >= 0 ? tr_thread_label(m, f->init_thread, who, sizeof(who))
+					     : "");
+	if (pending && f->destroy_ns != TR_NONE)
+		snprintf(signalled, sizeof(signalled),
+			 "released at %.3f ms with no signal event (a fence nobody asked, "
+			 "e.g. a dma_fence_array)", ms(c, f->destroy_ns));
+	else if (pending)
+		snprintf(signalled, sizeof(signalled), "NOT signalled by the end of the trace");
+	else
+		snprintf(signalled, sizeof(signalled), "signalled at %.3f ms%s%s",
+			 ms(c, f->signaled_ns), f->signal_thread >= 0 ? " from " : "",
+			 f->signal_thread >= 0 ?
+				 tr_thread_label(m, f->signal_thread, who, sizeof(who)) : "");
+	snprintf(tip, len, "%s %s context %llu seqno %llu\n%s\n%s\n%s %.3f ms%s%s",
+		 f->driver, f->timeline, (unsigned long long)f->context,
+		 (unsigned long long)f->seqno, created, signalled,
+		 pending ? "pending for at least" : "pending for", (double)(e - s) / 1e6,
+		 f->destroy_thread >= 0 ? "\nlast reference dropped by " : "",
+		 f->destroy_thread >= 0 ? tr_thread_label(m, f->destroy_thread, who, sizeof(who))
+					: "");
+}
+
+/* Fence i's bar on the current row, hatched while pending, and its enable_signal tick. */
+static void
+draw_fence(struct svg_ctx *c, size_t i, const char *color)
+{
+	const struct tr_fence *f = &c->m->fences[i];
+	bool pending = f->signaled_ns == TR_NONE;
+	char in[48], tip[512];
+
+	snprintf(in, sizeof(in), "%llu:%llu", (unsigned long long)f->context,
+		 (unsigned long long)f->seqno);
+	fence_tip(c, f, tip, sizeof(tip));
+	bar(c, xpos(c, tr_fence_start(c->m, f)), xpos(c, tr_fence_end(c->m, f)),
+	    pending ? "url(#pending)" : color, pending ? "pend" : NULL, in, tip);
+	if (c->fence_y)
+		c->fence_y[i] = c->y;
+	if (f->enable_ns != TR_NONE && in_window(c, f->enable_ns, f->enable_ns)) {
+		double x = xpos(c, f->enable_ns);
+
+		fprintf(c->f, "<path d=\"M%.1f %.1f l-4 -5 h8 z\" class=\"enable\"/>\n", x,
+			c->y + (ROW_H - BAR_H) / 2.0 + 1);
+	}
+}
+
+/* The label of a track's lane: the first names the track, the last drawn may hold several. */
+static void
+lane_label(const struct tr_track *tr, int lane, bool only_markers, char *label, size_t len)
+{
+	if (lane == 0 && only_markers)
+		/* no dma_fence event while tracing (made and signalled before) */
+		snprintf(label, len, "%s / %s: from markers", tr->driver, tr->timeline);
+	else if (lane == 0)
+		snprintf(label, len, "%s / %s (%zu)", tr->driver, tr->timeline, tr->nfences);
+	else if (lane == MAX_LANES_DRAWN - 1 && tr->lanes > MAX_LANES_DRAWN)
+		snprintf(label, len, "lanes %d-%d (overlaid)", lane + 1, tr->lanes);
+	else
+		snprintf(label, len, "lane %d", lane + 1);
+}
+
 void
 svg_draw_fences(struct svg_ctx *c)
 {
 	const struct tr_model *m = c->m;
-	char label[TR_NAME_LEN * 2 + 32], tip[512], who[64], created[128], signalled[128];
+	char label[TR_NAME_LEN * 2 + 32];
 
 	for (size_t t = 0; t < m->ntracks; t++) {
 		const struct tr_track *tr = &m->tracks[t];
 		const char *color = svg_track_color((int)t);
 		int lanes = tr->lanes < MAX_LANES_DRAWN ? tr->lanes : MAX_LANES_DRAWN;
-
 		bool only_markers = true;
 
 		for (size_t i = 0; i < m->nfences; i++)
 			if (m->fences[i].track == (int)t && !m->fences[i].from_marker)
 				only_markers = false;
 		for (int lane = 0; lane < lanes; lane++) {
-			if (lane == 0 && only_markers)
-				/* no dma_fence event while tracing (made and signalled before) */
-				snprintf(label, sizeof(label), "%s / %s: from markers", tr->driver,
-					 tr->timeline);
-			else if (lane == 0)
-				snprintf(label, sizeof(label), "%s / %s (%zu)", tr->driver, tr->timeline,
-					 tr->nfences);
-			else if (lane == MAX_LANES_DRAWN - 1 && tr->lanes > MAX_LANES_DRAWN)
-				snprintf(label, sizeof(label), "lanes %d-%d (overlaid)", lane + 1,
-					 tr->lanes);
-			else
-				snprintf(label, sizeof(label), "lane %d", lane + 1);
+			lane_label(tr, lane, only_markers, label, sizeof(label));
 			row_label(c, label, lane > 0);
-
 			for (size_t i = 0; i < m->nfences; i++) {
 				const struct tr_fence *f = &m->fences[i];
-				int flane = f->lane < MAX_LANES_DRAWN ? f->lane : MAX_LANES_DRAWN - 1;
-				int64_t s, e;
-				bool pending;
-				char in[48];
+				int flane = f->lane < MAX_LANES_DRAWN ? f->lane
+								      : MAX_LANES_DRAWN - 1;
 
 				if (f->track != (int)t || flane != lane)
 					continue;
-				if (f->from_marker) {
+				if (!f->from_marker)
+					draw_fence(c, i, color);
+				else if (c->fence_y)
 					/* no bar: only the row the markers' ties meet on */
-					if (c->fence_y)
-						c->fence_y[i] = c->y;
-					continue;
-				}
-				s = tr_fence_start(m, f);
-				e = tr_fence_end(m, f);
-				pending = f->signaled_ns == TR_NONE;
-				snprintf(in, sizeof(in), "%llu:%llu", (unsigned long long)f->context,
-					 (unsigned long long)f->seqno);
-				if (f->init_ns == TR_NONE)
-					snprintf(created, sizeof(created), "created before the trace");
-				else
-					snprintf(created, sizeof(created), "created at %.3f ms%s%s",
-						 ms(c, f->init_ns), f->init_thread >= 0 ? " by " : "",
-						 f->init_thread >= 0 ? tr_thread_label(m, f->init_thread, who,
-											sizeof(who))
-								     : "");
-				if (pending && f->destroy_ns != TR_NONE)
-					snprintf(signalled, sizeof(signalled),
-						 "released at %.3f ms with no signal event (a fence "
-						 "nobody asked, e.g. a dma_fence_array)",
-						 ms(c, f->destroy_ns));
-				else if (pending)
-					snprintf(signalled, sizeof(signalled),
-						 "NOT signalled by the end of the trace");
-				else
-					snprintf(signalled, sizeof(signalled), "signalled at %.3f ms%s%s",
-						 ms(c, f->signaled_ns), f->signal_thread >= 0 ? " from " : "",
-						 f->signal_thread >= 0
-							 ? tr_thread_label(m, f->signal_thread, who, sizeof(who))
-							 : "");
-				snprintf(tip, sizeof(tip),
-					 "%s %s context %llu seqno %llu\n%s\n%s\n%s %.3f ms%s%s",
-					 f->driver, f->timeline, (unsigned long long)f->context,
-					 (unsigned long long)f->seqno, created, signalled,
-					 pending ? "pending for at least" : "pending for",
-					 (double)(e - s) / 1e6,
-					 f->destroy_thread >= 0 ? "\nlast reference dropped by " : "",
-					 f->destroy_thread >= 0 ? tr_thread_label(m, f->destroy_thread, who,
-										    sizeof(who))
-								: "");
-				bar(c, xpos(c, s), xpos(c, e), pending ? "url(#pending)" : color,
-				    pending ? "pend" : NULL, in, tip);
-				if (c->fence_y)
 					c->fence_y[i] = c->y;
-				if (f->enable_ns != TR_NONE && in_window(c, f->enable_ns, f->enable_ns)) {
-					double x = xpos(c, f->enable_ns);
-
-					fprintf(c->f,
-						"<path d=\"M%.1f %.1f l-4 -5 h8 z\" class=\"enable\"/>\n", x,
-						c->y + (ROW_H - BAR_H) / 2.0 + 1);
-				}
 			}
 			c->y += ROW_H;
 		}
@@ -296,14 +307,16 @@ svg_draw_waits(struct svg_ctx *c)
 			if (b->thread != (int)i || b->end_ns - b->start_ns < MIN_BLOCK_NS)
 				continue;
 			if (!any) {
-				row_label(c, tr_thread_label(m, (int)i, label, sizeof(label)), false);
+				row_label(c, tr_thread_label(m, (int)i, label, sizeof(label)),
+					  false);
 				any = true;
 			}
-			snprintf(tip, sizeof(tip), "%s blocked in %s()\nfrom %.3f ms for %.3f ms%s", label,
-				 b->name, ms(c, b->start_ns), (double)(b->end_ns - b->start_ns) / 1e6,
+			snprintf(tip, sizeof(tip), "%s blocked in %s()\nfrom %.3f ms for %.3f ms%s",
+				 label, b->name, ms(c, b->start_ns),
+				 (double)(b->end_ns - b->start_ns) / 1e6,
 				 b->unfinished ? " (still blocked at the end)" : "");
-			bar(c, xpos(c, b->start_ns), xpos(c, b->end_ns), BLOCK_COLOR, "block", b->name,
-			    tip);
+			bar(c, xpos(c, b->start_ns), xpos(c, b->end_ns), BLOCK_COLOR, "block",
+			    b->name, tip);
 		}
 		for (size_t k = 0; k < m->nwaits; k++) {
 			const struct tr_wait *w = &m->waits[k];
@@ -313,18 +326,21 @@ svg_draw_waits(struct svg_ctx *c)
 			if (w->thread != (int)i)
 				continue;
 			if (!any) {
-				row_label(c, tr_thread_label(m, (int)i, label, sizeof(label)), false);
+				row_label(c, tr_thread_label(m, (int)i, label, sizeof(label)),
+					  false);
 				any = true;
 			}
 			snprintf(in, sizeof(in), "%llu:%llu", (unsigned long long)f->context,
 				 (unsigned long long)f->seqno);
 			snprintf(tip, sizeof(tip),
-				 "%s waited in dma_fence_wait() for %s %s %llu:%llu\nfrom %.3f ms for %.3f ms%s",
+				 "%s waited in dma_fence_wait() for %s %s %llu:%llu\n"
+				 "from %.3f ms for %.3f ms%s",
 				 label, f->driver, f->timeline, (unsigned long long)f->context,
 				 (unsigned long long)f->seqno, ms(c, w->start_ns),
 				 (double)(w->end_ns - w->start_ns) / 1e6,
 				 w->unfinished ? " (still waiting at the end)" : "");
-			bar(c, xpos(c, w->start_ns), xpos(c, w->end_ns), WAIT_COLOR, "wait", in, tip);
+			bar(c, xpos(c, w->start_ns), xpos(c, w->end_ns), WAIT_COLOR, "wait", in,
+			    tip);
 		}
 		if (any)
 			c->y += ROW_H;
@@ -463,10 +479,12 @@ svg_draw_markers(struct svg_ctx *c)
 			x = xpos(c, mk->ts_ns);
 			marker_fence_text(m, mk, ftext, sizeof(ftext));
 			if (mk->span) {
-				snprintf(tip, sizeof(tip), "%s %s\nfrom %.3f ms for %.3f ms%s%s", mk->name,
-					 mk->args, ms(c, mk->ts_ns),
+				snprintf(tip, sizeof(tip), "%s %s\nfrom %.3f ms for %.3f ms%s%s",
+					 mk->name, mk->args, ms(c, mk->ts_ns),
 					 (double)(mk->end_ns - mk->ts_ns) / 1e6,
-					 mk->unfinished ? " (not ended by the end of the trace)" : "", ftext);
+					 mk->unfinished ? " (not ended by the end of the trace)"
+							: "",
+					 ftext);
 				bar(c, x, xpos(c, mk->end_ns), MARK_COLOR, "mark", mk->name, tip);
 				marker_tie(c, mk, x, c->y + (ROW_H - BAR_H) / 2.0, &ties);
 				continue;
@@ -476,7 +494,8 @@ svg_draw_markers(struct svg_ctx *c)
 			marker_tie(c, mk, x, c->y + 6, &ties);
 			fprintf(c->f, "<g><title>");
 			svg_xml_text(c->f, tip);
-			fprintf(c->f, "</title><path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" class=\"mk\"/>",
+			fprintf(c->f,
+				"</title><path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" class=\"mk\"/>",
 				x, c->y + 6);
 			if (x + 7 > label_end[row] &&
 			    x + 7 + CHAR_W * (double)strlen(mk->name) < SVG_W) {

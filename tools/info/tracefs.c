@@ -79,8 +79,8 @@ tracefs_find(struct tracefs *tfs)
 			return ret;
 		}
 		if (ret < 0) {
-			info_err("SYNCBRIDGE_TRACEFS=%s is not a tracefs mount (no 'trace' file there)",
-				 env);
+			info_err("SYNCBRIDGE_TRACEFS=%s is not a tracefs mount (no 'trace' "
+				 "file there)", env);
 			return -ENOENT;
 		}
 		snprintf(tfs->root, sizeof(tfs->root), "%s", env);
@@ -178,7 +178,8 @@ tracefs_instance_create(struct tracefs *tfs, unsigned long buffer_kb)
 		 tfs->root, (int)getpid());
 	if (mkdir(tfs->instance, 0700) < 0 && errno != EEXIST) {
 		ret = -errno;
-		info_err("cannot create the tracefs instance %s: %s%s", tfs->instance, strerror(-ret),
+		info_err("cannot create the tracefs instance %s: %s%s", tfs->instance,
+			 strerror(-ret),
 			 ret == -EACCES || ret == -EPERM ? " (tracing needs root)" : "");
 		tfs->instance[0] = '\0';
 		return ret;
