@@ -17,7 +17,7 @@ tests already hold the .sym files to `nm -D` and to the headers. A name is
   name; a new object is added here and in docs/core.md);
 - VERB: one of VERBS, right after the object;
 - COMPLEMENT (optional): what the verb reads, sets or hands out, not the
-  object again (`sb_dmabuf_is_valid`); after `export` it names the kind of
+  object again (`sb_dmabuf_is_dmabuf`); after `export` it names the kind of
   fd the caller gets: it ends in `fence`, `sync_file` or `fd`.
 
 Prints "ok"/"not ok" lines; exits 1 on any name that breaks the rule.
