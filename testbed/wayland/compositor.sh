@@ -15,6 +15,7 @@
 #     SIGTERM, and its exit status must be 0 (what it gives on SIGTERM): a
 #     sanitizer's or memcheck's report (their leak checks run at that exit)
 #     makes it another, and the test fails there (not ok, exit 1).
+# Needs wait.sh (wait_alive) sourced first.
 compositor_dir() {
 	rt=$(mktemp -d "/tmp/$1-XXXXXX")
 	export XDG_RUNTIME_DIR=$rt
@@ -27,12 +28,8 @@ compositor_start() {
 	"$@" &
 	cpid=$!
 	exec 3>&-
-	for _ in $(seq 1 600); do
-		[ -s "$rt/ready" ] && break
-		kill -0 "$cpid" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -s "$rt/ready" ] || { echo "Bail out! the compositor did not start"; exit 1; }
+	wait_alive "$cpid" 600 test -s "$rt/ready" ||
+		{ echo "Bail out! the compositor did not start"; exit 1; }
 }
 
 compositor_stop() {

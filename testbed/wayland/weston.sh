@@ -14,6 +14,7 @@
 #     (before them a client finds no linux-dmabuf; under TCG the GL start
 #     takes seconds). Sets wpid. Bails out (exit 1) when no socket came;
 #     says how long it took.
+# Needs wait.sh (wait_alive) sourced first.
 weston_dir() {
 	command -v weston >/dev/null || {
 		echo "SKIP: weston not installed (scripts/setup.sh installs it from bookworm-backports)"
@@ -39,6 +40,11 @@ weston_exit() {
 	rm -rf "$rt"
 }
 
+# The socket, and the GL renderer's first lines in the log.
+weston_up() {
+	[ -S "$rt/sbwl-weston" ] && grep -q "explicit sync\|Using GL renderer" "$log" 2>/dev/null
+}
+
 weston_start() {
 	weston_stop
 	rm -f "$rt/sbwl-weston" "$rt/sbwl-weston.lock" "$log"
@@ -46,12 +52,7 @@ weston_start() {
 	weston --backend=headless --renderer=gl --shell=kiosk --socket=sbwl-weston --idle-time=0 \
 		--log="$log" 2>/dev/null &
 	wpid=$!
-	for _ in $(seq 1 900); do
-		[ -S "$rt/sbwl-weston" ] &&
-			grep -q "explicit sync\|Using GL renderer" "$log" 2>/dev/null && break
-		kill -0 "$wpid" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_alive "$wpid" 900 weston_up
 	[ -S "$rt/sbwl-weston" ] || { echo "Bail out! weston did not start"; exit 1; }
 	echo "# weston up after $(( $(date +%s) - _t0 )) s"
 }

@@ -61,6 +61,7 @@ implicit) cargs="--no-drm-syncobj --no-explicit-v1 --expect implicit" ;;
 *) echo "usage: $0 COMPOSITOR CLIENT syncobj|v1|implicit [--gpu-wait] [--control]" >&2; exit 2 ;;
 esac
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem makes the fences)"; exit 77; }
+. "$(dirname "$0")/../../testbed/wayland/wait.sh"
 . "$(dirname "$0")/../../testbed/wayland/compositor.sh"
 compositor_dir sbwl-peer
 scale=${SYNCBRIDGE_VM_TIMEOUT_SCALE:-1}

@@ -30,6 +30,7 @@ for a; do
 done
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem makes the fences)"; exit 77; }
 wrap=${SYNCBRIDGE_VM_WRAPPER:-}
+. "$(dirname "$0")/../../testbed/wayland/wait.sh"
 . "$(dirname "$0")/../../testbed/wayland/compositor.sh"
 compositor_dir sbwl-proxy
 scale=${SYNCBRIDGE_VM_TIMEOUT_SCALE:-1}

@@ -15,6 +15,7 @@
 set -u
 proxy=$1 client=$2
 wrap=${SYNCBRIDGE_VM_WRAPPER:-}
+. "$(dirname "$0")/../../testbed/wayland/wait.sh"
 . "$(dirname "$0")/../../testbed/wayland/weston.sh"
 weston_dir sbwl-pxweston "error|Error"
 # A Weston for each run: kiosk-shell 14.0.2 crashed (a general protection

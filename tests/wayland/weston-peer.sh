@@ -33,6 +33,7 @@ probe='' probe_fail=0
 [ "$1" = --probe ] && { probe=$2; shift 2; }
 client=$1
 wrap=${SYNCBRIDGE_VM_WRAPPER:-}
+. "$(dirname "$0")/../../testbed/wayland/wait.sh"
 . "$(dirname "$0")/../../testbed/wayland/weston.sh"
 weston_dir sbwl-weston "explicit sync|GL renderer|EGL_ANDROID|error|Error"
 weston_start
