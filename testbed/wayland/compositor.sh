@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-# Sourced by the VM-tier scripts that run the example compositor
+# Sourced by the scripts that run the example compositor
 # (syncbridge-wl-compositor) for a client: tests/wayland/client-peer.sh,
-# proxy-peer.sh.
+# proxy-peer.sh (VM tier), proxy-drm-arg.sh (host).
 #   compositor_dir NAME
 #     A fresh XDG_RUNTIME_DIR (/tmp/NAME-XXXXXX, exported, in $rt), removed
 #     at exit, with the compositor ($cpid, when it still runs) ended first.
