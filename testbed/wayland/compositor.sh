@@ -38,6 +38,7 @@ compositor_stop() {
 	_crc=$?
 	cpid=
 	[ $_crc = 0 ] && return 0
-	echo "not ok - the compositor exited with status $_crc (a sanitizer or memcheck report above?)"
+	echo "not ok - the compositor exited with status $_crc" \
+		"(a sanitizer or memcheck report above?)"
 	exit 1
 }

@@ -17,7 +17,8 @@
 # Needs wait.sh (wait_alive) sourced first.
 weston_dir() {
 	command -v weston >/dev/null || {
-		echo "SKIP: weston not installed (scripts/setup.sh installs it from bookworm-backports)"
+		echo "SKIP: weston not installed" \
+			"(scripts/setup.sh installs it from bookworm-backports)"
 		exit 77
 	}
 	[ -e /dev/dri ] || { echo "SKIP: no /dev/dri"; exit 77; }
