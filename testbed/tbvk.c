@@ -376,6 +376,61 @@ tbvk_init(struct vkt *t, const struct tbvk_options *opt, bool require_dmabuf)
 	vkt_create(t, &cfg);
 }
 
+VkInstance
+tbvk_bare_instance(uint32_t layer_count, const char *const *layers)
+{
+	VkApplicationInfo app = {
+		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+		.apiVersion = VK_API_VERSION_1_1,
+	};
+	VkInstanceCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+		.pApplicationInfo = &app,
+		.enabledLayerCount = layer_count,
+		.ppEnabledLayerNames = layers,
+	};
+	VkInstance instance;
+	VkResult r = vkCreateInstance(&info, NULL, &instance);
+
+	if (r == VK_SUCCESS)
+		return instance;
+	/* The skip or failure must reach the log, not the capture's file. */
+	if (capture_file)
+		free(tbvk_capture_end());
+	if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+		sb_test_skip("no Vulkan driver");
+	REQUIRE(0, "vkCreateInstance: %s", vkt_result_name(r));
+	return VK_NULL_HANDLE;
+}
+
+VkPhysicalDevice
+tbvk_first_physical(VkInstance instance)
+{
+	uint32_t n = 1;
+	VkPhysicalDevice pd = VK_NULL_HANDLE;
+	VkResult r = vkEnumeratePhysicalDevices(instance, &n, &pd);
+
+	return (r == VK_SUCCESS || r == VK_INCOMPLETE) && n == 1 ? pd : VK_NULL_HANDLE;
+}
+
+VkResult
+tbvk_bare_device(VkPhysicalDevice pd, VkDevice *device)
+{
+	float prio = 1.0f;
+	VkDeviceQueueCreateInfo q = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+		.queueCount = 1,
+		.pQueuePriorities = &prio,
+	};
+	VkDeviceCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+		.queueCreateInfoCount = 1,
+		.pQueueCreateInfos = &q,
+	};
+
+	return vkCreateDevice(pd, &info, NULL, device);
+}
+
 static void *
 deferred_main(void *arg)
 {

@@ -144,6 +144,19 @@ void tbvk_test_fail(struct vkt *t, int err);
  */
 void tbvk_init(struct vkt *t, const struct tbvk_options *opt, bool require_dmabuf);
 
+/*
+ * For the tests that watch the loader and the layer's own start (loader.c,
+ * environ.c), not an app's work: a Vulkan 1.1 instance with only the layers
+ * named (ppEnabledLayerNames) and no extensions. Skips (exit 77) where the
+ * loader finds no driver and bails out on any other failure, ending a
+ * capture (tbvk_capture_begin()) first so that the reason reaches the log.
+ */
+VkInstance tbvk_bare_instance(uint32_t layer_count, const char *const *layers);
+/* The instance's first physical device, or VK_NULL_HANDLE where it has none. */
+VkPhysicalDevice tbvk_first_physical(VkInstance instance);
+/* A device with one queue of family 0 and nothing enabled. */
+VkResult tbvk_bare_device(VkPhysicalDevice pd, VkDevice *device);
+
 /* The shared resource a test moves between the outside world and Vulkan. */
 struct tbvk_shared {
 	bool is_image;

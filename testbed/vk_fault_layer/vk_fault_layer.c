@@ -43,25 +43,29 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-struct fault_instance {
-	struct fault_instance *next;
+/* What both lists hold first: the dispatch key the loader's handles share. */
+struct tracked {
+	struct tracked *next;
 	void *key;
+};
+
+struct fault_instance {
+	struct tracked node; /* first: a struct tracked * is one of these */
 	VkInstance handle;
 	PFN_vkGetInstanceProcAddr next_gipa;
 	PFN_vkDestroyInstance DestroyInstance;
 };
 
 struct fault_device {
-	struct fault_device *next;
-	void *key;
+	struct tracked node; /* first: a struct tracked * is one of these */
 	PFN_vkGetDeviceProcAddr next_gdpa;
 	PFN_vkDestroyDevice DestroyDevice;
 	PFN_vkImportSemaphoreFdKHR ImportSemaphoreFdKHR;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fault_instance *instances;
-static struct fault_device *devices;
+static struct tracked *instances; /* struct fault_instance */
+static struct tracked *devices;   /* struct fault_device */
 
 static void *
 dispatch_key(const void *handle)
@@ -69,30 +73,60 @@ dispatch_key(const void *handle)
 	return *(void *const *)handle;
 }
 
+/* The entry of list whose key is handle's, or NULL. */
+static struct tracked *
+tracked_find(struct tracked *const *list, const void *handle)
+{
+	void *key = dispatch_key(handle);
+	struct tracked *t;
+
+	pthread_mutex_lock(&lock);
+	for (t = *list; t && t->key != key; t = t->next)
+		;
+	pthread_mutex_unlock(&lock);
+	return t;
+}
+
+/* t goes on list, under handle's key (the handle the next layer made). */
+static void
+tracked_add(struct tracked **list, struct tracked *t, const void *handle)
+{
+	t->key = dispatch_key(handle);
+	pthread_mutex_lock(&lock);
+	t->next = *list;
+	*list = t;
+	pthread_mutex_unlock(&lock);
+}
+
+/* Takes handle's entry off list and returns it (the caller frees it), or NULL. */
+static struct tracked *
+tracked_remove(struct tracked **list, const void *handle)
+{
+	void *key = dispatch_key(handle);
+	struct tracked *t = NULL;
+
+	pthread_mutex_lock(&lock);
+	for (struct tracked **p = list; *p; p = &(*p)->next) {
+		if ((*p)->key == key) {
+			t = *p;
+			*p = t->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return t;
+}
+
 static struct fault_instance *
 instance_lookup(const void *handle)
 {
-	void *key = dispatch_key(handle);
-	struct fault_instance *i;
-
-	pthread_mutex_lock(&lock);
-	for (i = instances; i && i->key != key; i = i->next)
-		;
-	pthread_mutex_unlock(&lock);
-	return i;
+	return (struct fault_instance *)tracked_find(&instances, handle);
 }
 
 static struct fault_device *
 device_lookup(VkDevice handle)
 {
-	void *key = dispatch_key(handle);
-	struct fault_device *d;
-
-	pthread_mutex_lock(&lock);
-	for (d = devices; d && d->key != key; d = d->next)
-		;
-	pthread_mutex_unlock(&lock);
-	return d;
+	return (struct fault_device *)tracked_find(&devices, handle);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -144,34 +178,19 @@ CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *al
 		return res;
 	}
 
-	inst->key = dispatch_key(*out);
 	inst->handle = *out;
 	inst->next_gipa = next_gipa;
 	inst->DestroyInstance = (PFN_vkDestroyInstance)next_gipa(*out, "vkDestroyInstance");
-	pthread_mutex_lock(&lock);
-	inst->next = instances;
-	instances = inst;
-	pthread_mutex_unlock(&lock);
+	tracked_add(&instances, &inst->node, *out);
 	return VK_SUCCESS;
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc)
 {
-	if (!instance)
-		return;
-	void *key = dispatch_key(instance);
-	struct fault_instance *inst = NULL;
+	struct fault_instance *inst =
+		instance ? (struct fault_instance *)tracked_remove(&instances, instance) : NULL;
 
-	pthread_mutex_lock(&lock);
-	for (struct fault_instance **p = &instances; *p; p = &(*p)->next) {
-		if ((*p)->key == key) {
-			inst = *p;
-			*p = inst->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&lock);
 	if (!inst)
 		return;
 	inst->DestroyInstance(instance, alloc);
@@ -206,35 +225,20 @@ CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo *info,
 		return res;
 	}
 
-	dev->key = dispatch_key(*out);
 	dev->next_gdpa = next_gdpa;
 	dev->DestroyDevice = (PFN_vkDestroyDevice)next_gdpa(*out, "vkDestroyDevice");
 	dev->ImportSemaphoreFdKHR =
 		(PFN_vkImportSemaphoreFdKHR)next_gdpa(*out, "vkImportSemaphoreFdKHR");
-	pthread_mutex_lock(&lock);
-	dev->next = devices;
-	devices = dev;
-	pthread_mutex_unlock(&lock);
+	tracked_add(&devices, &dev->node, *out);
 	return VK_SUCCESS;
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
 {
-	if (!device)
-		return;
-	void *key = dispatch_key(device);
-	struct fault_device *dev = NULL;
+	struct fault_device *dev =
+		device ? (struct fault_device *)tracked_remove(&devices, device) : NULL;
 
-	pthread_mutex_lock(&lock);
-	for (struct fault_device **p = &devices; *p; p = &(*p)->next) {
-		if ((*p)->key == key) {
-			dev = *p;
-			*p = dev->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&lock);
 	if (!dev)
 		return;
 	dev->DestroyDevice(device, alloc);

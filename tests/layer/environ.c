@@ -104,42 +104,14 @@ main(int argc, char **argv)
 	struct snapshot before, after_instance, after_device;
 	snapshot_take(&before);
 
-	VkApplicationInfo app = {
-		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-		.apiVersion = VK_API_VERSION_1_1,
-	};
-	VkInstanceCreateInfo info = {
-		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-		.pApplicationInfo = &app,
-	};
 	tbvk_capture_begin();
-	VkInstance instance;
-	VkResult r = vkCreateInstance(&info, NULL, &instance);
-	if (r != VK_SUCCESS) {
-		free(tbvk_capture_end());
-		if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
-			sb_test_skip("no Vulkan driver");
-		REQUIRE(0, "vkCreateInstance: %s", vkt_result_name(r));
-	}
+	VkInstance instance = tbvk_bare_instance(0, NULL);
 	snapshot_take(&after_instance);
 
-	uint32_t n = 1;
-	VkPhysicalDevice pd = VK_NULL_HANDLE;
-	r = vkEnumeratePhysicalDevices(instance, &n, &pd);
-	REQUIRE((r == VK_SUCCESS || r == VK_INCOMPLETE) && n == 1, "no physical device");
-	float prio = 1.0f;
-	VkDeviceQueueCreateInfo q = {
-		.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-		.queueCount = 1,
-		.pQueuePriorities = &prio,
-	};
-	VkDeviceCreateInfo dinfo = {
-		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-		.queueCreateInfoCount = 1,
-		.pQueueCreateInfos = &q,
-	};
+	VkPhysicalDevice pd = tbvk_first_physical(instance);
+	REQUIRE(pd != VK_NULL_HANDLE, "no physical device");
 	VkDevice device;
-	REQUIRE(vkCreateDevice(pd, &dinfo, NULL, &device) == VK_SUCCESS, "vkCreateDevice");
+	REQUIRE(tbvk_bare_device(pd, &device) == VK_SUCCESS, "vkCreateDevice");
 	snapshot_take(&after_device);
 	vkDestroyDevice(device, NULL);
 	vkDestroyInstance(instance, NULL);

@@ -93,48 +93,17 @@ main(int argc, char **argv)
 		setenv("NO_SYNCBRIDGE", sc->no_value, 1);
 
 	const char *layers[] = { VKT_LAYER_NAME };
-	VkApplicationInfo app = {
-		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-		.apiVersion = VK_API_VERSION_1_1,
-	};
-	VkInstanceCreateInfo info = {
-		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-		.pApplicationInfo = &app,
-		.enabledLayerCount = sc->app_enables ? 1 : 0,
-		.ppEnabledLayerNames = layers,
-	};
-
 	tbvk_capture_begin();
-	VkInstance instance;
-	VkResult r = vkCreateInstance(&info, NULL, &instance);
-	if (r != VK_SUCCESS) {
-		free(tbvk_capture_end());
-		if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
-			sb_test_skip("no Vulkan driver");
-		REQUIRE(0, "vkCreateInstance: %s", vkt_result_name(r));
-	}
+	VkInstance instance = tbvk_bare_instance(sc->app_enables ? 1 : 0, layers);
 
-	uint32_t n = 1;
-	VkPhysicalDevice pd = VK_NULL_HANDLE;
-	r = vkEnumeratePhysicalDevices(instance, &n, &pd);
+	VkPhysicalDevice pd = tbvk_first_physical(instance);
 	int listed = -1, devices_made = 0;
-	if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && n == 1) {
+	if (pd != VK_NULL_HANDLE) {
 		listed = vkt_device_layer_count(pd, VKT_LAYER_NAME);
 
 		/* A device too: its chain must hold the layer once as well. */
-		float prio = 1.0f;
-		VkDeviceQueueCreateInfo q = {
-			.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-			.queueCount = 1,
-			.pQueuePriorities = &prio,
-		};
-		VkDeviceCreateInfo dinfo = {
-			.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-			.queueCreateInfoCount = 1,
-			.pQueueCreateInfos = &q,
-		};
 		VkDevice device;
-		if (vkCreateDevice(pd, &dinfo, NULL, &device) == VK_SUCCESS) {
+		if (tbvk_bare_device(pd, &device) == VK_SUCCESS) {
 			devices_made = 1;
 			vkDestroyDevice(device, NULL);
 		}

@@ -72,6 +72,7 @@
 #include "harness.h"
 #include "fd_snapshot.h"
 #include "kernel.h"
+#include "pwt.h"
 
 #define W 16
 #define H 16
@@ -672,20 +673,7 @@ on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state stat
 	}
 }
 
-static const struct pw_stream_events stream_events = {
-	PW_VERSION_STREAM_EVENTS,
-	.state_changed = on_state_changed,
-	.param_changed = on_param_changed,
-	.add_buffer = on_add_buffer,
-	.remove_buffer = on_remove_buffer,
-	.process = on_process,
-};
-
-static void
-on_signal(void *data, int signo)
-{
-	pw_main_loop_quit(((struct app *)data)->loop);
-}
+static const struct pw_stream_events stream_events = PWT_STREAM_EVENTS;
 
 static void
 usage(FILE *f)
@@ -771,9 +759,7 @@ main(int argc, char **argv)
 	pw_init(&argc, &argv);
 	/* The loop's fds count too: its signalfds, timers and invoke queues. */
 	sb_test_fd_snapshot_take(&fds_before);
-	a.loop = pw_main_loop_new(NULL);
-	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGINT, on_signal, &a);
-	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGTERM, on_signal, &a);
+	a.loop = pwt_main_loop_new();
 	snprintf(node, sizeof(node), "%s-%s", a.name, roles[role]);
 	a.stream = pw_stream_new_simple(pw_main_loop_get_loop(a.loop), node,
 		pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY,

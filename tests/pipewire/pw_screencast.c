@@ -37,7 +37,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +51,7 @@
 #include <syncbridge/sync_file.h>
 
 #include "kernel.h" /* sbk_drm_open_driver() */
+#include "pwt.h"
 #ifdef PW_SCREENCAST_EGL
 #include "eglt.h"
 #endif
@@ -253,14 +253,7 @@ on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state stat
 		fail(a, error ? error : "stream error", EIO);
 }
 
-static const struct pw_stream_events stream_events = {
-	PW_VERSION_STREAM_EVENTS,
-	.state_changed = on_state_changed,
-	.param_changed = on_param_changed,
-	.add_buffer = on_add_buffer,
-	.remove_buffer = on_remove_buffer,
-	.process = on_process,
-};
+static const struct pw_stream_events stream_events = PWT_STREAM_EVENTS;
 
 static void
 on_timeout(void *data, uint64_t expirations)
@@ -270,12 +263,6 @@ on_timeout(void *data, uint64_t expirations)
 	fprintf(stderr, "pw-screencast: %d of %d frames by the deadline\n", a->frames, a->frames_wanted);
 	a->errors++;
 	pw_main_loop_quit(a->loop);
-}
-
-static void
-on_signal(void *data, int signo)
-{
-	pw_main_loop_quit(((struct app *)data)->loop);
 }
 
 static const struct spa_pod *
@@ -357,11 +344,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "pw-screencast: no virtio_gpu render node with timeline syncobjs\n");
 		return 77;
 	}
-	a.loop = pw_main_loop_new(NULL);
+	a.loop = pwt_main_loop_new();
 	if (!a.loop)
 		return 1;
-	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGINT, on_signal, &a);
-	pw_loop_add_signal(pw_main_loop_get_loop(a.loop), SIGTERM, on_signal, &a);
 	timer = pw_loop_add_timer(pw_main_loop_get_loop(a.loop), on_timeout, &a);
 	ts = (struct timespec){ .tv_sec = seconds };
 	pw_loop_update_timer(pw_main_loop_get_loop(a.loop), timer, &ts, NULL, false);

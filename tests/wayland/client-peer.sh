@@ -61,10 +61,9 @@ implicit) cargs="--no-drm-syncobj --no-explicit-v1 --expect implicit" ;;
 *) echo "usage: $0 COMPOSITOR CLIENT syncobj|v1|implicit [--gpu-wait] [--control]" >&2; exit 2 ;;
 esac
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem makes the fences)"; exit 77; }
-rt=$(mktemp -d /tmp/sbwl-peer-XXXXXX)
-export XDG_RUNTIME_DIR=$rt
-cpid=
-trap '[ -n "$cpid" ] && kill $cpid 2>/dev/null; rm -rf "$rt"' EXIT
+. "$(dirname "$0")/../../testbed/wayland/wait.sh"
+. "$(dirname "$0")/../../testbed/wayland/compositor.sh"
+compositor_dir sbwl-peer
 scale=${SYNCBRIDGE_VM_TIMEOUT_SCALE:-1}
 compargs="--ping-timeout-ms $((1600 * scale))" frames=6 render_ms=$((400 * scale)) compenv=
 if [ "$control" = --control ]; then
@@ -74,28 +73,11 @@ if [ "$control" = --control ]; then
 	[ -n "$gpuwait" ] && compargs=
 fi
 compargs="$compargs $gpuwait"
-exec 3>"$rt/ready"
-env $compenv $wrap "$comp" --socket peer --ready-fd 3 $compargs &
-cpid=$!
-exec 3>&-
-# 60 s: the compositor under valgrind in the TCG guest starts in seconds, not ms.
-for _ in $(seq 1 600); do
-	[ -s "$rt/ready" ] && break
-	kill -0 $cpid 2>/dev/null || break
-	sleep 0.1
-done
-[ -s "$rt/ready" ] || { echo "Bail out! the compositor did not start"; exit 1; }
+compositor_start env $compenv $wrap "$comp" --socket peer --ready-fd 3 $compargs
 out=$(WAYLAND_DISPLAY=peer $wrap "$client" --frames $frames --render-ms $render_ms --strict $cargs 2>&1)
 rc=$?
 echo "$out"
-kill -TERM $cpid 2>/dev/null
-wait $cpid
-crc=$?
-cpid=
-if [ $crc != 0 ]; then
-	echo "not ok - the compositor exited with status $crc (a sanitizer or memcheck report above?)"
-	exit 1
-fi
+compositor_stop
 [ $rc = 77 ] && exit 77
 if [ "$control" = --control ]; then
 	if echo "$out" | grep -qE ' [1-9][0-9]* presented before their fence'; then

@@ -9,15 +9,12 @@
 #   proxy-drm-arg.sh COMPOSITOR PROXY
 set -u
 comp=$1 proxy=$2
-rt=$(mktemp -d /tmp/sbwl-pxdrm-XXXXXX)
-chmod 700 "$rt"
-export XDG_RUNTIME_DIR=$rt
 unset WAYLAND_DISPLAY
-"$comp" --socket comp --no-drm-syncobj --renderer none >"$rt/comp.log" 2>&1 &
-cpid=$!
-trap 'kill $cpid 2>/dev/null; wait $cpid 2>/dev/null; rm -rf "$rt"' EXIT
-for _ in $(seq 1 300); do [ -S "$rt/comp" ] && break; sleep 0.1; done
-[ -S "$rt/comp" ] || { echo "Bail out! the compositor did not start"; exit 1; }
+. "$(dirname "$0")/../../testbed/wayland/wait.sh"
+. "$(dirname "$0")/../../testbed/wayland/compositor.sh"
+compositor_dir sbwl-pxdrm
+compositor_start "$comp" --socket comp --ready-fd 3 --no-drm-syncobj --renderer none \
+	2>"$rt/comp.log"
 fail=0
 missing=/nonexistent/renderD199
 WAYLAND_DISPLAY=comp timeout 30 "$proxy" --drm "$missing" -- sh -c ': >"$XDG_RUNTIME_DIR/ran"' \
@@ -34,4 +31,5 @@ WAYLAND_DISPLAY=comp timeout 30 "$proxy" --drm none -- true >"$rt/out" 2>"$rt/er
 rc=$?
 [ $rc = 0 ] && echo "ok - control: --drm none runs the client, exit 0" ||
 	{ echo "not ok - control: --drm none: exit $rc"; sed 's/^/# /' "$rt/err"; fail=1; }
+compositor_stop
 exit $fail

@@ -30,37 +30,20 @@ for a; do
 done
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri (vgem makes the fences)"; exit 77; }
 wrap=${SYNCBRIDGE_VM_WRAPPER:-}
-rt=$(mktemp -d /tmp/sbwl-proxy-XXXXXX)
-export XDG_RUNTIME_DIR=$rt
-cpid=
-trap '[ -n "$cpid" ] && kill $cpid 2>/dev/null; rm -rf "$rt"' EXIT
+. "$(dirname "$0")/../../testbed/wayland/wait.sh"
+. "$(dirname "$0")/../../testbed/wayland/compositor.sh"
+compositor_dir sbwl-proxy
 scale=${SYNCBRIDGE_VM_TIMEOUT_SCALE:-1}
 frames=6 render_ms=$((400 * scale)) pargs= cargs=--no-drm-syncobj debug=
 [ -n "$control" ] && frames=4 render_ms=500 pargs=--no-wait
 [ -n "$passthrough" ] && cargs= debug=1
-exec 3>"$rt/ready"
-$wrap "$comp" --socket comp --ready-fd 3 $cargs \
-	--no-implicit-wait --renderer cpu &
-cpid=$!
-exec 3>&-
-for _ in $(seq 1 600); do
-	[ -s "$rt/ready" ] && break
-	kill -0 $cpid 2>/dev/null || break
-	sleep 0.1
-done
-[ -s "$rt/ready" ] || { echo "Bail out! the compositor did not start"; exit 1; }
+compositor_start $wrap "$comp" --socket comp --ready-fd 3 $cargs --no-implicit-wait \
+	--renderer cpu
 out=$(WAYLAND_DISPLAY=comp SYNCBRIDGE_DEBUG=$debug $wrap "$proxy" --socket px $pargs \
 	-- "$client" --frames $frames --render-ms $render_ms --strict --expect syncobj 2>&1)
 rc=$?
 echo "$out"
-kill -TERM $cpid 2>/dev/null
-wait $cpid
-crc=$?
-cpid=
-if [ $crc != 0 ]; then
-	echo "not ok - the compositor exited with status $crc"
-	exit 1
-fi
+compositor_stop
 [ $rc = 77 ] && exit 77
 if [ -n "$control" ]; then
 	if echo "$out" | grep -qE ' [1-9][0-9]* presented before their fence'; then

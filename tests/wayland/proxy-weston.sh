@@ -15,34 +15,13 @@
 set -u
 proxy=$1 client=$2
 wrap=${SYNCBRIDGE_VM_WRAPPER:-}
-command -v weston >/dev/null || { echo "SKIP: weston not installed (scripts/setup.sh installs it from bookworm-backports)"; exit 77; }
-[ -e /dev/dri ] || { echo "SKIP: no /dev/dri"; exit 77; }
-rt=$(mktemp -d /tmp/sbwl-pxweston-XXXXXX)
-chmod 700 "$rt"
-export XDG_RUNTIME_DIR=$rt
-log=$rt/weston.log
-trap 'kill $wpid 2>/dev/null; wait $wpid 2>/dev/null; echo "# weston log:"; grep -E "error|Error" "$log" | sed "s/^/#   /"; rm -rf "$rt"' EXIT
+. "$(dirname "$0")/../../testbed/wayland/wait.sh"
+. "$(dirname "$0")/../../testbed/wayland/weston.sh"
+weston_dir sbwl-pxweston "error|Error"
 # A Weston for each run: kiosk-shell 14.0.2 crashed (a general protection
 # fault in kiosk-shell.so) when a second client connected after the first
 # had left through the proxy (not tried without the proxy).
-start_weston() {
-	[ -n "$wpid" ] && { kill $wpid 2>/dev/null; wait $wpid 2>/dev/null; }
-	rm -f "$rt/sbwl-weston" "$rt/sbwl-weston.lock" "$log"
-	t0=$(date +%s)
-	weston --backend=headless --renderer=gl --shell=kiosk --socket=sbwl-weston --idle-time=0 \
-		--log="$log" 2>/dev/null &
-	wpid=$!
-	for _ in $(seq 1 900); do
-		[ -S "$rt/sbwl-weston" ] && grep -q "explicit sync\|Using GL renderer" "$log" 2>/dev/null &&
-			break
-		kill -0 $wpid 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -S "$rt/sbwl-weston" ] || { echo "Bail out! weston did not start"; exit 1; }
-	echo "# weston up after $(( $(date +%s) - t0 )) s"
-}
-wpid=
-start_weston
+weston_start
 fail=0
 out=$(WAYLAND_DISPLAY=sbwl-weston $wrap "$proxy" --socket px -- "$client" --frames 5 \
 	--render-ms 400 --buffers virtio_gpu --expect syncobj --strict 2>&1)
@@ -52,7 +31,7 @@ echo "$out" | sed 's/^/# proxy: /'
 	{ echo "not ok - weston behind the proxy (exit $rc)"; fail=1; }
 echo "$out" | grep -qE 'releases: [1-9][0-9]* fenced' && echo "ok - fenced releases through the proxy" ||
 	{ echo "not ok - no fenced release through the proxy"; fail=1; }
-start_weston
+weston_start
 out=$(WAYLAND_DISPLAY=sbwl-weston "$proxy" --socket px --no-wait -- "$client" --frames 4 \
 	--render-ms 500 --buffers virtio_gpu --expect syncobj --strict 2>&1)
 echo "$out" | sed 's/^/# control: /'

@@ -222,61 +222,58 @@ def vgem_dmabuf(w, h):
     return None
 
 
-def timeline_fd():
-    """A new syncobj's fd from the first render node that makes one, or None."""
+def on_render_node(ioctls, default):
+    """ioctls(fd) on each render node in turn until one takes them (no
+    OSError): its result, or default where none does. The syncobj ioctls
+    need a node of a driver with syncobjs, whichever it is."""
     for node in sorted(os.listdir("/dev/dri")):
         if not node.startswith("renderD"):
             continue
         fd = os.open("/dev/dri/" + node, os.O_RDWR | os.O_CLOEXEC)
         try:
-            create = bytearray(8)
-            fcntl.ioctl(fd, ioc(0xBF, 8), create)  # SYNCOBJ_CREATE
-            h = bytearray(struct.pack("<IIiI", struct.unpack_from("<I", create)[0], 0, -1, 0))
-            fcntl.ioctl(fd, ioc(0xC1, 16), h)  # SYNCOBJ_HANDLE_TO_FD
-            return struct.unpack_from("<i", h, 8)[0]
+            return ioctls(fd)
         except OSError:
             continue
         finally:
             os.close(fd)
-    return None
+    return default
+
+
+def timeline_fd():
+    """A new syncobj's fd from the first render node that makes one, or None."""
+    def make(fd):
+        create = bytearray(8)
+        fcntl.ioctl(fd, ioc(0xBF, 8), create)  # SYNCOBJ_CREATE
+        h = bytearray(struct.pack("<IIiI", struct.unpack_from("<I", create)[0], 0, -1, 0))
+        fcntl.ioctl(fd, ioc(0xC1, 16), h)  # SYNCOBJ_HANDLE_TO_FD
+        return struct.unpack_from("<i", h, 8)[0]
+    return on_render_node(make, None)
+
+
+def point_arrays(fd, tl_fd, point):
+    """The handle arrays of the SYNCOBJ_TIMELINE_* ioctls for one point of
+    the timeline tl_fd, on the node fd (SYNCOBJ_FD_TO_HANDLE): (handles,
+    points), kept alive while the ioctl reads them."""
+    h = bytearray(struct.pack("<IIiI", 0, 0, tl_fd, 0))
+    fcntl.ioctl(fd, ioc(0xC2, 16), h)  # SYNCOBJ_FD_TO_HANDLE
+    return (ctypes.c_uint32 * 1)(struct.unpack_from("<I", h)[0]), (ctypes.c_uint64 * 1)(point)
 
 
 def timeline_signal(tl_fd, point):
     """Signal a point of the timeline tl_fd from the CPU (SYNCOBJ_TIMELINE_SIGNAL)."""
-    for node in sorted(os.listdir("/dev/dri")):
-        if not node.startswith("renderD"):
-            continue
-        fd = os.open("/dev/dri/" + node, os.O_RDWR | os.O_CLOEXEC)
-        try:
-            h = bytearray(struct.pack("<IIiI", 0, 0, tl_fd, 0))
-            fcntl.ioctl(fd, ioc(0xC2, 16), h)  # SYNCOBJ_FD_TO_HANDLE
-            handles = (ctypes.c_uint32 * 1)(struct.unpack_from("<I", h)[0])
-            points = (ctypes.c_uint64 * 1)(point)
-            arr = bytearray(struct.pack("<QQII", ctypes.addressof(handles),
-                                        ctypes.addressof(points), 1, 0))
-            fcntl.ioctl(fd, ioc(0xCD, 24), arr)  # SYNCOBJ_TIMELINE_SIGNAL
-            return True
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-    return False
+    def signal(fd):
+        handles, points = point_arrays(fd, tl_fd, point)
+        arr = bytearray(struct.pack("<QQII", ctypes.addressof(handles),
+                                    ctypes.addressof(points), 1, 0))
+        fcntl.ioctl(fd, ioc(0xCD, 24), arr)  # SYNCOBJ_TIMELINE_SIGNAL
+        return True
+    return on_render_node(signal, False)
 
 
 def timeline_signalled(tl_fd, point):
     """Has the point of timeline tl_fd signalled (SYNCOBJ_TIMELINE_WAIT, no wait)? None: unknown."""
-    for node in sorted(os.listdir("/dev/dri")):
-        if not node.startswith("renderD"):
-            continue
-        fd = os.open("/dev/dri/" + node, os.O_RDWR | os.O_CLOEXEC)
-        try:
-            h = bytearray(struct.pack("<IIiI", 0, 0, tl_fd, 0))
-            fcntl.ioctl(fd, ioc(0xC2, 16), h)  # SYNCOBJ_FD_TO_HANDLE
-        except OSError:
-            os.close(fd)
-            continue
-        handles = (ctypes.c_uint32 * 1)(struct.unpack_from("<I", h)[0])
-        points = (ctypes.c_uint64 * 1)(point)
+    def query(fd):
+        handles, points = point_arrays(fd, tl_fd, point)
         wait = bytearray(struct.pack("<QQqIIII", ctypes.addressof(handles),
                                      ctypes.addressof(points), 0, 1, 0, 0, 0))
         try:
@@ -284,10 +281,10 @@ def timeline_signalled(tl_fd, point):
             return True
         except OSError as e:
             # ETIME: pending; EINVAL: no fence at that point yet (no WAIT_FOR_SUBMIT)
-            return False if e.errno in (errno.ETIME, errno.EINVAL) else None
-        finally:
-            os.close(fd)
-    return None
+            if e.errno in (errno.ETIME, errno.EINVAL):
+                return False
+            return None
+    return on_render_node(query, None)
 
 
 class SyncSetup:
@@ -488,25 +485,6 @@ def pings_case(path, scale):
     c.close()
 
 
-def start_wrapped(wrap, cmd, rt, env, wait_s):
-    """wlcomp.start() for cmd behind the wrapper's words (--ready-fd goes
-    after cmd's program, not the wrapper's)."""
-    if not wrap:
-        return wlcomp.start(cmd, rt, env, wait_s)
-    ready = os.path.join(rt, "ready")
-    fd = os.open(ready, os.O_WRONLY | os.O_CREAT, 0o600)
-    cmd = wrap + cmd[:1] + ["--ready-fd", str(fd)] + cmd[1:]
-    print("# " + " ".join(cmd), flush=True)
-    with open(os.path.join(rt, "compositor.log"), "w") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, pass_fds=(fd,), env=env)
-    os.close(fd)
-    for _ in range(int(wait_s * 10)):
-        if os.path.getsize(ready) > 0 or proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    return proc, os.path.getsize(ready) > 0
-
-
 def main():
     if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["--control"]):
         print("usage: proxy_hostile.py COMPOSITOR PROXY [--control]", file=sys.stderr)
@@ -530,7 +508,7 @@ def main():
     # started through the wrapper's first word, which keeps its pid).
     wrap = os.environ.get("SYNCBRIDGE_VM_WRAPPER", "").split()
     pcmd = [proxy_path, "--socket", "px"] + (["--no-wait"] if control else [])
-    proxy, up = start_wrapped(wrap, pcmd, rt + "/p", env, 60 * (20 if wrap else 1))
+    proxy, up = wlcomp.start(pcmd, rt + "/p", env, 60 * (20 if wrap else 1), wrap)
     if not check(up, "the proxy listens"):
         wlcomp.stop(comp, signal.SIGTERM)
         return 1

@@ -33,23 +33,10 @@ probe='' probe_fail=0
 [ "$1" = --probe ] && { probe=$2; shift 2; }
 client=$1
 wrap=${SYNCBRIDGE_VM_WRAPPER:-}
-command -v weston >/dev/null || { echo "SKIP: weston not installed (scripts/setup.sh installs it from bookworm-backports)"; exit 77; }
-[ -e /dev/dri ] || { echo "SKIP: no /dev/dri"; exit 77; }
-rt=$(mktemp -d /tmp/sbwl-weston-XXXXXX)
-chmod 700 "$rt"
-export XDG_RUNTIME_DIR=$rt
-log=$rt/weston.log
-trap 'kill $wpid 2>/dev/null; wait $wpid 2>/dev/null; echo "# weston log:"; grep -E "explicit sync|GL renderer|EGL_ANDROID|error|Error" "$log" | sed "s/^/#   /"; rm -rf "$rt"' EXIT
-t0=$(date +%s)
-weston --backend=headless --renderer=gl --shell=kiosk --socket=sbwl-weston --idle-time=0 --log="$log" 2>/dev/null &
-wpid=$!
-for _ in $(seq 1 900); do
-	[ -S "$rt/sbwl-weston" ] && grep -q "explicit sync\|Using GL renderer" "$log" 2>/dev/null && break
-	kill -0 $wpid 2>/dev/null || break
-	sleep 0.1
-done
-[ -S "$rt/sbwl-weston" ] || { echo "Bail out! weston did not start"; exit 1; }
-echo "# weston up after $(( $(date +%s) - t0 )) s"
+. "$(dirname "$0")/../../testbed/wayland/wait.sh"
+. "$(dirname "$0")/../../testbed/wayland/weston.sh"
+weston_dir sbwl-weston "explicit sync|GL renderer|EGL_ANDROID|error|Error"
+weston_start
 # Weston logs the renderer's features once the GL renderer is up: wait for
 # that line (up to 10 s; it only decides the note below, the client checks
 # the protocol itself) rather than sleep and hope.

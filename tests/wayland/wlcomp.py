@@ -20,15 +20,17 @@ def check(ok, what):
     return ok
 
 
-def start(cmd, rt, env, wait_s):
+def start(cmd, rt, env, wait_s, wrap=()):
     """Starts the compositor, cmd (its path and options), with --ready-fd
     added, in the environment env, its stdout and stderr into
     rt/compositor.log. Waits up to wait_s seconds for it to listen (it writes
-    the socket name to the ready fd then) or to exit.
+    the socket name to the ready fd then) or to exit. wrap: the words of a
+    wrapper (valgrind) to run it under; --ready-fd goes after cmd's program,
+    not the wrapper's. cmd may be any program that takes --ready-fd (the proxy).
     Returns (its Popen, whether it listens)."""
     ready = os.path.join(rt, "ready")
     fd = os.open(ready, os.O_WRONLY | os.O_CREAT, 0o600)
-    cmd = cmd[:1] + ["--ready-fd", str(fd)] + cmd[1:]
+    cmd = list(wrap) + cmd[:1] + ["--ready-fd", str(fd)] + cmd[1:]
     print("# " + " ".join(cmd), flush=True)
     with open(os.path.join(rt, "compositor.log"), "w") as log:
         comp = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, pass_fds=(fd,), env=env)
