@@ -15,14 +15,6 @@
 
 #include <drm_fourcc.h>
 
-/* In functions returning VkResult: on failure, tell t and return the result. */
-#define TRY(t, call)                                            \
-	do {                                                    \
-		VkResult try_r_ = (call);                       \
-		if (try_r_ != VK_SUCCESS)                       \
-			return vkt_fail_vk((t), #call, try_r_); \
-	} while (0)
-
 size_t
 vkt_count_bytes(const void *p, size_t n, uint8_t v)
 {
@@ -52,7 +44,7 @@ vkt_host_buffer(struct vkt *t, VkDeviceSize size, struct vkt_buffer *b)
 		.size = size,
 		.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
 	};
-	TRY(t, vkCreateBuffer(t->device, &info, NULL, &b->buffer));
+	VKT_TRY_VK(t, vkCreateBuffer(t->device, &info, NULL, &b->buffer));
 	VkMemoryRequirements req;
 	vkGetBufferMemoryRequirements(t->device, b->buffer, &req);
 	int type = vkt_memory_type(t, req.memoryTypeBits,
@@ -67,9 +59,9 @@ vkt_host_buffer(struct vkt *t, VkDeviceSize size, struct vkt_buffer *b)
 		.allocationSize = req.size,
 		.memoryTypeIndex = (uint32_t)type,
 	};
-	TRY(t, vkAllocateMemory(t->device, &alloc, NULL, &b->memory));
-	TRY(t, vkBindBufferMemory(t->device, b->buffer, b->memory, 0));
-	TRY(t, vkMapMemory(t->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->map));
+	VKT_TRY_VK(t, vkAllocateMemory(t->device, &alloc, NULL, &b->memory));
+	VKT_TRY_VK(t, vkBindBufferMemory(t->device, b->buffer, b->memory, 0));
+	VKT_TRY_VK(t, vkMapMemory(t->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->map));
 	memset(b->map, 0, size);
 	b->size = size;
 	return VK_SUCCESS;
@@ -130,7 +122,7 @@ import_memory(struct vkt *t, int dmabuf_fd, const VkMemoryRequirements *req,
 		return vkt_fail(t, -EIO, "dma-buf import is not enabled"),
 		       VK_ERROR_EXTENSION_NOT_PRESENT;
 	VkMemoryFdPropertiesKHR fd_props = { .sType = VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR };
-	TRY(t, t->GetMemoryFdPropertiesKHR(t->device,
+	VKT_TRY_VK(t, t->GetMemoryFdPropertiesKHR(t->device,
 					   VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
 					   dmabuf_fd, &fd_props));
 	int type = vkt_memory_type(t, req->memoryTypeBits & fd_props.memoryTypeBits, 0);
@@ -181,7 +173,7 @@ vkt_import_buffer(struct vkt *t, int dmabuf_fd, VkDeviceSize size, struct vkt_bu
 	r = import_memory(t, dmabuf_fd, &req, VK_NULL_HANDLE, &b->memory);
 	if (r != VK_SUCCESS)
 		return r;
-	TRY(t, vkBindBufferMemory(t->device, b->buffer, b->memory, 0));
+	VKT_TRY_VK(t, vkBindBufferMemory(t->device, b->buffer, b->memory, 0));
 	b->size = size;
 	return VK_SUCCESS;
 }
@@ -230,9 +222,9 @@ bind_image(struct vkt *t, struct vkt_image *img, bool bind2)
 			.image = img->image,
 			.memory = img->memory,
 		};
-		TRY(t, vkBindImageMemory2(t->device, 1, &bind));
+		VKT_TRY_VK(t, vkBindImageMemory2(t->device, 1, &bind));
 	} else {
-		TRY(t, vkBindImageMemory(t->device, img->image, img->memory, 0));
+		VKT_TRY_VK(t, vkBindImageMemory(t->device, img->image, img->memory, 0));
 	}
 	return VK_SUCCESS;
 }
@@ -260,14 +252,14 @@ export_memory(struct vkt *t, const VkMemoryRequirements *req, VkImage dedicated_
 		return vkt_fail(t, -ENODEV, "no host-visible coherent memory type for an exported "
 				"dma-buf (bits 0x%x)", req->memoryTypeBits),
 		       VK_ERROR_FEATURE_NOT_PRESENT;
-	TRY(t, vkt_dmabuf_memory_export(t, req, (uint32_t)type, dedicated_image, mem));
-	TRY(t, vkMapMemory(t->device, *mem, 0, VK_WHOLE_SIZE, 0, map));
+	VKT_TRY_VK(t, vkt_dmabuf_memory_export(t, req, (uint32_t)type, dedicated_image, mem));
+	VKT_TRY_VK(t, vkMapMemory(t->device, *mem, 0, VK_WHOLE_SIZE, 0, map));
 	VkMemoryGetFdInfoKHR get = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
 		.memory = *mem,
 		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
 	};
-	TRY(t, get_fd(t->device, &get, fd));
+	VKT_TRY_VK(t, get_fd(t->device, &get, fd));
 	return VK_SUCCESS;
 }
 
@@ -283,7 +275,7 @@ vkt_export_buffer(struct vkt *t, VkDeviceSize size, struct vkt_buffer *b, int *d
 	r = export_memory(t, &req, VK_NULL_HANDLE, &b->memory, &b->map, dmabuf_fd);
 	if (r != VK_SUCCESS)
 		return r;
-	TRY(t, vkBindBufferMemory(t->device, b->buffer, b->memory, 0));
+	VKT_TRY_VK(t, vkBindBufferMemory(t->device, b->buffer, b->memory, 0));
 	b->size = size;
 	return VK_SUCCESS;
 }
@@ -307,7 +299,8 @@ vkt_export_image(struct vkt *t, const struct vkt_image_desc *d, struct vkt_image
 		.pNext = &modifiers,
 		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
 	};
-	TRY(t, create_image(t, d, VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT, &ext, &img->image));
+	VKT_TRY_VK(t, create_image(t, d, VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT, &ext,
+				   &img->image));
 	VkMemoryRequirements req;
 	vkGetImageMemoryRequirements(t->device, img->image, &req);
 	VkResult r = export_memory(t, &req, img->image, &img->memory, &img->map, dmabuf_fd);
@@ -353,7 +346,7 @@ vkt_import_image(struct vkt *t, int dmabuf_fd, const struct vkt_image_desc *d,
 		.pNext = d->explicit_layout ? &modifier : NULL,
 		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
 	};
-	TRY(t, create_image(t, d,
+	VKT_TRY_VK(t, create_image(t, d,
 			    d->explicit_layout ? VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT
 					       : VK_IMAGE_TILING_LINEAR,
 			    &ext, &img->image));

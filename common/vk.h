@@ -123,6 +123,14 @@ VkResult vkt_fail_vk(struct vkt *t, const char *what, VkResult r);
 		}                                                \
 	} while (0)
 
+/* In a function returning VkResult: a failed call is told to t, then returned. */
+#define VKT_TRY_VK(t, call)                                      \
+	do {                                                     \
+		VkResult vkt_try_r_ = (call);                    \
+		if (vkt_try_r_ != VK_SUCCESS)                    \
+			return vkt_fail_vk((t), #call, vkt_try_r_); \
+	} while (0)
+
 /* A memory type in bits with all of flags, or -1. */
 int vkt_memory_type(const struct vkt *t, uint32_t bits, VkMemoryPropertyFlags flags);
 

@@ -8,14 +8,6 @@
 
 #include <errno.h>
 
-/* In functions returning VkResult: on failure, tell t and return the result. */
-#define TRY(t, call)                                            \
-	do {                                                    \
-		VkResult try_r_ = (call);                       \
-		if (try_r_ != VK_SUCCESS)                       \
-			return vkt_fail_vk((t), #call, try_r_); \
-	} while (0)
-
 VkResult
 vkt_cmd_alloc(struct vkt *t, VkCommandBuffer *cb)
 {
@@ -25,7 +17,7 @@ vkt_cmd_alloc(struct vkt *t, VkCommandBuffer *cb)
 		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
 		.commandBufferCount = 1,
 	};
-	TRY(t, vkAllocateCommandBuffers(t->device, &ai, cb));
+	VKT_TRY_VK(t, vkAllocateCommandBuffers(t->device, &ai, cb));
 	return VK_SUCCESS;
 }
 
@@ -36,7 +28,7 @@ begin(struct vkt *t, VkCommandBuffer cb, VkCommandBufferUsageFlags flags)
 		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
 		.flags = flags,
 	};
-	TRY(t, vkBeginCommandBuffer(cb, &bi));
+	VKT_TRY_VK(t, vkBeginCommandBuffer(cb, &bi));
 	return VK_SUCCESS;
 }
 
@@ -50,7 +42,7 @@ vkt_cmd_begin(struct vkt *t, VkCommandBufferUsageFlags flags, VkCommandBuffer *c
 VkResult
 vkt_cmd_reset_begin(struct vkt *t, VkCommandBuffer cb)
 {
-	TRY(t, vkResetCommandBuffer(cb, 0));
+	VKT_TRY_VK(t, vkResetCommandBuffer(cb, 0));
 	return begin(t, cb, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
 }
 
@@ -69,15 +61,15 @@ vkt_submit_one(struct vkt *t, VkCommandBuffer cb, VkSemaphore wait, VkSemaphore 
 		.signalSemaphoreCount = signal ? 1 : 0,
 		.pSignalSemaphores = &signal,
 	};
-	TRY(t, vkQueueSubmit(t->queue, 1, &si, fence));
+	VKT_TRY_VK(t, vkQueueSubmit(t->queue, 1, &si, fence));
 	return VK_SUCCESS;
 }
 
 VkResult
 vkt_fence_wait(struct vkt *t, VkFence fence)
 {
-	TRY(t, vkWaitForFences(t->device, 1, &fence, VK_TRUE, UINT64_MAX));
-	TRY(t, vkResetFences(t->device, 1, &fence));
+	VKT_TRY_VK(t, vkWaitForFences(t->device, 1, &fence, VK_TRUE, UINT64_MAX));
+	VKT_TRY_VK(t, vkResetFences(t->device, 1, &fence));
 	return VK_SUCCESS;
 }
 
@@ -180,7 +172,7 @@ vkt_semaphore_import(struct vkt *t, VkSemaphore s, int fd)
 	if (!t->ImportSemaphoreFdKHR)
 		return vkt_fail(t, -EIO, "SYNC_FD semaphores are not enabled"),
 		       VK_ERROR_EXTENSION_NOT_PRESENT;
-	TRY(t, t->ImportSemaphoreFdKHR(t->device, &info));
+	VKT_TRY_VK(t, t->ImportSemaphoreFdKHR(t->device, &info));
 	return VK_SUCCESS;
 }
 
@@ -196,7 +188,7 @@ vkt_semaphore_export(struct vkt *t, VkSemaphore s, int *fd)
 	if (!t->GetSemaphoreFdKHR)
 		return vkt_fail(t, -EIO, "SYNC_FD semaphores are not enabled"),
 		       VK_ERROR_EXTENSION_NOT_PRESENT;
-	TRY(t, t->GetSemaphoreFdKHR(t->device, &info, fd));
+	VKT_TRY_VK(t, t->GetSemaphoreFdKHR(t->device, &info, fd));
 	return VK_SUCCESS;
 }
 
