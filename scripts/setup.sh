@@ -199,9 +199,10 @@ venus_extra_pkgs=(vulkan-validationlayers)
 # of (tests/wayland/proxy-wlroots.sh): sway 1.10.1 and labwc 0.8.3 (wlroots
 # 0.18), and grim for their screenshots (wlr-screencopy). Measured 2026-12-07
 # on the root that already had the peers above: 3.5 MB of archives, 13
-# packages, ~8 s download + install, +11.7 MB.
+# packages, ~8 s download + install, +11.7 MB. wayfire 0.9.0 (wlroots 0.17),
+# the third (2026-12-07, after those): 2.1 MB of archives, 3 packages, +10.9 MB.
 if [ "${SYNCBRIDGE_SETUP_PEERS:-1}" != 0 ]; then
-	venus_extra_pkgs+=(kwin-wayland mutter wayland-utils libpipewire-0.3-modules sway labwc grim)
+	venus_extra_pkgs+=(kwin-wayland mutter wayland-utils libpipewire-0.3-modules sway labwc grim wayfire)
 fi
 venus_key=$(printf '%s\n' trixie "${venus_pkgs[@]}" | sha256sum | cut -c1-16)
 debian_mirror() { find_debian_uris | tr ' ' '\n' | awk 'NF && $0 !~ /security/ {print; exit}'; }

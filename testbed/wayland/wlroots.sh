@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Sourced by what runs a wlroots compositor from the Debian 13 root in the
 # GPU guest (tests/wayland/proxy-wlroots.sh, bench/wl_proxy_frames.sh).
-#   wlroots_start sway|labwc LOG
+#   wlroots_start sway|labwc|wayfire LOG
 #     Starts it headless (scripts/vm/in-trixie.sh, shown only virtio_gpu's
 #     nodes) in a session of its own (setsid: the whole tree, unshare, chroot
 #     and the compositor, ends with one stop_group of wlr_pid), its output
@@ -12,6 +12,26 @@
 # The headless setup as measured in the GPU guest (facts.md): no input
 # devices, the GLES2 renderer (virgl; pixman would give no dma-buf import and
 # so no linux-dmabuf for the clients' buffers).
+#
+# wayfire 0.9.0 will not run as root: it drops root and refuses to start
+# when it could take it back ("Unable to drop root", its setuid(0) check).
+# It runs as nobody, which changes the guest's own state (nothing of the
+# host's): /run/user/0 passable (711), the runtime folder nobody's (root's
+# programs still reach it), virtio_gpu's /dev/dri nodes open to all. Its
+# wlroots 0.17 headless backend opens no render node of its own:
+# WLR_RENDER_DRM_DEVICE names virtio_gpu's. No plugins, no Xwayland.
+wayfire_as_nobody() {
+	_node=$(/run/sb-vm/busybox sh /run/sb-vm/guest-info.sh |
+		sed -n 's/^\(renderD[0-9]*\)=virtio_gpu$/\1/p' | head -n 1)
+	[ -n "$_node" ] || return 1
+	/run/sb-vm/busybox sh /run/sb-vm/guest-info.sh | while IFS='=' read -r _n _d; do
+		[ "$_d" = virtio_gpu ] && chmod 666 "/dev/dri/$_n"
+	done
+	chmod 711 /run/user/0
+	printf '%s\n' '[core]' 'plugins =' 'xwayland = false' >"$XDG_RUNTIME_DIR/wayfire.ini"
+	chown -R 65534:65534 "$XDG_RUNTIME_DIR"
+	export WLR_RENDER_DRM_DEVICE=/dev/dri/$_node
+}
 wlroots_start() {
 	case $1 in
 	sway)
@@ -25,6 +45,11 @@ wlroots_start() {
 		# no menu programs of the root's user.
 		mkdir -p "$XDG_RUNTIME_DIR/labwc"
 		set -- "$2" /usr/bin/labwc -C "$XDG_RUNTIME_DIR/labwc"
+		;;
+	wayfire)
+		wayfire_as_nobody || return 1
+		set -- "$2" /usr/bin/env HOME="$XDG_RUNTIME_DIR" /usr/bin/setpriv --reuid=65534 \
+			--regid=65534 --clear-groups /usr/bin/wayfire -c "$XDG_RUNTIME_DIR/wayfire.ini"
 		;;
 	*) return 2 ;;
 	esac

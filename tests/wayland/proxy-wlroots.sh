@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 # syncbridge-wl-proxy in front of a wlroots compositor that lacks
 # linux-drm-syncobj-v1 (issue 46): sway 1.10.1 or labwc 0.8.3 (wlroots 0.18)
+# or wayfire 0.9.0 (wlroots 0.17, run as nobody: testbed/wayland/wlroots.sh)
 # from the Debian 13 root (scripts/setup.sh), headless, GLES2 renderer on
 # virgl, started in the GPU guest through scripts/vm/in-trixie.sh and shown
 # only virtio_gpu's /dev/dri nodes (wlroots' headless backend has no DRM fd
@@ -25,22 +26,20 @@
 # before its point AND a screenshot showed a frame's colour before its point,
 # i.e. the checks of the plain run can fail on this compositor.
 #
-#   proxy-wlroots.sh [--control] sway|labwc PROXY CLIENT
+#   proxy-wlroots.sh [--control] sway|labwc|wayfire PROXY CLIENT
 #
-# wayfire 0.9.0 is not tried: it refuses to run as root ("Unable to drop
-# root"), and the guest runs everything as root (docs/wl-proxy.md).
 # Root: SYNCBRIDGE_TRIXIE_ROOT, else the venus root (scripts/setup.sh).
 # Exit: 0 pass, 1 fail, 2 usage, 77 skip (not in the guest, no /dev/dri, the
 # compositor or grim not in the root).
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 intrixie=$here/scripts/vm/in-trixie.sh
-usage="usage: proxy-wlroots.sh [--control] sway|labwc PROXY CLIENT"
+usage="usage: proxy-wlroots.sh [--control] sway|labwc|wayfire PROXY CLIENT"
 control=0
 [ "${1:-}" = --control ] && { control=1; shift; }
 [ $# = 3 ] || { echo "$usage"; exit 2; }
 comp=$1 proxy=$2 client=$3
-case $comp in sway | labwc) ;; *) echo "$usage"; exit 2 ;; esac
+case $comp in sway | labwc | wayfire) ;; *) echo "$usage"; exit 2 ;; esac
 [ "${SYNCBRIDGE_VM_GUEST:-}" = 1 ] || { echo "SKIP: runs in the test guest"; exit 77; }
 [ -e /dev/dri ] || { echo "SKIP: no /dev/dri"; exit 77; }
 cache=${SYNCBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/syncbridge}
