@@ -16,8 +16,8 @@
  *  - EGLT_SURFACELESS: EGL_PLATFORM_SURFACELESS_MESA (the host's default).
  *  - EGLT_ANY: the software device if there is one, else surfaceless.
  */
-#ifndef SB_TEST_EGLT_H
-#define SB_TEST_EGLT_H
+#ifndef SB_COMMON_EGLT_H
+#define SB_COMMON_EGLT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,8 +9,8 @@
  * failure; -ENODEV means "the device is not present on this machine" (the
  * caller should skip, not fail). Every fd made here is close-on-exec.
  */
-#ifndef SB_TEST_KERNEL_H
-#define SB_TEST_KERNEL_H
+#ifndef SB_COMMON_KERNEL_H
+#define SB_COMMON_KERNEL_H
 
 #include <stdbool.h>
 #include <stddef.h>

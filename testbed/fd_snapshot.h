@@ -12,14 +12,14 @@
  *  - (optionally) a new fd without FD_CLOEXEC.
  * Header-only, like harness.h; include it after harness.h.
  *
- *   struct sb_test_fd_snapshot before;
- *   sb_test_fd_snapshot_take(&before);
+ *   struct tb_fd_snapshot before;
+ *   tb_fd_snapshot_take(&before);
  *   ... call under test; close what it returned ...
- *   sb_test_fd_snapshot_check(&before, NULL, 0, "merge failure path");
- *   sb_test_fd_snapshot_free(&before);
+ *   tb_fd_snapshot_check(&before, NULL, 0, "merge failure path");
+ *   tb_fd_snapshot_free(&before);
  */
-#ifndef SB_TEST_FD_SNAPSHOT_H
-#define SB_TEST_FD_SNAPSHOT_H
+#ifndef TB_FD_SNAPSHOT_H
+#define TB_FD_SNAPSHOT_H
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -33,7 +33,7 @@
 
 #include "harness.h"
 
-struct sb_test_fd_entry {
+struct tb_fd_entry {
 	int fd;
 	dev_t dev;
 	ino_t ino;
@@ -41,21 +41,21 @@ struct sb_test_fd_entry {
 	char what[96]; /* readlink of /proc/self/fd/N: "anon_inode:sync_file", "/dmabuf:", ... */
 };
 
-struct sb_test_fd_snapshot {
+struct tb_fd_snapshot {
 	int n;
-	struct sb_test_fd_entry *e; /* sorted by fd */
+	struct tb_fd_entry *e; /* sorted by fd */
 };
 
 static inline int
-sb_test_fd_entry_cmp(const void *a, const void *b)
+tb_fd_entry_cmp(const void *a, const void *b)
 {
-	const struct sb_test_fd_entry *x = a, *y = b;
+	const struct tb_fd_entry *x = a, *y = b;
 	return (x->fd > y->fd) - (x->fd < y->fd);
 }
 
 /* Describe one fd of this process into *e. Returns false if it is not open. */
 static inline bool
-sb_test_fd_describe(int fd, struct sb_test_fd_entry *e)
+tb_fd_describe(int fd, struct tb_fd_entry *e)
 {
 	char path[64];
 	struct stat st;
@@ -81,7 +81,7 @@ sb_test_fd_describe(int fd, struct sb_test_fd_entry *e)
 
 /* Fill *s with every fd open now (the directory's own fd excluded). Returns 0 or -1. */
 static inline int
-sb_test_fd_snapshot_take(struct sb_test_fd_snapshot *s)
+tb_fd_snapshot_take(struct tb_fd_snapshot *s)
 {
 	int cap = 64, dir_fd;
 	DIR *d;
@@ -105,33 +105,33 @@ sb_test_fd_snapshot_take(struct sb_test_fd_snapshot *s)
 		if (ent->d_name[0] == '.' || *end || fd == dir_fd)
 			continue;
 		if (s->n == cap) {
-			struct sb_test_fd_entry *ne = realloc(s->e, (size_t)cap * 2 * sizeof(*s->e));
+			struct tb_fd_entry *ne = realloc(s->e, (size_t)cap * 2 * sizeof(*s->e));
 			if (!ne)
 				break;
 			s->e = ne;
 			cap *= 2;
 		}
-		if (sb_test_fd_describe((int)fd, &s->e[s->n]))
+		if (tb_fd_describe((int)fd, &s->e[s->n]))
 			s->n++;
 	}
 	closedir(d);
-	qsort(s->e, (size_t)s->n, sizeof(*s->e), sb_test_fd_entry_cmp);
+	qsort(s->e, (size_t)s->n, sizeof(*s->e), tb_fd_entry_cmp);
 	return 0;
 }
 
 static inline void
-sb_test_fd_snapshot_free(struct sb_test_fd_snapshot *s)
+tb_fd_snapshot_free(struct tb_fd_snapshot *s)
 {
 	free(s->e);
 	s->e = NULL;
 	s->n = 0;
 }
 
-static inline const struct sb_test_fd_entry *
-sb_test_fd_snapshot_find(const struct sb_test_fd_snapshot *s, int fd)
+static inline const struct tb_fd_entry *
+tb_fd_snapshot_find(const struct tb_fd_snapshot *s, int fd)
 {
-	struct sb_test_fd_entry key = { .fd = fd };
-	return bsearch(&key, s->e, (size_t)s->n, sizeof(*s->e), sb_test_fd_entry_cmp);
+	struct tb_fd_entry key = { .fd = fd };
+	return bsearch(&key, s->e, (size_t)s->n, sizeof(*s->e), tb_fd_entry_cmp);
 }
 
 /*
@@ -141,19 +141,19 @@ sb_test_fd_snapshot_find(const struct sb_test_fd_snapshot *s, int fd)
  * when there is none, labelled with `what`. Returns the number of problems.
  */
 static inline int
-sb_test_fd_snapshot_check(const struct sb_test_fd_snapshot *before, const int *expected, int n_expected,
+tb_fd_snapshot_check(const struct tb_fd_snapshot *before, const int *expected, int n_expected,
 		     const char *what)
 {
-	struct sb_test_fd_snapshot now;
+	struct tb_fd_snapshot now;
 	int problems = 0;
 
-	if (sb_test_fd_snapshot_take(&now) < 0) {
+	if (tb_fd_snapshot_take(&now) < 0) {
 		CHECK(0, "%s: cannot read /proc/self/fd", what);
 		return 1;
 	}
 	for (int i = 0; i < now.n; i++) {
-		const struct sb_test_fd_entry *e = &now.e[i];
-		const struct sb_test_fd_entry *old = sb_test_fd_snapshot_find(before, e->fd);
+		const struct tb_fd_entry *e = &now.e[i];
+		const struct tb_fd_entry *old = tb_fd_snapshot_find(before, e->fd);
 		bool allowed = false;
 
 		for (int k = 0; k < n_expected; k++)
@@ -168,7 +168,7 @@ sb_test_fd_snapshot_check(const struct sb_test_fd_snapshot *before, const int *e
 		}
 	}
 	for (int i = 0; i < before->n; i++) {
-		if (!sb_test_fd_snapshot_find(&now, before->e[i].fd)) {
+		if (!tb_fd_snapshot_find(&now, before->e[i].fd)) {
 			problems++;
 			CHECK(0, "%s: fd %d (%s) was closed by the code under test", what,
 			      before->e[i].fd, before->e[i].what);
@@ -176,19 +176,19 @@ sb_test_fd_snapshot_check(const struct sb_test_fd_snapshot *before, const int *e
 	}
 	if (!problems)
 		CHECK(1, "%s: no fd leaked, closed or swapped", what);
-	sb_test_fd_snapshot_free(&now);
+	tb_fd_snapshot_free(&now);
 	return problems;
 }
 
 /*
  * CLOEXEC checks: fork + exec LISTER as "LISTER --list-fds" (hardening-cloexec
- * has that mode: sb_test_fd_list_inherited() in its main()), which prints "FD
+ * has that mode: tb_fd_list_inherited() in its main()), which prints "FD
  * TARGET" for each fd it inherited but 0-2; marks inherited[fd] for each (fd <
  * max), notes each line, and returns how many it printed. Fails the test when
  * the lister did not run.
  */
 static inline int
-sb_test_fd_exec_inherited(const char *lister, bool *inherited, int max)
+tb_fd_exec_inherited(const char *lister, bool *inherited, int max)
 {
 	int p[2], status, n = 0;
 	char line[512];
@@ -196,7 +196,7 @@ sb_test_fd_exec_inherited(const char *lister, bool *inherited, int max)
 	pid_t pid;
 
 	REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe2");
-	pid = sb_test_fork();
+	pid = tb_fork();
 	if (pid == 0) {
 		/* dup2 clears FD_CLOEXEC on fd 1 only. */
 		dup2(p[1], 1);
@@ -210,7 +210,7 @@ sb_test_fd_exec_inherited(const char *lister, bool *inherited, int max)
 		int fd = atoi(line);
 
 		line[strcspn(line, "\n")] = '\0';
-		sb_test_note("child inherited: %s", line);
+		tb_note("child inherited: %s", line);
 		if (fd >= 0 && fd < max)
 			inherited[fd] = true;
 		n++;
@@ -224,7 +224,7 @@ sb_test_fd_exec_inherited(const char *lister, bool *inherited, int max)
 
 /* The lister's side: print "FD TARGET" for every fd but 0, 1, 2; exit status. */
 static inline int
-sb_test_fd_list_inherited(void)
+tb_fd_list_inherited(void)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;

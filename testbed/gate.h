@@ -5,8 +5,8 @@
  * happens-before the wait's return, so what the opener wrote before opening
  * is visible to the waiter. Header-only, no state of its own.
  */
-#ifndef SB_TEST_GATE_H
-#define SB_TEST_GATE_H
+#ifndef TB_GATE_H
+#define TB_GATE_H
 
 #include <pthread.h>
 #include <stdbool.h>

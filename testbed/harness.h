@@ -7,8 +7,8 @@
  *   77 skipped (meson counts it as SKIP, never as a pass): say why.
  * Checks print "ok"/"not ok" lines so a failure says what and where.
  */
-#ifndef SB_TEST_HARNESS_H
-#define SB_TEST_HARNESS_H
+#ifndef TB_HARNESS_H
+#define TB_HARNESS_H
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,21 +20,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int sb_test_failures;
-static int sb_test_checks;
+static int tb_failures;
+static int tb_checks;
 
 #define CHECK(cond, ...)                                                           \
 	do {                                                                       \
-		sb_test_checks++;                                                  \
+		tb_checks++;                                                  \
 		if (cond) {                                                        \
 			if (getenv("SB_TEST_VERBOSE")) {                           \
-				printf("ok %d - ", sb_test_checks);               \
+				printf("ok %d - ", tb_checks);               \
 				printf(__VA_ARGS__);                               \
 				printf("\n");                                      \
 			}                                                          \
 		} else {                                                           \
-			sb_test_failures++;                                        \
-			printf("not ok %d - %s:%d: (%s) ", sb_test_checks, __FILE__, \
+			tb_failures++;                                        \
+			printf("not ok %d - %s:%d: (%s) ", tb_checks, __FILE__, \
 			       __LINE__, #cond);                                   \
 			printf(__VA_ARGS__);                                       \
 			printf("\n");                                              \
@@ -63,7 +63,7 @@ static int sb_test_checks;
 	} while (0)
 
 static inline void __attribute__((noreturn, format(printf, 1, 2)))
-sb_test_skip(const char *fmt, ...)
+tb_skip(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -76,7 +76,7 @@ sb_test_skip(const char *fmt, ...)
 }
 
 static inline void __attribute__((format(printf, 1, 2)))
-sb_test_note(const char *fmt, ...)
+tb_note(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -94,7 +94,7 @@ sb_test_note(const char *fmt, ...)
  * parent, 0 in the child.
  */
 static inline pid_t
-sb_test_fork(void)
+tb_fork(void)
 {
 	pid_t pid;
 
@@ -109,10 +109,10 @@ sb_test_fork(void)
  * and wait for it: its wait status. An exec that fails exits 127.
  */
 static inline int
-sb_test_run(const char *path, char *const argv[])
+tb_run(const char *path, char *const argv[])
 {
 	int status;
-	pid_t pid = sb_test_fork();
+	pid_t pid = tb_fork();
 
 	if (pid == 0) {
 		execv(path, argv);
@@ -124,7 +124,7 @@ sb_test_run(const char *path, char *const argv[])
 
 /* Entries of a /proc directory (not "." and ".."), or -1 when it cannot be read. */
 static inline int
-sb_test_count_entries(const char *dir)
+tb_count_entries(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -141,23 +141,23 @@ sb_test_count_entries(const char *dir)
 
 /* Number of open fds of this process (from /proc/self/fd), or -1. */
 static inline int
-sb_test_count_fds(void)
+tb_count_fds(void)
 {
-	int n = sb_test_count_entries("/proc/self/fd");
+	int n = tb_count_entries("/proc/self/fd");
 
 	return n < 0 ? -1 : n - 1; /* the DIR's own fd */
 }
 
 /* Threads of this process (/proc/self/task), or -1. */
 static inline int
-sb_test_count_threads(void)
+tb_count_threads(void)
 {
-	return sb_test_count_entries("/proc/self/task");
+	return tb_count_entries("/proc/self/task");
 }
 
 /* Whether `arg` is one of the program's arguments. */
 static inline bool
-sb_test_has_arg(int argc, char **argv, const char *arg)
+tb_has_arg(int argc, char **argv, const char *arg)
 {
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], arg) == 0)
@@ -167,7 +167,7 @@ sb_test_has_arg(int argc, char **argv, const char *arg)
 
 /* The argument following `opt` on the command line, or def. */
 static inline const char *
-sb_test_arg_value(int argc, char **argv, const char *opt, const char *def)
+tb_arg_value(int argc, char **argv, const char *opt, const char *def)
 {
 	for (int i = 1; i + 1 < argc; i++)
 		if (strcmp(argv[i], opt) == 0)
@@ -176,11 +176,11 @@ sb_test_arg_value(int argc, char **argv, const char *opt, const char *def)
 }
 
 static inline int
-sb_test_finish(void)
+tb_finish(void)
 {
-	printf("%s: %d checks, %d failed\n", sb_test_failures ? "FAIL" : "PASS", sb_test_checks,
-	       sb_test_failures);
-	return sb_test_failures ? 1 : 0;
+	printf("%s: %d checks, %d failed\n", tb_failures ? "FAIL" : "PASS", tb_checks,
+	       tb_failures);
+	return tb_failures ? 1 : 0;
 }
 
 #endif

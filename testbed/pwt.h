@@ -5,8 +5,8 @@
  * SIGINT and SIGTERM, and the stream's events from the handlers each
  * program names alike.
  */
-#ifndef SB_TEST_PWT_H
-#define SB_TEST_PWT_H
+#ifndef TB_PWT_H
+#define TB_PWT_H
 
 #include <pipewire/pipewire.h>
 

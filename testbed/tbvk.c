@@ -274,7 +274,7 @@ tbvk_fault_check(const struct tbvk_options *opt, int *failures)
 	 * (fcntl is not intercepted: the dup rule still applies). */
 	if (sbfault.injected_count == 0) {
 		free(log);
-		sb_test_skip("under ASan nothing is in libsbfault's scope: no fault injected");
+		tb_skip("under ASan nothing is in libsbfault's scope: no fault injected");
 	}
 #endif
 	if (!sbfault.armed || sbfault.injected_count != 1) {
@@ -300,7 +300,7 @@ tbvk_start(int argc, char **argv, struct tbvk_options *opt)
 	tbvk_env_from_options(opt);
 	int vgem = sbk_vgem_open();
 	if (vgem == -ENODEV)
-		sb_test_skip("no vgem (run in the test guest)");
+		tb_skip("no vgem (run in the test guest)");
 	REQUIRE(vgem >= 0, "open vgem: %s", strerror(-vgem));
 	return vgem;
 }
@@ -355,7 +355,7 @@ void
 tbvk_test_fail(struct vkt *t, int err)
 {
 	if (err == -ENODEV)
-		sb_test_skip("%s", t->why);
+		tb_skip("%s", t->why);
 	REQUIRE(0, "%s", t->why);
 }
 
@@ -398,7 +398,7 @@ tbvk_bare_instance(uint32_t layer_count, const char *const *layers)
 	if (capture_file)
 		free(tbvk_capture_end());
 	if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
-		sb_test_skip("no Vulkan driver");
+		tb_skip("no Vulkan driver");
 	REQUIRE(0, "vkCreateInstance: %s", vkt_result_name(r));
 	return VK_NULL_HANDLE;
 }

@@ -40,8 +40,8 @@
  *   --hold fence|work  the release scenario: what keeps its work pending
  *                  (enum tbvk_hold)
  */
-#ifndef SB_TEST_TBVK_H
-#define SB_TEST_TBVK_H
+#ifndef TB_TBVK_H
+#define TB_TBVK_H
 
 #include <pthread.h>
 #include <stdbool.h>

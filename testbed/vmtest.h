@@ -53,14 +53,14 @@ vm_ms(int64_t ns)
 static inline bool
 vm_has_arg(int argc, char **argv, const char *arg)
 {
-	return sb_test_has_arg(argc, argv, arg);
+	return tb_has_arg(argc, argv, arg);
 }
 
 /* The value following `opt` on the command line, or def. */
 static inline const char *
 vm_arg_value(int argc, char **argv, const char *opt, const char *def)
 {
-	return sb_test_arg_value(argc, argv, opt, def);
+	return tb_arg_value(argc, argv, opt, def);
 }
 
 static inline int
@@ -69,9 +69,9 @@ vm_require_vgem(void)
 	int fd = sbk_vgem_open();
 
 	if (fd == -ENODEV)
-		sb_test_skip("no vgem DRM node (/dev/dri/card* with driver \"vgem\"); load vgem as root");
+		tb_skip("no vgem DRM node (/dev/dri/card* with driver \"vgem\"); load vgem as root");
 	if (fd < 0)
-		sb_test_skip("cannot open the vgem node: %s (needs root)", strerror(-fd));
+		tb_skip("cannot open the vgem node: %s (needs root)", strerror(-fd));
 	return fd;
 }
 
@@ -83,14 +83,14 @@ vm_require_syncobj_node(void)
 	int fd = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
 
 	if (fd == -ENODEV)
-		sb_test_skip("no virtio_gpu render node: no DRM driver with syncobjs here");
+		tb_skip("no virtio_gpu render node: no DRM driver with syncobjs here");
 	if (fd < 0)
-		sb_test_skip("cannot open the virtio_gpu render node: %s", strerror(-fd));
+		tb_skip("cannot open the virtio_gpu render node: %s", strerror(-fd));
 	if (drmGetCap(fd, DRM_CAP_SYNCOBJ, &cap) != 0 || !cap)
-		sb_test_skip("virtio_gpu without DRM_CAP_SYNCOBJ");
+		tb_skip("virtio_gpu without DRM_CAP_SYNCOBJ");
 	cap = 0;
 	if (drmGetCap(fd, DRM_CAP_SYNCOBJ_TIMELINE, &cap) != 0 || !cap)
-		sb_test_skip("virtio_gpu without DRM_CAP_SYNCOBJ_TIMELINE");
+		tb_skip("virtio_gpu without DRM_CAP_SYNCOBJ_TIMELINE");
 	return fd;
 }
 
@@ -100,7 +100,7 @@ vm_require_buf(enum sbk_buf_kind kind, int vgem_fd, size_t size, struct sbk_buf 
 	int ret = sbk_buf_create(kind, vgem_fd, size, buf);
 
 	if (ret == -ENODEV)
-		sb_test_skip("no %s exporter on this machine", sbk_buf_kind_name(kind));
+		tb_skip("no %s exporter on this machine", sbk_buf_kind_name(kind));
 	REQUIRE(ret == 0, "create a %s buffer: %s", sbk_buf_kind_name(kind), strerror(-ret));
 }
 
@@ -231,7 +231,7 @@ vm_syncobj_case_attach(struct vm_syncobj_case *c, uint64_t point, bool control)
 	char what[128];
 
 	if (control) {
-		sb_test_note("CONTROL: no import, point %llu signalled from the CPU instead",
+		tb_note("CONTROL: no import, point %llu signalled from the CPU instead",
 			     (unsigned long long)point);
 		snprintf(what, sizeof(what), "sb_syncobj_signal(point %llu)", (unsigned long long)point);
 		CHECK_EQ(sb_syncobj_signal(c->drm, c->handle, point), 0, what);

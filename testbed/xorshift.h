@@ -4,8 +4,8 @@
  * the caller, so that a run can be repeated exactly (a failing seed is a
  * reproducer). Not for anything but tests.
  */
-#ifndef SB_TEST_XORSHIFT_H
-#define SB_TEST_XORSHIFT_H
+#ifndef TB_XORSHIFT_H
+#define TB_XORSHIFT_H
 
 #include <stdint.h>
 

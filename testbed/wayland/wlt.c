@@ -26,7 +26,7 @@
 int
 wlt_count_fds(void)
 {
-	return sb_test_count_fds();
+	return tb_count_fds();
 }
 
 /* ---- raw client ----------------------------------------------------------------- */
@@ -397,7 +397,7 @@ wlt_child_count_fds(const struct wlt_child *ch)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)ch->pid);
-	return sb_test_count_entries(path);
+	return tb_count_entries(path);
 }
 
 /* ---- kernel objects ------------------------------------------------------------------ */
@@ -407,7 +407,7 @@ wlt_devices_open(struct wlt_devices *d, unsigned flags)
 {
 	d->vgem = sbk_vgem_open();
 	if (d->vgem < 0)
-		sb_test_skip("no vgem node: %s", strerror(-d->vgem));
+		tb_skip("no vgem node: %s", strerror(-d->vgem));
 	d->vgem_render = (flags & WLT_DEV_RENDER_VGEM) ? sbk_vgem_open() : -1;
 	d->client_drm = d->comp_drm = -1;
 	if (!(flags & (WLT_DEV_DRM | WLT_DEV_DRM_REQUIRED)))
@@ -417,7 +417,7 @@ wlt_devices_open(struct wlt_devices *d, unsigned flags)
 	if (d->client_drm >= 0 && d->comp_drm >= 0)
 		return true;
 	if (flags & WLT_DEV_DRM_REQUIRED)
-		sb_test_skip("no DRM node with timeline syncobjs (virtio_gpu)");
+		tb_skip("no DRM node with timeline syncobjs (virtio_gpu)");
 	return false;
 }
 

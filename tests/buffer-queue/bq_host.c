@@ -260,7 +260,7 @@ test_threads(void)
 int
 main(void)
 {
-	int fds0 = sb_test_count_fds();
+	int fds0 = tb_count_fds();
 
 	test_create_args();
 	test_fifo();
@@ -272,6 +272,6 @@ main(void)
 		REQUIRE(sb_buffer_queue_create(4, 0, &q) == 0, "create");
 		sb_buffer_queue_destroy(q);
 	}
-	CHECK_EQ(sb_test_count_fds(), fds0, "fd count after 1,000 create/destroy");
-	return sb_test_finish();
+	CHECK_EQ(tb_count_fds(), fds0, "fd count after 1,000 create/destroy");
+	return tb_finish();
 }

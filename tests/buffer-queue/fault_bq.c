@@ -172,7 +172,7 @@ run_dequeue_reuse(const char *schedule, int *ret)
 	/* ... and dequeue noticed it promptly: not only at its timeout (an
 	 * infinite one would hang). */
 	if (took > 10000 * MS)
-		sb_test_note("dequeue took %.0f ms for a fence that signalled after 50 ms", vm_ms(took));
+		tb_note("dequeue took %.0f ms for a fence that signalled after 50 ms", vm_ms(took));
 	return st == 1 && took <= 10000 * MS ? KEPT : BROKEN;
 }
 
@@ -269,28 +269,28 @@ static int cases, n_kept, n_reported;
 static void
 one_case(int s, const char *schedule)
 {
-	struct sb_test_fd_snapshot before;
+	struct tb_fd_snapshot before;
 	char what[96];
 	int ret = 0, bad_fd = -1;
 	enum outcome o;
 	bool doc = false;
 
 	snprintf(what, sizeof(what), "%s [%s]", scenarios[s].name, schedule);
-	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "snapshot");
+	REQUIRE(tb_fd_snapshot_take(&before) == 0, "snapshot");
 	o = scenarios[s].run(schedule, &ret);
 	cases++;
 	n_kept += o == KEPT;
 	n_reported += o == REPORTED;
 	for (int i = 0; scenarios[s].errors[i]; i++)
 		doc = doc || scenarios[s].errors[i] == ret;
-	sb_test_note("%s: %s (%d %s)", what, outcome_names[o], ret, ret ? strerror(-ret) : "");
+	tb_note("%s: %s (%d %s)", what, outcome_names[o], ret, ret ? strerror(-ret) : "");
 	CHECK(o != BROKEN, "%s: the promise is kept or an error reported", what);
 	if (o == REPORTED)
 		CHECK(doc, "%s: %d (%s) is a documented error", what, ret, strerror(-ret));
 	CHECK_EQ(sbfault_injected(), 1, "the fault was hit");
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
-	sb_test_fd_snapshot_check(&before, NULL, 0, what);
-	sb_test_fd_snapshot_free(&before);
+	tb_fd_snapshot_check(&before, NULL, 0, what);
+	tb_fd_snapshot_free(&before);
 }
 
 static int
@@ -309,10 +309,10 @@ faults(void)
 			scenarios[s].name, ret);
 		for (int k = 0; k < N_KINDS; k++)
 			counts[k] = sbfault_calls(kinds[k].fn);
-		sb_test_note("%s: the queue made ioctl=%u dup=%u eventfd=%u calls", scenarios[s].name,
+		tb_note("%s: the queue made ioctl=%u dup=%u eventfd=%u calls", scenarios[s].name,
 			     counts[0], counts[1], counts[2]);
 		if (counts[0] + counts[1] + counts[2] == 0)
-			sb_test_note("%s: nothing from %s counted (under ASan its interceptors hide the "
+			tb_note("%s: nothing from %s counted (under ASan its interceptors hide the "
 				     "caller)", scenarios[s].name, SCOPE);
 		for (int k = 0; k < N_KINDS; k++) {
 			for (unsigned i = 1; i <= counts[k]; i++) {
@@ -336,9 +336,9 @@ faults(void)
 	}
 	if (last_s >= 0)
 		one_case(last_s, last_enotty);
-	sb_test_note("%d fault cases: %d kept the promise, %d reported a documented error", cases,
+	tb_note("%d fault cases: %d kept the promise, %d reported a documented error", cases,
 		     n_kept, n_reported);
-	return sb_test_finish();
+	return tb_finish();
 }
 
 /*
@@ -403,21 +403,21 @@ errored(void)
 			sbfault_disarm();
 
 		REQUIRE(sb_buffer_queue_get_stats(q, &st) == 0, "stats");
-		sb_test_note("%s: fence_errors=%llu reuse_waits=%llu", what,
+		tb_note("%s: fence_errors=%llu reuse_waits=%llu", what,
 			     (unsigned long long)st.fence_errors, (unsigned long long)st.reuse_waits);
 		CHECK_EQ(st.fence_errors, rule ? 2u : 0u, "stats.fence_errors");
 		sbk_fence_destroy(&acq);
 		sbk_fence_destroy(&rel);
 		sb_buffer_queue_destroy(q);
 	}
-	return sb_test_finish();
+	return tb_finish();
 }
 
 int
 main(int argc, char **argv)
 {
 	if (!dlsym(RTLD_DEFAULT, "sbfault_arm_scoped"))
-		sb_test_skip("libsbfault is not loaded");
+		tb_skip("libsbfault is not loaded");
 	setenv("SYNCBRIDGE_DEBUG", "warn", 0);
 	vgem = vm_require_vgem();
 	if (argc == 2 && strcmp(argv[1], "--errored") == 0)

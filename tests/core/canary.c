@@ -111,9 +111,9 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "valgrind") == 0) {
 #ifdef HAVE_VALGRIND_H
 		CHECK(RUNNING_ON_VALGRIND, "this test program runs under valgrind");
-		return sb_test_finish();
+		return tb_finish();
 #else
-		sb_test_skip("built without <valgrind/valgrind.h>");
+		tb_skip("built without <valgrind/valgrind.h>");
 #endif
 	}
 	for (k = 0; k < (int)ARRAY_LEN(kinds); k++)
@@ -122,7 +122,7 @@ main(int argc, char **argv)
 	REQUIRE(k < (int)ARRAY_LEN(kinds), "unknown kind '%s'", argv[1]);
 
 	REQUIRE(pipe(pipefd) == 0, "pipe: %s", strerror(errno));
-	pid = sb_test_fork();
+	pid = tb_fork();
 	if (pid == 0) {
 		dup2(pipefd[1], 2);
 		close(pipefd[0]);
@@ -144,7 +144,7 @@ main(int argc, char **argv)
 	close(pipefd[0]);
 	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
 
-	sb_test_note("child: %s %d; its stderr (%zu bytes) begins:", WIFEXITED(status) ? "exit" : "signal",
+	tb_note("child: %s %d; its stderr (%zu bytes) begins:", WIFEXITED(status) ? "exit" : "signal",
 		     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), len);
 	for (const char *line = out; *line && shown < 8; shown++) {
 		const char *nl = strchr(line, '\n');
@@ -156,5 +156,5 @@ main(int argc, char **argv)
 	CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0),
 	      "the %s bug stopped the child (halt_on_error / exitcode)", kinds[k].kind);
 	CHECK(strstr(out, kinds[k].marker) != NULL, "the child's report says \"%s\"", kinds[k].marker);
-	return sb_test_finish();
+	return tb_finish();
 }

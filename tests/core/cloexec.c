@@ -58,7 +58,7 @@ int
 main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--list-fds") == 0)
-		return sb_test_fd_list_inherited();
+		return tb_fd_list_inherited();
 	if (strchr(argv[0], '/'))
 		self_path = argv[0];
 
@@ -139,7 +139,7 @@ main(int argc, char **argv)
 
 		/* Everything stays open through the exec below. */
 	} else {
-		sb_test_note("no virtio_gpu render node: syncobj creators not covered here");
+		tb_note("no virtio_gpu render node: syncobj creators not covered here");
 	}
 
 	/* ---- (later components: EGL export, Wayland helpers) ---- */
@@ -154,20 +154,20 @@ main(int argc, char **argv)
 	struct sb_buffer_queue *bq = NULL;
 	int bq_owned[4], n_bq_owned = 0;
 	{
-		struct sb_test_fd_snapshot pre;
+		struct tb_fd_snapshot pre;
 		unsigned slot;
 		int acq = -1, plain;
 
-		REQUIRE(sb_test_fd_snapshot_take(&pre) == 0, "snapshot");
+		REQUIRE(tb_fd_snapshot_take(&pre) == 0, "snapshot");
 		ret = sb_buffer_queue_create(2, 0, &bq);
 		CHECK_EQ(ret, 0, "sb_buffer_queue_create");
 		for (int f = 3; ret == 0 && f < 1024 && n_bq_owned < 2; f++) {
-			if (sbk_fd_is_open(f) && !sb_test_fd_snapshot_find(&pre, f)) {
+			if (sbk_fd_is_open(f) && !tb_fd_snapshot_find(&pre, f)) {
 				bq_owned[n_bq_owned++] = n_made;
 				keep("sb_buffer_queue_create (its eventfd)", 0, f);
 			}
 		}
-		sb_test_fd_snapshot_free(&pre);
+		tb_fd_snapshot_free(&pre);
 		if (bq) {
 			plain = dup(f2.sync_file); /* pending, no FD_CLOEXEC */
 			REQUIRE(sb_buffer_queue_dequeue(bq, 0, &slot) == 0, "dequeue");
@@ -197,35 +197,35 @@ main(int argc, char **argv)
 			ret = sb_egl_sync_file_export(egl_t.dpy, &fd);
 			keep("sb_egl_sync_file_export (native fence)", ret, fd);
 		} else {
-			sb_test_note("EGL display %s has no native fences: export gives -1, nothing to check",
+			tb_note("EGL display %s has no native fences: export gives -1, nothing to check",
 				     egl_t.platform);
 		}
 	} else {
-		sb_test_note("no EGL display: the EGL bridge's export not covered here");
+		tb_note("no EGL display: the EGL bridge's export not covered here");
 	}
 #else
-	sb_test_note("built without the EGL bridge: its export not covered here");
+	tb_note("built without the EGL bridge: its export not covered here");
 #endif
 
 	for (int i = 0; i < n_made; i++) {
-		struct sb_test_fd_entry e;
+		struct tb_fd_entry e;
 
-		CHECK(sb_test_fd_describe(made[i].fd, &e) && e.cloexec, "%s: fd %d (%s) has FD_CLOEXEC",
+		CHECK(tb_fd_describe(made[i].fd, &e) && e.cloexec, "%s: fd %d (%s) has FD_CLOEXEC",
 		      made[i].what, made[i].fd, e.what);
 	}
 
 	{
 		bool inherited[4096] = { false };
-		struct sb_test_fd_snapshot now;
-		int n = sb_test_fd_exec_inherited(self_path, inherited, 4096), expected = 0;
+		struct tb_fd_snapshot now;
+		int n = tb_fd_exec_inherited(self_path, inherited, 4096), expected = 0;
 
-		sb_test_note("%d library fds open; the exec'ed child inherited %d fds besides 0-2",
+		tb_note("%d library fds open; the exec'ed child inherited %d fds besides 0-2",
 			     n_made, n);
 		for (int i = 0; i < n_made; i++)
 			CHECK(made[i].fd >= 4096 || !inherited[made[i].fd],
 			      "%s: fd %d not inherited across exec", made[i].what, made[i].fd);
 		/* The method: the child sees exactly our fds without FD_CLOEXEC. */
-		REQUIRE(sb_test_fd_snapshot_take(&now) == 0, "snapshot");
+		REQUIRE(tb_fd_snapshot_take(&now) == 0, "snapshot");
 		for (int i = 0; i < now.n; i++) {
 			int fdn = now.e[i].fd;
 
@@ -238,7 +238,7 @@ main(int argc, char **argv)
 			      inherited[fdn] ? "inherited" : "did not inherit");
 		}
 		CHECK_EQ(n, expected, "the child inherited exactly our fds without FD_CLOEXEC");
-		sb_test_fd_snapshot_free(&now);
+		tb_fd_snapshot_free(&now);
 	}
 
 	/* The waiters and the queue own their fds: close the others, then destroy those. */
@@ -263,5 +263,5 @@ main(int argc, char **argv)
 	if (drm >= 0)
 		close(drm);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

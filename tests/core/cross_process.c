@@ -114,10 +114,10 @@ main(int argc, char **argv)
 	vgem = vm_require_vgem();
 	vm_require_buf(kind, vgem, 65536, &b);
 	memcpy(b.map, OLD_DATA, DATA_LEN);
-	sb_test_note("shared %s buffer%s", kind_name, control ? " (CONTROL: the child does not import)" : "");
+	tb_note("shared %s buffer%s", kind_name, control ? " (CONTROL: the child does not import)" : "");
 
 	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
-	pid = sb_test_fork();
+	pid = tb_fork();
 	if (pid == 0) {
 		close(sv[0]);
 		_exit(child(sv[1], control));
@@ -144,7 +144,7 @@ main(int argc, char **argv)
 	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child exited 0 (status %#x)", status);
 
-	sb_test_note("busy(READ) before the wait: %d; wait = %d after %.1f ms; read \"%.15s\"", busy_before,
+	tb_note("busy(READ) before the wait: %d; wait = %d after %.1f ms; read \"%.15s\"", busy_before,
 		     ret, vm_ms(waited), got);
 	CHECK_EQ(ret, 0, "sb_dmabuf_wait(READ)");
 	if (control) {
@@ -163,5 +163,5 @@ main(int argc, char **argv)
 	close(sv[0]);
 	sbk_buf_destroy(&b);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -72,5 +72,5 @@ main(void)
 	close(e4);
 	sbk_buf_destroy(&b);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -101,7 +101,7 @@ main(int argc, char **argv)
 	access = strcmp(access_name, "read") == 0 ? SB_ACCESS_READ : SB_ACCESS_WRITE;
 	/* The party that must wait: a writer for a read fence, a reader for a write fence. */
 	other = access == SB_ACCESS_READ ? SB_ACCESS_WRITE : SB_ACCESS_READ;
-	sb_test_note("import as %s onto a %s buffer%s", access_name, kind_name,
+	tb_note("import as %s onto a %s buffer%s", access_name, kind_name,
 		     control ? " (CONTROL: no import)" : "");
 
 	vgem = vm_require_vgem();
@@ -124,7 +124,7 @@ main(int argc, char **argv)
 	busy_w = vm_busy(b.fd, SB_ACCESS_WRITE);
 	er = vm_export(b.fd, SB_ACCESS_READ);
 	ew = vm_export(b.fd, SB_ACCESS_WRITE);
-	sb_test_note("busy READ=%d WRITE=%d; export READ status=%d WRITE status=%d; raw poll=%#x",
+	tb_note("busy READ=%d WRITE=%d; export READ status=%d WRITE status=%d; raw poll=%#x",
 		     busy_r, busy_w, vm_status(er), vm_status(ew), sbk_dmabuf_poll_raw(b.fd));
 
 	if (control) {
@@ -184,7 +184,7 @@ main(int argc, char **argv)
 	pthread_mutex_unlock(&o.lock);
 	pthread_join(th, NULL);
 	CHECK_EQ(o.signal_ret, 0, "owner signalled its vgem fence");
-	sb_test_note("sb_dmabuf_wait(%s) returned %d after %.1f ms", other == SB_ACCESS_READ ? "READ" : "WRITE",
+	tb_note("sb_dmabuf_wait(%s) returned %d after %.1f ms", other == SB_ACCESS_READ ? "READ" : "WRITE",
 		     ret, vm_ms(waited));
 	CHECK_EQ(ret, 0, "sb_dmabuf_wait for the other party");
 
@@ -218,5 +218,5 @@ main(int argc, char **argv)
 	sbk_fence_destroy(&prod);
 	sbk_buf_destroy(&b);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -40,7 +40,7 @@ main(int argc, char **argv)
 	if (control) {
 		int pending = 0;
 
-		sb_test_note("CONTROL: 16 pending readers, none imported");
+		tb_note("CONTROL: 16 pending readers, none imported");
 		for (int i = 0; i < N; i++)
 			pending += vm_status(r[i].sync_file) == 0;
 		CHECK_EQ(pending, N, "control: all 16 readers pending");
@@ -54,7 +54,7 @@ main(int argc, char **argv)
 		}
 		sbk_buf_destroy(&b);
 		close(vgem);
-		return sb_test_finish();
+		return tb_finish();
 	}
 
 	/* 16 readers do not block a reader; they block a writer. */
@@ -103,5 +103,5 @@ main(int argc, char **argv)
 	close(ew);
 	sbk_buf_destroy(&b);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -83,7 +83,7 @@ run_case(bool reuse)
 	}
 	if (out >= 0)
 		close(out);
-	sb_test_note("%s: first export → ENOTTY injected, later export → %s", name,
+	tb_note("%s: first export → ENOTTY injected, later export → %s", name,
 		     ret == 0 ? "0" : strerror(-ret));
 
 	if (s.memfd >= 0)
@@ -92,7 +92,7 @@ run_case(bool reuse)
 	sbk_buf_destroy(&a);
 	sbk_buf_destroy(&b);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }
 
 static int
@@ -101,12 +101,12 @@ in_child(bool reuse)
 	int status;
 	pid_t pid;
 
-	pid = sb_test_fork();
+	pid = tb_fork();
 	if (pid == 0) {
 		int rc;
 
 		/* The child counts its own checks (the parent's are inherited). */
-		sb_test_failures = sb_test_checks = 0;
+		tb_failures = tb_checks = 0;
 		rc = run_case(reuse);
 		fflush(stdout);
 		_exit(rc);
@@ -123,7 +123,7 @@ main(void)
 	int rc;
 
 	if (!dlsym(RTLD_DEFAULT, "sbfault_set_ioctl_hook"))
-		sb_test_skip("libsbfault is not loaded");
+		tb_skip("libsbfault is not loaded");
 	close(vm_require_vgem());
 
 	rc = in_child(true);
@@ -132,5 +132,5 @@ main(void)
 	CHECK_EQ(rc, 0, "reused fd number: no latch (child exit status)");
 	rc = in_child(false);
 	CHECK_EQ(rc, 0, "control, a real ENOTTY from a dma-buf: latched (child exit status)");
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -37,7 +37,7 @@ phase(int vgem, struct sbk_buf *b, bool write_fence)
 	t0 = now_ns();
 	ret = sb_dmabuf_wait(b->fd, blocked, 100 * MS);
 	dt = now_ns() - t0;
-	sb_test_note("%s: wait(%s, 100 ms) = %d after %.1f ms", what,
+	tb_note("%s: wait(%s, 100 ms) = %d after %.1f ms", what,
 		     blocked == SB_ACCESS_READ ? "READ" : "WRITE", ret, vm_ms(dt));
 	CHECK_EQ(ret, -ETIME, "timed-out wait");
 	CHECK(dt >= 99 * MS && dt <= 100 * MS + VM_SLACK_NS, "timed out after ~100 ms (%.1f)", vm_ms(dt));
@@ -48,7 +48,7 @@ phase(int vgem, struct sbk_buf *b, bool write_fence)
 	ret = sb_dmabuf_wait(b->fd, blocked, write_fence ? SB_TIMEOUT_INFINITE : 5000 * MS);
 	t1 = now_ns();
 	CHECK_EQ(vm_later_join(&later), 0, "helper signalled the fence");
-	sb_test_note("%s: wait until signalled = %d after %.1f ms (signalled at +%.1f ms)", what, ret,
+	tb_note("%s: wait until signalled = %d after %.1f ms (signalled at +%.1f ms)", what, ret,
 		     vm_ms(t1 - t0), vm_ms(later.done_ns - t0));
 	CHECK_EQ(ret, 0, "wait succeeds once signalled");
 	CHECK(t1 >= later.start_ns, "returned after the helper started signalling (%.1f ms before)",
@@ -74,5 +74,5 @@ main(void)
 
 	sbk_buf_destroy(&b);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -38,5 +38,5 @@ main(void)
 	close(ew);
 	sbk_buf_destroy(&b);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -35,7 +35,7 @@ main(void)
 	int64_t t0;
 
 	if (!dlsym(RTLD_DEFAULT, "sbfault_arm"))
-		sb_test_skip("libsbfault is not loaded");
+		tb_skip("libsbfault is not loaded");
 	vgem = vm_require_vgem();
 	vm_require_fence(vgem, true, &sig);
 	vm_require_fence(vgem, true, &pend);
@@ -96,5 +96,5 @@ main(void)
 	sbk_fence_destroy(&pend);
 	sbk_fence_destroy(&pend2);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

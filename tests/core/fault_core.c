@@ -110,7 +110,7 @@ cleanup_out(struct out *o)
 
 /* Drop fd from a snapshot: it was closed on purpose. */
 static void
-snapshot_forget(struct sb_test_fd_snapshot *s, int fd)
+snapshot_forget(struct tb_fd_snapshot *s, int fd)
 {
 	for (int i = 0; i < s->n; i++) {
 		if (s->e[i].fd == fd) {
@@ -131,7 +131,7 @@ run_case(const struct scenario *s, const char *schedule, int injected_err, const
 {
 	struct env e;
 	struct out o = { .fds = { -1, -1 }, .acc = -1, .acc_before = -1 };
-	struct sb_test_fd_snapshot before;
+	struct tb_fd_snapshot before;
 	int bad_fd = -1, ret;
 
 	memset(r, 0, sizeof(*r));
@@ -143,7 +143,7 @@ run_case(const struct scenario *s, const char *schedule, int injected_err, const
 	REQUIRE(ret == 0, "%s: set-up failed: %s", s->name, strerror(-ret));
 	if (s->acc_preset)
 		o.acc = o.acc_before = fcntl(e.signalled, F_DUPFD_CLOEXEC, 0);
-	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "fd snapshot");
+	REQUIRE(tb_fd_snapshot_take(&before) == 0, "fd snapshot");
 
 	sbfault_arm(schedule);
 	r->ret = s->call(&e, &o);
@@ -155,7 +155,7 @@ run_case(const struct scenario *s, const char *schedule, int injected_err, const
 		r->ioctls[i] = sbfault_ioctl_request(i);
 	r->injected = sbfault_injected();
 
-	int failures_before = sb_test_failures;
+	int failures_before = tb_failures;
 	const char *label = schedule && *schedule ? schedule : "dry run";
 
 	if (!dry) {
@@ -173,7 +173,7 @@ run_case(const struct scenario *s, const char *schedule, int injected_err, const
 			      s->name, label, errname(injected_err), errname(dry->ret), errname(r->ret));
 		} else if (st && r->ret != st->want) {
 			if (st->known)
-				sb_test_note("%s [%s]: KNOWN (docs/reliability.md %s): want %s, got %s",
+				tb_note("%s [%s]: KNOWN (docs/reliability.md %s): want %s, got %s",
 					     s->name, label, st->known, errname(st->want), errname(r->ret));
 			else
 				CHECK(0, "%s [%s]: want %s (%s), got %s", s->name, label, errname(st->want),
@@ -181,12 +181,12 @@ run_case(const struct scenario *s, const char *schedule, int injected_err, const
 		} else if (st) {
 			CHECK(1, "%s [%s]: %s", s->name, label, st->why);
 			if (st->known)
-				sb_test_note("%s [%s]: %s is fixed: update docs/reliability.md", s->name,
+				tb_note("%s [%s]: %s is fixed: update docs/reliability.md", s->name,
 					     label, st->known);
 		} else if (r->ret != 0 && r->ret != dry->ret && !listed(s->documented, r->ret)) {
 			if (r->ret == -injected_err) {
 				r->undocumented = true;
-				sb_test_note("%s [%s]: returned %s: passed through, not in the header's list",
+				tb_note("%s [%s]: returned %s: passed through, not in the header's list",
 					     s->name, label, errname(r->ret));
 			} else {
 				CHECK(0, "%s [%s]: returned %s: neither documented nor the injected error",
@@ -204,7 +204,7 @@ run_case(const struct scenario *s, const char *schedule, int injected_err, const
 	}
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "close() never hit a closed fd");
 	if (bad_fd >= 0)
-		sb_test_note("%s [%s]: close(%d) → EBADF", s->name, label, bad_fd);
+		tb_note("%s [%s]: close(%d) → EBADF", s->name, label, bad_fd);
 
 	/* A waiter created in spite of the fault must still work. */
 	if (r->ret == 0 && s->verify) {
@@ -226,11 +226,11 @@ run_case(const struct scenario *s, const char *schedule, int injected_err, const
 		char what[256];
 
 		snprintf(what, sizeof(what), "%s [%s]", s->name, label);
-		sb_test_fd_snapshot_check(&before, NULL, 0, what);
+		tb_fd_snapshot_check(&before, NULL, 0, what);
 	}
-	sb_test_fd_snapshot_free(&before);
+	tb_fd_snapshot_free(&before);
 	fault_env_teardown(&e);
-	r->failures = sb_test_failures - failures_before;
+	r->failures = tb_failures - failures_before;
 }
 
 /* Fork a child for one case; returns false if the child crashed. */
@@ -243,7 +243,7 @@ fork_case(const struct scenario *s, const char *schedule, int err, const struct 
 	ssize_t n;
 
 	REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe2");
-	pid = sb_test_fork();
+	pid = tb_fork();
 	if (pid == 0) {
 		struct report mine;
 
@@ -277,10 +277,10 @@ main(int argc, char **argv)
 	int vgem;
 
 	if (!dlsym(RTLD_DEFAULT, "sbfault_arm"))
-		sb_test_skip("libsbfault is not loaded");
+		tb_skip("libsbfault is not loaded");
 	vgem = vm_require_vgem();
 	close(vgem);
-	sb_test_note("malloc family interposed: %s", sbfault_malloc_interposed() ? "yes" : "no (ASan)");
+	tb_note("malloc family interposed: %s", sbfault_malloc_interposed() ? "yes" : "no (ASan)");
 
 	for (int i = 0; i < fault_n_scenarios; i++) {
 		const struct scenario *s = &fault_scenarios[i];
@@ -297,7 +297,7 @@ main(int argc, char **argv)
 		if (!fork_case(s, "", 0, NULL, &dry))
 			continue;
 		if (dry.skipped) {
-			sb_test_note("%s: skipped (device missing)", s->name);
+			tb_note("%s: skipped (device missing)", s->name);
 			continue;
 		}
 		scen++;
@@ -312,7 +312,7 @@ main(int argc, char **argv)
 					fault_ioctl_name(dry.ioctls[j]));
 		if (dry.calls[0])
 			snprintf(line + pos, sizeof(line) - (size_t)pos, ")");
-		sb_test_note("%s", line);
+		tb_note("%s", line);
 
 		for (int k = 0; k < N_KINDS; k++) {
 			sites += (int)dry.calls[k];
@@ -326,7 +326,7 @@ main(int argc, char **argv)
 					cases++;
 					injected += (int)r.injected;
 					undocumented += r.undocumented;
-					sb_test_note("  %s%s%s → %s", sched,
+					tb_note("  %s%s%s → %s", sched,
 							     k == 0 ? " " : "",
 							     k == 0 ? fault_ioctl_name(dry.ioctls[n - 1 < 16 ? n - 1 : 15]) : "",
 							     errname(r.ret));
@@ -334,7 +334,7 @@ main(int argc, char **argv)
 			}
 		}
 	}
-	sb_test_note("%d scenarios, %d call sites, %d fault cases, %d faults injected, %d undocumented pass-throughs",
+	tb_note("%d scenarios, %d call sites, %d fault cases, %d faults injected, %d undocumented pass-throughs",
 		     scen, sites, cases, injected, undocumented);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -11,8 +11,8 @@
  * are per translation unit (harness.h), and the runner's are the ones that
  * count.
  */
-#ifndef SB_TEST_FAULT_CORE_H
-#define SB_TEST_FAULT_CORE_H
+#ifndef TB_FAULT_CORE_H
+#define TB_FAULT_CORE_H
 
 #include <stdbool.h>
 #include <stdint.h>

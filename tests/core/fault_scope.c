@@ -29,9 +29,9 @@ main(void)
 	int p[2];
 
 	if (!dlsym(RTLD_DEFAULT, "sbfault_arm_scoped"))
-		sb_test_skip("libsbfault is not first in symbol lookup");
+		tb_skip("libsbfault is not first in symbol lookup");
 	if (dlsym(RTLD_DEFAULT, "__asan_init"))
-		sb_test_skip("under ASan its interceptors hide the caller from libsbfault's scope");
+		tb_skip("under ASan its interceptors hide the caller from libsbfault's scope");
 	REQUIRE(pipe(p) == 0, "pipe");
 
 	sbfault_arm_scoped("ioctl:*:ENOMEM", "libsbtest_side");
@@ -44,5 +44,5 @@ main(void)
 
 	close(p[0]);
 	close(p[1]);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -21,8 +21,8 @@
  * variables, so the runner must live in the test's own translation unit.
  * Include it from exactly one .c file, after harness.h.
  */
-#ifndef SB_TEST_FD_KINDS_H
-#define SB_TEST_FD_KINDS_H
+#ifndef TB_FD_KINDS_H
+#define TB_FD_KINDS_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -459,7 +459,7 @@ run_one(const struct fd_kind *k, const struct bad_call *c)
 	r.out_fd = OUT_FD_SENTINEL;
 	r.out_ptr = OUT_PTR_SENTINEL;
 
-	before = sb_test_count_fds();
+	before = tb_count_fds();
 	watchdog_call = c->name;
 	watchdog_kind = k->name;
 	alarm(CALL_WATCHDOG_S);
@@ -470,7 +470,7 @@ run_one(const struct fd_kind *k, const struct bad_call *c)
 		ret = c->fn(in.fd, c->arg, &r);
 	}
 	alarm(0);
-	after = sb_test_count_fds();
+	after = tb_count_fds();
 
 	if (r.returns_bool)
 		CHECK(ret == 0, "%s: returned true", what);
@@ -514,14 +514,14 @@ run_bad_fd_matrix(const char *module, const struct bad_call *calls, size_t n_cal
 
 	watchdog_install();
 	for (size_t i = 0; i < ARRAY_LEN(fd_kinds); i++) {
-		int fails = sb_test_failures;
+		int fails = tb_failures;
 
 		for (size_t j = 0; j < n_calls; j++) {
 			run_one(&fd_kinds[i], &calls[j]);
 			runs++;
 		}
-		sb_test_note("%s: %-32s %s", module, fd_kinds[i].name,
-			     sb_test_failures == fails ? "ok" : "FAILED");
+		tb_note("%s: %-32s %s", module, fd_kinds[i].name,
+			     tb_failures == fails ? "ok" : "FAILED");
 	}
 	return runs;
 }

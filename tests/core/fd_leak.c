@@ -22,8 +22,8 @@ main(void)
 
 	vm_require_buf(SBK_BUF_VGEM, vgem, 4096, &b);
 	vm_require_fence(vgem, true, &f);
-	base = sb_test_count_fds();
-	sb_test_note("open fds before: %d", base);
+	base = tb_count_fds();
+	tb_note("open fds before: %d", base);
 
 	for (int i = 0; i < ROUNDS; i++) {
 		struct sb_sync_file_info *info = NULL;
@@ -48,15 +48,15 @@ main(void)
 		close(acc);
 	}
 	CHECK_EQ(fails, 0, "every call in 10,000 rounds returned what it should");
-	CHECK_EQ(sb_test_count_fds(), base, "open-fd count unchanged after 10,000 dma-buf/sync_file rounds");
-	sb_test_note("10,000 dma-buf/sync_file rounds took %.0f ms", vm_ms(now_ns() - t0));
+	CHECK_EQ(tb_count_fds(), base, "open-fd count unchanged after 10,000 dma-buf/sync_file rounds");
+	tb_note("10,000 dma-buf/sync_file rounds took %.0f ms", vm_ms(now_ns() - t0));
 
 	drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
 	if (drm >= 0) {
 		uint32_t h;
 
 		if (drmSyncobjCreate(drm, 0, &h) == 0) {
-			int base2 = sb_test_count_fds();
+			int base2 = tb_count_fds();
 
 			fails = 0;
 			t0 = now_ns();
@@ -73,18 +73,18 @@ main(void)
 				close(e);
 			}
 			CHECK_EQ(fails, 0, "every syncobj call in 1,000 rounds returned what it should");
-			CHECK_EQ(sb_test_count_fds(), base2, "open-fd count unchanged after 1,000 syncobj rounds");
-			sb_test_note("1,000 syncobj rounds took %.0f ms", vm_ms(now_ns() - t0));
+			CHECK_EQ(tb_count_fds(), base2, "open-fd count unchanged after 1,000 syncobj rounds");
+			tb_note("1,000 syncobj rounds took %.0f ms", vm_ms(now_ns() - t0));
 			drmSyncobjDestroy(drm, h);
 		}
 		close(drm);
 	} else {
-		sb_test_note("no virtio_gpu render node: syncobj rounds not run");
+		tb_note("no virtio_gpu render node: syncobj rounds not run");
 	}
 
 	sbk_fence_signal(&f);
 	sbk_fence_destroy(&f);
 	sbk_buf_destroy(&b);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -14,29 +14,29 @@
 
 /* Run the check and take back the failures it recorded: returns its problem count. */
 static int
-problems_of(const struct sb_test_fd_snapshot *before, const int *expected, int n, const char *what)
+problems_of(const struct tb_fd_snapshot *before, const int *expected, int n, const char *what)
 {
-	int failures = sb_test_failures, checks = sb_test_checks;
-	int p = sb_test_fd_snapshot_check(before, expected, n, what);
+	int failures = tb_failures, checks = tb_checks;
+	int p = tb_fd_snapshot_check(before, expected, n, what);
 
-	sb_test_failures = failures;
-	sb_test_checks = checks;
+	tb_failures = failures;
+	tb_checks = checks;
 	return p;
 }
 
 int
 main(void)
 {
-	struct sb_test_fd_snapshot s;
+	struct tb_fd_snapshot s;
 	int a, b, c;
 
 	a = eventfd(0, EFD_CLOEXEC);
 	b = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	REQUIRE(a >= 0 && b >= 0, "eventfd, /dev/null");
 
-	REQUIRE(sb_test_fd_snapshot_take(&s) == 0, "snapshot");
-	CHECK(sb_test_fd_snapshot_find(&s, a) && sb_test_fd_snapshot_find(&s, b), "the snapshot has both fds");
-	CHECK(sb_test_fd_snapshot_find(&s, a) && sb_test_fd_snapshot_find(&s, a)->cloexec, "and sees FD_CLOEXEC");
+	REQUIRE(tb_fd_snapshot_take(&s) == 0, "snapshot");
+	CHECK(tb_fd_snapshot_find(&s, a) && tb_fd_snapshot_find(&s, b), "the snapshot has both fds");
+	CHECK(tb_fd_snapshot_find(&s, a) && tb_fd_snapshot_find(&s, a)->cloexec, "and sees FD_CLOEXEC");
 	CHECK_EQ(problems_of(&s, NULL, 0, "nothing happened"), 0, "a clean call: no problem");
 
 	c = eventfd(0, EFD_CLOEXEC);
@@ -53,7 +53,7 @@ main(void)
 	CHECK_EQ(problems_of(&s, NULL, 0, "swapped"), 1, "a closed-and-reused fd number is caught");
 	close(c);
 
-	sb_test_fd_snapshot_free(&s);
+	tb_fd_snapshot_free(&s);
 	close(a);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -128,7 +128,7 @@ main(int argc, char **argv)
 	}
 	core = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	if (!core)
-		sb_test_skip("cannot load the core %s: %s", argv[1], dlerror());
+		tb_skip("cannot load the core %s: %s", argv[1], dlerror());
 
 	for (int i = 2; i < argc; i++) {
 		void *side = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
@@ -165,7 +165,7 @@ main(int argc, char **argv)
 		free(core_log);
 		free(egl_log);
 	} else {
-		sb_test_note("the EGL bridge is not built: the log level is checked by address only");
+		tb_note("the EGL bridge is not built: the log level is checked by address only");
 	}
-	return sb_test_finish();
+	return tb_finish();
 }

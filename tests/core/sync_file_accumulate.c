@@ -21,14 +21,14 @@ main(void)
 	vm_require_buf(SBK_BUF_VGEM, vgem, 4096, &b);
 	for (int i = 0; i < N; i++)
 		vm_require_fence(vgem, true, &f[i]);
-	base = sb_test_count_fds();
+	base = tb_count_fds();
 
 	for (int i = 0; i < N; i++) {
 		ret = sb_sync_file_accumulate(&acc, f[i].sync_file);
 		CHECK_EQ(ret, 0, "accumulate");
 		CHECK(acc >= 0 && acc != f[i].sync_file, "accumulator is its own fd (%d)", acc);
 		CHECK(sbk_fd_is_open(f[i].sync_file), "input %d stays open", i);
-		CHECK_EQ(sb_test_count_fds(), base + 1, "exactly one accumulator fd is open");
+		CHECK_EQ(tb_count_fds(), base + 1, "exactly one accumulator fd is open");
 	}
 	{
 		struct sb_sync_file_info *info = NULL;
@@ -57,10 +57,10 @@ main(void)
 	CHECK_EQ(sb_sync_file_wait(acc, 0), 0, "wait(acc, 0)");
 
 	close(acc);
-	CHECK_EQ(sb_test_count_fds(), base, "no fd left behind");
+	CHECK_EQ(tb_count_fds(), base, "no fd left behind");
 	for (int i = 0; i < N; i++)
 		sbk_fence_destroy(&f[i]);
 	sbk_buf_destroy(&b);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

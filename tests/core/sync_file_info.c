@@ -25,7 +25,7 @@ main(void)
 	CHECK_EQ(info->status, 0, "pending: aggregate status 0");
 	CHECK_EQ(info->num_fences, 1, "one fence");
 	if (info->num_fences >= 1) {
-		sb_test_note("pending fence: driver \"%s\" timeline \"%s\" status %d timestamp %llu",
+		tb_note("pending fence: driver \"%s\" timeline \"%s\" status %d timestamp %llu",
 			     info->fences[0].driver, info->fences[0].timeline, info->fences[0].status,
 			     (unsigned long long)info->fences[0].timestamp_ns);
 		CHECK(strcmp(info->fences[0].driver, "vgem") == 0, "driver is \"vgem\" (got \"%s\")",
@@ -54,7 +54,7 @@ main(void)
 	if (info->num_fences >= 1) {
 		int64_t ts = (int64_t)info->fences[0].timestamp_ns;
 
-		sb_test_note("signalled fence: status %d timestamp %lld (signal call in [%lld, %lld])",
+		tb_note("signalled fence: status %d timestamp %lld (signal call in [%lld, %lld])",
 			     info->fences[0].status, (long long)ts, (long long)t_before, (long long)t_after);
 		CHECK_EQ(info->fences[0].status, 1, "signalled: fence status 1");
 		CHECK(ts > 0, "signalled: timestamp > 0");
@@ -76,7 +76,7 @@ main(void)
 	ret = sb_sync_file_info_create(merged, &info);
 	CHECK_EQ(ret, 0, "info of the merge");
 	if (ret == 0) {
-		sb_test_note("merge of signalled+pending: %u fence(s), status %d", info->num_fences,
+		tb_note("merge of signalled+pending: %u fence(s), status %d", info->num_fences,
 			     info->status);
 		CHECK_EQ(info->status, 0, "merge pending");
 		CHECK(info->num_fences >= 1, "the pending fence is listed");
@@ -92,5 +92,5 @@ main(void)
 	sbk_fence_destroy(&f);
 	sbk_fence_destroy(&g);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

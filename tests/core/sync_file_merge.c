@@ -49,7 +49,7 @@ main(void)
 	ret = sb_sync_file_wait(m, 5000 * MS);
 	t1 = now_ns();
 	CHECK_EQ(vm_later_join(&later), 0, "last input signalled by the helper");
-	sb_test_note("wait(merge) = %d after %.1f ms (last input at +%.1f ms)", ret, vm_ms(t1 - t0),
+	tb_note("wait(merge) = %d after %.1f ms (last input at +%.1f ms)", ret, vm_ms(t1 - t0),
 		     vm_ms(later.start_ns - t0));
 	CHECK_EQ(ret, 0, "wait(merge) once the last input signalled");
 	CHECK(t1 >= later.start_ns, "the merge waited for the last input (returned %.1f ms before it)",
@@ -93,5 +93,5 @@ main(void)
 	for (int i = 0; i < N; i++)
 		sbk_fence_destroy(&f[i]);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

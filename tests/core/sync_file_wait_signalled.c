@@ -39,7 +39,7 @@ run(int vgem, const char *what, bool dmabuf, int64_t timeout)
 	dt = t1 - t0;
 	vm_bombard_stop(&bomb);
 	CHECK_EQ(vm_later_join(&later), 0, "helper signalled the fence");
-	sb_test_note("%s: %d after %.1f ms (signalled at +%.1f ms), %ld signals handled", what, ret,
+	tb_note("%s: %d after %.1f ms (signalled at +%.1f ms), %ld signals handled", what, ret,
 		     vm_ms(dt), vm_ms(later.done_ns - t0), (long)(vm_sigusr1_count - got0));
 	CHECK_EQ(ret, 0, what);
 	CHECK(t1 >= later.start_ns, "%s did not return before the signal (%.1f ms before it)", what,
@@ -60,5 +60,5 @@ main(void)
 	run(vgem, "sb_sync_file_wait(infinite)", false, SB_TIMEOUT_INFINITE);
 	run(vgem, "sb_dmabuf_wait(READ, 5 s)", true, 5000 * MS);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

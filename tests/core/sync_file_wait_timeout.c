@@ -32,7 +32,7 @@ timed(const char *what, int (*fn)(int, int64_t), int fd)
 	ret = fn(fd, TIMEOUT);
 	dt = now_ns() - t0;
 	vm_bombard_stop(&bomb);
-	sb_test_note("%s(300 ms) under SIGUSR1 every 1 ms: %d after %.1f ms, %ld signals handled", what,
+	tb_note("%s(300 ms) under SIGUSR1 every 1 ms: %d after %.1f ms, %ld signals handled", what,
 		     ret, vm_ms(dt), (long)(vm_sigusr1_count - got0));
 	CHECK_EQ(ret, -ETIME, what);
 	CHECK(dt >= TIMEOUT - 1 * MS, "%s lasted the full timeout (%.1f ms)", what, vm_ms(dt));
@@ -69,7 +69,7 @@ main(void)
 	t0 = now_ns();
 	ret = sb_sync_file_wait(f.sync_file, TIMEOUT);
 	dt = now_ns() - t0;
-	sb_test_note("sb_sync_file_wait(300 ms) = %d after %.1f ms", ret, vm_ms(dt));
+	tb_note("sb_sync_file_wait(300 ms) = %d after %.1f ms", ret, vm_ms(dt));
 	CHECK_EQ(ret, -ETIME, "quiet wait times out");
 	CHECK(dt >= TIMEOUT - 1 * MS && dt <= TIMEOUT + VM_SLACK_NS, "after ~300 ms (%.1f)", vm_ms(dt));
 
@@ -88,5 +88,5 @@ main(void)
 
 	sbk_fence_destroy(&f);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

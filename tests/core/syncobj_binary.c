@@ -50,5 +50,5 @@ main(int argc, char **argv)
 	close(e);
 	close(e2);
 	vm_syncobj_case_finish(&c);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -16,7 +16,7 @@ main(void)
 
 	REQUIRE(drmSyncobjCreate(drm, 0, &hb) == 0, "drmSyncobjCreate");
 	REQUIRE(drmSyncobjCreate(drm, 0, &ht) == 0, "drmSyncobjCreate");
-	base = sb_test_count_fds();
+	base = tb_count_fds();
 
 	out = 1234;
 	CHECK_EQ(sb_syncobj_export_sync_file(drm, hb, 0, &out), -EINVAL, "export an empty binary syncobj");
@@ -34,7 +34,7 @@ main(void)
 	out = 1234;
 	CHECK_EQ(sb_syncobj_export_sync_file(drm, 0xdead, 1, &out), -ENOENT, "export from an unknown handle");
 	CHECK_EQ(out, -1, "out_fd -1 on failure");
-	CHECK_EQ(sb_test_count_fds(), base, "failed exports leave no fd behind");
+	CHECK_EQ(tb_count_fds(), base, "failed exports leave no fd behind");
 
 	CHECK_EQ(sb_syncobj_export_sync_file(drm, ht, 2, &out), 0, "export the materialised point 2");
 	CHECK_EQ(vm_status(out), 1, "point 2 signalled");
@@ -43,10 +43,10 @@ main(void)
 	CHECK_EQ(sb_syncobj_export_sync_file(drm, hb, 0, &out), 0, "export the signalled binary");
 	CHECK_EQ(vm_status(out), 1, "binary signalled");
 	close(out);
-	CHECK_EQ(sb_test_count_fds(), base, "no fd left behind");
+	CHECK_EQ(tb_count_fds(), base, "no fd left behind");
 
 	drmSyncobjDestroy(drm, hb);
 	drmSyncobjDestroy(drm, ht);
 	close(drm);
-	return sb_test_finish();
+	return tb_finish();
 }

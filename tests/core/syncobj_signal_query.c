@@ -51,5 +51,5 @@ main(void)
 	drmSyncobjDestroy(drm, h);
 	drmSyncobjDestroy(drm, hb);
 	close(drm);
-	return sb_test_finish();
+	return tb_finish();
 }

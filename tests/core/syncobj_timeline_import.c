@@ -28,7 +28,7 @@ main(int argc, char **argv)
 	CHECK_EQ(ret, control ? 0 : -ETIME,
 		 control ? "control: point 5 done while vgem is pending" : "point 5 waits for vgem");
 	CHECK_EQ(sb_syncobj_query(c.drm, c.handle, &q), 0, "query");
-	sb_test_note("query before the vgem signal: %llu", (unsigned long long)q);
+	tb_note("query before the vgem signal: %llu", (unsigned long long)q);
 	if (control)
 		CHECK_EQ(q, 5, "control: query reads 5");
 	else
@@ -48,5 +48,5 @@ main(int argc, char **argv)
 
 	close(e);
 	vm_syncobj_case_finish(&c);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -55,7 +55,7 @@ wait_for_helper(int drm, uint32_t h, uint64_t point, uint32_t flags, int (*fn)(v
 	ret = sb_syncobj_wait(drm, h, point, 5000 * MS, flags);
 	t1 = now_ns();
 	CHECK_EQ(vm_later_join(&later), 0, helper_did);
-	sb_test_note("%s = %d after %.1f ms (the helper's call at +%.1f ms)", what, ret, vm_ms(t1 - t0),
+	tb_note("%s = %d after %.1f ms (the helper's call at +%.1f ms)", what, ret, vm_ms(t1 - t0),
 		     vm_ms(later.start_ns - t0));
 	CHECK_EQ(ret, 0, what);
 	CHECK(t1 >= later.start_ns, "returned after the helper's call (%.1f ms before it)",
@@ -102,5 +102,5 @@ main(void)
 	sbk_fence_destroy(&f);
 	close(vgem);
 	close(drm);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -59,7 +59,7 @@ fired_once(int fd, const char *what)
 	int64_t t0 = now_ns();
 	int rev = vm_poll(fd, POLLIN, 10000);
 
-	sb_test_note("%s: POLLIN after %.2f ms", what, vm_ms(now_ns() - t0));
+	tb_note("%s: POLLIN after %.2f ms", what, vm_ms(now_ns() - t0));
 	CHECK(rev & POLLIN, "%s: POLLIN once fired", what);
 	CHECK_EQ(rd(fd), 1, "read gives 1");
 	CHECK_EQ(rd(fd), -EAGAIN, "a second read is EAGAIN");
@@ -80,14 +80,14 @@ main(int argc, char **argv)
 	drm = vm_require_syncobj_node();
 	vgem = vm_require_vgem();
 	want_eventfd = !fallback && sbk_drm_has_syncobj_eventfd(drm);
-	sb_test_note("kernel SYNCOBJ_EVENTFD: %s; expecting the %s path",
+	tb_note("kernel SYNCOBJ_EVENTFD: %s; expecting the %s path",
 		     sbk_drm_has_syncobj_eventfd(drm) ? "yes" : "no", want_eventfd ? "eventfd" : "thread");
 	REQUIRE(drmSyncobjCreate(drm, 0, &ht) == 0, "drmSyncobjCreate");
 	REQUIRE(drmSyncobjCreate(drm, 0, &ha) == 0, "drmSyncobjCreate");
 	REQUIRE(drmSyncobjCreate(drm, 0, &hb) == 0, "drmSyncobjCreate");
 	vm_require_fence(vgem, true, &f);
 	vm_require_fence(vgem, true, &g);
-	base = sb_test_count_fds();
+	base = tb_count_fds();
 
 	/* Timeline point 3. */
 	w = make(drm, ht, 3, 0, "timeline point 3");
@@ -131,7 +131,7 @@ main(int argc, char **argv)
 	sb_syncobj_waiter_destroy(w);
 
 	sb_syncobj_waiter_destroy(NULL);
-	CHECK_EQ(sb_test_count_fds(), base, "waiters leave no fd behind");
+	CHECK_EQ(tb_count_fds(), base, "waiters leave no fd behind");
 
 	sbk_fence_destroy(&f);
 	sbk_fence_destroy(&g);
@@ -140,5 +140,5 @@ main(int argc, char **argv)
 	drmSyncobjDestroy(drm, hb);
 	close(vgem);
 	close(drm);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -47,7 +47,7 @@ main(int argc, char **argv)
 	vgem = vm_require_vgem();
 	REQUIRE(drmSyncobjCreate(drm, 0, &h) == 0, "drmSyncobjCreate");
 	vm_require_fence(vgem, true, &f);
-	base = sb_test_count_fds();
+	base = tb_count_fds();
 
 	/* A point that never materialises. */
 	ret = sb_syncobj_waiter_create(drm, h, 100, 0, &w);
@@ -56,7 +56,7 @@ main(int argc, char **argv)
 		 "eventfd path when the kernel has it and it is not disabled");
 	CHECK_EQ(vm_poll(sb_syncobj_waiter_get_fd(w), POLLIN, 50), 0, "never fires");
 	dt = destroy_time(w);
-	sb_test_note("destroy (unmaterialised point) took %.2f ms", vm_ms(dt));
+	tb_note("destroy (unmaterialised point) took %.2f ms", vm_ms(dt));
 	CHECK(dt < PROMPT_NS, "destroy returns promptly (%.2f ms)", vm_ms(dt));
 
 	/* A point materialised with a pending vgem fence. */
@@ -65,7 +65,7 @@ main(int argc, char **argv)
 	REQUIRE(ret == 0, "waiter_create: %s", strerror(-ret));
 	CHECK_EQ(vm_poll(sb_syncobj_waiter_get_fd(w), POLLIN, 50), 0, "does not fire while vgem is pending");
 	dt = destroy_time(w);
-	sb_test_note("destroy (pending vgem fence) took %.2f ms", vm_ms(dt));
+	tb_note("destroy (pending vgem fence) took %.2f ms", vm_ms(dt));
 	CHECK(dt < PROMPT_NS, "destroy returns promptly (%.2f ms)", vm_ms(dt));
 
 	/* Many rounds. */
@@ -79,14 +79,14 @@ main(int argc, char **argv)
 		if (dt > worst)
 			worst = dt;
 	}
-	sb_test_note("50 create/destroy rounds: slowest destroy %.2f ms", vm_ms(worst));
+	tb_note("50 create/destroy rounds: slowest destroy %.2f ms", vm_ms(worst));
 	CHECK(worst < PROMPT_NS, "every destroy prompt (slowest %.2f ms)", vm_ms(worst));
-	CHECK_EQ(sb_test_count_fds(), base, "no fd left behind");
+	CHECK_EQ(tb_count_fds(), base, "no fd left behind");
 
 	CHECK_EQ(sbk_fence_signal(&f), 0, "signal vgem");
 	sbk_fence_destroy(&f);
 	drmSyncobjDestroy(drm, h);
 	close(vgem);
 	close(drm);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -52,7 +52,7 @@ fires(struct sb_syncobj_waiter *w, const char *what)
 	int64_t t0 = now_ns();
 	bool fired = fires_within(w, FIRE_MS);
 
-	sb_test_note("%s: %s after %.1f ms", what, fired ? "fired" : "NOT fired",
+	tb_note("%s: %s after %.1f ms", what, fired ? "fired" : "NOT fired",
 		     vm_ms(now_ns() - t0));
 	return fired;
 }
@@ -125,7 +125,7 @@ thread_enomem(int drm)
 	while (sbfault_injected() == 0 && now_ns() < until)
 		sbk_sleep_ns(2 * MS);
 	sbfault_disarm();
-	sb_test_note("the ENOMEM was injected after %.1f ms", vm_ms(now_ns() - t0));
+	tb_note("the ENOMEM was injected after %.1f ms", vm_ms(now_ns() - t0));
 	CHECK_EQ(sbfault_injected(), 1, "thread: the ENOMEM hit the waiter's wait");
 	CHECK(!fires_within(w, 100), "thread: no fire after a kernel ENOMEM (retried)");
 	CHECK_EQ(sb_syncobj_waiter_get_error(w), 0, "thread: no error reported for it");
@@ -174,8 +174,8 @@ main(void)
 	if (sbk_drm_has_syncobj_eventfd(drm))
 		one_path(drm, false);
 	else
-		sb_test_note("no DRM_IOCTL_SYNCOBJ_EVENTFD on this kernel: kernel path not run");
+		tb_note("no DRM_IOCTL_SYNCOBJ_EVENTFD on this kernel: kernel path not run");
 	export_unmaterialised(drm);
 	close(drm);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -126,7 +126,7 @@ main(int argc, char **argv)
 		setenv("SYNCBRIDGE_SYNCOBJ_EVENTFD", "0", 1);
 	drm = vm_require_syncobj_node();
 	if (!fallback && !sbk_drm_has_syncobj_eventfd(drm))
-		sb_test_skip("the kernel has no DRM_IOCTL_SYNCOBJ_EVENTFD (--fallback covers this kernel)");
+		tb_skip("the kernel has no DRM_IOCTL_SYNCOBJ_EVENTFD (--fallback covers this kernel)");
 	for (unsigned i = 0; i < N; i++) {
 		struct one *o = &all[i];
 
@@ -138,7 +138,7 @@ main(int argc, char **argv)
 	}
 	if (fallback)
 		fork_case(drm);
-	base_fds = sb_test_count_fds();
+	base_fds = tb_count_fds();
 	/*
 	 * The main thread alone, once fork_case()'s hub thread is gone from
 	 * /proc (joined is not yet gone: sbk_thread_count_wait()). Counted
@@ -157,7 +157,7 @@ main(int argc, char **argv)
 	with_threads = sbk_thread_count();
 	/* ceil(180 / 64) + ceil(20 / 64): HUB_MAX_WAITERS in syncobj_hub.c */
 	want = base_threads + (fallback ? 3 + 1 : 0);
-	sb_test_note("threads: %d before, %d with %d waiters (%s path)", base_threads, with_threads, N,
+	tb_note("threads: %d before, %d with %d waiters (%s path)", base_threads, with_threads, N,
 		     fallback ? "fallback" : "eventfd");
 	CHECK(with_threads == want, "%s threads for %d waiters: %d, want %d",
 	      fallback ? "shared threads, 64 waiters each," : "no", N, with_threads - base_threads,
@@ -224,10 +224,10 @@ main(int argc, char **argv)
 	}
 	CHECK_EQ(sbk_thread_count_wait(base_threads, 2 * INT64_C(1000000000)), base_threads,
 		 "the shared threads stop with the last waiter");
-	CHECK_EQ(sb_test_count_fds(), base_fds, "waiters leave no fd behind");
+	CHECK_EQ(tb_count_fds(), base_fds, "waiters leave no fd behind");
 	for (unsigned i = 0; i < N; i++)
 		if (all[i].handle)
 			drmSyncobjDestroy(drm, all[i].handle);
 	close(drm);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -127,5 +127,5 @@ main(void)
 	check_remaining();
 	check_round_trip();
 	check_clock();
-	return sb_test_finish();
+	return tb_finish();
 }

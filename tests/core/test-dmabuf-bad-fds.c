@@ -100,7 +100,7 @@ main(void)
 {
 	int runs = run_bad_fd_matrix("dmabuf", calls, ARRAY_LEN(calls));
 
-	sb_test_note("%d (fd kind, call) pairs", runs);
+	tb_note("%d (fd kind, call) pairs", runs);
 	check_bad_access();
-	return sb_test_finish();
+	return tb_finish();
 }

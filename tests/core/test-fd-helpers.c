@@ -47,7 +47,7 @@ open_after_exec(int fd)
 	int status;
 
 	snprintf(arg, sizeof(arg), "%d", fd);
-	status = sb_test_run(self_path, argv);
+	status = tb_run(self_path, argv);
 	REQUIRE(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3),
 		"exec'd child failed (status 0x%x)", status);
 	return WEXITSTATUS(status) == 0;
@@ -108,7 +108,7 @@ check_open(void)
 static void
 check_field_helpers(void)
 {
-	int a, b, field, moved, fds_before = sb_test_count_fds();
+	int a, b, field, moved, fds_before = tb_count_fds();
 
 	/* fd_clear: closes, leaves -1, keeps errno; -1 is a no-op. */
 	field = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -149,7 +149,7 @@ check_field_helpers(void)
 	fd_replace(&field, b);
 	CHECK_EQ(field, b, "fd_replace into -1");
 	fd_clear(&field);
-	CHECK_EQ(sb_test_count_fds(), fds_before, "fd count after the field helpers");
+	CHECK_EQ(tb_count_fds(), fds_before, "fd count after the field helpers");
 }
 
 int
@@ -163,5 +163,5 @@ main(int argc, char **argv)
 	check_dup();
 	check_open();
 	check_field_helpers();
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -18,7 +18,7 @@ main(void)
 	struct sync_file_info info;
 	int p[2], closed, avail, ret, fds_before;
 
-	fds_before = sb_test_count_fds();
+	fds_before = tb_count_fds();
 	REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
 
 	/* A sync_file ioctl on a pipe: the kernel says ENOTTY. */
@@ -49,6 +49,6 @@ main(void)
 
 	close(p[0]);
 	close(p[1]);
-	CHECK_EQ(sb_test_count_fds(), fds_before, "fd count");
-	return sb_test_finish();
+	CHECK_EQ(tb_count_fds(), fds_before, "fd count");
+	return tb_finish();
 }

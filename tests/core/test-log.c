@@ -120,7 +120,7 @@ run_child(const char *mode, const char *level, struct captured *c)
 
 	REQUIRE(pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0, "pipe2: %s",
 		strerror(errno));
-	pid = sb_test_fork();
+	pid = tb_fork();
 	if (pid == 0) {
 		dup2(out[1], STDOUT_FILENO);
 		dup2(err[1], STDERR_FILENO);
@@ -220,7 +220,7 @@ case_silent(void)
 
 	run_child("child-public", "debug", c);
 	CHECK(c->out_len == 0, "SYNCBRIDGE_DEBUG=debug: the library wrote to stdout:\n%s", c->out);
-	sb_test_note("with SYNCBRIDGE_DEBUG=debug the failing calls printed %d line(s)",
+	tb_note("with SYNCBRIDGE_DEBUG=debug the failing calls printed %d line(s)",
 		     count_lines(c->err));
 	for (char *line = c->err; *line;) {
 		char *nl = strchr(line, '\n');
@@ -310,5 +310,5 @@ main(int argc, char **argv)
 		case_silent();
 	if (strcmp(mode, "levels") == 0 || strcmp(mode, "all") == 0)
 		case_levels();
-	return sb_test_finish();
+	return tb_finish();
 }

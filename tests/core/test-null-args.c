@@ -150,7 +150,7 @@ survey_null_out(void)
 			int status;
 			pid_t pid;
 
-			pid = sb_test_fork();
+			pid = tb_fork();
 			if (pid == 0) {
 				struct rlimit no_core = { 0, 0 };
 				int ret;
@@ -167,7 +167,7 @@ survey_null_out(void)
 					CHECK(false, "%s on %s: killed by signal %d", null_calls[i].name,
 					      fds[j].name, WTERMSIG(status));
 				else
-					sb_test_note("not promised: %s on %s crashes (signal %d)",
+					tb_note("not promised: %s on %s crashes (signal %d)",
 						     null_calls[i].name, fds[j].name, WTERMSIG(status));
 			} else {
 				int err = WEXITSTATUS(status);
@@ -176,7 +176,7 @@ survey_null_out(void)
 					CHECK(err == EINVAL || err == EBADF, "%s on %s: returned %d",
 					      null_calls[i].name, fds[j].name, -err);
 				else
-					sb_test_note("not promised: %s on %s returns %d (%s)",
+					tb_note("not promised: %s on %s returns %d (%s)",
 						     null_calls[i].name, fds[j].name, -err,
 						     err ? strerror(err) : "success?!");
 			}
@@ -192,5 +192,5 @@ main(void)
 	check_merge_array_empty();
 	check_free_null();
 	survey_null_out();
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -166,7 +166,7 @@ case_eintr_timeout(void)
 	long sig0, sig1;
 	int64_t start, end, deadline;
 
-	fds_before = sb_test_count_fds();
+	fds_before = tb_count_fds();
 	REQUIRE(pipe2(p, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
 	bombard_start(&b);
 
@@ -182,7 +182,7 @@ case_eintr_timeout(void)
 			"control: a bare ppoll() under SIGUSR1 bombardment returned %d (%s) after "
 			"%lld ms, want EINTR: signals do not interrupt it, so this test proves nothing",
 			ret, ret < 0 ? strerror(errno) : "-", (long long)((end - start) / MS));
-		sb_test_note("control: bare ppoll() interrupted after %lld us",
+		tb_note("control: bare ppoll() interrupted after %lld us",
 			     (long long)((end - start) / 1000));
 	}
 
@@ -203,12 +203,12 @@ case_eintr_timeout(void)
 	      "timeout after each signal?)", (long long)((end - start) / MS));
 	CHECK(sig1 - sig0 >= MIN_SIGNALS, "only %ld signals were delivered during the wait: the "
 	      "bombardment did not happen", sig1 - sig0);
-	sb_test_note("eintr-timeout: %lld ms, %ld signals delivered during the wait",
+	tb_note("eintr-timeout: %lld ms, %ld signals delivered during the wait",
 		     (long long)((end - start) / MS), sig1 - sig0);
 
 	close(p[0]);
 	close(p[1]);
-	CHECK_EQ(sb_test_count_fds(), fds_before, "fd count after eintr-timeout");
+	CHECK_EQ(tb_count_fds(), fds_before, "fd count after eintr-timeout");
 }
 
 static void
@@ -245,7 +245,7 @@ wakeup_once(int64_t deadline_offset, const char *what)
 	      (long long)((end - start) / MS));
 	CHECK(sig1 - sig0 >= MIN_SIGNALS, "%s: only %ld signals delivered during the wait", what,
 	      sig1 - sig0);
-	sb_test_note("%s: POLLIN after %lld ms, %ld signals delivered", what,
+	tb_note("%s: POLLIN after %lld ms, %ld signals delivered", what,
 		     (long long)((end - start) / MS), sig1 - sig0);
 
 	close(p[0]);
@@ -255,11 +255,11 @@ wakeup_once(int64_t deadline_offset, const char *what)
 static void
 case_eintr_wakeup(void)
 {
-	int fds_before = sb_test_count_fds();
+	int fds_before = tb_count_fds();
 
 	wakeup_once(-1, "eintr-wakeup, no deadline");
 	wakeup_once(5 * S, "eintr-wakeup, deadline +5 s");
-	CHECK_EQ(sb_test_count_fds(), fds_before, "fd count after eintr-wakeup");
+	CHECK_EQ(tb_count_fds(), fds_before, "fd count after eintr-wakeup");
 }
 
 static void
@@ -268,7 +268,7 @@ case_immediate(void)
 	int p[2], q[2], ret, fds_before;
 	int64_t start, end;
 
-	fds_before = sb_test_count_fds();
+	fds_before = tb_count_fds();
 	REQUIRE(pipe2(p, O_CLOEXEC) == 0 && pipe2(q, O_CLOEXEC) == 0, "pipe2: %s",
 		strerror(errno));
 	watchdog(10);
@@ -312,7 +312,7 @@ case_immediate(void)
 	close(p[0]);
 	close(p[1]);
 	close(q[0]);
-	CHECK_EQ(sb_test_count_fds(), fds_before, "fd count after immediate");
+	CHECK_EQ(tb_count_fds(), fds_before, "fd count after immediate");
 }
 
 static void
@@ -367,5 +367,5 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s [eintr-timeout|eintr-wakeup|immediate|nval]\n", argv[0]);
 		return 2;
 	}
-	return sb_test_finish();
+	return tb_finish();
 }

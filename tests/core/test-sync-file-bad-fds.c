@@ -97,6 +97,6 @@ main(void)
 {
 	int runs = run_bad_fd_matrix("sync_file", calls, ARRAY_LEN(calls));
 
-	sb_test_note("%d (fd kind, call) pairs", runs);
-	return sb_test_finish();
+	tb_note("%d (fd kind, call) pairs", runs);
+	return tb_finish();
 }

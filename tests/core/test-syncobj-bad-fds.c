@@ -103,7 +103,7 @@ main(void)
 	runs += run_bad_fd_matrix("syncobj waiter (SYNCBRIDGE_SYNCOBJ_EVENTFD=0)", waiter_calls,
 				  ARRAY_LEN(waiter_calls));
 
-	CHECK_EQ(sb_test_count_threads(), 1, "threads left after every waiter_create failed");
-	sb_test_note("%d (fd kind, call) pairs", runs);
-	return sb_test_finish();
+	CHECK_EQ(tb_count_threads(), 1, "threads left after every waiter_create failed");
+	tb_note("%d (fd kind, call) pairs", runs);
+	return tb_finish();
 }

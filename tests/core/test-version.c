@@ -39,5 +39,5 @@ main(void)
 	      v, EXPECTED_VERSION);
 	CHECK(is_semver(v), "sb_library_get_version() = \"%s\" is not MAJOR.MINOR.PATCH", v);
 	CHECK(sb_library_get_version() == v, "sb_library_get_version() returned a different pointer the second time");
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -62,7 +62,7 @@ main(void)
 	 */
 	CHECK(raw_status != 0, "the fence completed (kernel status %d)", raw_status);
 	if (raw_status != 1)
-		sb_test_note("NOTE: this kernel completes a timed-out vgem fence with error %d", raw_status);
+		tb_note("NOTE: this kernel completes a timed-out vgem fence with error %d", raw_status);
 	sb_sync_file_info_destroy(info);
 
 	CHECK_EQ(sbk_vgem_fence_signal(vgem, f.fence_id), -ETIMEDOUT, "late FENCE_SIGNAL is ETIMEDOUT");
@@ -71,5 +71,5 @@ main(void)
 
 	sbk_fence_destroy(&f);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

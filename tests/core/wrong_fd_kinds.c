@@ -178,7 +178,7 @@ main(void)
 			 "failed imports materialised nothing");
 		drmSyncobjDestroy(drm, h);
 	} else {
-		sb_test_note("no virtio_gpu render node: syncobj-import checks with a real syncobj not run");
+		tb_note("no virtio_gpu render node: syncobj-import checks with a real syncobj not run");
 	}
 	all_open(fds, n, "syncobj calls with wrong fds");
 
@@ -189,5 +189,5 @@ main(void)
 	if (drm >= 0)
 		close(drm);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -49,15 +49,15 @@
  * -1 (a leak of ours would still show).
  */
 static int
-venus_kept_fd(const struct sb_test_fd_snapshot *before)
+venus_kept_fd(const struct tb_fd_snapshot *before)
 {
-	struct sb_test_fd_snapshot now;
+	struct tb_fd_snapshot now;
 	int kept = -1, count = 0;
 
-	if (sb_test_fd_snapshot_take(&now) != 0)
+	if (tb_fd_snapshot_take(&now) != 0)
 		return -1;
 	for (int i = 0; i < now.n; i++) {
-		const struct sb_test_fd_entry *e = &now.e[i];
+		const struct tb_fd_entry *e = &now.e[i];
 		bool old = false;
 		for (int k = 0; k < before->n && !old; k++)
 			old = before->e[k].fd == e->fd && before->e[k].ino == e->ino;
@@ -69,7 +69,7 @@ venus_kept_fd(const struct sb_test_fd_snapshot *before)
 			count++;
 		}
 	}
-	sb_test_fd_snapshot_free(&now);
+	tb_fd_snapshot_free(&now);
 	return count == 1 ? kept : -1;
 }
 
@@ -79,22 +79,22 @@ main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "--vk-import-child") == 0)
 		return xvk_import_child(argc, argv);
 
-	const char *expect = sb_test_arg_value(argc, argv, "--expect", NULL);
+	const char *expect = tb_arg_value(argc, argv, "--expect", NULL);
 	struct xbuf bufs[XD_COUNT];
-	struct sb_test_fd_snapshot before;
+	struct tb_fd_snapshot before;
 	struct xenv e;
 	int64_t t0 = xnow();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	xenv_open(&e, sb_test_arg_value(argc, argv, "--without", NULL));
-	e.virgl_iters = atoi(sb_test_arg_value(argc, argv, "--virgl-iters", "2000"));
+	xenv_open(&e, tb_arg_value(argc, argv, "--without", NULL));
+	e.virgl_iters = atoi(tb_arg_value(argc, argv, "--virgl-iters", "2000"));
 	/* The kernel's test devices make a test guest; without them this is another machine. */
 	if (!e.here[XD_VGEM] && !e.here[XD_UDMABUF] && !e.here[XD_VIRTIO]) {
 		xenv_close(&e);
-		sb_test_skip("no vgem, udmabuf or virtio_gpu: not a test guest (scripts/vm/vm-run.sh)");
+		tb_skip("no vgem, udmabuf or virtio_gpu: not a test guest (scripts/vm/vm-run.sh)");
 	}
 	REQUIRE(!eglt_disk_cache_running(), "Mesa's shader disk cache thread runs (fd counts)");
-	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "fd snapshot");
+	REQUIRE(tb_fd_snapshot_take(&before) == 0, "fd snapshot");
 
 	for (int d = 0; d < XD_COUNT; d++)
 		xbuf_export(&e, d, &bufs[d]);
@@ -107,13 +107,13 @@ main(int argc, char **argv)
 	if (kept >= 0)
 		printf("# fd %d set aside: venus's own signalled virtio_gpu sync_file, kept until "
 		       "exit\n", kept);
-	sb_test_fd_snapshot_check(&before, &kept, kept >= 0 ? 1 : 0, "after every cell");
-	sb_test_fd_snapshot_free(&before);
+	tb_fd_snapshot_check(&before, &kept, kept >= 0 ? 1 : 0, "after every cell");
+	tb_fd_snapshot_free(&before);
 	xenv_close(&e);
 	printf("# measured in %.1f s\n", (double)(xnow() - t0) / 1e9);
 	if (!expect)
-		sb_test_skip("no --expect FILE: the table is printed above, nothing was checked");
-	if (xtable_check(expect, &sb_test_checks, &sb_test_failures) == 0)
-		sb_test_skip("no cell of %s could be measured here", expect);
-	return sb_test_finish();
+		tb_skip("no --expect FILE: the table is printed above, nothing was checked");
+	if (xtable_check(expect, &tb_checks, &tb_failures) == 0)
+		tb_skip("no cell of %s could be measured here", expect);
+	return tb_finish();
 }

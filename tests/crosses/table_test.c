@@ -81,7 +81,7 @@ main(void)
 	close(fd);
 	unlink(out);
 	unlink(table);
-	sb_test_note("the comparison's report (its 'not ok' lines are the ones this test wants):");
+	tb_note("the comparison's report (its 'not ok' lines are the ones this test wants):");
 	printf("%s", report);
 
 	CHECK_EQ(measured, 7, "table cells measured (b c d e h i l; f and g are not here)");
@@ -110,5 +110,5 @@ main(void)
 	      !strstr(report, "a -> d fence changed") && !strstr(report, "a -> f buffer") &&
 	      !strstr(report, "a -> l buffer changed"),
 	      "matches, alternatives, notes and 'not here' on both sides are not reported");
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -62,12 +62,12 @@ main(int argc, char **argv)
 	struct consumer c;
 	struct eglc_app a;
 	struct sb_sync_file_info *info = NULL;
-	struct sb_test_fd_snapshot before;
+	struct tb_fd_snapshot before;
 	int ret, fence_fd = -1;
 
 	eglc_app_open(&a);
 	eglc_cpu_fill(&a.buf, OLD);
-	sb_test_note("caps 0x%x%s%s", a.caps, fallback ? ", fallback" : "", control ? ", CONTROL" : "");
+	tb_note("caps 0x%x%s%s", a.caps, fallback ? ", fallback" : "", control ? ", CONTROL" : "");
 	REQUIRE(eglt_count(&a.target, OLD, NULL) == SIZE * SIZE, "GL sees the buffer's OLD contents");
 	if (!fallback && !control)
 		REQUIRE(a.caps & SB_EGL_CAP_NATIVE_FENCE, "the display has native fences");
@@ -79,7 +79,7 @@ main(int argc, char **argv)
 	 */
 	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
 		"the fd check: MESA_SHADER_CACHE_DISABLE)");
-	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "fd snapshot");
+	REQUIRE(tb_fd_snapshot_take(&before) == 0, "fd snapshot");
 	memset(&c, 0, sizeof(c));
 	c.buf = &a.buf;
 	tb_gate_init(&c.handed_over);
@@ -93,9 +93,9 @@ main(int argc, char **argv)
 	/* What a reader of the buffer now waits for (a snapshot, for the log). */
 	REQUIRE(sb_dmabuf_export_sync_file(a.buf.fd, SB_ACCESS_READ, &fence_fd) == 0, "export");
 	if (sb_sync_file_info_create(fence_fd, &info) == 0) {
-		sb_test_note("the buffer's write fences: %u, status %d", info->num_fences, info->status);
+		tb_note("the buffer's write fences: %u, status %d", info->num_fences, info->status);
 		for (uint32_t i = 0; i < info->num_fences; i++)
-			sb_test_note("  fence %u: %s / %s, status %d", i, info->fences[i].driver,
+			tb_note("  fence %u: %s / %s, status %d", i, info->fences[i].driver,
 				     info->fences[i].timeline, info->fences[i].status);
 		sb_sync_file_info_destroy(info);
 	}
@@ -107,17 +107,17 @@ main(int argc, char **argv)
 	tb_gate_finish(&c.handed_over);
 
 	CHECK_EQ(c.wait_ret, 0, "the consumer's poll");
-	sb_test_note("the consumer read %ld NEW and %ld OLD bytes of %d", c.new_bytes, c.old_bytes,
+	tb_note("the consumer read %ld NEW and %ld OLD bytes of %d", c.new_bytes, c.old_bytes,
 		     SIZE * SIZE * 4);
 	if (control)
 		CHECK(c.new_bytes < SIZE * SIZE * 4,
 		      "control: without the attach the consumer reads a frame GL has not rendered");
 	else
 		CHECK_EQ(c.new_bytes, SIZE * SIZE * 4, "the consumer reads GL's complete frame");
-	sb_test_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
-	sb_test_fd_snapshot_free(&before);
+	tb_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
+	tb_fd_snapshot_free(&before);
 	CHECK_EQ(eglt_count(&a.target, NEW, NULL), SIZE * SIZE, "GL's frame is NEW in the end");
 
 	eglc_app_close(&a);
-	return sb_test_finish();
+	return tb_finish();
 }

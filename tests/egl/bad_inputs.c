@@ -94,7 +94,7 @@ bad_fds(EGLDisplay dpy, const char *when, int pipe_fd, int null_fd, int sync_fil
 				 "dmabuf_attach(a sync_file)");
 		}
 	}
-	sb_test_note("bad fds checked (%s)", when);
+	tb_note("bad fds checked (%s)", when);
 }
 
 /* The display calls on a display that is not one (EGL_NO_DISPLAY) or not
@@ -129,7 +129,7 @@ main(int argc, char **argv)
 	uint32_t caps;
 	EGLDisplay early;
 
-	if (sb_test_has_arg(argc, argv, "--disabled"))
+	if (tb_has_arg(argc, argv, "--disabled"))
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 
 	/* EGL_NO_DISPLAY before anything else touched EGL. */
@@ -147,7 +147,7 @@ main(int argc, char **argv)
 
 	int ret = eglt_open(&t, EGLT_SURFACELESS);
 	if (ret == -ENODEV)
-		sb_test_skip("no surfaceless EGL display with a GLES2 context");
+		tb_skip("no surfaceless EGL display with a GLES2 context");
 	REQUIRE(ret == 0, "eglt_open");
 	if (early != EGL_NO_DISPLAY) {
 		CHECK(t.dpy == early, "same display handle once initialised");
@@ -172,18 +172,18 @@ main(int argc, char **argv)
 		REQUIRE(sbk_fence_create(vgem, true, &fence) == 0, "vgem fence");
 		REQUIRE(sbk_fence_signal(&fence) == 0, "signal the fence");
 	} else {
-		sb_test_note("no vgem (%s): host checks only", strerror(-vgem));
+		tb_note("no vgem (%s): host checks only", strerror(-vgem));
 	}
 
 	have_second = eglt_open(&t2, EGLT_DEVICE_SW) == 0 && t2.dpy != t.dpy;
 	if (!have_second)
-		sb_test_note("no second (software device) display: skipping the other-display checks");
+		tb_note("no second (software device) display: skipping the other-display checks");
 	REQUIRE(eglMakeCurrent(t.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, t.ctx), "make current");
 
 	/* Only this thread opens or closes fds from here on (eglt.h: the disk cache). */
 	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
 		"the fd count: MESA_SHADER_CACHE_DISABLE)");
-	before = sb_test_count_fds();
+	before = tb_count_fds();
 
 	/* Context current: bad fds and bad access values. */
 	bad_fds(t.dpy, "context current", pipe_fds[0], null_fd, fence.sync_file);
@@ -253,7 +253,7 @@ main(int argc, char **argv)
 				 "dmabuf_wait with another display's context current");
 	}
 
-	after = sb_test_count_fds();
+	after = tb_count_fds();
 	CHECK_EQ(after, before, "fd count unchanged by the failed calls");
 	CHECK(sbk_fd_is_open(pipe_fds[0]) && sbk_fd_is_open(pipe_fds[1]), "the pipe is still open");
 	CHECK(sbk_fd_is_open(null_fd), "/dev/null is still open");
@@ -272,5 +272,5 @@ main(int argc, char **argv)
 	close(pipe_fds[0]);
 	close(pipe_fds[1]);
 	close(null_fd);
-	return sb_test_finish();
+	return tb_finish();
 }

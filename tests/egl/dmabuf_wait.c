@@ -117,18 +117,18 @@ fence_pending(int dmabuf_fd)
 int
 main(int argc, char **argv)
 {
-	const char *access_name = sb_test_arg_value(argc, argv, "--access", "read");
-	const char *via = sb_test_arg_value(argc, argv, "--via", "dmabuf");
+	const char *access_name = tb_arg_value(argc, argv, "--access", "read");
+	const char *via = tb_arg_value(argc, argv, "--via", "dmabuf");
 	struct eglc_switches sw = eglc_switches_apply(argc, argv);
 	bool control = sw.control, fallback = sw.fallback, core = sw.core;
-	bool sample = sb_test_has_arg(argc, argv, "--sample");
+	bool sample = tb_has_arg(argc, argv, "--sample");
 	bool read = strcmp(access_name, "read") == 0;
 	enum sb_access access = read ? SB_ACCESS_READ : SB_ACCESS_WRITE;
 	struct eglc_app a;
 	struct other other;
 	struct eglt_target dst = { 0 };
 	struct eglt_blit blit = { 0 };
-	struct sb_test_fd_snapshot before;
+	struct tb_fd_snapshot before;
 	int ret, first = -1;
 	int64_t t0, waited;
 	bool signalling_at_return, pending;
@@ -142,7 +142,7 @@ main(int argc, char **argv)
 
 	eglc_app_open(&a);
 	eglc_cpu_fill(&a.buf, OLD);
-	sb_test_note("caps 0x%x; access %s via %s%s%s%s", a.caps, access_name, via,
+	tb_note("caps 0x%x; access %s via %s%s%s%s", a.caps, access_name, via,
 		     fallback ? ", fallback" : "", core ? ", core" : "", control ? ", CONTROL" : "");
 	if (!fallback && !control)
 		REQUIRE(a.caps & SB_EGL_CAP_GPU_WAIT, "the display waits GPU-side (native fence + wait sync)");
@@ -171,7 +171,7 @@ main(int argc, char **argv)
 	 */
 	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
 		"the fd check: MESA_SHADER_CACHE_DISABLE)");
-	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "fd snapshot");
+	REQUIRE(tb_fd_snapshot_take(&before) == 0, "fd snapshot");
 
 	memset(&other, 0, sizeof(other));
 	other.buf = &a.buf;
@@ -198,7 +198,7 @@ main(int argc, char **argv)
 	signalling_at_return = atomic_load(&other.signalling);
 	waited = now_ns() - t0;
 	CHECK_EQ(ret, 0, "the bridge's wait");
-	sb_test_note("the wait returned after %.1f ms", (double)waited / 1e6);
+	tb_note("the wait returned after %.1f ms", (double)waited / 1e6);
 
 	if (read) {
 		/* GL's reads after the wait. */
@@ -212,7 +212,7 @@ main(int argc, char **argv)
 		if (control)
 			tb_gate_open(&other.go);
 		pthread_join(other.thread, NULL);
-		sb_test_note("GL read %ld NEW pixels of %d (first byte 0x%02x)%s", n, SIZE * SIZE, first,
+		tb_note("GL read %ld NEW pixels of %d (first byte 0x%02x)%s", n, SIZE * SIZE, first,
 			     pending ? " while the writer's fence was pending" : "");
 		if (control) {
 			CHECK(pending, "control: GL's read returned while the writer's fence was pending "
@@ -229,7 +229,7 @@ main(int argc, char **argv)
 		if (control)
 			tb_gate_open(&other.go);
 		pthread_join(other.thread, NULL);
-		sb_test_note("the reader saw %ld OLD and %ld NEW bytes of %d%s", other.old_seen,
+		tb_note("the reader saw %ld OLD and %ld NEW bytes of %d%s", other.old_seen,
 			     other.new_seen, SIZE * SIZE * 4,
 			     pending ? "; GL finished while its fence was pending" : "");
 		if (control) {
@@ -251,13 +251,13 @@ main(int argc, char **argv)
 		CHECK(signalling_at_return, "the CPU wait returned after the other party started "
 		      "to signal (%.1f ms)", (double)waited / 1e6);
 	tb_gate_finish(&other.go);
-	sb_test_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
-	sb_test_fd_snapshot_free(&before);
+	tb_fd_snapshot_check(&before, NULL, 0, "no fd leaked");
+	tb_fd_snapshot_free(&before);
 
 	if (sample) {
 		eglt_target_destroy(&a.t, &dst);
 		eglt_blit_finish(&blit);
 	}
 	eglc_app_close(&a);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -14,10 +14,10 @@ struct eglc_switches
 eglc_switches_apply(int argc, char **argv)
 {
 	struct eglc_switches sw = {
-		.control = sb_test_has_arg(argc, argv, "--control"),
-		.disabled = sb_test_has_arg(argc, argv, "--disabled"),
-		.fallback = sb_test_has_arg(argc, argv, "--fallback"),
-		.core = sb_test_has_arg(argc, argv, "--core"),
+		.control = tb_has_arg(argc, argv, "--control"),
+		.disabled = tb_has_arg(argc, argv, "--disabled"),
+		.fallback = tb_has_arg(argc, argv, "--fallback"),
+		.core = tb_has_arg(argc, argv, "--core"),
 	};
 
 	if (sw.control || sw.disabled)
@@ -37,17 +37,17 @@ eglc_app_open(struct eglc_app *a)
 	a->caps = 0;
 	a->vgem = sbk_vgem_open();
 	if (a->vgem < 0)
-		sb_test_skip("no vgem node (%s): run in the VM tier as root", strerror(-a->vgem));
+		tb_skip("no vgem node (%s): run in the VM tier as root", strerror(-a->vgem));
 	a->buf = (struct sbk_buf)SBK_BUF_INIT;
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, a->vgem, (size_t)EGLC_SIZE * EGLC_PITCH, &a->buf) == 0,
 		"vgem buffer");
 	ret = eglt_open(&a->t, EGLT_DEVICE_SW);
 	if (ret == -ENODEV)
-		sb_test_skip("no EGL software device (EGL_MESA_device_software)");
+		tb_skip("no EGL software device (EGL_MESA_device_software)");
 	REQUIRE(ret == 0, "eglt_open");
 	ret = eglt_target_import(&a->t, a->buf.fd, EGLC_SIZE, EGLC_SIZE, EGLC_PITCH, &a->target);
 	if (ret == -ENODEV)
-		sb_test_skip("the software device cannot import the vgem dma-buf");
+		tb_skip("the software device cannot import the vgem dma-buf");
 	REQUIRE(ret == 0, "import the dma-buf");
 	REQUIRE(sb_egl_display_get_caps(a->t.dpy, &a->caps) == 0, "caps");
 }

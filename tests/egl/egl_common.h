@@ -8,8 +8,8 @@
  * The buffer is EGLC_SIZE x EGLC_SIZE pixels of 4 bytes, rows EGLC_PITCH
  * bytes apart (common/eglt.h: the imported image's pitch).
  */
-#ifndef SB_TEST_EGL_COMMON_H
-#define SB_TEST_EGL_COMMON_H
+#ifndef TB_EGL_COMMON_H
+#define TB_EGL_COMMON_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -32,7 +32,7 @@ main(int argc, char **argv)
 {
 	struct eglc_switches sw = eglc_switches_apply(argc, argv);
 	bool fallback = sw.fallback, core = sw.core, disabled = sw.disabled;
-	bool expect_native = sb_test_has_arg(argc, argv, "--expect-native");
+	bool expect_native = tb_has_arg(argc, argv, "--expect-native");
 	struct eglt t;
 	struct eglt_target target;
 	uint32_t caps = 0;
@@ -40,10 +40,10 @@ main(int argc, char **argv)
 
 	ret = eglt_open(&t, EGLT_ANY);
 	if (ret == -ENODEV)
-		sb_test_skip("no EGL display with a GLES2 context");
+		tb_skip("no EGL display with a GLES2 context");
 	REQUIRE(ret == 0, "eglt_open");
 	REQUIRE(sb_egl_display_get_caps(t.dpy, &caps) == 0, "caps");
-	sb_test_note("caps 0x%x: native %d, gpu-wait %d, fence-sync %d, core %d, disabled %d", caps,
+	tb_note("caps 0x%x: native %d, gpu-wait %d, fence-sync %d, core %d, disabled %d", caps,
 		     !!(caps & SB_EGL_CAP_NATIVE_FENCE), !!(caps & SB_EGL_CAP_GPU_WAIT),
 		     !!(caps & SB_EGL_CAP_FENCE_SYNC), !!(caps & SB_EGL_CAP_CORE_SYNC),
 		     !!(caps & SB_EGL_CAP_DISABLED));
@@ -58,7 +58,7 @@ main(int argc, char **argv)
 		if (v && strncmp(v, "1.5", 3) == 0)
 			CHECK(caps & SB_EGL_CAP_CORE_SYNC, "SYNCBRIDGE_EGL_CORE on EGL 1.5: core entry points");
 		else
-			sb_test_note("EGL %s: no 1.5 core entry points to test", v ? v : "?");
+			tb_note("EGL %s: no 1.5 core entry points to test", v ? v : "?");
 	} else {
 		CHECK(!(caps & SB_EGL_CAP_CORE_SYNC) || !(caps & SB_EGL_CAP_FENCE_SYNC) ||
 			      !strstr(eglQueryString(t.dpy, EGL_EXTENSIONS), "EGL_KHR_fence_sync"),
@@ -72,7 +72,7 @@ main(int argc, char **argv)
 	/* Only this thread opens or closes fds from here on (eglt.h: the disk cache). */
 	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
 		"the fd count: MESA_SHADER_CACHE_DISABLE)");
-	before = sb_test_count_fds();
+	before = tb_count_fds();
 
 	for (int round = 0; round < 3; round++) {
 		uint8_t value = (uint8_t)(0x40 + 0x30 * round);
@@ -89,10 +89,10 @@ main(int argc, char **argv)
 			CHECK_EQ(sb_sync_file_wait(fd, 10 * INT64_C(1000000000)), 0, "it signals");
 			CHECK_EQ(sb_sync_file_get_status(fd, &status), 0, "status");
 			CHECK_EQ(status, 1, "signalled");
-			CHECK_EQ(sb_test_count_fds(), before + 1, "exactly one new fd: ours");
+			CHECK_EQ(tb_count_fds(), before + 1, "exactly one new fd: ours");
 		} else {
 			CHECK_EQ(fd, -1, "no native fence: fd -1 (already signalled)");
-			CHECK_EQ(sb_test_count_fds(), before, "no fd made");
+			CHECK_EQ(tb_count_fds(), before, "no fd made");
 		}
 		/* What the export gave is what the wait takes. */
 		CHECK_EQ(sb_egl_sync_file_wait(t.dpy, fd), 0, "wait on the exported fence");
@@ -101,10 +101,10 @@ main(int argc, char **argv)
 			CHECK_EQ(close(fd), 0, "closing it is ours to do, once");
 		}
 		CHECK_EQ(eglt_count(&target, value, NULL), SIZE * SIZE, "readback shows what GL rendered");
-		CHECK_EQ(sb_test_count_fds(), before, "fd count back to the start");
+		CHECK_EQ(tb_count_fds(), before, "fd count back to the start");
 	}
 
 	eglt_target_destroy(&t, &target);
 	eglt_close(&t);
-	return sb_test_finish();
+	return tb_finish();
 }

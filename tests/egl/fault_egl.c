@@ -245,9 +245,9 @@ run_export(struct eglc_app *a, const char *schedule, unsigned egl_at, int *ret)
 		return REPORTED;
 	}
 	if (fd >= 0) {
-		struct sb_test_fd_entry e;
+		struct tb_fd_entry e;
 
-		CHECK(sb_test_fd_describe(fd, &e) && e.cloexec, "the exported fd is close-on-exec");
+		CHECK(tb_fd_describe(fd, &e) && e.cloexec, "the exported fd is close-on-exec");
 		CHECK_EQ(sb_sync_file_wait(fd, 10000 * MS), 0, "the exported fence signals");
 		close(fd);
 	}
@@ -335,26 +335,26 @@ static int cases, n_kept, n_reported;
 static void
 one_case(struct eglc_app *a, int s, const char *schedule, unsigned egl_at)
 {
-	struct sb_test_fd_snapshot before;
+	struct tb_fd_snapshot before;
 	char what[128];
 	int ret, bad_fd = -1;
 	enum outcome o;
 
 	snprintf(what, sizeof(what), "%s [%s%s%.0u]", scenarios[s].name, schedule,
 		 egl_at ? "egl:" : "", egl_at);
-	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "snapshot");
+	REQUIRE(tb_fd_snapshot_take(&before) == 0, "snapshot");
 	o = scenarios[s].run(a, schedule, egl_at, &ret);
 	cases++;
 	n_kept += o == KEPT;
 	n_reported += o == REPORTED;
-	sb_test_note("%s: %s (%d %s)", what, outcome_names[o], ret, ret ? strerror(-ret) : "");
+	tb_note("%s: %s (%d %s)", what, outcome_names[o], ret, ret ? strerror(-ret) : "");
 	CHECK(o != BROKEN, "%s: the ordering is kept or an error reported", what);
 	if (o == REPORTED)
 		CHECK(documented(s, ret), "%s: %d (%s) is a documented error", what, ret, strerror(-ret));
 	CHECK_EQ(sbfault_injected() + eglf.injected, 1, "the fault was hit");
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
-	sb_test_fd_snapshot_check(&before, NULL, 0, what);
-	sb_test_fd_snapshot_free(&before);
+	tb_fd_snapshot_check(&before, NULL, 0, what);
+	tb_fd_snapshot_free(&before);
 }
 
 /* The vgem buffer on the software device (egl_common.h), with GPU-side waits. */
@@ -408,7 +408,7 @@ child(int s, unsigned n)
 	snprintf(sched, sizeof(sched), "ioctl:%u:ENOTTY", n);
 	one_case(&a, s, sched, 0);
 	eglc_app_close(&a);
-	return sb_test_finish();
+	return tb_finish();
 }
 
 static int
@@ -419,7 +419,7 @@ spawn(const char *self, int s, unsigned n)
 	int status;
 
 	snprintf(nbuf, sizeof(nbuf), "%u", n);
-	status = sb_test_run(self, argv);
+	status = tb_run(self, argv);
 	if (WIFSIGNALED(status)) {
 		printf("# %s ENOTTY %u: killed by signal %d\n", scenarios[s].name, n, WTERMSIG(status));
 		return 128 + WTERMSIG(status);
@@ -457,11 +457,11 @@ errored(void)
 		ret = sb_egl_sync_file_wait(a.t.dpy, fence);
 		CHECK_EQ(ret, want, rule ? "sb_egl_sync_file_wait: the fence's error"
 					 : "control: sb_egl_sync_file_wait: 0");
-		sb_test_note("%s: sb_egl_sync_file_wait -> %d", what, ret);
+		tb_note("%s: sb_egl_sync_file_wait -> %d", what, ret);
 		ret = sb_egl_dmabuf_wait(a.t.dpy, a.buf.fd, SB_ACCESS_READ);
 		CHECK_EQ(ret, want, rule ? "sb_egl_dmabuf_wait: the error of the buffer's fence"
 					 : "control: sb_egl_dmabuf_wait: 0");
-		sb_test_note("%s: sb_egl_dmabuf_wait(READ) -> %d", what, ret);
+		tb_note("%s: sb_egl_dmabuf_wait(READ) -> %d", what, ret);
 		ret = sb_egl_dmabuf_wait(a.t.dpy, a.buf.fd, SB_ACCESS_WRITE);
 		CHECK_EQ(ret, want, rule ? "sb_egl_dmabuf_wait(WRITE): the error"
 					 : "control: sb_egl_dmabuf_wait(WRITE): 0");
@@ -474,7 +474,7 @@ errored(void)
 	CHECK_EQ(eglt_count(&a.target, NEW, NULL), SIZE * SIZE, "GL still works and reads the data");
 	close(fence);
 	eglc_app_close(&a);
-	return sb_test_finish();
+	return tb_finish();
 }
 
 int
@@ -489,7 +489,7 @@ main(int argc, char **argv)
 	struct eglc_app a;
 
 	if (!dlsym(RTLD_DEFAULT, "sbfault_arm_scoped"))
-		sb_test_skip("libsbfault is not loaded");
+		tb_skip("libsbfault is not loaded");
 	/* The bridge's fallback warnings go to the log. */
 	setenv("SYNCBRIDGE_DEBUG", "warn", 0);
 	if (argc == 2 && strcmp(argv[1], "--errored") == 0)
@@ -508,12 +508,12 @@ main(int argc, char **argv)
 		char sched[64];
 
 		dry_run(&a, s, &ioctls, &dups, &egls, reqs);
-		sb_test_note("%s: the bridge made ioctl=%u dup=%u and %u EGL sync calls", scenarios[s].name,
+		tb_note("%s: the bridge made ioctl=%u dup=%u and %u EGL sync calls", scenarios[s].name,
 			     ioctls, dups, egls);
 		for (unsigned i = 0; i < egls && i < 32; i++)
-			sb_test_note("  EGL call %u: %s", i + 1, eglf.names[i]);
+			tb_note("  EGL call %u: %s", i + 1, eglf.names[i]);
 		if (ioctls + dups == 0)
-			sb_test_note("%s: no ioctl/dup from %s counted (under ASan its interceptors hide "
+			tb_note("%s: no ioctl/dup from %s counted (under ASan its interceptors hide "
 				     "the caller): EGL failures only", scenarios[s].name, SCOPE);
 		for (unsigned i = 1; i <= ioctls; i++) {
 			static const char *const errs[] = { "EINVAL", "ENOMEM", "ENOTTY" };
@@ -543,12 +543,12 @@ main(int argc, char **argv)
 			int rc = spawn(self, s, n);
 
 			cases++;
-			sb_test_note("%s [ioctl:%u:ENOTTY] (dma-buf ioctl, own process): exit %d",
+			tb_note("%s [ioctl:%u:ENOTTY] (dma-buf ioctl, own process): exit %d",
 				     scenarios[s].name, n, rc);
 			CHECK(rc == 0, "%s: ENOTTY on ioctl %u (exit status %d)", scenarios[s].name, n, rc);
 		}
 	}
-	sb_test_note("%d fault cases: %d kept the ordering, %d reported a documented error "
+	tb_note("%d fault cases: %d kept the ordering, %d reported a documented error "
 		     "(own-process ENOTTY cases counted, not classified)", cases, n_kept, n_reported);
-	return sb_test_finish();
+	return tb_finish();
 }

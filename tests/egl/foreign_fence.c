@@ -254,7 +254,7 @@ own_fence(struct eglt *t, struct eglt_target *tgt)
 	eglt_fill(tgt, OLD);
 	glFlush();
 	dt_flush = now_ns() - t0;
-	sb_test_note("own fence: status %d at export_blocking; wait + clear + glFlush %.1f ms, "
+	tb_note("own fence: status %d at export_blocking; wait + clear + glFlush %.1f ms, "
 		     "the fence %s when the flush returned", status, (double)dt_flush / 1e6,
 		     status_of(own) == 0 ? "still pending" : "signalled");
 	glFinish();
@@ -290,7 +290,7 @@ check_run(const struct options *o, const struct run *r, int64_t ts_vgem, const s
 	const int64_t half = o->pending_ns / 2;
 	const char *what = r->st.what ? r->st.what : "-";
 
-	sb_test_note("pending %.0f ms; longest call %.1f ms (%s); %d other frames, %d while the "
+	tb_note("pending %.0f ms; longest call %.1f ms (%s); %d other frames, %d while the "
 		     "fence was pending; GL's write (fence: %s) ran %+.1f..%+.1f ms from the vgem "
 		     "fence's signal", (double)o->pending_ns / 1e6, (double)r->st.longest / 1e6, what,
 		     r->frames, r->frames_pending, w->driver, (double)(w->after - ts_vgem) / 1e6,
@@ -325,11 +325,11 @@ int
 main(int argc, char **argv)
 {
 	struct options o = {
-		.gpu = sb_test_has_arg(argc, argv, "--gpu"),
-		.dmabuf = strcmp(sb_test_arg_value(argc, argv, "--via", "sync-file"), "dmabuf") == 0,
-		.naive = sb_test_has_arg(argc, argv, "--naive"),
-		.disabled = sb_test_has_arg(argc, argv, "--disabled"),
-		.pending_ns = atoi(sb_test_arg_value(argc, argv, "--pending-ms", "2000")) * MS,
+		.gpu = tb_has_arg(argc, argv, "--gpu"),
+		.dmabuf = strcmp(tb_arg_value(argc, argv, "--via", "sync-file"), "dmabuf") == 0,
+		.naive = tb_has_arg(argc, argv, "--naive"),
+		.disabled = tb_has_arg(argc, argv, "--disabled"),
+		.pending_ns = atoi(tb_arg_value(argc, argv, "--pending-ms", "2000")) * MS,
 	};
 	struct eglt t = {0};
 	struct eglt_target tgt, other;
@@ -347,17 +347,17 @@ main(int argc, char **argv)
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
 	vgem = sbk_vgem_open();
 	if (vgem < 0)
-		sb_test_skip("no vgem node (%s): run in the VM tier as root", strerror(-vgem));
+		tb_skip("no vgem node (%s): run in the VM tier as root", strerror(-vgem));
 	ret = eglt_open(&t, o.gpu ? EGLT_SURFACELESS : EGLT_DEVICE_SW);
 	if (ret == -ENODEV)
-		sb_test_skip("no %s EGL display", o.gpu ? "surfaceless" : "software device");
+		tb_skip("no %s EGL display", o.gpu ? "surfaceless" : "software device");
 	REQUIRE(ret == 0, "eglt_open");
 	renderer = (const char *)glGetString(GL_RENDERER);
 	if (o.gpu && !(renderer && strstr(renderer, "virgl")))
-		sb_test_skip("GL_RENDERER is %s, not Mesa virgl: run in the GPU group's guest "
+		tb_skip("GL_RENDERER is %s, not Mesa virgl: run in the GPU group's guest "
 			     "(SYNCBRIDGE_VM_GPU=virgl)", renderer ? renderer : "?");
 	REQUIRE(sb_egl_display_get_caps(t.dpy, &caps) == 0, "caps");
-	sb_test_note("%s: caps 0x%x; via %s%s%s", renderer, caps, o.dmabuf ? "dmabuf" : "sync-file",
+	tb_note("%s: caps 0x%x; via %s%s%s", renderer, caps, o.dmabuf ? "dmabuf" : "sync-file",
 		     o.naive ? ", NAIVE" : "", o.disabled ? ", DISABLED" : "");
 	REQUIRE(caps & SB_EGL_CAP_GPU_WAIT, "the display waits GPU-side (native fences)");
 	CHECK(caps & SB_EGL_CAP_FOREIGN_WAIT_BLOCKS, "the display reports that waits for other "
@@ -375,7 +375,7 @@ main(int argc, char **argv)
 	glFinish();
 	REQUIRE(eglt_count(&tgt, OLD, NULL) == SIZE * SIZE, "the target reads OLD");
 	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (fd counts)");
-	before = sb_test_count_fds();
+	before = tb_count_fds();
 
 	REQUIRE(sbk_fence_create(vgem, true, &f) == 0, "a pending vgem fence");
 	sig.fence = &f;
@@ -398,11 +398,11 @@ main(int argc, char **argv)
 	n_new = eglt_count(&tgt, NEW, NULL);
 	check_run(&o, &r, ts_vgem, &w, n_new);
 	sbk_fence_destroy(&f);
-	CHECK_EQ(sb_test_count_fds(), before, "no fd left behind by the loop");
+	CHECK_EQ(tb_count_fds(), before, "no fd left behind by the loop");
 
 	eglt_target_destroy(&t, &other);
 	eglt_target_destroy(&t, &tgt);
 	eglt_close(&t);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

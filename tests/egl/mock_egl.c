@@ -68,7 +68,7 @@ require_vgem(void)
 	int fd = sbk_vgem_open();
 
 	if (fd < 0)
-		sb_test_skip("no vgem node (%s): run in the VM tier as root", strerror(-fd));
+		tb_skip("no vgem node (%s): run in the VM tier as root", strerror(-fd));
 	return fd;
 }
 
@@ -350,12 +350,12 @@ check_blocking_fd(int ret, int fd, bool want_fd, int before, const char *what)
 	CHECK_EQ(ret, 0, what);
 	if (!want_fd) {
 		CHECK_EQ(fd, -1, what);
-		CHECK_EQ(sb_test_count_fds(), before, "no fd made");
+		CHECK_EQ(tb_count_fds(), before, "no fd made");
 		return;
 	}
 	CHECK(fd >= 0 && sb_sync_file_is_valid(fd), "%s: a sync_file (fd %d)", what, fd);
 	CHECK(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "%s: close-on-exec", what);
-	CHECK_EQ(sb_test_count_fds(), before + 1, "exactly one new fd, the caller's");
+	CHECK_EQ(tb_count_fds(), before + 1, "exactly one new fd, the caller's");
 	if (fd >= 0)
 		close(fd);
 }
@@ -379,9 +379,9 @@ check_export_blocking(int vgem)
 		fake_reset("1.4 fake", NATIVE_EXTS);
 		fake.client_exts = "EGL_EXT_client_extensions EGL_EXT_device_query";
 		fake.device_exts = devs[i];
-		sb_test_note("export_blocking on a display with %s", devs[i] ? "a software device" :
+		tb_note("export_blocking on a display with %s", devs[i] ? "a software device" :
 			     "no known driver");
-		before = sb_test_count_fds();
+		before = tb_count_fds();
 		fd = 99;
 		ret = sb_egl_sync_file_export_blocking_fence(dpy, f.sync_file, &fd);
 		check_blocking_fd(ret, fd, true, before, "pending sync_file: handed out to poll");
@@ -398,7 +398,7 @@ check_export_blocking(int vgem)
 		      "the caller's fds are untouched");
 	}
 	REQUIRE(sbk_fence_signal(&f) == 0, "signal");
-	before = sb_test_count_fds();
+	before = tb_count_fds();
 	fd = 99;
 	ret = sb_egl_sync_file_export_blocking_fence(fake_new_display(), f.sync_file, &fd);
 	check_blocking_fd(ret, fd, false, before, "signalled sync_file: -1");
@@ -424,7 +424,7 @@ run_wait(bool core)
 
 	/* GPU-side: EGL gets a duplicate, owns it, and the call does not block. */
 	pending_fence(vgem, &f, "pending vgem fence");
-	before = sb_test_count_fds();
+	before = tb_count_fds();
 	t0 = now_ns();
 	ret = sb_egl_sync_file_wait(dpy, f.sync_file);
 	dt = now_ns() - t0;
@@ -441,7 +441,7 @@ run_wait(bool core)
 	CHECK_EQ(fake.live_syncs, 0, "the EGLSync was destroyed after the wait");
 	CHECK(!sbk_fd_is_open(fake.last_fd_in) || fake.last_fd_in == f.sync_file,
 	      "EGL closed its duplicate with the sync");
-	CHECK_EQ(sb_test_count_fds(), before, "fd count unchanged");
+	CHECK_EQ(tb_count_fds(), before, "fd count unchanged");
 	CHECK(sb_sync_file_is_valid(f.sync_file), "the caller's fd is untouched");
 	REQUIRE(sbk_fence_signal(&f) == 0, "signal");
 	sbk_fence_destroy(&f);
@@ -449,11 +449,11 @@ run_wait(bool core)
 	/* eglCreateSync fails: the bridge closes its duplicate and waits on the CPU. */
 	pending_fence(vgem, &f, "pending vgem fence");
 	fake.fail_create_with_fd = true;
-	before = sb_test_count_fds();
+	before = tb_count_fds();
 	check_cpu_fallback_wait(dpy, &f, "failed create: CPU fallback");
 	CHECK(fake.last_fd_in >= 0 && !sbk_fd_is_open(fake.last_fd_in),
 	      "the duplicate EGL refused was closed by the bridge");
-	CHECK_EQ(sb_test_count_fds(), before, "fd count unchanged");
+	CHECK_EQ(tb_count_fds(), before, "fd count unchanged");
 	CHECK(sb_sync_file_is_valid(f.sync_file), "the caller's fd is untouched");
 	fake.fail_create_with_fd = false;
 	sbk_fence_destroy(&f);
@@ -461,10 +461,10 @@ run_wait(bool core)
 	/* eglWaitSync fails: destroyed, CPU fallback. */
 	pending_fence(vgem, &f, "pending vgem fence");
 	fake.fail_server_wait = true;
-	before = sb_test_count_fds();
+	before = tb_count_fds();
 	check_cpu_fallback_wait(dpy, &f, "failed server wait: CPU fallback");
 	CHECK_EQ(fake.live_syncs, 0, "the sync was destroyed");
-	CHECK_EQ(sb_test_count_fds(), before, "fd count unchanged");
+	CHECK_EQ(tb_count_fds(), before, "fd count unchanged");
 	fake.fail_server_wait = false;
 	sbk_fence_destroy(&f);
 	check_export_blocking(vgem);
@@ -491,7 +491,7 @@ run_export(bool core)
 	pending_fence(vgem, &gpu, "the GPU job's fence");
 	fake.gpu_fence = gpu.sync_file;
 
-	before = sb_test_count_fds();
+	before = tb_count_fds();
 	fd = -2;
 	CHECK_EQ(sb_egl_sync_file_export(dpy, &fd), 0, "export while the GPU is busy");
 	CHECK(fd >= 0 && sb_sync_file_is_valid(fd), "a sync_file (fd %d)", fd);
@@ -502,7 +502,7 @@ run_export(bool core)
 	CHECK_EQ(status, 0, "pending: it is the GPU job's fence");
 	CHECK_EQ(fake.live_syncs, 0, "the EGLSync was destroyed");
 	CHECK(fake.flushes_by_wait >= 1, "flushed");
-	CHECK_EQ(sb_test_count_fds(), before + 1, "exactly one new fd: ours");
+	CHECK_EQ(tb_count_fds(), before + 1, "exactly one new fd: ours");
 	REQUIRE(sbk_fence_signal(&gpu) == 0, "GPU done");
 	CHECK_EQ(sb_sync_file_wait(fd, 5000 * MS), 0, "the exported fence signals with the GPU job");
 	close(fd);
@@ -513,7 +513,7 @@ run_export(bool core)
 	fake.gpu_fence = gpu.sync_file;
 	fake.dup_gives_none = true;
 	fake.gl_flush = 0;
-	before = sb_test_count_fds();
+	before = tb_count_fds();
 	later_start(&l, &gpu, NULL, NULL);
 	t0 = now_ns();
 	fd = -2;
@@ -527,7 +527,7 @@ run_export(bool core)
 		 "glFlush tried as a second resort only where GL entry points may be resolved");
 	CHECK(after, "waited on the CPU until the GPU job's fence signalled (%.1f ms)", (double)dt / 1e6);
 	CHECK_EQ(fake.live_syncs, 0, "every EGLSync destroyed");
-	CHECK_EQ(sb_test_count_fds(), before, "fd count unchanged");
+	CHECK_EQ(tb_count_fds(), before, "fd count unchanged");
 	sbk_fence_destroy(&gpu);
 	close(vgem);
 }
@@ -576,7 +576,7 @@ run_attach(bool gl_writes, bool control)
 	memset(buf.map, OLD, BUF_SIZE);
 	pending_fence(vgem, &gpu, "the GPU job's fence");
 	fake.gpu_fence = gpu.sync_file;
-	before = sb_test_count_fds();
+	before = tb_count_fds();
 
 	/*
 	 * GL's commands on the buffer are "submitted"; the GPU runs them when
@@ -596,7 +596,7 @@ run_attach(bool gl_writes, bool control)
 	REQUIRE(sb_dmabuf_export_sync_file(buf.fd, gl_writes ? SB_ACCESS_READ : SB_ACCESS_WRITE,
 					   &fd) == 0, "export the buffer's fences");
 	REQUIRE(sb_sync_file_get_status(fd, &status) == 0, "status");
-	sb_test_note("the buffer's fences for the next %s: status %d", gl_writes ? "reader" : "writer",
+	tb_note("the buffer's fences for the next %s: status %d", gl_writes ? "reader" : "writer",
 		     status);
 	if (control)
 		CHECK_EQ(status, 1, "control: nothing attached, the buffer looks idle");
@@ -623,7 +623,7 @@ run_attach(bool gl_writes, bool control)
 	if (control)
 		later_go(&l, 0);
 	CHECK_EQ(later_join(&l), 0, "the GPU job signalled");
-	sb_test_note("the next party waited %.1f ms", (double)dt / 1e6);
+	tb_note("the next party waited %.1f ms", (double)dt / 1e6);
 
 	if (gl_writes) {
 		if (control)
@@ -637,7 +637,7 @@ run_attach(bool gl_writes, bool control)
 			CHECK_EQ(job.old_seen, BUF_SIZE, "GL read the buffer before the writer wrote");
 	}
 	CHECK_EQ(fake.live_syncs, 0, "every EGLSync destroyed");
-	CHECK_EQ(sb_test_count_fds(), before, "fd count unchanged");
+	CHECK_EQ(tb_count_fds(), before, "fd count unchanged");
 	sbk_fence_destroy(&gpu);
 	sbk_buf_destroy(&buf);
 	close(vgem);
@@ -647,8 +647,8 @@ int
 main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
-	bool core = sb_test_has_arg(argc, argv, "--core");
-	bool control = sb_test_has_arg(argc, argv, "--control");
+	bool core = tb_has_arg(argc, argv, "--core");
+	bool control = tb_has_arg(argc, argv, "--control");
 
 	if (control)
 		setenv("SYNCBRIDGE_DISABLE", "1", 1);
@@ -659,7 +659,7 @@ main(int argc, char **argv)
 	} else if (strcmp(what, "export") == 0) {
 		run_export(core);
 	} else if (strcmp(what, "attach") == 0) {
-		const char *access = sb_test_arg_value(argc, argv, "--access", "write");
+		const char *access = tb_arg_value(argc, argv, "--access", "write");
 
 		run_attach(strcmp(access, "write") == 0, control);
 	} else {
@@ -667,5 +667,5 @@ main(int argc, char **argv)
 				"attach --access read|write [--control]\n", argv[0]);
 		return 2;
 	}
-	return sb_test_finish();
+	return tb_finish();
 }

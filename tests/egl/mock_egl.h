@@ -8,8 +8,8 @@
  * vgem sync_file: a fence a sync creates is a duplicate of it, GPU-side waits
  * return at once. What the bridge did is in the records.
  */
-#ifndef SB_TEST_MOCK_EGL_H
-#define SB_TEST_MOCK_EGL_H
+#ifndef TB_MOCK_EGL_H
+#define TB_MOCK_EGL_H
 
 #include <stdbool.h>
 

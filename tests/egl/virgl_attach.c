@@ -217,16 +217,16 @@ log_fences(int sync_file, const char *when, int64_t t0)
 
 	if (sb_sync_file_info_create(sync_file, &info) < 0)
 		return;
-	sb_test_note("%s: sync_file \"%s\", %u fence(s), status %d", when, info->name,
+	tb_note("%s: sync_file \"%s\", %u fence(s), status %d", when, info->name,
 		     info->num_fences, info->status);
 	for (uint32_t i = 0; i < info->num_fences; i++) {
 		const struct sb_fence_info *f = &info->fences[i];
 
 		if (f->timestamp_ns)
-			sb_test_note("  %s / %s, status %d, signalled at %+.1f ms", f->driver,
+			tb_note("  %s / %s, status %d, signalled at %+.1f ms", f->driver,
 				     f->timeline, f->status, (double)((int64_t)f->timestamp_ns - t0) / 1e6);
 		else
-			sb_test_note("  %s / %s, status %d", f->driver, f->timeline, f->status);
+			tb_note("  %s / %s, status %d", f->driver, f->timeline, f->status);
 	}
 	sb_sync_file_info_destroy(info);
 }
@@ -243,11 +243,11 @@ int
 main(int argc, char **argv)
 {
 	struct options o = {
-		.control = sb_test_has_arg(argc, argv, "--control"),
-		.no_wait = sb_test_has_arg(argc, argv, "--no-wait"),
-		.flush = sb_test_has_arg(argc, argv, "--flush"),
-		.iters = atoi(sb_test_arg_value(argc, argv, "--iters", "5000")),
-		.draws = atoi(sb_test_arg_value(argc, argv, "--draws", "4")),
+		.control = tb_has_arg(argc, argv, "--control"),
+		.no_wait = tb_has_arg(argc, argv, "--no-wait"),
+		.flush = tb_has_arg(argc, argv, "--flush"),
+		.iters = atoi(tb_arg_value(argc, argv, "--iters", "5000")),
+		.draws = atoi(tb_arg_value(argc, argv, "--draws", "4")),
 	};
 	const int64_t all = (int64_t)SIZE * SIZE;
 	struct eglt t = {0};
@@ -267,17 +267,17 @@ main(int argc, char **argv)
 
 	ret = eglt_open(&t, EGLT_SURFACELESS);
 	if (ret == -ENODEV)
-		sb_test_skip("no surfaceless EGL display with GLES");
+		tb_skip("no surfaceless EGL display with GLES");
 	REQUIRE(ret == 0, "eglt_open");
 	if (!on_virgl())
-		sb_test_skip("GL_RENDERER is %s, not Mesa virgl: run in the GPU group's guest "
+		tb_skip("GL_RENDERER is %s, not Mesa virgl: run in the GPU group's guest "
 			     "(SYNCBRIDGE_VM_GPU=virgl)", (const char *)glGetString(GL_RENDERER));
 	REQUIRE(eglt_target_create(&t, SIZE, SIZE, &tgt) == 0, "the texture");
 	ret = eglt_target_export(&t, &tgt, &dmabuf, &m.layout);
 	if (ret == -ENODEV)
-		sb_test_skip("no one-plane EGL_MESA_image_dma_buf_export");
+		tb_skip("no one-plane EGL_MESA_image_dma_buf_export");
 	REQUIRE(ret == 0, "export the texture as a dma-buf");
-	sb_test_note("dma-buf: fourcc 0x%08x, modifier 0x%llx, stride %d%s", m.layout.fourcc,
+	tb_note("dma-buf: fourcc 0x%08x, modifier 0x%llx, stride %d%s", m.layout.fourcc,
 		     (unsigned long long)m.layout.modifier, m.layout.pitch, o.control ? ", CONTROL" : "");
 	REQUIRE(eglt_pass_init(&pass, heavy_fs) == 0, "the heavy pass");
 	glUseProgram(pass.program);
@@ -289,7 +289,7 @@ main(int argc, char **argv)
 	REQUIRE(demo_send(sock, &m, sizeof(m), &dmabuf, 1) == 0, "the buffer to the reader");
 	REQUIRE(demo_recv(sock, &r, sizeof(r), NULL, 0, NULL, 60000) == 0, "the reader's setup");
 	if (r.status == 77)
-		sb_test_skip("the reader's GL is not virgl");
+		tb_skip("the reader's GL is not virgl");
 	REQUIRE(r.status == 0, "the reader's import: %s", strerror(-r.status));
 	CHECK_EQ(r.n_old, all, "the reader sees the OLD frame before the work");
 
@@ -311,10 +311,10 @@ main(int argc, char **argv)
 	/* What a reader of the buffer waits for, right after the attach. */
 	REQUIRE(sb_dmabuf_export_sync_file(dmabuf, SB_ACCESS_READ, &fence) == 0, "export");
 	sb_sync_file_get_status(fence, &status);
-	sb_test_note("%d draws x %d iterations issued and attached in %.1f ms", o.draws, o.iters,
+	tb_note("%d draws x %d iterations issued and attached in %.1f ms", o.draws, o.iters,
 		     (double)(t_attached - t0) / 1e6);
 	log_fences(fence, "the buffer's write fences after the attach", t0);
-	sb_test_note("their status right after the export: %d", status);
+	tb_note("their status right after the export: %d", status);
 
 	/* No GL call in this process until the reader has read. */
 	command(sock, CMD_READ, &r);
@@ -327,7 +327,7 @@ main(int argc, char **argv)
 	 */
 	t_signal = sbk_sync_file_signal_time(fence);
 	log_fences(fence, "the same fences after the reader's read", t0);
-	sb_test_note("reader: wait %d, fences at read %d, read %+.1f..%+.1f ms, %lld NEW / %lld OLD "
+	tb_note("reader: wait %d, fences at read %d, read %+.1f..%+.1f ms, %lld NEW / %lld OLD "
 		     "of %lld pixels", r.wait_ret, r.fence_at_read, (double)(r.read_start - t0) / 1e6,
 		     (double)(r.read_end - t0) / 1e6, (long long)r.n_new, (long long)r.n_old,
 		     (long long)all);
@@ -335,7 +335,7 @@ main(int argc, char **argv)
 		CHECK(t_signal > 0 && t_signal < t0, "control: no fence of the work on the buffer "
 		      "(the last signalled at %+.1f ms)", (double)(t_signal - t0) / 1e6);
 	else if (t_signal > t_attached)
-		sb_test_note("the buffer's write fence was still active when the attach returned "
+		tb_note("the buffer's write fence was still active when the attach returned "
 			     "(+%.1f ms): it signalled at %+.1f ms", (double)(t_attached - t0) / 1e6,
 			     (double)(t_signal - t0) / 1e6);
 	else
@@ -349,7 +349,7 @@ main(int argc, char **argv)
 		 * fence signalled before the read, every pixel NEW (a no-op attach
 		 * leaves the work unflushed, and the reader reads OLD).
 		 */
-		sb_test_note("the work's fence had signalled before the export could see it (the "
+		tb_note("the work's fence had signalled before the export could see it (the "
 			     "guest ran late); its activity at the attach is not judged in this run");
 	if (o.control) {
 		CHECK_EQ(r.wait_ret, 0, "control: the reader's wait");
@@ -357,7 +357,7 @@ main(int argc, char **argv)
 		      "not finished (%lld of %lld NEW)", (long long)r.n_new, (long long)all);
 	} else if (o.no_wait) {
 		CHECK_EQ(r.fence_at_read, 0, "no-wait: the read starts while the fence is pending");
-		sb_test_note("no-wait: the reader saw %s", r.n_new == all ? "the complete frame "
+		tb_note("no-wait: the reader saw %s", r.n_new == all ? "the complete frame "
 			     "(virgl orders the read by itself)" : "an incomplete frame (a race)");
 	} else {
 		CHECK_EQ(r.wait_ret, 0, "the reader's wait for the buffer");
@@ -382,5 +382,5 @@ main(int argc, char **argv)
 	eglt_pass_finish(&pass);
 	eglt_target_destroy(&t, &tgt);
 	eglt_close(&t);
-	return sb_test_finish();
+	return tb_finish();
 }

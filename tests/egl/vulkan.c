@@ -128,10 +128,10 @@ settled_fd_count(struct vk *v, int want)
 	int n;
 
 	vkDeviceWaitIdle(v->t.device);
-	while ((n = sb_test_count_fds()) != want && now_ns() < end)
+	while ((n = tb_count_fds()) != want && now_ns() < end)
 		sbk_sleep_ns(10 * MS);
 	if (n == want && now_ns() - t0 > 5 * MS)
-		sb_test_note("the fd count settled after %.1f ms", (double)(now_ns() - t0) / 1e6);
+		tb_note("the fd count settled after %.1f ms", (double)(now_ns() - t0) / 1e6);
 	return n;
 }
 
@@ -149,7 +149,7 @@ list_fds(void)
 		if (len < 0)
 			continue;
 		target[len] = '\0';
-		sb_test_note("fd %d -> %s", fd, target);
+		tb_note("fd %d -> %s", fd, target);
 	}
 }
 
@@ -173,7 +173,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 	VkSemaphore busy_sem = vkt_semaphore(&v->t, false), rendered = vkt_semaphore(&v->t, true);
 	VkCommandBuffer cb;
 	VkFence fence;
-	int before = sb_test_count_fds(), fd = -2, first = -1;
+	int before = tb_count_fds(), fd = -2, first = -1;
 	int64_t t0;
 	long n;
 
@@ -196,7 +196,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 	t0 = now_ns();
 	if (!control) {
 		CHECK_EQ(vkt_semaphore_export(&v->t, rendered, &fd), VK_SUCCESS, "vkGetSemaphoreFdKHR");
-		sb_test_note("vkGetSemaphoreFdKHR returned fd %d after %.1f ms", fd,
+		tb_note("vkGetSemaphoreFdKHR returned fd %d after %.1f ms", fd,
 			     (double)(now_ns() - t0) / 1e6);
 		CHECK(fd == -1 || sb_sync_file_is_valid(fd), "a sync_file or -1 (signalled)");
 		CHECK_EQ(sb_egl_sync_file_wait(t->dpy, fd), 0, "the bridge's wait on Vulkan's fence");
@@ -207,7 +207,7 @@ vk_to_gl(struct vk *v, struct eglt *t, struct eglt_target *target, int vgem, boo
 	}
 	n = eglt_count(target, NEW, &first);
 	tbvk_deferred_tell(&later);
-	sb_test_note("GL read %ld NEW pixels of %d (first 0x%02x) %.1f ms after the submit", n,
+	tb_note("GL read %ld NEW pixels of %d (first 0x%02x) %.1f ms after the submit", n,
 		     SIZE * SIZE, first, (double)(now_ns() - t0) / 1e6);
 	if (control)
 		CHECK(n == 0 && first == OLD,
@@ -237,14 +237,14 @@ gl_to_vk(struct vk *v, struct eglt *t, struct eglt_target *target, bool control)
 	VkCommandBuffer cb;
 	VkFence fence;
 	VkResult vr;
-	int before = sb_test_count_fds(), fd = -2;
+	int before = tb_count_fds(), fd = -2;
 	long n;
 
 	if (getenv("SB_TEST_VERBOSE"))
 		list_fds();
 	eglt_fill(target, NEW); /* issued, not flushed */
 	CHECK_EQ(sb_egl_sync_file_export(t->dpy, &fd), 0, "the bridge's export");
-	sb_test_note("sb_egl_sync_file_export gave fd %d", fd);
+	tb_note("sb_egl_sync_file_export gave fd %d", fd);
 	if (control)
 		CHECK_EQ(fd, -1, "control: no fence, GL not flushed");
 	else
@@ -256,7 +256,7 @@ gl_to_vk(struct vk *v, struct eglt *t, struct eglt_target *target, bool control)
 	VK_CHECK(vkWaitForFences(v->t.device, 1, &fence, VK_TRUE, UINT64_MAX));
 
 	n = count_bytes(v->staging.map, PITCH, NEW);
-	sb_test_note("Vulkan copied %ld NEW bytes of %d", n, SIZE * SIZE * 4);
+	tb_note("Vulkan copied %ld NEW bytes of %d", n, SIZE * SIZE * 4);
 	if (control)
 		CHECK(n < SIZE * SIZE * 4,
 		      "control: without the bridge Vulkan copies before GL's clear ran");
@@ -301,7 +301,7 @@ main(int argc, char **argv)
 
 	vgem = sbk_vgem_open();
 	if (vgem < 0)
-		sb_test_skip("no vgem node (%s): run in the VM tier as root", strerror(-vgem));
+		tb_skip("no vgem node (%s): run in the VM tier as root", strerror(-vgem));
 	REQUIRE(sbk_buf_create(SBK_BUF_VGEM, vgem, BUF_BYTES, &buf) == 0, "vgem buffer");
 	for (int y = 0; y < SIZE; y++)
 		memset((uint8_t *)buf.map + (size_t)y * PITCH, OLD, SIZE * 4);
@@ -310,14 +310,14 @@ main(int argc, char **argv)
 	vk_open(&v, buf.fd);
 	ret = eglt_open(&t, EGLT_DEVICE_SW);
 	if (ret == -ENODEV)
-		sb_test_skip("no EGL software device (EGL_MESA_device_software)");
+		tb_skip("no EGL software device (EGL_MESA_device_software)");
 	REQUIRE(ret == 0, "eglt_open");
 	ret = eglt_target_import(&t, buf.fd, SIZE, SIZE, PITCH, &target);
 	if (ret == -ENODEV)
-		sb_test_skip("the software device cannot import the vgem dma-buf");
+		tb_skip("the software device cannot import the vgem dma-buf");
 	REQUIRE(ret == 0, "import the dma-buf into EGL");
 	REQUIRE(sb_egl_display_get_caps(t.dpy, &caps) == 0, "caps");
-	sb_test_note("%s%s, caps 0x%x", dir, control ? " CONTROL" : "", caps);
+	tb_note("%s%s, caps 0x%x", dir, control ? " CONTROL" : "", caps);
 	REQUIRE(eglt_count(&target, OLD, NULL) == SIZE * SIZE, "GL sees OLD");
 	/* The fd counts below: no thread of Mesa's opens fds behind them (eglt.h). */
 	REQUIRE(!eglt_disk_cache_running(), "no Mesa shader disk-cache thread (it opens fds behind "
@@ -333,5 +333,5 @@ main(int argc, char **argv)
 	vk_close(&v);
 	sbk_buf_destroy(&buf);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

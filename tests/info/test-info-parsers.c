@@ -167,7 +167,7 @@ test_virgl(void)
 	for (size_t i = 0; i < m.nwaits; i++)
 		waits_on_gpu += m.waits[i].fence >= 0 &&
 				strcmp(m.fences[m.waits[i].fence].driver, "virtio_gpu") == 0;
-	sb_test_note("virtio_gpu fences %zu (renumbered %lu), pending > 0: %zu; arrays %zu, "
+	tb_note("virtio_gpu fences %zu (renumbered %lu), pending > 0: %zu; arrays %zu, "
 		     "released unsignalled %zu; waits on virtio_gpu fences %zu",
 		     virtio, m.renumbered, pending, arrays, released, waits_on_gpu);
 	CHECK(virtio >= 20, "virtio_gpu fences: %zu", virtio);
@@ -464,10 +464,10 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (argc > 2 && strcmp(argv[2], cases[i].name) != 0)
 			continue;
-		sb_test_note("%s", cases[i].name);
+		tb_note("%s", cases[i].name);
 		cases[i].fn();
 		ran = true;
 	}
 	REQUIRE(ran, "no case named %s", argc > 2 ? argv[2] : "?");
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -109,7 +109,7 @@ static void
 case_on(void)
 {
 	pthread_t th[THREADS];
-	int fds_before = sb_test_count_fds();
+	int fds_before = tb_count_fds();
 	size_t len;
 	char *text, *line, *save = NULL;
 	static bool seen[THREADS][PER_THREAD];
@@ -120,7 +120,7 @@ case_on(void)
 	emit_some();
 	CHECK_EQ(errno, 1234, "errno after markers");
 	CHECK_EQ(evaluated, 3, "marker arguments evaluated");
-	CHECK_EQ(sb_test_count_fds(), fds_before, "open fds after markers (none kept open)");
+	CHECK_EQ(tb_count_fds(), fds_before, "open fds after markers (none kept open)");
 
 	pthread_barrier_init(&start_line, NULL, THREADS);
 	use_barrier = true;
@@ -128,7 +128,7 @@ case_on(void)
 		REQUIRE(pthread_create(&th[t], NULL, writer, (void *)(intptr_t)t) == 0, "thread");
 	for (int t = 0; t < THREADS; t++)
 		pthread_join(th[t], NULL);
-	CHECK_EQ(sb_test_count_fds(), fds_before, "open fds after 2000 markers from 4 threads");
+	CHECK_EQ(tb_count_fds(), fds_before, "open fds after 2000 markers from 4 threads");
 
 	text = slurp(marker_file, &len);
 	REQUIRE(text, "read %s", marker_file);
@@ -185,7 +185,7 @@ case_off(const char *what)
 static void
 case_unopenable(bool debug)
 {
-	int fds_before = sb_test_count_fds();
+	int fds_before = tb_count_fds();
 	char err_file[] = "/tmp/sb-trace-stderr-XXXXXX";
 	int err_fd = mkstemp(err_file), saved_stderr = dup(2);
 	size_t len;
@@ -203,7 +203,7 @@ case_unopenable(bool debug)
 	dup2(saved_stderr, 2);
 	CHECK(!sb_trace_enabled(), "a marker file that cannot be opened turns markers off");
 	CHECK_EQ(evaluated, 0, "marker arguments evaluated while off");
-	CHECK_EQ(sb_test_count_fds(), fds_before, "open fds");
+	CHECK_EQ(tb_count_fds(), fds_before, "open fds");
 	err = slurp(err_file, &len);
 	REQUIRE(err, "read the captured stderr");
 	if (debug) {
@@ -255,5 +255,5 @@ main(int argc, char **argv)
 		return 2;
 	}
 	unlink(marker_file);
-	return sb_test_finish();
+	return tb_finish();
 }

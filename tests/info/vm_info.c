@@ -423,7 +423,7 @@ main(int argc, char **argv)
 	python = vm_arg_value(argc, argv, "--python", "/usr/bin/python3");
 	REQUIRE(tool && jsonq, "usage: %s CASE --tool PATH --jsonq PATH [--python PATH]", argv[0]);
 	if (access(python, X_OK) != 0)
-		sb_test_skip("no python3 at %s to check the JSON", python);
+		tb_skip("no python3 at %s to check the JSON", python);
 	vgem = vm_require_vgem();
 
 	if (strncmp(which, "fence-", 6) == 0)
@@ -438,5 +438,5 @@ main(int argc, char **argv)
 		REQUIRE(false, "unknown case '%s'", which);
 	close(vgem);
 	run_json_checks();
-	return sb_test_finish();
+	return tb_finish();
 }

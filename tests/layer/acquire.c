@@ -104,13 +104,13 @@ main(int argc, char **argv)
 	CHECK(r == VK_SUCCESS, "vkWaitForFences: %s", vkt_result_name(r));
 	pthread_join(th, NULL);
 	CHECK_EQ(p.signal_ret, 0, "vgem fence signal");
-	sb_test_note("submit took %.1f ms", (t1 - t0) / 1e6);
+	tb_note("submit took %.1f ms", (t1 - t0) / 1e6);
 
 	size_t n_new = vkt_count_bytes(dst.map, SIZE, NEW);
 	size_t n_old = vkt_count_bytes(dst.map, SIZE, OLD);
-	sb_test_note("copy saw %zu NEW, %zu OLD bytes of %d; app fence before producer: %s",
+	tb_note("copy saw %zu NEW, %zu OLD bytes of %d; app fence before producer: %s",
 		     n_new, n_old, SIZE, atomic_load(&p.app_done_early) ? "yes" : "no");
-	tbvk_fault_check(&opt, &sb_test_failures);
+	tbvk_fault_check(&opt, &tb_failures);
 	if (!opt.control) {
 		CHECK(n_new == SIZE, "the acquiring copy waited for the foreign writer");
 		CHECK(!atomic_load(&p.app_done_early), "the app's work waited for the vgem fence");
@@ -127,5 +127,5 @@ main(int argc, char **argv)
 	tbvk_shared_destroy(&t, &shared, &buf);
 	vkt_finish(&t);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -330,7 +330,7 @@ main(int argc, char **argv)
 		size_t n_old = vkt_count_bytes(r->dst.map, SIZE, OLD);
 		bool race = r->early || n_new != SIZE;
 		raced += race;
-		sb_test_note("%-24s copy saw %4zu NEW, %4zu OLD; app fence before producer: %-3s %s",
+		tb_note("%-24s copy saw %4zu NEW, %4zu OLD; app fence before producer: %-3s %s",
 			     r->c->name, n_new, n_old, r->early ? "yes" : "no",
 			     race ? "RACE" : "ordered");
 		if (!opt.control) {
@@ -341,12 +341,12 @@ main(int argc, char **argv)
 			      "%s: control: without the layer the copy raced ahead", r->c->name);
 		}
 	}
-	sb_test_note("%d cases, %d raced; setup %.2f s (%d devices), submit + race window %.2f s",
+	tb_note("%d cases, %d raced; setup %.2f s (%d devices), submit + race window %.2f s",
 		     n, raced, (t1 - t0) / 1e9, n, (t2 - t1) / 1e9);
 
 	for (int i = n - 1; i >= 0; i--)
 		run_cleanup(&runs[i], i == 0);
 	vkt_finish(&base);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

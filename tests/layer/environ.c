@@ -76,7 +76,7 @@ snapshot_diff(const struct snapshot *a, const struct snapshot *b, const char *wh
 			continue;
 		}
 		const char *e = c < 0 ? a->entries[i++] : b->entries[j++];
-		sb_test_note("%s: %s %s", when, c < 0 ? "gone:" : "new: ", e);
+		tb_note("%s: %s %s", when, c < 0 ? "gone:" : "new: ", e);
 		if (c > 0 && strcmp(e, look_for) == 0)
 			*found = true;
 		diffs++;
@@ -125,9 +125,9 @@ main(int argc, char **argv)
 			       "venus_implicit_fencing=true", &found);
 	int d2 = snapshot_diff(&before, &after_device, "after vkCreateDevice",
 			       "venus_implicit_fencing=true", &found);
-	sb_test_note("%zu entries before; %d and %d differences after", before.count, d1, d2);
+	tb_note("%zu entries before; %d and %d differences after", before.count, d1, d2);
 	int set_lines = tbvk_count(log, "set during vkCreateInstance venus_implicit_fencing=true");
-	sb_test_note("the layer set the venus option for its call down %d time(s); Mesa's "
+	tb_note("the layer set the venus option for its call down %d time(s); Mesa's "
 		     "notice printed %d time(s)", set_lines,
 		     tbvk_count(log, "option venus_implicit_fencing overridden by environment"));
 	if (expect_venus)
@@ -142,5 +142,5 @@ main(int argc, char **argv)
 	snapshot_free(&before);
 	snapshot_free(&after_instance);
 	snapshot_free(&after_device);
-	return sb_test_finish();
+	return tb_finish();
 }

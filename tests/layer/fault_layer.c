@@ -416,25 +416,25 @@ static int cases, kept, reported, broken;
 static void
 one_case(struct app *a, size_t c, const char *sched)
 {
-	struct sb_test_fd_snapshot before;
+	struct tb_fd_snapshot before;
 	char what[128];
 	int bad_fd = -1;
 	VkResult r;
 	enum outcome o;
 
-	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "snapshot");
+	REQUIRE(tb_fd_snapshot_take(&before) == 0, "snapshot");
 	o = cycles[c].run(a, sched, &r);
 	cases++;
 	kept += o == KEPT;
 	reported += o == REPORTED;
 	broken += o == BROKEN;
-	sb_test_note("%s [%s]: %s (%s)", cycles[c].name, sched, outcome_names[o], vkt_result_name(r));
+	tb_note("%s [%s]: %s (%s)", cycles[c].name, sched, outcome_names[o], vkt_result_name(r));
 	CHECK(o != BROKEN, "%s [%s]: the ordering is kept or an error reported", cycles[c].name, sched);
 	CHECK_EQ(sbfault_injected(), 1, "the fault was hit");
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
 	snprintf(what, sizeof(what), "%s [%s]", cycles[c].name, sched);
-	sb_test_fd_snapshot_check(&before, NULL, 0, what);
-	sb_test_fd_snapshot_free(&before);
+	tb_fd_snapshot_check(&before, NULL, 0, what);
+	tb_fd_snapshot_free(&before);
 }
 
 /*
@@ -452,7 +452,7 @@ child(const struct tbvk_options *opt, size_t c, const char *set, unsigned n)
 
 	a.vgem = sbk_vgem_open();
 	if (a.vgem == -ENODEV)
-		sb_test_skip("no vgem (run in the test guest)");
+		tb_skip("no vgem (run in the test guest)");
 	REQUIRE(a.vgem >= 0, "open vgem: %s", strerror(-a.vgem));
 
 	a.opt.app_semaphore_fd = true; /* the release's hold: a vgem fence it imports */
@@ -506,7 +506,7 @@ child(const struct tbvk_options *opt, size_t c, const char *set, unsigned n)
 					       &data_ok, &cpu_wait);
 			if (errored_cases[i].pending)
 				CHECK(cpu_wait, "%s: the layer waited on the CPU (import fault)", name);
-			sb_test_note("%s: acquire after %s producer fence: %s, copy saw the producer's "
+			tb_note("%s: acquire after %s producer fence: %s, copy saw the producer's "
 				     "data: %s, a warning named the error: %s",
 				     name, errored_cases[i].schedule ? "an errored" : "a clean",
 				     vkt_result_name(r), data_ok ? "yes" : "no", told ? "yes" : "no");
@@ -544,10 +544,10 @@ child(const struct tbvk_options *opt, size_t c, const char *set, unsigned n)
 		goto out;
 	}
 
-	sb_test_note("%s: during vkQueueSubmit the layer made ioctl=%u dup=%u eventfd=%u calls",
+	tb_note("%s: during vkQueueSubmit the layer made ioctl=%u dup=%u eventfd=%u calls",
 		     cycles[c].name, counts[0], counts[1], counts[2]);
 	if (total == 0)
-		sb_test_note("%s: no call from %s counted (under ASan its interceptors hide the caller): "
+		tb_note("%s: no call from %s counted (under ASan its interceptors hide the caller): "
 			     "nothing to inject", cycles[c].name, SCOPE);
 	for (int k = 0; k < N_KINDS; k++) {
 		for (unsigned i = 1; i <= counts[k]; i++) {
@@ -559,7 +559,7 @@ child(const struct tbvk_options *opt, size_t c, const char *set, unsigned n)
 			}
 		}
 	}
-	sb_test_note("%s: %d fault cases: %d kept the ordering, %d reported an error, %d broke it",
+	tb_note("%s: %d fault cases: %d kept the ordering, %d reported an error, %d broke it",
 		     cycles[c].name, cases, kept, reported, broken);
 
 out:
@@ -577,7 +577,7 @@ out:
 	vkt_finish(&a.t);
 	sbk_buf_destroy(&a.buf);
 	close(a.vgem);
-	return no_such_call ? 3 : sb_test_finish();
+	return no_such_call ? 3 : tb_finish();
 }
 
 /* Run this program as `--child CYCLE SET N` plus the original arguments. */
@@ -621,7 +621,7 @@ main(int argc, char **argv)
 	int rc;
 
 	if (!dlsym(RTLD_DEFAULT, "sbfault_arm_scoped"))
-		sb_test_skip("libsbfault is not loaded");
+		tb_skip("libsbfault is not loaded");
 	if (argc >= 5 && strcmp(argv[1], "--child") == 0) {
 		size_t c = 0;
 
@@ -672,5 +672,5 @@ main(int argc, char **argv)
 	CHECK(rc == 0, "errored producer fences, default (exit status %d)", rc);
 	rc = spawn(argc, argv, 0, "errored-device-lost", 0);
 	CHECK(rc == 0, "errored producer fences, SYNCBRIDGE_FENCE_ERRORS=device-lost (exit status %d)", rc);
-	return sb_test_finish();
+	return tb_finish();
 }

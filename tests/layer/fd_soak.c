@@ -47,7 +47,7 @@ main(int argc, char **argv)
 	for (long i = 0; i < iterations + warmup && errors < 5; i++) {
 		if (i == warmup) {
 			/* Pools are filled by now: from here on nothing may grow. */
-			fds_before = sb_test_count_fds();
+			fds_before = tb_count_fds();
 			t0 = now_ns();
 		}
 		VkResult r;
@@ -68,8 +68,8 @@ main(int argc, char **argv)
 		vkResetFences(t.device, 1, &fence);
 	}
 	int64_t t1 = now_ns();
-	int fds_after = sb_test_count_fds();
-	sb_test_note("%ld submits in %.1f s (%.2f ms each); fds %d → %d", iterations,
+	int fds_after = tb_count_fds();
+	tb_note("%ld submits in %.1f s (%.2f ms each); fds %d → %d", iterations,
 		     (t1 - t0) / 1e9, (t1 - t0) / 1e6 / (double)iterations, fds_before, fds_after);
 	CHECK_EQ(errors, 0, "submit/wait errors");
 	CHECK_EQ(fds_after, fds_before, "open fds after the soak");
@@ -80,5 +80,5 @@ main(int argc, char **argv)
 	tbvk_cycle_destroy(&t, &c);
 	vkt_finish(&t);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -51,11 +51,11 @@ main(int argc, char **argv)
 	CHECK_EQ(instance_lines, 1, "the layer announced one instance");
 	if (expect_active) {
 		if (passthrough_lines)
-			sb_test_skip("this driver lacks SYNC_FD semaphores / dma-buf memory");
+			tb_skip("this driver lacks SYNC_FD semaphores / dma-buf memory");
 		CHECK_EQ(active_lines, 1, "device active");
 	} else {
 		if (active_lines)
-			sb_test_skip("this driver has what the layer needs: not a pass-through case");
+			tb_skip("this driver has what the layer needs: not a pass-through case");
 		CHECK_EQ(passthrough_lines, 1, "one pass-through line for the device");
 	}
 	free(log);
@@ -110,5 +110,5 @@ main(int argc, char **argv)
 	vkt_buffer_destroy(&t, &a);
 	vkt_buffer_destroy(&t, &b);
 	vkt_finish(&t);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -235,7 +235,7 @@ main(int argc, char **argv)
 	for (size_t k = 0; k < N_OBJECTS; k++)
 		obj0[k] = obj_max[k] = obj_warm_max[k] = -1;
 
-	sb_test_note("%ld cycles, seed %#llx; every tenth: cycle, fds, RSS KiB, heap KiB, fences on the dma-buf",
+	tb_note("%ld cycles, seed %#llx; every tenth: cycle, fds, RSS KiB, heap KiB, fences on the dma-buf",
 		     iterations, (unsigned long long)(seed_s ? strtoull(seed_s, NULL, 0) : 0x5eedb1d9e5ull));
 	for (long i = 0; i < iterations + warmup && errors < 5 && (misordered < 5 || opt.control); i++) {
 		bool with_fence = (rnd() & 3) == 0;
@@ -245,7 +245,7 @@ main(int argc, char **argv)
 
 		if (i == warmup) {
 			/* Pools and caches are filled by now: from here on nothing may grow. */
-			fds0 = sb_test_count_fds();
+			fds0 = tb_count_fds();
 			rss0 = rss_kib();
 			heap0 = heap_kib();
 			t0 = now_ns();
@@ -290,7 +290,7 @@ main(int argc, char **argv)
 				memcpy(obj0, obj, sizeof(obj));
 		}
 		if (i >= warmup && (i % 16 == 0 || i + 1 == iterations + warmup)) {
-			int fds = sb_test_count_fds();
+			int fds = tb_count_fds();
 			long rss = rss_kib();
 
 			fds_max = fds > fds_max ? fds : fds_max;
@@ -312,16 +312,16 @@ main(int argc, char **argv)
 			}
 		}
 		if (i >= warmup && (i - warmup + 1) % (iterations / 10 ? iterations / 10 : 1) == 0)
-			sb_test_note("%8ld %4d %8ld %8ld %3d", i - warmup + 1, sb_test_count_fds(), rss_kib(),
+			tb_note("%8ld %4d %8ld %8ld %3d", i - warmup + 1, tb_count_fds(), rss_kib(),
 				     heap_kib(), fences_on(c.buf.fd));
 	}
 	int64_t t1 = now_ns();
-	int fds1 = sb_test_count_fds();
+	int fds1 = tb_count_fds();
 	long rss1 = rss_kib(), heap1 = heap_kib();
 
-	sb_test_note("%ld cycles (%ld with a pending foreign fence) in %.1f s, %.2f ms each", iterations,
+	tb_note("%ld cycles (%ld with a pending foreign fence) in %.1f s, %.2f ms each", iterations,
 		     fenced, (t1 - t0) / 1e9, (t1 - t0) / 1e6 / (double)iterations);
-	sb_test_note("fds %d → %d (max %d); RSS %ld → %ld KiB (max %ld); heap in use %ld → %ld KiB; "
+	tb_note("fds %d → %d (max %d); RSS %ld → %ld KiB (max %ld); heap in use %ld → %ld KiB; "
 		     "fences on the dma-buf at the end: %d",
 		     fds0, fds1, fds_max, rss0, rss1, rss_max, heap0, heap1, fences_on(c.buf.fd));
 	if (!opt.control) {
@@ -332,12 +332,12 @@ main(int argc, char **argv)
 			snprintf(b + strlen(b), sizeof(b) - strlen(b), " %s=%ld", object_keys[k],
 				 k < N_TRACKED ? obj0[k] : hi);
 		}
-		sb_test_note("the layer's objects after the warm-up:%s", a);
-		sb_test_note("allowed (tracked: the same; held: the warm-up's highest):%s", b);
+		tb_note("the layer's objects after the warm-up:%s", a);
+		tb_note("allowed (tracked: the same; held: the warm-up's highest):%s", b);
 		a[0] = '\0';
 		for (size_t k = 0; k < N_OBJECTS; k++)
 			snprintf(a + strlen(a), sizeof(a) - strlen(a), " %s=%ld", object_keys[k], obj_max[k]);
-		sb_test_note("highest over %ld samples:%s", obj_samples, a);
+		tb_note("highest over %ld samples:%s", obj_samples, a);
 		CHECK(obj0[0] >= 0 && obj_samples > 0, "the layer's layer.objects marker was read "
 		      "(%ld samples)", obj_samples);
 		CHECK_EQ(obj_bad, 0, "samples where the layer's objects grew");
@@ -346,14 +346,14 @@ main(int argc, char **argv)
 	if (!opt.control)
 		CHECK_EQ(misordered, 0, "cycles whose copy saw other data than the last writer's");
 	else
-		sb_test_note("control (no layer): %ld cycles saw other data than the last writer's", misordered);
+		tb_note("control (no layer): %ld cycles saw other data than the last writer's", misordered);
 	CHECK_EQ(fds1, fds0, "open fds after the soak");
 	CHECK_EQ(fds_max, fds0, "open fds never grew during the soak");
 	if (heap0 > 0)
 		CHECK(heap1 - heap0 <= max_growth_kib, "heap in use grew by %ld KiB (limit %ld)",
 		      heap1 - heap0, max_growth_kib);
 	else
-		sb_test_note("heap in use not measurable here (ASan's allocator): LeakSanitizer judges at exit");
+		tb_note("heap in use not measurable here (ASan's allocator): LeakSanitizer judges at exit");
 
 	atomic_store(&p.quit, true);
 	sem_post(&p.go);
@@ -365,5 +365,5 @@ main(int argc, char **argv)
 	close(vgem);
 	close(marker_fd);
 	unlink(marker_path);
-	return sb_test_finish();
+	return tb_finish();
 }

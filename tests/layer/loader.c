@@ -128,7 +128,7 @@ main(int argc, char **argv)
 	int loaded = tbvk_count(log, "vkCreateInstance: " VKT_LAYER_NAME " loaded");
 	int device_lines = tbvk_count(log, "layer: device \"");
 	int warnings = tbvk_count(log, "SYNCBRIDGE_DISABLE=maybe is not");
-	sb_test_note("scenario %s: through the layer: %d instance(s), %d of %d device(s); "
+	tb_note("scenario %s: through the layer: %d instance(s), %d of %d device(s); "
 		     "active list names it %d time(s); offered %d time(s)", sc->name, loaded,
 		     device_lines, devices_made, listed, offered);
 	CHECK_EQ(loaded, sc->want_loaded, "instances created through the layer");
@@ -150,5 +150,5 @@ main(int argc, char **argv)
 	CHECK_EQ(warnings, strcmp(sc->name, "disable-bogus") == 0 ? 1 : 0,
 		 "warnings about SYNCBRIDGE_DISABLE's value");
 	free(log);
-	return sb_test_finish();
+	return tb_finish();
 }

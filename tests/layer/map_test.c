@@ -76,5 +76,5 @@ main(void)
 		sbl_map_remove(&map, keys[k]);
 	CHECK_EQ(map.count, 0, "empty after removing everything");
 	sbl_map_finish(&map);
-	return sb_test_finish();
+	return tb_finish();
 }

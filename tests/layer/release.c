@@ -239,7 +239,7 @@ one_round(struct scene *sc, int round)
 	dmabuf_fences(buf.fd, &num_fences);
 
 	static const char *const modes[] = { "other-thread", "same-thread", "before" };
-	sb_test_note("round %d, signal %s: submit %.1f ms (dma-buf then: %u fences, status %d), "
+	tb_note("round %d, signal %s: submit %.1f ms (dma-buf then: %u fences, status %d), "
 		     "vkSignalSemaphore %.1f ms, poll %.1f ms (rc %d); consumer read %zu NEW, "
 		     "%zu OLD of %zu; dma-buf read fences: %u",
 		     round, modes[opt.signal], (t1 - t0) / 1e6, window_fences, window_status,
@@ -290,7 +290,7 @@ main(int argc, char **argv)
 	for (long r = 0; r < rounds; r++)
 		one_round(&sc, (int)r);
 
-	tbvk_fault_check(&sc.opt, &sb_test_failures);
+	tbvk_fault_check(&sc.opt, &tb_failures);
 	if (sc.opt.validation)
 		CHECK_EQ(vkt_validation_errors, 0, "validation errors");
 	vkt_buffer_destroy(&sc.t, &sc.src);
@@ -299,5 +299,5 @@ main(int argc, char **argv)
 	tbvk_shared_destroy(&sc.t, &sc.shared, &sc.buf);
 	vkt_finish(&sc.t);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -270,7 +270,7 @@ main(int argc, char **argv)
 	long total = 0, races = 0;
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(th[i], NULL);
-		sb_test_note("thread %d (device %c): %ld iterations, %ld acquire races, %ld release "
+		tb_note("thread %d (device %c): %ld iterations, %ld acquire races, %ld release "
 			     "races, %ld errors", i, i < 2 ? 'A' : 'B', w[i].iterations,
 			     w[i].acquire_races, w[i].release_races, w[i].errors);
 		CHECK_EQ(w[i].errors, 0, "Vulkan / vgem errors in a thread");
@@ -278,7 +278,7 @@ main(int argc, char **argv)
 		total += w[i].iterations;
 		races += w[i].acquire_races + w[i].release_races;
 	}
-	sb_test_note("%ld iterations in %.1f s, %ld races", total, seconds, races);
+	tb_note("%ld iterations in %.1f s, %ld races", total, seconds, races);
 	for (int i = 0; i < 2; i++)
 		vkQueueWaitIdle(devs[i].t->queue);
 	for (int i = 0; i < THREADS; i++)
@@ -291,5 +291,5 @@ main(int argc, char **argv)
 	vkt_finish_device(&b);
 	vkt_finish(&a);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -116,17 +116,17 @@ main(void)
 	struct sb_pw_sync *prod, *cons;
 	struct sbk_fence f1, f2, f3;
 	struct pair p, plain;
-	struct sb_test_fd_snapshot fds0;
+	struct tb_fd_snapshot fds0;
 	int vgem, drm, fd = -1, watch = -1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	vgem = sbk_vgem_open();
 	if (vgem < 0)
-		sb_test_skip("no vgem");
+		tb_skip("no vgem");
 	drm = sbk_drm_open_driver("virtio_gpu", true);
 	if (drm < 0)
-		sb_test_skip("no DRM render node with timeline syncobjs");
-	sb_test_fd_snapshot_take(&fds0);
+		tb_skip("no DRM render node with timeline syncobjs");
+	tb_fd_snapshot_take(&fds0);
 
 	CHECK_EQ(sb_pw_sync_create(vgem, &prod), -EOPNOTSUPP, "a DRM node without timelines (vgem)");
 	CHECK(prod == NULL, "no object on failure");
@@ -276,9 +276,9 @@ main(void)
 	sb_pw_sync_destroy(cons);
 	sb_pw_sync_destroy(prod); /* closes the producer's plane fds */
 	pair_finish(&p);
-	sb_test_fd_snapshot_check(&fds0, NULL, 0, "after everything is destroyed");
-	sb_test_fd_snapshot_free(&fds0);
+	tb_fd_snapshot_check(&fds0, NULL, 0, "after everything is destroyed");
+	tb_fd_snapshot_free(&fds0);
 	close(drm);
 	close(vgem);
-	return sb_test_finish();
+	return tb_finish();
 }

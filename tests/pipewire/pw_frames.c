@@ -212,10 +212,10 @@ slot_of(struct app *a, struct pw_buffer *b)
 
 /* What a leak left: the fds open now that were not open before (or are another file). */
 static void
-print_new_fds(const struct sb_test_fd_snapshot *before, const struct sb_test_fd_snapshot *after)
+print_new_fds(const struct tb_fd_snapshot *before, const struct tb_fd_snapshot *after)
 {
 	for (int i = 0; i < after->n; i++) {
-		const struct sb_test_fd_entry *e = &after->e[i], *was = sb_test_fd_snapshot_find(before, e->fd);
+		const struct tb_fd_entry *e = &after->e[i], *was = tb_fd_snapshot_find(before, e->fd);
 
 		if (!was || was->dev != e->dev || was->ino != e->ino)
 			printf("# fd %d is new: %s\n", e->fd, e->what);
@@ -708,7 +708,7 @@ main(int argc, char **argv)
 		{ NULL },
 	};
 	char node[96];
-	struct sb_test_fd_snapshot fds_before, fds_after;
+	struct tb_fd_snapshot fds_before, fds_after;
 	int ret;
 
 	if (demo_opt_parse("pw-frames", argc, argv, opts, usage, 0) < 0)
@@ -758,7 +758,7 @@ main(int argc, char **argv)
 	}
 	pw_init(&argc, &argv);
 	/* The loop's fds count too: its signalfds, timers and invoke queues. */
-	sb_test_fd_snapshot_take(&fds_before);
+	tb_fd_snapshot_take(&fds_before);
 	a.loop = pwt_main_loop_new();
 	snprintf(node, sizeof(node), "%s-%s", a.name, roles[role]);
 	a.stream = pw_stream_new_simple(pw_main_loop_get_loop(a.loop), node,
@@ -803,11 +803,11 @@ main(int argc, char **argv)
 	}
 	pw_stream_destroy(a.stream);
 	pw_main_loop_destroy(a.loop);
-	sb_test_fd_snapshot_take(&fds_after);
+	tb_fd_snapshot_take(&fds_after);
 	print_new_fds(&fds_before, &fds_after);
 	printf("fds before=%d after=%d\n", fds_before.n, fds_after.n);
-	sb_test_fd_snapshot_free(&fds_before);
-	sb_test_fd_snapshot_free(&fds_after);
+	tb_fd_snapshot_free(&fds_before);
+	tb_fd_snapshot_free(&fds_after);
 	free(a.lat_ns);
 	if (a.producer) {
 		pthread_mutex_lock(&a.gpu.lock);

@@ -164,11 +164,11 @@ client_side(void)
 int
 main(void)
 {
-	int fds0 = sb_test_count_fds();
+	int fds0 = tb_count_fds();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	server_side();
 	client_side();
-	CHECK_EQ(sb_test_count_fds(), fds0, "open fds at the end");
-	return sb_test_finish();
+	CHECK_EQ(tb_count_fds(), fds0, "open fds at the end");
+	return tb_finish();
 }

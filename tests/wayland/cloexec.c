@@ -38,7 +38,7 @@ main(int argc, char **argv)
 	struct wlt_client raw;
 	struct sbk_buf buf;
 	struct sbk_fence pending, ready;
-	struct sb_test_fd_snapshot pre, post;
+	struct tb_fd_snapshot pre, post;
 	struct wlt_devices dev;
 	int ret, plain;
 
@@ -50,7 +50,7 @@ main(int argc, char **argv)
 	REQUIRE(sbk_fence_create(dev.vgem, false, &ready) == 0, "vgem fence");
 	sbk_fence_signal(&ready);
 
-	REQUIRE(sb_test_fd_snapshot_take(&pre) == 0, "snapshot");
+	REQUIRE(tb_fd_snapshot_take(&pre) == 0, "snapshot");
 
 	wlt_comp_options_init(&opt, &dev, 10000); /* releases carry a render fence: fenced_release */
 	ret = wlt_comp_start(&comp, &opt);
@@ -77,7 +77,7 @@ main(int argc, char **argv)
 		wp_linux_drm_syncobj_surface_v1_set_release_point(so, tl, 0, 2);
 		wl_surface_commit(s2);
 	} else {
-		sb_test_note("no linux-drm-syncobj: the eventfd wait not covered");
+		tb_note("no linux-drm-syncobj: the eventfd wait not covered");
 	}
 	REQUIRE(wl_display_roundtrip(raw.display) >= 0, "commits taken");
 
@@ -115,15 +115,15 @@ main(int argc, char **argv)
 		 * them (TSan reported that race). */
 		bool inherited[4096] = { false };
 		wlt_comp_gate_close(&comp);
-		int n = sb_test_fd_exec_inherited(argv[1], inherited, 4096), checked = 0, expected = 0;
-		REQUIRE(sb_test_fd_snapshot_take(&post) == 0, "snapshot");
+		int n = tb_fd_exec_inherited(argv[1], inherited, 4096), checked = 0, expected = 0;
+		REQUIRE(tb_fd_snapshot_take(&post) == 0, "snapshot");
 		wlt_comp_gate_open(&comp);
 		for (int i = 0; i < post.n; i++) {
-			const struct sb_test_fd_entry *e = &post.e[i];
+			const struct tb_fd_entry *e = &post.e[i];
 			if (e->fd <= 2 || e->fd >= 4096)
 				continue;
 			expected += !e->cloexec;
-			if (sb_test_fd_snapshot_find(&pre, e->fd))
+			if (tb_fd_snapshot_find(&pre, e->fd))
 				continue;
 			if (e->fd == plain) {
 				CHECK(!e->cloexec && inherited[e->fd], "control: a plain dup() is inherited");
@@ -134,10 +134,10 @@ main(int argc, char **argv)
 			      e->fd, e->what);
 		}
 		CHECK_EQ(n, expected, "the child inherited exactly our fds without FD_CLOEXEC");
-		sb_test_note("%d fds appeared with the helpers' state (compositor thread, sockets, "
+		tb_note("%d fds appeared with the helpers' state (compositor thread, sockets, "
 			     "helper waits, release fence); the child inherited %d", checked, n);
 		CHECK(checked >= 5, "the helpers' fds were live (%d new fds)", checked);
-		sb_test_fd_snapshot_free(&post);
+		tb_fd_snapshot_free(&post);
 		close(plain);
 		close(rel_fd);
 		sb_wl_release_destroy(rel);
@@ -159,10 +159,10 @@ main(int argc, char **argv)
 	wl_surface_destroy(s1);
 	wlt_client_disconnect(&raw);
 	wlt_comp_stop(&comp);
-	sb_test_fd_snapshot_free(&pre);
+	tb_fd_snapshot_free(&pre);
 	sbk_fence_destroy(&pending);
 	sbk_fence_destroy(&ready);
 	sbk_buf_destroy(&buf);
 	wlt_devices_close(&dev);
-	return sb_test_finish();
+	return tb_finish();
 }

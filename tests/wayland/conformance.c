@@ -109,7 +109,7 @@ teardown(struct t *t)
 		char cmd[64];
 		snprintf(cmd, sizeof(cmd), "ls -l /proc/%d/fd >&2", (int)getpid());
 		if (system(cmd) != 0)
-			sb_test_note("(could not list the fds)");
+			tb_note("(could not list the fds)");
 	}
 	wlt_comp_stop(&t->comp);
 	sbk_buf_destroy(&t->buf);
@@ -315,7 +315,7 @@ case_egl_buffer(struct t *t)
 	struct wp_linux_drm_syncobj_surface_v1 *so;
 	struct wp_linux_drm_syncobj_timeline_v1 *acq, *rel;
 	if (!wlt_devices_open(&t2.dev, WLT_DEV_DRM)) {
-		sb_test_note("no DRM node with timeline syncobjs: the linux-drm-syncobj half not run");
+		tb_note("no DRM node with timeline syncobjs: the linux-drm-syncobj half not run");
 		wlt_devices_close(&t2.dev);
 		return;
 	}
@@ -471,7 +471,7 @@ case_materialised(struct t *t)
 		wlt_syncobj_destroy(t->dev.client_drm, rel_tl);
 		wl_surface_destroy(s2);
 	} else if (!t->control) {
-		sb_test_note("no DRM node with timeline syncobjs: the drm-syncobj half not run");
+		tb_note("no DRM node with timeline syncobjs: the drm-syncobj half not run");
 	}
 	teardown(t);
 }
@@ -506,5 +506,5 @@ main(int argc, char **argv)
 	t.syncobj = strcmp(protos[proto], "syncobj") == 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	cases[c](&t);
-	return sb_test_finish();
+	return tb_finish();
 }

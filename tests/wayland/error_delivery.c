@@ -419,5 +419,5 @@ main(int argc, char **argv)
 	sbk_fence_destroy(&e.stuck);
 	sbk_buf_destroy(&e.buf);
 	wlt_devices_close(&e.dev);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -108,7 +108,7 @@ one_case(struct wlt_client *c, struct sbk_buf *buf, bool syncobj, enum when when
 		status = u.acquire_status;
 		CHECK(u.time_ns >= t_signal, "%s, %s: used after the fence completed", what, when_name[when]);
 	}
-	sb_test_note("%-7s %-28s %s: acquire status %d", what, when_name[when],
+	tb_note("%-7s %-28s %s: acquire status %d", what, when_name[when],
 		     errored ? "errored" : "control", status);
 	if (sync)
 		zwp_linux_surface_synchronization_v1_destroy(sync);
@@ -136,9 +136,9 @@ main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!dlsym(RTLD_DEFAULT, "sbfault_arm"))
-		sb_test_skip("libsbfault is not loaded");
+		tb_skip("libsbfault is not loaded");
 	if (!wlt_devices_open(&dev, WLT_DEV_DRM))
-		sb_test_note("no virtio_gpu: explicit-sync v1 cases only");
+		tb_note("no virtio_gpu: explicit-sync v1 cases only");
 
 	wlt_comp_options_init(&opt, &dev, 0);
 	ret = wlt_comp_start(&comp, &opt);
@@ -177,5 +177,5 @@ main(void)
 	wlt_comp_stop(&comp);
 	sbk_buf_destroy(&buf);
 	wlt_devices_close(&dev);
-	return sb_test_finish();
+	return tb_finish();
 }

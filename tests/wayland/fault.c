@@ -134,7 +134,7 @@ main(int argc, char **argv)
 			REQUIRE(false, "unknown argument %s", argv[i]);
 	}
 	if (!dlsym(RTLD_DEFAULT, "sbfault_arm_scoped"))
-		sb_test_skip("libsbfault is not loaded");
+		tb_skip("libsbfault is not loaded");
 	/* The helpers' warnings go to the log. */
 	setenv("SYNCBRIDGE_DEBUG", "warn", 0);
 	wlt_devices_open(&dev, WLT_DEV_RENDER_VGEM | WLT_DEV_DRM_REQUIRED);
@@ -145,15 +145,15 @@ main(int argc, char **argv)
 	if (client)
 		client_part();
 
-	sb_test_note("%d fault cases: %d kept, %d reported; %.1f s", cases, n_kept, n_reported,
+	tb_note("%d fault cases: %d kept, %d reported; %.1f s", cases, n_kept, n_reported,
 		     (double)(now_ns() - t0) / 1e9);
 	sbk_buf_destroy(&buf);
 	wlt_devices_close(&dev);
 	for (int i = 0; i < 3; i++) {
 		struct fault_checks part = i == 0 ? fault_schedule_checks() :
 					   i == 1 ? fault_server_checks() : fault_client_checks();
-		sb_test_checks += part.checks;
-		sb_test_failures += part.failures;
+		tb_checks += part.checks;
+		tb_failures += part.failures;
 	}
-	return sb_test_finish();
+	return tb_finish();
 }

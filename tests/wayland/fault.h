@@ -59,8 +59,8 @@ void fail_each(const struct counts *n,
 	       void (*case_fn)(const void *ctx, const char *sched, bool invisible), const void *ctx);
 /* The checks every case ends with: the scheduled fault was hit where the dry run saw
  * its call, no close() of a closed fd, and the fds are those of `before` (freed). */
-struct sb_test_fd_snapshot;
-void case_end(const char *what, struct sb_test_fd_snapshot *before);
+struct tb_fd_snapshot;
+void case_end(const char *what, struct tb_fd_snapshot *before);
 
 /* ---- the two sides ------------------------------------------------------------------ */
 
@@ -80,7 +80,7 @@ struct fault_checks fault_client_checks(void);
 #define FAULT_CHECKS_FN(name)                                                          \
 	struct fault_checks name(void)                                                 \
 	{                                                                              \
-		return (struct fault_checks){ sb_test_checks, sb_test_failures };      \
+		return (struct fault_checks){ tb_checks, tb_failures };      \
 	}
 
 #endif

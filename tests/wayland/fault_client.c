@@ -214,22 +214,22 @@ static void
 cli_case(const void *ctx, const char *sched, bool invisible)
 {
 	const struct cli_scenario *sc = ctx;
-	struct sb_test_fd_snapshot before;
+	struct tb_fd_snapshot before;
 	struct cli_result res;
 	char what[160];
 
 	snprintf(what, sizeof(what), "client %s [%s]", sc->name, sched);
-	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "snapshot");
+	REQUIRE(tb_fd_snapshot_take(&before) == 0, "snapshot");
 	run_cli(sc, sched, &res);
 	settle();
 	cases++;
 	n_kept += !res.failed_call && !res.broken;
 	n_reported += res.failed_call && !res.broken;
 	if (res.failed_call)
-		sb_test_note("%s: %s -> %d (%s)%s%s", what, res.failed_call, res.ret, strerror(-res.ret),
+		tb_note("%s: %s -> %d (%s)%s%s", what, res.failed_call, res.ret, strerror(-res.ret),
 			     res.broken ? ": BROKEN " : "", res.broken ? res.why : "");
 	else
-		sb_test_note("%s: kept%s%s", what, res.broken ? ": BROKEN " : "", res.broken ? res.why : "");
+		tb_note("%s: kept%s%s", what, res.broken ? ": BROKEN " : "", res.broken ? res.why : "");
 	CHECK(!res.broken, "%s: the frame is right after the failure (%s)", what, res.why);
 	if (invisible)
 		CHECK(!res.failed_call, "%s: a retried errno changes nothing", what);

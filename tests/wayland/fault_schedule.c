@@ -245,24 +245,24 @@ fail_each(const struct counts *n, void (*case_fn)(const void *ctx, const char *s
 void
 counts_note(const struct counts *n, const char *what, const char *scope)
 {
-	sb_test_note("%s: the helper made ioctl=%u eventfd=%u dup=%u pthread_create=%u", what, n->ioctl,
+	tb_note("%s: the helper made ioctl=%u eventfd=%u dup=%u pthread_create=%u", what, n->ioctl,
 		     n->eventfd, n->dup, n->pthread_create);
 	for (unsigned i = 0; i < n->ioctl && i < 32; i++)
-		sb_test_note("  ioctl %u: 0x%lx", i + 1, n->req[i]);
+		tb_note("  ioctl %u: 0x%lx", i + 1, n->req[i]);
 	if (n->ioctl + n->eventfd + n->dup + n->pthread_create == 0)
-		sb_test_note("%s: nothing counted in %s (under ASan its interceptors hide the caller)", what,
+		tb_note("%s: nothing counted in %s (under ASan its interceptors hide the caller)", what,
 			     scope);
 }
 
 void
-case_end(const char *what, struct sb_test_fd_snapshot *before)
+case_end(const char *what, struct tb_fd_snapshot *before)
 {
 	int bad_fd = -1;
 
 	check_hit(what);
 	CHECK_EQ(sbfault_bad_closes(&bad_fd), 0, "no close() of a closed fd");
-	sb_test_fd_snapshot_check(before, NULL, 0, what);
-	sb_test_fd_snapshot_free(before);
+	tb_fd_snapshot_check(before, NULL, 0, what);
+	tb_fd_snapshot_free(before);
 }
 
 FAULT_CHECKS_FN(fault_schedule_checks)

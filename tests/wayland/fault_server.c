@@ -314,7 +314,7 @@ run_srv(const struct srv_scenario *sc, bool immediate, const char *sched, char *
 static void
 srv_case(const struct srv_scenario *sc, bool immediate, const char *sched, bool invisible)
 {
-	struct sb_test_fd_snapshot before;
+	struct tb_fd_snapshot before;
 	char what[160], why[128];
 	unsigned rel_err0 = atomic_load(&release_errors);
 	unsigned rel_undoc0 = atomic_load(&release_undocumented);
@@ -322,14 +322,14 @@ srv_case(const struct srv_scenario *sc, bool immediate, const char *sched, bool 
 
 	snprintf(what, sizeof(what), "server %s%s [%s]", sc->name, immediate ? " (immediate)" : "",
 		 sched);
-	REQUIRE(sb_test_fd_snapshot_take(&before) == 0, "snapshot");
+	REQUIRE(tb_fd_snapshot_take(&before) == 0, "snapshot");
 	o = run_srv(sc, immediate, sched, why, sizeof(why));
 	settle();
 	wlt_comp_call(&comp, disarm_cb, NULL);
 	cases++;
 	n_kept += o == KEPT;
 	n_reported += o == REPORTED;
-	sb_test_note("%s: %s (%s)%s", what, outcome_names[o], why,
+	tb_note("%s: %s (%s)%s", what, outcome_names[o], why,
 		     atomic_load(&release_errors) != rel_err0 ? " [sb_wl_commit_release failed]" : "");
 	CHECK(o != BROKEN, "%s: ordering kept or the failure reported (%s)", what, why);
 	if (invisible)

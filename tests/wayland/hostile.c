@@ -202,13 +202,13 @@ settle(struct wlt_comp *comp, bool idle, int want_fds, struct wlt_comp_sample *s
 					   (want_fds < 0 || s->fds == want_fds))))
 			break;
 		if (now_ns() >= end) {
-			sb_test_note("the compositor did not settle within 10 s");
+			tb_note("the compositor did not settle within 10 s");
 			break;
 		}
 		sbk_sleep_ns(5 * WLT_MS);
 	}
 	if (now_ns() - t0 > 100 * WLT_MS)
-		sb_test_note("the compositor settled after %.0f ms", (double)(now_ns() - t0) / 1e6);
+		tb_note("the compositor settled after %.0f ms", (double)(now_ns() - t0) / 1e6);
 }
 
 static void
@@ -253,9 +253,9 @@ cut_off(struct wlt_client *c, bool *other_error)
 		iface = intf ? intf->name : "";
 		if (strcmp(iface, "wl_display") == 0 && code == WL_DISPLAY_ERROR_IMPLEMENTATION)
 			return true;
-		sb_test_note("hostile client: protocol error %s %u", iface, code);
+		tb_note("hostile client: protocol error %s %u", iface, code);
 	} else {
-		sb_test_note("hostile client: connection error %s", strerror(wl_display_get_error(c->display)));
+		tb_note("hostile client: connection error %s", strerror(wl_display_get_error(c->display)));
 	}
 	*other_error = true;
 	return true;
@@ -264,7 +264,7 @@ cut_off(struct wlt_client *c, bool *other_error)
 static void
 print_sample(const char *what, const struct wlt_comp_sample *s)
 {
-	sb_test_note("%-28s fds %4d  heap %8zu B  RSS %6ld KiB  queued %5u  waits %4u  over-limit %llu",
+	tb_note("%-28s fds %4d  heap %8zu B  RSS %6ld KiB  queued %5u  waits %4u  over-limit %llu",
 		     what, s->fds, s->heap_in_use, s->rss_kib, s->stats.commits_queued,
 		     s->stats.waits_pending, (unsigned long long)s->stats.clients_over_limit);
 }
@@ -305,10 +305,10 @@ main(int argc, char **argv)
 	wl_log_set_handler_client(quiet_log);
 	vgem = sbk_vgem_open();
 	if (vgem < 0)
-		sb_test_skip("no vgem node: %s", strerror(-vgem));
+		tb_skip("no vgem node: %s", strerror(-vgem));
 	comp_drm = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true); /* -1: no syncobj global */
 	getrlimit(RLIMIT_NOFILE, &rl);
-	sb_test_note("RLIMIT_NOFILE %llu (hard %llu)", (unsigned long long)rl.rlim_cur,
+	tb_note("RLIMIT_NOFILE %llu (hard %llu)", (unsigned long long)rl.rlim_cur,
 		     (unsigned long long)rl.rlim_max);
 
 	memset(&opt, 0, sizeof(opt));
@@ -343,7 +343,7 @@ main(int argc, char **argv)
 		int i = sent % SURFACES;
 
 		if (sbk_fence_create(vgem, true, &f) != 0) {
-			sb_test_note("vgem fence %d: cannot create (%s)", sent, strerror(errno));
+			tb_note("vgem fence %d: cannot create (%s)", sent, strerror(errno));
 			broke = true;
 			break;
 		}
@@ -398,11 +398,11 @@ main(int argc, char **argv)
 	 * control: its waits end only with vgem's timer). */
 	settle(&comp, !control, base.fds, &s);
 	print_sample("phase 1 done, H gone", &s);
-	sb_test_note("phase 1: %d fences in %.1f s, H cut off %d times (longest run %d commits); "
+	tb_note("phase 1: %d fences in %.1f s, H cut off %d times (longest run %d commits); "
 		     "peaks: fds %d (+%d), heap %zu B (+%zd), RSS %ld KiB, queued %u, waits %u",
 		     sent, (double)phase1_ns / 1e9, cutoffs, worst_run, p1.fds, p1.fds - base.fds,
 		     p1.heap, (ssize_t)(p1.heap - base.heap_in_use), p1.rss, p1.queued, p1.waits);
-	sb_test_note("B: %d frames, worst %.1f ms, mean %.1f ms, %d failed", b.frames,
+	tb_note("B: %d frames, worst %.1f ms, mean %.1f ms, %d failed", b.frames,
 		     (double)b.worst_ns / 1e6, (double)b.sum_ns / b.frames / 1e6, b.failed);
 	if (control) {
 		CHECK(broke || b.failed || p1.waits > CLIENT_LIMIT,
@@ -493,7 +493,7 @@ main(int argc, char **argv)
 				if (ret < 0 && !strcmp(iface, want_iface) && code == want_code)
 					right++;
 				else
-					sb_test_note("%s: got %s %u", kinds[k], ret < 0 ? iface : "no error", code);
+					tb_note("%s: got %s %u", kinds[k], ret < 0 ? iface : "no error", code);
 				wrong++;
 				if (sy)
 					zwp_linux_surface_synchronization_v1_destroy(sy);
@@ -506,7 +506,7 @@ main(int argc, char **argv)
 		}
 		settle(&comp, true, base.fds, &s);
 		print_sample("phase 2 done", &s);
-		sb_test_note("phase 2: %d clients with a wrong fd, %d got the exact protocol error", wrong, right);
+		tb_note("phase 2: %d clients with a wrong fd, %d got the exact protocol error", wrong, right);
 		CHECK_EQ(right, wrong, "wrong-kind fds answered with INVALID_FENCE / INVALID_TIMELINE");
 		CHECK_EQ(s.fds, base.fds, "fds after phase 2");
 		CHECK(b.failed == 0, "B served during phase 2");
@@ -545,7 +545,7 @@ main(int argc, char **argv)
 		/* Waited for (up to 30 s; 0.8-3 s for the whole phase). */
 		for (int i = 0; i < 300 && released < flood; i++)
 			wlt_dispatch_for(&h.c, 100 * WLT_MS);
-		sb_test_note("phase 3: %d of %d releases arrived", released, flood);
+		tb_note("phase 3: %d of %d releases arrived", released, flood);
 		CHECK_EQ(released, flood, "every commit of the flood released");
 		CHECK(!err && !cut_off(&h.c, &err), "a fast but honest client is not cut off");
 		hostile_disconnect(&h);
@@ -553,14 +553,14 @@ main(int argc, char **argv)
 		bee_frame(&b);
 		settle(&comp, true, base.fds, &s);
 		print_sample("phase 3 done, H gone", &s);
-		sb_test_note("phase 3: %d commits in %.1f s; peaks: fds %d (+%d), heap %zu B (+%zd), "
+		tb_note("phase 3: %d commits in %.1f s; peaks: fds %d (+%d), heap %zu B (+%zd), "
 			     "RSS %ld KiB, queued %u", flood, (double)phase3_ns / 1e9, p3.fds,
 			     p3.fds - base.fds, p3.heap, (ssize_t)(p3.heap - base.heap_in_use), p3.rss,
 			     p3.queued);
 		CHECK_EQ(s.fds, base.fds, "fds after phase 3");
 		CHECK_EQ(s.stats.commits_queued, 0, "queued commits after phase 3");
 	}
-	sb_test_note("B over all phases: %d frames, worst %.1f ms, mean %.1f ms, %d failed", b.frames,
+	tb_note("B over all phases: %d frames, worst %.1f ms, mean %.1f ms, %d failed", b.frames,
 		     (double)b.worst_ns / 1e6, (double)b.sum_ns / b.frames / 1e6, b.failed);
 	CHECK(b.failed == 0 && b.worst_ns < 3000 * WLT_MS, "B served throughout (worst %.1f ms)",
 	      (double)b.worst_ns / 1e6);
@@ -577,5 +577,5 @@ out:
 	close(vgem);
 	if (comp_drm >= 0)
 		close(comp_drm);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -141,7 +141,7 @@ main(int argc, char **argv)
 		      used.content == OLD,
 		      "control: without the hold the compositor used the buffer before the "
 		      "acquire signalled, and saw stale content (uses %d)", n_before);
-		sb_test_note("control: race observed (content 0x%08x before the signal)",
+		tb_note("control: race observed (content 0x%08x before the signal)",
 			     n_before ? used.content : 0);
 	} else {
 		CHECK_EQ(n_before, 0, "buffer uses before the acquire signalled");
@@ -168,7 +168,7 @@ main(int argc, char **argv)
 		CHECK(used.protocol == (syncobj ? SB_WL_SYNC_DRM_SYNCOBJ : SB_WL_SYNC_EXPLICIT_V1),
 		      "the commit carried %s sync (%d)", protos[proto], used.protocol);
 		CHECK_EQ(used.stats.commits_deferred, 1, "commits the helper deferred");
-		sb_test_note("used %.1f ms after the signal; waits now %u (threaded %u)",
+		tb_note("used %.1f ms after the signal; waits now %u (threaded %u)",
 			     (double)(used.time_ns - t_signal) / 1e6, used.stats.waits_pending,
 			     used.stats.waits_threaded);
 		CHECK(wlt_wait_flag(&c, &frame_done, 5000 * WLT_MS) == 0, "frame callback after the use");
@@ -242,5 +242,5 @@ out:
 	sbk_fence_destroy(&fence);
 	sbk_buf_destroy(&buf);
 	wlt_devices_close(&dev);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -500,7 +500,7 @@ run_case(struct env *env, const struct case_def *cd, struct wlt_client *by, stru
 		if (env->require_all)
 			CHECK(false, "%s: cannot run here: no %s", cd->name, missing);
 		else
-			sb_test_note("skip %s: no %s here", cd->name, missing);
+			tb_note("skip %s: no %s here", cd->name, missing);
 		return;
 	}
 	env->ran++;
@@ -590,7 +590,7 @@ main(int argc, char **argv)
 	r = sbk_drm_open_driver(SBK_DRIVER_VIRTIO_GPU, true);
 	if (r >= 0)
 		env.syncobj_fd = r;
-	sb_test_note("vgem: %s, syncobj node: %s", env.vgem_fd >= 0 ? "yes" : "no",
+	tb_note("vgem: %s, syncobj node: %s", env.vgem_fd >= 0 ? "yes" : "no",
 		     env.syncobj_fd >= 0 ? "yes" : "no");
 
 	if (!env.peer) {
@@ -621,7 +621,7 @@ main(int argc, char **argv)
 		status = wlt_child_stop(&child);
 		CHECK_EQ(status, 0, "compositor exit status after SIGTERM");
 	}
-	sb_test_note("%d cases ran, %d skipped", env.ran, env.skipped);
+	tb_note("%d cases ran, %d skipped", env.ran, env.skipped);
 	if (!env.peer)
 		sbk_buf_destroy(&env.buf);
 	else
@@ -633,6 +633,6 @@ main(int argc, char **argv)
 	if (env.syncobj_fd >= 0)
 		close(env.syncobj_fd);
 	if (env.ran == 0)
-		sb_test_skip("no case could run here");
-	return sb_test_finish();
+		tb_skip("no case could run here");
+	return tb_finish();
 }

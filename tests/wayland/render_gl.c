@@ -262,7 +262,7 @@ test_shm(struct wlc_renderer *r)
 	struct gl_renderer *gr = (struct gl_renderer *)r;
 	bool row_length = gr->row_length;
 
-	sb_test_note("GL_EXT_unpack_subimage: %s", row_length ? "yes" : "no");
+	tb_note("GL_EXT_unpack_subimage: %s", row_length ? "yes" : "no");
 	free(px[0]);
 	px[0] = shm_state(&st[0], 0, 64, 48, 12, quadrants);
 	gr->row_length = false;
@@ -439,8 +439,8 @@ out:
 int
 main(int argc, char **argv)
 {
-	bool control = sb_test_has_arg(argc, argv, "--control");
-	bool require = sb_test_has_arg(argc, argv, "--require-dmabuf");
+	bool control = tb_has_arg(argc, argv, "--control");
+	bool require = tb_has_arg(argc, argv, "--require-dmabuf");
 	struct wlc_renderer *r;
 	int err = 0;
 
@@ -450,7 +450,7 @@ main(int argc, char **argv)
 	eglt_no_disk_cache();
 	r = wlc_renderer_gl_create(OUT_W, OUT_H, &err);
 	if (!r)
-		sb_test_skip("no GL renderer here: %s", strerror(-err));
+		tb_skip("no GL renderer here: %s", strerror(-err));
 	printf("# GL renderer: %s, EGL %s; %zu (format, modifier) pairs; main device %u:%u%s\n",
 	       (const char *)glGetString(GL_RENDERER), platform_name(), r->nformats,
 	       major(r->main_device), minor(r->main_device), r->main_device ? "" : " (none)");
@@ -461,6 +461,6 @@ main(int argc, char **argv)
 
 	test_shm(r);
 	test_dmabuf(r, require || control, control); /* destroys r */
-	printf("# %d checks, %d failed\n", sb_test_checks, sb_test_failures);
-	return sb_test_failures ? 1 : 0;
+	printf("# %d checks, %d failed\n", tb_checks, tb_failures);
+	return tb_failures ? 1 : 0;
 }

@@ -82,11 +82,11 @@ main(int argc, char **argv)
 	rl.rlim_cur = rl.rlim_max;
 	setrlimit(RLIMIT_NOFILE, &rl);
 	if (rl.rlim_cur < (rlim_t)n * 4 + 200)
-		sb_test_skip("RLIMIT_NOFILE %llu is too low for %d surfaces", (unsigned long long)rl.rlim_cur, n);
+		tb_skip("RLIMIT_NOFILE %llu is too low for %d surfaces", (unsigned long long)rl.rlim_cur, n);
 
 	wlt_devices_open(&dev, syncobj ? WLT_DEV_DRM_REQUIRED : 0);
 	if (syncobj && !sbk_drm_has_syncobj_eventfd(dev.comp_drm))
-		sb_test_skip("no DRM_IOCTL_SYNCOBJ_EVENTFD: the waiter would use a thread per wait");
+		tb_skip("no DRM_IOCTL_SYNCOBJ_EVENTFD: the waiter would use a thread per wait");
 
 	wlt_comp_options_init(&opt, &dev, 0);
 	/* One client with n waiting commits: above the helper's per-client bound (128). */
@@ -128,7 +128,7 @@ main(int argc, char **argv)
 			REQUIRE(wl_display_roundtrip(c.display) >= 0, "setup roundtrip");
 	}
 	REQUIRE(wl_display_roundtrip(c.display) >= 0, "setup roundtrip");
-	sb_test_note("%d surfaces set up in %.0f ms", n, (double)(now_ns() - t0) / 1e6);
+	tb_note("%d surfaces set up in %.0f ms", n, (double)(now_ns() - t0) / 1e6);
 	/* The fences last: vgem's 10 s start now (header). */
 	int64_t t_fences = now_ns();
 	for (int i = 0; i < n && !syncobj; i++) {
@@ -138,7 +138,7 @@ main(int argc, char **argv)
 			"export vgem fence %d", i);
 	}
 	if (!syncobj)
-		sb_test_note("%d fences made in %.0f ms", n, (double)(now_ns() - t_fences) / 1e6);
+		tb_note("%d fences made in %.0f ms", n, (double)(now_ns() - t_fences) / 1e6);
 
 	/*
 	 * The commits, sent while the compositor is gated off: then only it
@@ -162,7 +162,7 @@ main(int argc, char **argv)
 		wl_surface_commit(surf[i]);
 	}
 	REQUIRE(wl_display_flush(c.display) >= 0, "flush all %d commits (socket full?)", n);
-	int fds0 = sb_test_count_fds();
+	int fds0 = tb_count_fds();
 	struct mallinfo2 m0 = mallinfo2();
 	t0 = now_ns();
 	wlt_comp_gate_open(&comp);
@@ -170,7 +170,7 @@ main(int argc, char **argv)
 	REQUIRE(wl_display_roundtrip(c.display) >= 0, "roundtrip after the commits (protocol error?)");
 	int64_t t_taken = now_ns() - t0;
 	struct mallinfo2 m1 = mallinfo2();
-	int fds1 = sb_test_count_fds();
+	int fds1 = tb_count_fds();
 	int threads1 = sbk_thread_count();
 
 	CHECK_EQ(wlt_comp_n_used(&comp), 0, "buffers used before any acquire signalled");
@@ -185,7 +185,7 @@ main(int argc, char **argv)
 	CHECK(fds1 - fds0 >= per * n && fds1 - fds0 <= per * n + 16,
 	      "fds while %d waits are pending: +%d (want about %d per wait)", n, fds1 - fds0, per);
 	double per_wait = ((double)m1.uordblks - (double)m0.uordblks) / n;
-	sb_test_note("compositor took %d commits in %.0f ms; heap +%.0f bytes and +%.2f fds per "
+	tb_note("compositor took %d commits in %.0f ms; heap +%.0f bytes and +%.2f fds per "
 		     "pending wait (commit snapshot, helper commit + event source, libwayland)",
 		     n, (double)t_taken / 1e6, per_wait, (double)(fds1 - fds0) / n);
 	CHECK(per_wait < 4096, "heap per pending wait %.0f bytes (< 4 KiB)", per_wait);
@@ -216,7 +216,7 @@ main(int argc, char **argv)
 	}
 	int64_t t_all = now_ns() - t_sig;
 	if (!syncobj)
-		sb_test_note("the last fence signalled %.0f ms after the first was made (vgem: 10 s)",
+		tb_note("the last fence signalled %.0f ms after the first was made (vgem: 10 s)",
 			     (double)(t_sig + t_all - t_fences) / 1e6);
 	CHECK_EQ(bad_wakeups, 0, "uses whose wake-up count was not (signals so far)");
 	CHECK_EQ(bad_order, 0, "uses out of signal order");
@@ -228,7 +228,7 @@ main(int argc, char **argv)
 	CHECK_EQ(last.waits_pending, 0, "waits pending at the end");
 	CHECK_EQ(last.waits_threaded, 0, "waits on a thread");
 	CHECK_EQ(sbk_thread_count(), threads0, "threads at the end");
-	sb_test_note("signal → use, one at a time: %.2f ms each on average", (double)t_all / 1e6 / n);
+	tb_note("signal → use, one at a time: %.2f ms each on average", (double)t_all / 1e6 / n);
 
 	/* Every proxy made here, before the disconnect (LSan counts what is left). */
 	for (int i = 0; i < n; i++) {
@@ -256,5 +256,5 @@ main(int argc, char **argv)
 	free(tl);
 	free(handle);
 	free(fence);
-	return sb_test_finish();
+	return tb_finish();
 }

@@ -334,7 +334,7 @@ main(int argc, char **argv)
 		max_delay_us *= atoi(scale);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!wlt_devices_open(&dev, WLT_DEV_DRM))
-		sb_test_note("no virtio_gpu: explicit-sync v1 only");
+		tb_note("no virtio_gpu: explicit-sync v1 only");
 
 	wlt_comp_options_init(&opt, &dev, 0);
 	ret = wlt_comp_start(&comp, &opt);
@@ -427,7 +427,7 @@ main(int argc, char **argv)
 			drain(&c, total);
 			wlt_comp_sample(&comp, &s0);
 			t0 = now_ns();
-			sb_test_note("after %ld commits: fds %d, heap %zu B, RSS %ld KiB, waits %u, queued %u, "
+			tb_note("after %ld commits: fds %d, heap %zu B, RSS %ld KiB, waits %u, queued %u, "
 				     "threads %u", warmup, s0.fds, s0.heap_in_use, s0.rss_kib,
 				     s0.stats.waits_pending, s0.stats.commits_queued, s0.stats.waits_threaded);
 		}
@@ -436,7 +436,7 @@ main(int argc, char **argv)
 			wlt_comp_sample(&comp, &m);
 			if (m.stats.commits_queued > max_queued)
 				max_queued = m.stats.commits_queued;
-			sb_test_note("%ld commits: fds %d, heap %zu B, RSS %ld KiB, queued %u, deferred %llu",
+			tb_note("%ld commits: fds %d, heap %zu B, RSS %ld KiB, queued %u, deferred %llu",
 				     n + 1, m.fds, m.heap_in_use, m.rss_kib, m.stats.commits_queued,
 				     (unsigned long long)m.stats.commits_deferred);
 		}
@@ -444,13 +444,13 @@ main(int argc, char **argv)
 	drain(&c, total);
 	int64_t dt = now_ns() - t0;
 	wlt_comp_sample(&comp, &s1);
-	sb_test_note("after %llu commits: fds %d, heap %zu B, RSS %ld KiB, waits %u, queued %u, threads %u; "
+	tb_note("after %llu commits: fds %d, heap %zu B, RSS %ld KiB, waits %u, queued %u, threads %u; "
 		     "%llu deferred, %llu wake-ups, %llu releases (v1)",
 		     (unsigned long long)total, s1.fds, s1.heap_in_use, s1.rss_kib, s1.stats.waits_pending,
 		     s1.stats.commits_queued, s1.stats.waits_threaded,
 		     (unsigned long long)s1.stats.commits_deferred, (unsigned long long)s1.stats.wakeups,
 		     (unsigned long long)releases);
-	sb_test_note("%.3f ms per commit after the warm-up", (double)dt / 1e6 / (double)(total - warmup));
+	tb_note("%.3f ms per commit after the warm-up", (double)dt / 1e6 / (double)(total - warmup));
 
 	CHECK_EQ(order_errors, 0, "uses out of commit order");
 	CHECK_EQ(early_uses, 0, "uses before the commit's fence was signalled");
@@ -486,5 +486,5 @@ main(int argc, char **argv)
 	wlt_comp_stop(&comp);
 	sbk_buf_destroy(&buf);
 	wlt_devices_close(&dev);
-	return sb_test_finish();
+	return tb_finish();
 }

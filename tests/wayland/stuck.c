@@ -152,7 +152,7 @@ main(int argc, char **argv)
 	wlt_devices_open(&dev, syncobj ? WLT_DEV_DRM_REQUIRED : 0);
 	if (control && syncobj) {
 		/* The naive wait exports the acquire point as a sync_file: it needs a fence. */
-		sb_test_note("control with syncobj: the stuck point is a pending vgem fence");
+		tb_note("control with syncobj: the stuck point is a pending vgem fence");
 	}
 
 	wlt_comp_options_init(&opt, &dev, 0);
@@ -200,7 +200,7 @@ main(int argc, char **argv)
 		CHECK(ret == 0, "B frame %d: frame callback (%s)", i, strerror(-ret));
 		sbk_fence_destroy(&f);
 	}
-	sb_test_note("B's worst commit-to-frame time: %.1f ms", (double)worst / 1e6);
+	tb_note("B's worst commit-to-frame time: %.1f ms", (double)worst / 1e6);
 	if (control) {
 		CHECK(worst >= (BLOCK_MS / 2) * WLT_MS,
 		      "control: the naive compositor held B up behind A's fence (worst %.1f ms)",
@@ -274,5 +274,5 @@ out:
 	sbk_fence_destroy(&stuck);
 	sbk_buf_destroy(&buf);
 	wlt_devices_close(&dev);
-	return sb_test_finish();
+	return tb_finish();
 }

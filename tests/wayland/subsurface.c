@@ -277,5 +277,5 @@ main(int argc, char **argv)
 		return 2;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	cases[c](&t);
-	return sb_test_finish();
+	return tb_finish();
 }

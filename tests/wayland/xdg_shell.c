@@ -426,7 +426,7 @@ main(int argc, char **argv)
 	xdgt_ping_marks();
 	wlt_comp_stop(&mark_comp);
 
-	sb_test_checks += xdgt_checks;
-	sb_test_failures += xdgt_failures;
-	return sb_test_finish();
+	tb_checks += xdgt_checks;
+	tb_failures += xdgt_failures;
+	return tb_finish();
 }

@@ -84,9 +84,9 @@ void xc_connect_popup(struct xc *x, struct win *t, struct win *p, bool anchored)
 extern int xdgt_checks, xdgt_failures;
 #define XDGT_FLUSH()                                   \
 	do {                                           \
-		xdgt_checks += sb_test_checks;         \
-		xdgt_failures += sb_test_failures;     \
-		sb_test_checks = sb_test_failures = 0; \
+		xdgt_checks += tb_checks;         \
+		xdgt_failures += tb_failures;     \
+		tb_checks = tb_failures = 0; \
 	} while (0)
 
 void xdgt_cases(void);

@@ -156,7 +156,7 @@ queues_forget(struct wl_client *client)
 void
 fds_baseline(void)
 {
-	baseline_fds = sb_test_count_fds();
+	baseline_fds = tb_count_fds();
 }
 
 void
@@ -170,7 +170,7 @@ check_clean(void)
 		fail("after the client left: %u waits, %u queued commits, %u waiter threads",
 		     st.waits_pending, st.commits_queued, st.waits_threaded);
 	fk_reset();
-	fds = sb_test_count_fds();
+	fds = tb_count_fds();
 	if (fds != baseline_fds)
 		fail("fds: %d before the input, %d after", baseline_fds, fds);
 }
