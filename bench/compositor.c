@@ -49,6 +49,7 @@
 #include <syncbridge/syncbridge.h>
 
 #include "kernel.h"
+#include "kernel_raw.h"
 #include "wake_stats.h"
 #include "wlt.h"
 
@@ -154,7 +155,7 @@ commit(struct bench *b, struct surf *s, uint64_t point, bool pending)
 				return ret;
 			s->has_fence = false;
 		}
-		ret = sbk_dmabuf_export_raw(s->bo.fd, DMA_BUF_SYNC_READ, &s->sync_file);
+		ret = tb_dmabuf_export_raw(s->bo.fd, DMA_BUF_SYNC_READ, &s->sync_file);
 		if (ret)
 			return ret;
 		zwp_linux_surface_synchronization_v1_set_acquire_fence(s->sync, s->sync_file);

@@ -35,6 +35,7 @@
 #include <syncbridge/syncbridge.h>
 
 #include "kernel.h"
+#include "kernel_raw.h"
 #include "wake_stats.h"
 
 #define REFRESH_NS (2 * INT64_C(1000000000))
@@ -182,7 +183,7 @@ run_n(int vgem, int n, int iterations)
 		if (!ret && out < 0)
 			ret = out;
 		if (!ret)
-			ret = sbk_sync_file_info_raw(out, &status, &count, 0, NULL);
+			ret = tb_sync_file_info_raw(out, &status, &count, 0, NULL);
 		if (!ret && (count != (uint32_t)n || status != 0)) {
 			fprintf(stderr, "bench-merge: %s of %d: %u fences, status %d (want %d, 0)\n",
 				how_names[how], n, count, status, n);

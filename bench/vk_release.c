@@ -51,6 +51,7 @@
 #include <linux/dma-buf.h>
 
 #include "vk_bench.h"
+#include "kernel_raw.h"
 #include "tbvk.h"
 #include "wake_stats.h"
 
@@ -143,7 +144,7 @@ side_iterate(struct side *s, bool record)
 		r = vkt_semaphore_export(&s->vk, s->signal, &fd);
 		if (r != VK_SUCCESS)
 			vkb_die("%s: vkGetSemaphoreFdKHR: %s", s->name, vkt_result_name(r));
-		if (fd >= 0 && sbk_dmabuf_import_raw(s->dmabuf, DMA_BUF_SYNC_WRITE, fd) != 0)
+		if (fd >= 0 && tb_dmabuf_import_raw(s->dmabuf, DMA_BUF_SYNC_WRITE, fd) != 0)
 			vkb_die("%s: DMA_BUF_IOCTL_IMPORT_SYNC_FILE failed", s->name);
 		if (fd >= 0)
 			close(fd);

@@ -51,6 +51,7 @@
 #include <syncbridge/syncbridge.h>
 
 #include "kernel.h"
+#include "kernel_raw.h"
 #include "wake_stats.h"
 #include "wlt.h"
 
@@ -266,7 +267,7 @@ new_fence(struct ctx *c, uint32_t *id, int *sync_file)
 
 	if (ret || !sync_file)
 		return ret;
-	ret = sbk_dmabuf_export_raw(c->bo.fd, DMA_BUF_SYNC_READ, sync_file);
+	ret = tb_dmabuf_export_raw(c->bo.fd, DMA_BUF_SYNC_READ, sync_file);
 	if (ret)
 		sbk_vgem_fence_signal(c->vgem, *id);
 	return ret;

@@ -23,6 +23,8 @@
 #include <linux/videodev2.h>
 #include <drm_mode.h>
 
+#include <syncbridge/sync_file.h>
+
 void
 demo_fd_clear(int *fd)
 {
@@ -74,20 +76,22 @@ demo_count_fds(void)
 static void
 describe_sync_file(int fd, char *buf, size_t len)
 {
-	struct sync_fence_info fences[4];
-	int n = sbk_sync_file_fences(fd, fences, 4);
+	struct sb_sync_file_info *info = NULL;
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < n && used < len; i++) {
-		int w = snprintf(buf + used, len - used, " %s/%s %s", fences[i].driver_name,
-				 fences[i].obj_name,
-				 fences[i].status > 0 ? "signalled" :
-				 fences[i].status == 0 ? "active" : "error");
+	if (sb_sync_file_info_create(fd, &info) < 0)
+		return;
+	for (uint32_t i = 0; i < info->num_fences && i < 4 && used < len; i++) {
+		const struct sb_fence_info *f = &info->fences[i];
+		int w = snprintf(buf + used, len - used, " %s/%s %s", f->driver, f->timeline,
+				 f->status > 0 ? "signalled" : f->status == 0 ? "active" : "error");
+
 		if (w < 0)
 			break;
 		used += (size_t)w;
 	}
+	sb_sync_file_info_destroy(info);
 }
 
 /*
@@ -100,12 +104,14 @@ describe_sync_file(int fd, char *buf, size_t len)
 static void
 count_signalled_virtio(int fd, const char *target, void *data)
 {
-	struct sync_fence_info fence;
+	struct sb_sync_file_info *info = NULL;
 
-	if (strcmp(target, "anon_inode:sync_file") == 0 &&
-	    sbk_sync_file_fences(fd, &fence, 1) == 1 && fence.status > 0 &&
-	    strcmp(fence.driver_name, "virtio_gpu") == 0)
+	if (strcmp(target, "anon_inode:sync_file") != 0 || sb_sync_file_info_create(fd, &info) < 0)
+		return;
+	if (info->num_fences == 1 && info->fences[0].status > 0 &&
+	    strcmp(info->fences[0].driver, "virtio_gpu") == 0)
 		++*(int *)data;
+	sb_sync_file_info_destroy(info);
 }
 
 int

@@ -90,7 +90,7 @@ int sbk_vgem_fence_signal(int vgem_fd, uint32_t fence_id);
 
 /*
  * A pending vgem fence as a sync_file: a private 4 KiB vgem buffer gets a
- * fence, and the fence is exported with a raw DMA_BUF_IOCTL_EXPORT_SYNC_FILE.
+ * fence, and the fence is exported with the core's sb_dmabuf_export_sync_file().
  */
 struct sbk_fence {
 	int vgem_fd;      /* borrowed */
@@ -106,32 +106,6 @@ int sbk_fence_create(int vgem_fd, bool write, struct sbk_fence *f);
 int sbk_fence_signal(struct sbk_fence *f);
 /* Close everything (does not signal; the fence signals itself eventually). */
 void sbk_fence_destroy(struct sbk_fence *f);
-
-/* Raw DMA_BUF_IOCTL_EXPORT_SYNC_FILE (flags DMA_BUF_SYNC_READ/_WRITE). */
-int sbk_dmabuf_export_raw(int dmabuf_fd, uint32_t flags, int *out_fd);
-/* Raw DMA_BUF_IOCTL_IMPORT_SYNC_FILE. */
-int sbk_dmabuf_import_raw(int dmabuf_fd, uint32_t flags, int sync_file_fd);
-/* poll() a dma-buf with timeout 0; returns the revents (POLLIN/POLLOUT) or -errno. */
-int sbk_dmabuf_poll_raw(int dmabuf_fd);
-
-/*
- * Raw SYNC_IOC_FILE_INFO: the aggregate status and number of fences, and the
- * status of fence `index` (if fence_status is not NULL and index < count).
- */
-int sbk_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index,
-			   int *fence_status);
-/*
- * Raw SYNC_IOC_FILE_INFO with the fence entries: up to n of them into fences
- * (names NUL-terminated); their count, or -1 if fd is not a sync_file or
- * has more than n. fd: borrowed, never closed.
- */
-struct sync_fence_info;
-int sbk_sync_file_fences(int fd, struct sync_fence_info *fences, uint32_t n);
-/*
- * The latest signal time (CLOCK_MONOTONIC ns, the kernel's fence timestamps)
- * of the sync_file's fences, or 0 while one is pending or on error.
- */
-int64_t sbk_sync_file_signal_time(int fd);
 
 /* ioctl() retried on EINTR / EAGAIN: the result, or -errno. */
 int sbk_ioctl(int fd, unsigned long req, void *arg);

@@ -2,6 +2,7 @@
 /* The layer tests' shared resource, recordings, ownership transfers as the
  * options say, and submits (see tbvk.h). */
 #include "tbvk.h"
+#include "kernel_raw.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -93,9 +94,9 @@ tbvk_producer_fence(const struct tbvk_shared *s, int vgem, struct sbk_buf *buf, 
 	ret = sbk_vgem_fence_attach(vgem, carrier.handle, true, fence_id);
 	REQUIRE(ret == 0, "vgem fence attach: %s", strerror(-ret));
 	int sync_file = -1;
-	ret = sbk_dmabuf_export_raw(carrier.fd, DMA_BUF_SYNC_WRITE, &sync_file);
+	ret = tb_dmabuf_export_raw(carrier.fd, DMA_BUF_SYNC_WRITE, &sync_file);
 	REQUIRE(ret == 0, "export the vgem fence: %s", strerror(-ret));
-	ret = sbk_dmabuf_import_raw(buf->fd, DMA_BUF_SYNC_WRITE, sync_file);
+	ret = tb_dmabuf_import_raw(buf->fd, DMA_BUF_SYNC_WRITE, sync_file);
 	REQUIRE(ret == 0, "import the vgem fence into the exported dma-buf: %s", strerror(-ret));
 	close(sync_file);
 	/* The fence lives on in the shared dma-buf and in vgem's fence table. */

@@ -7,6 +7,7 @@
  * fence keeps the buffer busy.
  */
 #include "vmtest.h"
+#include "kernel_raw.h"
 
 int
 main(void)
@@ -54,7 +55,7 @@ main(void)
 	{
 		uint32_t n = 0;
 
-		CHECK_EQ(sbk_sync_file_info_raw(e4, NULL, &n, 0, NULL), 0, "raw info of e4");
+		CHECK_EQ(tb_sync_file_info_raw(e4, NULL, &n, 0, NULL), 0, "raw info of e4");
 		CHECK_EQ(n, 1, "e4 holds only reader A");
 	}
 	CHECK_EQ(vm_status(e4), 0, "e4 pending on reader A");

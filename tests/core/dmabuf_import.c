@@ -23,6 +23,7 @@
  * set; in the control the owner goes only after the other party's access.
  */
 #include "vmtest.h"
+#include "kernel_raw.h"
 
 #define OLD_DATA "old-old-old-old"
 #define NEW_DATA "NEW-NEW-NEW-NEW"
@@ -125,7 +126,7 @@ main(int argc, char **argv)
 	er = vm_export(b.fd, SB_ACCESS_READ);
 	ew = vm_export(b.fd, SB_ACCESS_WRITE);
 	tb_note("busy READ=%d WRITE=%d; export READ status=%d WRITE status=%d; raw poll=%#x",
-		     busy_r, busy_w, vm_status(er), vm_status(ew), sbk_dmabuf_poll_raw(b.fd));
+		     busy_r, busy_w, vm_status(er), vm_status(ew), tb_dmabuf_poll_raw(b.fd));
 
 	if (control) {
 		/* The race: the producer has not signalled, yet the buffer says "go". */
@@ -141,7 +142,7 @@ main(int argc, char **argv)
 		CHECK_EQ(sb_dmabuf_wait(b.fd, SB_ACCESS_READ, 0), 0, "READ import: wait(READ, 0)");
 		CHECK_EQ(sb_dmabuf_wait(b.fd, SB_ACCESS_WRITE, 10 * MS), -ETIME,
 			 "READ import: wait(WRITE, 10 ms)");
-		CHECK_EQ(sbk_dmabuf_poll_raw(b.fd), POLLIN, "READ import: raw poll revents");
+		CHECK_EQ(tb_dmabuf_poll_raw(b.fd), POLLIN, "READ import: raw poll revents");
 	} else {
 		CHECK_EQ(busy_r, 1, "WRITE import: readers blocked");
 		CHECK_EQ(busy_w, 1, "WRITE import: writers blocked");
@@ -149,7 +150,7 @@ main(int argc, char **argv)
 		CHECK_EQ(vm_status(ew), 0, "WRITE import: WRITE export pending");
 		CHECK_EQ(sb_dmabuf_wait(b.fd, SB_ACCESS_READ, 10 * MS), -ETIME,
 			 "WRITE import: wait(READ, 10 ms)");
-		CHECK_EQ(sbk_dmabuf_poll_raw(b.fd), 0, "WRITE import: raw poll revents");
+		CHECK_EQ(tb_dmabuf_poll_raw(b.fd), 0, "WRITE import: raw poll revents");
 	}
 
 	/* Ordering: the owner accesses and signals; the other party waits, then accesses. */

@@ -8,6 +8,7 @@
  * kernel (poll revents, raw export).
  */
 #include "vmtest.h"
+#include "kernel_raw.h"
 
 #include <linux/dma-buf.h>
 
@@ -23,7 +24,7 @@ main(void)
 	REQUIRE(sbk_vgem_fence_attach(vgem, b.handle, false, &fence) == 0, "attach a read fence");
 
 	/* The kernel's own view first: readers may go (POLLIN), writers may not. */
-	raw = sbk_dmabuf_poll_raw(b.fd);
+	raw = tb_dmabuf_poll_raw(b.fd);
 	CHECK_EQ(raw, POLLIN, "raw poll revents with a pending read fence");
 
 	/* Readers do not wait for readers, writers do. */
@@ -48,7 +49,7 @@ main(void)
 		{
 			uint32_t n = 0;
 
-			CHECK_EQ(sbk_sync_file_info_raw(ew2, NULL, &n, 0, NULL), 0, "raw info");
+			CHECK_EQ(tb_sync_file_info_raw(ew2, NULL, &n, 0, NULL), 0, "raw info");
 			CHECK_EQ(n, 2, "WRITE export holds both read fences");
 		}
 		if (ret == 0)
@@ -61,10 +62,10 @@ main(void)
 	CHECK_EQ(vm_status(ew), 1, "WRITE export signalled once the reader is done");
 	CHECK_EQ(vm_busy(b.fd, SB_ACCESS_WRITE), 0, "is_busy(WRITE) after the signal");
 	CHECK_EQ(sb_dmabuf_wait(b.fd, SB_ACCESS_WRITE, 0), 0, "sb_dmabuf_wait(WRITE, 0) after the signal");
-	CHECK_EQ(sbk_dmabuf_poll_raw(b.fd), POLLIN | POLLOUT, "raw poll revents when idle");
+	CHECK_EQ(tb_dmabuf_poll_raw(b.fd), POLLIN | POLLOUT, "raw poll revents when idle");
 
 	/* The library's READ export agrees with the kernel's. */
-	REQUIRE(sbk_dmabuf_export_raw(b.fd, DMA_BUF_SYNC_READ, &raw) == 0, "raw export");
+	REQUIRE(tb_dmabuf_export_raw(b.fd, DMA_BUF_SYNC_READ, &raw) == 0, "raw export");
 	CHECK_EQ(vm_status(raw), 1, "raw READ export signalled");
 	close(raw);
 

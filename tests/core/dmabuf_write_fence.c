@@ -5,6 +5,7 @@
  * out; after the signal both exports signal and the buffer is idle.
  */
 #include "vmtest.h"
+#include "kernel_raw.h"
 
 int
 main(void)
@@ -17,7 +18,7 @@ main(void)
 	vm_require_buf(SBK_BUF_VGEM, vgem, 4096, &b);
 	REQUIRE(sbk_vgem_fence_attach(vgem, b.handle, true, &fence) == 0, "attach a write fence");
 
-	CHECK_EQ(sbk_dmabuf_poll_raw(b.fd), 0, "raw poll revents with a pending write fence");
+	CHECK_EQ(tb_dmabuf_poll_raw(b.fd), 0, "raw poll revents with a pending write fence");
 	/* Readers and writers wait for the writer. */
 	vm_check_dmabuf_blocks(b.fd, true, true, "a pending write fence", &er, &ew);
 	CHECK_EQ(sb_dmabuf_wait(b.fd, SB_ACCESS_READ, 20 * MS), -ETIME, "sb_dmabuf_wait(READ, 20 ms)");

@@ -7,6 +7,7 @@
  * is_valid, set_deadline (a hint: 0) and a two-fence merge listing both.
  */
 #include "vmtest.h"
+#include "kernel_raw.h"
 
 int
 main(void)
@@ -38,7 +39,7 @@ main(void)
 	sb_sync_file_info_destroy(info);
 	info = NULL;
 	CHECK_EQ(vm_status(f.sync_file), 0, "get_status pending");
-	CHECK_EQ(sbk_sync_file_info_raw(f.sync_file, &raw_status, NULL, 0, NULL), 0, "raw info");
+	CHECK_EQ(tb_sync_file_info_raw(f.sync_file, &raw_status, NULL, 0, NULL), 0, "raw info");
 	CHECK_EQ(raw_status, 0, "raw status pending");
 
 	CHECK_EQ(sb_sync_file_set_deadline(f.sync_file, (uint64_t)(now_ns() + 5 * MS)), 0,
@@ -65,7 +66,7 @@ main(void)
 	sb_sync_file_info_destroy(info);
 	info = NULL;
 	CHECK_EQ(vm_status(f.sync_file), 1, "get_status signalled");
-	CHECK_EQ(sbk_sync_file_info_raw(f.sync_file, &raw_status, NULL, 0, NULL), 0, "raw info");
+	CHECK_EQ(tb_sync_file_info_raw(f.sync_file, &raw_status, NULL, 0, NULL), 0, "raw info");
 	CHECK_EQ(raw_status, 1, "raw status signalled");
 	CHECK_EQ(sb_sync_file_set_deadline(f.sync_file, (uint64_t)now_ns()), 0,
 		 "set_deadline on a signalled fence");

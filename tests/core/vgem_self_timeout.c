@@ -14,6 +14,7 @@
  * wake-up latency; a fence that never signals fails the 20 s wait itself.
  */
 #include "vmtest.h"
+#include "kernel_raw.h"
 
 int
 main(void)
@@ -32,7 +33,7 @@ main(void)
 	wret = sb_sync_file_wait(f.sync_file, 20000 * MS);
 	dt = now_ns() - t0;
 
-	CHECK_EQ(sbk_sync_file_info_raw(f.sync_file, &raw_status, &n, 0, &raw_fence), 0, "raw info");
+	CHECK_EQ(tb_sync_file_info_raw(f.sync_file, &raw_status, &n, 0, &raw_fence), 0, "raw info");
 	CHECK_EQ(sb_sync_file_get_status(f.sync_file, &lib_status), 0, "sb_sync_file_get_status");
 	ret = sb_sync_file_info_create(f.sync_file, &info);
 	CHECK_EQ(ret, 0, "sb_sync_file_info_create");

@@ -20,6 +20,7 @@
 #include <drm_mode.h>
 
 #include "kernel.h"
+#include "kernel_raw.h"
 
 /* The buffer importers and the driver each needs (XD_COUNT: none, the CPU). */
 static const struct {
@@ -161,7 +162,7 @@ vgem_import(struct xenv *e, const struct xbuf *b, uint8_t *rgba, struct xres *r)
 		gem_close(e->vgem, handle, own);
 		return false;
 	}
-	ret = sbk_dmabuf_export_raw(b->fd, DMA_BUF_SYNC_WRITE, &sf);
+	ret = tb_dmabuf_export_raw(b->fd, DMA_BUF_SYNC_WRITE, &sf);
 	status = ret < 0 ? ret : xsync_status(sf, what, sizeof(what));
 	sbk_vgem_fence_signal(e->vgem, id);
 	if (sf >= 0)

@@ -21,6 +21,7 @@
 #include <drm_mode.h>
 
 #include "kernel.h"
+#include "kernel_raw.h"
 
 /* The long draws' loop count is doubled for each try whose fence had ended already. */
 #define VIRGL_TRIES 3
@@ -94,7 +95,7 @@ void
 ximplicit_judge(const struct xbuf *b, struct xres *r)
 {
 	char what[96];
-	int sf = -1, status, ret = sbk_dmabuf_export_raw(b->fd, DMA_BUF_SYNC_READ, &sf);
+	int sf = -1, status, ret = tb_dmabuf_export_raw(b->fd, DMA_BUF_SYNC_READ, &sf);
 
 	if (ret < 0) {
 		xres_errno(r, "EXPORT_SYNC_FILE", ret);

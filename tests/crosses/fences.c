@@ -13,6 +13,7 @@
  * returns while the fence is still pending is "ERR early".
  */
 #include "crosses.h"
+#include "kernel_raw.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -221,7 +222,7 @@ import_wait(struct xenv *e, const struct xbuf *bufs, int i, int sync_file, struc
 		break;
 	case I_DMABUF:
 		/* The buffer's write fences now include this one: a poll()er waits for it. */
-		ret = sbk_dmabuf_import_raw(bufs[importers[i].needs].fd, DMA_BUF_SYNC_WRITE, sync_file);
+		ret = tb_dmabuf_import_raw(bufs[importers[i].needs].fd, DMA_BUF_SYNC_WRITE, sync_file);
 		if (ret < 0)
 			xres_errno(r, "IMPORT_SYNC_FILE", ret);
 		else

@@ -39,6 +39,7 @@
 #include "harness.h"
 #include "fd_snapshot.h"
 #include "kernel.h"
+#include "kernel_raw.h"
 
 /*
  * Mesa's venus (25.0, vn_renderer_virtgpu.c, sim_syncobj_create) keeps one
@@ -63,7 +64,7 @@ venus_kept_fd(const struct tb_fd_snapshot *before)
 			old = before->e[k].fd == e->fd && before->e[k].ino == e->ino;
 		struct sync_fence_info fence;
 		if (!old && strcmp(e->what, "anon_inode:sync_file") == 0 &&
-		    sbk_sync_file_fences(e->fd, &fence, 1) == 1 && fence.status > 0 &&
+		    tb_sync_file_fences(e->fd, &fence, 1) == 1 && fence.status > 0 &&
 		    strcmp(fence.driver_name, "virtio_gpu") == 0) {
 			kept = e->fd;
 			count++;

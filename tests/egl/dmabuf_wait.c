@@ -57,6 +57,7 @@
 #include <syncbridge/syncbridge.h>
 
 #include "egl_common.h"
+#include "kernel_raw.h"
 #include "fd_snapshot.h"
 #include "gate.h"
 #include "harness.h"
@@ -108,7 +109,7 @@ other_main(void *p)
 static bool
 fence_pending(int dmabuf_fd)
 {
-	int revents = sbk_dmabuf_poll_raw(dmabuf_fd);
+	int revents = tb_dmabuf_poll_raw(dmabuf_fd);
 
 	REQUIRE(revents >= 0, "poll the dma-buf: %s", strerror(-revents));
 	return !(revents & POLLOUT);

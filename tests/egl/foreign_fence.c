@@ -60,6 +60,7 @@
 #include "eglt.h"
 #include "harness.h"
 #include "kernel.h"
+#include "kernel_raw.h"
 
 #define SIZE 64
 #define OLD 0x11
@@ -276,7 +277,7 @@ write_time(int render, int64_t t_clear, int64_t t_finish, struct write_time *w)
 		snprintf(w->driver, sizeof(w->driver), "%s", info->fences[0].driver);
 	sb_sync_file_info_destroy(info);
 	if (strcmp(w->driver, "stub") != 0) {
-		w->after = w->before = sbk_sync_file_signal_time(render);
+		w->after = w->before = tb_sync_file_signal_time(render);
 	} else {
 		w->after = t_clear;
 		w->before = t_finish;
@@ -392,7 +393,7 @@ main(int argc, char **argv)
 	pthread_join(sig.thread, NULL);
 	CHECK_EQ(sig.ret, 0, "the helper signalled the vgem fence (not vgem's own timer)");
 	REQUIRE(sb_sync_file_wait(render, 15000 * MS) == 0, "GL's write completes");
-	ts_vgem = sbk_sync_file_signal_time(f.sync_file);
+	ts_vgem = tb_sync_file_signal_time(f.sync_file);
 	write_time(render, r.t_clear, t_finish, &w);
 	close(render);
 	n_new = eglt_count(&tgt, NEW, NULL);

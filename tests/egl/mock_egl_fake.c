@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "kernel.h"
+#include "kernel_raw.h"
 
 struct fake_sync {
 	EGLenum type;
@@ -100,7 +101,7 @@ fake_create(EGLDisplay dpy, EGLenum type, EGLint fd_attr)
 	}
 	if (type == EGL_SYNC_NATIVE_FENCE_ANDROID && fd_attr != EGL_NO_NATIVE_FENCE_FD_ANDROID) {
 		fake.last_fd_in = fd_attr;
-		fake.last_fd_in_was_sync_file = sbk_sync_file_info_raw(fd_attr, NULL, NULL, 0, NULL) == 0;
+		fake.last_fd_in_was_sync_file = tb_sync_file_info_raw(fd_attr, NULL, NULL, 0, NULL) == 0;
 		if (fake.fail_create_with_fd) {
 			/* Not created: the fd stays the caller's. */
 			fake.error = EGL_BAD_ALLOC;

@@ -72,6 +72,7 @@
 #include "demo_util.h"
 #include "eglt.h"
 #include "kernel.h"
+#include "kernel_raw.h"
 #include "harness.h"
 
 #define SIZE 256
@@ -325,7 +326,7 @@ main(int argc, char **argv)
 	 * late. (With nothing pending the export is a stub carrying the time of
 	 * the last fence that signalled: the OLD fill's.)
 	 */
-	t_signal = sbk_sync_file_signal_time(fence);
+	t_signal = tb_sync_file_signal_time(fence);
 	log_fences(fence, "the same fences after the reader's read", t0);
 	tb_note("reader: wait %d, fences at read %d, read %+.1f..%+.1f ms, %lld NEW / %lld OLD "
 		     "of %lld pixels", r.wait_ret, r.fence_at_read, (double)(r.read_start - t0) / 1e6,

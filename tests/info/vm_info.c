@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 
 #include "vmtest.h"
+#include "kernel_raw.h"
 
 #ifndef DMA_BUF_SET_NAME_B
 #define DMA_BUF_SET_NAME_B _IOW(DMA_BUF_BASE, 1, __u64)
@@ -238,7 +239,7 @@ case_fence(int vgem, const char *which)
 		     "d['fences'][0]['driver'] == 'vgem'");
 		result_free(&r);
 		st = -2;
-		CHECK_EQ(sbk_sync_file_info_raw(a.sync_file, &st, NULL, 0, NULL), 0, "raw info");
+		CHECK_EQ(tb_sync_file_info_raw(a.sync_file, &st, NULL, 0, NULL), 0, "raw info");
 		CHECK_EQ(st, 0, "the sync_file is still pending after the tool looked");
 		CHECK_EQ(sbk_fence_signal(&a), 0, "signal still works");
 		r = tool_run("fence", path, NULL, -1);
@@ -256,14 +257,14 @@ struct buf_state {
 static struct buf_state
 buf_state(int fd)
 {
-	struct buf_state s = { .revents = sbk_dmabuf_poll_raw(fd) };
+	struct buf_state s = { .revents = tb_dmabuf_poll_raw(fd) };
 	int sf;
 
-	REQUIRE(sbk_dmabuf_export_raw(fd, DMA_BUF_SYNC_READ, &sf) == 0, "export read");
-	sbk_sync_file_info_raw(sf, &s.read_status, NULL, 0, NULL);
+	REQUIRE(tb_dmabuf_export_raw(fd, DMA_BUF_SYNC_READ, &sf) == 0, "export read");
+	tb_sync_file_info_raw(sf, &s.read_status, NULL, 0, NULL);
 	close(sf);
-	REQUIRE(sbk_dmabuf_export_raw(fd, DMA_BUF_SYNC_WRITE, &sf) == 0, "export write");
-	sbk_sync_file_info_raw(sf, &s.write_status, NULL, 0, NULL);
+	REQUIRE(tb_dmabuf_export_raw(fd, DMA_BUF_SYNC_WRITE, &sf) == 0, "export write");
+	tb_sync_file_info_raw(sf, &s.write_status, NULL, 0, NULL);
 	close(sf);
 	return s;
 }

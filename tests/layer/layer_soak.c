@@ -47,6 +47,7 @@
 #include "fd_snapshot.h"
 #include "harness.h"
 #include "kernel.h"
+#include "kernel_raw.h"
 #include "tbvk.h"
 
 #define SIZE 4096
@@ -109,10 +110,10 @@ fences_on(int dmabuf_fd)
 	int fd = -1, status = 0, ret;
 	uint32_t n = 0;
 
-	ret = sbk_dmabuf_export_raw(dmabuf_fd, DMA_BUF_SYNC_WRITE, &fd);
+	ret = tb_dmabuf_export_raw(dmabuf_fd, DMA_BUF_SYNC_WRITE, &fd);
 	if (ret < 0)
 		return ret;
-	ret = sbk_sync_file_info_raw(fd, &status, &n, 0, NULL);
+	ret = tb_sync_file_info_raw(fd, &status, &n, 0, NULL);
 	close(fd);
 	return ret < 0 ? ret : (int)n;
 }

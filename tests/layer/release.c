@@ -53,6 +53,7 @@
 
 #include "harness.h"
 #include "kernel.h"
+#include "kernel_raw.h"
 #include "tbvk.h"
 
 #define SIZE 16384
@@ -99,8 +100,8 @@ dmabuf_fences(int fd, uint32_t *count)
 	int fence_fd = -1, status = -99;
 
 	*count = 0;
-	if (sbk_dmabuf_export_raw(fd, DMA_BUF_SYNC_READ, &fence_fd) == 0)
-		sbk_sync_file_info_raw(fence_fd, &status, count, 0, NULL);
+	if (tb_dmabuf_export_raw(fd, DMA_BUF_SYNC_READ, &fence_fd) == 0)
+		tb_sync_file_info_raw(fence_fd, &status, count, 0, NULL);
 	if (fence_fd >= 0)
 		close(fence_fd);
 	return status;

@@ -41,6 +41,7 @@
 #include "fd_snapshot.h"
 #include "harness.h"
 #include "kernel.h"
+#include "kernel_raw.h"
 
 #define SIZE 1024
 
@@ -254,10 +255,10 @@ main(void)
 	REQUIRE(sbk_fence_create(vgem, true, &f1) == 0, "vgem fence");
 	CHECK_EQ(sb_pw_producer_set_acquire(prod, &plain.producer, f1.sync_file), 0,
 		 "fallback: the fence goes onto the dma-buf");
-	CHECK_EQ(sbk_dmabuf_poll_raw(plain.image.fd) & POLLIN, 0,
+	CHECK_EQ(tb_dmabuf_poll_raw(plain.image.fd) & POLLIN, 0,
 		 "the dma-buf is busy for readers while the write is pending");
 	sbk_fence_signal(&f1);
-	CHECK(sbk_dmabuf_poll_raw(plain.image.fd) & POLLIN, "and idle once it signalled");
+	CHECK(tb_dmabuf_poll_raw(plain.image.fd) & POLLIN, "and idle once it signalled");
 	sbk_fence_destroy(&f1);
 	sb_pw_buffer_remove(prod, &plain.producer);
 	pair_finish(&plain);

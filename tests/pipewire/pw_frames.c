@@ -72,6 +72,7 @@
 #include "harness.h"
 #include "fd_snapshot.h"
 #include "kernel.h"
+#include "kernel_raw.h"
 #include "pwt.h"
 
 #define W 16
@@ -604,7 +605,7 @@ consumer_process(struct app *a)
 			/* A GPU reader would wait for it on the GPU; the test reads on the CPU. */
 			ret = sb_sync_file_wait(fence, 5000000000LL);
 			if (ret == 0 && a->stats && a->nlat < a->frames) {
-				int64_t woke = now_ns(), signalled = sbk_sync_file_signal_time(fence);
+				int64_t woke = now_ns(), signalled = tb_sync_file_signal_time(fence);
 
 				if (signalled > 0)
 					a->lat_ns[a->nlat++] = woke - signalled;

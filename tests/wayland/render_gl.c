@@ -44,6 +44,7 @@
 #include "gate.h"
 #include "harness.h"
 #include "kernel.h"
+#include "kernel_raw.h"
 #include "wl_gpu.h"
 #include "wlc_internal.h"
 #include "wlc_render_gl.h"
@@ -341,7 +342,7 @@ test_dmabuf_once(struct wlc_renderer *r, int vgem, struct wlgpu_dumb *buf, struc
 		watch = fence.sync_file;
 	} else {
 		REQUIRE(sbk_vgem_fence_attach(vgem, buf->handle, true, &w.fence_id) == 0, "vgem write fence");
-		REQUIRE(sbk_dmabuf_export_raw(buf->fd, 1 /* DMA_BUF_SYNC_READ */, &watch) == 0, "export");
+		REQUIRE(tb_dmabuf_export_raw(buf->fd, 1 /* DMA_BUF_SYNC_READ */, &watch) == 0, "export");
 	}
 	REQUIRE(pthread_create(&w.thread, NULL, writer_main, &w) == 0, "thread");
 

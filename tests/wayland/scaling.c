@@ -41,6 +41,7 @@
 #include "demo_util.h"
 #include "harness.h"
 #include "kernel.h"
+#include "kernel_raw.h"
 #include "wlt.h"
 
 static void
@@ -134,7 +135,7 @@ main(int argc, char **argv)
 	for (int i = 0; i < n && !syncobj; i++) {
 		REQUIRE(sbk_vgem_fence_attach(dev.vgem, fence[i].bo.handle, true, &fence[i].fence_id) == 0,
 			"vgem fence %d", i);
-		REQUIRE(sbk_dmabuf_export_raw(fence[i].bo.fd, DMA_BUF_SYNC_READ, &fence[i].sync_file) == 0,
+		REQUIRE(tb_dmabuf_export_raw(fence[i].bo.fd, DMA_BUF_SYNC_READ, &fence[i].sync_file) == 0,
 			"export vgem fence %d", i);
 	}
 	if (!syncobj)

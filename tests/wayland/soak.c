@@ -44,6 +44,7 @@
 
 #include "harness.h"
 #include "kernel.h"
+#include "kernel_raw.h"
 #include "wlt.h"
 #include "xorshift.h"
 
@@ -227,7 +228,7 @@ fence_new(struct surf *s, struct pend *p, uint64_t seq)
 	struct sbk_buf *bo = &s->bos[seq % RING]; /* made up front, in main() */
 
 	REQUIRE(sbk_vgem_fence_attach(dev.vgem, bo->handle, true, &p->fence_id) == 0, "vgem fence");
-	REQUIRE(sbk_dmabuf_export_raw(bo->fd, DMA_BUF_SYNC_READ, &p->sync_file) == 0, "export");
+	REQUIRE(tb_dmabuf_export_raw(bo->fd, DMA_BUF_SYNC_READ, &p->sync_file) == 0, "export");
 	p->has_fence = true;
 }
 

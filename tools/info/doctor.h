@@ -33,6 +33,16 @@ struct doctor_item {
 const char *doctor_tri_word(enum doctor_tri v);
 void doctor_item_set(struct doctor_item *it, enum doctor_tri v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * What a reader of the dma-buf would wait for right now, through the core
+ * (sb_dmabuf_export_sync_file() for a read, then sb_sync_file_info_create()):
+ * 0 with *status (1 all signalled, 0 pending, < 0 an error), *num fences and
+ * the first fence's driver in driver ("" when none); or the export's -errno.
+ * dmabuf: borrowed.
+ */
+int doctor_dmabuf_reader_fences(int dmabuf, int *status, uint32_t *num, char *driver,
+				size_t len);
+
 /* {"value": "yes"|"no"|"unknown", "why": "..."} */
 struct json_object *doctor_item_json(const struct doctor_item *it);
 /* "yes (why)" on one line, after label. */

@@ -30,8 +30,8 @@ static int
 out_once(struct eglt *t, const struct eglt_procs *p, struct eglt_pass *pass, struct eglt_target *tg,
 	 int dmabuf, int iters, struct doctor_item *it)
 {
-	struct sync_fence_info fi[4];
-	int sync = -1, status = -1, ret, n;
+	char driver[32];
+	int status = -1, ret;
 	uint32_t num = 0;
 	PFNEGLCLIENTWAITSYNCKHRPROC client_wait =
 		(PFNEGLCLIENTWAITSYNCKHRPROC)eglGetProcAddress("eglClientWaitSyncKHR");
@@ -41,13 +41,8 @@ out_once(struct eglt *t, const struct eglt_procs *p, struct eglt_pass *pass, str
 	eglt_busy_pass_draw(pass, iters, tg);
 	done = p->create_sync(t->dpy, EGL_SYNC_FENCE_KHR, NULL);
 	glFlush();
-	ret = sbk_dmabuf_export_raw(dmabuf, DMA_BUF_SYNC_READ, &sync);
-	if (ret == 0)
-		ret = sbk_sync_file_info_raw(sync, &status, &num, 0, NULL);
-	n = ret == 0 ? sbk_sync_file_fences(sync, fi, 4) : -1;
+	ret = doctor_dmabuf_reader_fences(dmabuf, &status, &num, driver, sizeof(driver));
 	busy = done != EGL_NO_SYNC_KHR && client_wait ? client_wait(t->dpy, done, 0, 0) : EGL_FALSE;
-	if (sync >= 0)
-		close(sync);
 	glFinish();
 	if (done != EGL_NO_SYNC_KHR)
 		p->destroy_sync(t->dpy, done);
@@ -62,7 +57,7 @@ out_once(struct eglt *t, const struct eglt_procs *p, struct eglt_pass *pass, str
 		doctor_item_set(it, DOCTOR_YES,
 				"right after glFlush the texture's dma-buf carried a "
 				"pending fence (%s)",
-				n > 0 ? fi[0].driver_name : "?");
+				driver[0] ? driver : "?");
 		return 1;
 	}
 	if (busy == EGL_TIMEOUT_EXPIRED_KHR) {

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -18,6 +19,9 @@
 #include <linux/sync_file.h>
 
 #include <drm.h>
+
+#include <syncbridge/dmabuf.h>
+#include <syncbridge/sync_file.h>
 
 #include "demo_util.h"
 #include "doctor.h"
@@ -107,14 +111,43 @@ list_nodes(struct doctor_kernel *k)
 		node_probe(&k->nodes[i]);
 }
 
-/* The uapi on one dma-buf (borrowed): export, import what was exported, set a deadline. */
+int
+doctor_dmabuf_reader_fences(int dmabuf, int *status, uint32_t *num, char *driver, size_t len)
+{
+	struct sb_sync_file_info *info = NULL;
+	int sync = -1, ret;
+
+	*status = -1;
+	*num = 0;
+	driver[0] = '\0';
+	ret = sb_dmabuf_export_sync_file(dmabuf, SB_ACCESS_READ, &sync);
+	if (ret < 0)
+		return ret;
+	ret = sb_sync_file_info_create(sync, &info);
+	close(sync);
+	if (ret < 0)
+		return ret;
+	*status = info->status;
+	*num = info->num_fences;
+	if (info->num_fences)
+		snprintf(driver, len, "%s", info->fences[0].driver);
+	sb_sync_file_info_destroy(info);
+	return 0;
+}
+
+/*
+ * The uapi on one dma-buf (borrowed): export, import what was exported (the
+ * core's calls), set a deadline (SYNC_IOC_SET_DEADLINE by hand: the core's
+ * sb_sync_file_set_deadline() makes a missing ioctl a no-op by design, and
+ * here the question is whether the kernel has it).
+ */
 static void
 try_uapi(struct doctor_kernel *k, int dmabuf)
 {
 	struct sync_set_deadline dl = {.deadline_ns = (uint64_t)now_ns() + 1000000};
 	int sync = -1, ret;
 
-	ret = sbk_dmabuf_export_raw(dmabuf, DMA_BUF_SYNC_READ, &sync);
+	ret = sb_dmabuf_export_sync_file(dmabuf, SB_ACCESS_READ, &sync);
 	if (ret < 0) {
 		doctor_item_set(
 			&k->export_sync_file, DOCTOR_NO,
@@ -126,7 +159,7 @@ try_uapi(struct doctor_kernel *k, int dmabuf)
 	}
 	doctor_item_set(&k->export_sync_file, DOCTOR_YES,
 			"DMA_BUF_IOCTL_EXPORT_SYNC_FILE on a %s dma-buf", k->buffer);
-	ret = sbk_dmabuf_import_raw(dmabuf, DMA_BUF_SYNC_WRITE, sync);
+	ret = sb_dmabuf_import_sync_file(dmabuf, SB_ACCESS_WRITE, sync);
 	doctor_item_set(&k->import_sync_file, ret == 0 ? DOCTOR_YES : DOCTOR_NO,
 			"DMA_BUF_IOCTL_IMPORT_SYNC_FILE on a %s dma-buf%s%s", k->buffer,
 			ret == 0 ? "" : ": ", ret == 0 ? "" : strerror(-ret));

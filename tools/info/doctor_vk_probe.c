@@ -23,6 +23,8 @@
 #include <linux/dma-buf.h>
 #include <linux/sync_file.h>
 
+#include <syncbridge/dmabuf.h>
+
 #include "doctor_vk_probe.h"
 #include "kernel.h"
 
@@ -53,8 +55,8 @@ out_once(struct vkt *t, const struct vkt_buffer *b, int dmabuf, unsigned fills, 
 	VkResult at_return;
 	int64_t t0;
 	VkCommandBuffer cb;
-	struct sync_fence_info fi[4];
-	int sync = -1, status = -1, ret, n;
+	char driver[32];
+	int status = -1, ret;
 	uint32_t num = 0;
 	VkResult fs;
 
@@ -72,13 +74,8 @@ out_once(struct vkt *t, const struct vkt_buffer *b, int dmabuf, unsigned fills, 
 		goto vk_failed;
 	*submit_ns = now_ns() - t0;
 	at_return = vkGetFenceStatus(t->device, fence);
-	ret = sbk_dmabuf_export_raw(dmabuf, DMA_BUF_SYNC_READ, &sync);
-	if (ret == 0)
-		ret = sbk_sync_file_info_raw(sync, &status, &num, 0, NULL);
-	n = ret == 0 ? sbk_sync_file_fences(sync, fi, 4) : -1;
+	ret = doctor_dmabuf_reader_fences(dmabuf, &status, &num, driver, sizeof(driver));
 	fs = vkGetFenceStatus(t->device, fence);
-	if (sync >= 0)
-		close(sync);
 	vkWaitForFences(t->device, 1, &fence, VK_TRUE, UINT64_MAX);
 	vkResetFences(t->device, 1, &fence);
 	vkFreeCommandBuffers(t->device, t->pool, 1, &cb);
@@ -92,7 +89,7 @@ out_once(struct vkt *t, const struct vkt_buffer *b, int dmabuf, unsigned fills, 
 		doctor_item_set(it, DOCTOR_YES,
 				"right after the submit the dma-buf carried a pending "
 				"fence (%s) while the work ran",
-				n > 0 ? fi[0].driver_name : "?");
+				driver[0] ? driver : "?");
 		return 1;
 	}
 	if (fs == VK_NOT_READY) {
@@ -101,7 +98,7 @@ out_once(struct vkt *t, const struct vkt_buffer *b, int dmabuf, unsigned fills, 
 				"(%u fence%s%s%s) while its VkFence was still pending: a reader "
 				"would not wait",
 				num ? "signalled" : "none", num, num == 1 ? "" : "s",
-				n > 0 ? ", " : "", n > 0 ? fi[0].driver_name : "");
+				driver[0] ? ", " : "", driver);
 		return 0;
 	}
 	return at_return == VK_SUCCESS ? -EINPROGRESS : -EAGAIN;
@@ -276,7 +273,7 @@ doctor_vk_measure_in(struct vkt *t, bool acquire, struct doctor_item *it)
 	ret = sbk_fence_create(vgem, true, &f);
 	created = ret == 0;
 	if (ret == 0)
-		ret = sbk_dmabuf_import_raw(dmabuf, DMA_BUF_SYNC_WRITE, f.sync_file);
+		ret = sb_dmabuf_import_sync_file(dmabuf, SB_ACCESS_WRITE, f.sync_file);
 	if (ret < 0)
 		doctor_item_set(it, DOCTOR_UNKNOWN, "a vgem fence onto its dma-buf: %s",
 				strerror(-ret));
