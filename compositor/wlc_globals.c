@@ -326,6 +326,34 @@ wlc_presentation_presented(struct wlc_comp *comp, struct wl_list *feedbacks, int
 	}
 }
 
+static void
+send_surface_enter(struct wl_resource *output, void *surface)
+{
+	wl_surface_send_enter(surface, output);
+}
+
+static void
+send_surface_leave(struct wl_resource *output, void *surface)
+{
+	wl_surface_send_leave(surface, output);
+}
+
+/*
+ * "This is emitted whenever a surface's creation, movement, or resizing
+ * results in some part of it being within the scanout region of an output":
+ * the one output, whenever the surface is mapped (where on it is not
+ * looked at).
+ */
+void
+wlc_output_surface_shown(struct wlc_comp *comp, struct wlc_surface *surf, bool shown)
+{
+	struct wl_client *client = wl_resource_get_client(surf->resource);
+	void (*send)(struct wl_resource *, void *) = shown ? send_surface_enter : send_surface_leave;
+
+	if (comp->globals)
+		wlc_resource_list_send(&comp->globals->outputs, client, send, surf->resource);
+}
+
 void
 wlc_presentation_discarded(struct wl_list *feedbacks)
 {

@@ -210,6 +210,8 @@ void wlc_globals_destroy(struct wlc_globals *g);
  */
 void wlc_presentation_presented(struct wlc_comp *comp, struct wl_list *feedbacks,
 				 int64_t time_ns, uint64_t msc);
+/* surf was mapped (shown) or unmapped: wl_surface.enter / leave of its client's wl_outputs. */
+void wlc_output_surface_shown(struct wlc_comp *comp, struct wlc_surface *surf, bool shown);
 /* Content that was never shown: "discarded" (the list is emptied). */
 void wlc_presentation_discarded(struct wl_list *feedbacks);
 
@@ -225,6 +227,9 @@ void wlc_seat_toplevel_mapped(struct wlc_seat *seat, struct wlc_surface *surf);
  * the focus goes to the most recently mapped toplevel left, or nowhere.
  */
 void wlc_seat_surface_unmapped(struct wlc_seat *seat, struct wlc_surface *surf);
+/* send(res, data) to each wl_pointer of `client` (the pointer events wlc_embed.c injects). */
+void wlc_seat_pointer_send(struct wlc_seat *seat, struct wl_client *client,
+			   void (*send)(struct wl_resource *res, void *data), void *data);
 
 /* ---- wl_data_device_manager (wlc_data_device.c) ------------------------------- */
 

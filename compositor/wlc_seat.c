@@ -42,6 +42,7 @@ struct wlc_seat {
 	struct wlc_comp *comp;
 	struct wl_global *global;
 	struct wl_list keyboards;   /* wl_keyboard resource links */
+	struct wl_list pointers;    /* wl_pointer resource links (events: wlc_embed.c) */
 	struct wl_list focus_order; /* wlc_surface.focus_link: mapped toplevels, newest first */
 	struct wlc_surface *focus; /* has the keyboard focus; NULL: none */
 	uint32_t focus_serial;      /* of the enter or leave being sent */
@@ -211,8 +212,18 @@ capabilities(const struct wlc_seat *seat)
 static void
 seat_get_pointer(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	wlc_resource_new(client, &wl_pointer_interface, wl_resource_get_version(resource), id, &pointer_impl,
-			  NULL, NULL);
+	struct wlc_seat *seat = wl_resource_get_user_data(resource);
+
+	wlc_resource_new_linked(client, &wl_pointer_interface, wl_resource_get_version(resource), id,
+				&pointer_impl, seat, &seat->pointers);
+}
+
+void
+wlc_seat_pointer_send(struct wlc_seat *seat, struct wl_client *client,
+		      void (*send)(struct wl_resource *res, void *data), void *data)
+{
+	if (seat)
+		wlc_resource_list_send(&seat->pointers, client, send, data);
 }
 
 static void
@@ -287,6 +298,7 @@ wlc_seat_create(struct wlc_comp *comp)
 	seat->comp = comp;
 	seat->keymap_fd = -1;
 	wl_list_init(&seat->keyboards);
+	wl_list_init(&seat->pointers);
 	wl_list_init(&seat->focus_order);
 	ret = keymap_create(seat);
 	if (ret < 0 && ret != -ENOTSUP)
@@ -309,6 +321,7 @@ wlc_seat_destroy(struct wlc_seat *seat)
 	if (!seat)
 		return;
 	wlc_resource_list_orphan(&seat->keyboards);
+	wlc_resource_list_orphan(&seat->pointers);
 	wl_list_for_each_safe(surf, stmp, &seat->focus_order, focus_link) {
 		wl_list_remove(&surf->focus_link);
 		wl_list_init(&surf->focus_link);

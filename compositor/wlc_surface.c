@@ -633,6 +633,7 @@ wlc_surface_map(struct wlc_surface *surf)
 		return;
 	surf->mapped = true;
 	wl_list_insert(surf->comp->stack.prev, &surf->link);
+	wlc_output_surface_shown(surf->comp, surf, true);
 	wlc_comp_schedule_repaint(surf->comp);
 }
 
@@ -646,6 +647,7 @@ wlc_surface_unmap(struct wlc_surface *surf)
 	surf->mapped = false;
 	wl_list_remove(&surf->link);
 	wl_list_init(&surf->link);
+	wlc_output_surface_shown(surf->comp, surf, false);
 	wlc_comp_schedule_repaint(surf->comp);
 }
 
