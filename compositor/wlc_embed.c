@@ -32,33 +32,6 @@ wlc_embed_client_create(struct wlc_comp *comp, int fd)
 
 /* ---- placing windows ------------------------------------------------------------ */
 
-/*
- * Sub-surfaces take their place from their parent's when one of their own
- * commits is applied (wlc_globals.c); a window the host moves moves them at
- * once, by their role's own rule: a parent is either below its children in
- * the stack or itself placed by the pass before, so as many passes as the
- * deepest nesting put every one of them.
- */
-static void
-subsurfaces_follow(struct wlc_comp *comp)
-{
-	for (int pass = 0; pass < 8; pass++) {
-		struct wlc_surface *s, *tmp;
-		bool moved = false;
-
-		wl_list_for_each_safe(s, tmp, &comp->stack, link) {
-			int32_t x = s->x, y = s->y;
-
-			if (!s->role || !s->role->applied || strcmp(s->role->name, "wl_subsurface"))
-				continue;
-			s->role->applied(s, true);
-			moved |= s->x != x || s->y != y || !s->mapped;
-		}
-		if (!moved)
-			break;
-	}
-}
-
 int
 wlc_embed_place_window(struct wlc_comp *comp, struct wl_client *client, uint32_t surface_id,
 		       int32_t x, int32_t y)
@@ -81,7 +54,8 @@ wlc_embed_place_window(struct wlc_comp *comp, struct wl_client *client, uint32_t
 		surf->x = x;
 		surf->y = y;
 	}
-	subsurfaces_follow(comp);
+	/* its sub-surfaces move with it */
+	wlc_subsurfaces_follow(surf, false);
 	wlc_comp_schedule_repaint(comp);
 	return 0;
 }

@@ -67,7 +67,8 @@ struct subsurface {
 	struct wl_resource *resource;
 	struct wlc_surface *surface, *parent;
 	struct wl_listener surface_destroy, parent_destroy;
-	int32_t x, y;
+	int32_t x, y;                 /* the offset from the parent in effect */
+	int32_t pending_x, pending_y; /* set_position's, in effect at the parent's next apply */
 	bool sync;
 };
 
@@ -79,7 +80,8 @@ static const struct wlc_role subsurface_role = { .name = "wl_subsurface", .appli
  * Commits reach here as the helper hands them out: a synchronized child's
  * with its parent's next commit (sb_wl_server_surface_set_parent()). Shown
  * above everything, at its offset from the parent, while the parent is
- * mapped (the stacking requests are checked, not followed).
+ * mapped (the stacking requests are checked, not followed); the parent's
+ * side is wlc_subsurfaces_follow().
  */
 static void
 subsurface_applied(struct wlc_surface *surf, bool has_buffer)
@@ -111,9 +113,44 @@ subsurface_set_position(struct wl_client *client, struct wl_resource *resource, 
 {
 	struct subsurface *sub = wl_resource_get_user_data(resource);
 
+	/* "The new sub-surface position is applied when the parent surface's state is applied" */
 	if (sub) {
-		sub->x = x;
-		sub->y = y;
+		sub->pending_x = x;
+		sub->pending_y = y;
+	}
+}
+
+/*
+ * "A sub-surface becomes mapped, when a non-NULL wl_buffer is applied and
+ * the parent surface is mapped", and it is hidden while the parent is not:
+ * parent's children follow it each time it is mapped, unmapped or moved,
+ * and take their set_position when its state is applied (`applied`). The
+ * map and unmap of a child come back here for its own children.
+ */
+void
+wlc_subsurfaces_follow(struct wlc_surface *parent, bool applied)
+{
+	struct wlc_surface *s;
+
+	wl_list_for_each(s, &parent->comp->all_surfaces, all_link) {
+		struct subsurface *sub = s->role == &subsurface_role ? s->role_data : NULL;
+
+		if (!sub || sub->parent != parent)
+			continue;
+		if (applied) {
+			sub->x = sub->pending_x;
+			sub->y = sub->pending_y;
+		}
+		if (!parent->mapped || s->width == 0) {
+			wlc_surface_unmap(s);
+			continue;
+		}
+		s->x = parent->x + sub->x;
+		s->y = parent->y + sub->y;
+		if (s->mapped)
+			wlc_subsurfaces_follow(s, false);
+		else
+			wlc_surface_map(s);
 	}
 }
 

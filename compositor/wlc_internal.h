@@ -210,6 +210,11 @@ void wlc_globals_destroy(struct wlc_globals *g);
  */
 void wlc_presentation_presented(struct wlc_comp *comp, struct wl_list *feedbacks,
 				 int64_t time_ns, uint64_t msc);
+/*
+ * parent was mapped, unmapped or moved, or (applied) its state applied: its
+ * sub-surfaces follow (wlc_surface.c calls it; wlc_globals.c).
+ */
+void wlc_subsurfaces_follow(struct wlc_surface *parent, bool applied);
 /* surf was mapped (shown) or unmapped: wl_surface.enter / leave of its client's wl_outputs. */
 void wlc_output_surface_shown(struct wlc_comp *comp, struct wlc_surface *surf, bool shown);
 /* Content that was never shown: "discarded" (the list is emptied). */

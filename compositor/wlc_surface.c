@@ -432,6 +432,7 @@ apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit
 	answer_or_queue(surf, s, used);
 	if (surf->role && surf->role->applied)
 		surf->role->applied(surf, surf->width > 0);
+	wlc_subsurfaces_follow(surf, true);
 	if (surf->mapped && used)
 		wlc_comp_schedule_repaint(comp);
 	/* Last: every event of this apply is queued when the hook runs. */
@@ -634,6 +635,7 @@ wlc_surface_map(struct wlc_surface *surf)
 	surf->mapped = true;
 	wl_list_insert(surf->comp->stack.prev, &surf->link);
 	wlc_output_surface_shown(surf->comp, surf, true);
+	wlc_subsurfaces_follow(surf, false);
 	wlc_comp_schedule_repaint(surf->comp);
 }
 
@@ -648,6 +650,7 @@ wlc_surface_unmap(struct wlc_surface *surf)
 	wl_list_remove(&surf->link);
 	wl_list_init(&surf->link);
 	wlc_output_surface_shown(surf->comp, surf, false);
+	wlc_subsurfaces_follow(surf, false);
 	wlc_comp_schedule_repaint(surf->comp);
 }
 
