@@ -181,7 +181,9 @@ do_client_create(void *data)
 {
 	struct call *c = data;
 
-	c->ret = wlc_embed_client_create(c->s->comp, c->fd) ? 0 : -errno;
+	errno = 0;
+	if (!wlc_embed_client_create(c->s->comp, c->fd))
+		c->ret = errno ? -errno : -ENOMEM;
 }
 
 /* The wl_client on our end `server_fd`, or NULL (it went). */
