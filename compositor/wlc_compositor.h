@@ -136,6 +136,12 @@ struct wlc_comp_options {
 	 * Never the program's.
 	 */
 	bool accept_unacked_buffer;
+	/*
+	 * The seat says it has touch and hands out wl_touch objects: for a
+	 * host that injects touch (wlc_embed.h). Without it get_touch is the
+	 * missing_capability error.
+	 */
+	bool seat_touch;
 };
 
 /* Returns NULL on failure (errno-style code in *err when err is not NULL). */

@@ -9,7 +9,9 @@
  * Its focus follows the position over the mapped surfaces (comp->stack, top
  * first), except while a button is down: "the surface that received the
  * button press keeps the pointer focus" until every button is up (the
- * implicit grab every compositor has; wlcs checks it).
+ * implicit grab every compositor has; wlcs checks it). The touch point is
+ * the same for wl_touch: down on the surface under it, which keeps it until
+ * up.
  */
 #include "wlc_embed.h"
 
@@ -273,4 +275,129 @@ wlc_embed_pointer_button(struct wlc_embed_pointer *p, uint32_t button, bool pres
 	/* the grab ends: the focus goes back to what is under the pointer */
 	if (!pressed && !p->buttons_down)
 		focus_set(p, surface_at(p->comp, p->x, p->y));
+}
+
+/* ---- the touch point ------------------------------------------------------------ */
+
+struct wlc_embed_touch {
+	struct wlc_comp *comp;
+	wl_fixed_t x, y;               /* on the output */
+	struct wlc_surface *focus;     /* the surface the point went down on; NULL: none */
+	struct wl_listener focus_destroy;
+};
+
+struct touch_event {
+	struct wlc_embed_touch *t;
+	uint32_t serial, time_ms;
+	wl_fixed_t sx, sy;
+};
+
+static void
+send_touch_down(struct wl_resource *res, void *data)
+{
+	struct touch_event *e = data;
+
+	wl_touch_send_down(res, e->serial, e->time_ms, e->t->focus->resource, 0, e->sx, e->sy);
+	wl_touch_send_frame(res);
+}
+
+static void
+send_touch_motion(struct wl_resource *res, void *data)
+{
+	struct touch_event *e = data;
+
+	wl_touch_send_motion(res, e->time_ms, 0, e->sx, e->sy);
+	wl_touch_send_frame(res);
+}
+
+static void
+send_touch_up(struct wl_resource *res, void *data)
+{
+	struct touch_event *e = data;
+
+	wl_touch_send_up(res, e->serial, e->time_ms, 0);
+	wl_touch_send_frame(res);
+}
+
+static void
+touch_send(struct wlc_embed_touch *t, void (*send)(struct wl_resource *res, void *data))
+{
+	struct touch_event e = { .t = t, .time_ms = time_ms() };
+
+	e.serial = wl_display_next_serial(t->comp->display);
+	e.sx = t->x - wl_fixed_from_int(t->focus->x);
+	e.sy = t->y - wl_fixed_from_int(t->focus->y);
+	wlc_seat_touch_send(t->comp->seat, wl_resource_get_client(t->focus->resource), send, &e);
+}
+
+static void
+touch_focus_clear(struct wlc_embed_touch *t)
+{
+	wl_list_remove(&t->focus_destroy.link);
+	wl_list_init(&t->focus_destroy.link);
+	t->focus = NULL;
+}
+
+/* Its surface went: the point is up as far as anyone can tell. */
+static void
+touch_focus_destroyed(struct wl_listener *l, void *data)
+{
+	struct wlc_embed_touch *t = wl_container_of(l, t, focus_destroy);
+
+	touch_send(t, send_touch_up);
+	touch_focus_clear(t);
+}
+
+struct wlc_embed_touch *
+wlc_embed_touch_create(struct wlc_comp *comp)
+{
+	struct wlc_embed_touch *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->comp = comp;
+	t->focus_destroy.notify = touch_focus_destroyed;
+	wl_list_init(&t->focus_destroy.link);
+	return t;
+}
+
+void
+wlc_embed_touch_destroy(struct wlc_embed_touch *t)
+{
+	if (!t)
+		return;
+	wlc_embed_touch_up(t);
+	free(t);
+}
+
+void
+wlc_embed_touch_down(struct wlc_embed_touch *t, int32_t x, int32_t y)
+{
+	wlc_embed_touch_up(t); /* one point: a second down lifts the first */
+	t->x = x;
+	t->y = y;
+	t->focus = surface_at(t->comp, x, y);
+	if (!t->focus)
+		return;
+	wl_signal_add(&t->focus->destroy_signal, &t->focus_destroy);
+	touch_send(t, send_touch_down);
+}
+
+void
+wlc_embed_touch_move(struct wlc_embed_touch *t, int32_t x, int32_t y)
+{
+	t->x = x;
+	t->y = y;
+	/* relative to the surface it went down on, wherever it is now */
+	if (t->focus)
+		touch_send(t, send_touch_motion);
+}
+
+void
+wlc_embed_touch_up(struct wlc_embed_touch *t)
+{
+	if (!t->focus)
+		return;
+	touch_send(t, send_touch_up);
+	touch_focus_clear(t);
 }

@@ -4,7 +4,7 @@
  * that drives it in-process needs beyond wlc_compositor.h. The one host is
  * the Wayland conformance suite's integration module (tests/wlcs/), which
  * hands the compositor clients by fd, places their windows and moves a
- * pointer that has no device behind it.
+ * pointer and a touch point that have no device behind them.
  *
  * Every call runs on the compositor's thread (the event loop's: wlcs calls
  * from its own thread, so the module forwards each call there).
@@ -54,5 +54,18 @@ void wlc_embed_pointer_button(struct wlc_embed_pointer *p, uint32_t button, bool
  * event loop (the compositor has no signal for a changed stack).
  */
 void wlc_embed_pointer_repick(struct wlc_embed_pointer *p);
+
+/*
+ * An injected touch device with one touch point (id 0), for a compositor
+ * made with opt.seat_touch: down on the topmost mapped surface under it
+ * (none: the touch goes nowhere), motion relative to that surface wherever
+ * it goes, up. Positions are wl_fixed_t in output coordinates.
+ */
+struct wlc_embed_touch;
+struct wlc_embed_touch *wlc_embed_touch_create(struct wlc_comp *comp);
+void wlc_embed_touch_destroy(struct wlc_embed_touch *t);
+void wlc_embed_touch_down(struct wlc_embed_touch *t, int32_t x, int32_t y);
+void wlc_embed_touch_move(struct wlc_embed_touch *t, int32_t x, int32_t y);
+void wlc_embed_touch_up(struct wlc_embed_touch *t);
 
 #endif

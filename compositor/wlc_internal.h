@@ -235,6 +235,9 @@ void wlc_seat_surface_unmapped(struct wlc_seat *seat, struct wlc_surface *surf);
 /* send(res, data) to each wl_pointer of `client` (the pointer events wlc_embed.c injects). */
 void wlc_seat_pointer_send(struct wlc_seat *seat, struct wl_client *client,
 			   void (*send)(struct wl_resource *res, void *data), void *data);
+/* The same for wl_touch (only with opt.seat_touch has the seat any). */
+void wlc_seat_touch_send(struct wlc_seat *seat, struct wl_client *client,
+			 void (*send)(struct wl_resource *res, void *data), void *data);
 
 /* ---- wl_data_device_manager (wlc_data_device.c) ------------------------------- */
 

@@ -20,9 +20,8 @@
  * if the configure had been acked; the compositor's options after wlcs's
  * (`wlcs MODULE [GTEST OPTIONS] --strict-configure`) run it without.
  *
- * Touch: the seat has no touch capability, so the touch device accepts
- * wlcs's calls and does nothing with them (wlcs needs one: it dereferences
- * what create_touch returns).
+ * The compositor's seat has touch here (opt.seat_touch): the program's has
+ * no touch device, this module injects one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -172,6 +171,7 @@ struct call {
 	int32_t x, y;
 	int ret;
 	struct wlc_embed_pointer *pointer;
+	struct wlc_embed_touch *touch;
 	uint32_t button;
 	bool pressed;
 };
@@ -273,6 +273,7 @@ server_start(WlcsDisplayServer *base)
 	opt.vgem_fd = -1;
 	opt.renderer = WLC_RENDER_CPU;
 	opt.accept_unacked_buffer = !s->strict_configure;
+	opt.seat_touch = true;
 	s->quit = false;
 	/* wlc_comp_create() listens on a socket too; nobody connects to it */
 	snprintf(s->runtime_dir, sizeof(s->runtime_dir), "/tmp/sbwl-wlcs-XXXXXX");
@@ -464,31 +465,122 @@ server_create_pointer(WlcsDisplayServer *base)
 	return &ptr->base;
 }
 
+struct touch {
+	WlcsTouch base;
+	struct server *s;
+	struct wlc_embed_touch *t;
+};
+
 static void
-touch_ignore_position(WlcsTouch *touch, wl_fixed_t x, wl_fixed_t y)
+do_touch_create(void *data)
 {
+	struct call *c = data;
+
+	c->touch = wlc_embed_touch_create(c->s->comp);
 }
 
 static void
-touch_ignore(WlcsTouch *touch)
+do_touch_destroy(void *data)
 {
+	struct call *c = data;
+
+	wlc_embed_touch_destroy(c->touch);
+}
+
+static void
+do_touch_down(void *data)
+{
+	struct call *c = data;
+
+	wlc_embed_touch_down(c->touch, c->x, c->y);
+}
+
+static void
+do_touch_move(void *data)
+{
+	struct call *c = data;
+
+	wlc_embed_touch_move(c->touch, c->x, c->y);
+}
+
+static void
+do_touch_up(void *data)
+{
+	struct call *c = data;
+
+	wlc_embed_touch_up(c->touch);
+}
+
+static void
+touch_call(WlcsTouch *base, void (*fn)(void *data), struct call *c)
+{
+	struct touch *tch = (struct touch *)base;
+
+	c->s = tch->s;
+	c->touch = tch->t;
+	if (tch->s->comp && tch->t)
+		call_on_thread(tch->s, fn, c);
+}
+
+/*
+ * wlcs 1.5.0 hands touch positions over as whole pixels, not as the
+ * wl_fixed_t its header declares (Touch::down_at(91, 15) arrives as 91, 15:
+ * measured), unlike the pointer's.
+ */
+static void
+touch_down(WlcsTouch *base, wl_fixed_t x, wl_fixed_t y)
+{
+	struct call c = { .x = wl_fixed_from_int(x), .y = wl_fixed_from_int(y) };
+
+	touch_call(base, do_touch_down, &c);
+}
+
+static void
+touch_move(WlcsTouch *base, wl_fixed_t x, wl_fixed_t y)
+{
+	struct call c = { .x = wl_fixed_from_int(x), .y = wl_fixed_from_int(y) };
+
+	touch_call(base, do_touch_move, &c);
+}
+
+static void
+touch_up(WlcsTouch *base)
+{
+	struct call c = { 0 };
+
+	touch_call(base, do_touch_up, &c);
+}
+
+static void
+touch_destroy(WlcsTouch *base)
+{
+	struct call c = { 0 };
+
+	touch_call(base, do_touch_destroy, &c);
+	free(base);
 }
 
 static WlcsTouch *
 server_create_touch(WlcsDisplayServer *base)
 {
-	WlcsTouch *t = calloc(1, sizeof(*t));
+	struct server *s = (struct server *)base;
+	struct touch *tch = calloc(1, sizeof(*tch));
+	struct call c = { .s = s };
 
-	if (!t)
+	if (!tch)
 		return NULL;
-	*t = (WlcsTouch){
+	tch->base = (WlcsTouch){
 		.version = WLCS_TOUCH_VERSION,
-		.touch_down = touch_ignore_position,
-		.touch_move = touch_ignore_position,
-		.touch_up = touch_ignore,
-		.destroy = (void (*)(WlcsTouch *))free,
+		.touch_down = touch_down,
+		.touch_move = touch_move,
+		.touch_up = touch_up,
+		.destroy = touch_destroy,
 	};
-	return t;
+	tch->s = s;
+	if (s->comp)
+		call_on_thread(s, do_touch_create, &c);
+	tch->t = c.touch;
+	return &tch->base;
 }
 
 static const WlcsIntegrationDescriptor *
