@@ -340,6 +340,7 @@ wlc_comp_create(const struct wlc_comp_options *options, int *err)
 	wl_list_init(&comp->stack);
 	wl_list_init(&comp->all_surfaces);
 	wl_signal_init(&comp->needs_repaint);
+	wl_signal_init(&comp->surface_placed);
 	comp->repaint_listener.notify = schedule_repaint;
 	wl_signal_add(&comp->needs_repaint, &comp->repaint_listener);
 	ret = display_create(comp);

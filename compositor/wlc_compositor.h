@@ -92,6 +92,20 @@ struct wlc_comp_options {
 	 * control): a synchronized child's commits then apply on their own.
 	 */
 	bool subsurfaces_unsynced;
+	/*
+	 * Take a buffer an xdg_surface commits before its first configure was
+	 * acked as if the configure had been sent and acked (instead of the
+	 * unconfigured_buffer error): wlcs 1.5.0's own windows commit their
+	 * first buffer so, some without an initial commit (tests/wlcs/).
+	 * Never the program's.
+	 */
+	bool accept_unacked_buffer;
+	/*
+	 * The seat says it has touch and hands out wl_touch objects: for a
+	 * host that injects touch (wlc_embed.h). Without it get_touch is the
+	 * missing_capability error.
+	 */
+	bool seat_touch;
 };
 
 /* Returns NULL on failure (errno-style code in *err when err is not NULL). */

@@ -24,6 +24,7 @@
 struct wlc_globals {
 	struct wlc_comp *comp;
 	struct wl_global *subcompositor, *presentation;
+	struct wl_listener surface_placed; /* comp->surface_placed */
 };
 
 /* ---- wl_subcompositor ------------------------------------------------------------- */
@@ -32,7 +33,8 @@ struct subsurface {
 	struct wl_resource *resource;
 	struct wlc_surface *surface, *parent;
 	struct wl_listener surface_destroy, parent_destroy;
-	int32_t x, y;
+	int32_t x, y;                 /* the offset from the parent in effect */
+	int32_t pending_x, pending_y; /* set_position's, in effect at the parent's next apply */
 	bool sync;
 };
 
@@ -45,7 +47,8 @@ static const struct wlc_role subsurface_role = { .name = "wl_subsurface",
  * Commits reach here as the helper hands them out: a synchronized child's
  * with its parent's next commit (sb_wl_server_surface_set_parent()). Shown
  * above everything, at its offset from the parent, while the parent is
- * mapped (the stacking requests are checked, not followed).
+ * mapped (the stacking requests are checked, not followed); the parent's
+ * side is subsurfaces_follow().
  */
 static void
 subsurface_applied(struct wlc_surface *surf, bool has_buffer)
@@ -78,10 +81,55 @@ subsurface_set_position(struct wl_client *client, struct wl_resource *resource, 
 {
 	struct subsurface *sub = wl_resource_get_user_data(resource);
 
+	/* "The new sub-surface position is applied when the parent surface's state is applied" */
 	if (sub) {
-		sub->x = x;
-		sub->y = y;
+		sub->pending_x = x;
+		sub->pending_y = y;
 	}
+}
+
+/*
+ * "A sub-surface becomes mapped, when a non-NULL wl_buffer is applied and
+ * the parent surface is mapped", and it is hidden while the parent is not:
+ * parent's children follow it each time it is mapped, unmapped or moved,
+ * and take their set_position when its state is applied (`applied`). The
+ * map and unmap of a child come back here for its own children.
+ */
+static void
+subsurfaces_follow(struct wlc_surface *parent, bool applied)
+{
+	struct wlc_surface *s;
+
+	wl_list_for_each(s, &parent->comp->all_surfaces, all_link) {
+		struct subsurface *sub = s->role == &subsurface_role ? s->role_data : NULL;
+
+		if (!sub || sub->parent != parent)
+			continue;
+		if (applied) {
+			sub->x = sub->pending_x;
+			sub->y = sub->pending_y;
+		}
+		if (!parent->mapped || s->width == 0) {
+			wlc_surface_unmap(s);
+			continue;
+		}
+		s->x = parent->x + sub->x;
+		s->y = parent->y + sub->y;
+		if (s->mapped)
+			subsurfaces_follow(s, false);
+		else
+			wlc_surface_map(s);
+	}
+}
+
+/* comp->surface_placed: a surface was mapped, unmapped or applied. */
+static void
+on_surface_placed(struct wl_listener *l, void *data)
+{
+	const struct wlc_surface_placed *p = data;
+
+	(void)l;
+	subsurfaces_follow(p->surface, p->applied);
 }
 
 /* "The sub-surface must be a sibling or the parent": checked, the order is not used. */
@@ -292,6 +340,8 @@ wlc_globals_create(struct wlc_comp *comp)
 		wlc_globals_destroy(g);
 		return NULL;
 	}
+	g->surface_placed.notify = on_surface_placed;
+	wl_signal_add(&comp->surface_placed, &g->surface_placed);
 	return g;
 }
 
@@ -300,6 +350,8 @@ wlc_globals_destroy(struct wlc_globals *g)
 {
 	if (!g)
 		return;
+	if (g->surface_placed.notify)
+		wl_list_remove(&g->surface_placed.link);
 	if (g->subcompositor)
 		wl_global_destroy(g->subcompositor);
 	if (g->presentation)

@@ -7,6 +7,9 @@
  * (a surface role's hooks). testbed/check-layering.py checks the order
  * against the calls, so keep one file per line, first in the line:
  *
+ *   wlc_embed.c           running it inside a host (wlc_embed.h: the wlcs
+ *                         module): clients from fds, window placement,
+ *                         injected pointer and touch
  *   wlc_compositor.c      life cycle: creates the rest, wires the helper to
  *                         the surfaces; the repaint clock
  *   wlc_shell.c           xdg-shell: xdg_wm_base, xdg_surface and the role
@@ -15,7 +18,8 @@
  *   wlc_shell_configure.c the configure/ack sequence both roles share
  *   wlc_shell_ping.c      xdg_wm_base.ping: liveness, its counters
  *   wlc_seat.c            wl_seat: a keyboard with a keymap (libxkbcommon), a
- *                         pointer without events, the keyboard focus
+ *                         pointer and a touch point (events only where an
+ *                         embedding host injects them), the keyboard focus
  *   wlc_data_device.c     wl_data_device_manager: the seat's selection
  *   wlc_globals.c         wl_subcompositor, wp_presentation
  *   wlc_surface.c         wl_compositor/wl_surface: the commit path through
@@ -218,6 +222,12 @@ struct wlc_comp {
 	 */
 	struct wl_signal needs_repaint;
 	struct wl_listener repaint_listener;
+	/*
+	 * A surface was mapped, unmapped, or had its state applied (data:
+	 * struct wlc_surface_placed): its sub-surfaces follow. Emitted by the
+	 * surfaces, heard by wl_subcompositor (wlc_globals.c).
+	 */
+	struct wl_signal surface_placed;
 
 	struct wlc_output *output;     /* wlc_output.c */
 	struct wlc_globals *globals;   /* wlc_globals.c */
@@ -227,6 +237,12 @@ struct wlc_comp {
 };
 
 /* ---- wl_subcompositor, wp_presentation (wlc_globals.c) --------------------- */
+
+/* comp->surface_placed's data. */
+struct wlc_surface_placed {
+	struct wlc_surface *surface;
+	bool applied; /* its state was applied (else mapped or unmapped) */
+};
 
 struct wlc_globals;
 struct wlc_globals *wlc_globals_create(struct wlc_comp *comp);
@@ -243,6 +259,12 @@ void wlc_seat_destroy(struct wlc_seat *seat);
  * the most recently mapped toplevel left, or nowhere.
  */
 void wlc_seat_toplevel_mapped(struct wlc_seat *seat, struct wlc_surface *surf);
+/* send(res, data) to each wl_pointer of `client` (the pointer events wlc_embed.c injects). */
+void wlc_seat_pointer_send(struct wlc_seat *seat, struct wl_client *client,
+			   void (*send)(struct wl_resource *res, void *data), void *data);
+/* The same for wl_touch (only with opt.seat_touch has the seat any). */
+void wlc_seat_touch_send(struct wlc_seat *seat, struct wl_client *client,
+			 void (*send)(struct wl_resource *res, void *data), void *data);
 
 /* ---- wl_data_device_manager (wlc_data_device.c) ------------------------------- */
 
@@ -280,6 +302,9 @@ void wlc_presentation_presented(struct wlc_output *o, struct wl_list *feedbacks,
 				uint64_t msc);
 /* Content that was never shown: "discarded" (the list is emptied). */
 void wlc_presentation_discarded(struct wl_list *feedbacks);
+/* A surface (its resource) was mapped (shown) or unmapped: wl_surface.enter / leave
+ * for its client's wl_outputs. o NULL: nothing. */
+void wlc_output_surface_shown(struct wlc_output *o, struct wl_resource *surface, bool shown);
 
 /* ---- the renderer (wlc_render.c, wlc_render_gl.c) ------------------------- */
 

@@ -120,6 +120,35 @@ wlc_presentation_presented(struct wlc_output *o, struct wl_list *feedbacks, int6
 	}
 }
 
+static void
+send_surface_enter(struct wl_resource *output, void *surface)
+{
+	wl_surface_send_enter(surface, output);
+}
+
+static void
+send_surface_leave(struct wl_resource *output, void *surface)
+{
+	wl_surface_send_leave(surface, output);
+}
+
+/*
+ * "This is emitted whenever a surface's creation, movement, or resizing
+ * results in some part of it being within the scanout region of an output":
+ * the one output, whenever the surface is mapped (where on it is not
+ * looked at).
+ */
+void
+wlc_output_surface_shown(struct wlc_output *o, struct wl_resource *surface, bool shown)
+{
+	void (*send)(struct wl_resource *, void *) =
+		shown ? send_surface_enter : send_surface_leave;
+
+	if (o)
+		wlc_resource_list_send(&o->resources, wl_resource_get_client(surface), send,
+				       surface);
+}
+
 void
 wlc_presentation_discarded(struct wl_list *feedbacks)
 {

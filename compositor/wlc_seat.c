@@ -13,7 +13,8 @@
  *    without either the seat has no keyboard, as it had none before.
  *  - pointer: always; set_cursor gives the surface the cursor role and
  *    nothing more, no event is ever sent.
- *  - touch: never.
+ *  - touch: only where the host says so (opt.seat_touch) and injects it
+ *    (wlc_embed.c).
  *  - focus: a toplevel that goes on screen takes the keyboard focus; when
  *    the focused surface leaves the screen the focus goes to the most
  *    recently mapped toplevel still there, or nowhere.
@@ -42,6 +43,8 @@ struct wlc_seat {
 	struct wlc_comp *comp;
 	struct wl_global *global;
 	struct wl_list keyboards;   /* wl_keyboard resource links */
+	struct wl_list pointers;    /* wl_pointer resource links (events: wlc_embed.c) */
+	struct wl_list touches;     /* wl_touch resource links (opt.seat_touch; wlc_embed.c) */
 	struct wl_list focus_order; /* wlc_surface.focus_link: mapped toplevels, newest first */
 	struct wlc_surface *focus; /* has the keyboard focus; NULL: none */
 	uint32_t focus_serial;      /* of the enter or leave being sent */
@@ -212,15 +215,30 @@ static const struct wl_pointer_interface pointer_impl = {
 static uint32_t
 capabilities(const struct wlc_seat *seat)
 {
-	return WL_SEAT_CAPABILITY_POINTER |
-	       (seat->keymap_fd >= 0 ? WL_SEAT_CAPABILITY_KEYBOARD : 0);
+	uint32_t caps = WL_SEAT_CAPABILITY_POINTER;
+
+	if (seat->keymap_fd >= 0)
+		caps |= WL_SEAT_CAPABILITY_KEYBOARD;
+	if (seat->comp->opt.seat_touch)
+		caps |= WL_SEAT_CAPABILITY_TOUCH;
+	return caps;
 }
 
 static void
 seat_get_pointer(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	wlc_resource_new(client, &wl_pointer_interface, wl_resource_get_version(resource), id,
-			 &pointer_impl, NULL, NULL);
+	struct wlc_seat *seat = wl_resource_get_user_data(resource);
+
+	wlc_resource_new_linked(client, &wl_pointer_interface, wl_resource_get_version(resource),
+				id, &pointer_impl, seat, &seat->pointers);
+}
+
+void
+wlc_seat_pointer_send(struct wlc_seat *seat, struct wl_client *client,
+		      void (*send)(struct wl_resource *res, void *data), void *data)
+{
+	if (seat)
+		wlc_resource_list_send(&seat->pointers, client, send, data);
 }
 
 static void
@@ -255,12 +273,31 @@ seat_get_keyboard(struct wl_client *client, struct wl_resource *resource, uint32
 	}
 }
 
-/* "The missing_capability error will be sent in this case." */
+static const struct wl_touch_interface touch_impl = {
+	.release = wlc_destroy_request,
+};
+
+/* "The missing_capability error will be sent in this case." (without opt.seat_touch) */
 static void
 seat_get_touch(struct wl_client *client, struct wl_resource *resource, uint32_t id)
 {
-	wl_resource_post_error(resource, WL_SEAT_ERROR_MISSING_CAPABILITY,
-			       "this seat has no touch device");
+	struct wlc_seat *seat = wl_resource_get_user_data(resource);
+
+	if (!seat->comp->opt.seat_touch) {
+		wl_resource_post_error(resource, WL_SEAT_ERROR_MISSING_CAPABILITY,
+				       "this seat has no touch device");
+		return;
+	}
+	wlc_resource_new_linked(client, &wl_touch_interface, wl_resource_get_version(resource), id,
+				&touch_impl, seat, &seat->touches);
+}
+
+void
+wlc_seat_touch_send(struct wlc_seat *seat, struct wl_client *client,
+		    void (*send)(struct wl_resource *res, void *data), void *data)
+{
+	if (seat)
+		wlc_resource_list_send(&seat->touches, client, send, data);
 }
 
 static const struct wl_seat_interface seat_impl = {
@@ -297,6 +334,8 @@ wlc_seat_create(struct wlc_comp *comp)
 	seat->comp = comp;
 	seat->keymap_fd = -1;
 	wl_list_init(&seat->keyboards);
+	wl_list_init(&seat->pointers);
+	wl_list_init(&seat->touches);
 	wl_list_init(&seat->focus_order);
 	ret = keymap_create(seat);
 	if (ret < 0 && ret != -ENOTSUP)
@@ -320,6 +359,8 @@ wlc_seat_destroy(struct wlc_seat *seat)
 	if (!seat)
 		return;
 	wlc_resource_list_orphan(&seat->keyboards);
+	wlc_resource_list_orphan(&seat->pointers);
+	wlc_resource_list_orphan(&seat->touches);
 	wl_list_for_each_safe(surf, stmp, &seat->focus_order, focus_link) {
 		wl_list_remove(&surf->focus_link);
 		wl_list_init(&surf->focus_link);

@@ -189,7 +189,7 @@ take_content(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit 
 		close(acquire);
 	if (ret < 0) {
 		if (surf->comp->opt.verbose)
-			printf("render: surface %u: cannot take its buffer: %s\n",
+			printf("render: surface %u: cannot take its buffer: false\n",
 			       wl_resource_get_id(surf->resource), strerror(-ret));
 		return -1;
 	}
@@ -259,6 +259,15 @@ release(struct sb_wl_commit *commit, int fence_fd, struct wlc_test_fence *gpu)
 }
 
 /* Apply a committed state: use the buffer, release it, answer frame callbacks. */
+/* Tell who follows surf (its sub-surfaces: comp->surface_placed). */
+static void
+placed(struct wlc_surface *surf, bool applied)
+{
+	struct wlc_surface_placed p = { .surface = surf, .applied = applied };
+
+	wl_signal_emit(&surf->comp->surface_placed, &p);
+}
+
 static void
 apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit)
 {
@@ -297,6 +306,7 @@ apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit
 	answer_or_queue(surf, s, used);
 	if (surf->role && surf->role->applied)
 		surf->role->applied(surf, surf->width > 0);
+	placed(surf, true);
 	if (surf->mapped && used)
 		wl_signal_emit(&comp->needs_repaint, NULL);
 	/* Last: every event of this apply is queued when the test hears of it. */
@@ -475,6 +485,8 @@ wlc_surface_map(struct wlc_surface *surf)
 		return;
 	surf->mapped = true;
 	wl_list_insert(surf->comp->stack.prev, &surf->link);
+	wlc_output_surface_shown(surf->comp->output, surf->resource, true);
+	placed(surf, false);
 	wl_signal_emit(&surf->comp->needs_repaint, NULL);
 }
 
@@ -488,6 +500,8 @@ wlc_surface_unmap(struct wlc_surface *surf)
 	surf->mapped = false;
 	wl_list_remove(&surf->link);
 	wl_list_init(&surf->link);
+	wlc_output_surface_shown(surf->comp->output, surf->resource, false);
+	placed(surf, false);
 	wl_signal_emit(&surf->comp->needs_repaint, NULL);
 }
 

@@ -37,7 +37,9 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 # foot ... mesa-utils: the stock clients of the GPU group's client matrix
 # (tests/wayland/meson.build; mesa-utils for glxgears through Xwayland);
 # scdoc: the man pages (docs/man/, -Dman_pages); universal-ctags: the function
-# lengths that scripts/check-style.py measures (host tests style, style-control).
+# lengths that scripts/check-style.py measures (host tests style, style-control);
+# wlcs: the Wayland conformance suite run against the example compositor
+# (tests/wlcs/, host test wlcs).
 base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates libexpat1-dev
 	libvulkan-dev vulkan-tools vulkan-validationlayers libjson-c-dev
 	qemu-system-x86 busybox-static cpio xz-utils kmod
@@ -45,7 +47,8 @@ base_pkgs=(gcc g++ pkg-config ninja-build python3 git ca-certificates libexpat1-
 	clang libclang-rt-14-dev wayland-utils libxkbcommon-dev xkb-data wl-clipboard
 	qemu-system-gui libvirglrenderer1 libsdl2-2.0-0 debootstrap universal-ctags
 	foot xwayland gtk-4-examples mpv glmark2-es2-wayland mesa-utils fonts-dejavu-core
-	gstreamer1.0-tools python3-gi gir1.2-glib-2.0 dbus-daemon plasma-wayland-protocols scdoc)
+	gstreamer1.0-tools python3-gi gir1.2-glib-2.0 dbus-daemon plasma-wayland-protocols scdoc
+	wlcs)
 # Packages whose bookworm-backports version is required (Mesa 25 gives lavapipe
 # SYNC_FD semaphores and EGL native fence sync; libdrm 2.4.123 has
 # drmSyncobjEventfd; wayland-protocols 1.43 has linux-drm-syncobj-v1;

@@ -331,7 +331,7 @@ case_ping_answered(void)
  * The compositor itself held up past the timeout (a busy host): the client's
  * pong, sent after the timeout but before the compositor ran again, waits
  * unread when the timer fires, and the timer's fd became ready first. The
- * pong is read first (wlc_shell.c, base_ping_timer()): the client stays.
+ * pong is read first (wlc_shell_ping.c, shell_ping_timer()): the client stays.
  * Without that the client was disconnected ("ping N unanswered"), as
  * wl-client-v1-control once was on a host with load 7.5 on 2 cores.
  */
