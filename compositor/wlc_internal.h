@@ -30,7 +30,7 @@
  *                         callbacks, presentation feedback
  *   wlc_render_gl.c       the EGL/GLES renderer (the bridge's waits, render
  *                         fences)
- *   wlc_render_gl_egl.c   its EGL side: imports, formats (wlc_render_gl.h)
+ *   wlc_render_gl_egl.c   its EGL side: imports, formats (wlc_render_gl_egl.h)
  *   wlc_render.c          the output image: the CPU renderer, the screenshot
  *   wlc_dmabuf.c          zwp_linux_dmabuf_v1 (v4: default and surface
  *                         feedback)

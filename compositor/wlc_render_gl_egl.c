@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "wlc_render_gl.h"
+#include "wlc_render_gl_egl.h"
 
 /*
  * A dma-buf's EGLImage and texture (its dmabuf_buffer's render_data). The

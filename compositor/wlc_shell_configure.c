@@ -80,3 +80,9 @@ shell_configure_reset(struct xdg_surface *xs)
 	xs->states = xs->acked_states = 0;
 	shell_configure_clear(xs);
 }
+
+void
+shell_post_base_error(struct xdg_surface *xs, uint32_t code, const char *msg)
+{
+	wl_resource_post_error(xs->base ? xs->base->resource : xs->resource, code, "%s", msg);
+}

@@ -116,12 +116,9 @@ struct popup {
 };
 
 
-/* An xdg_wm_base error about xs: on its xdg_wm_base, or where that went on xs itself. */
-static inline void
-shell_post_base_error(struct xdg_surface *xs, uint32_t code, const char *msg)
-{
-	wl_resource_post_error(xs->base ? xs->base->resource : xs->resource, code, "%s", msg);
-}
+/* An xdg_wm_base error about xs: on its xdg_wm_base, or where that went on xs itself
+ * (wlc_shell_configure.c, the shell's bottom). */
+void shell_post_base_error(struct xdg_surface *xs, uint32_t code, const char *msg);
 
 /* ---- xdg_wm_base.ping (wlc_shell_ping.c) ------------------------------------ */
 

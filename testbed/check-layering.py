@@ -35,8 +35,8 @@
    program (built in common/, compositor/, examples/, tools/, proxy/) and
    no installed target (meson introspect) links anything built in testbed/.
 
---control PLANTED_ROOT runs the check on a planted tree (testbed/
-layering-planted/: its files and its ninja/build.ninja) and passes only when
+--control PLANTED_ROOT runs the check on a planted tree
+(tests/layering-planted/: its files and its ninja/build.ninja) and passes only when
 that run fails naming every line of its expect.txt, and nothing else.
 
 Prints "ok"/"not ok" lines; exits 1 on any violation.
@@ -68,7 +68,7 @@ RULES = {
 }
 SHIPPED = ["src", "layer", "common", "compositor", "examples", "tools", "proxy", "include"]
 SOURCE_EXT = (".c", ".h")
-PLANTED = "testbed/layering-planted"
+PLANTED = "tests/layering-planted"
 
 failures = 0
 

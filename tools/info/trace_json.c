@@ -10,7 +10,7 @@
  *  - "syncbridge:" markers as instants (or spans) on the writing thread,
  *    with a flow arrow from the fence a marker names (fence=CONTEXT:SEQNO);
  * The extra top-level member "syncbridge" holds the parsed model for scripts
- * (trace_summary.c).
+ * (trace_summary.c). Both write with trace_json_util.c's pieces.
  */
 #include <string.h>
 
@@ -19,59 +19,6 @@
 
 /* Flow ids of marker arrows, apart from the signal -> wait ones (1..nwaits). */
 #define TR_MARKER_FLOW_ID_BASE 0x40000000u
-
-/* `"key":[` (after `sep`, "," or "") */
-struct tr_json_list
-tr_json_list_open(FILE *f, const char *sep, const char *key)
-{
-	fprintf(f, "%s\"%s\":[", sep, key);
-	return (struct tr_json_list){ .f = f };
-}
-
-void
-tr_json_emit(struct tr_json_list *l, struct json_object *o)
-{
-	if (l->n++)
-		fputc(',', l->f);
-	info_json_emit(l->f, o);
-}
-
-void
-tr_json_list_close(struct tr_json_list *l)
-{
-	fputc(']', l->f);
-}
-
-struct json_object *
-tr_json_ns(int64_t ns)
-{
-	return ns == TR_NONE ? NULL : json_object_new_int64(ns);
-}
-
-struct json_object *
-tr_json_thread(const struct tr_model *m, int thread)
-{
-	char label[64];
-
-	return thread >= 0 ? info_json_str(tr_thread_label(m, thread, label, sizeof(label))) : NULL;
-}
-
-int
-tr_json_thread_pid(const struct tr_model *m, int thread)
-{
-	const struct tr_thread *t = &m->threads[thread];
-
-	return t->tgid > 0 ? t->tgid : t->tid;
-}
-
-void
-tr_json_fence_id(struct json_object *o, const struct tr_fence *f)
-{
-	json_object_object_add(o, "driver", info_json_str(f->driver));
-	json_object_object_add(o, "timeline", info_json_str(f->timeline));
-	json_object_object_add(o, "context", json_object_new_uint64(f->context));
-	json_object_object_add(o, "seqno", json_object_new_uint64(f->seqno));
-}
 
 /* Where an event goes: a (pid, tid) track, real or synthetic (the fences'). */
 struct where {
