@@ -189,7 +189,7 @@ take_content(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit 
 		close(acquire);
 	if (ret < 0) {
 		if (surf->comp->opt.verbose)
-			printf("render: surface %u: cannot take its buffer: false\n",
+			printf("render: surface %u: cannot take its buffer: %s\n",
 			       wl_resource_get_id(surf->resource), strerror(-ret));
 		return -1;
 	}
