@@ -166,47 +166,6 @@ def check_includes(root, files):
        "checked against the folder rules")
 
 
-def check_wayland_order(root, files):
-    header = os.path.join(root, "src/wayland/server_internal.h")
-    if not os.path.exists(header):
-        print("# no src/wayland/server_internal.h: no file map to check")
-        return
-    with open(header, encoding="utf-8") as fh:
-        text = fh.read()
-    head = text[: text.index("#ifndef")]  # the comment above the include guard
-    order = re.findall(r"^ \*   ([A-Za-z0-9_\-]+\.c)\s", head, re.M)
-    if not order:
-        bad("src/wayland/server_internal.h: no file map found")
-        return
-    rank = {name: i for i, name in enumerate(order)}
-    members = []
-    for f in files:
-        if f.startswith("src/wayland/") and f.endswith(".c"):
-            with open(os.path.join(root, f), encoding="utf-8") as fh:
-                if '#include "server_internal.h"' in fh.read():
-                    members.append(f)
-    for f in members:
-        if os.path.basename(f) not in rank:
-            bad(f"{f} includes server_internal.h but is not in its file map")
-    defs, bodies = {}, {}
-    for f in members:
-        with open(os.path.join(root, f), encoding="utf-8") as fh:
-            body = strip_comments_and_strings(fh.read())
-        bodies[os.path.basename(f)] = body
-        for name in re.findall(r"^(sb_wl_[A-Za-z0-9_]+)\(", body, re.M):
-            defs[name] = os.path.basename(f)
-    calls = 0
-    for caller, body in bodies.items():
-        for name in sorted(set(re.findall(r"\b(sb_wl_[A-Za-z0-9_]+)\s*\(", body))):
-            callee = defs.get(name)
-            if not callee or callee == caller or caller not in rank or callee not in rank:
-                continue
-            calls += 1
-            if rank[callee] <= rank[caller]:
-                bad(f"src/wayland/{caller} calls {name}() of {callee}, which the file map puts above it")
-    ok(f"src/wayland: {len(members)} files in the order {' > '.join(order)}; {calls} cross-file calls go down")
-
-
 def file_map(root, header):
     """The files a header's comment map lists, top down (one per line, first in it)."""
     with open(os.path.join(root, header), encoding="utf-8") as fh:
@@ -227,27 +186,17 @@ def exported_defs(body):
     return names
 
 
-def check_compositor_order(root, files):
-    if not os.path.exists(os.path.join(root, "compositor/wlc_internal.h")):
-        return  # a tree without the example compositor (the planted one)
-    order = file_map(root, "compositor/wlc_internal.h")
-    if not order:
-        bad("compositor/wlc_internal.h: no file map found")
-        return
+def calls_go_down(root, folder, order, members, defined):
+    """Every call from one of members to a function another of them defines
+    (defined(body): the names a file defines) goes down order. Returns the
+    number of cross-file calls."""
     rank = {name: i for i, name in enumerate(order)}
-    members = [f for f in files if f.startswith("compositor/wlc_") and f.endswith(".c")]
-    for f in members:
-        if os.path.basename(f) not in rank:
-            bad(f"{f} is not in compositor/wlc_internal.h's file map")
-    for name in order:
-        if f"compositor/{name}" not in members:
-            bad(f"compositor/wlc_internal.h's file map names {name}, which does not exist")
     defs, bodies = {}, {}
     for f in members:
         with open(os.path.join(root, f), encoding="utf-8") as fh:
             body = strip_comments_and_strings(fh.read())
         bodies[os.path.basename(f)] = body
-        for name in exported_defs(body):
+        for name in defined(body):
             defs[name] = os.path.basename(f)
     calls = 0
     for caller, body in bodies.items():
@@ -257,7 +206,47 @@ def check_compositor_order(root, files):
                 continue
             calls += 1
             if rank[callee] <= rank[caller]:
-                bad(f"compositor/{caller} calls {name}() of {callee}, which the file map puts above it")
+                bad(f"{folder}/{caller} calls {name}() of {callee}, which the file map puts above it")
+    return calls
+
+
+def check_wayland_order(root, files):
+    if not os.path.exists(os.path.join(root, "src/wayland/server_internal.h")):
+        print("# no src/wayland/server_internal.h: no file map to check")
+        return
+    order = file_map(root, "src/wayland/server_internal.h")
+    if not order:
+        bad("src/wayland/server_internal.h: no file map found")
+        return
+    members = []
+    for f in files:
+        if f.startswith("src/wayland/") and f.endswith(".c"):
+            with open(os.path.join(root, f), encoding="utf-8") as fh:
+                if '#include "server_internal.h"' in fh.read():
+                    members.append(f)
+    for f in members:
+        if os.path.basename(f) not in order:
+            bad(f"{f} includes server_internal.h but is not in its file map")
+    calls = calls_go_down(root, "src/wayland", order, members,
+                          lambda body: re.findall(r"^(sb_wl_[A-Za-z0-9_]+)\(", body, re.M))
+    ok(f"src/wayland: {len(members)} files in the order {' > '.join(order)}; {calls} cross-file calls go down")
+
+
+def check_compositor_order(root, files):
+    if not os.path.exists(os.path.join(root, "compositor/wlc_internal.h")):
+        return  # a tree without the example compositor (the planted one)
+    order = file_map(root, "compositor/wlc_internal.h")
+    if not order:
+        bad("compositor/wlc_internal.h: no file map found")
+        return
+    members = [f for f in files if f.startswith("compositor/wlc_") and f.endswith(".c")]
+    for f in members:
+        if os.path.basename(f) not in order:
+            bad(f"{f} is not in compositor/wlc_internal.h's file map")
+    for name in order:
+        if f"compositor/{name}" not in members:
+            bad(f"compositor/wlc_internal.h's file map names {name}, which does not exist")
+    calls = calls_go_down(root, "compositor", order, members, exported_defs)
     ok(f"compositor: {len(members)} files in the order {' > '.join(order)}; {calls} cross-file calls go down")
 
 
