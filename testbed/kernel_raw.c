@@ -6,22 +6,11 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 
 #include <linux/dma-buf.h>
 #include <linux/sync_file.h>
 
-/* ioctl() retried on EINTR / EAGAIN: the result, or -errno. */
-static int
-raw_ioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, req, arg);
-	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
-	return ret == -1 ? -errno : ret;
-}
+#include "kernel.h" /* sbk_ioctl(): the retrying ioctl, not the library */
 
 int
 tb_dmabuf_export_raw(int dmabuf_fd, uint32_t flags, int *out_fd)
@@ -30,7 +19,7 @@ tb_dmabuf_export_raw(int dmabuf_fd, uint32_t flags, int *out_fd)
 	int ret;
 
 	*out_fd = -1;
-	ret = raw_ioctl(dmabuf_fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &arg);
+	ret = sbk_ioctl(dmabuf_fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &arg);
 	if (ret < 0)
 		return ret;
 	*out_fd = arg.fd;
@@ -42,7 +31,7 @@ tb_dmabuf_import_raw(int dmabuf_fd, uint32_t flags, int sync_file_fd)
 {
 	struct dma_buf_import_sync_file arg = { .flags = flags, .fd = sync_file_fd };
 
-	return raw_ioctl(dmabuf_fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &arg);
+	return sbk_ioctl(dmabuf_fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &arg);
 }
 
 int
@@ -66,7 +55,7 @@ tb_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index,
 	int ret;
 
 	memset(&info, 0, sizeof(info));
-	ret = raw_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
+	ret = sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
 	if (ret < 0)
 		return ret;
 	if (status)
@@ -84,7 +73,7 @@ tb_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index,
 	memset(&info, 0, sizeof(info));
 	info.num_fences = n; /* the kernel wants room for all of them */
 	info.sync_fence_info = (__u64)(uintptr_t)fences;
-	ret = raw_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
+	ret = sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
 	if (ret == 0)
 		*fence_status = fences[index].status;
 	free(fences);
@@ -101,14 +90,14 @@ tb_sync_file_fences(int fd, struct sync_fence_info *fences, uint32_t n)
 	struct sync_file_info info;
 
 	memset(&info, 0, sizeof(info));
-	if (raw_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0 || info.num_fences > n)
+	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0 || info.num_fences > n)
 		return -1;
 	n = info.num_fences;
 	memset(&info, 0, sizeof(info));
 	memset(fences, 0, n * sizeof(*fences));
 	info.num_fences = n;
 	info.sync_fence_info = (__u64)(uintptr_t)fences;
-	if (raw_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0)
+	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0)
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		fences[i].driver_name[sizeof(fences[i].driver_name) - 1] = '\0';
@@ -126,7 +115,7 @@ tb_sync_file_signal_time(int fd)
 	uint32_t n;
 
 	memset(&info, 0, sizeof(info));
-	if (raw_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0 || info.num_fences == 0)
+	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0 || info.num_fences == 0)
 		return 0;
 	n = info.num_fences;
 	fences = calloc(n, sizeof(*fences));
@@ -135,7 +124,7 @@ tb_sync_file_signal_time(int fd)
 	memset(&info, 0, sizeof(info));
 	info.num_fences = n;
 	info.sync_fence_info = (__u64)(uintptr_t)fences;
-	if (raw_ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0) {
+	if (sbk_ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0) {
 		for (uint32_t i = 0; i < info.num_fences && i < n; i++) {
 			/* a timestamp only once signalled (SYNC_FENCE_INFO: 0 before) */
 			if (fences[i].status == 0 || !fences[i].timestamp_ns) {
