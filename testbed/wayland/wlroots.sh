@@ -21,12 +21,15 @@
 # wlroots 0.17 headless backend opens no render node of its own:
 # WLR_RENDER_DRM_DEVICE names virtio_gpu's. No plugins, no Xwayland.
 wayfire_as_nobody() {
-	_node=$(/run/sb-vm/busybox sh /run/sb-vm/guest-info.sh |
-		sed -n 's/^\(renderD[0-9]*\)=virtio_gpu$/\1/p' | head -n 1)
-	[ -n "$_node" ] || return 1
-	/run/sb-vm/busybox sh /run/sb-vm/guest-info.sh | while IFS='=' read -r _n _d; do
-		[ "$_d" = virtio_gpu ] && chmod 666 "/dev/dri/$_n"
+	# virtio_gpu's nodes, as the guest names them ("renderD129=virtio_gpu"):
+	# each opened to all, the render node named for wlroots.
+	_nodes=$(/run/sb-vm/busybox sh /run/sb-vm/guest-info.sh | sed -n 's/=virtio_gpu$//p')
+	_node=
+	for _n in $_nodes; do
+		case $_n in card[0-9]* | renderD[0-9]*) chmod 666 "/dev/dri/$_n" ;; *) continue ;; esac
+		case $_n in renderD*) [ -n "$_node" ] || _node=$_n ;; esac
 	done
+	[ -n "$_node" ] || return 1
 	chmod 711 /run/user/0
 	printf '%s\n' '[core]' 'plugins =' 'xwayland = false' >"$XDG_RUNTIME_DIR/wayfire.ini"
 	chown -R 65534:65534 "$XDG_RUNTIME_DIR"
