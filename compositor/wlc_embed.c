@@ -56,8 +56,8 @@ wlc_embed_place_window(struct wlc_comp *comp, struct wl_client *client, uint32_t
 		surf->x = x;
 		surf->y = y;
 	}
-	/* its sub-surfaces move with it (comp->surface_placed), then a repaint */
-	wl_signal_emit(&comp->surface_placed, &(struct wlc_surface_placed){ .surface = surf });
+	/* its sub-surfaces move with it, then a repaint */
+	wlc_surface_tell_placed(surf, false);
 	wl_signal_emit(&comp->needs_repaint, NULL);
 	return 0;
 }

@@ -185,6 +185,9 @@ bool wlc_surface_set_role(struct wlc_surface *surf, const struct wlc_role *role,
 /* Put on / take off the output (the top of the stack). */
 void wlc_surface_map(struct wlc_surface *surf);
 void wlc_surface_unmap(struct wlc_surface *surf);
+/* surf was mapped, unmapped or moved, or (applied) its state applied: tell who
+ * follows it (comp->surface_placed; its sub-surfaces). */
+void wlc_surface_tell_placed(struct wlc_surface *surf, bool applied);
 
 /* ---- the compositor --------------------------------------------------------- */
 

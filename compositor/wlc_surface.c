@@ -258,16 +258,15 @@ release(struct sb_wl_commit *commit, int fence_fd, struct wlc_test_fence *gpu)
 	return false;
 }
 
-/* Apply a committed state: use the buffer, release it, answer frame callbacks. */
-/* Tell who follows surf (its sub-surfaces: comp->surface_placed). */
-static void
-placed(struct wlc_surface *surf, bool applied)
+void
+wlc_surface_tell_placed(struct wlc_surface *surf, bool applied)
 {
 	struct wlc_surface_placed p = { .surface = surf, .applied = applied };
 
 	wl_signal_emit(&surf->comp->surface_placed, &p);
 }
 
+/* Apply a committed state: use the buffer, release it, answer frame callbacks. */
 static void
 apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit)
 {
@@ -306,7 +305,7 @@ apply(struct wlc_surface *surf, struct wlc_state *s, struct sb_wl_commit *commit
 	answer_or_queue(surf, s, used);
 	if (surf->role && surf->role->applied)
 		surf->role->applied(surf, surf->width > 0);
-	placed(surf, true);
+	wlc_surface_tell_placed(surf, true);
 	if (surf->mapped && used)
 		wl_signal_emit(&comp->needs_repaint, NULL);
 	/* Last: every event of this apply is queued when the test hears of it. */
@@ -486,7 +485,7 @@ wlc_surface_map(struct wlc_surface *surf)
 	surf->mapped = true;
 	wl_list_insert(surf->comp->stack.prev, &surf->link);
 	wlc_output_surface_shown(surf->comp->output, surf->resource, true);
-	placed(surf, false);
+	wlc_surface_tell_placed(surf, false);
 	wl_signal_emit(&surf->comp->needs_repaint, NULL);
 }
 
@@ -501,7 +500,7 @@ wlc_surface_unmap(struct wlc_surface *surf)
 	wl_list_remove(&surf->link);
 	wl_list_init(&surf->link);
 	wlc_output_surface_shown(surf->comp->output, surf->resource, false);
-	placed(surf, false);
+	wlc_surface_tell_placed(surf, false);
 	wl_signal_emit(&surf->comp->needs_repaint, NULL);
 }
 
