@@ -12,16 +12,21 @@
 
 #include <stdint.h>
 
-/* Raw DMA_BUF_IOCTL_EXPORT_SYNC_FILE (flags DMA_BUF_SYNC_READ/_WRITE). */
+/*
+ * Raw DMA_BUF_IOCTL_EXPORT_SYNC_FILE (flags DMA_BUF_SYNC_READ/_WRITE).
+ * dmabuf_fd: borrowed. 0 with *out_fd a new sync_file the caller owns, or
+ * -errno with *out_fd -1.
+ */
 int tb_dmabuf_export_raw(int dmabuf_fd, uint32_t flags, int *out_fd);
-/* Raw DMA_BUF_IOCTL_IMPORT_SYNC_FILE. */
+/* Raw DMA_BUF_IOCTL_IMPORT_SYNC_FILE. Both fds borrowed, never closed; 0 or -errno. */
 int tb_dmabuf_import_raw(int dmabuf_fd, uint32_t flags, int sync_file_fd);
-/* poll() a dma-buf with timeout 0; returns the revents (POLLIN/POLLOUT) or -errno. */
+/* poll() a dma-buf (borrowed) with timeout 0; returns the revents (POLLIN/POLLOUT) or -errno. */
 int tb_dmabuf_poll_raw(int dmabuf_fd);
 
 /*
  * Raw SYNC_IOC_FILE_INFO: the aggregate status and number of fences, and the
  * status of fence `index` (if fence_status is not NULL and index < count).
+ * fd: borrowed, never closed. 0 or -errno (-ERANGE: no fence `index`).
  */
 int tb_sync_file_info_raw(int fd, int *status, uint32_t *num_fences, uint32_t index,
 			   int *fence_status);
@@ -34,7 +39,8 @@ struct sync_fence_info;
 int tb_sync_file_fences(int fd, struct sync_fence_info *fences, uint32_t n);
 /*
  * The latest signal time (CLOCK_MONOTONIC ns, the kernel's fence timestamps)
- * of the sync_file's fences, or 0 while one is pending or on error.
+ * of the sync_file's fences, or 0 while one is pending or on error. fd:
+ * borrowed, never closed.
  */
 int64_t tb_sync_file_signal_time(int fd);
 
